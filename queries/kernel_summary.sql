@@ -1,0 +1,75 @@
+-- kernel_summary: GPU time per kernel, the semantics of `nsys stats --report
+-- cuda_gpu_kern_sum` (and, with $by_launch_config, `cuda_gpu_kern_gb_sum` / 2022.4's
+-- `gpukernsum`). One row per kernel name (per name + grid + block with $by_launch_config),
+-- ordered by total time, largest first.
+--
+-- Parameters (NULL means "no filter"):
+--   $name_kind         VARCHAR  'demangled' | 'short' | 'mangled' (mangled falls back to
+--                               demangled where the export has no mangled name)
+--   $by_launch_config  BOOLEAN  also group by grid and block dimensions
+--   $device            BIGINT   CUDA device ordinal (kernels.deviceId)
+--   $pid               BIGINT   operating-system process id
+--   $stream            BIGINT   CUDA stream id
+--   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a kernel
+--                               that starts in, ends in, or spans the window
+--
+-- Columns:
+--   time_pct   DOUBLE   share of the GPU time of all rows, %, rounded to 0.1
+--   total_ns   BIGINT   sum of durations, ns
+--   instances  BIGINT   launches
+--   avg_ns     DOUBLE   mean duration, ns, rounded to 0.1
+--   med_ns     DOUBLE   median duration (mean of the middle two for an even count), ns, 0.1
+--   min_ns     BIGINT   shortest launch, ns
+--   max_ns     BIGINT   longest launch, ns
+--   stddev_ns  DOUBLE   sample standard deviation (n - 1; 0 for one launch), ns, 0.1
+--   grid_xyz   VARCHAR  'X Y Z' printed as nsys does (printf '%4d %4d %4d'); NULL unless
+--                       $by_launch_config
+--   block_xyz  VARCHAR  same for the block
+--   name       VARCHAR  kernel name of the requested kind
+WITH launches AS (
+    SELECT
+        "end" - start AS dur_ns,
+        CASE $name_kind
+            WHEN 'short' THEN shortName
+            WHEN 'mangled' THEN coalesce(mangledName, demangledName)
+            ELSE demangledName
+        END AS name_id,
+        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', gridX, gridY, gridZ) END AS grid_xyz,
+        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', blockX, blockY, blockZ) END AS block_xyz
+    FROM kernels
+    WHERE ($device IS NULL OR deviceId = $device)
+      AND ($stream IS NULL OR streamId = $stream)
+      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR "end" >= $start_ns)
+      AND ($end_ns IS NULL OR start <= $end_ns)
+),
+per_id AS (
+    SELECT
+        name_id,
+        grid_xyz,
+        block_xyz,
+        sum(dur_ns) AS total_ns,
+        count(*) AS instances,
+        avg(dur_ns) AS avg_ns,
+        median(dur_ns) AS med_ns,
+        min(dur_ns) AS min_ns,
+        max(dur_ns) AS max_ns,
+        coalesce(stddev_samp(dur_ns), 0) AS stddev_ns
+    FROM launches
+    GROUP BY ALL
+)
+SELECT
+    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
+    total_ns::BIGINT AS total_ns,
+    instances,
+    round(avg_ns, 1) AS avg_ns,
+    round(med_ns, 1) AS med_ns,
+    min_ns,
+    max_ns,
+    round(stddev_ns, 1) AS stddev_ns,
+    grid_xyz,
+    block_xyz,
+    coalesce(s.value, '<unknown string id ' || name_id || '>') AS name
+FROM per_id
+LEFT JOIN strings AS s ON s.id = per_id.name_id
+ORDER BY total_ns DESC, name, grid_xyz, block_xyz

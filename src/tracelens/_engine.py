@@ -1,0 +1,74 @@
+"""The DuckDB side: a private in-memory database that reads the export through DuckDB's
+sqlite extension, loaded from a registry package by path, signature checks on.
+
+The extension normally downloads at first use; machines that reach only a package registry
+cannot do that, so the ``duckdb-extension-sqlite-scanner`` wheel (DuckDB's own signed binary,
+built for exactly one DuckDB version) is a dependency and is loaded from its install path.
+``TRACELENS_SQLITE_EXTENSION`` may name another signed extension file (other platforms).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import ExtensionError
+
+EXTENSION_PACKAGE = "duckdb_extension_sqlite_scanner"
+EXTENSION_ENV = "TRACELENS_SQLITE_EXTENSION"
+
+
+def extension_path() -> Path | None:
+    """The signed sqlite extension file to load, or None to try DuckDB's own install."""
+    import duckdb
+
+    override = os.environ.get(EXTENSION_ENV)
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise ExtensionError(f"{EXTENSION_ENV}={override}: no such file; point it at a sqlite_scanner.duckdb_extension")
+        return path
+    try:
+        import duckdb_extension_sqlite_scanner as pkg
+    except ImportError:
+        return None
+    root = Path(pkg.__file__).resolve().parent / "extensions"
+    wanted = root / f"v{duckdb.__version__}"
+    found = sorted(wanted.glob("*.duckdb_extension"))
+    if found:
+        return found[0]
+    shipped = ", ".join(sorted(p.name for p in root.glob("v*"))) or "none"
+    raise ExtensionError(
+        f"DuckDB's sqlite extension package is built for DuckDB {shipped} but DuckDB "
+        f"v{duckdb.__version__} is installed; fix: pip install 'duckdb=={shipped.lstrip('v')}'"
+    )
+
+
+def connect():
+    """A new in-memory DuckDB connection with the sqlite extension loaded."""
+    import duckdb
+
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            # Never reach for the network: everything must already be on disk.
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+        },
+    )
+    path = extension_path()
+    try:
+        if path is None:
+            con.execute("LOAD sqlite_scanner")
+        else:
+            # LOAD takes no bound parameter; the path is our own install path, quoted.
+            con.execute("LOAD '" + str(path).replace("'", "''") + "'")
+    except duckdb.Error as exc:
+        con.close()
+        first = str(exc).strip().splitlines()[0]
+        raise ExtensionError(
+            f"cannot load DuckDB's sqlite extension ({first}); fix: "
+            f"pip install 'duckdb-extension-sqlite-scanner=={duckdb.__version__}' "
+            f"(or set {EXTENSION_ENV} to a signed sqlite_scanner.duckdb_extension)"
+        ) from None
+    return con

@@ -1,0 +1,43 @@
+"""Locating the data files that ship with the package.
+
+In a wheel, ``queries/`` and ``reports/templates/`` are installed inside the package as
+``tracelens/queries`` and ``tracelens/templates``. In a source checkout (editable install,
+or tests run from the tree) they live at the repository root; we look there second.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_REPO_ROOT = _PACKAGE_DIR.parent.parent
+
+
+def _find(packaged: str, in_repo: str) -> Path:
+    for candidate in (_PACKAGE_DIR / packaged, _REPO_ROOT / in_repo):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"tracelens data directory {packaged!r} is missing from the installation "
+        f"(looked in {_PACKAGE_DIR / packaged} and {_REPO_ROOT / in_repo}); reinstall nsys-tracelens"
+    )
+
+
+def queries_dir() -> Path:
+    return _find("queries", "queries")
+
+
+def templates_dir() -> Path:
+    return _find("templates", "reports/templates")
+
+
+def data_dir() -> Path:
+    """Package data that lives inside ``src/tracelens/data`` (rules, demo traces)."""
+    return _PACKAGE_DIR / "data"
+
+
+@cache
+def query(name: str) -> str:
+    """The text of ``queries/<name>.sql``."""
+    return (queries_dir() / f"{name}.sql").read_text(encoding="utf-8")

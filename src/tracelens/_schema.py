@@ -1,0 +1,152 @@
+"""The normalized views tracelens queries run against.
+
+NVIDIA's schema "can and will change": columns are added mid-table and tables are created
+lazily (absent when nothing was captured). Each view below has a fixed set of columns; a
+column the file lacks is NULL, and a table the file lacks becomes an empty view. Queries in
+``queries/`` therefore never need to know which nsys version wrote the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+# view name -> (source table, ((column, DuckDB type), ...)); columns are read by name.
+VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "kernels": (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("deviceId", "BIGINT"),
+            ("contextId", "BIGINT"),
+            ("streamId", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("globalPid", "BIGINT"),
+            ("demangledName", "BIGINT"),
+            ("shortName", "BIGINT"),
+            ("mangledName", "BIGINT"),
+            ("launchType", "BIGINT"),
+            ("registersPerThread", "BIGINT"),
+            ("gridX", "BIGINT"),
+            ("gridY", "BIGINT"),
+            ("gridZ", "BIGINT"),
+            ("blockX", "BIGINT"),
+            ("blockY", "BIGINT"),
+            ("blockZ", "BIGINT"),
+            ("staticSharedMemory", "BIGINT"),
+            ("dynamicSharedMemory", "BIGINT"),
+            ("localMemoryPerThread", "BIGINT"),
+            ("graphNodeId", "BIGINT"),
+            ("graphId", "BIGINT"),
+        ),
+    ),
+    "memcpys": (
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("deviceId", "BIGINT"),
+            ("contextId", "BIGINT"),
+            ("streamId", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("globalPid", "BIGINT"),
+            ("bytes", "BIGINT"),
+            ("copyKind", "BIGINT"),
+            ("srcKind", "BIGINT"),
+            ("dstKind", "BIGINT"),
+            ("srcDeviceId", "BIGINT"),
+            ("dstDeviceId", "BIGINT"),
+            ("graphNodeId", "BIGINT"),
+        ),
+    ),
+    "memsets": (
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("deviceId", "BIGINT"),
+            ("contextId", "BIGINT"),
+            ("streamId", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("globalPid", "BIGINT"),
+            ("value", "BIGINT"),
+            ("bytes", "BIGINT"),
+            ("memKind", "BIGINT"),
+            ("graphNodeId", "BIGINT"),
+        ),
+    ),
+    "runtime_calls": (
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("eventClass", "BIGINT"),
+            ("globalTid", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("nameId", "BIGINT"),
+            ("returnValue", "BIGINT"),
+        ),
+    ),
+    "nvtx_events": (
+        # The free-text `text` column is deliberately not here: the profiled program may
+        # write bytes that are not UTF-8, which DuckDB's scanner rejects. Labels are
+        # resolved through the `nvtx_text` table the loader builds instead.
+        "NVTX_EVENTS",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("eventType", "BIGINT"),
+            ("rangeId", "BIGINT"),
+            ("category", "BIGINT"),
+            ("color", "BIGINT"),
+            ("globalTid", "BIGINT"),
+            ("endGlobalTid", "BIGINT"),
+            ("textId", "BIGINT"),
+            ("domainId", "BIGINT"),
+        ),
+    ),
+    "syncs": (
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("deviceId", "BIGINT"),
+            ("contextId", "BIGINT"),
+            ("streamId", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("globalPid", "BIGINT"),
+            ("syncType", "BIGINT"),
+        ),
+    ),
+}
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _quote(identifier: str) -> str:
+    # Only identifiers from VIEWS (our own constants) reach here; refuse anything else.
+    if not _IDENT.match(identifier):
+        raise ValueError(f"not a plain identifier: {identifier!r}")
+    return '"' + identifier + '"'
+
+
+def view_sql(view: str, present_columns: tuple[str, ...] | None) -> str:
+    """``CREATE VIEW`` for ``view``; ``present_columns`` is None when the table is absent.
+
+    The file path is never part of the text: it is bound once with ``SET VARIABLE
+    trace_path`` and read by ``getvariable('trace_path')``.
+    """
+    table, columns = VIEWS[view]
+    present = set(present_columns or ())
+    select = []
+    for name, sqltype in columns:
+        if name in present:
+            select.append(f"CAST({_quote(name)} AS {sqltype}) AS {_quote(name)}")
+        else:
+            select.append(f"CAST(NULL AS {sqltype}) AS {_quote(name)}")
+    if present_columns is None:
+        return f"CREATE VIEW {_quote(view)} AS SELECT {', '.join(select)} WHERE false"
+    return (
+        f"CREATE VIEW {_quote(view)} AS SELECT {', '.join(select)} "
+        f"FROM sqlite_scan(getvariable('trace_path'), '{table}')"
+    )

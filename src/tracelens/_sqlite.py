@@ -1,0 +1,111 @@
+"""Checking that a path is an nsys SQLite export, and opening it strictly read-only.
+
+Everything here reads; nothing writes. The SQLite connection is opened with
+``mode=ro&immutable=1`` so SQLite neither takes locks nor creates journal/WAL files next to
+the user's trace.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import urllib.parse
+from pathlib import Path
+
+from .errors import TraceError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".qdstrm")
+
+# Tables whose presence marks an nsys export (any one suffices; CPU-only captures have no
+# CUPTI tables, and exports before 2022.2 have no metadata table).
+NSYS_MARKER_TABLES = frozenset(
+    {
+        "StringIds",
+        "ThreadNames",
+        "TARGET_INFO_GPU",
+        "TARGET_INFO_SYSTEM_ENV",
+        "TARGET_INFO_SESSION_START_TIME",
+        "EXPORT_META_DATA",
+        "META_DATA_EXPORT",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+    }
+)
+
+
+def check_file(path: Path) -> None:
+    """Raise TraceError with a one-line explanation if ``path`` cannot be an nsys export."""
+    if not path.exists():
+        raise TraceError(path, "no such file")
+    if path.is_dir():
+        raise TraceError(path, "is a directory; pass the .sqlite file exported by nsys")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            header = f.read(100)
+    except PermissionError:
+        raise TraceError(path, "cannot be read (permission denied); check its permissions") from None
+    except OSError as exc:
+        raise TraceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if not header.startswith(SQLITE_MAGIC):
+        if path.suffix.lower() in REPORT_SUFFIXES:
+            raise TraceError(
+                path,
+                "is an Nsight Systems report, not its SQLite export; run "
+                f"`nsys export --type sqlite -o {path.with_suffix('.sqlite').name} {path.name}` "
+                "and pass the .sqlite file",
+            )
+        if size == 0:
+            raise TraceError(path, "is empty (0 bytes); export the trace again with `nsys export --type sqlite`")
+        raise TraceError(path, "is not a SQLite database; pass the file written by `nsys export --type sqlite`")
+    if size < 100:
+        raise TraceError(path, f"is truncated ({size} bytes); copy or export it again")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    page_count = int.from_bytes(header[28:32], "big")
+    # The in-header page count is valid when the change counter matches "version-valid-for".
+    if header[24:28] == header[92:96] and page_count and size < page_count * page_size:
+        raise TraceError(
+            path,
+            f"is truncated ({size} of {page_count * page_size} bytes); copy or export it again",
+        )
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only, lock-free SQLite connection. ``path`` must have passed check_file."""
+    uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro&immutable=1"
+    try:
+        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        # Names written by the profiled program may not be valid UTF-8: keep the bytes and
+        # decode them ourselves (see decode_text).
+        con.text_factory = bytes
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise TraceError(path, f"is corrupt or not a database (sqlite: {exc})") from None
+    return con
+
+
+def decode_text(value: object) -> str | None:
+    """Text from the export as a user should see it: invalid UTF-8 bytes become ``\\xNN``."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="backslashreplace")
+    return str(value)
+
+
+def table_columns(con: sqlite3.Connection, path: Path) -> dict[str, tuple[str, ...]]:
+    """Every table in the file and its column names, in file order."""
+    try:
+        names = [
+            decode_text(r[0])
+            for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
+        tables = {}
+        for name in names:
+            # pragma_table_info takes the table name as a bound parameter.
+            cols = con.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
+            tables[name] = tuple(decode_text(c[0]) for c in cols)
+    except sqlite3.DatabaseError as exc:
+        raise TraceError(path, f"is corrupt (sqlite: {exc}); copy or export it again") from None
+    return tables

@@ -1,0 +1,48 @@
+"""Census: which kernels take the GPU time (``nsys stats`` cuda_gpu_kern_sum semantics)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import UsageError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+NAME_KINDS = ("demangled", "short", "mangled")
+
+
+def check_name_kind(name: str) -> str:
+    if name not in NAME_KINDS:
+        raise UsageError(f"unknown --name {name!r}; use one of: {', '.join(NAME_KINDS)}")
+    return name
+
+
+def kernel_summary(
+    trace: Trace,
+    *,
+    name: str = "demangled",
+    by_launch_config: bool = False,
+    top: int | None = None,
+    where: EventFilter | None = None,
+) -> pl.DataFrame:
+    """One row per kernel (per kernel and launch configuration with ``by_launch_config``).
+
+    Columns, all times in ns: time_pct, total_ns, instances, avg_ns, med_ns, min_ns,
+    max_ns, stddev_ns, [grid_xyz, block_xyz,] name. ``time_pct`` is the share of all kernel
+    time that passes ``where``, so it does not change with ``top``.
+    """
+    check_name_kind(name)
+    if top is not None and top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
+    trace.require_kernels()
+    where = where or EventFilter()
+    df = trace.query(
+        "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
+    )
+    if not by_launch_config:
+        df = df.drop("grid_xyz", "block_xyz")
+    return df.head(top) if top is not None else df

@@ -1,0 +1,53 @@
+"""Event filters shared by every analysis, and parsing of times with units."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+TIME_UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_TIME = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
+
+
+def parse_time_ns(text: str | int | None, *, option: str = "time") -> int | None:
+    """``'1.5ms'`` -> 1500000. A bare number is nanoseconds. None stays None."""
+    if text is None or isinstance(text, int):
+        return text
+    m = _TIME.match(str(text))
+    if not m:
+        raise UsageError(
+            f"{option} {text!r} is not a time; use a number with an optional unit ns, us, ms or s "
+            "(e.g. 1.5ms)"
+        )
+    unit = (m.group(2) or "ns").replace("µs", "us")
+    return round(float(m.group(1)) * TIME_UNITS_NS[unit])
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events an analysis looks at. None means "all".
+
+    The time window follows nsys: an event is kept when it starts in, ends in, or spans
+    ``[start_ns, end_ns]`` (ns from session start, the time base of the export).
+    """
+
+    device: int | None = None
+    pid: int | None = None
+    stream: int | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.start_ns is not None and self.end_ns is not None and self.end_ns < self.start_ns:
+            raise UsageError(f"--end ({self.end_ns} ns) is before --start ({self.start_ns} ns)")
+
+    def params(self) -> dict[str, int | None]:
+        return {
+            "device": self.device,
+            "pid": self.pid,
+            "stream": self.stream,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+        }

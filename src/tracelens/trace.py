@@ -1,0 +1,312 @@
+"""``tracelens.open(path) -> Trace``: one nsys SQLite export, opened read-only."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _resources, _schema
+from ._sqlite import NSYS_MARKER_TABLES, check_file, connect_readonly, decode_text, table_columns
+from .errors import MissingDataError, TraceError
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One GPU as the export describes it (fields the file lacks are None)."""
+
+    id: int | None
+    name: str | None
+    bus_location: str | None = None
+    sm_count: int | None = None
+    memory_bytes: int | None = None
+    compute_capability: str | None = None
+    cuda_device: int | None = None
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    name: str | None
+
+
+@dataclass(frozen=True)
+class EventCount:
+    kind: str  # kernel, memcpy, memset, runtime, nvtx
+    table: str  # the nsys table it comes from
+    present: bool  # False when the export has no such table (nothing was captured)
+    count: int
+    first_ns: int | None
+    last_ns: int | None
+
+
+@dataclass(frozen=True)
+class TraceInfo:
+    """What the export is: versions, hardware, processes, span and event counts."""
+
+    path: str
+    size_bytes: int
+    nsys_version: str | None
+    schema_version: str | None
+    metadata_table: str | None  # META_DATA_EXPORT, EXPORT_META_DATA or None (<= 2021)
+    session_start_utc_ns: int | None
+    start_ns: int | None  # first event of any kind, ns from session start
+    end_ns: int | None
+    gpus: tuple[GpuInfo, ...]
+    processes: tuple[ProcessInfo, ...]
+    events: tuple[EventCount, ...]
+    tables: tuple[str, ...] = field(repr=False)
+    metadata: dict[str, str] = field(repr=False)
+
+    @property
+    def duration_ns(self) -> int | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return self.end_ns - self.start_ns
+
+    def count(self, kind: str) -> int:
+        return next((e.count for e in self.events if e.kind == kind), 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["duration_ns"] = self.duration_ns
+        return d
+
+
+_EVENT_KINDS = (
+    ("kernel", "kernels"),
+    ("memcpy", "memcpys"),
+    ("memset", "memsets"),
+    ("runtime", "runtime_calls"),
+    ("nvtx", "nvtx_events"),
+)
+
+
+class Trace:
+    """An nsys SQLite export. Use ``with tracelens.open(path) as trace:``.
+
+    The file is opened read-only (SQLite ``mode=ro&immutable=1``; DuckDB's scanner opens it
+    ``O_RDONLY``) and nothing is written next to it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        check_file(self.path)
+        # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
+        self._real_path = self.path.resolve()
+        self._sqlite: sqlite3.Connection | None = connect_readonly(self._real_path)
+        self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
+        if not NSYS_MARKER_TABLES.intersection(self.tables):
+            self.close()
+            raise TraceError(
+                self.path,
+                "is a SQLite database but not an nsys export (no StringIds or TARGET_INFO "
+                "tables); pass the file written by `nsys export --type sqlite`",
+            )
+        self._duck: duckdb.DuckDBPyConnection | None = None
+
+    # -- context management -------------------------------------------------------------
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
+        if self._duck is not None:
+            self._duck.close()
+            self._duck = None
+
+    def __repr__(self) -> str:
+        return f"Trace({str(self.path)!r})"
+
+    # -- low level ----------------------------------------------------------------------
+    def has_table(self, table: str) -> bool:
+        return table in self.tables
+
+    def require_kernels(self) -> None:
+        """Raise MissingDataError unless the export has a kernel table the views can read."""
+        if KERNEL_TABLE not in self.tables:
+            raise MissingDataError(self.path, "no CUDA kernel data: was it captured with -t cuda?")
+        missing = {"start", "end", "demangledName", "shortName"} - set(self.tables[KERNEL_TABLE])
+        if missing:
+            raise TraceError(
+                self.path,
+                f"uses an nsys export schema tracelens does not support (kernel table lacks "
+                f"{', '.join(sorted(missing))}); export it again with nsys 2020.5 or newer",
+            )
+
+    def _sqlite_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        assert self._sqlite is not None, "trace is closed"
+        try:
+            return self._sqlite.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise TraceError(self.path, f"is corrupt (sqlite: {exc}); copy or export it again") from None
+
+    @property
+    def db(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection with the normalized views (see ``_schema.VIEWS``)."""
+        if self._duck is None:
+            self._duck = self._open_duckdb()
+        return self._duck
+
+    def _open_duckdb(self) -> duckdb.DuckDBPyConnection:
+        import pyarrow as pa
+
+        from . import _engine
+
+        con = _engine.connect()
+        con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
+        for view, (table, _cols) in _schema.VIEWS.items():
+            con.execute(_schema.view_sql(view, self.tables.get(table)))
+        # StringIds goes through Python's sqlite3 so that bytes that are not UTF-8 (seen in
+        # real exports) become \xNN escapes instead of failing DuckDB's whole scan.
+        ids, values = [], []
+        if "StringIds" in self.tables:
+            for sid, value in self._sqlite_rows("SELECT id, value FROM StringIds"):
+                ids.append(sid)
+                values.append(decode_text(value))
+        con.register(
+            "_string_ids",
+            pa.table({"id": pa.array(ids, pa.int64()), "value": pa.array(values, pa.string())}),
+        )
+        con.execute("CREATE TEMP TABLE strings AS SELECT * FROM _string_ids")
+        con.unregister("_string_ids")
+        return con
+
+    def query(self, name: str, **params: Any) -> pl.DataFrame:
+        """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back."""
+        return self.sql(_resources.query(name), **params)
+
+    def sql(self, text: str, **params: Any) -> pl.DataFrame:
+        """Run SQL against the normalized views (kernels, memcpys, memsets, runtime_calls,
+        nvtx_events, syncs, strings) with named parameters (``$name``)."""
+        import duckdb
+
+        try:
+            return self.db.execute(text, params).pl()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            if "malformed" in first or "not a database" in first or "disk I/O" in first:
+                raise TraceError(self.path, f"is corrupt ({first}); copy or export it again") from None
+            raise
+
+    # -- metadata -----------------------------------------------------------------------
+    def _metadata(self) -> tuple[str | None, dict[str, str]]:
+        for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+            if table in self.tables:
+                rows = self._sqlite_rows(f'SELECT name, value FROM "{table}"')
+                return table, {decode_text(k): decode_text(v) for k, v in rows}
+        return None, {}
+
+    def _nsys_version(self, meta: dict[str, str]) -> str | None:
+        if meta.get("EXPORT_PRODUCT_VERSION"):
+            return meta["EXPORT_PRODUCT_VERSION"]
+        if "TARGET_INFO_SYSTEM_ENV" in self.tables:
+            # Filter in SQL: other rows of this table hold bytes that are not UTF-8.
+            rows = self._sqlite_rows(
+                "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'TargetInstallDir'"
+            )
+            for (value,) in rows:
+                m = re.search(r"(20\d\d\.\d+(?:\.\d+)*)", decode_text(value) or "")
+                if m:
+                    return m.group(1)
+        return None
+
+    def _gpus(self) -> tuple[GpuInfo, ...]:
+        if "TARGET_INFO_GPU" not in self.tables:
+            return ()
+        cols = self.tables["TARGET_INFO_GPU"]
+        rows = self._sqlite_rows('SELECT * FROM "TARGET_INFO_GPU"')
+        extra: dict[int, dict[str, Any]] = {}
+        if "TARGET_INFO_CUDA_GPU" in self.tables:  # nsys <= 2021 keeps SMs/memory here
+            ccols = self.tables["TARGET_INFO_CUDA_GPU"]
+            for r in self._sqlite_rows('SELECT * FROM "TARGET_INFO_CUDA_GPU"'):
+                d = dict(zip(ccols, r, strict=False))
+                extra[d.get("deviceId")] = d
+        gpus = []
+        for r in rows:
+            d = dict(zip(cols, r, strict=False))
+            gid = d.get("id", d.get("deviceId"))
+            e = extra.get(gid, {})
+            major = d.get("computeMajor", e.get("computeCapabilityMajor"))
+            minor = d.get("computeMinor", e.get("computeCapabilityMinor"))
+            gpus.append(
+                GpuInfo(
+                    id=gid,
+                    name=decode_text(d.get("name")),
+                    bus_location=decode_text(d.get("busLocation", e.get("pciBusId"))),
+                    sm_count=d.get("smCount", e.get("numMultiprocessors")),
+                    memory_bytes=d.get("totalMemory", e.get("globalMemorySize")),
+                    compute_capability=f"{major}.{minor}" if major is not None else None,
+                    cuda_device=d.get("cuDevice"),
+                )
+            )
+        return tuple(sorted(gpus, key=lambda g: (g.id is None, g.id)))
+
+    def _processes(self) -> tuple[ProcessInfo, ...]:
+        pids = self.query("_active_pids")["pid"].to_list()
+        names: dict[int, str | None] = {}
+        if "PROCESSES" in self.tables and "pid" in self.tables["PROCESSES"]:
+            for pid, name in self._sqlite_rows("SELECT pid, name FROM PROCESSES"):
+                names.setdefault(pid, decode_text(name))
+        return tuple(ProcessInfo(pid, names.get(pid)) for pid in pids)
+
+    @cached_property
+    def info(self) -> TraceInfo:
+        table, meta = self._metadata()
+        counts = self.query("_event_counts")
+        by_kind = {row["kind"]: row for row in counts.iter_rows(named=True)}
+        events = []
+        for kind, view in _EVENT_KINDS:
+            source = _schema.VIEWS[view][0]
+            row = by_kind[kind]
+            events.append(
+                EventCount(kind, source, source in self.tables, row["events"], row["first_ns"], row["last_ns"])
+            )
+        firsts = [e.first_ns for e in events if e.first_ns is not None]
+        lasts = [e.last_ns for e in events if e.last_ns is not None]
+        session_start = None
+        if "TARGET_INFO_SESSION_START_TIME" in self.tables:
+            rows = self._sqlite_rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
+            session_start = rows[0][0] if rows else None
+        return TraceInfo(
+            path=str(self.path),
+            size_bytes=self.path.stat().st_size,
+            nsys_version=self._nsys_version(meta),
+            schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
+            metadata_table=table,
+            session_start_utc_ns=session_start,
+            start_ns=min(firsts) if firsts else None,
+            end_ns=max(lasts) if lasts else None,
+            gpus=self._gpus(),
+            processes=self._processes(),
+            events=tuple(events),
+            tables=tuple(sorted(self.tables)),
+            metadata=meta,
+        )
+
+    # -- analyses -----------------------------------------------------------------------
+    def census(self, **options: Any) -> pl.DataFrame:
+        """Top kernels by GPU time; see :func:`tracelens.census.kernel_summary`."""
+        from .census import kernel_summary
+
+        return kernel_summary(self, **options)
+
+
+def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
+    """Open an nsys SQLite export read-only."""
+    return Trace(path)
