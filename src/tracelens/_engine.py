@@ -26,7 +26,9 @@ def extension_path() -> Path | None:
     if override:
         path = Path(override)
         if not path.is_file():
-            raise ExtensionError(f"{EXTENSION_ENV}={override}: no such file; point it at a sqlite_scanner.duckdb_extension")
+            raise ExtensionError(
+                f"{EXTENSION_ENV}={override}: no such file; point it at a sqlite_scanner.duckdb_extension"
+            )
         return path
     try:
         import duckdb_extension_sqlite_scanner as pkg

@@ -44,7 +44,9 @@ def check_file(path: Path) -> None:
         with path.open("rb") as f:
             header = f.read(100)
     except PermissionError:
-        raise TraceError(path, "cannot be read (permission denied); check its permissions") from None
+        raise TraceError(
+            path, "cannot be read (permission denied); check its permissions"
+        ) from None
     except OSError as exc:
         raise TraceError(path, f"cannot be read ({exc.strerror or exc})") from None
     if not header.startswith(SQLITE_MAGIC):
@@ -56,8 +58,12 @@ def check_file(path: Path) -> None:
                 "and pass the .sqlite file",
             )
         if size == 0:
-            raise TraceError(path, "is empty (0 bytes); export the trace again with `nsys export --type sqlite`")
-        raise TraceError(path, "is not a SQLite database; pass the file written by `nsys export --type sqlite`")
+            raise TraceError(
+                path, "is empty (0 bytes); export the trace again with `nsys export --type sqlite`"
+            )
+        raise TraceError(
+            path, "is not a SQLite database; pass the file written by `nsys export --type sqlite`"
+        )
     if size < 100:
         raise TraceError(path, f"is truncated ({size} bytes); copy or export it again")
     page_size = int.from_bytes(header[16:18], "big")
@@ -99,7 +105,9 @@ def table_columns(con: sqlite3.Connection, path: Path) -> dict[str, tuple[str, .
     try:
         names = [
             decode_text(r[0])
-            for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
         ]
         tables = {}
         for name in names:

@@ -154,7 +154,9 @@ class Trace:
         try:
             return self._sqlite.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise TraceError(self.path, f"is corrupt (sqlite: {exc}); copy or export it again") from None
+            raise TraceError(
+                self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
 
     @property
     def db(self) -> duckdb.DuckDBPyConnection:
@@ -201,7 +203,9 @@ class Trace:
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
             if "malformed" in first or "not a database" in first or "disk I/O" in first:
-                raise TraceError(self.path, f"is corrupt ({first}); copy or export it again") from None
+                raise TraceError(
+                    self.path, f"is corrupt ({first}); copy or export it again"
+                ) from None
             raise
 
     # -- metadata -----------------------------------------------------------------------
@@ -275,13 +279,22 @@ class Trace:
             source = _schema.VIEWS[view][0]
             row = by_kind[kind]
             events.append(
-                EventCount(kind, source, source in self.tables, row["events"], row["first_ns"], row["last_ns"])
+                EventCount(
+                    kind,
+                    source,
+                    source in self.tables,
+                    row["events"],
+                    row["first_ns"],
+                    row["last_ns"],
+                )
             )
         firsts = [e.first_ns for e in events if e.first_ns is not None]
         lasts = [e.last_ns for e in events if e.last_ns is not None]
         session_start = None
         if "TARGET_INFO_SESSION_START_TIME" in self.tables:
-            rows = self._sqlite_rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
+            rows = self._sqlite_rows(
+                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1"
+            )
             session_start = rows[0][0] if rows else None
         return TraceInfo(
             path=str(self.path),

@@ -1,0 +1,77 @@
+"""The ``tracelens`` command. Each command parses its options, calls one library function
+and renders the result; library errors are translated to one line on stderr here, once.
+
+Heavy modules (duckdb, polars, pyarrow, jinja2) are imported inside commands only, so that
+``tracelens --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from ..errors import TracelensError
+
+app = typer.Typer(
+    name="tracelens",
+    help="Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _is(exc: BaseException, class_name: str) -> bool:
+    # Typer has shipped click both as a dependency and vendored (typer._click); match the
+    # exception classes by name so either works.
+    return any(cls.__name__ == class_name for cls in type(exc).__mro__)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning every expected failure into one stderr line."""
+    try:
+        app(args=argv, prog_name="tracelens", standalone_mode=False)
+    except TracelensError as exc:
+        _fail(str(exc), exc.exit_code)
+    except BrokenPipeError:
+        # `tracelens census big.sqlite | head`: stop quietly.
+        sys.stderr.close()
+        sys.exit(0)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if _is(exc, "NoArgsIsHelpError"):
+            # `tracelens CMD` with no arguments: that command's help, as click would show it.
+            print(exc.ctx.get_help(), file=sys.stderr)
+            sys.exit(2)
+        if _is(exc, "UsageError"):
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            _fail(f"{exc.format_message()}{where}", getattr(exc, "exit_code", 2))
+        if _is(exc, "Exit"):
+            sys.exit(exc.exit_code)
+        if _is(exc, "Abort"):
+            _fail("aborted", 130)
+        if os.environ.get("TRACELENS_DEBUG"):
+            raise
+        # A bug: say so in one line; the traceback on request.
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc} "
+            "(set TRACELENS_DEBUG=1 for the traceback, and please report it)",
+            70,
+        )
+    sys.exit(0)
+
+
+def _fail(message: str, code: int) -> None:
+    print(f"tracelens: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+# Register the commands (each module only imports light things at import time).
+from . import census as _census  # noqa: E402,F401
+from . import info as _info  # noqa: E402,F401

@@ -1,0 +1,114 @@
+"""Options and output shared by the commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..filters import EventFilter
+    from ..trace import Trace
+
+FORMATS = ("table", "csv", "json", "markdown")
+TIME_UNITS = ("ns", "us", "ms", "s")
+
+TraceArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="nsys SQLite export (nsys export --type sqlite); omit with --demo",
+        show_default=False,
+    ),
+]
+DemoOpt = Annotated[
+    str | None,
+    typer.Option("--demo", help="Use a bundled demo trace instead: bs1 or bs16", metavar="NAME"),
+]
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="table, csv, json or markdown", metavar="FORMAT")
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write to FILE instead of stdout", metavar="FILE"),
+]
+TimeUnitOpt = Annotated[
+    str,
+    typer.Option("--timeunit", help="Unit of the time columns: ns, us, ms or s", metavar="UNIT"),
+]
+DeviceOpt = Annotated[int | None, typer.Option("--device", help="Only this CUDA device ordinal")]
+PidOpt = Annotated[int | None, typer.Option("--pid", help="Only this process id")]
+StreamOpt = Annotated[int | None, typer.Option("--stream", help="Only this CUDA stream id")]
+StartOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--start",
+        help="Window start, from session start (e.g. 1.5s, 200ms, 12345 = ns); "
+        "events that start in, end in or span the window are kept",
+        metavar="TIME",
+    ),
+]
+EndOpt = Annotated[
+    str | None, typer.Option("--end", help="Window end (see --start)", metavar="TIME")
+]
+TopOpt = Annotated[int | None, typer.Option("--top", "-n", help="Only the first N rows")]
+
+
+def check_choice(option: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UsageError(f"unknown {option} {value!r}; use one of: {', '.join(choices)}")
+    return value
+
+
+def open_trace(trace: Path | None, demo: str | None) -> Trace:
+    """The Trace for a positional TRACE argument or ``--demo NAME`` (exactly one of them)."""
+    from ..trace import open as open_
+
+    if demo is not None:
+        if trace is not None:
+            raise UsageError("give either a TRACE file or --demo NAME, not both")
+        from ..demo import demo_path
+
+        return open_(demo_path(demo))
+    if trace is None:
+        raise UsageError("missing TRACE: pass an nsys SQLite export, or --demo bs1|bs16")
+    return open_(trace)
+
+
+def event_filter(
+    device: int | None, pid: int | None, stream: int | None, start: str | None, end: str | None
+) -> EventFilter:
+    from ..filters import EventFilter, parse_time_ns
+
+    return EventFilter(
+        device=device,
+        pid=pid,
+        stream=stream,
+        start_ns=parse_time_ns(start, option="--start"),
+        end_ns=parse_time_ns(end, option="--end"),
+    )
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Results go to stdout (or FILE); never to stderr."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
+
+
+def render_frame(
+    df: pl.DataFrame, fmt: str, timeunit: str, title: str | None = None, **kw: Any
+) -> str:
+    from .. import render
+
+    return render.frame(df, fmt=fmt, timeunit=timeunit, title=title, **kw)

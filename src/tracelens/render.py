@@ -1,0 +1,223 @@
+"""Turning a result DataFrame into text: a rich table, CSV, JSON or Markdown.
+
+Pure functions returning strings; callers decide where the text goes. Columns whose name
+ends in ``_ns`` are times and are converted to the requested unit (and renamed, e.g.
+``total_ns`` -> ``total_ms``), so a CSV header always says its unit.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from .filters import TIME_UNITS_NS
+
+if TYPE_CHECKING:
+    import polars as pl
+
+# Display headers for the columns the analyses produce ({u} is the time unit).
+HEADERS = {
+    "time_pct": "Time (%)",
+    "total": "Total ({u})",
+    "instances": "Instances",
+    "calls": "Calls",
+    "count": "Count",
+    "avg": "Avg ({u})",
+    "med": "Med ({u})",
+    "min": "Min ({u})",
+    "max": "Max ({u})",
+    "stddev": "StdDev ({u})",
+    "grid_xyz": "GridXYZ",
+    "block_xyz": "BlockXYZ",
+    "name": "Name",
+}
+_WIDE_TEXT = {"name", "operation", "text", "kernel", "top_kernel", "rule", "why", "fix", "value"}
+
+
+def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
+    """Divide every ``*_ns`` column by the unit and rename it ``*_<unit>``."""
+    import polars as pl
+
+    if timeunit == "ns":
+        return df
+    factor = TIME_UNITS_NS[timeunit]
+    exprs = []
+    for col in df.columns:
+        if col.endswith("_ns"):
+            new = col[: -len("_ns")] + "_" + timeunit
+            exprs.append((pl.col(col).cast(pl.Float64) / factor).round(6).alias(new))
+        else:
+            exprs.append(pl.col(col))
+    return df.select(exprs)
+
+
+def _header(col: str, unit: str) -> str:
+    for suffix in ("_ns", "_us", "_ms", "_s"):
+        if col.endswith(suffix):
+            base = col[: -len(suffix)]
+            u = suffix[1:]
+            return HEADERS.get(base, base.replace("_", " ").capitalize() + " ({u})").format(u=u)
+    return HEADERS.get(col, col.replace("_", " ").capitalize())
+
+
+def _cell(value: object, decimals: int, column: str = "") -> str:
+    if column.endswith("_pct") and isinstance(value, float):
+        return f"{value:.1f}"
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.{decimals}f}"
+    return str(value)
+
+
+def _terminal_width() -> int:
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((120, 24)).columns
+    return 160
+
+
+def table(
+    df: pl.DataFrame, *, timeunit: str = "ns", title: str | None = None, caption: str | None = None
+) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    decimals = 1 if timeunit == "ns" else 3
+    t = Table(
+        title=title,
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        caption_justify="left",
+    )
+    for col in df.columns:
+        numeric = df.schema[col].is_numeric()
+        wide = col in _WIDE_TEXT
+        t.add_column(
+            _header(col, timeunit),
+            justify="right" if numeric else "left",
+            no_wrap=not wide,
+            overflow="fold",
+            ratio=1 if wide else None,
+            min_width=20 if wide else None,
+        )
+    for row in df.iter_rows():
+        t.add_row(*(_cell(v, decimals, col) for v, col in zip(row, df.columns, strict=True)))
+    out = io.StringIO()
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    console = Console(
+        file=out,
+        width=_terminal_width(),
+        color_system="auto" if color else None,
+        force_terminal=color,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )
+    console.print(t)
+    # Rich pads every line to the console width; trailing blanks only hurt when pasting.
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def csv(df: pl.DataFrame) -> str:
+    return df.write_csv()
+
+
+def json(df: pl.DataFrame) -> str:
+    return df.write_json() + "\n"
+
+
+def markdown(df: pl.DataFrame, *, timeunit: str = "ns", title: str | None = None) -> str:
+    decimals = 1 if timeunit == "ns" else 3
+    lines = []
+    if title:
+        lines += [f"**{title}**", ""]
+    heads = [_header(c, timeunit) for c in df.columns]
+    lines.append("| " + " | ".join(heads) + " |")
+    aligns = ["---:" if df.schema[c].is_numeric() else ":---" for c in df.columns]
+    lines.append("| " + " | ".join(aligns) + " |")
+    for row in df.iter_rows():
+        cells = [
+            _cell(v, decimals, col).replace("|", "\\|").replace("\n", " ")
+            for v, col in zip(row, df.columns, strict=True)
+        ]
+        cells = [
+            f"`{c}`" if df.columns[i] in _WIDE_TEXT and c != "—" else c for i, c in enumerate(cells)
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def frame(
+    df: pl.DataFrame,
+    *,
+    fmt: str,
+    timeunit: str = "ns",
+    title: str | None = None,
+    caption: str | None = None,
+) -> str:
+    """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown."""
+    df = convert_times(df, timeunit)
+    if fmt == "csv":
+        return csv(df)
+    if fmt == "json":
+        return json(df)
+    if fmt == "markdown":
+        return markdown(df, timeunit=timeunit, title=title)
+    return table(df, timeunit=timeunit, title=title, caption=caption)
+
+
+def _ns_human(ns: int | None) -> str:
+    if ns is None:
+        return "—"
+    for unit, factor in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(ns) >= factor:
+            return f"{ns / factor:,.3f} {unit}"
+    return f"{ns} ns"
+
+
+def describe_info(info) -> str:
+    """A TraceInfo as readable text."""
+    size_mb = info.size_bytes / 1e6
+    schema = info.schema_version or "none (exports before nsys 2022.2 carry no schema version)"
+    lines = [
+        f"file       {info.path} ({size_mb:,.1f} MB)",
+        f"nsys       {info.nsys_version or 'unknown'}",
+        f"schema     {schema}" + (f" [{info.metadata_table}]" if info.metadata_table else ""),
+        f"span       {_ns_human(info.start_ns)} → {_ns_human(info.end_ns)} "
+        f"(duration {_ns_human(info.duration_ns)}, from session start)",
+    ]
+    if not info.gpus:
+        lines.append("gpus       none described in the export")
+    for g in info.gpus:
+        bits = [
+            b
+            for b in (
+                g.bus_location,
+                f"{g.sm_count} SMs" if g.sm_count else None,
+                f"{g.memory_bytes / 2**30:,.1f} GiB" if g.memory_bytes else None,
+                f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else None,
+            )
+            if b
+        ]
+        lines.append(
+            f"gpu {g.id!s:<6} {g.name or 'unnamed'}" + (f" ({', '.join(bits)})" if bits else "")
+        )
+    if not info.processes:
+        lines.append("processes  none with CUDA activity")
+    for p in info.processes:
+        lines.append(f"process    {p.pid} {p.name or ''}".rstrip())
+    for e in info.events:
+        count = f"{e.count:,}" if e.present else "not captured (no table)"
+        lines.append(f"{e.kind:<10} {count}")
+    return "\n".join(lines) + "\n"
