@@ -77,8 +77,9 @@ def check_file(path: Path) -> None:
         )
 
 
-def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only, lock-free SQLite connection. ``path`` must have passed check_file."""
+def connect_readonly(path: Path, shown_as: Path | None = None) -> sqlite3.Connection:
+    """A read-only, lock-free SQLite connection. ``path`` must have passed check_file;
+    errors name ``shown_as`` (the path as the user gave it)."""
     uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro&immutable=1"
     try:
         con = sqlite3.connect(uri, uri=True, check_same_thread=False)
@@ -87,7 +88,9 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
         con.text_factory = bytes
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise TraceError(path, f"is corrupt or not a database (sqlite: {exc})") from None
+        raise TraceError(
+            shown_as or path, f"is corrupt or not a database (sqlite: {exc})"
+        ) from None
     return con
 
 

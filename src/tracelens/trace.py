@@ -101,10 +101,12 @@ class Trace:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._sqlite: sqlite3.Connection | None = None
+        self._duck: duckdb.DuckDBPyConnection | None = None
         check_file(self.path)
         # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
         self._real_path = self.path.resolve()
-        self._sqlite: sqlite3.Connection | None = connect_readonly(self._real_path)
+        self._sqlite = connect_readonly(self._real_path, self.path)
         self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
         if not NSYS_MARKER_TABLES.intersection(self.tables):
             self.close()
@@ -113,7 +115,6 @@ class Trace:
                 "is a SQLite database but not an nsys export (no StringIds or TARGET_INFO "
                 "tables); pass the file written by `nsys export --type sqlite`",
             )
-        self._duck: duckdb.DuckDBPyConnection | None = None
 
     # -- context management -------------------------------------------------------------
     def __enter__(self) -> Trace:

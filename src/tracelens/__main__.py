@@ -1,0 +1,5 @@
+"""``python -m tracelens`` is the ``tracelens`` command."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,74 @@
+"""Shared test helpers.
+
+Real traces come from ``../shared/traces`` beside the checkout (CI has it; a user's own
+checkout may not: tests that need it skip with the reason). Tests never hand the shared
+files to tracelens directly: they copy them first and check the copies' bytes afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("TRACELENS_SHARED", REPO.parent / "shared"))
+TRACES = SHARED / "traces"
+REFERENCE = TRACES / "reference"
+
+
+def shared_traces() -> list[Path]:
+    return sorted(TRACES.glob("*.sqlite")) if TRACES.is_dir() else []
+
+
+needs_shared = pytest.mark.skipif(
+    not TRACES.is_dir(), reason=f"real nsys exports not found at {TRACES} (../shared is absent)"
+)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def trace_copies(tmp_path_factory) -> dict[str, Path]:
+    """Read-only copies of every shared trace, keyed by stem; verified unchanged at the end."""
+    if not TRACES.is_dir():
+        pytest.skip(f"real nsys exports not found at {TRACES} (../shared is absent)")
+    dest = tmp_path_factory.mktemp("traces")
+    copies, digests = {}, {}
+    for src in shared_traces():
+        dst = dest / src.name
+        shutil.copyfile(src, dst)
+        os.chmod(dst, 0o444)
+        copies[src.stem] = dst
+        digests[dst] = sha256(dst)
+    yield copies
+    for path, digest in digests.items():
+        assert sha256(path) == digest, f"{path} was modified"
+    assert sorted(p.name for p in dest.iterdir()) == sorted(p.name for p in copies.values()), (
+        "files appeared next to the traces"
+    )
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    """Run the tracelens CLI in-process: (exit code, stdout, stderr)."""
+    from tracelens.cli import main
+
+    try:
+        main([str(a) for a in args])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(autouse=True)
+def _deterministic_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.delenv("TRACELENS_DEBUG", raising=False)

@@ -1,0 +1,268 @@
+"""Bad input: one line on stderr naming the file and the fix, a non-zero exit, no
+traceback, and the input's bytes unchanged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TRACES, needs_shared, run_cli, sha256
+
+import tracelens
+
+
+def _sqlite_db(path: Path, ddl: str) -> Path:
+    con = sqlite3.connect(path)
+    con.executescript(ddl)
+    con.commit()
+    con.close()
+    return path
+
+
+def _real(name: str, tmp: Path) -> Path:
+    src = TRACES / f"{name}.sqlite"
+    if not src.exists():
+        pytest.skip(f"{src} not found (../shared is absent)")
+    dst = tmp / src.name
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def make_missing(tmp):
+    return tmp / "nope.sqlite", "nope.sqlite: no such file", 2
+
+
+def make_directory(tmp):
+    d = tmp / "dir.sqlite"
+    d.mkdir()
+    return d, "dir.sqlite: is a directory; pass the .sqlite file exported by nsys", 2
+
+
+def make_empty(tmp):
+    p = tmp / "empty.sqlite"
+    p.write_bytes(b"")
+    return (
+        p,
+        "empty.sqlite: is empty (0 bytes); export the trace again with `nsys export --type sqlite`",
+        2,
+    )
+
+
+def make_not_sqlite(tmp):
+    p = tmp / "notes.sqlite"
+    p.write_text("Time (%),Total Time (ns)\n1,2\n")
+    return (
+        p,
+        "notes.sqlite: is not a SQLite database; pass the file written by `nsys export --type sqlite`",
+        2,
+    )
+
+
+def make_nsys_rep(tmp):
+    p = tmp / "run.nsys-rep"
+    p.write_bytes(b"\x00\x01QDSTRM" + bytes(range(256)) * 4)
+    return (
+        p,
+        "run.nsys-rep: is an Nsight Systems report, not its SQLite export; run "
+        "`nsys export --type sqlite -o run.sqlite run.nsys-rep` and pass the .sqlite file",
+        2,
+    )
+
+
+def make_qdrep(tmp):
+    p = tmp / "old.qdrep"
+    p.write_bytes(b"PK\x03\x04" + b"\x00" * 200)
+    return p, "old.qdrep: is an Nsight Systems report, not its SQLite export; run", 2
+
+
+def make_truncated(tmp):
+    src = _real("nsys2022.4_gaussian_7gpu", tmp)
+    p = tmp / "cut.sqlite"
+    p.write_bytes(src.read_bytes()[:1_500_000])
+    return p, "cut.sqlite: is truncated (1500000 of 3547136 bytes); copy or export it again", 2
+
+
+def make_corrupt(tmp):
+    p = _real("nsys2022.4_gaussian_7gpu", tmp)
+    p.rename(tmp / "corrupt.sqlite")
+    p = tmp / "corrupt.sqlite"
+    # Pages 619-638 hold kernel rows (found with dbstat): the header and schema are intact,
+    # so the damage is only seen while scanning kernels.
+    with p.open("r+b") as f:
+        f.seek(619 * 4096)
+        f.write(b"\xde\xad\xbe\xef" * (20 * 4096 // 4))
+    return (
+        p,
+        "corrupt.sqlite: is corrupt (database disk image is malformed); copy or export it again",
+        2,
+    )
+
+
+def make_garbage_schema(tmp):
+    p = _real("nsys2022.4_gaussian_7gpu", tmp)
+    data = bytearray(p.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # page 1 after the header: sqlite_master
+    p = tmp / "schema.sqlite"
+    p.write_bytes(bytes(data))
+    return p, "schema.sqlite: is corrupt or not a database (sqlite: ", 2
+
+
+def make_not_nsys(tmp):
+    p = _sqlite_db(tmp / "shop.sqlite", "CREATE TABLE orders(id INTEGER, total REAL);")
+    return (
+        p,
+        "shop.sqlite: is a SQLite database but not an nsys export (no StringIds or TARGET_INFO "
+        "tables); pass the file written by `nsys export --type sqlite`",
+        2,
+    )
+
+
+def make_no_kernels(tmp):
+    p = _real("nsys2021.3_cpu_only_no_cuda", tmp)
+    return (
+        p,
+        "nsys2021.3_cpu_only_no_cuda.sqlite: no CUDA kernel data: was it captured with -t cuda?",
+        3,
+    )
+
+
+def make_old_schema(tmp):
+    p = _sqlite_db(
+        tmp / "ancient.sqlite",
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, name INTEGER);"
+        "INSERT INTO StringIds VALUES (1, 'k');"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 10, 1);",
+    )
+    return (
+        p,
+        "ancient.sqlite: uses an nsys export schema tracelens does not support (kernel table "
+        "lacks demangledName, shortName); export it again with nsys 2020.5 or newer",
+        2,
+    )
+
+
+CASES = [
+    make_missing,
+    make_directory,
+    make_empty,
+    make_not_sqlite,
+    make_nsys_rep,
+    make_qdrep,
+    make_truncated,
+    make_corrupt,
+    make_garbage_schema,
+    make_not_nsys,
+    make_no_kernels,
+    make_old_schema,
+]
+
+
+@pytest.mark.parametrize("make", CASES, ids=[c.__name__[5:] for c in CASES])
+def test_bad_input_one_line_nonzero_untouched(make, tmp_path, capsys):
+    path, message, code = make(tmp_path)
+    before = sha256(path) if path.is_file() else None
+    listing = sorted(os.listdir(tmp_path))
+    rc, out, err = run_cli(["census", path], capsys)
+    assert rc == code
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("tracelens: ") and message in err, err
+    assert "Traceback" not in err
+    if before is not None:
+        assert sha256(path) == before
+    assert sorted(os.listdir(tmp_path)) == listing, "tracelens created files next to the input"
+
+
+@pytest.mark.parametrize("make", CASES, ids=[c.__name__[5:] for c in CASES])
+def test_library_raises_tracelens_errors(make, tmp_path):
+    path, message, _code = make(tmp_path)
+    with pytest.raises(tracelens.TracelensError) as info:
+        with tracelens.open(path) as trace:
+            trace.census()
+    assert message.split(": ", 1)[1][:40] in str(info.value)
+
+
+def test_unreadable_file(tmp_path, capsys, monkeypatch):
+    p = tmp_path / "secret.sqlite"
+    p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    if os.geteuid() != 0:
+        p.chmod(0)
+    else:  # root reads everything: simulate the permission error the OS would raise
+        real_open = Path.open
+
+        def deny(self, *a, **k):
+            if self.name == "secret.sqlite":
+                raise PermissionError(13, "Permission denied")
+            return real_open(self, *a, **k)
+
+        monkeypatch.setattr(Path, "open", deny)
+    rc, out, err = run_cli(["census", p], capsys)
+    assert rc == 2 and out == ""
+    assert (
+        err
+        == "tracelens: secret.sqlite: cannot be read (permission denied); check its permissions\n"
+        or ("secret.sqlite: cannot be read (permission denied); check its permissions" in err)
+    )
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--name", "pretty"],
+            "tracelens: unknown --name 'pretty'; use one of: demangled, short, mangled\n",
+        ),
+        (
+            ["--format", "xml"],
+            "tracelens: unknown --format 'xml'; use one of: table, csv, json, markdown\n",
+        ),
+        (["--timeunit", "min"], "tracelens: unknown --timeunit 'min'; use one of: ns, us, ms, s\n"),
+        (
+            ["--start", "soon"],
+            "tracelens: --start 'soon' is not a time; use a number with an optional unit ns, us, ms or s (e.g. 1.5ms)\n",
+        ),
+        (
+            ["--start", "2s", "--end", "1s"],
+            "tracelens: --end (1000000000 ns) is before --start (2000000000 ns)\n",
+        ),
+        (["--top", "0"], "tracelens: --top must be at least 1 (got 0)\n"),
+        (["--demo", "bs1"], "tracelens: give either a TRACE file or --demo NAME, not both\n"),
+    ],
+)
+def test_bad_options(args, message, trace_copies, capsys):
+    rc, out, err = run_cli(["census", trace_copies["nsys2026.1_mock_2k"], *args], capsys)
+    assert (rc, out, err) == (2, "", message)
+
+
+def test_unknown_option_is_one_line(capsys, tmp_path):
+    rc, out, err = run_cli(["census", tmp_path / "x.sqlite", "--bogus"], capsys)
+    assert rc == 2 and out == ""
+    assert err == "tracelens: No such option: --bogus (see `tracelens census --help`)\n"
+
+
+def test_missing_trace_argument(capsys):
+    rc, out, err = run_cli(["census"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == "tracelens: missing TRACE: pass an nsys SQLite export, or --demo bs1|bs16\n"
+
+
+def test_no_traceback_from_a_real_process(tmp_path):
+    """The installed entry point, as a user runs it."""
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracelens", "census", str(bad)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "tracelens: " + str(bad) + ": is not a SQLite database; pass the file written by "
+        "`nsys export --type sqlite`\n"
+    )
