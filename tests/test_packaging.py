@@ -1,0 +1,97 @@
+"""The wheel carries the SQL, templates and demo data; the CLI starts without heavy imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from conftest import REPO
+
+HEAVY = ("duckdb", "polars", "pyarrow", "jinja2")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    pytest.importorskip("hatchling", reason="hatchling (in the [test] extra) builds the wheel")
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (path,) = out.glob("nsys_tracelens-*.whl")
+    with zipfile.ZipFile(path) as zf:
+        yield set(zf.namelist())
+
+
+def test_wheel_ships_every_query(wheel):
+    queries = sorted(p.name for p in (REPO / "queries").glob("*.sql"))
+    assert queries, "no queries in the repository?"
+    for name in queries:
+        assert f"tracelens/queries/{name}" in wheel
+
+
+def test_wheel_ships_templates_and_package_data(wheel):
+    for path in (REPO / "reports" / "templates").rglob("*"):
+        if path.is_file():
+            rel = path.relative_to(REPO / "reports" / "templates").as_posix()
+            assert f"tracelens/templates/{rel}" in wheel
+    for path in (REPO / "src" / "tracelens" / "data").rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            rel = path.relative_to(REPO / "src").as_posix()
+            assert rel in wheel
+    assert "tracelens/cli/__init__.py" in wheel
+
+
+def test_wheel_has_entry_point(wheel):
+    assert any(n.endswith(".dist-info/entry_points.txt") for n in wheel)
+
+
+def _imported_modules(args: list[str]) -> set[str]:
+    code = (
+        f"import sys; sys.argv = ['tracelens', *{args!r}]; from tracelens.cli import main; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Usage: tracelens" in proc.stdout
+    mods = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            mods.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return mods
+
+
+def _commands() -> list[str]:
+    from tracelens.cli import app
+
+    return sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+
+
+@pytest.mark.parametrize("args", [["--help"]] + [[c, "--help"] for c in _commands()])
+def test_help_does_not_import_heavy_modules(args):
+    mods = _imported_modules(args)
+    assert not mods.intersection(HEAVY), (
+        f"{' '.join(args)} imported {sorted(mods.intersection(HEAVY))}"
+    )
+
+
+def test_every_command_has_help_text():
+    from tracelens.cli import app
+
+    for cmd in app.registered_commands:
+        assert cmd.callback.__doc__, f"{cmd.callback.__name__} has no help text"
