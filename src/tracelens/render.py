@@ -91,11 +91,12 @@ def table(
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     decimals = 1 if timeunit == "ns" else 3
     t = Table(
-        title=title,
-        caption=caption,
+        title=Text(title) if title else None,
+        caption=Text(caption) if caption else None,
         box=box.SIMPLE_HEAD,
         title_justify="left",
         caption_justify="left",
@@ -104,7 +105,7 @@ def table(
         numeric = df.schema[col].is_numeric()
         wide = col in _WIDE_TEXT
         t.add_column(
-            _header(col, timeunit),
+            Text(_header(col, timeunit)),
             justify="right" if numeric else "left",
             no_wrap=not wide,
             overflow="fold",
@@ -112,7 +113,8 @@ def table(
             min_width=20 if wide else None,
         )
     for row in df.iter_rows():
-        t.add_row(*(_cell(v, decimals, col) for v, col in zip(row, df.columns, strict=True)))
+        # Text(), not str: kernel names such as `[lambda(float) (instance 1)]` are not markup.
+        t.add_row(*(Text(_cell(v, decimals, col)) for v, col in zip(row, df.columns, strict=True)))
     out = io.StringIO()
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     console = Console(
