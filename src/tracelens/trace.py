@@ -320,6 +320,18 @@ class Trace:
 
         return kernel_summary(self, **options)
 
+    def memory_time(self, **options: Any) -> pl.DataFrame:
+        """GPU time per memory operation; see :func:`tracelens.memory.memory_summary`."""
+        from .memory import memory_summary
+
+        return memory_summary(self, by="time", **options)
+
+    def memory_size(self, **options: Any) -> pl.DataFrame:
+        """Bytes per memory operation; see :func:`tracelens.memory.memory_summary`."""
+        from .memory import memory_summary
+
+        return memory_summary(self, by="size", **options)
+
 
 def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
     """Open an nsys SQLite export read-only."""

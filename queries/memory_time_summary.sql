@@ -1,0 +1,90 @@
+-- memory_time_summary: GPU time per memory operation, the semantics of `nsys stats --report
+-- cuda_gpu_mem_time_sum` (2022.4: `gpumemtimesum`). One row per operation (memcpy kind, or
+-- memset), ordered by total time, largest first (ties by operation).
+--
+-- Operations are labelled as nsys 2022.4 prints them, from memcpys.copyKind (unified-memory
+-- migrations have copyKind 11-13 whatever their migrationCause): '[CUDA memcpy HtoD]',
+-- '[CUDA memcpy DtoH]', ..., '[CUDA memcpy PtoP]', '[CUDA Unified Memory memcpy HtoD]',
+-- '[CUDA Unified Memory memcpy DtoH]', '[CUDA Unified Memory memcpy DtoD]', and
+-- '[CUDA memset]' for every memset. A copyKind outside 0-13 (none is known) is kept as
+-- '[CUDA memcpy kind N]' where nsys would drop the row.
+--
+-- Parameters (NULL means "no filter"):
+--   $device            BIGINT   CUDA device ordinal (deviceId)
+--   $pid               BIGINT   operating-system process id
+--   $stream            BIGINT   CUDA stream id
+--   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep an
+--                               operation that starts in, ends in, or spans the window
+--
+-- Columns:
+--   time_pct   DOUBLE   share of the time of all rows, %, rounded to 0.1
+--   total_ns   BIGINT   sum of durations, ns
+--   count      BIGINT   operations
+--   avg_ns     DOUBLE   mean duration, ns, rounded to 0.1
+--   med_ns     DOUBLE   median duration (mean of the middle two for an even count), ns, 0.1
+--   min_ns     BIGINT   shortest operation, ns
+--   max_ns     BIGINT   longest operation, ns
+--   stddev_ns  DOUBLE   sample standard deviation (n - 1; 0 for one operation), ns, 0.1
+--   operation  VARCHAR  operation label, as above
+WITH copy_kinds(copyKind, label) AS (
+    VALUES
+        (0, '[CUDA memcpy Unknown]'),
+        (1, '[CUDA memcpy HtoD]'),
+        (2, '[CUDA memcpy DtoH]'),
+        (3, '[CUDA memcpy HtoA]'),
+        (4, '[CUDA memcpy AtoH]'),
+        (5, '[CUDA memcpy AtoA]'),
+        (6, '[CUDA memcpy AtoD]'),
+        (7, '[CUDA memcpy DtoA]'),
+        (8, '[CUDA memcpy DtoD]'),
+        (9, '[CUDA memcpy HtoH]'),
+        (10, '[CUDA memcpy PtoP]'),
+        (11, '[CUDA Unified Memory memcpy HtoD]'),
+        (12, '[CUDA Unified Memory memcpy DtoH]'),
+        (13, '[CUDA Unified Memory memcpy DtoD]')
+),
+ops AS (
+    SELECT
+        coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS operation,
+        m."end" - m.start AS dur_ns
+    FROM memcpys AS m
+    LEFT JOIN copy_kinds AS k ON k.copyKind = m.copyKind
+    WHERE ($device IS NULL OR m.deviceId = $device)
+      AND ($stream IS NULL OR m.streamId = $stream)
+      AND ($pid IS NULL OR ((m.globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR m."end" >= $start_ns)
+      AND ($end_ns IS NULL OR m.start <= $end_ns)
+    UNION ALL
+    SELECT '[CUDA memset]', "end" - start
+    FROM memsets
+    WHERE ($device IS NULL OR deviceId = $device)
+      AND ($stream IS NULL OR streamId = $stream)
+      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR "end" >= $start_ns)
+      AND ($end_ns IS NULL OR start <= $end_ns)
+),
+per_op AS (
+    SELECT
+        operation,
+        sum(dur_ns) AS total_ns,
+        count(*) AS count,
+        avg(dur_ns) AS avg_ns,
+        median(dur_ns) AS med_ns,
+        min(dur_ns) AS min_ns,
+        max(dur_ns) AS max_ns,
+        coalesce(stddev_samp(dur_ns), 0) AS stddev_ns
+    FROM ops
+    GROUP BY operation
+)
+SELECT
+    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
+    total_ns::BIGINT AS total_ns,
+    count,
+    round(avg_ns, 1) AS avg_ns,
+    round(med_ns, 1) AS med_ns,
+    min_ns,
+    max_ns,
+    round(stddev_ns, 1) AS stddev_ns,
+    operation
+FROM per_op
+ORDER BY total_ns DESC, operation

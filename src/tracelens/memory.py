@@ -1,0 +1,44 @@
+"""Memory: GPU time and bytes per memory operation (``nsys stats`` cuda_gpu_mem_time_sum and
+cuda_gpu_mem_size_sum semantics)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import MissingDataError, UsageError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+BY = ("time", "size")
+_QUERIES = {"time": "memory_time_summary", "size": "memory_size_summary"}
+_TABLES = ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+
+
+def check_by(by: str) -> str:
+    if by not in BY:
+        raise UsageError(f"unknown --by {by!r}; use one of: {', '.join(BY)}")
+    return by
+
+
+def memory_summary(
+    trace: Trace, *, by: str = "time", where: EventFilter | None = None
+) -> pl.DataFrame:
+    """One row per memory operation (``[CUDA memcpy HtoD]``, ..., ``[CUDA memset]``).
+
+    ``by="time"``: time_pct, total_ns, count, avg_ns, med_ns, min_ns, max_ns, stddev_ns,
+    operation, ordered by total time. ``by="size"``: total_mb, count, avg_mb, med_mb, min_mb,
+    max_mb, stddev_mb (MB = 10^6 bytes, rounded to 0.001 as nsys prints them), total_bytes,
+    operation, ordered by total bytes. Raises MissingDataError when the export has neither
+    memcpy nor memset data.
+    """
+    check_by(by)
+    if not any(trace.has_table(t) for t in _TABLES):
+        raise MissingDataError(
+            trace.path, "no CUDA memcpy or memset data: was it captured with -t cuda?"
+        )
+    where = where or EventFilter()
+    return trace.query(_QUERIES[by], **where.params())
