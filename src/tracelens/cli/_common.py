@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -78,6 +79,25 @@ def open_trace(trace: Path | None, demo: str | None) -> Trace:
     if trace is None:
         raise UsageError("missing TRACE: pass an nsys SQLite export, or --demo bs1|bs16")
     return open_(trace)
+
+
+@contextmanager
+def open_pair(a: Path | None, b: Path | None, demo: bool):
+    """Traces A and B, or the demo pair (bs1, bs16) with ``--demo``."""
+    if demo:
+        if a is not None or b is not None:
+            raise UsageError("give either two traces A B or --demo, not both")
+        a, b = _demo("bs1"), _demo("bs16")
+    elif a is None or b is None:
+        raise UsageError("diff needs two traces: A (baseline) and B, or --demo")
+    with open_trace(a, None) as ta, open_trace(b, None) as tb:
+        yield ta, tb
+
+
+def _demo(name: str) -> Path:
+    from ..demo import demo_path
+
+    return demo_path(name)
 
 
 def event_filter(

@@ -1,0 +1,13 @@
+-- copy_kinds: memory copies per copy kind, for comparing two runs.
+-- Parameters: $start_ns, $end_ns BIGINT or NULL (time window, nsys rule).
+-- Columns:
+--   copy_kind  BIGINT   CUPTI copyKind (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, ... see ENUM_CUDA_MEMCPY_OPER)
+--   count      BIGINT   copies
+--   bytes      BIGINT   bytes copied
+--   total_ns   BIGINT   sum of copy durations, ns
+SELECT copyKind AS copy_kind, count(*) AS count, sum(bytes)::BIGINT AS bytes,
+       sum("end" - start)::BIGINT AS total_ns
+FROM memcpys
+WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+GROUP BY copyKind
+ORDER BY copyKind

@@ -1,0 +1,78 @@
+-- trace_totals: the headline figures of one trace, for comparing two runs. One row.
+-- Parameters: $start_ns, $end_ns BIGINT or NULL: time window (nsys rule: keep events that
+--   start in, end in or span it), applied to every kind of event.
+-- Columns:
+--   kernel_launches   BIGINT  kernels launched
+--   distinct_kernels  BIGINT  distinct demangled kernel names
+--   kernel_time_ns    BIGINT  sum of kernel durations (overlapping kernels count twice), ns
+--   gpu_busy_ns       BIGINT  time at least one kernel ran, summed over devices (overlaps
+--                             on one device merged), ns
+--   memcpy_count      BIGINT  memory copies
+--   memcpy_bytes      BIGINT  bytes copied
+--   memcpy_time_ns    BIGINT  sum of copy durations, ns
+--   memset_count      BIGINT  memsets
+--   memset_bytes      BIGINT  bytes set
+--   runtime_calls     BIGINT  CUDA runtime/driver API calls
+--   first_ns, last_ns BIGINT  earliest start and latest end of kernels, copies, memsets
+--                             and API calls, ns from session start
+--   span_ns           BIGINT  last_ns - first_ns, ns
+WITH k AS (
+    SELECT deviceId, start, "end", demangledName
+    FROM kernels
+    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+),
+-- Merge overlapping kernels per device: a kernel opens a new busy interval when it starts
+-- after every earlier kernel on that device has ended.
+ordered AS (
+    SELECT
+        deviceId, start, "end",
+        max("end") OVER (
+            PARTITION BY deviceId ORDER BY start, "end"
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ) AS prev_end
+    FROM k
+),
+islands AS (
+    SELECT deviceId, start, "end",
+        sum(CASE WHEN prev_end IS NULL OR start > prev_end THEN 1 ELSE 0 END)
+            OVER (PARTITION BY deviceId ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
+    FROM ordered
+),
+busy AS (
+    SELECT sum(island_end - island_start) AS gpu_busy_ns
+    FROM (SELECT deviceId, island, min(start) AS island_start, max("end") AS island_end
+          FROM islands GROUP BY deviceId, island)
+),
+c AS (
+    SELECT * FROM memcpys
+    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+),
+s AS (
+    SELECT * FROM memsets
+    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+),
+r AS (
+    SELECT * FROM runtime_calls
+    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+),
+span AS (
+    SELECT min(start) AS first_ns, max("end") AS last_ns FROM (
+        SELECT start, "end" FROM k UNION ALL SELECT start, "end" FROM c
+        UNION ALL SELECT start, "end" FROM s UNION ALL SELECT start, "end" FROM r
+    )
+)
+SELECT
+    (SELECT count(*) FROM k) AS kernel_launches,
+    (SELECT count(DISTINCT demangledName) FROM k) AS distinct_kernels,
+    (SELECT coalesce(sum("end" - start), 0) FROM k)::BIGINT AS kernel_time_ns,
+    (SELECT coalesce(gpu_busy_ns, 0) FROM busy)::BIGINT AS gpu_busy_ns,
+    (SELECT count(*) FROM c) AS memcpy_count,
+    (SELECT coalesce(sum(bytes), 0) FROM c)::BIGINT AS memcpy_bytes,
+    (SELECT coalesce(sum("end" - start), 0) FROM c)::BIGINT AS memcpy_time_ns,
+    (SELECT count(*) FROM s) AS memset_count,
+    (SELECT coalesce(sum(bytes), 0) FROM s)::BIGINT AS memset_bytes,
+    (SELECT count(*) FROM r) AS runtime_calls,
+    span.first_ns,
+    span.last_ns,
+    span.last_ns - span.first_ns AS span_ns
+FROM span

@@ -1,0 +1,81 @@
+"""tracelens diff: why two runs differ."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import _common as c
+from . import app
+
+
+@app.command()
+def diff(
+    a: Annotated[
+        Path | None, typer.Argument(help="Baseline export (A)", show_default=False)
+    ] = None,
+    b: Annotated[
+        Path | None, typer.Argument(help="Export to compare (B)", show_default=False)
+    ] = None,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")
+    ] = False,
+    name: Annotated[
+        str, typer.Option("--name", help="Match kernels by demangled or short name", metavar="KIND")
+    ] = "demangled",
+    top: Annotated[int, typer.Option("--top", "-n", help="Kernel rows to show")] = 15,
+    a_start: Annotated[
+        str | None,
+        typer.Option("--a-start", help="Window start in A (see census --start)", metavar="TIME"),
+    ] = None,
+    a_end: Annotated[
+        str | None, typer.Option("--a-end", help="Window end in A", metavar="TIME")
+    ] = None,
+    b_start: Annotated[
+        str | None, typer.Option("--b-start", help="Window start in B", metavar="TIME")
+    ] = None,
+    b_end: Annotated[
+        str | None, typer.Option("--b-end", help="Window end in B", metavar="TIME")
+    ] = None,
+    fail_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if",
+            help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'gpu_time_ratio>1.05' or "
+            "'new_danger>0'; exit 1 when any is true (figures: see the JSON output)",
+            metavar="EXPR",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="table, json or markdown", metavar="FORMAT")
+    ] = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """Why two runs differ: evidence board, then totals, categories, kernels, launch order."""
+    from .. import diff_render
+    from ..diff import check_gates
+    from ..diff import diff as compute
+
+    c.check_choice("--format", fmt, ("table", "json", "markdown"))
+    where_a = c.event_filter(None, None, None, a_start, a_end)
+    where_b = c.event_filter(None, None, None, b_start, b_end)
+    with c.open_pair(a, b, demo) as (ta, tb):
+        result = compute(ta, tb, name=name, where_a=where_a, where_b=where_b)
+    gates = check_gates(result, fail_if or [])
+    if fmt == "json":
+        text = diff_render.to_json(result)
+    elif fmt == "markdown":
+        text = diff_render.markdown(result, top=top)
+    else:
+        text = diff_render.table(result, top=top)
+    c.emit(text, output)
+    tripped = [g for g in gates if g.tripped]
+    for g in tripped:
+        print(
+            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:.4g})", file=sys.stderr
+        )
+    if tripped:
+        raise typer.Exit(1)

@@ -1,0 +1,325 @@
+"""A TraceDiff as text: the evidence board first, then the tables (terminal or Markdown)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING
+
+from .diff import fmt_bytes, fmt_ns, fmt_ratio
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .diff import TraceDiff
+
+
+def _num(v: object) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "new"
+        return f"{v:,.2f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _totals_rows(d: TraceDiff) -> list[list[str]]:
+    rows = []
+    for r in d.totals.iter_rows(named=True):
+        metric = r["metric"]
+        if metric.endswith("(ns)"):
+            a, b, delta = fmt_ns(r["a"]), fmt_ns(r["b"]), fmt_ns(r["delta"])
+            metric = metric[: -len(" (ns)")]
+        elif "bytes" in metric:
+            a, b, delta = fmt_bytes(r["a"]), fmt_bytes(r["b"]), fmt_bytes(r["delta"])
+        else:
+            a, b, delta = _num(r["a"]), _num(r["b"]), f"{r['delta']:+,}"
+        rows.append([metric, a, b, delta, fmt_ratio(r["ratio"])])
+    return rows
+
+
+def _category_rows(d: TraceDiff) -> list[list[str]]:
+    return [
+        [
+            r["category"],
+            _num(r["a_calls"]),
+            _num(r["b_calls"]),
+            fmt_ns(r["a_total_ns"]),
+            fmt_ns(r["b_total_ns"]),
+            fmt_ratio(r["per_call_ratio"]),
+            fmt_ratio(r["total_ratio"]),
+            ("+" if r["delta_ns"] >= 0 else "-") + fmt_ns(abs(r["delta_ns"])),
+        ]
+        for r in d.categories.iter_rows(named=True)
+    ]
+
+
+def _kernel_rows(df: pl.DataFrame, short) -> list[list[str]]:
+    return [
+        [
+            short(r["name"]),
+            r["category"],
+            r["status"].replace("_", " "),
+            _num(r["a_instances"]),
+            _num(r["b_instances"]),
+            fmt_ns(r["a_avg_ns"]),
+            fmt_ns(r["b_avg_ns"]),
+            fmt_ratio(r["per_call_ratio"]),
+            fmt_ns(r["a_total_ns"]),
+            fmt_ns(r["b_total_ns"]),
+            ("+" if r["delta_ns"] >= 0 else "-") + fmt_ns(abs(r["delta_ns"])),
+        ]
+        for r in df.iter_rows(named=True)
+    ]
+
+
+def _variant_rows(d: TraceDiff) -> list[list[str]]:
+    return [
+        [
+            r["category"],
+            _num(r["only_a_kernels"]),
+            fmt_ns(r["only_a_ns"]),
+            _num(r["only_b_kernels"]),
+            fmt_ns(r["only_b_ns"]),
+        ]
+        for r in d.variant_swaps.iter_rows(named=True)
+    ]
+
+
+def _copy_rows(d: TraceDiff) -> list[list[str]]:
+    return [
+        [
+            r["operation"],
+            _num(r["a_count"]),
+            _num(r["b_count"]),
+            fmt_bytes(r["a_bytes"]),
+            fmt_bytes(r["b_bytes"]),
+            fmt_ratio(r["count_ratio"]),
+            fmt_ratio(r["bytes_ratio"]),
+        ]
+        for r in d.copies.iter_rows(named=True)
+    ]
+
+
+def _alignment_rows(d: TraceDiff, short) -> list[list[str]]:
+    rows = []
+    for al in d.alignment:
+        replaced = "; ".join(f"{short(x, 30)} → {short(y, 30)} ×{n}" for x, y, n in al.replaced[:3])
+        rows.append(
+            [
+                str(al.device),
+                _num(al.launches_a),
+                _num(al.launches_b),
+                f"{al.matched_in_order:,} of {al.aligned:,}",
+                "identical" if al.identical else f"#{al.first_divergence:,}",
+                replaced or "—",
+            ]
+        )
+    return rows
+
+
+def _danger_rows(d: TraceDiff, short) -> list[list[str]]:
+    return [
+        [
+            r["level"],
+            r["status"],
+            short(r["name"]),
+            r["rule_id"],
+            _num(r["a_calls"]),
+            _num(r["b_calls"]),
+            fmt_ns(r["a_total_ns"]),
+            fmt_ns(r["b_total_ns"]),
+            r["fix"],
+        ]
+        for r in d.danger.iter_rows(named=True)
+    ]
+
+
+SECTIONS = (
+    ("totals", "Totals", ["", "A", "B", "Δ", "B/A"]),
+    (
+        "categories",
+        "Time by category",
+        ["Category", "Calls A", "Calls B", "Total A", "Total B", "Per call B/A", "Total B/A", "Δ"],
+    ),
+    (
+        "kernels",
+        "Kernels, most surprising change first",
+        [
+            "Kernel",
+            "Category",
+            "Seen in",
+            "Calls A",
+            "Calls B",
+            "Per call A",
+            "Per call B",
+            "B/A",
+            "Total A",
+            "Total B",
+            "Δ",
+        ],
+    ),
+    (
+        "variants",
+        "Kernels only one run launches, by category",
+        ["Category", "Only in A", "Time A", "Only in B", "Time B"],
+    ),
+    (
+        "copies",
+        "Memory copies",
+        ["Copy kind", "Count A", "Count B", "Bytes A", "Bytes B", "Count B/A", "Bytes B/A"],
+    ),
+    (
+        "alignment",
+        "Launch order per device",
+        [
+            "Device",
+            "Launches A",
+            "Launches B",
+            "Match in order",
+            "First divergence",
+            "Most common replacements",
+        ],
+    ),
+    (
+        "danger",
+        "Danger-zone kernels",
+        ["Risk", "Change", "Kernel", "Rule", "Calls A", "Calls B", "Time A", "Time B", "Fix"],
+    ),
+)
+
+
+def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
+    if key == "totals":
+        return _totals_rows(d)
+    if key == "categories":
+        return _category_rows(d)
+    if key == "kernels":
+        return _kernel_rows(d.kernels.head(top), short)
+    if key == "variants":
+        return _variant_rows(d)
+    if key == "copies":
+        return _copy_rows(d)
+    if key == "alignment":
+        return _alignment_rows(d, short)
+    return _danger_rows(d, short)
+
+
+def _summary_line(d: TraceDiff) -> str:
+    if not d.clues:
+        return "No difference found: no rule fired on these two traces."
+    strong = sum(1 for c in d.clues if c.strength == "strong")
+    return f"{len(d.clues)} clue{'s' if len(d.clues) != 1 else ''} ({strong} strong)."
+
+
+def markdown(d: TraceDiff, *, top: int = 15) -> str:
+    from .diff import _short
+
+    def short(name, width=60):
+        return _short(name, width)
+
+    def esc(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    out = [f"## tracelens diff: `{esc(d.label_a)}` (A) → `{esc(d.label_b)}` (B)", ""]
+    out += ["### Evidence board", "", _summary_line(d), ""]
+    if d.clues:
+        out += ["| Clue | Evidence | Verdict |", "| :--- | :--- | :--- |"]
+        out += [f"| {esc(c.clue)} | {esc(c.evidence)} | {esc(c.verdict)} |" for c in d.clues]
+        out.append("")
+    for note in d.notes:
+        out += [f"_Note: {esc(note)}._", ""]
+    for key, title, headers in SECTIONS:
+        rows = _section_rows(d, key, top, short)
+        if not rows:
+            continue
+        out += [f"### {title}", ""]
+        out.append("| " + " | ".join(headers) + " |")
+        out.append(
+            "| " + " | ".join(":---" if i == 0 else "---:" for i in range(len(headers))) + " |"
+        )
+        out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+        if key == "kernels" and d.kernels.height > top:
+            out.append(f"\n_{d.kernels.height - top:,} more kernels not shown (use --top)._")
+        out.append("")
+    return "\n".join(out)
+
+
+def table(d: TraceDiff, *, top: int = 15, width: int | None = None) -> str:
+    import io
+    import os
+    import sys
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from .diff import _short
+    from .render import _terminal_width
+
+    def short(name, w=60):
+        return _short(name, w)
+
+    buf = io.StringIO()
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    console = Console(
+        file=buf,
+        width=width or _terminal_width(),
+        color_system="auto" if color else None,
+        force_terminal=color,
+        highlight=False,
+        emoji=False,
+    )
+    console.print(Text(f"tracelens diff: A = {d.label_a}  →  B = {d.label_b}", style="bold"))
+    console.print(Text(""))
+    board = Table(
+        title=Text("Evidence board"), title_justify="left", box=box.SIMPLE_HEAD, show_lines=True
+    )
+    board.add_column(Text("Clue"), ratio=2, overflow="fold")
+    board.add_column(Text("Evidence"), ratio=3, overflow="fold")
+    board.add_column(Text("Verdict"), ratio=3, overflow="fold")
+    for c in d.clues:
+        style = {"strong": "bold", "moderate": "", "weak": "dim"}[c.strength]
+        board.add_row(Text(c.clue, style=style), Text(c.evidence), Text(c.verdict))
+    if d.clues:
+        console.print(board)
+    console.print(Text(_summary_line(d)))
+    for note in d.notes:
+        console.print(Text(f"Note: {note}."))
+    for key, title, headers in SECTIONS:
+        rows = _section_rows(d, key, top, short)
+        if not rows:
+            continue
+        t = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD)
+        for i, h in enumerate(headers):
+            t.add_column(
+                Text(h),
+                justify="left"
+                if i == 0
+                or h in ("Kernel", "Category", "Fix", "Rule", "Seen in", "Most common replacements")
+                else "right",
+                overflow="fold",
+            )
+        for row in rows:
+            t.add_row(*(Text(c) for c in row))
+        console.print(t)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+
+
+def _finite(obj):
+    """JSON has no infinity or NaN: such ratios (e.g. growth from zero) become null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def to_json(d: TraceDiff) -> str:
+    return json.dumps(_finite(d.to_dict()), indent=2, allow_nan=False) + "\n"
