@@ -33,7 +33,11 @@ HEADERS = {
     "grid_xyz": "GridXYZ",
     "block_xyz": "BlockXYZ",
     "name": "Name",
+    "pid": "PID",
+    "tid": "TID",
 }
+# Other units a column name may end with: (header unit, decimals of a float).
+UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}
 _WIDE_TEXT = {"name", "operation", "text", "kernel", "top_kernel", "rule", "why", "fix", "value"}
 
 
@@ -60,12 +64,19 @@ def _header(col: str, unit: str) -> str:
             base = col[: -len(suffix)]
             u = suffix[1:]
             return HEADERS.get(base, base.replace("_", " ").capitalize() + " ({u})").format(u=u)
+    for suffix, (u, _decimals) in UNIT_SUFFIXES.items():
+        if col.endswith(suffix):
+            base = col[: -len(suffix)]
+            return HEADERS.get(base, base.replace("_", " ").capitalize() + " ({u})").format(u=u)
     return HEADERS.get(col, col.replace("_", " ").capitalize())
 
 
 def _cell(value: object, decimals: int, column: str = "") -> str:
     if column.endswith("_pct") and isinstance(value, float):
         return f"{value:.1f}"
+    for suffix, (_u, fixed) in UNIT_SUFFIXES.items():
+        if column.endswith(suffix) and isinstance(value, float):
+            return f"{value:,.{fixed}f}"
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -86,8 +97,14 @@ def _terminal_width() -> int:
 
 
 def table(
-    df: pl.DataFrame, *, timeunit: str = "ns", title: str | None = None, caption: str | None = None
+    df: pl.DataFrame,
+    *,
+    timeunit: str = "ns",
+    title: str | None = None,
+    caption: str | None = None,
+    row_styles: list[str | None] | None = None,
 ) -> str:
+    """``row_styles``: one rich style per row (e.g. "cyan"), seen only on a color terminal."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -112,9 +129,12 @@ def table(
             ratio=1 if wide else None,
             min_width=20 if wide else None,
         )
-    for row in df.iter_rows():
+    for i, row in enumerate(df.iter_rows()):
         # Text(), not str: kernel names such as `[lambda(float) (instance 1)]` are not markup.
-        t.add_row(*(Text(_cell(v, decimals, col)) for v, col in zip(row, df.columns, strict=True)))
+        t.add_row(
+            *(Text(_cell(v, decimals, col)) for v, col in zip(row, df.columns, strict=True)),
+            style=row_styles[i] if row_styles else None,
+        )
     out = io.StringIO()
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     console = Console(
@@ -167,6 +187,7 @@ def frame(
     timeunit: str = "ns",
     title: str | None = None,
     caption: str | None = None,
+    row_styles: list[str | None] | None = None,
 ) -> str:
     """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown."""
     df = convert_times(df, timeunit)
@@ -176,7 +197,7 @@ def frame(
         return json(df)
     if fmt == "markdown":
         return markdown(df, timeunit=timeunit, title=title)
-    return table(df, timeunit=timeunit, title=title, caption=caption)
+    return table(df, timeunit=timeunit, title=title, caption=caption, row_styles=row_styles)
 
 
 def _ns_human(ns: int | None) -> str:

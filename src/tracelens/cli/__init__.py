@@ -76,3 +76,4 @@ def _fail(message: str, code: int) -> None:
 from . import census as _census  # noqa: E402,F401
 from . import info as _info  # noqa: E402,F401
 from . import diff as _diff  # noqa: E402,F401
+from . import memory as _memory  # noqa: E402,F401
