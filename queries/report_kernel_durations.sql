@@ -1,0 +1,26 @@
+-- report_kernel_durations: the duration distribution of some kernels, as counts in
+-- logarithmic bins shared by every kernel and trace (bin b holds durations in
+-- [2^(b/$per_octave), 2^((b+1)/$per_octave)) ns), so two traces' histograms line up.
+--
+-- Parameters:
+--   $names       VARCHAR[]  kernel names (of $name_kind)
+--   $name_kind   VARCHAR    'demangled' | 'short'
+--   $per_octave  BIGINT     bins per doubling of duration
+--
+-- Columns:
+--   name      VARCHAR  kernel name
+--   bin       BIGINT   log bin (see above); durations under 1 ns fall in bin 0
+--   launches  BIGINT   launches whose duration falls in the bin
+WITH sel AS (
+    SELECT s.id, s.value AS name FROM strings AS s
+    WHERE s.value IN (SELECT unnest($names))
+),
+d AS (
+    SELECT sel.name, greatest(k."end" - k.start, 1) AS dur
+    FROM kernels AS k
+    JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
+)
+SELECT name, floor(log2(dur) * $per_octave)::BIGINT AS bin, count(*) AS launches
+FROM d
+GROUP BY name, bin
+ORDER BY name, bin

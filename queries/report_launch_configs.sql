@@ -1,0 +1,33 @@
+-- report_launch_configs: how some kernels were launched: one row per kernel and launch
+-- configuration (grid, block, registers, shared memory), most launches first.
+--
+-- Parameters:
+--   $names      VARCHAR[]  kernel names (of $name_kind)
+--   $name_kind  VARCHAR    'demangled' | 'short'
+--
+-- Columns:
+--   name           VARCHAR
+--   grid           VARCHAR  'X×Y×Z'
+--   block          VARCHAR  'X×Y×Z'
+--   registers      BIGINT   registers per thread (NULL where the export lacks it)
+--   shared_bytes   BIGINT   static + dynamic shared memory per block
+--   launches       BIGINT
+--   total_ns       BIGINT
+--   avg_ns         DOUBLE
+WITH sel AS (
+    SELECT s.id, s.value AS name FROM strings AS s
+    WHERE s.value IN (SELECT unnest($names))
+)
+SELECT
+    sel.name,
+    k.gridX || '×' || k.gridY || '×' || k.gridZ AS grid,
+    k.blockX || '×' || k.blockY || '×' || k.blockZ AS block,
+    k.registersPerThread AS registers,
+    coalesce(k.staticSharedMemory, 0) + coalesce(k.dynamicSharedMemory, 0) AS shared_bytes,
+    count(*) AS launches,
+    sum(k."end" - k.start)::BIGINT AS total_ns,
+    avg(k."end" - k.start) AS avg_ns
+FROM kernels AS k
+JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
+GROUP BY ALL
+ORDER BY sel.name, launches DESC, total_ns DESC, grid, block

@@ -1,0 +1,64 @@
+-- report_timeline_bins: GPU activity aggregated into time bins per lane (device, stream),
+-- so that a timeline of millions of kernels is drawn with at most lanes x bins rectangles.
+-- Each kernel, memcpy and memset is clipped to [$t0, $t1) and its busy time is split over
+-- the bins it covers.
+--
+-- Parameters:
+--   $t0, $t1      BIGINT     window, ns from session start ($t1 > $t0)
+--   $bins         BIGINT     number of equal-width bins over the window
+--   $name_ids     BIGINT[]   kernel name ids (demangled or short, see $name_kind) ...
+--   $categories   VARCHAR[]  ... and the category of each (same length); others: 'other'
+--   $name_kind    VARCHAR    'demangled' | 'short'
+--
+-- Columns:
+--   device    BIGINT   CUDA device ordinal
+--   stream    BIGINT   CUDA stream id
+--   bin       BIGINT   0-based bin index
+--   category  VARCHAR  kernel category, or 'memcpy' / 'memset'
+--   busy_ns   DOUBLE   time events of this category occupy in the bin, ns
+--   events    BIGINT   events of this category that start in the bin
+WITH cat AS (
+    SELECT unnest($name_ids) AS id, unnest($categories) AS category
+),
+ev AS (
+    SELECT k.deviceId AS device, k.streamId AS stream, k.start, k."end",
+           coalesce(cat.category, 'other') AS category
+    FROM kernels AS k
+    LEFT JOIN cat ON cat.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
+    WHERE k."end" >= $t0 AND k.start < $t1
+    UNION ALL
+    SELECT deviceId, streamId, start, "end", 'memcpy' FROM memcpys
+    WHERE "end" >= $t0 AND start < $t1
+    UNION ALL
+    SELECT deviceId, streamId, start, "end", 'memset' FROM memsets
+    WHERE "end" >= $t0 AND start < $t1
+),
+clipped AS (
+    SELECT device, stream, category,
+           greatest(start, $t0) AS s,
+           least(greatest("end", start), $t1) AS e,
+           start >= $t0 AS starts_here,
+           ($t1 - $t0)::DOUBLE / $bins AS bw
+    FROM ev
+),
+binned AS (
+    SELECT *,
+           least(floor((s - $t0) / bw), $bins - 1)::BIGINT AS b0,
+           least(floor((greatest(e - 1, s) - $t0) / bw), $bins - 1)::BIGINT AS b1
+    FROM clipped
+),
+spread AS (
+    -- Most events fit in one bin; only the others are spread over the bins they cover.
+    SELECT device, stream, category, s, e, starts_here, bw, b0 AS bin, true AS first
+    FROM binned WHERE b0 = b1
+    UNION ALL
+    SELECT device, stream, category, s, e, starts_here, bw, bin, bin = b0 AS first
+    FROM (SELECT *, unnest(range(b0, b1 + 1)) AS bin FROM binned WHERE b1 > b0)
+)
+SELECT
+    device, stream, bin, category,
+    sum(greatest(least(e, $t0 + (bin + 1) * bw) - greatest(s, $t0 + bin * bw), 0)) AS busy_ns,
+    count(*) FILTER (WHERE first AND starts_here) AS events
+FROM spread
+GROUP BY device, stream, bin, category
+ORDER BY device, stream, bin, category
