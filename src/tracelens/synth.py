@@ -1017,7 +1017,12 @@ class TraceBuilder:
         return out
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the export to ``path`` (replacing it) in one transaction; returns the path."""
+        """Write the export to ``path`` (replacing it) in one transaction; returns the path.
+
+        The schema DDL's ``CREATE INDEX`` statements run for the tables that exist (only the
+        3.25.0 file has any: ``_nsysai_*`` indexes, which the nsys-ai tool had added to that
+        real export).
+        """
         path = Path(path)
         tables: dict[str, list[dict[str, Any]]] = {
             "StringIds": [{"id": i, "value": v} for i, v in enumerate(self._string_values)]
