@@ -2125,6 +2125,54 @@ def _aten_op(n: str) -> str | None:
     return None
 
 
+_ATEN_REDUCE_TAG = re.compile(
+    r"\b(ReduceAdd|ReduceMultiply|ReduceMean|ReduceMaximum|ReduceMinimum|TensorAssign)\b"
+)
+_INDEX_IMPLS = (
+    ("index_put_with_sort", "index_put (accumulate, sort-based)"),
+    ("index_put_kernel_impl", "index_put"),
+    ("index_copy_kernel_impl", "index_copy"),
+    ("index_fill_kernel_impl", "index_fill"),
+    ("index_kernel_impl", "index (advanced indexing / gather)"),
+    ("masked_scatter", "masked_scatter"),
+    ("put_kernel", "put_"),
+    ("take_kernel", "take"),
+)
+
+
+def _scatter_or_gather(n: str) -> str:
+    # _cuda_scatter_gather_internal_kernel<is_scatter_like, scalar_t>
+    args = _args_after(n, "_cuda_scatter_gather_internal_kernel<")
+    if args and args[0] == "true":
+        return "scatter"
+    if args and args[0] == "false":
+        return "gather"
+    return "scatter / gather"
+
+
+def _aten_index_op(b: str, n: str, reduce: str | None) -> str | None:
+    if b.startswith("indexSelect"):
+        return "index_select"
+    if b.startswith("indexFunc"):
+        return "index_add" if reduce == "ReduceAdd" else "index_reduce"
+    if b == "vectorized_gather_kernel":
+        return "gather"
+    if b == "_scatter_gather_elementwise_kernel":
+        return {
+            "ReduceAdd": "scatter_add / scatter_reduce(sum, mean)",
+            "ReduceMean": "scatter_reduce(mean)",
+            "ReduceMultiply": "scatter_reduce(prod)",
+            "ReduceMaximum": "scatter_reduce(amax)",
+            "ReduceMinimum": "scatter_reduce(amin)",
+        }.get(reduce or "", _scatter_or_gather(n))
+    if b == "indexing_backward_kernel":
+        return "index_put (accumulate) / indexing backward"
+    for marker, op in _INDEX_IMPLS:
+        if marker in n:
+            return op
+    return None
+
+
 def _parse_aten(c: _Ctx) -> tuple[str, list[Field]] | None:
     b, q, n = c.base, c.qual, c.normalized
     aten_ns = q.startswith(("at::", "at_cuda_detail::", "c10::", "(anonymous namespace)::"))
@@ -2165,16 +2213,13 @@ def _parse_aten(c: _Ctx) -> tuple[str, list[Field]] | None:
         return "aten_reduce", fields
     if b in _ATEN_INDEX:
         fields = []
-        m = re.search(
-            r"\b(ReduceAdd|ReduceMultiply|ReduceMean|ReduceMaximum|ReduceMinimum|TensorAssign)\b", n
-        )  # noqa: E501
-        if m:
-            fields.append(
-                _f("reduce", m.group(1), "reduction applied at scattered indices", INFERRED)
-            )  # noqa: E501
-        op = _aten_op(n)
-        if op and op not in ("Opaque",):
-            fields.append(_f("op", op, "indexing operation from the template arguments", INFERRED))  # noqa: E501
+        m = _ATEN_REDUCE_TAG.search(n)
+        reduce = m.group(1) if m else None
+        if reduce:
+            fields.append(_f("reduce", reduce, "what happens at each target index", INFERRED))
+        op = _aten_index_op(b, n, reduce)
+        if op:
+            fields.append(_f("op", op, "PyTorch operation behind this indexing kernel", INFERRED))
         return "aten_index", fields
     if _ATEN_SOFTMAX.match(b):
         fields = [

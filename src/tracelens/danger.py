@@ -1,0 +1,275 @@
+"""Danger zone: kernels whose results may change between runs or between batch sizes.
+
+Rules live in ``data/danger.toml`` and use the same boundary-safe matcher as
+:mod:`tracelens.categories` (``on``, ``tokens``, ``all_tokens``, ``not_tokens``, ``regex``),
+plus optional conditions on decoded fields (``fields = { split = "true" }``; the value
+``"-"`` means "the decoder did not produce this field"). Each rule has an ``id``, a
+``level`` (``high``, ``medium`` or ``info``), a ``why`` a user can act on, a ``fix`` and a
+``source``. Unlike categories, *every* rule that matches is reported.
+
+``load_danger_rules(extra=path)`` puts a user file's rules before the built-in ones; a user
+rule with a built-in rule's id replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._resources import data_dir
+from .categories import Matcher, Subject, parse_matcher, read_rule_tables, rule_label
+from .errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
+
+__all__ = [
+    "LEVELS",
+    "DangerHit",
+    "DangerRule",
+    "DangerRules",
+    "danger_table",
+    "load_danger_rules",
+    "match_danger",
+]
+
+#: Levels, most severe first.
+LEVELS = ("high", "medium", "info")
+ABSENT = "-"
+_RULE_KEYS = frozenset(
+    {
+        "id",
+        "level",
+        "why",
+        "fix",
+        "source",
+        "fields",
+        "on",
+        "tokens",
+        "all_tokens",
+        "not_tokens",
+        "regex",
+    }
+)
+_BUILTIN_FILE = "danger.toml"
+
+
+@dataclass(frozen=True)
+class DangerRule:
+    id: str
+    level: str
+    why: str
+    fix: str
+    source: str
+    matcher: Matcher
+    fields: tuple[tuple[str, str], ...]
+    origin: str
+
+    def matches(self, name: str, subject: Subject | None = None) -> bool:
+        subject = subject or Subject.of(name)
+        if not self.matcher.matches(subject):
+            return False
+        if self.fields:
+            from .kernelnames import decode
+
+            decoded = decode(name)
+            for fname, want in self.fields:
+                got = decoded.get(fname)
+                if want == ABSENT:
+                    if got is not None:
+                        return False
+                elif got != want:
+                    return False
+        return True
+
+
+@dataclass(frozen=True)
+class DangerHit:
+    """One rule that fired on one kernel name."""
+
+    rule_id: str
+    level: str
+    name: str
+    why: str
+    fix: str
+    source: str
+
+
+class DangerRules:
+    """Ordered danger rules and the files they came from."""
+
+    def __init__(self, rules: Iterable[DangerRule], sources: Iterable[str] = ()) -> None:
+        self.rules: tuple[DangerRule, ...] = tuple(rules)
+        self.sources: tuple[str, ...] = tuple(sources)
+        self._cached = lru_cache(maxsize=16384)(self._match_uncached)
+
+    def __iter__(self) -> Iterator[DangerRule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __repr__(self) -> str:
+        return f"DangerRules({len(self.rules)} rules from {', '.join(self.sources)})"
+
+    def _match_uncached(self, name: str) -> tuple[DangerHit, ...]:
+        subject = Subject.of(name)
+        return tuple(
+            DangerHit(r.id, r.level, name, r.why, r.fix, r.source)
+            for r in self.rules
+            if r.matches(name, subject)
+        )
+
+    def match(self, name: str) -> list[DangerHit]:
+        if not isinstance(name, str):
+            raise TypeError(f"kernel name must be str, not {type(name).__name__}")
+        return list(self._cached(name))
+
+
+def _text(table: Mapping[str, object], key: str, *, required: bool) -> str:
+    value = table.get(key, "")
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise ValueError(f"'{key}' must be a non-empty string")
+    return value
+
+
+def _parse_rules(path: Path, *, builtin: bool) -> list[DangerRule]:
+    tables = read_rule_tables(path)
+    out: list[DangerRule] = []
+    seen: set[str] = set()
+    for i, table in enumerate(tables):
+        label = rule_label(i, table)
+        try:
+            unknown = sorted(set(table) - _RULE_KEYS)
+            if unknown:
+                raise ValueError(
+                    f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(_RULE_KEYS))})"
+                )
+            rid = table.get("id")
+            if not isinstance(rid, str) or not rid:
+                raise ValueError("missing 'id' (a non-empty string)")
+            if rid in seen:
+                raise ValueError("duplicate id")
+            seen.add(rid)
+            level = table.get("level")
+            if level not in LEVELS:
+                raise ValueError(f"'level' must be one of {', '.join(LEVELS)}, not {level!r}")
+            why = _text(table, "why", required=True)
+            fix = _text(table, "fix", required=True)
+            source = _text(table, "source", required=builtin)
+            raw_fields = table.get("fields", {})
+            if not isinstance(raw_fields, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in raw_fields.items()
+            ):
+                raise ValueError("'fields' must be a table of field name = string value")
+            matcher = parse_matcher(table)
+        except ValueError as exc:
+            raise UsageError(f"{path}: {label}: {' '.join(str(exc).split())}") from None
+        out.append(
+            DangerRule(
+                rid,
+                str(level),
+                why,
+                fix,
+                source,
+                matcher,
+                tuple(sorted(raw_fields.items())),
+                str(path),
+            )
+        )
+    return out
+
+
+def builtin_danger_path() -> Path:
+    return data_dir() / _BUILTIN_FILE
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> DangerRules:
+    path = builtin_danger_path()
+    return DangerRules(_parse_rules(path, builtin=True), [str(path)])
+
+
+def load_danger_rules(extra: Path | str | None = None) -> DangerRules:
+    """The built-in danger rules, preceded by the rules of ``extra`` when given.
+
+    A bad file raises :class:`~tracelens.errors.UsageError` naming the file and the problem.
+    """
+    builtin = _builtin()
+    if extra is None:
+        return builtin
+    path = Path(extra)
+    user = _parse_rules(path, builtin=False)
+    ids = {r.id for r in user}
+    kept = [r for r in builtin.rules if r.id not in ids]
+    return DangerRules([*user, *kept], [str(path), *builtin.sources])
+
+
+def match_danger(name: str, rules: DangerRules | None = None) -> list[DangerHit]:
+    """Every danger rule that fires on ``name`` (any producer's form), in rule order."""
+    return (rules or _builtin()).match(name)
+
+
+_TABLE_SCHEMA = {
+    "rule_id": "String",
+    "level": "String",
+    "name": "String",
+    "instances": "Int64",
+    "total_ns": "Int64",
+    "time_pct": "Float64",
+    "why": "String",
+    "fix": "String",
+    "source": "String",
+}
+_NEEDED = ("name", "instances", "total_ns", "time_pct")
+
+
+def danger_table(kernels: pl.DataFrame, rules: DangerRules | None = None) -> pl.DataFrame:
+    """One row per (kernel, rule that fires) for a census-like frame.
+
+    ``kernels`` needs columns ``name``, ``instances``, ``total_ns`` and ``time_pct``. The
+    result has ``rule_id, level, name, instances, total_ns, time_pct, why, fix, source``,
+    sorted by level (high first), then ``total_ns`` descending; it is empty (with that
+    schema) when nothing fires.
+    """
+    import polars as pl
+
+    missing = [c for c in _NEEDED if c not in kernels.columns]
+    if missing:
+        raise UsageError(
+            f"danger_table needs columns {', '.join(_NEEDED)}; missing {', '.join(missing)}"
+        )
+    rules = rules or _builtin()
+    schema = {k: getattr(pl, v) for k, v in _TABLE_SCHEMA.items()}
+    order = {level: i for i, level in enumerate(LEVELS)}
+    rows = []
+    for r in kernels.select(_NEEDED).iter_rows(named=True):
+        name = r["name"]
+        if name is None:
+            continue
+        for hit in rules.match(str(name)):
+            rows.append(
+                {
+                    "rule_id": hit.rule_id,
+                    "level": hit.level,
+                    "name": name,
+                    "instances": r["instances"],
+                    "total_ns": r["total_ns"],
+                    "time_pct": r["time_pct"],
+                    "why": hit.why,
+                    "fix": hit.fix,
+                    "source": hit.source,
+                }
+            )
+    rows.sort(
+        key=lambda x: (
+            order[x["level"]],
+            -(x["total_ns"] or 0),
+            x["name"],
+            x["rule_id"],
+        )
+    )
+    return pl.DataFrame(rows, schema=schema, strict=False)
