@@ -166,6 +166,27 @@ def _pct_change(r: float | None) -> str:
     return f"{(r - 1) * 100:+.0f}%"
 
 
+def _typical_ratio(kernels: pl.DataFrame) -> float:
+    import polars as pl
+
+    both = kernels.filter(
+        (pl.col("a_instances") > 0) & (pl.col("b_instances") > 0) & (pl.col("a_avg_ns") > 0)
+    ).select(
+        ratio=pl.col("b_avg_ns") / pl.col("a_avg_ns"),
+        weight=pl.col("a_total_ns") + pl.col("b_total_ns"),
+    )
+    if both.height == 0 or both["weight"].sum() == 0:
+        return 1.0
+    rows = sorted(both.iter_rows())
+    half = sum(w for _, w in rows) / 2
+    acc = 0
+    for ratio, weight in rows:
+        acc += weight
+        if acc >= half:
+            return float(ratio)
+    return float(rows[-1][0])
+
+
 def _count(n: int) -> str:
     return f"{n:,}"
 
@@ -349,11 +370,10 @@ def diff(
     time_b = int(kernels["b_total_ns"].sum())
     launches_a = int(kernels["a_instances"].sum())
     launches_b = int(kernels["b_instances"].sum())
-    # The trace-wide change per launch: a kernel that changes by just this much is
-    # unsurprising (everything got slower or faster together).
-    per_launch_a = time_a / launches_a if launches_a else 0.0
-    per_launch_b = time_b / launches_b if launches_b else 0.0
-    overall = (per_launch_b / per_launch_a) if per_launch_a and per_launch_b else 1.0
+    # The typical change per call: the time-weighted median of the per-call ratios of the
+    # kernels both runs launch. A kernel that changes by just this much is unsurprising
+    # (everything got slower or faster together); swapped kernels don't bias it.
+    overall = _typical_ratio(kernels)
     grand = (time_a + time_b) or 1
     kernels = kernels.with_columns(
         status=pl.when(pl.col("a_instances") == 0)
@@ -466,14 +486,27 @@ def diff(
     # Danger-zone kernels ------------------------------------------------------------------
     danger = _danger_changes(kernels)
 
-    # Comparability: the share of GPU time spent in kernels both traces run.
+    # Comparability: do the runs share their kernels? By launches, not time: a GEMM swap can
+    # move most of the time into kernels only one side runs while the program is the same.
     both = kernels.filter(pl.col("status") == "both")
+    launches_both = int(both["a_instances"].sum() + both["b_instances"].sum())
+    launch_overlap = launches_both / ((launches_a + launches_b) or 1)
     overlap = float((both["a_total_ns"].sum() + both["b_total_ns"].sum()) / grand) if grand else 0.0
-    comparable = overlap >= 0.2 and bool(time_a) and bool(time_b)
+    comparable = launch_overlap >= 0.2 and bool(time_a) and bool(time_b)
 
     figures = _figures(sa, sb, totals, copies, kernels, danger, alignment, overlap)
+    figures["launch_overlap"] = float(launch_overlap)
     clues = _clues(
-        sa, sb, copies, kernels, variant_swaps, alignment, danger, overall, overlap, comparable
+        sa,
+        sb,
+        copies,
+        kernels,
+        variant_swaps,
+        alignment,
+        danger,
+        overall,
+        launch_overlap,
+        comparable,
     )
     figures["clues"] = float(len(clues))
     notes = []
@@ -612,7 +645,7 @@ def _clues(
             Clue(
                 "not_comparable",
                 "the traces are not comparable",
-                f"only {overlap:.0%} of GPU time is in kernels both traces run "
+                f"only {overlap:.0%} of kernel launches are of kernels both traces run "
                 f"({_count(launches_a)} vs {_count(launches_b)} launches)",
                 "these look like different programs or phases: compare runs of the same workload, "
                 "or narrow both sides to the same NVTX range or time window",
@@ -623,9 +656,10 @@ def _clues(
         return clues
 
     # Different amounts of work: totals mislead, per-call figures don't.
-    span_r = _ratio(sa.totals["span_ns"], sb.totals["span_ns"]) or 1.0
     launch_r = _ratio(launches_a, launches_b) or 1.0
-    if not (0.67 <= launch_r <= 1.5) or not (0.67 <= span_r <= 1.5):
+    # Same launch count, longer span: the same work taking longer, which is the question,
+    # not a reason to distrust the comparison.
+    if not (0.67 <= launch_r <= 1.5):
         clues.append(
             Clue(
                 "weak_evidence",
@@ -655,30 +689,24 @@ def _clues(
             if same_calls
             else f"calls {_count(r['a_instances'])} → {_count(r['b_instances'])}"
         )
-        slower = r["per_call_ratio"] > 1
-        word = "longer" if slower else "shorter"
-        factor = r["per_call_ratio"] if slower else 1 / r["per_call_ratio"]
-        attention = r["category"] == "attention"
-        verdict = (
-            "same calls, each much "
-            + ("slower" if slower else "faster")
-            + ": "
-            + (
-                "the attention path changed (e.g. cascade or split-KV attention, another KV "
-                "layout), not just the amount of work"
-                if attention
-                else "its inputs changed size or it runs a different code path"
-            )
+        ratio = r["per_call_ratio"]
+        word = f"{ratio:.2f}× longer" if ratio >= 1 else f"{1 / ratio:.2f}× shorter"
+        attention = r["category"] == "attention" or "attn" in r["name"] or "cache" in r["name"]
+        cause = (
+            "the attention path changed (e.g. cascade or split-KV attention, another KV "
+            "layout), not just the amount of work"
+            if attention
+            else "its inputs changed size or it runs a different code path"
         )
         clues.append(
             Clue(
                 "per_call_outlier",
-                f"{_short(r['name'])} is {factor:.2f}× {word} per call"
+                f"{_short(r['name'])}: {word} per call"
                 + (" (attention-related)" if attention else ""),
                 f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
-                f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])} "
-                f"(trace-wide per-launch change {fmt_ratio(overall)})",
-                verdict,
+                f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
+                f"kernel changed {fmt_ratio(overall)}",
+                ("same calls, " if same_calls else "") + f"far off the typical change: {cause}",
                 "strong" if same_calls else "moderate",
                 "kernels",
             )
@@ -730,15 +758,21 @@ def _clues(
     # Copies and memsets.
     for r in copies.iter_rows(named=True):
         cr, br = _ratio(r["a_count"], r["b_count"]), _ratio(r["a_bytes"], r["b_bytes"])
-        grew = (cr is not None and cr >= 1.2) or (br is not None and br >= 1.2)
-        shrank = (cr is not None and cr <= 1 / 1.2) or (br is not None and br <= 1 / 1.2)
-        if max(r["a_count"], r["b_count"]) < 5 or not (grew or shrank):
+        # Small absolute amounts are noise: need 5 copies or 1 MB on one side to speak.
+        many = max(r["a_count"], r["b_count"]) >= 5
+        big = max(r["a_bytes"], r["b_bytes"]) >= 1_000_000
+        count_moved = many and cr is not None and (cr >= 1.2 or cr <= 1 / 1.2)
+        bytes_moved = big and br is not None and (br >= 1.2 or br <= 1 / 1.2)
+        if not (count_moved or bytes_moved):
             continue
+        grew = (cr or 1) >= 1.2 or (br or 1) >= 1.2
         dtod = r["copy_kind"] == 8
         clues.append(
             Clue(
                 "copy_growth" if grew else "copy_shrink",
-                f"{_pct_change(cr)} {r['operation']}",
+                f"{_pct_change(cr)} {r['operation']}"
+                if count_moved
+                else f"{r['operation']}: {fmt_ratio(br)} the bytes",
                 f"{_count(r['a_count'])} → {_count(r['b_count'])} copies, "
                 f"{fmt_bytes(r['a_bytes'])} → {fmt_bytes(r['b_bytes'])}",
                 (
@@ -803,36 +837,77 @@ def _clues(
                 )
             )
 
-    # Danger-zone kernels.
-    for r in danger.filter(pl.col("status").is_in(["new", "vanished", "grew"])).iter_rows(
-        named=True
-    ):
-        if r["level"] == "info":
-            continue
-        where = {"new": f"runs only in {lb}", "vanished": f"runs only in {la}", "grew": "grew"}[
-            r["status"]
-        ]
+    # Danger-zone kernels: one clue per rule, kernels that appear/vanish/grow together.
+    risky = danger.filter(
+        pl.col("status").is_in(["new", "vanished", "grew"]) & (pl.col("level") != "info")
+    )
+    for rule_id in dict.fromkeys(risky["rule_id"].to_list()):
+        rows = risky.filter(pl.col("rule_id") == rule_id).to_dicts()
+        first = rows[0]
+        parts = []
+        for status, side in (
+            ("new", f"only in {lb}"),
+            ("vanished", f"only in {la}"),
+            ("grew", "grew"),
+        ):
+            sel = [r for r in rows if r["status"] == status]
+            if not sel:
+                continue
+            ns = sum(r["b_total_ns"] if status != "vanished" else r["a_total_ns"] for r in sel)
+            calls = sum(r["b_calls"] if status != "vanished" else r["a_calls"] for r in sel)
+            names = ", ".join(_short(r["name"], 40) for r in sel[:2]) + (
+                f" and {len(sel) - 2} more" if len(sel) > 2 else ""
+            )
+            parts.append(f"{side}: {names} ({_count(calls)} calls, {fmt_ns(ns)})")
+        n = len(rows)
+        what = _short(first["name"], 50) if n == 1 else f"{n} kernels"
+        statuses = {r["status"] for r in rows}
+        kind = (
+            "swapped"
+            if {"new", "vanished"} <= statuses
+            else ("new" if "new" in statuses else first["status"])
+        )
         clues.append(
             Clue(
-                f"danger_{r['status']}",
-                f"{_short(r['name'])} ({r['rule_id']}, {r['level']} risk) {where}",
-                f"calls {_count(r['a_calls'])} → {_count(r['b_calls'])}, "
-                f"{fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])}",
-                f"{r['why']} This can explain numerically different results. Fix: {r['fix']}",
-                "strong" if r["level"] == "high" else "moderate",
+                "danger_" + kind,
+                f"{what} with a determinism risk ({rule_id}, {first['level']})",
+                "; ".join(parts),
+                f"{first['why']} This can explain numerically different results. Fix: {first['fix']}",
+                "strong" if first["level"] == "high" else "moderate",
                 "danger",
             )
         )
-    return clues
+    return sorted(clues, key=lambda c: _CLUE_ORDER.get(c.id, 9))
 
 
-def _short(name: str | None, width: int = 60) -> str:
-    """A kernel name short enough for a sentence."""
+# Evidence-board order: caveats first, then what explains the most.
+_CLUE_ORDER = {
+    "not_comparable": 0,
+    "weak_evidence": 1,
+    "per_call_outlier": 2,
+    "same_count_different_path": 3,
+    "launch_sequence_diverges": 3,
+    "variant_swap": 4,
+    "danger_new": 5,
+    "danger_vanished": 5,
+    "danger_grew": 5,
+    "danger_swapped": 5.5,
+    "new_kernels": 6,
+    "vanished_kernels": 6,
+    "copy_growth": 7,
+    "copy_shrink": 7,
+    "memset_growth": 8,
+    "memset_shrink": 8,
+}
+
+
+def _short(name: str | None, width: int = 60, *, templates: bool = False) -> str:
+    """A kernel name short enough for a sentence (or, with ``templates``, a table cell)."""
     if not name:
         return "?"
-    from .kernelnames import normalize
+    from .kernelnames import normalize, qualified_name
 
-    text = normalize(name)
+    text = normalize(name) if templates else qualified_name(name)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

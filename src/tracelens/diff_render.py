@@ -218,8 +218,8 @@ def _summary_line(d: TraceDiff) -> str:
 def markdown(d: TraceDiff, *, top: int = 15) -> str:
     from .diff import _short
 
-    def short(name, width=60):
-        return _short(name, width)
+    def short(name, width=70):
+        return _short(name, width, templates=True)
 
     def esc(text: str) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
@@ -261,8 +261,8 @@ def table(d: TraceDiff, *, top: int = 15, width: int | None = None) -> str:
     from .diff import _short
     from .render import _terminal_width
 
-    def short(name, w=60):
-        return _short(name, w)
+    def short(name, w=70):
+        return _short(name, w, templates=True)
 
     buf = io.StringIO()
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ

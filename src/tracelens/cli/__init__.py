@@ -34,7 +34,8 @@ def _is(exc: BaseException, class_name: str) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every expected failure into one stderr line."""
     try:
-        app(args=argv, prog_name="tracelens", standalone_mode=False)
+        # Without standalone mode, click returns the code of a typer.Exit instead of exiting.
+        code = app(args=argv, prog_name="tracelens", standalone_mode=False)
     except TracelensError as exc:
         _fail(str(exc), exc.exit_code)
     except BrokenPipeError:
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
             "(set TRACELENS_DEBUG=1 for the traceback, and please report it)",
             70,
         )
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _fail(message: str, code: int) -> None:
@@ -77,3 +78,4 @@ from . import census as _census  # noqa: E402,F401
 from . import info as _info  # noqa: E402,F401
 from . import diff as _diff  # noqa: E402,F401
 from . import memory as _memory  # noqa: E402,F401
+from . import report as _report  # noqa: E402,F401

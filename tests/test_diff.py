@@ -1,0 +1,235 @@
+"""tracelens diff: the evidence board on the demo pair, no clue on identical traces,
+'not comparable' on different programs, and the --fail-if gates."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+
+import pytest
+from conftest import REFERENCE, needs_shared, run_cli, shared_traces
+
+import tracelens
+from tracelens.demo import demo_path
+from tracelens.diff import align_sequences, check_gates, diff
+
+
+@pytest.fixture(scope="module")
+def demo_diff():
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        return diff(a, b)
+
+
+def _clue(d, clue_id):
+    found = [c for c in d.clues if c.id == clue_id]
+    assert found, f"no {clue_id} clue in {[c.id for c in d.clues]}"
+    return found
+
+
+def test_demo_names_the_attention_per_call_outlier(demo_diff):
+    (c,) = _clue(demo_diff, "per_call_outlier")
+    assert "reshape_and_cache_flash_kernel" in c.clue and "attention-related" in c.clue
+    assert "5.12× longer per call" in c.clue
+    assert "140 calls in both" in c.evidence
+    assert c.strength == "strong"
+
+
+def test_demo_names_the_gemm_variant_swap(demo_diff):
+    (c,) = _clue(demo_diff, "variant_swap")
+    assert c.clue == "gemm: variants swapped"
+    assert c.evidence.startswith("7 gemm kernels in B (138.9 ms, 565 calls) that A does not run")
+    assert "A ran 7 others (28.05 ms" in c.evidence
+    assert "not batch-invariant" in c.verdict
+
+
+def test_demo_names_copy_and_memset_growth(demo_diff):
+    copies = {c.clue: c for c in _clue(demo_diff, "copy_growth")}
+    d2d = copies["+83% device-to-device copies"]
+    assert d2d.evidence == "29 → 53 copies, 81.0 MB → 163.0 MB"
+    (m,) = _clue(demo_diff, "memset_growth")
+    assert m.clue == "+24% memsets" and m.evidence.startswith("345 → 429 memsets")
+
+
+def test_demo_names_same_count_different_path(demo_diff):
+    (c,) = _clue(demo_diff, "same_count_different_path")
+    assert c.clue == "same launch count (1,949 in both), different kernels"
+    assert "first divergence at launch #" in c.evidence
+    assert "same graph, different path" in c.verdict
+
+
+def test_demo_names_the_cascade_merge_as_the_numerical_cause(demo_diff):
+    (c,) = _clue(demo_diff, "danger_new")
+    assert "merge_attn_states_kernel" in c.clue and "high" in c.clue
+    assert "only in B" in c.evidence
+    assert "disable_cascade_attn=True" in c.verdict
+    # the explanation ranks before the plain copy/memset observations
+    ids = [x.id for x in demo_diff.clues]
+    assert ids.index("danger_new") < ids.index("copy_growth")
+
+
+def test_demo_evidence_is_not_weak(demo_diff):
+    ids = {c.id for c in demo_diff.clues}
+    assert "weak_evidence" not in ids and "not_comparable" not in ids
+    assert demo_diff.comparable
+
+
+def test_demo_tables(demo_diff):
+    k = demo_diff.kernels
+    row = k.filter(k["name"].str.contains("reshape_and_cache")).to_dicts()[0]
+    assert (row["a_instances"], row["b_instances"], row["status"]) == (140, 140, "both")
+    assert round(row["per_call_ratio"], 2) == 5.12
+    assert demo_diff.figures["launch_ratio"] == 1.0
+    assert demo_diff.figures["new_danger"] >= 1
+    (al,) = demo_diff.alignment
+    assert al.launches_a == al.launches_b == 1949 and not al.identical
+    replaced = {(x.split("<")[0], y.split("<")[0]) for x, y, _ in al.replaced}
+    assert any("splitkv_combine" in x and "merge_attn_states" in y for x, y in replaced)
+
+
+def test_identical_traces_report_no_change(tmp_path):
+    a = tmp_path / "a.sqlite"
+    b = tmp_path / "b.sqlite"
+    shutil.copyfile(demo_path("bs16"), a)
+    shutil.copyfile(demo_path("bs16"), b)
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        d = diff(ta, tb)
+    assert d.clues == ()
+    assert d.comparable
+    assert all(al.identical for al in d.alignment)
+    assert set(d.kernels["status"].to_list()) == {"both"}
+    assert d.figures["gpu_time_ratio"] == 1.0 and d.figures["new_danger"] == 0
+
+
+def test_identical_traces_cli_says_so(tmp_path, capsys):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    shutil.copyfile(demo_path("bs1"), a)
+    shutil.copyfile(demo_path("bs1"), b)
+    rc, out, _ = run_cli(["diff", a, b, "-f", "markdown"], capsys)
+    assert rc == 0
+    assert "No difference found: no rule fired on these two traces." in out
+
+
+KERNEL_TRACES = [
+    p.stem for p in shared_traces() if (REFERENCE / f"{p.stem}_gpukernsum.csv").exists()
+]
+
+
+@needs_shared
+@pytest.mark.parametrize("pair", list(itertools.combinations(KERNEL_TRACES, 2))[:12])
+def test_different_programs_are_not_comparable(pair, trace_copies):
+    with tracelens.open(trace_copies[pair[0]]) as a, tracelens.open(trace_copies[pair[1]]) as b:
+        d = diff(a, b)
+    assert not d.comparable
+    assert [c.id for c in d.clues] == ["not_comparable"]
+
+
+@needs_shared
+def test_trace_without_kernels_is_an_error(trace_copies, capsys):
+    rc, out, err = run_cli(
+        ["diff", trace_copies["nsys2021.3_cpu_only_no_cuda"], trace_copies["nsys2026.1_mock_2k"]],
+        capsys,
+    )
+    assert rc == 3 and out == ""
+    assert err.endswith("no CUDA kernel data: was it captured with -t cuda?\n")
+
+
+def test_gates_trip_and_pass(demo_diff):
+    results = check_gates(demo_diff, ["new_danger>0", "gpu_time_ratio < 1", "launch_ratio==1"])
+    assert [(g.figure, g.tripped) for g in results] == [
+        ("new_danger", True),
+        ("gpu_time_ratio", False),
+        ("launch_ratio", True),
+    ]
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        (
+            "gpu_time_ratio >> 2",
+            "tracelens: --fail-if 'gpu_time_ratio >> 2' is not FIGURE OP NUMBER (e.g. gpu_time_ratio>1.05); OP is one of < <= > >= == !=\n",
+        ),
+        ("speed>1", "tracelens: --fail-if: unknown figure 'speed'; known: "),
+    ],
+)
+def test_bad_gates_are_usage_errors(expr, message, capsys):
+    rc, out, err = run_cli(["diff", "--demo", "--fail-if", expr, "-f", "json"], capsys)
+    assert rc == 2 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_cli_gate_exit_codes(capsys):
+    rc, out, err = run_cli(["diff", "--demo", "--fail-if", "new_danger>0", "-f", "json"], capsys)
+    assert rc == 1
+    assert json.loads(out)["figures"]["new_danger"] >= 1
+    assert err.startswith("tracelens: gate tripped: new_danger>0 (new_danger = ")
+    rc, _, err = run_cli(
+        ["diff", "--demo", "--fail-if", "gpu_time_ratio>100", "-f", "json"], capsys
+    )
+    assert (rc, err) == (0, "")
+
+
+def test_cli_table_puts_the_evidence_board_first(capsys):
+    rc, out, _ = run_cli(["diff", "--demo"], capsys)
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0] == "tracelens diff: A = bs1.sqlite  →  B = bs16.sqlite"
+    assert lines[2].strip() == "Evidence board"
+    assert out.index("Evidence board") < out.index("Totals") < out.index("Kernels, most surprising")
+
+
+def test_cli_markdown_is_pasteable(capsys):
+    rc, out, _ = run_cli(["diff", "--demo", "-f", "markdown", "--top", "3"], capsys)
+    assert rc == 0
+    assert out.startswith("## tracelens diff: `bs1.sqlite` (A) → `bs16.sqlite` (B)\n")
+    assert "| Clue | Evidence | Verdict |" in out
+    assert "more kernels not shown (use --top)" in out
+
+
+def test_per_side_windows(capsys):
+    # the first 5 ms of each run: far fewer launches on both sides
+    starts = []
+    for name in ("bs1", "bs16"):
+        with tracelens.open(demo_path(name)) as t:
+            starts.append(t.info.start_ns)
+    window = [
+        "--a-start",
+        str(starts[0]),
+        "--a-end",
+        str(starts[0] + 5_000_000),
+        "--b-start",
+        str(starts[1]),
+        "--b-end",
+        str(starts[1] + 5_000_000),
+    ]
+    rc, out, _ = run_cli(["diff", "--demo", "-f", "json", *window], capsys)
+    assert rc == 0
+    data = json.loads(out)
+    launches = {r["metric"]: (r["a"], r["b"]) for r in data["totals"]}["kernel launches"]
+    assert 0 < launches[0] < 1949 and 0 < launches[1] < 1949
+
+
+def test_usage_errors(capsys):
+    assert run_cli(["diff", "--demo", demo_path("bs1")], capsys)[2] == (
+        "tracelens: give either two traces A B or --demo, not both\n"
+    )
+    assert run_cli(["diff", demo_path("bs1")], capsys)[2] == (
+        "tracelens: diff needs two traces: A (baseline) and B, or --demo\n"
+    )
+    assert run_cli(["diff", "--demo", "--name", "mangled"], capsys)[2] == (
+        "tracelens: unknown --name 'mangled'; use one of: demangled, short\n"
+    )
+
+
+def test_align_sequences_finds_replacements_and_insertions():
+    a = ["x", "y", "z", "w"]
+    b = ["x", "q", "z", "w", "v"]
+    al = align_sequences(0, a, b, 4, 5)
+    assert al.first_divergence == 1
+    assert (al.a_at_divergence, al.b_at_divergence) == ("y", "q")
+    assert al.matched_in_order == 3
+    assert al.replaced == (("y", "q", 1),)
+    assert al.only_in_b == (("v", 1),)
+    same = align_sequences(0, a, list(a), 4, 4)
+    assert same.identical and same.matched_in_order == 4
