@@ -5,6 +5,9 @@ runs differ.
     with tracelens.open("run.sqlite") as trace:
         trace.info              # TraceInfo: versions, GPUs, processes, span, counts
         trace.census(top=10)    # polars DataFrame, times in ns
+    tracelens.decode("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN")   # KernelName
+    with tracelens.open("bs1.sqlite") as a, tracelens.open("bs16.sqlite") as b:
+        tracelens.diff(a, b).clues   # the evidence board
 
 The library never prints or exits; problems are raised as ``tracelens.TracelensError``
 subclasses whose message is one line naming the file and the fix.
@@ -12,14 +15,23 @@ subclasses whose message is one line naming the file and the fix.
 
 from __future__ import annotations
 
+from .categories import classify
+from .diff import TraceDiff, diff
 from .errors import ExtensionError, MissingDataError, TraceError, TracelensError, UsageError
 from .filters import EventFilter, parse_time_ns
+from .kernelnames import KernelName, decode, decode_column
 from .trace import Trace, TraceInfo, open
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EventFilter",
+    "KernelName",
+    "TraceDiff",
+    "classify",
+    "decode",
+    "decode_column",
+    "diff",
     "ExtensionError",
     "MissingDataError",
     "Trace",
