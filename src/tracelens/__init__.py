@@ -15,12 +15,44 @@ subclasses whose message is one line naming the file and the fix.
 
 from __future__ import annotations
 
-from .categories import classify
-from .diff import TraceDiff, diff
+from typing import TYPE_CHECKING
+
 from .errors import ExtensionError, MissingDataError, TraceError, TracelensError, UsageError
-from .filters import EventFilter, parse_time_ns
-from .kernelnames import KernelName, decode, decode_column
-from .trace import Trace, TraceInfo, open
+
+# Everything else loads on first use, so that `tracelens --help` (which imports this
+# package) stays fast: see tests/test_packaging.py.
+_LAZY = {
+    "open": "trace",
+    "Trace": "trace",
+    "TraceInfo": "trace",
+    "EventFilter": "filters",
+    "parse_time_ns": "filters",
+    "diff": "diff",
+    "TraceDiff": "diff",
+    "decode": "kernelnames",
+    "decode_column": "kernelnames",
+    "KernelName": "kernelnames",
+    "classify": "categories",
+}
+
+if TYPE_CHECKING:
+    from .categories import classify
+    from .diff import TraceDiff, diff
+    from .filters import EventFilter, parse_time_ns
+    from .kernelnames import KernelName, decode, decode_column
+    from .trace import Trace, TraceInfo, open
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tracelens' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
