@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
@@ -55,23 +56,18 @@ CSP = (
 
 # -- plug-ins that land separately -----------------------------------------------------------
 def _category_of(name: str) -> tuple[str, str | None]:
-    try:
-        from .categories import classify
-    except ImportError:  # pragma: no cover - until tracelens.categories lands
-        return "uncategorized", None
+    from .categories import classify
+
     c = classify(name)
-    return c.category, getattr(c, "subfamily", None)
+    return c.category, c.subfamily
 
 
 def _short(name: str | None, width: int = 80) -> str:
     if not name:
         return "?"
-    try:
-        from .kernelnames import normalize
+    from .kernelnames import normalize
 
-        text = normalize(name)
-    except ImportError:  # pragma: no cover - until tracelens.kernelnames lands
-        text = name
+    text = normalize(name)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -84,48 +80,23 @@ class DecodedField:
 
 
 def _decode(name: str) -> tuple[str | None, list[DecodedField]]:
-    """(family, fields) from tracelens.kernelnames, or (None, []) where it decodes nothing."""
-    try:
-        from .kernelnames import decode
-    except ImportError:  # pragma: no cover - until tracelens.kernelnames lands
-        return None, []
-    try:
-        kn = decode(name)
-    except Exception:  # a decoder bug must not take the report down
-        return None, []
-    if kn is None:
-        return None, []
-    raw = getattr(kn, "fields", None) or {}
-    items: list[DecodedField] = []
-    if isinstance(raw, dict):
-        for k, v in raw.items():
-            if isinstance(v, str | int | float) or v is None:
-                items.append(DecodedField(str(k), "" if v is None else str(v)))
-            else:
-                items.append(_field_from(v, default_name=str(k)))
-    else:
-        for v in raw:
-            items.append(_field_from(v))
-    family = getattr(kn, "family", None)
-    return (str(family) if family else None), [f for f in items if f.value not in ("", "None")]
+    """(family, fields) of a kernel name as tracelens.kernelnames decodes it; the family is
+    None when it says nothing the category does not."""
+    from .kernelnames import decode
 
-
-def _field_from(v: Any, default_name: str = "") -> DecodedField:
-    if isinstance(v, tuple | list):
-        parts = [("" if p is None else str(p)) for p in v] + ["", "", "", ""]
-        return DecodedField(parts[0], parts[1], parts[2], parts[3])
-    name = getattr(v, "name", None) or getattr(v, "field", None) or default_name
-    value = getattr(v, "value", None)
-    meaning = getattr(v, "meaning", None) or getattr(v, "description", None) or ""
-    conf = getattr(v, "confidence", None) or ""
-    return DecodedField(str(name), "" if value is None else str(value), str(meaning), str(conf))
+    kn = decode(name)
+    family = kn.family if kn.family not in ("other", kn.category) else None
+    fields = [
+        DecodedField(f.name, str(f.value), f.meaning or "", f.confidence or "")
+        for f in kn.fields
+        if f.value not in (None, "")
+    ]
+    return family, fields
 
 
 def _danger_hits(name: str) -> list[Any]:
-    try:
-        from .danger import match_danger
-    except ImportError:  # pragma: no cover - until tracelens.danger lands
-        return []
+    from .danger import match_danger
+
     return list(match_danger(name))
 
 
@@ -246,37 +217,53 @@ class Side:
 
 
 def _header_rows(trace: Trace, totals: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(label, value) rows describing the export, and one line per kind of GPU."""
     info = trace.info
-    gpus = []
+    kinds: dict[str, list[Any]] = {}
     for g in info.gpus:
-        bits = [g.name or "unknown GPU"]
+        bits = []
         if g.sm_count:
             bits.append(f"{g.sm_count} SMs")
         if g.memory_bytes:
             bits.append(f"{g.memory_bytes / 2**30:.0f} GiB")
         if g.compute_capability:
             bits.append(f"sm {g.compute_capability}")
-        gpus.append(f"GPU {g.id}: " + ", ".join(bits))
-    started = ""
+        text = (g.name or "unknown GPU") + (f" ({', '.join(bits)})" if bits else "")
+        kinds.setdefault(text, []).append(g.id)
+    gpus = [
+        (f"{len(ids)} × " if len(ids) > 1 else f"GPU {ids[0]}: ") + text
+        for text, ids in kinds.items()
+    ]
+    started = "—"
     if info.session_start_utc_ns:
         t = _dt.datetime.fromtimestamp(info.session_start_utc_ns / 1e9, tz=_dt.UTC)
         started = t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    span = fmt_ns(info.duration_ns)
+    if totals.get("gpu_busy_ns"):
+        span += f" (GPU busy {fmt_ns(totals['gpu_busy_ns'])})"
+    procs = [f"{p.pid} {p.name or ''}".strip() for p in info.processes]
     rows = [
-        ("file", str(trace.path.name)),
-        ("size", fmt_bytes(info.size_bytes)),
-        ("nsys", info.nsys_version or "unknown (no metadata)"),
-        ("export schema", info.schema_version or "—"),
-        ("captured", started or "—"),
-        ("span", fmt_ns(info.duration_ns)),
-        ("kernels", _count(info.count("kernel"))),
-        ("memcpys", _count(info.count("memcpy"))),
-        ("memsets", _count(info.count("memset"))),
-        ("CUDA API calls", _count(info.count("runtime"))),
-        ("NVTX events", _count(info.count("nvtx"))),
-        ("processes", ", ".join(f"{p.pid} {p.name or ''}".strip() for p in info.processes) or "—"),
+        ("file", f"{trace.path.name} ({fmt_bytes(info.size_bytes)})"),
+        (
+            "nsys / schema",
+            f"{info.nsys_version or 'unknown (no metadata)'} / {info.schema_version or '—'}",
+        ),
+        ("captured", started),
+        ("span", span),
+        (
+            "GPU events",
+            f"{info.count('kernel'):,} kernels · {info.count('memcpy'):,} memcpys · "
+            f"{info.count('memset'):,} memsets",
+        ),
+        (
+            "CPU events",
+            f"{info.count('runtime'):,} CUDA API calls · {info.count('nvtx'):,} NVTX events",
+        ),
+        ("processes", "; ".join(svg.clip_text(p, 90) for p in procs[:4]) or "—"),
+        ("GPUs", "; ".join(gpus) or "—"),
     ]
-    if totals:
-        rows.insert(6, ("GPU busy", fmt_ns(totals.get("gpu_busy_ns"))))
+    if len(procs) > 4:
+        rows[-2] = ("processes", rows[-2][1] + f"; +{len(procs) - 4} more")
     return rows, gpus
 
 
@@ -443,10 +430,8 @@ def _memory_rows(trace: Trace) -> list[dict[str, Any]]:
 
 def _single_danger(rows: list[KernelRow], census: pl.DataFrame) -> list[dict[str, Any]]:
     """Danger-zone kernels of one trace (every kernel, not only the rows shown)."""
-    try:
-        from .danger import danger_table
-    except ImportError:  # pragma: no cover - until tracelens.danger lands
-        return []
+    from .danger import danger_table
+
     df = danger_table(census)
     out = []
     for r in df.iter_rows(named=True):
@@ -629,40 +614,40 @@ def _binned_spans(
     cells: dict[tuple[int, int], dict[str, list[float]]] = defaultdict(dict)
     for device, stream, b, cat, busy, n in df.iter_rows():
         lane = lane_index.get((device, stream))
-        if lane is None:
-            continue
-        cells[(lane, b)][cat] = [busy, n]
-    runs: list[svg.Span] = []
-    current: dict[int, tuple[svg.Span, str, int, float, int]] = {}
+        if lane is not None:
+            cells[(lane, b)][cat] = [busy, n]
+    runs: list[dict[str, Any]] = []
+    last: dict[int, dict[str, Any]] = {}
     for lane, b in sorted(cells):
         cats = cells[(lane, b)]
         busy = sum(v[0] for v in cats.values())
-        n = int(sum(v[1] for v in cats.values()))
         dom = max(cats.items(), key=lambda kv: (kv[1][0], kv[0]))[0]
         util = min(busy / bw, 1.0) if bw else 1.0
-        shade = 0.35 if util < 0.1 else 0.55 if util < 0.4 else 0.8 if util < 0.8 else 1.0
-        prev = current.get(lane)
-        if prev and prev[1] == dom and prev[2] == b - 1 and abs(prev[3] - shade) < 1e-9:
-            span, _, _, _, _ = prev
-            span.end = t0 + (b + 1) * bw
-            span.tip = _merge_tip(span.tip, busy, n)
-            current[lane] = (span, dom, b, shade, 0)
-            continue
-        mix = sorted(cats.items(), key=lambda kv: -kv[1][0])[:3]
+        shade = 0.3 if util < 0.1 else 0.55 if util < 0.4 else 0.8 if util < 0.8 else 1.0
+        run = last.get(lane)
+        if not (run and run["dom"] == dom and run["b1"] == b - 1 and run["shade"] == shade):
+            run = {"lane": lane, "b0": b, "dom": dom, "shade": shade, "mix": defaultdict(float)}
+            run["n"] = 0
+            runs.append(run)
+            last[lane] = run
+        run["b1"] = b
+        run["n"] += int(sum(v[1] for v in cats.values()))
+        for c, v in cats.items():
+            run["mix"][c] += v[0]
+    spans = []
+    for run in runs:
+        start, end = t0 + run["b0"] * bw, t0 + (run["b1"] + 1) * bw
+        busy = sum(run["mix"].values())
+        mix = sorted(run["mix"].items(), key=lambda kv: -kv[1])[:3]
         tip = (
-            f"{_pct(util, 0)} busy · {n:,} events started\n"
-            + " · ".join(f"{c} {_pct(v[0] / busy if busy else 0, 0)}" for c, v in mix)
-            + f"\n{fmt_ns(t0 + b * bw)} → {fmt_ns(t0 + (b + 1) * bw)}"
+            f"{_pct(min(busy / (end - start), 1.0), 0)} busy · {run['n']:,} operations started\n"
+            + " · ".join(f"{c} {_pct(v / busy if busy else 0, 0)}" for c, v in mix)
+            + f"\n{fmt_ns(start)} → {fmt_ns(end)}"
         )
-        span = svg.Span(lane, t0 + b * bw, t0 + (b + 1) * bw, palette(dom), opacity=shade, tip=tip)
-        runs.append(span)
-        current[lane] = (span, dom, b, shade, 0)
-    return runs
-
-
-def _merge_tip(tip: str, busy: float, n: int) -> str:
-    # Merged bins: keep the first bin's mix, widen the time range in the last line.
-    return tip
+        spans.append(
+            svg.Span(run["lane"], start, end, palette(run["dom"]), opacity=run["shade"], tip=tip)
+        )
+    return spans
 
 
 def _nvtx_columns(trace: Trace) -> dict[str, bool]:
@@ -670,64 +655,156 @@ def _nvtx_columns(trace: Trace) -> dict[str, bool]:
     return {c: c in cols for c in ("start", "end", "eventType", "text", "textId", "globalTid")}
 
 
+def _has_nvtx(trace: Trace) -> bool:
+    cols = _nvtx_columns(trace)
+    return trace.has_table("NVTX_EVENTS") and cols["start"] and cols["end"] and cols["eventType"]
+
+
 def _nvtx_sql(cols: dict[str, bool], where: str, extra: str = "") -> str:
-    """SQLite text for NVTX ranges. NVTX labels are read through Python's sqlite3 (not
-    DuckDB) because a profiled program may write bytes that are not UTF-8 into them."""
+    """SQLite text selecting NVTX ranges (start, end, label, tid). Labels are read through
+    Python's sqlite3, not DuckDB: a profiled program may write bytes that are not UTF-8."""
     text = "n.text" if cols["text"] else "NULL"
     if cols["textId"]:
         label = f"coalesce({text}, (SELECT value FROM StringIds WHERE id = n.textId))"
     else:
         label = text
-    tid = "n.globalTid" if cols["globalTid"] else "0"
+    tid = "n.globalTid" if cols["globalTid"] else "NULL"
     return (
         f'SELECT n.start, n."end", {label} AS label, {tid} AS tid FROM NVTX_EVENTS AS n '
         f'WHERE n.eventType IN (59, 60, 70, 71) AND n."end" IS NOT NULL AND {where} {extra}'
     )
 
 
-def _nvtx_ranges(trace: Trace, t0: int, t1: int) -> tuple[list[tuple], bool]:
-    cols = _nvtx_columns(trace)
-    if not trace.has_table("NVTX_EVENTS") or not (cols["start"] and cols["end"]):
+def _nvtx_ranges(
+    trace: Trace, t0: int, t1: int, *, min_ns: int = 0, limit: int = NVTX_MAX
+) -> tuple[list[tuple[int, int, str, int | None]], bool]:
+    """NVTX ranges overlapping [t0, t1] at least ``min_ns`` long, earliest first."""
+    if not _has_nvtx(trace):
         return [], False
     from ._sqlite import decode_text
 
-    sql = _nvtx_sql(cols, 'n."end" >= ? AND n.start <= ?', f"ORDER BY n.start LIMIT {NVTX_MAX + 1}")
-    rows = trace._sqlite_rows(sql, (t0, t1))
-    more = len(rows) > NVTX_MAX
-    return [(s, e, decode_text(label) or "", tid) for s, e, label, tid in rows[:NVTX_MAX]], more
+    sql = _nvtx_sql(
+        _nvtx_columns(trace),
+        'n."end" >= ? AND n.start <= ? AND n."end" - n.start >= ?',
+        f"ORDER BY n.start LIMIT {int(limit) + 1}",
+    )
+    rows = trace._sqlite_rows(sql, (t0, t1, min_ns))
+    out = [(int(s), int(e), decode_text(label) or "", tid) for s, e, label, tid in rows[:limit]]
+    return out, len(rows) > limit
 
 
-def _nvtx_step(trace: Trace, g0: int, g1: int) -> tuple[int, int, str] | None:
-    """The first instance of the repeated NVTX range that covers the most time (a step)."""
-    cols = _nvtx_columns(trace)
-    if not trace.has_table("NVTX_EVENTS") or not (cols["start"] and cols["end"]):
+_DIGITS = re.compile(r"\d+")
+
+
+def _nvtx_step(trace: Trace) -> tuple[int, int, str, int | None] | None:
+    """The first instance of the step-like NVTX range: of the ranges that repeat (labels
+    compared with their numbers blanked: ``decode_step_1``, ``decode_step_2``, ...), the
+    longest on average, but not longer than half the trace."""
+    if not _has_nvtx(trace):
         return None
     from ._sqlite import decode_text
 
-    span = g1 - g0
-    inner = _nvtx_sql(cols, 'n."end" >= ? AND n.start <= ?')
-    sql = (
-        'SELECT label, count(*) AS n, sum("end" - start) AS total, min(start) AS first '
-        f"FROM ({inner}) "
-        'GROUP BY label HAVING n >= 2 AND avg("end" - start) BETWEEN ? AND ? '
-        "ORDER BY total DESC, first LIMIT 1"
+    cols = _nvtx_columns(trace)
+    inner = _nvtx_sql(cols, "1")
+    rows = trace._sqlite_rows(
+        'SELECT label, count(*), sum("end" - start), min(start) '
+        f"FROM ({inner}) GROUP BY label LIMIT 20000"
     )
-    rows = trace._sqlite_rows(sql, (g0, g1, span * 0.0005, span * 0.5))
-    if not rows:
+    groups: dict[str, list[float]] = {}
+    members: dict[str, list[bytes | str | None]] = defaultdict(list)
+    for label, n, total, first in rows:
+        key = _DIGITS.sub("#", decode_text(label) or "")
+        g = groups.setdefault(key, [0, 0, first])
+        g[0] += n
+        g[1] += total or 0
+        g[2] = min(g[2], first)
+        members[key].append(label)
+    limit = (trace.info.duration_ns or 0) * 0.5
+    best = None
+    for key, (n, total, first) in groups.items():
+        avg = total / n if n else 0
+        if n < 2 or avg <= 0 or (limit and avg > limit):
+            continue
+        score = (avg, -first)
+        if best is None or score > best[0]:
+            best = (score, key)
+    if best is None:
         return None
-    label = rows[0][0]
-    first = trace._sqlite_rows(
-        _nvtx_sql(cols, 'n."end" >= ? AND n.start <= ?', "ORDER BY n.start"),
-        (g0, g1),
+    labels = [m for m in members[best[1]] if m is not None][:500]
+    if not labels:
+        return None
+    marks = ", ".join(["CAST(? AS TEXT)"] * len(labels))  # labels come back as bytes
+    first_row = trace._sqlite_rows(
+        f'SELECT start, "end", label, tid FROM ({inner}) WHERE label IN ({marks}) '
+        "ORDER BY start LIMIT 1",
+        tuple(labels),
     )
-    for s, e, lab, _tid in first:
-        if lab == label:
-            return int(s), int(e), decode_text(label) or ""
-    return None
+    if not first_row:
+        return None
+    s, e, label, tid = first_row[0]
+    return int(s), int(e), decode_text(label) or "", tid
+
+
+def _nvtx_layout(
+    ranges: list[tuple[int, int, str, int | None]],
+    *,
+    max_depth: int,
+    max_threads: int,
+    notes: list[str],
+    compact: bool = False,
+) -> tuple[list[svg.Lane], list[svg.Span]]:
+    """NVTX lanes (one per thread, nested ranges stacked) and their spans."""
+    by_tid: dict[int | None, list[tuple[int, int, str]]] = defaultdict(list)
+    for s, e, label, tid in ranges:
+        by_tid[tid].append((s, e, label))
+    lanes: list[svg.Lane] = []
+    spans: list[svg.Span] = []
+    deep = 0
+    threads = sorted(by_tid.items(), key=lambda kv: (-len(kv[1]), kv[0] or 0))[:max_threads]
+    for tid, items in sorted(threads, key=lambda kv: kv[0] or 0):
+        items.sort(key=lambda r: (r[0], -r[1]))
+        stack: list[int] = []
+        placed = []
+        for s, e, label in items:
+            while stack and stack[-1] <= s:
+                stack.pop()
+            depth = len(stack)
+            stack.append(e)
+            if depth >= max_depth:
+                deep += 1
+                continue
+            placed.append((s, e, label, depth))
+        rows = max((p[3] for p in placed), default=0) + 1
+        lane_no = len(lanes)
+        lanes.append(
+            svg.Lane("NVTX", f"tid {(tid or 0) & 0xFFFFFF}", kind="nvtx", height=rows * 14 - 1)
+        )
+        sibling: dict[int, int] = defaultdict(int)
+        for s, e, label, depth in placed:
+            sibling[depth] += 1
+            spans.append(
+                svg.Span(
+                    lane_no,
+                    s,
+                    e,
+                    NVTX_COLORS[depth % 2][sibling[depth] % 2],
+                    tip=f"NVTX: {label}\n{fmt_ns(e - s)} · {fmt_ns(s)} → {fmt_ns(e)}",
+                    label=label,
+                    row=depth,
+                )
+            )
+    if len(by_tid) > max_threads:
+        notes.append(f"NVTX ranges of {len(by_tid) - max_threads} more threads are not drawn")
+    if deep and not compact:
+        notes.append(f"{deep:,} NVTX ranges nested deeper than {max_depth} are not drawn")
+    return lanes, spans
+
+
+NVTX_COLORS = (("#f1d27a", "#ead08a"), ("#f5b27a", "#f0c39a"))  # (depth parity, sibling parity)
 
 
 def _busiest_window(per_bin_busy: list[float], per_bin_events: list[int]) -> tuple[int, int]:
-    """(first bin, bins) of the busiest window with about DETAIL_TARGET_EVENTS events."""
+    """(first bin, bins) of the busiest window holding about DETAIL_TARGET_EVENTS events."""
     nb = len(per_bin_busy)
     k = max(1, nb // 25)
     while True:
@@ -745,6 +822,78 @@ def _busiest_window(per_bin_busy: list[float], per_bin_events: list[int]) -> tup
         k = max(1, k // 2)
 
 
+def _choose_window(trace: Trace, g0: int, g1: int, ov: pl.DataFrame) -> tuple[tuple[int, int], str]:
+    """The detail window: the first step (a repeated NVTX range, with the GPU work it
+    launched), else the busiest stretch of the GPU span."""
+    step = _nvtx_step(trace)
+    if step is not None:
+        s, e, label, tid = step
+        proj = trace.query("report_nvtx_projection", t0=s, t1=e, tid=tid).to_dicts()[0]
+        if proj["events"]:
+            s, e = min(s, proj["gpu_start"]), max(e, proj["gpu_end"])
+            pad = max((e - s) // 80, 1)
+            why = (
+                f"the first “{svg.clip_text(label, 60)}” NVTX range (a repeated range: one step) "
+                f"and the {proj['events']:,} GPU operations it launched"
+            )
+            return (s - pad, e + pad), why
+    per_busy = [0.0] * OVERVIEW_BINS
+    per_events = [0] * OVERVIEW_BINS
+    for b, busy, n in ov.select("bin", "busy_ns", "events").iter_rows():
+        per_busy[b] += busy
+        per_events[b] += n
+    first, k = _busiest_window(per_busy, per_events)
+    bw = (g1 + 1 - g0) / OVERVIEW_BINS
+    share = k / OVERVIEW_BINS
+    why = f"the busiest {_pct(share, 0 if share >= 0.01 else 1)} of the GPU span"
+    return (int(g0 + first * bw), int(math.ceil(g0 + (first + k) * bw))), why
+
+
+def _event_spans(
+    trace: Trace,
+    events: pl.DataFrame,
+    lane_index: dict[tuple[int, int], int],
+    palette: svg.Palette,
+) -> list[svg.Span]:
+    names: dict[int, str] = {}
+    ids = [i for i in events["name_id"].unique().to_list() if i is not None]
+    if ids:
+        names = dict(
+            trace.sql(
+                "SELECT id, value FROM strings WHERE id IN (SELECT unnest($ids))", ids=ids
+            ).iter_rows()
+        )
+    cats: dict[str, str] = {}
+    spans = []
+    for r in events.iter_rows(named=True):
+        lane = lane_index.get((r["device"], r["stream"]))
+        if lane is None:
+            continue
+        dur = r["end"] - r["start"]
+        if r["kind"] == "kernel":
+            name = names.get(r["name_id"], "?")
+            if name not in cats:
+                cats[name] = _category_of(name)[0]
+            cat = cats[name]
+            tip = (
+                f"{_short(name, 160)}\n{cat} · {fmt_ns(dur)} · grid {r['grid']} · "
+                f"block {r['block']}\nstart {fmt_ns(r['start'])}"
+            )
+            color = palette(cat)
+        else:
+            if r["kind"] == "memcpy":
+                what = COPY_KIND_LABELS.get(r["detail"], "copies").removesuffix(" copies")
+            else:
+                what = ""
+            tip = (
+                f"{r['kind']} {what} · {fmt_bytes(r['bytes'])} · {fmt_ns(dur)}\n"
+                f"start {fmt_ns(r['start'])}"
+            ).replace("  ", " ")
+            color = palette(r["kind"])
+        spans.append(svg.Span(lane, r["start"], r["end"], color, tip=tip))
+    return spans
+
+
 def build_timeline(
     trace: Trace,
     *,
@@ -753,7 +902,8 @@ def build_timeline(
     name_kind: str = "demangled",
     window: tuple[int, int] | None = None,
 ) -> TimelineView | None:
-    """The overview (whole trace, binned) and a detail window (events one by one when few)."""
+    """The overview (whole GPU span, binned in SQL) and a detail window (events one by one
+    when there are few enough, else finer bins), with NVTX ranges."""
     span = _gpu_span(trace)
     if span is None:
         return None
@@ -772,166 +922,86 @@ def build_timeline(
         notes.append(
             f"{dropped} quieter lanes (device, stream) are not drawn; the {len(keys)} busiest are"
         )
-    lane_index = {k: i for i, k in enumerate(keys)}
-    total_busy = sum(busy_by_lane.values()) or 1
+    span_ns = (g1 + 1 - g0) or 1
 
-    def lane_label(k: tuple[int, int], compact: bool) -> svg.Lane:
-        device, stream = k
-        return svg.Lane(
-            f"GPU {device} · stream {stream}",
-            _pct(busy_by_lane[k] / total_busy, 0) if not compact else "",
-            height=10 if compact else 16,
-        )
+    def gpu_lanes(compact: bool) -> list[svg.Lane]:
+        return [
+            svg.Lane(
+                f"GPU {d} · stream {s}",
+                _pct(busy_by_lane[(d, s)] / span_ns, 0) + " busy" if not compact else "",
+                height=12 if compact else 18,
+            )
+            for d, s in keys
+        ]
 
-    ov_lanes = [lane_label(k, True) for k in keys]
-    ov_spans = _binned_spans(ov, lane_index, g0, g1 + 1, OVERVIEW_BINS, palette)
+    # Overview: top-level NVTX ranges long enough to see, then the binned GPU lanes.
+    ov_nvtx, _ = _nvtx_ranges(trace, g0, g1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX)
+    ov_nvtx_lanes, ov_nvtx_spans = _nvtx_layout(
+        ov_nvtx, max_depth=1, max_threads=2, notes=[], compact=True
+    )
+    off = len(ov_nvtx_lanes)
+    ov_spans = ov_nvtx_spans + _binned_spans(
+        ov, {k: i + off for i, k in enumerate(keys)}, g0, g1 + 1, OVERVIEW_BINS, palette
+    )
 
-    # The detail window: the caller's, else the first NVTX step, else the busiest interval.
-    reason = ""
     if window is None:
-        step = _nvtx_step(trace, g0, g1)
-        if step is not None:
-            s, e, label = step
-            pad = max((e - s) // 50, 1)
-            window = (s - pad, e + pad)
-            reason = f"first NVTX range “{svg.clip_text(label, 60)}” (a repeated range: one step)"
-    if window is None:
-        per_busy = [0.0] * OVERVIEW_BINS
-        per_events = [0] * OVERVIEW_BINS
-        for b, busy, n in ov.select("bin", "busy_ns", "events").iter_rows():
-            per_busy[b] += busy
-            per_events[b] += n
-        first, k = _busiest_window(per_busy, per_events)
-        bw = (g1 + 1 - g0) / OVERVIEW_BINS
-        window = (int(g0 + first * bw), int(math.ceil(g0 + (first + k) * bw)))
-        reason = f"the busiest {_pct(k / OVERVIEW_BINS, 0 if k >= OVERVIEW_BINS // 100 else 1)} of the GPU span"
+        window, reason = _choose_window(trace, g0, g1, ov)
+    else:
+        reason = "the requested window"
     w0, w1 = window
     w1 = max(w1, w0 + 1)
+    nvtx, nvtx_more = _nvtx_ranges(trace, w0, w1)
+    nvtx_lanes, nvtx_spans = _nvtx_layout(
+        nvtx, max_depth=NVTX_MAX_DEPTH, max_threads=4, notes=notes
+    )
+    if nvtx_more:
+        notes.append(f"only the first {NVTX_MAX:,} NVTX ranges of the detail window are drawn")
+    off_d = len(nvtx_lanes)
+    lane_index = {k: i + off_d for i, k in enumerate(keys)}
     events = trace.query(
         "report_timeline_events", t0=w0, t1=w1, limit=DETAIL_MAX_EVENTS + 1, name_kind=name_kind
     )
-    nvtx, nvtx_more = _nvtx_ranges(trace, w0, w1)
-    # NVTX lanes: one per thread, nesting levels stacked.
-    nvtx_lanes: list[svg.Lane] = []
-    nvtx_spans: list[svg.Span] = []
-    by_tid: dict[int, list[tuple]] = defaultdict(list)
-    for s, e, label, tid in nvtx:
-        by_tid[tid].append((s, e, label))
-    deep = 0
-    for tid, ranges in sorted(by_tid.items(), key=lambda kv: kv[0] or 0)[:4]:
-        ranges.sort(key=lambda r: (r[0], -r[1]))
-        stack: list[int] = []
-        placed = []
-        for s, e, label in ranges:
-            while stack and stack[-1] <= s:
-                stack.pop()
-            depth = len(stack)
-            stack.append(e)
-            if depth >= NVTX_MAX_DEPTH:
-                deep += 1
-                continue
-            placed.append((s, e, label, depth))
-        rows_used = max((p[3] for p in placed), default=0) + 1
-        lane_no = len(nvtx_lanes)
-        nvtx_lanes.append(
-            svg.Lane("NVTX", f"thread {(tid or 0) & 0xFFFFFF}", kind="nvtx", height=rows_used * 14)
-        )
-        for s, e, label, depth in placed:
-            nvtx_spans.append(
-                svg.Span(
-                    lane_no,
-                    s,
-                    e,
-                    "#e9c46a" if depth % 2 == 0 else "#f4a261",
-                    opacity=0.85,
-                    tip=f"NVTX {label}\n{fmt_ns(e - s)} · {fmt_ns(s)} → {fmt_ns(e)}",
-                    label=label,
-                    row=depth,
-                )
-            )
-    if len(by_tid) > 4:
-        notes.append(f"NVTX ranges of {len(by_tid) - 4} more threads are not drawn")
-    if nvtx_more:
-        notes.append(f"only the first {NVTX_MAX:,} NVTX ranges of the window are drawn")
-    if deep:
-        notes.append(f"{deep:,} NVTX ranges nested deeper than {NVTX_MAX_DEPTH} are not drawn")
-    offset = len(nvtx_lanes)
-    detail_lanes = nvtx_lanes + [lane_label(k, False) for k in keys]
-    detail_spans = list(nvtx_spans)
-    shown_events = events.height
     if events.height <= DETAIL_MAX_EVENTS:
-        names: dict[int, str] = {}
-        ids = [i for i in events["name_id"].unique().to_list() if i is not None]
-        if ids:
-            for i, n in trace.sql(
-                "SELECT id, value FROM strings WHERE id IN (SELECT unnest($ids))", ids=ids
-            ).iter_rows():
-                names[i] = n
-        for r in events.iter_rows(named=True):
-            lane = lane_index.get((r["device"], r["stream"]))
-            if lane is None:
-                continue
-            dur = r["end"] - r["start"]
-            if r["kind"] == "kernel":
-                name = names.get(r["name_id"], "?")
-                cat = _category_of(name)[0]
-                tip = (
-                    f"{_short(name, 120)}\n{cat} · {fmt_ns(dur)} · grid {r['grid']} "
-                    f"block {r['block']}\nstart {fmt_ns(r['start'])}"
-                )
-                color = palette(cat)
-            else:
-                what = (
-                    COPY_KIND_LABELS.get(r["detail"], "copy").removesuffix(" copies")
-                    if r["kind"] == "memcpy"
-                    else "memset"
-                )
-                tip = (
-                    f"{r['kind']} {what} · {fmt_bytes(r['bytes'])} · {fmt_ns(dur)}\n"
-                    f"start {fmt_ns(r['start'])}"
-                )
-                color = palette(r["kind"])
-            detail_spans.append(svg.Span(lane + offset, r["start"], r["end"], color, tip=tip))
-        how = f"{shown_events:,} events drawn one by one"
+        detail_spans = nvtx_spans + _event_spans(trace, events, lane_index, palette)
+        how = f"{events.height:,} GPU operations drawn one by one"
     else:
         db = _bins(trace, w0, w1, DETAIL_BINS, cats, name_kind)
-        shifted = {k: v + offset for k, v in lane_index.items()}
-        detail_spans += _binned_spans(db, shifted, w0, w1, DETAIL_BINS, palette)
+        detail_spans = nvtx_spans + _binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
         how = (
-            f"more than {DETAIL_MAX_EVENTS:,} events in the window: aggregated into "
-            f"{DETAIL_BINS:,} time bins per lane"
+            f"more than {DETAIL_MAX_EVENTS:,} GPU operations, so aggregated into "
+            f"{DETAIL_BINS:,} bins per lane"
         )
         notes.append(
-            f"detail window has more than {DETAIL_MAX_EVENTS:,} events; drawn as {DETAIL_BINS:,} "
-            "bins per lane (shade = how busy, color = the category with most time)"
+            f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "
+            f"{DETAIL_BINS:,} time bins per lane (color: the category with most time; shade: "
+            "how busy), not one by one"
+        )
+    info = trace.info
+    total_ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+    drawn = events.height if events.height <= DETAIL_MAX_EVENTS else 0
+    if total_ops > drawn:
+        notes.append(
+            f"{total_ops - drawn:,} of the {total_ops:,} GPU operations are not drawn one by one: "
+            f"the overview aggregates the whole trace into {OVERVIEW_BINS} time bins per lane"
         )
     overview = svg.timeline(
-        svg.Timeline(g0, g1 + 1, ov_lanes, ov_spans, highlight=(w0, w1)),
+        svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
         width=WIDTH,
         uid=f"{key}-ov",
     )
     detail = svg.timeline(
-        svg.Timeline(w0, w1, detail_lanes, detail_spans, relative=True),
+        svg.Timeline(w0, w1, nvtx_lanes + gpu_lanes(False), detail_spans, relative=True),
         width=WIDTH,
         zoomable=True,
         uid=f"{key}-dt",
     )
     caption = (
-        f"Window {fmt_ns(w0)} → {fmt_ns(w1)} ({fmt_ns(w1 - w0)}): {reason}; {how}. "
-        f"Overview: whole GPU span {fmt_ns(g0)} → {fmt_ns(g1)} in {OVERVIEW_BINS} bins per lane."
+        f"Detail window {fmt_ns(w0)} → {fmt_ns(w1)} ({fmt_ns(w1 - w0)}): {reason}; {how}. "
+        f"Overview: the whole GPU span, {fmt_ns(g0)} → {fmt_ns(g1)}, in {OVERVIEW_BINS} bins "
+        "per lane."
     )
-    legend_cats: dict[str, str] = {}
-    for s in ov_spans + detail_spans:
-        legend_cats.setdefault(s.color, "")
-    legend = _legend(cats[1], palette, events, ov)
+    legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
     return TimelineView(overview, detail, caption, (w0, w1), reason, legend, notes)
-
-
-def _legend(categories: list[str], palette: svg.Palette, events, ov) -> list[tuple[str, str]]:
-    seen = []
-    for c in ov["category"].unique().sort().to_list():
-        seen.append((c, palette(c)))
-    return seen
 
 
 # -- the page -----------------------------------------------------------------------------------
@@ -1073,6 +1143,7 @@ def _page_legend(sides: list[Side], palette: svg.Palette) -> list[tuple[str, str
 @dataclass
 class DiffView:
     d: Any
+    clues: list[Any]  # the evidence board, strongest first
     summary: list[tuple[str, str, str]]  # (label, value, css class)
     totals: list[list[str]]
     categories: list[dict[str, Any]]
@@ -1222,8 +1293,11 @@ def _diff_view(
             }
         )
     danger = [{**r, "short": _short(r["name"])} for r in d.danger.iter_rows(named=True)]
+    order = {"strong": 0, "moderate": 1, "weak": 2}
+    clues = sorted(d.clues, key=lambda c: order.get(c.strength, 3))
     return DiffView(
         d=d,
+        clues=clues,
         summary=summary,
         totals=_totals_rows(d),
         categories=categories,
@@ -1278,7 +1352,10 @@ def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
     palette = svg.Palette()
     info = trace.info
     out = [f"## tracelens report: `{_md(trace.path.name)}`", ""]
-    gpus = ", ".join(g.name or "?" for g in info.gpus) or "no GPU listed"
+    names: dict[str, int] = {}
+    for g in info.gpus:
+        names[g.name or "unknown GPU"] = names.get(g.name or "unknown GPU", 0) + 1
+    gpus = ", ".join((f"{n} × " if n > 1 else "") + k for k, n in names.items()) or "no GPU"
     out.append(
         f"nsys {_md(info.nsys_version or 'unknown')}, schema {_md(info.schema_version or '—')} · "
         f"{_md(gpus)} · span {fmt_ns(info.duration_ns)} · {info.count('kernel'):,} kernels, "

@@ -21,23 +21,18 @@ from .diff import fmt_ns
 CATEGORY_COLORS: dict[str, str] = {
     "gemm": "#3b6fb6",
     "attention": "#d6453d",
+    "convolution": "#2f8fbf",
+    "communication": "#9b59b6",
     "elementwise": "#4f9d52",
     "reduction": "#7fb5a8",
     "normalization": "#e2b02e",
-    "softmax": "#c9782b",
-    "activation": "#86b64a",
-    "embedding": "#8c6bb1",
-    "communication": "#9b59b6",
     "memory": "#8d6e63",
-    "sampling": "#d17fb1",
-    "quantization": "#5f9ea0",
-    "convolution": "#2f8fbf",
-    "compiled": "#f08a3c",
-    "triton": "#f08a3c",
+    "sort_sampling": "#d17fb1",
     "moe": "#b8860b",
-    "copy": "#8d6e63",
+    "quantization": "#5f9ea0",
+    "embedding": "#8c6bb1",
+    "compiler_generated": "#f08a3c",
     "other": "#a3a3a3",
-    "uncategorized": "#a3a3a3",
     "memcpy": "#26a5b8",
     "memset": "#b0bec5",
 }
@@ -413,16 +408,15 @@ def timeline(
         hw = max((min(h1, tl.t1) - max(h0, tl.t0)) * scale, 2)
         out.append(
             f'<rect x="{_n(hx)}" y="{axis_h}" width="{_n(hw)}" height="{height - axis_h}" '
-            f'fill="#f59e0b" fill-opacity="0.10" stroke="#d97706" stroke-width="1.2"/>'
+            f'fill="none" stroke="#d97706" stroke-width="1.5"/>'
         )
-    attrs = {}
+    attrs = {"id": uid}
     if zoomable:
-        attrs = {
+        attrs |= {
             "data_t0": repr(float(tl.t0)),
             "data_t1": repr(float(tl.t1)),
             "data_x0": str(label_width),
             "data_w": str(plot_w),
             "data_rel": "1" if tl.relative else "0",
-            "id": uid,
         }
     return _svg(width, height, out, cls="timeline" + (" tl-zoom" if zoomable else ""), **attrs)

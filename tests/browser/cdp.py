@@ -65,15 +65,30 @@ class Page:
     def send(self, method: str, **params):
         return self.browser.send(method, params, session=self.session)
 
+    def page_height(self) -> float:
+        m = self.send("Page.getLayoutMetrics")
+        return (m.get("cssContentSize") or m["contentSize"])["height"]
+
     def evaluate(self, expression: str):
         r = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
         if "exceptionDetails" in r:
             raise BrowserError(f"evaluate failed: {r['exceptionDetails']}")
         return r["result"].get("value")
 
-    def screenshot(self, path: str | Path, *, full_page: bool = True) -> Path:
+    def screenshot(
+        self,
+        path: str | Path,
+        *,
+        full_page: bool = True,
+        clip: tuple[float, float, float, float] | None = None,
+    ) -> Path:
+        """A PNG of the whole page (or of ``clip`` = x, y, width, height in CSS px)."""
         params: dict = {"format": "png"}
-        if full_page:
+        if clip is not None:
+            x, y, w, h = clip
+            params["clip"] = {"x": x, "y": y, "width": w, "height": h, "scale": 1}
+            params["captureBeyondViewport"] = True
+        elif full_page:
             m = self.send("Page.getLayoutMetrics")
             size = m.get("cssContentSize") or m["contentSize"]
             params["clip"] = {
