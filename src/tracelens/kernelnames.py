@@ -17,8 +17,9 @@ vendor's docs, ``inferred`` = consistent evidence but no vendor statement, ``unk
 nobody has published it. Tokens a parser does not know are reported as ``unknown`` fields,
 never dropped.
 
-Every regular expression here is linear-time (no nested or overlapping quantifiers), and
-parsing looks at most at the first :data:`MAX_PARSE_CHARS` characters of a name.
+Every regular expression here is linear-time (no nested or overlapping quantifiers);
+normalization reads at most :data:`MAX_NAME_CHARS` characters of a name and parsing and
+matching look at most at the first :data:`MAX_PARSE_CHARS` characters of the result.
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ FAMILIES = (
 
 #: Parsing and matching look at most at this many characters of a (normalized) name.
 MAX_PARSE_CHARS = 4096
+#: Longer inputs are truncated before normalization (the longest real kernel names seen are
+#: about 2,000 characters); decode() reports a ``truncated`` field when this happens.
+MAX_NAME_CHARS = 16384
 #: Longer mangled names are not handed to the C++ demangler.
 MAX_DEMANGLE_CHARS = 16384
 
@@ -277,6 +281,7 @@ _SPACE_BEFORE_PTR = re.compile(r"(?<=[\w>*&\]]) (?=[*&])")
 _GT_GT = re.compile(r"> (?=>)")
 _MEMORY_ROW = re.compile(r"^(?:\[CUDA (?:memcpy|memset)|CUDA (?:memcpy|memset)|Memcpy |Memset )")
 _SPECIAL = re.compile(r"[()<>\[\]{} ]")
+_CXX_START = re.compile(r"[A-Za-z_~:]|\(anonymous namespace\)")
 _TYPEWORDS = frozenset(
     "void bool char short int long unsigned signed float double auto size_t".split()
 )
@@ -370,7 +375,7 @@ def _tidy(s: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _normalize_full(name: str) -> _Norm:
-    s = name.strip()
+    s = name[:MAX_NAME_CHARS].strip()
     status, idents = NOT_MANGLED, ()
     if s.startswith("_Z"):
         dem = _DEMANGLER(s)
@@ -389,6 +394,10 @@ def _normalize_full(name: str) -> _Norm:
     if s.startswith("void "):
         s = s[5:]
     s = _canonical_text(s)
+    if not _CXX_START.match(s):
+        # Not a C++ name (nothing real starts with '<', '"', a digit ...): tidy only, never
+        # cut, so odd text is shown as it came.
+        return _Norm(_tidy(s), status, idents)
     cut, last_space = _scan_top_level(s)
     head = s[:cut]
     if last_space > 0 and _looks_like_return_type(head[:last_space]):
@@ -1351,9 +1360,12 @@ def _parse_cutlass3(c: _Ctx) -> tuple[str, list[Field]] | None:
         fields.append(_f("alignment", toks[i][5:], "max A/B alignment (elements)", conf))
         i += 1
     rest = toks[i:]
-    if rest[:2] == ["stream", "k"]:
-        fields.append(_f("tile_scheduler", "stream_k", "stream-K tile scheduler", conf))
-        rest = rest[2:]
+    # "_stream_k" follows align<N> in cutlass_library; accept it anywhere in the tail.
+    for j in range(len(rest) - 1):
+        if rest[j : j + 2] == ["stream", "k"]:
+            fields.append(_f("tile_scheduler", "stream_k", "stream-K tile scheduler", conf))
+            rest = rest[:j] + rest[j + 2 :]
+            break
     if "epi" in rest:
         k = rest.index("epi")
         kernel, epi = rest[:k], rest[k:]
@@ -2342,6 +2354,16 @@ def decode(name: str) -> KernelName:
     capped, qual, base = _name_parts(name)
     ctx = _Ctx(name, capped, qual, base)
     family, fields = _family_and_fields(ctx)
+    if len(name) > MAX_NAME_CHARS:
+        fields.insert(
+            0,
+            _f(
+                "truncated",
+                str(len(name)),
+                f"input of {len(name)} characters; only the first {MAX_NAME_CHARS} were used",
+                CONFIRMED,
+            ),
+        )
     if norm.demangling in (DEMANGLE_FAILED, DEMANGLER_UNAVAILABLE):
         why = (
             "the C++ demangler rejected this name (truncated or invalid)"
