@@ -761,15 +761,15 @@ def test_adversarial_names_are_linear(case):
     prefix, unit = ADVERSARIAL[case]
     small = prefix + unit * (5000 // len(unit))
     large = prefix + unit * (20000 // len(unit))
-    assert _best_time(_work, prefix + unit * (10000 // len(unit))) < 0.5  # 10k chars: well under 1s
     ratio = float("inf")
     for _ in range(3):  # a shared CI box can be noisy: take the best of three measurements
         ratio = min(ratio, _best_time(_work, large) / max(_best_time(_work, small), 1e-6))
-        if ratio < 4:
+        if ratio < 8:
             break
     # 4x the input: linear work gives at most ~4x the time (less, with the input cap);
-    # quadratic work would give ~16x.
-    assert ratio < 4, f"{case}: 20k chars took {ratio:.1f}x the time of 5k chars"
+    # quadratic work would give ~16x. The bound sits between the two, with room for a
+    # noisy shared machine (no wall-clock limits in tests: ratios only).
+    assert ratio < 8, f"{case}: 20k chars took {ratio:.1f}x the time of 5k chars"
 
 
 def test_very_long_input_is_truncated_and_says_so():
