@@ -84,7 +84,10 @@ def _decode(name: str) -> tuple[str | None, list[DecodedField]]:
     None when it says nothing the category does not."""
     from .kernelnames import decode
 
-    kn = decode(name)
+    try:
+        kn = decode(name)
+    except Exception:  # a decoder bug on one odd name must not take the whole page down
+        return None, []
     family = kn.family if kn.family not in ("other", kn.category) else None
     fields = [
         DecodedField(f.name, str(f.value), f.meaning or "", f.confidence or "")
@@ -844,9 +847,16 @@ def _choose_window(trace: Trace, g0: int, g1: int, ov: pl.DataFrame) -> tuple[tu
         per_events[b] += n
     first, k = _busiest_window(per_busy, per_events)
     bw = (g1 + 1 - g0) / OVERVIEW_BINS
+    w0, w1 = g0 + first * bw, g0 + (first + k) * bw
     share = k / OVERVIEW_BINS
     why = f"the busiest {_pct(share, 0 if share >= 0.01 else 1)} of the GPU span"
-    return (int(g0 + first * bw), int(math.ceil(g0 + (first + k) * bw))), why
+    events = sum(per_events[first : first + k])
+    if events > DETAIL_TARGET_EVENTS:
+        # Even one bin is crowded (a very long trace): take the start of it, short enough
+        # to hold about DETAIL_TARGET_EVENTS operations, so they can be drawn one by one.
+        w1 = w0 + (w1 - w0) * DETAIL_TARGET_EVENTS / events
+        why = f"the start of the busiest {_pct(share, 1)} of the GPU span"
+    return (int(w0), int(math.ceil(w1))), why
 
 
 def _event_spans(
@@ -929,7 +939,7 @@ def build_timeline(
             svg.Lane(
                 f"GPU {d} · stream {s}",
                 _pct(busy_by_lane[(d, s)] / span_ns, 0) + " busy" if not compact else "",
-                height=12 if compact else 18,
+                height=12 if compact else 22,
             )
             for d, s in keys
         ]
