@@ -199,3 +199,14 @@ def test_info_json(trace_copies, capsys):
         "nvtx": 0,
     }
     assert info["processes"] == [{"pid": 433104, "name": "build/test1"}]
+
+
+def test_narrow_terminal_never_crops(trace_copies, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    rc, out, _ = run_cli(["census", trace_copies[MOCK]], capsys)
+    assert rc == 0
+    lines = out.splitlines()
+    col = lines[2].index("Name")
+    name_column = "".join(line[col:] for line in lines[4:])
+    assert "".join(REDUCE.split()) in "".join(name_column.split())
+    assert "2,689" in out and "1,440" in out

@@ -35,6 +35,8 @@ HEADERS = {
     "name": "Name",
     "pid": "PID",
     "tid": "TID",
+    "api": "API",
+    "nvtx": "NVTX",
 }
 # Other units a column name may end with: (header unit, decimals of a float).
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}
@@ -129,17 +131,24 @@ def table(
             ratio=1 if wide else None,
             min_width=20 if wide else None,
         )
-    for i, row in enumerate(df.iter_rows()):
+    cells = [
+        [_cell(v, decimals, col) for v, col in zip(row, df.columns, strict=True)]
+        for row in df.iter_rows()
+    ]
+    for i, row in enumerate(cells):
         # Text(), not str: kernel names such as `[lambda(float) (instance 1)]` are not markup.
-        t.add_row(
-            *(Text(_cell(v, decimals, col)) for v, col in zip(row, df.columns, strict=True)),
-            style=row_styles[i] if row_styles else None,
-        )
+        t.add_row(*(Text(c) for c in row), style=row_styles[i] if row_styles else None)
+    # Never crop: numbers keep their natural width and wide text (kernel names) at least 40
+    # columns; a narrower terminal wraps the lines instead of losing characters.
+    natural = 2
+    for j, col in enumerate(df.columns):
+        longest = max([len(_header(col, timeunit))] + [len(r[j]) for r in cells])
+        natural += 43 if col in _WIDE_TEXT else longest + 3
     out = io.StringIO()
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     console = Console(
         file=out,
-        width=_terminal_width(),
+        width=max(_terminal_width(), natural),
         color_system="auto" if color else None,
         force_terminal=color,
         highlight=False,
