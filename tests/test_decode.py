@@ -776,3 +776,17 @@ def test_very_long_input_is_truncated_and_says_so():
     k = decode("a_" * 20000)
     assert k.get("truncated") == "40000"
     assert len(k.normalized) <= kn.MAX_NAME_CHARS
+
+
+def test_flash_fwd_with_six_flags_keeps_them_as_unknown():
+    # This FA2 build has 6 boolean flags, not the 8 of upstream's template: a crash once.
+    name = (
+        "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<(int)256, (int)128, (int)64, (int)4, "
+        "(bool)0, (bool)0, cutlass::bfloat16_t, Flash_kernel_traits<(int)256, (int)128, (int)64, "
+        "(int)4, cutlass::bfloat16_t>>, (bool)1, (bool)0, (bool)0, (bool)0, (bool)0, (bool)1>"
+        "(Flash_fwd_params)"
+    )
+    k = decode(name)
+    assert k.family == "flash_attention_2" and k.category == "attention"
+    unknown = [f for f in k.fields if f.confidence == "unknown"]
+    assert [f.value for f in unknown] == ["true", "false", "false", "false", "false", "true"]

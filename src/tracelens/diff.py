@@ -872,12 +872,22 @@ def _clues(
                 "danger_" + kind,
                 f"{what} with a determinism risk ({rule_id}, {first['level']})",
                 "; ".join(parts),
-                f"{first['why']} This can explain numerically different results. Fix: {first['fix']}",
+                f"can explain numerically different results: {_brief(first['why'])} "
+                f"Fix: {first['fix']}",
                 "strong" if first["level"] == "high" else "moderate",
                 "danger",
             )
         )
     return sorted(clues, key=lambda c: _CLUE_ORDER.get(c.id, 9))
+
+
+def _brief(text: str, width: int = 140) -> str:
+    """The first sentence of a rule's explanation, cut at a word if long (full text in the
+    danger table)."""
+    sentence = text.split(". ")[0].rstrip(".")
+    if len(sentence) > width:
+        sentence = sentence[:width].rsplit(" ", 1)[0] + "…"
+    return sentence + "."
 
 
 # Evidence-board order: caveats first, then what explains the most.

@@ -279,7 +279,9 @@ _INT_SUFFIX = re.compile(r"\b(\d+)(?:ull|llu|ul|lu|ll|u|l)\b")
 _SPACE_RUN = re.compile(r"\s+")
 _SPACE_BEFORE_PTR = re.compile(r"(?<=[\w>*&\]]) (?=[*&])")
 _GT_GT = re.compile(r"> (?=>)")
-_MEMORY_ROW = re.compile(r"^(?:\[CUDA (?:memcpy|memset)|CUDA (?:memcpy|memset)|Memcpy |Memset )")
+_MEMORY_ROW = re.compile(
+    r"^(?:\[CUDA (?:Unified Memory )?(?:memcpy|memset)|CUDA (?:memcpy|memset)|Memcpy |Memset )"
+)
 _SPECIAL = re.compile(r"[()<>\[\]{} ]")
 _CXX_START = re.compile(r"[A-Za-z_~:]|\(anonymous namespace\)")
 _TYPEWORDS = frozenset(
@@ -1463,7 +1465,12 @@ def _parse_fa2(c: _Ctx) -> tuple[str, list[Field]] | None:
             names = ("combine_block_m", "log_max_splits", "is_even_k")
         else:
             names = ()
-        for fname, v in zip(names, rest, strict=True):
+        if not names:
+            # A template shape we don't know (another FlashAttention version): report the
+            # raw parameters as unknown rather than drop or mislabel them.
+            for i, v in enumerate(rest, start=1):
+                fields.append(_unknown_token(v, f"template parameter {i}"))
+        for fname, v in zip(names, rest, strict=False):
             meaning = f"template parameter {fname} ({_FA2_SRC})"
             if fname == "split":
                 meaning = f"num_splits > 1: the KV really was split ({_FA2_SRC})"
@@ -2335,7 +2342,14 @@ _PARSERS = (
 
 def _family_and_fields(c: _Ctx) -> tuple[str, list[Field]]:
     for parser in _PARSERS:
-        got = parser(c)
+        try:
+            got = parser(c)
+        except (ValueError, IndexError, KeyError) as exc:
+            # A grammar surprise must not take a whole report down: say what failed.
+            why = f"{parser.__name__[len('_parse_') :]} parser failed ({type(exc).__name__})"
+            return "other", [
+                _f("parse_error", why, "this name's fields could not be read", UNKNOWN)
+            ]
         if got is not None:
             return got
     return "other", []
