@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from .stakeout import Stakeout
+
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 
 
@@ -190,6 +192,34 @@ class Trace:
         con.unregister("_string_ids")
         return con
 
+    def load_nvtx_text(self) -> None:
+        """Create the ``nvtx_text`` table, once: every ``nvtx_events`` column plus ``text``
+        (the free-text label; a range's label is ``coalesce(text, strings[textId])``).
+
+        ``text`` may hold bytes that are not UTF-8, which fail DuckDB's scanner, so the table
+        is read through Python's sqlite3 (those bytes become \\xNN, as ``decode_text`` does).
+        Only queries that label NVTX ranges need it: call this before running them.
+        """
+        import pyarrow as pa
+
+        con = self.db
+        exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_text'"
+        if con.execute(exists).fetchone()[0]:
+            return
+        table, columns = _schema.VIEWS["nvtx_events"]
+        names = [name for name, _type in columns] + ["text"]
+        rows: list[tuple] = []
+        if table in self.tables:
+            present = set(self.tables[table])
+            select = ", ".join(_schema._quote(n) if n in present else "NULL" for n in names)
+            rows = self._sqlite_rows(f"SELECT {select} FROM {_schema._quote(table)}")
+        values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+        data = {n: pa.array(v, pa.int64()) for n, v in zip(names[:-1], values[:-1], strict=True)}
+        data["text"] = pa.array([decode_text(t) for t in values[-1]], pa.string())
+        con.register("_nvtx_text", pa.table(data))
+        con.execute("CREATE TEMP TABLE nvtx_text AS SELECT * FROM _nvtx_text")
+        con.unregister("_nvtx_text")
+
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back."""
         return self.sql(_resources.query(name), **params)
@@ -331,6 +361,12 @@ class Trace:
         from .memory import memory_summary
 
         return memory_summary(self, by="size", **options)
+
+    def stakeout(self, kernel: str, **options: Any) -> Stakeout:
+        """Every launch of one kernel; see :func:`tracelens.stakeout.stakeout`."""
+        from .stakeout import stakeout
+
+        return stakeout(self, kernel, **options)
 
 
 def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose

@@ -79,3 +79,4 @@ from . import diff as _diff  # noqa: E402,F401
 from . import info as _info  # noqa: E402,F401
 from . import memory as _memory  # noqa: E402,F401
 from . import report as _report  # noqa: E402,F401
+from . import stakeout as _stakeout  # noqa: E402,F401

@@ -1,0 +1,106 @@
+-- stakeout_launches: every launch of the kernels whose demangled or short name matches a
+-- pattern, with its launch configuration and the CUDA API call that launched it. One row
+-- per launch, ordered by start.
+--
+-- Parameters (filters: NULL means "no filter"):
+--   $pattern           VARCHAR  the name, or part of it, to look for ('exact', 'contains')
+--   $regex             VARCHAR  RE2 regular expression (regexp_matches), or NULL
+--   $match             VARCHAR  'exact' | 'contains' | 'regex'
+--   $name_kind         VARCHAR  name shown: 'demangled' | 'short' | 'mangled' (mangled
+--                               falls back to demangled where the export has none)
+--   $origin_ns         BIGINT   what start_ns counts from (the trace's first event), ns
+--                               from session start
+--   $device            BIGINT   CUDA device ordinal (kernels.deviceId)
+--   $pid               BIGINT   operating-system process id
+--   $stream            BIGINT   CUDA stream id
+--   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a launch
+--                               that starts in, ends in, or spans the window
+--
+-- Columns:
+--   start_ns            BIGINT   kernel start, ns after $origin_ns
+--   duration_ns         BIGINT   kernel duration, ns
+--   queue_ns            BIGINT   kernel start - end of the API call that launched it, ns
+--                               (negative: the kernel started before the call returned)
+--   name                VARCHAR  kernel name of kind $name_kind
+--   grid_xyz            VARCHAR  grid dimensions, printf('%4d %4d %4d') as census
+--   block_xyz           VARCHAR  block dimensions, same format
+--   registers           BIGINT   registers per thread
+--   static_smem_bytes   BIGINT   static shared memory per block, bytes
+--   dynamic_smem_bytes  BIGINT   dynamic shared memory per block, bytes
+--   device              BIGINT   CUDA device ordinal
+--   stream              BIGINT   CUDA stream id
+--   pid                 BIGINT   process id
+--   tid                 BIGINT   thread id of the API call
+--   correlation_id      BIGINT   CUPTI correlation id (unique per process, not per trace)
+--   api                 VARCHAR  the CUDA API call that launched it (same pid and
+--                               correlation id; a runtime call preferred to a driver
+--                               one), with a 4-character version suffix removed as nsys
+--                               does (cudaLaunchKernel_v7000 -> cudaLaunchKernel); NULL
+--                               (and tid, queue_ns NULL) when the API was not traced
+--   api_global_tid      BIGINT   globalTid of that call  } for _nvtx_innermost.sql, which
+--   api_start           BIGINT   its start, ns           } labels the call with its NVTX
+--   api_end             BIGINT   its end, ns             } range (tracelens.stakeout)
+WITH matched_ids AS (
+    SELECT id
+    FROM strings
+    WHERE CASE $match
+        WHEN 'exact' THEN value = $pattern
+        WHEN 'contains' THEN contains(value, $pattern)
+        ELSE regexp_matches(value, $regex)
+    END
+),
+launches AS (
+    SELECT
+        *,
+        (globalPid >> 24) & 16777215 AS pid,
+        CASE $name_kind
+            WHEN 'short' THEN shortName
+            WHEN 'mangled' THEN coalesce(mangledName, demangledName)
+            ELSE demangledName
+        END AS name_id
+    FROM kernels
+    WHERE (demangledName IN (SELECT id FROM matched_ids) OR shortName IN (SELECT id FROM matched_ids))
+      AND ($device IS NULL OR deviceId = $device)
+      AND ($stream IS NULL OR streamId = $stream)
+      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR "end" >= $start_ns)
+      AND ($end_ns IS NULL OR start <= $end_ns)
+),
+calls AS (
+    SELECT
+        (globalTid >> 24) & 16777215 AS pid,
+        correlationId,
+        start,
+        "end",
+        globalTid,
+        nameId
+    FROM runtime_calls
+    WHERE correlationId IN (SELECT correlationId FROM launches)
+    QUALIFY row_number() OVER (
+        PARTITION BY (globalTid >> 24) & 16777215, correlationId ORDER BY eventClass, start
+    ) = 1
+)
+SELECT
+    l.start - $origin_ns AS start_ns,
+    l."end" - l.start AS duration_ns,
+    l.start - c."end" AS queue_ns,
+    coalesce(sn.value, '<unknown string id ' || l.name_id || '>') AS name,
+    printf('%4d %4d %4d', l.gridX, l.gridY, l.gridZ) AS grid_xyz,
+    printf('%4d %4d %4d', l.blockX, l.blockY, l.blockZ) AS block_xyz,
+    l.registersPerThread AS registers,
+    l.staticSharedMemory AS static_smem_bytes,
+    l.dynamicSharedMemory AS dynamic_smem_bytes,
+    l.deviceId AS device,
+    l.streamId AS stream,
+    l.pid,
+    c.globalTid & 16777215 AS tid,
+    l.correlationId AS correlation_id,
+    regexp_replace(sa.value, '_v.{4}$', '') AS api,
+    c.globalTid AS api_global_tid,
+    c.start AS api_start,
+    c."end" AS api_end
+FROM launches AS l
+LEFT JOIN calls AS c ON c.pid = l.pid AND c.correlationId = l.correlationId
+LEFT JOIN strings AS sn ON sn.id = l.name_id
+LEFT JOIN strings AS sa ON sa.id = c.nameId
+ORDER BY l.start, l.deviceId, l.streamId, l.pid, l.correlationId

@@ -1,0 +1,438 @@
+"""Stakeout: every launch of one kernel, with its launch configuration, the CUDA API call
+that launched it and the NVTX range that call was made in."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from .census import check_name_kind
+from .errors import UsageError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+MATCHES = ("exact", "contains", "regex")
+SORTS = ("start", "duration")
+HISTOGRAM_BINS = 10
+HISTOGRAM_WIDTH = 40  # characters of the longest bar
+CONFIG_COLUMNS = ("grid_xyz", "block_xyz", "registers", "static_smem_bytes", "dynamic_smem_bytes")
+_PROBE_COLUMNS = ("api_global_tid", "api_start", "api_end")
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    """Durations of the launches that passed the filters, ns (mean, median and sample
+    standard deviation rounded to 0.1, half away from zero, as census)."""
+
+    launches: int
+    total_ns: int
+    avg_ns: float
+    med_ns: float
+    min_ns: int
+    max_ns: int
+    stddev_ns: float
+
+
+@dataclass(frozen=True)
+class Stakeout:
+    """What :func:`stakeout` found.
+
+    ``kernels``: one row per matched kernel name (of the requested kind) with launches:
+    launches, total_ns, avg_ns, name; most launched first. ``stats``: None when no launch passed the filters. ``configs``: one row
+    per launch configuration (launches, total_ns, avg_ns, grid_xyz, block_xyz, registers,
+    static_smem_bytes, dynamic_smem_bytes) numbered from 1 (``config``), most launches
+    first. ``histogram``: lo_ns and
+    hi_ns (inclusive) and launches of equal-width duration bins. ``launches``: one row per
+    launch, sorted and limited as asked (columns: ``queries/stakeout_launches.sql``, plus
+    ``nvtx``, the innermost NVTX range around the launching API call).
+    """
+
+    pattern: str
+    match: str
+    name_kind: str
+    sort: str
+    kernels: pl.DataFrame
+    stats: LaunchStats | None
+    configs: pl.DataFrame
+    histogram: pl.DataFrame
+    launches: pl.DataFrame
+
+    @property
+    def total_launches(self) -> int:
+        return self.stats.launches if self.stats else 0
+
+
+def check_match(match: str) -> str:
+    if match not in MATCHES:
+        raise UsageError(f"unknown --match {match!r}; use one of: {', '.join(MATCHES)}")
+    return match
+
+
+def check_sort(sort: str) -> str:
+    if sort not in SORTS:
+        raise UsageError(f"unknown --sort {sort!r}; use one of: {', '.join(SORTS)}")
+    return sort
+
+
+def check_limit(limit: int | None) -> int | None:
+    if limit is not None and limit < 0:
+        raise UsageError(f"--limit must be 0 (every launch) or more (got {limit})")
+    return limit
+
+
+def stakeout(
+    trace: Trace,
+    kernel: str,
+    *,
+    match: str = "contains",
+    name: str = "demangled",
+    sort: str = "start",
+    limit: int | None = None,
+    where: EventFilter | None = None,
+) -> Stakeout:
+    """Every launch of the kernels whose demangled or short name matches ``kernel``.
+
+    ``match``: exact, contains (a substring; case-sensitive) or regex (RE2 syntax, DuckDB's
+    regexp_matches: matches anywhere unless anchored with ^ and $). ``name``: the name
+    shown (demangled, short or mangled). ``sort``: start (ascending) or duration (longest
+    first). ``limit``: keep that many rows in ``launches`` (None or 0: every one); the
+    stats, configurations and histogram always cover every launch that passes ``where``.
+    Start times are relative to the trace's first event (``trace.info.start_ns``); ``where``
+    is in ns from session start, as for every analysis.
+
+    Raises UsageError when no kernel name matches (naming the closest ones) or the regex is
+    invalid; returns an empty Stakeout when names match but no launch passes ``where``.
+    """
+    import duckdb
+    import polars as pl
+
+    check_match(match)
+    check_name_kind(name)
+    check_sort(sort)
+    check_limit(limit)
+    if not kernel:
+        raise UsageError("KERNEL is empty; give a kernel name or part of one")
+    trace.require_kernels()
+    where = where or EventFilter()
+    pattern = {"pattern": kernel, "regex": kernel if match == "regex" else None, "match": match}
+    try:
+        df = trace.query(
+            "stakeout_launches",
+            name_kind=name,
+            origin_ns=trace.info.start_ns or 0,
+            **pattern,
+            **where.params(),
+        )
+    except duckdb.InvalidInputException as exc:
+        if match != "regex":
+            raise
+        reason = str(exc).strip().splitlines()[0].split("Error: ", 1)[-1]
+        raise UsageError(
+            f"--match regex: {kernel!r} is not a valid regular expression: {reason}"
+        ) from None
+    if df.is_empty():
+        _explain_empty(trace, kernel, pattern)
+
+    kernels = (
+        df.group_by("name")
+        .agg(
+            pl.len().cast(pl.Int64).alias("launches"),
+            pl.col("duration_ns").sum().alias("total_ns"),
+            pl.col("duration_ns").mean().round(1, mode="half_away_from_zero").alias("avg_ns"),
+        )
+        .sort(["launches", "total_ns", "name"], descending=[True, True, False])
+        .select("launches", "total_ns", "avg_ns", "name")
+    )
+    configs = (
+        df.group_by(CONFIG_COLUMNS)
+        .agg(
+            pl.len().cast(pl.Int64).alias("launches"),
+            pl.col("duration_ns").sum().alias("total_ns"),
+            pl.col("duration_ns").mean().round(1, mode="half_away_from_zero").alias("avg_ns"),
+        )
+        .sort(
+            ["launches", "total_ns", *CONFIG_COLUMNS],
+            descending=[True, True] + [False] * len(CONFIG_COLUMNS),
+        )
+        .with_row_index("config", offset=1)
+        .select(pl.col("config").cast(pl.Int64), "launches", "total_ns", "avg_ns", *CONFIG_COLUMNS)
+    )
+    durations = df["duration_ns"].to_list()
+    if sort == "duration":
+        df = df.sort(["duration_ns", "start_ns"], descending=[True, False], maintain_order=True)
+    if limit:
+        df = df.head(limit)
+    return Stakeout(
+        pattern=kernel,
+        match=match,
+        name_kind=name,
+        sort=sort,
+        kernels=kernels,
+        stats=launch_stats(durations),
+        configs=configs,
+        histogram=histogram(durations),
+        launches=_with_nvtx(trace, df),
+    )
+
+
+def _round1(x: float) -> float:
+    """Round half away from zero to 0.1 (SQL's ROUND, as census and nsys round)."""
+    return math.copysign(math.floor(abs(x) * 10 + 0.5) / 10, x)
+
+
+def launch_stats(durations: list[int]) -> LaunchStats | None:
+    """count, total, mean, median (mean of the middle two for an even count), min, max and
+    sample standard deviation (0 for one launch) of ``durations`` (ns); None if empty."""
+    n = len(durations)
+    if n == 0:
+        return None
+    values = sorted(durations)
+    total = sum(values)
+    mean = total / n
+    mid = n // 2
+    median = values[mid] if n % 2 else (values[mid - 1] + values[mid]) / 2
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return LaunchStats(
+        launches=n,
+        total_ns=total,
+        avg_ns=_round1(mean),
+        med_ns=_round1(float(median)),
+        min_ns=values[0],
+        max_ns=values[-1],
+        stddev_ns=_round1(math.sqrt(var)),
+    )
+
+
+def histogram(durations: list[int], bins: int = HISTOGRAM_BINS) -> pl.DataFrame:
+    """Equal-width bins of integer ns from the shortest to the longest duration: lo_ns and
+    hi_ns (both inclusive) and launches. At most ``bins`` bins (one when every duration is
+    the same; fewer when the span has fewer ns than bins); empty bins are kept."""
+    import polars as pl
+
+    schema = {"lo_ns": pl.Int64, "hi_ns": pl.Int64, "launches": pl.Int64}
+    if not durations:
+        return pl.DataFrame(schema=schema)
+    lo, hi = min(durations), max(durations)
+    width = -(-(hi - lo + 1) // bins)  # ceil: every ns of [lo, hi] in exactly one bin
+    count = -(-(hi - lo + 1) // width)
+    counts = [0] * count
+    for d in durations:
+        counts[(d - lo) // width] += 1
+    return pl.DataFrame(
+        {
+            "lo_ns": [lo + i * width for i in range(count)],
+            "hi_ns": [min(lo + (i + 1) * width - 1, hi) for i in range(count)],
+            "launches": counts,
+        },
+        schema=schema,
+    )
+
+
+def _with_nvtx(trace: Trace, df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with ``nvtx`` (the innermost NVTX range around each launching API call)
+    instead of the call's thread and span, which only served to find it."""
+    import polars as pl
+
+    labels = None
+    if trace.has_table("NVTX_EVENTS") and df.height:
+        probes = (
+            df.with_row_index("probe")
+            .filter(pl.col("api_global_tid").is_not_null())
+            .select(
+                pl.col("probe").cast(pl.Int64),
+                pl.col("api_global_tid").alias("global_tid"),
+                pl.col("api_start").alias("start"),
+                pl.col("api_end").alias("end"),
+            )
+        )
+        if probes.height:
+            labels = innermost_nvtx(trace, probes)
+    df = df.drop(_PROBE_COLUMNS)
+    if labels is None:
+        return df.with_columns(pl.lit(None, pl.String).alias("nvtx"))
+    return (
+        df.with_row_index("probe")
+        .with_columns(pl.col("probe").cast(pl.Int64))
+        .join(labels, on="probe", how="left", maintain_order="left")
+        .drop("probe")
+    )
+
+
+def innermost_nvtx(trace: Trace, probes: pl.DataFrame) -> pl.DataFrame:
+    """For ``probes`` (probe, global_tid, start, end: spans on threads, ns from session
+    start), the label of the innermost NVTX range enclosing each: probe, nvtx. Probes with
+    no enclosing range are absent. See ``queries/_nvtx_innermost.sql``."""
+    trace.load_nvtx_text()
+    con = trace.db
+    # A table, not a registered Arrow view: the planner needs its row count (a view counts
+    # as 1 row and gets a nested loop join); and see the SQL for merge_join_threshold.
+    con.register("_nvtx_probes", probes.to_arrow())
+    con.execute("CREATE OR REPLACE TEMP TABLE nvtx_probes AS SELECT * FROM _nvtx_probes")
+    con.unregister("_nvtx_probes")
+    con.execute("SET merge_join_threshold = 0")
+    try:
+        return trace.query("_nvtx_innermost")
+    finally:
+        con.execute("RESET merge_join_threshold")
+        con.execute("DROP TABLE nvtx_probes")
+
+
+def _explain_empty(trace: Trace, kernel: str, pattern: dict[str, Any]) -> None:
+    """Nothing passed: if no name matches at all, raise UsageError naming close names.
+    (If some do, the filters hid every launch: an empty result, not an error.)"""
+    names = trace.query("stakeout_names", **pattern)
+    if names["matched"].any():
+        return
+    how = {"exact": "is named", "contains": "has a name containing", "regex": "has a name matching"}
+    message = f"no kernel in {trace.path.name} {how[pattern['match']]} {kernel!r}"
+    all_names = names["name"].to_list()
+    suggestions = [n for n in all_names if kernel.lower() in n.lower()][:3]
+    for close in difflib.get_close_matches(kernel, all_names, n=3, cutoff=0.5):
+        if close not in suggestions and len(suggestions) < 3:
+            suggestions.append(close)
+    if suggestions:
+        message += "; closest: " + ", ".join(repr(s) for s in suggestions)
+    elif all_names:
+        message += (
+            f"; it has {len(all_names)} kernel names (demangled and short), "
+            "see `tracelens census --name short`"
+        )
+    raise UsageError(message)
+
+
+# -- text output ------------------------------------------------------------------------
+def summary_frame(result: Stakeout) -> pl.DataFrame:
+    """``result.stats`` as a one-row DataFrame (no row when there is no launch)."""
+    import polars as pl
+
+    if result.stats is None:
+        floats = ("avg_ns", "med_ns", "stddev_ns")
+        return pl.DataFrame(
+            schema={f: pl.Float64 if f in floats else pl.Int64 for f in LaunchStats.__annotations__}
+        )
+    return pl.DataFrame([asdict(result.stats)])
+
+
+def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WIDTH) -> list[str]:
+    """Text bars, one line per bin: 'lo – hi  ████ count'. The longest bar is ``width``
+    characters; a bin with launches gets at least one."""
+    from .filters import TIME_UNITS_NS
+
+    if hist.is_empty():
+        return []
+    factor = TIME_UNITS_NS[timeunit]
+
+    def fmt(ns: int) -> str:
+        return f"{ns:,}" if factor == 1 else f"{ns / factor:,.3f}"
+
+    peak = max(hist["launches"])
+    rows = [(fmt(lo), fmt(hi), n) for lo, hi, n in hist.iter_rows()]
+    w_lo = max(len(r[0]) for r in rows)
+    w_hi = max(len(r[1]) for r in rows)
+    lines = []
+    for lo, hi, n in rows:
+        bar = "█" * (max(1, round(n * width / peak)) if n else 0)
+        lines.append(f"  {lo:>{w_lo}} – {hi:>{w_hi}}  {bar:<{width}}  {n:,}".rstrip())
+    return lines
+
+
+def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
+    """The whole result as text: ``table`` (summary, configurations, histogram, launches),
+    ``markdown`` (the same sections), ``json`` (one object) or ``csv`` (the launches)."""
+    import json
+
+    from . import render as r
+
+    launches = result.launches
+    if fmt == "csv":
+        return r.frame(launches, fmt="csv", timeunit=timeunit)
+    summary = summary_frame(result)
+    if fmt == "json":
+        doc = {
+            "pattern": result.pattern,
+            "match": result.match,
+            "name": result.name_kind,
+            "kernels": r.convert_times(result.kernels, timeunit).to_dicts(),
+            "summary": r.convert_times(summary, timeunit).to_dicts()[:1] or None,
+            "configs": r.convert_times(result.configs, timeunit).to_dicts(),
+            "histogram": r.convert_times(result.histogram, timeunit).to_dicts(),
+            "launches": r.convert_times(launches, timeunit).to_dicts(),
+        }
+        doc["summary"] = doc["summary"][0] if doc["summary"] else None
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    n = result.total_launches
+    title = f"stakeout of {source}: {result.pattern!r} ({result.match}), {n:,} launches"
+    if result.kernels.height == 1:
+        title += f" of {result.kernels['name'][0]}"
+    elif result.kernels.height:
+        title += f" of {result.kernels.height} kernels"
+    order = "longest first" if result.sort == "duration" else "by start"
+    shown = f"launches, {order}" + (
+        f" (first {launches.height:,} of {n:,}; --limit 0 for all)" if launches.height < n else ""
+    )
+    if fmt == "markdown":
+        parts = [r.markdown(r.convert_times(summary, timeunit), timeunit=timeunit, title=title)]
+        if result.kernels.height > 1:
+            kernels = r.convert_times(result.kernels, timeunit)
+            parts.append(r.markdown(kernels, timeunit=timeunit, title="kernels"))
+        parts.append(
+            r.markdown(
+                r.convert_times(result.configs, timeunit),
+                timeunit=timeunit,
+                title="launch configurations",
+            )
+        )
+        parts.append(
+            r.markdown(
+                r.convert_times(result.histogram, timeunit), timeunit=timeunit, title="durations"
+            )
+        )
+        parts.append(
+            r.markdown(r.convert_times(launches, timeunit), timeunit=timeunit, title=shown)
+        )
+        return "\n".join(parts)
+
+    if n == 0:
+        return title + "\nno launch of a matching kernel passes the filters\n"
+    # table: one line per launch. The configuration is its number in the configurations
+    # table, and what is the same in every listed launch is said once, above the table.
+    launches = launches.join(
+        result.configs.select("config", *CONFIG_COLUMNS),
+        on=CONFIG_COLUMNS,
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).select(
+        "start_ns", "duration_ns", "queue_ns", "name", "config", "device", "stream", "pid",
+        "tid", "correlation_id", "api", "nvtx",
+    )  # fmt: skip
+    same = []
+    for col in ("name", "config", "device", "stream", "pid", "tid", "api", "nvtx"):
+        values = launches[col].unique()
+        if launches.height > 1 and len(values) == 1 or values.null_count() == len(values):
+            launches = launches.drop(col)
+            if values[0] is not None and not (col == "name" and result.kernels.height == 1):
+                same.append(f"{r.HEADERS.get(col, col)} {values[0]}")
+    if same:
+        shown += "; in every one: " + ", ".join(same)
+    parts = [title + "\n", r.frame(summary, fmt="table", timeunit=timeunit)]
+    if result.kernels.height > 1:
+        parts.append(r.frame(result.kernels, fmt="table", timeunit=timeunit, title="kernels"))
+    parts.append(
+        r.frame(result.configs, fmt="table", timeunit=timeunit, title="launch configurations")
+    )
+    parts.append(
+        f"durations ({timeunit})\n"
+        + "\n".join(histogram_lines(result.histogram, timeunit))
+        + "\n\n"
+    )
+    parts.append(shown + "\n")
+    parts.append(r.frame(launches, fmt="table", timeunit=timeunit))
+    return "".join(parts)
