@@ -1,0 +1,124 @@
+-- lineup_activities: GPU time per activity name, the input of `tracelens lineup` (GPU time by
+-- kernel category). One row per kernel name (per demangled name and displayed name) and per
+-- memory operation, per $by group; kernels, memcpys and memsets together are the GPU time
+-- the line-up's shares are computed over. Ordered by group, then total time, largest first.
+--
+-- Memory operations are labelled exactly as `memory_time_summary` labels them (nsys 2022.4
+-- labels from memcpys.copyKind): '[CUDA memcpy HtoD]', ..., '[CUDA Unified Memory memcpy
+-- DtoD]', '[CUDA memcpy kind N]' for a copyKind outside 0-13, and '[CUDA memset]'.
+--
+-- Parameters (NULL means "no filter"):
+--   $by                VARCHAR  'device' | 'stream' | 'pid' | NULL: what group_key holds
+--   $name_kind         VARCHAR  'demangled' | 'short' | 'mangled': how `display` spells a
+--                               kernel (mangled falls back to demangled where absent)
+--   $device            BIGINT   CUDA device ordinal (deviceId)
+--   $pid               BIGINT   operating-system process id
+--   $stream            BIGINT   CUDA stream id
+--   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep an event
+--                               that starts in, ends in, or spans the window
+--
+-- Columns:
+--   group_key  BIGINT   device ordinal, stream id or process id, as $by says; NULL without $by
+--   kind       VARCHAR  'kernel', 'memcpy' or 'memset'
+--   name       VARCHAR  demangled kernel name (what categories are decided on), or the
+--                       memory operation label
+--   display    VARCHAR  the kernel name as $name_kind spells it; the label for memory
+--                       operations
+--   calls      BIGINT   kernel launches, or memory operations
+--   total_ns   BIGINT   sum of durations, ns
+WITH copy_kinds(copyKind, label) AS (
+    VALUES
+        (0, '[CUDA memcpy Unknown]'),
+        (1, '[CUDA memcpy HtoD]'),
+        (2, '[CUDA memcpy DtoH]'),
+        (3, '[CUDA memcpy HtoA]'),
+        (4, '[CUDA memcpy AtoH]'),
+        (5, '[CUDA memcpy AtoA]'),
+        (6, '[CUDA memcpy AtoD]'),
+        (7, '[CUDA memcpy DtoA]'),
+        (8, '[CUDA memcpy DtoD]'),
+        (9, '[CUDA memcpy HtoH]'),
+        (10, '[CUDA memcpy PtoP]'),
+        (11, '[CUDA Unified Memory memcpy HtoD]'),
+        (12, '[CUDA Unified Memory memcpy DtoH]'),
+        (13, '[CUDA Unified Memory memcpy DtoD]')
+),
+kernel_launches AS (
+    SELECT
+        CASE $by
+            WHEN 'device' THEN deviceId
+            WHEN 'stream' THEN streamId
+            WHEN 'pid' THEN (globalPid >> 24) & 16777215
+        END AS group_key,
+        demangledName AS name_id,
+        CASE $name_kind
+            WHEN 'short' THEN shortName
+            WHEN 'mangled' THEN coalesce(mangledName, demangledName)
+            ELSE demangledName
+        END AS display_id,
+        "end" - start AS dur_ns
+    FROM kernels
+    WHERE ($device IS NULL OR deviceId = $device)
+      AND ($stream IS NULL OR streamId = $stream)
+      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR "end" >= $start_ns)
+      AND ($end_ns IS NULL OR start <= $end_ns)
+),
+per_kernel AS (
+    SELECT group_key, name_id, display_id, count(*) AS calls, sum(dur_ns) AS total_ns
+    FROM kernel_launches
+    GROUP BY ALL
+),
+memory_ops AS (
+    SELECT
+        CASE $by
+            WHEN 'device' THEN m.deviceId
+            WHEN 'stream' THEN m.streamId
+            WHEN 'pid' THEN (m.globalPid >> 24) & 16777215
+        END AS group_key,
+        'memcpy' AS kind,
+        coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS label,
+        m."end" - m.start AS dur_ns
+    FROM memcpys AS m
+    LEFT JOIN copy_kinds AS k ON k.copyKind = m.copyKind
+    WHERE ($device IS NULL OR m.deviceId = $device)
+      AND ($stream IS NULL OR m.streamId = $stream)
+      AND ($pid IS NULL OR ((m.globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR m."end" >= $start_ns)
+      AND ($end_ns IS NULL OR m.start <= $end_ns)
+    UNION ALL
+    SELECT
+        CASE $by
+            WHEN 'device' THEN deviceId
+            WHEN 'stream' THEN streamId
+            WHEN 'pid' THEN (globalPid >> 24) & 16777215
+        END,
+        'memset',
+        '[CUDA memset]',
+        "end" - start
+    FROM memsets
+    WHERE ($device IS NULL OR deviceId = $device)
+      AND ($stream IS NULL OR streamId = $stream)
+      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+      AND ($start_ns IS NULL OR "end" >= $start_ns)
+      AND ($end_ns IS NULL OR start <= $end_ns)
+),
+activities AS (
+    SELECT
+        p.group_key,
+        'kernel' AS kind,
+        coalesce(n.value, '<unknown string id ' || p.name_id || '>') AS name,
+        coalesce(d.value, '<unknown string id ' || p.display_id || '>') AS display,
+        p.calls,
+        p.total_ns
+    FROM per_kernel AS p
+    LEFT JOIN strings AS n ON n.id = p.name_id
+    LEFT JOIN strings AS d ON d.id = p.display_id
+    UNION ALL
+    SELECT group_key, kind, label, label, count(*), sum(dur_ns)
+    FROM memory_ops
+    GROUP BY group_key, kind, label
+)
+SELECT group_key, kind, name, display, calls, total_ns::BIGINT AS total_ns
+FROM activities
+ORDER BY group_key NULLS LAST, total_ns DESC, kind, name, display

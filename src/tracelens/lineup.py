@@ -1,0 +1,330 @@
+"""Line-up: which kinds of kernels take the GPU time.
+
+* :func:`category_summary`: GPU time per kernel category (:mod:`tracelens.categories`, the one
+  source of truth), memcpys and memsets included, with a subfamily breakdown;
+* :func:`unclassified_kernels`: the kernels no category rule matched, to write rules for;
+* :func:`decoded_kernels`: every distinct kernel of a trace, decoded, with its GPU time.
+
+Categories are decided on the demangled kernel name, whatever ``name`` asks to display. Each
+distinct name is classified once (a trace has a few hundred) and joined back; nothing runs
+per launch in Python.
+
+The GPU time a share (``time_pct``) is taken of is the sum of the durations of every kernel,
+memcpy and memset that passes the filters. It is a sum of durations, not the time the GPU
+was busy: work that overlaps (several streams or devices) counts once per event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .categories import CATEGORIES, Rules, classify_column, load_rules
+from .census import check_name_kind, kernel_summary
+from .errors import MissingDataError, UsageError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = [
+    "BY",
+    "DEFAULT_BREAKDOWN",
+    "NO_SUBFAMILY",
+    "category_summary",
+    "check_by",
+    "decoded_kernels",
+    "unclassified_kernels",
+]
+
+#: Grouping columns ``by`` accepts.
+BY = ("device", "stream", "pid")
+#: Categories broken down by subfamily unless asked otherwise: GEMM libraries (nvjet,
+#: cublas_legacy, cutlass, triton_template, gemv, splitk_reduce, ...) and memory (copy
+#: kernels, and each memcpy kind and memset as its own row).
+DEFAULT_BREAKDOWN = ("gemm", "memory")
+#: The breakdown row of kernels whose category rule names no subfamily.
+NO_SUBFAMILY = "(none)"
+
+_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+
+
+def check_by(by: str | None) -> str | None:
+    if by is not None and by not in BY:
+        raise UsageError(f"unknown --by {by!r}; use one of: {', '.join(BY)}")
+    return by
+
+
+def _rules(rules: Rules | str | Path | None) -> Rules:
+    if isinstance(rules, Rules):
+        return rules
+    return load_rules(rules)
+
+
+def _activities(
+    trace: Trace,
+    by: str | None,
+    rules: Rules | str | Path | None,
+    where: EventFilter | None,
+    name: str,
+) -> pl.DataFrame:
+    """``lineup_activities`` rows with ``category`` and ``subfamily`` joined on."""
+    import polars as pl
+
+    check_by(by)
+    check_name_kind(name)
+    rules = _rules(rules)
+    if not any(trace.has_table(t) for t in _TABLES):
+        raise MissingDataError(
+            trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
+        )
+    if trace.has_table(_TABLES[0]):
+        trace.require_kernels()
+    where = where or EventFilter()
+    acts = trace.query("lineup_activities", by=by, name_kind=name, **where.params())
+    classes = classify_column(acts["name"], rules)
+    return acts.with_columns(
+        category=classes["category"].cast(pl.String),
+        subfamily=classes["subfamily"].cast(pl.String),
+    )
+
+
+def _round1(expr: pl.Expr) -> pl.Expr:
+    # Half away from zero, as DuckDB's round(x, 1) in kernel_summary (values are >= 0).
+    return (expr * 10.0 + 0.5).floor() / 10.0
+
+
+def _share(grand: int) -> pl.Expr:
+    import polars as pl
+
+    if grand <= 0:
+        return pl.lit(0.0, dtype=pl.Float64)
+    return _round1(pl.col("total_ns").cast(pl.Float64) * 100.0 / grand)
+
+
+def _summarise(acts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """calls, total_ns and the top kernel (display name with the most time) per ``keys``."""
+    import polars as pl
+
+    per_display = acts.group_by([*keys, "display"]).agg(
+        pl.col("calls").sum(), pl.col("total_ns").sum()
+    )
+    return (
+        per_display.sort(["total_ns", "display"], descending=[True, False])
+        .group_by(keys, maintain_order=True)
+        .agg(
+            calls=pl.col("calls").sum(),
+            total_ns=pl.col("total_ns").sum(),
+            top_kernel=pl.col("display").first(),
+            top_kernel_ns=pl.col("total_ns").first(),
+        )
+    )
+
+
+def category_summary(
+    trace: Trace,
+    *,
+    by: str | None = None,
+    rules: Rules | str | Path | None = None,
+    where: EventFilter | None = None,
+    subfamily: bool | Collection[str] | None = None,
+    name: str = "demangled",
+    top: int | None = None,
+) -> pl.DataFrame:
+    """GPU time per kernel category, with memcpys and memsets in ``memory``.
+
+    One row per category (``subfamily`` null), each followed by its breakdown rows
+    (``subfamily`` set), largest first. Kernels break down by the subfamily their category
+    rule names (:data:`NO_SUBFAMILY` when it names none); memory operations by their label
+    (``[CUDA memcpy HtoD]``, ..., ``[CUDA memset]``, as ``tracelens memory`` prints them), so
+    each copy kind and memset is its own row. Sum the rows whose ``subfamily`` is null for
+    totals: breakdown rows repeat their category's time.
+
+    ``subfamily``: None breaks down :data:`DEFAULT_BREAKDOWN` (gemm and memory), True every
+    category, False none, or a collection of category names. A breakdown that would be a
+    single :data:`NO_SUBFAMILY` row is left out.
+
+    ``by`` (``device``, ``stream`` or ``pid``) adds that leading column and repeats the
+    line-up per value (ordered by value). ``rules``: a :class:`~tracelens.categories.Rules`,
+    or a TOML file whose rules go before the built-in ones. ``name`` says how ``top_kernel``
+    is spelled (``demangled``, ``short``, ``mangled``); categories are always decided on the
+    demangled name. ``top`` keeps the ``top`` largest categories (per ``by`` value) with
+    their breakdown rows.
+
+    Columns: [by,] category, subfamily, time_pct (share of all GPU time, kernels + memcpy +
+    memset, that passes ``where``, %, 0.1), total_ns, calls (launches or operations), avg_ns
+    (ns, 0.1), top_kernel_ns (time of the top kernel), top_kernel (the kernel, or memory
+    operation, with the most time in the row).
+    """
+    import polars as pl
+
+    if top is not None and top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
+    acts = _activities(trace, by, rules, where, name)
+    grand = int(acts["total_ns"].sum() or 0)
+    acts = acts.with_columns(
+        part=pl.when(pl.col("kind") == "kernel")
+        .then(pl.col("subfamily").fill_null(NO_SUBFAMILY))
+        .otherwise(pl.col("name"))
+    )
+    cats = _summarise(acts, ["group_key", "category"]).with_columns(
+        part=pl.lit(None, dtype=pl.String)
+    )
+    parts = _summarise(acts, ["group_key", "category", "part"])
+    if subfamily is True:
+        broken = set(CATEGORIES)
+    elif subfamily is None:
+        broken = set(DEFAULT_BREAKDOWN)
+    elif subfamily is False:
+        broken = set()
+    else:
+        broken = set(subfamily)
+    parts = parts.filter(
+        pl.col("category").is_in(sorted(broken))
+        & (pl.col("part") != NO_SUBFAMILY).any().over("group_key", "category")
+    )
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    rows = (
+        pl.concat([cats.select(parts.columns), parts], how="vertical")
+        .with_columns(
+            _cat_total=pl.col("total_ns")
+            .filter(pl.col("part").is_null())
+            .first()
+            .over("group_key", "category"),
+            _cat_order=pl.col("category").replace_strict(
+                order, default=len(order), return_dtype=pl.Int64
+            ),
+            _is_part=pl.col("part").is_not_null(),
+        )
+        .sort(
+            ["group_key", "_cat_total", "_cat_order", "category", "_is_part", "total_ns", "part"],
+            descending=[False, True, False, False, False, True, False],
+            nulls_last=True,
+        )
+    )
+    if top is not None:
+        rows = rows.filter((~pl.col("_is_part")).cast(pl.Int64).cum_sum().over("group_key") <= top)
+    out = rows.select(
+        "group_key",
+        "category",
+        pl.col("part").alias("subfamily"),
+        _share(grand).alias("time_pct"),
+        pl.col("total_ns").cast(pl.Int64),
+        pl.col("calls").cast(pl.Int64),
+        _round1(pl.col("total_ns").cast(pl.Float64) / pl.col("calls")).alias("avg_ns"),
+        pl.col("top_kernel_ns").cast(pl.Int64),
+        "top_kernel",
+    )
+    return _finish_by(out, by)
+
+
+def _finish_by(df: pl.DataFrame, by: str | None) -> pl.DataFrame:
+    if by is None:
+        return df.drop("group_key")
+    return df.rename({"group_key": by})
+
+
+def unclassified_kernels(
+    trace: Trace,
+    *,
+    by: str | None = None,
+    rules: Rules | str | Path | None = None,
+    where: EventFilter | None = None,
+    name: str = "demangled",
+    top: int | None = None,
+) -> pl.DataFrame:
+    """The kernels no category rule matches (category ``other``), largest first: what to
+    write a rule for.
+
+    Columns: [by,] time_pct (share of all GPU time, as in :func:`category_summary`),
+    total_ns, calls, base (the last identifier: what a rule with ``on = "base"`` sees), name
+    (spelled as ``name`` says). ``top`` keeps the first ``top`` names (per ``by`` value).
+    """
+    import polars as pl
+
+    from .kernelnames import base_name
+
+    if top is not None and top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
+    acts = _activities(trace, by, rules, where, name)
+    grand = int(acts["total_ns"].sum() or 0)
+    other = (
+        acts.filter((pl.col("kind") == "kernel") & (pl.col("category") == "other"))
+        .group_by("group_key", "display")
+        .agg(pl.col("calls").sum(), pl.col("total_ns").sum())
+        .sort(
+            ["group_key", "total_ns", "display"],
+            descending=[False, True, False],
+            nulls_last=True,
+        )
+    )
+    if top is not None:
+        other = other.filter(pl.int_range(pl.len()).over("group_key") < top)
+    distinct = other["display"].unique().to_list()
+    bases = {n: base_name(n) for n in distinct}
+    out = other.select(
+        "group_key",
+        _share(grand).alias("time_pct"),
+        pl.col("total_ns").cast(pl.Int64),
+        pl.col("calls").cast(pl.Int64),
+        pl.col("display").replace_strict(bases, default=None, return_dtype=pl.String).alias("base"),
+        pl.col("display").alias("name"),
+    )
+    return _finish_by(out, by)
+
+
+_FIELD = {"name": "String", "value": "String", "meaning": "String", "confidence": "String"}
+
+
+def decoded_kernels(
+    trace: Trace, *, where: EventFilter | None = None, top: int | None = None
+) -> pl.DataFrame:
+    """Every distinct kernel (demangled name) with its GPU time, decoded; largest first.
+
+    Columns: time_pct (share of kernel time, as census), total_ns, instances, family (the
+    decoder that recognised the name; ``other`` when none did), category, subfamily, name,
+    fields_summary (``field=value`` pairs, space-separated; ``?`` after a field whose meaning
+    is unknown, e.g. an undocumented token), fields (list of {name, value, meaning,
+    confidence}, as ``KernelName.to_dict()["fields"]``).
+    """
+    import polars as pl
+
+    from .kernelnames import decode_column
+
+    census = kernel_summary(trace, where=where, top=top)
+    dec = decode_column(census["name"])
+    field = pl.Struct({k: getattr(pl, v) for k, v in _FIELD.items()})
+    fields = dec["fields"].str.json_decode(dtype=pl.List(field))
+    e = pl.element().struct
+    summary = pl.col("fields").list.eval(
+        pl.concat_str(
+            e.field("name"),
+            pl.lit("="),
+            e.field("value"),
+            pl.when(e.field("confidence") == "unknown").then(pl.lit("?")).otherwise(pl.lit("")),
+        )
+    )
+    return (
+        census.select("time_pct", "total_ns", "instances", "name")
+        .with_columns(
+            family=dec["family"],
+            category=dec["category"],
+            subfamily=dec["subfamily"],
+            fields=fields,
+        )
+        .with_columns(fields_summary=summary.list.join(" "))
+        .select(
+            "time_pct",
+            "total_ns",
+            "instances",
+            "family",
+            "category",
+            "subfamily",
+            "name",
+            "fields_summary",
+            "fields",
+        )
+    )
