@@ -21,27 +21,24 @@ WITH k AS (
     FROM kernels
     WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
 ),
--- Merge overlapping kernels per device: a kernel opens a new busy interval when it starts
--- after every earlier kernel on that device has ended.
-ordered AS (
+-- Busy time is the union of kernel intervals per device: each kernel adds only the part of
+-- it that ends after every earlier kernel on its device (one sorted window pass).
+covered AS (
     SELECT
-        deviceId, start, "end",
+        start, "end",
         max("end") OVER (
             PARTITION BY deviceId ORDER BY start, "end"
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
         ) AS prev_end
     FROM k
 ),
-islands AS (
-    SELECT deviceId, start, "end",
-        sum(CASE WHEN prev_end IS NULL OR start > prev_end THEN 1 ELSE 0 END)
-            OVER (PARTITION BY deviceId ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
-    FROM ordered
-),
 busy AS (
-    SELECT sum(island_end - island_start) AS gpu_busy_ns
-    FROM (SELECT deviceId, island, min(start) AS island_start, max("end") AS island_end
-          FROM islands GROUP BY deviceId, island)
+    SELECT sum(CASE
+        WHEN prev_end IS NULL OR start >= prev_end THEN "end" - start
+        WHEN "end" > prev_end THEN "end" - prev_end
+        ELSE 0
+    END) AS gpu_busy_ns
+    FROM covered
 ),
 c AS (
     SELECT * FROM memcpys

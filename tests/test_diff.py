@@ -233,3 +233,20 @@ def test_align_sequences_finds_replacements_and_insertions():
     assert al.only_in_b == (("v", 1),)
     same = align_sequences(0, a, list(a), 4, 4)
     assert same.identical and same.matched_in_order == 4
+
+
+def test_gpu_busy_merges_overlapping_kernels_per_device(tmp_path):
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(100, "app")
+    # device 0: [0,10] and [5,15] overlap (busy 15), [12,14] inside, [20,30] apart (10)
+    for start, end in ((0, 10), (5, 15), (12, 14), (20, 30)):
+        b.kernel("k0", start=1000 + start, end=1000 + end, pid=100, device=0)
+    b.kernel("k1", start=1000, end=1100, pid=100, device=1)  # another device: 100
+    path = b.write(tmp_path / "overlap.sqlite")
+    with tracelens.open(path) as t:
+        totals = t.query("trace_totals", start_ns=None, end_ns=None).to_dicts()[0]
+    assert totals["gpu_busy_ns"] == 15 + 10 + 100
+    assert totals["kernel_time_ns"] == 10 + 10 + 2 + 10 + 100
+    assert totals["kernel_launches"] == 5 and totals["distinct_kernels"] == 2
