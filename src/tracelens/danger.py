@@ -26,12 +26,18 @@ from .errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
+    from .filters import EventFilter
+    from .trace import Trace
+
 __all__ = [
     "LEVELS",
     "DangerHit",
     "DangerRule",
     "DangerRules",
+    "check_level",
+    "danger_kernels",
     "danger_table",
+    "kernels_at_or_above",
     "load_danger_rules",
     "match_danger",
 ]
@@ -273,3 +279,49 @@ def danger_table(kernels: pl.DataFrame, rules: DangerRules | None = None) -> pl.
         )
     )
     return pl.DataFrame(rows, schema=schema, strict=False)
+
+
+def check_level(level: str, option: str = "--fail-on") -> str:
+    if level not in LEVELS:
+        raise UsageError(f"unknown {option} {level!r}; use one of: {', '.join(LEVELS)}")
+    return level
+
+
+def danger_kernels(
+    trace: Trace,
+    *,
+    rules: DangerRules | str | Path | None = None,
+    where: EventFilter | None = None,
+    top: int | None = None,
+) -> pl.DataFrame:
+    """The kernels of ``trace`` that are determinism or batch-invariance risks.
+
+    Every kernel of the census (demangled names, ``where`` applied) is matched against the
+    danger rules (``rules``: a :class:`DangerRules`, or a TOML file whose rules go before the
+    built-in ones). One row per (kernel, rule that fires), as :func:`danger_table`: rule_id,
+    level, name, instances (launches), total_ns, time_pct (share of all kernel GPU time that
+    passes ``where``, as census), why, fix, source; high first, then by time. Empty, with
+    that schema, when nothing fires. ``top`` keeps the first ``top`` rows.
+    """
+    from .census import kernel_summary
+
+    if top is not None and top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
+    if not isinstance(rules, DangerRules):
+        rules = load_danger_rules(rules)
+    df = danger_table(kernel_summary(trace, where=where), rules)
+    return df.head(top) if top is not None else df
+
+
+def kernels_at_or_above(findings: pl.DataFrame, level: str) -> int:
+    """How many distinct kernels in a :func:`danger_table` frame have a finding at ``level``
+    or a more severe one (``high`` > ``medium`` > ``info``)."""
+    check_level(level)
+    severe = set(LEVELS[: LEVELS.index(level) + 1])
+    return len(
+        {
+            r["name"]
+            for r in findings.select("name", "level").iter_rows(named=True)
+            if r["level"] in severe
+        }
+    )

@@ -368,6 +368,24 @@ class Trace:
 
         return stakeout(self, kernel, **options)
 
+    def lineup(self, **options: Any) -> pl.DataFrame:
+        """GPU time by kernel category; see :func:`tracelens.lineup.category_summary`."""
+        from .lineup import category_summary
+
+        return category_summary(self, **options)
+
+    def danger(self, **options: Any) -> pl.DataFrame:
+        """Determinism / batch-invariance risks; see :func:`tracelens.danger.danger_kernels`."""
+        from .danger import danger_kernels
+
+        return danger_kernels(self, **options)
+
+    def decoded_kernels(self, **options: Any) -> pl.DataFrame:
+        """Every kernel decoded, by GPU time; see :func:`tracelens.lineup.decoded_kernels`."""
+        from .lineup import decoded_kernels
+
+        return decoded_kernels(self, **options)
+
 
 def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
     """Open an nsys SQLite export read-only."""
