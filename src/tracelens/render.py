@@ -41,6 +41,7 @@ HEADERS = {
 # Other units a column name may end with: (header unit, decimals of a float).
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}
 _WIDE_TEXT = {"name", "operation", "text", "kernel", "top_kernel", "rule", "why", "fix", "value"}
+_WIDE_TEXT |= {"meaning", "fields_summary"}  # tracelens decode
 
 
 def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:

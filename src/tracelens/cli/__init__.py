@@ -75,8 +75,11 @@ def _fail(message: str, code: int) -> None:
 
 # Register the commands (each module only imports light things at import time).
 from . import census as _census  # noqa: E402,F401
+from . import danger as _danger  # noqa: E402,F401
+from . import decode as _decode  # noqa: E402,F401
 from . import diff as _diff  # noqa: E402,F401
 from . import info as _info  # noqa: E402,F401
+from . import lineup as _lineup  # noqa: E402,F401
 from . import memory as _memory  # noqa: E402,F401
 from . import report as _report  # noqa: E402,F401
 from . import stakeout as _stakeout  # noqa: E402,F401
