@@ -368,7 +368,9 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
     n = result.total_launches
-    title = f"stakeout of {source}: {result.pattern!r} ({result.match}), {n:,} launches"
+    title = f"stakeout of {source}: {result.pattern!r} ({result.match}), {n:,} launch" + (
+        "" if n == 1 else "es"
+    )
     if result.kernels.height == 1:
         title += f" of {result.kernels['name'][0]}"
     elif result.kernels.height:
@@ -435,4 +437,4 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
     )
     parts.append(shown + "\n")
     parts.append(r.frame(launches, fmt="table", timeunit=timeunit))
-    return "".join(parts)
+    return "".join(parts).rstrip("\n") + "\n"
