@@ -94,7 +94,8 @@ def _activities(
 
 def _round1(expr: pl.Expr) -> pl.Expr:
     # Half away from zero, as DuckDB's round(x, 1) in kernel_summary (values are >= 0).
-    return (expr * 10.0 + 0.5).floor() / 10.0
+    # The final round() only removes the binary noise of the division (806 / 10 -> 80.6).
+    return ((expr * 10.0 + 0.5).floor() / 10.0).round(1)
 
 
 def _share(grand: int) -> pl.Expr:
@@ -233,7 +234,6 @@ def unclassified_kernels(
     by: str | None = None,
     rules: Rules | str | Path | None = None,
     where: EventFilter | None = None,
-    name: str = "demangled",
     top: int | None = None,
 ) -> pl.DataFrame:
     """The kernels no category rule matches (category ``other``), largest first: what to
@@ -241,7 +241,8 @@ def unclassified_kernels(
 
     Columns: [by,] time_pct (share of all GPU time, as in :func:`category_summary`),
     total_ns, calls, base (the last identifier: what a rule with ``on = "base"`` sees), name
-    (spelled as ``name`` says). ``top`` keeps the first ``top`` names (per ``by`` value).
+    (the demangled name the rules were tried on). ``top`` keeps the first ``top`` names (per
+    ``by`` value).
     """
     import polars as pl
 
@@ -249,29 +250,28 @@ def unclassified_kernels(
 
     if top is not None and top < 1:
         raise UsageError(f"--top must be at least 1 (got {top})")
-    acts = _activities(trace, by, rules, where, name)
+    acts = _activities(trace, by, rules, where, "demangled")
     grand = int(acts["total_ns"].sum() or 0)
     other = (
         acts.filter((pl.col("kind") == "kernel") & (pl.col("category") == "other"))
-        .group_by("group_key", "display")
+        .group_by("group_key", "name")
         .agg(pl.col("calls").sum(), pl.col("total_ns").sum())
         .sort(
-            ["group_key", "total_ns", "display"],
+            ["group_key", "total_ns", "name"],
             descending=[False, True, False],
             nulls_last=True,
         )
     )
     if top is not None:
         other = other.filter(pl.int_range(pl.len()).over("group_key") < top)
-    distinct = other["display"].unique().to_list()
-    bases = {n: base_name(n) for n in distinct}
+    bases = {n: base_name(n) for n in other["name"].unique().to_list()}
     out = other.select(
         "group_key",
         _share(grand).alias("time_pct"),
         pl.col("total_ns").cast(pl.Int64),
         pl.col("calls").cast(pl.Int64),
-        pl.col("display").replace_strict(bases, default=None, return_dtype=pl.String).alias("base"),
-        pl.col("display").alias("name"),
+        pl.col("name").replace_strict(bases, default=None, return_dtype=pl.String).alias("base"),
+        "name",
     )
     return _finish_by(out, by)
 

@@ -39,7 +39,8 @@ def lineup(
         bool,
         typer.Option(
             "--show-other",
-            help="List the kernels no rule matched (category other), by time, to write rules for",
+            help="List the kernels no rule matched (category other), by time, with the "
+            "demangled and base names rules match on",
         ),
     ] = False,
     rules: Annotated[
@@ -56,7 +57,7 @@ def lineup(
         str,
         typer.Option(
             "--name",
-            help="How to print kernel names: short, demangled or mangled (categories are "
+            help="How to print the top kernels: short, demangled or mangled (categories are "
             "always decided on the demangled name)",
             metavar="KIND",
         ),
@@ -94,12 +95,12 @@ def lineup(
     check_name_kind(name)
     ruleset = load_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
-    opts = {"by": by, "rules": ruleset, "where": where, "name": name, "top": top}
+    opts = {"by": by, "rules": ruleset, "where": where, "top": top}
     with c.open_trace(trace, demo) as tr:
         if show_other:
             df = unclassified_kernels(tr, **opts)
         else:
-            df = category_summary(tr, subfamily=subfamily, **opts)
+            df = category_summary(tr, subfamily=subfamily, name=name, **opts)
         file = tr.path.name
     if show_other:
         text = _other_text(df, fmt, timeunit, file)
@@ -135,8 +136,5 @@ def _other_text(df: pl.DataFrame, fmt: str, timeunit: str, file: str) -> str:
     if df.is_empty() and fmt in ("table", "markdown"):
         return "no unclassified kernels: every kernel matched a category rule\n"
     title = f"lineup of {file}: kernels no category rule matched"
-    caption = (
-        f"{df.height} kernel names in category other; a [[rule]] in a TOML file (--rules FILE) "
-        "can match them by base name"
-    )
+    caption = f"{df.height} kernel names matched no rule; add rules for them with --rules FILE"
     return c.render_frame(df, fmt, timeunit, title=title, caption=caption)
