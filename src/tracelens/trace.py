@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .stakeout import Stakeout
+    from .timeline import Timeline
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 
@@ -367,6 +368,12 @@ class Trace:
         from .stakeout import stakeout
 
         return stakeout(self, kernel, **options)
+
+    def timeline(self, **options: Any) -> Timeline:
+        """Events in time order with idle gaps; see :func:`tracelens.timeline.timeline`."""
+        from .timeline import timeline
+
+        return timeline(self, **options)
 
     def lineup(self, **options: Any) -> pl.DataFrame:
         """GPU time by kernel category; see :func:`tracelens.lineup.category_summary`."""

@@ -83,3 +83,4 @@ from . import lineup as _lineup  # noqa: E402,F401
 from . import memory as _memory  # noqa: E402,F401
 from . import report as _report  # noqa: E402,F401
 from . import stakeout as _stakeout  # noqa: E402,F401
+from . import timeline as _timeline  # noqa: E402,F401
