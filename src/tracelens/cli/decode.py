@@ -147,5 +147,5 @@ def _names_text(decoded: list[KernelName], fmt: str) -> str:
             text = "\n".join([k.raw, *_about(k)]) + "\n"
             if k.fields:
                 text += c.render_frame(_fields_frame(k), "table", "ns")
-        parts.append(text)
-    return "\n".join(parts)
+        parts.append(text.rstrip("\n"))
+    return "\n\n".join(parts) + "\n"
