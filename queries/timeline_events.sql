@@ -17,8 +17,10 @@
 --                                 that starts in, ends in, or spans the window
 --   $limit, $offset    BIGINT     rows to return (NULL: all) and rows to skip first
 --
--- A gap is a stretch of a device with none of the listed kernels, memcpys or memsets
--- running (on any stream, or on $stream): from the latest end so far to the next start.
+-- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
+-- $device/$stream/$pid running: from the latest end so far to the next start. Gaps are
+-- found before the time window applies, and the window keeps them by the same rule as
+-- events (so a gap that begins before the window and ends inside it is listed).
 --
 -- Columns:
 --   start_ns          BIGINT   start, ns after $origin_ns
@@ -66,8 +68,6 @@ gpu_kept AS (
     WHERE ($device IS NULL OR device = $device)
       AND ($stream IS NULL OR stream = $stream)
       AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
 ),
 gaps AS (
     SELECT device, busy_until AS start, start AS "end"
@@ -114,8 +114,6 @@ rows AS (
            (globalTid >> 24) & 16777215, globalTid & 16777215, correlationId, NULL, name
     FROM host
     WHERE ($pid IS NULL OR ((globalTid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
 )
 SELECT
     start - $origin_ns AS start_ns,
@@ -132,6 +130,8 @@ SELECT
     name,
     count(*) OVER () AS total_rows
 FROM rows
+WHERE ($start_ns IS NULL OR "end" >= $start_ns)
+  AND ($end_ns IS NULL OR start <= $end_ns)
 ORDER BY
     start,
     CASE kind WHEN 'nvtx' THEN 0 WHEN 'api' THEN 1 WHEN 'gap' THEN 2 ELSE 3 END,

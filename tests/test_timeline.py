@@ -1,0 +1,305 @@
+"""timeline: every event of built exports and real traces in order, idle gaps computed
+independently, copy labels, paging and windows; output pinned for a small case."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import needs_shared, run_cli, shared_traces
+from test_stakeout import _small
+
+import tracelens
+from tracelens.filters import EventFilter
+from tracelens.timeline import COPY_LABELS
+
+LABEL = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device"}
+LABEL["PtoP"] = "Peer-to-Peer"
+
+
+def _gaps(intervals: dict[int, list[tuple[int, int]]], longer_than: int) -> set[tuple]:
+    """(device, start, end) of idle stretches, from (start, end) of GPU work per device."""
+    out = set()
+    for device, spans in intervals.items():
+        busy_until = None
+        for start, end in sorted(spans):
+            if busy_until is not None and start - busy_until > longer_than:
+                out.add((device, busy_until, start))
+            busy_until = end if busy_until is None else max(busy_until, end)
+    return out
+
+
+# -- the small case, pinned ---------------------------------------------------------------
+def test_csv_is_exact(tmp_path, capsys):
+    rc, out, err = run_cli(
+        ["timeline", _small(tmp_path), "--api", "--gap", "20us", "-f", "csv"], capsys
+    )
+    assert (rc, err) == (0, "")
+    assert out.splitlines() == [
+        "start_ns,duration_ns,kind,device,stream,pid,tid,correlation_id,bytes,throughput_gbps,name",
+        "0,299500,nvtx,,,4242,4243,,,,worker loop",
+        "500,199000,nvtx,,,4242,4242,,,,epoch",
+        "1500,58000,nvtx,,,4242,4242,,,,step 1",
+        "9500,10000,nvtx,,,4242,4242,,,,bad \\xff text",
+        "11500,2000,api,,,4242,4242,1,,,cudaLaunchKernel",
+        '14500,10000,kernel,0,7,4242,,1,,,"void gemm<float>(float *, int)"',
+        "29500,1000,api,,,4242,4242,2,,,cudaLaunchKernel",
+        '30000,12000,kernel,0,7,4242,,2,,,"void gemm<float>(float *, int)"',
+        "42000,37500,gap,0,,,,,,,idle",
+        "49500,100000,nvtx,,,4242,4242,,,,io",
+        "69500,20000,nvtx,,,4242,4242,,,,registered step",
+        "74500,1000,api,,,4242,4242,3,,,cuLaunchKernel",
+        "76500,500,api,,,5151,5151,3,,,cudaLaunchKernel",
+        '79500,8000,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
+        "99500,1000,kernel,0,7,5151,,3,,,void gemm_small(float *)",
+        "100500,79000,gap,0,,,,,,,idle",
+        "159500,1000,api,,,4242,4243,4,,,cudaLaunchKernel",
+        '161500,9000,kernel,1,7,4242,,4,,,"void gemm<float>(float *, int)"',
+        "179500,1500,kernel,0,7,4242,,5,,,void relu(float *)",
+    ]
+
+
+def test_table_is_exact(tmp_path, capsys):
+    rc, out, err = run_cli(["timeline", _small(tmp_path), "-n", "6", "--name", "short"], capsys)
+    assert (rc, err) == (0, "")
+    assert out.splitlines() == [
+        "timeline of small.sqlite (times from the first event)",
+        "",
+        "  Start (ns)   Duration (ns)   Kind     Device   Stream     PID     TID   Correlation id   Bytes   Throughput (GB/s)   Name",
+        " " + "─" * 139,
+        "           0         299,500   nvtx          —        —   4,242   4,243                —       —                   —   worker loop",
+        "         500         199,000   nvtx          —        —   4,242   4,242                —       —                   —   epoch",
+        "       1,500          58,000   nvtx          —        —   4,242   4,242                —       —                   —   step 1",
+        "       9,500          10,000   nvtx          —        —   4,242   4,242                —       —                   —   bad \\xff text",
+        "      14,500          10,000   kernel        0        7   4,242       —                1       —                   —   gemm",
+        "      30,000          12,000   kernel        0        7   4,242       —                2       —                   —   gemm",
+        "",
+        "rows 1-6 of 12; --offset 6 for the next",
+    ]
+
+
+def test_window_is_relative_to_the_first_event_and_keeps_spanning_gaps(tmp_path, capsys):
+    rc, out, _ = run_cli(
+        [
+            "timeline",
+            _small(tmp_path),
+            "--gap",
+            "20us",
+            "--start",
+            "75us",
+            "--end",
+            "0.1ms",
+            "-f",
+            "csv",
+            "--timeunit",
+            "us",
+        ],
+        capsys,
+    )
+    assert rc == 0
+    assert out.splitlines() == [
+        "start_us,duration_us,kind,device,stream,pid,tid,correlation_id,bytes,throughput_gbps,name",
+        "0.0,299.5,nvtx,,,4242,4243,,,,worker loop",
+        "0.5,199.0,nvtx,,,4242,4242,,,,epoch",
+        "42.0,37.5,gap,0,,,,,,,idle",  # begins before the window, ends in it
+        "49.5,100.0,nvtx,,,4242,4242,,,,io",
+        "69.5,20.0,nvtx,,,4242,4242,,,,registered step",
+        '79.5,8.0,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
+        "99.5,1.0,kernel,0,7,5151,,3,,,void gemm_small(float *)",
+    ]
+
+
+def test_device_and_stream_select_gpu_rows_pid_selects_all(tmp_path):
+    with tracelens.open(_small(tmp_path)) as trace:
+        dev1 = trace.timeline(where=EventFilter(device=1)).events
+        s9 = trace.timeline(where=EventFilter(stream=9), gap_ns=0).events
+        other = trace.timeline(where=EventFilter(pid=5151), api=True).events
+    assert dev1.filter(dev1["kind"] == "kernel")["device"].to_list() == [1]
+    assert dev1.filter(dev1["kind"] == "nvtx").height == 6  # host side: kept
+    assert s9.filter(s9["kind"] != "nvtx")["kind"].to_list() == ["kernel"]
+    assert other["kind"].to_list() == ["api", "kernel"]
+
+
+def test_paging(tmp_path):
+    with tracelens.open(_small(tmp_path)) as trace:
+        full = trace.timeline(api=True, gap_ns=20_000)
+        page = trace.timeline(api=True, gap_ns=20_000, limit=5, offset=7)
+        past = trace.timeline(api=True, gap_ns=20_000, limit=5, offset=100)
+    assert full.total == full.events.height == 19
+    assert page.total == 19 and page.events.rows() == full.events.slice(7, 5).rows()
+    assert past.total == 19 and past.events.height == 0
+
+
+def test_color_by_kind_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    path = _small(tmp_path)
+    rc, out, _ = run_cli(["timeline", path, "-n", "6"], capsys)
+    assert "\x1b[" not in out
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    rc, out, _ = run_cli(["timeline", path, "-n", "6"], capsys)
+    assert rc == 0
+    lines = out.splitlines()
+    assert "\x1b[35m" in lines[4]  # nvtx: magenta
+    assert "\x1b[32m" in next(line for line in lines if "gemm" in line)  # kernel: green
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--gap", "soon"], "tracelens: --gap 'soon' is not a time; use a number"),
+        (["--limit", "-2"], "tracelens: --limit must be 0 (every row) or more (got -2)"),
+        (["--offset", "-1"], "tracelens: --offset must be 0 or more (got -1)"),
+        (["--start", "2ms", "--end", "1ms"], "tracelens: --end (1000000 ns) is before --start"),
+        (["--name", "x"], "tracelens: unknown --name 'x'; use one of: demangled, short, mangled"),
+        (["-f", "xml"], "tracelens: unknown --format 'xml'; use one of: table, csv, json"),
+    ],
+)
+def test_bad_options(args, message, tmp_path, capsys):
+    rc, out, err = run_cli(["timeline", _small(tmp_path), *args], capsys)
+    assert (rc, out) == (2, "")
+    assert err.startswith(message) and err.count("\n") == 1, err
+
+
+@needs_shared
+def test_nothing_captured_is_exit_3(trace_copies, capsys):
+    path = trace_copies["nsys2021.3_cpu_only_no_cuda"]
+    rc, out, err = run_cli(["timeline", path], capsys)
+    assert (rc, out) == (3, "")
+    assert err == (
+        f"tracelens: {path}: no CUDA or NVTX events: was it captured with -t cuda,nvtx?\n"
+    )
+
+
+# -- built exports ------------------------------------------------------------------------
+@pytest.mark.parametrize("schema", ["2.9.1", "3.0.0", "3.25.0"])
+def test_built_exports_every_event(schema, tmp_path):
+    builder = pytest.importorskip("fixtures.builder")
+    fx = builder.build_mixed(tmp_path, schema)
+    x = fx.expected
+    with tracelens.open(fx.path) as trace:
+        t = trace.timeline(api=True, gap_ns=5_000)
+        has_enum = trace.has_table("ENUM_CUDA_MEMCPY_OPER")
+    assert has_enum == (schema != "2.9.1")  # labels from the export, or built in: the same
+    o = t.origin_ns
+    ev = t.events
+    assert ev["start_ns"].to_list() == sorted(ev["start_ns"].to_list())
+    got = {
+        kind: sorted(ev.filter(ev["kind"] == kind).drop("kind").rows())
+        for kind in ("kernel", "memcpy", "memset", "nvtx", "api", "gap")
+    }
+    assert got["kernel"] == sorted(
+        (k.start - o, k.duration, k.device, k.stream, k.pid, None, k.correlation_id, None, None,
+         builder.display(k.name))
+        for k in x.kernels
+    )  # fmt: skip
+    assert got["memcpy"] == sorted(
+        (c.start - o, c.end - c.start, c.device, 7, c.pid, None, c.correlation_id, c.bytes,
+         round(c.bytes / (c.end - c.start), 3), LABEL[c.kind])
+        for c in x.memcpys
+    )  # fmt: skip
+    assert got["memset"] == sorted(
+        (m.start - o, m.end - m.start, m.device, 7, m.pid, None, m.correlation_id, m.bytes,
+         round(m.bytes / (m.end - m.start), 3), "memset")
+        for m in x.memsets
+    )  # fmt: skip
+    assert got["nvtx"] == sorted(
+        (n.start - o, n.end - n.start, None, None, builder.TRAIN_PID, builder.TRAIN_PID, None,
+         None, None, builder.display(n.text))
+        for n in x.nvtx if n.end is not None
+    )  # fmt: skip
+    assert len(got["api"]) == len(x.runtime)
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for e in [*x.kernels, *x.memcpys, *x.memsets]:
+        spans.setdefault(e.device, []).append((e.start, e.end))
+    expected_gaps = _gaps(spans, 5_000)
+    assert expected_gaps, "the fixture should have idle stretches"
+    assert {(g[2], g[0] + o, g[0] + g[1] + o) for g in got["gap"]} == expected_gaps
+    assert t.total == sum(len(v) for v in got.values())
+
+
+def test_copy_labels_come_from_the_export(tmp_path):
+    synth = pytest.importorskip("tracelens.synth")
+    b = synth.TraceBuilder("3.25.0")
+    b.process(1, "x")
+    b.memcpy(11, 4096, start=100, end=200)
+    b.memcpy(13, 4096, start=300, end=400)
+    path = b.write(tmp_path / "uvm.sqlite")
+    with tracelens.open(path) as trace:
+        names = trace.timeline().events["name"].to_list()
+    assert names == ["Unified Host-to-Device", "Unified Device-to-Device"]
+    assert COPY_LABELS[11] == "Unified Host-to-Device"
+
+
+# -- real traces --------------------------------------------------------------------------
+CUDA_TRACES = [p.stem for p in shared_traces() if "cpu_only" not in p.stem]
+
+
+@needs_shared
+@pytest.mark.parametrize("stem", CUDA_TRACES)
+def test_real_traces_every_gpu_event_and_gap(stem, trace_copies):
+    path = trace_copies[stem]
+    with tracelens.open(path) as trace:
+        t = trace.timeline(limit=0)
+        origin = t.origin_ns
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    counts = {}
+    for kind, table in (
+        ("kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),
+        ("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+        ("memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
+    ):
+        rows = (
+            con.execute(f'SELECT deviceId, start, "end" FROM {table}').fetchall()
+            if table in tables
+            else []
+        )
+        counts[kind] = len(rows)
+        for device, start, end in rows:
+            spans.setdefault(device, []).append((start, end))
+    con.close()
+    ev = t.events
+    for kind, n in counts.items():
+        assert ev.filter(ev["kind"] == kind).height == n, kind
+    gaps = ev.filter(ev["kind"] == "gap")
+    assert {
+        (d, s + origin, s + origin + dur)
+        for s, dur, d in gaps.select("start_ns", "duration_ns", "device").rows()
+    } == _gaps(spans, 100_000)
+    assert ev["start_ns"].to_list() == sorted(ev["start_ns"].to_list())
+    labels = set(ev.filter(ev["kind"] == "memcpy")["name"].to_list())
+    assert labels <= set(COPY_LABELS), labels
+
+
+@needs_shared
+def test_unified_memory_labels_without_enum_table(trace_copies, capsys):
+    # nsys 2022.2 writes no ENUM_* tables: the built-in labels are used.
+    rc, out, _ = run_cli(
+        ["timeline", trace_copies["nsys2022.2_unified_memory"], "-n", "0", "-f", "json"], capsys
+    )
+    assert rc == 0
+    names = {r["name"] for r in json.loads(out) if r["kind"] == "memcpy"}
+    assert names == {"Unified Host-to-Device", "Unified Device-to-Host"}
+
+
+def test_demo_trace(capsys):
+    pytest.importorskip("tracelens.demo")
+    rc, out, err = run_cli(
+        ["timeline", "--demo", "bs16", "-n", "0", "-f", "json", "--gap", "1ms"], capsys
+    )
+    assert (rc, err) == (0, "")
+    rows = json.loads(out)
+    kinds = {r["kind"] for r in rows}
+    assert {"kernel", "memcpy", "memset", "nvtx"} <= kinds
+    assert {r["name"] for r in rows if r["kind"] == "nvtx"} >= {"prefill", "decode_step_1"}
+
+
+def test_output_file(tmp_path, capsys):
+    dest = tmp_path / "out.csv"
+    rc, out, _ = run_cli(["timeline", _small(tmp_path), "-f", "csv", "-o", dest], capsys)
+    assert (rc, out) == (0, "")
+    assert Path(dest).read_text().startswith("start_ns,duration_ns,kind,")
