@@ -76,8 +76,10 @@ def danger(
     c.emit(_text(df.head(top) if top else df, fmt, timeunit, file, df), output)
     failing = kernels_at_or_above(df, fail_on) if fail_on else 0
     if failing:
-        noun = "kernel" if failing == 1 else "kernels"
-        print(f"tracelens: danger: {failing} {noun} at level {fail_on} or above", file=sys.stderr)
+        print(
+            f"tracelens: danger: {_count(failing, 'kernel')} at level {fail_on} or above",
+            file=sys.stderr,
+        )
         raise typer.Exit(1)
 
 
@@ -95,8 +97,8 @@ def _text(df: pl.DataFrame, fmt: str, timeunit: str, file: str, full: pl.DataFra
     )
     shown = f" (first {df.height} shown)" if df.height < full.height else ""
     caption = (
-        f"{full.height} findings on {full['name'].n_unique()} kernels ({levels}){shown}; "
-        "Time (%) = share of all kernel GPU time, as census"
+        f"{_count(full.height, 'finding')} on {_count(full['name'].n_unique(), 'kernel')} "
+        f"({levels}){shown}; Time (%) = share of all kernel GPU time, as census"
     )
     kernels = df.select(
         "level", pl.col("rule_id").alias("rule"), "time_pct", "total_ns", "instances", "name"
@@ -111,3 +113,7 @@ def _text(df: pl.DataFrame, fmt: str, timeunit: str, file: str, full: pl.DataFra
     if fmt == "markdown":
         return first + "\n" + caption + "\n\n" + second
     return first + "\n" + second
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
