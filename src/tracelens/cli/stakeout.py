@@ -39,7 +39,11 @@ def stakeout(
     ] = "demangled",
     sort: Annotated[
         str,
-        typer.Option("--sort", help="start (earliest first) or duration (longest first)"),
+        typer.Option(
+            "--sort",
+            help="start (earliest first) or duration (longest first)",
+            metavar="start|duration",
+        ),
     ] = "start",
     limit: Annotated[
         int,
@@ -57,7 +61,8 @@ def stakeout(
     """Every launch of one kernel: summary, launch configurations, duration histogram, then
     per launch its start (from the trace's first event), duration, configuration, device,
     stream, the CUDA API call that launched it, its queue latency (kernel start - call end)
-    and the innermost NVTX range around that call. csv lists the launches only."""
+    and the innermost NVTX range around that call. csv lists the launches only.
+    --start/--end count from session start, as in census."""
     from ..census import check_name_kind
     from ..stakeout import check_limit, check_match, check_sort, render, stakeout
 
