@@ -139,30 +139,9 @@ def stakeout(
     if df.is_empty():
         _explain_empty(trace, kernel, pattern)
 
-    kernels = (
-        df.group_by("name")
-        .agg(
-            pl.len().cast(pl.Int64).alias("launches"),
-            pl.col("duration_ns").sum().alias("total_ns"),
-            pl.col("duration_ns").mean().round(1, mode="half_away_from_zero").alias("avg_ns"),
-        )
-        .sort(["launches", "total_ns", "name"], descending=[True, True, False])
-        .select("launches", "total_ns", "avg_ns", "name")
-    )
-    configs = (
-        df.group_by(CONFIG_COLUMNS)
-        .agg(
-            pl.len().cast(pl.Int64).alias("launches"),
-            pl.col("duration_ns").sum().alias("total_ns"),
-            pl.col("duration_ns").mean().round(1, mode="half_away_from_zero").alias("avg_ns"),
-        )
-        .sort(
-            ["launches", "total_ns", *CONFIG_COLUMNS],
-            descending=[True, True] + [False] * len(CONFIG_COLUMNS),
-        )
-        .with_row_index("config", offset=1)
-        .select(pl.col("config").cast(pl.Int64), "launches", "total_ns", "avg_ns", *CONFIG_COLUMNS)
-    )
+    # kernels, stats, configurations and histogram cover every launch, before --limit
+    kernels = _launches_by(df, ("name",))
+    configs = _launches_by(df, CONFIG_COLUMNS).with_row_index("config", offset=1)
     durations = df["duration_ns"].to_list()
     if sort == "duration":
         df = df.sort(["duration_ns", "start_ns"], descending=[True, False], maintain_order=True)
@@ -175,9 +154,26 @@ def stakeout(
         sort=sort,
         kernels=kernels,
         stats=launch_stats(durations),
-        configs=configs,
+        configs=configs.with_columns(pl.col("config").cast(pl.Int64)),
         histogram=histogram(durations),
         launches=_with_nvtx(trace, df),
+    )
+
+
+def _launches_by(df: pl.DataFrame, keys: tuple[str, ...]) -> pl.DataFrame:
+    """launches, total_ns, avg_ns (0.1), *keys: one row per distinct ``keys``, most
+    launches first (then most time, then keys)."""
+    import polars as pl
+
+    return (
+        df.group_by(keys)
+        .agg(
+            pl.len().cast(pl.Int64).alias("launches"),
+            pl.col("duration_ns").sum().alias("total_ns"),
+            pl.col("duration_ns").mean().round(1, mode="half_away_from_zero").alias("avg_ns"),
+        )
+        .sort(["launches", "total_ns", *keys], descending=[True, True] + [False] * len(keys))
+        .select("launches", "total_ns", "avg_ns", *keys)
     )
 
 
