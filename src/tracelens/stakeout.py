@@ -355,12 +355,11 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
             "match": result.match,
             "name": result.name_kind,
             "kernels": r.convert_times(result.kernels, timeunit).to_dicts(),
-            "summary": r.convert_times(summary, timeunit).to_dicts()[:1] or None,
+            "summary": (r.convert_times(summary, timeunit).to_dicts() or [None])[0],
             "configs": r.convert_times(result.configs, timeunit).to_dicts(),
             "histogram": r.convert_times(result.histogram, timeunit).to_dicts(),
             "launches": r.convert_times(launches, timeunit).to_dicts(),
         }
-        doc["summary"] = doc["summary"][0] if doc["summary"] else None
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
     n = result.total_launches
@@ -376,26 +375,18 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
         f" (first {launches.height:,} of {n:,}; --limit 0 for all)" if launches.height < n else ""
     )
     if fmt == "markdown":
-        parts = [r.markdown(r.convert_times(summary, timeunit), timeunit=timeunit, title=title)]
+        sections = [(summary, title)]
         if result.kernels.height > 1:
-            kernels = r.convert_times(result.kernels, timeunit)
-            parts.append(r.markdown(kernels, timeunit=timeunit, title="kernels"))
-        parts.append(
-            r.markdown(
-                r.convert_times(result.configs, timeunit),
-                timeunit=timeunit,
-                title="launch configurations",
-            )
+            sections.append((result.kernels, "kernels"))
+        sections += [
+            (result.configs, "launch configurations"),
+            (result.histogram, "durations"),
+            (launches, shown),
+        ]
+        return "\n".join(
+            r.markdown(r.convert_times(df, timeunit), timeunit=timeunit, title=t)
+            for df, t in sections
         )
-        parts.append(
-            r.markdown(
-                r.convert_times(result.histogram, timeunit), timeunit=timeunit, title="durations"
-            )
-        )
-        parts.append(
-            r.markdown(r.convert_times(launches, timeunit), timeunit=timeunit, title=shown)
-        )
-        return "\n".join(parts)
 
     if n == 0:
         return title + "\nno launch of a matching kernel passes the filters\n"
