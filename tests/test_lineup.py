@@ -575,3 +575,19 @@ def test_show_other_when_everything_is_classified(capsys):
     )
     rc, out, _ = run_cli(["lineup", "--demo", "bs16", "--show-other", "-f", "json"], capsys)
     assert out == "[]\n"
+
+
+def test_caption_says_what_the_share_is_of(mixed, capsys):
+    rc, out, _ = run_cli(["lineup", "--demo", "bs16", "--top", "2"], capsys)
+    assert rc == 0
+    assert out.splitlines()[-1] == (
+        "2 category rows (top 2); Time (%) = share of all GPU time (kernels + memcpy + memset)"
+    )
+    rc, out, _ = run_cli(["lineup", mixed.path, "--by", "device"], capsys)
+    x = mixed.expected
+    grand = sum(k.duration for k in x.kernels) + sum(m.end - m.start for m in x.memcpys + x.memsets)
+    rows = len(_expected_by(mixed, lambda e: e.device))
+    assert out.splitlines()[-1] == (
+        f"{rows} category rows over 2 devices; Time (%) = share of {grand:,} ns of GPU time "
+        "(kernels + memcpy + memset)"
+    )

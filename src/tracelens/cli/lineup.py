@@ -105,23 +105,30 @@ def lineup(
     if show_other:
         text = _other_text(df, fmt, timeunit, file)
     else:
-        text = _lineup_text(df, fmt, timeunit, file, by)
+        text = _lineup_text(df, fmt, timeunit, file, by, top)
     c.emit(text, output)
 
 
-def _lineup_text(df: pl.DataFrame, fmt: str, timeunit: str, file: str, by: str | None) -> str:
+def _lineup_text(
+    df: pl.DataFrame, fmt: str, timeunit: str, file: str, by: str | None, top: int | None
+) -> str:
     import polars as pl
 
     from ..render import convert_times
 
     title = f"lineup of {file}: GPU time by category"
     cats = df.filter(pl.col("subfamily").is_null())
-    total = convert_times(cats.select(pl.col("total_ns").sum()), timeunit).item()
-    groups = f" over {cats[by].n_unique()} {by} values" if by and cats.height else ""
-    caption = (
-        f"{cats.height} category rows{groups}; Time (%) = share of {total:,} {timeunit} of GPU "
-        "time (kernels + memcpy + memset)"
-    )
+    caption = f"{cats.height} category rows"
+    if by and cats.height:
+        groups = cats[by].n_unique()
+        caption += f" over {groups} {by}" + ("" if groups == 1 else "s")
+    if top:
+        # Only some categories are shown: their sum is not the whole.
+        caption += f" (top {top}); Time (%) = share of all GPU time"
+    else:
+        total = convert_times(cats.select(pl.col("total_ns").sum()), timeunit).item()
+        caption += f"; Time (%) = share of {total:,} {timeunit} of GPU time"
+    caption += " (kernels + memcpy + memset)"
     if fmt in ("table", "markdown"):
         # A breakdown row reads as the subfamily under its category.
         part = pl.col("subfamily").is_not_null()
