@@ -250,3 +250,33 @@ def test_gpu_busy_merges_overlapping_kernels_per_device(tmp_path):
     assert totals["gpu_busy_ns"] == 15 + 10 + 100
     assert totals["kernel_time_ns"] == 10 + 10 + 2 + 10 + 100
     assert totals["kernel_launches"] == 5 and totals["distinct_kernels"] == 2
+
+
+def test_nvtx_range_narrows_both_sides(capsys):
+    rc, out, _ = run_cli(["diff", "--demo", "--nvtx", "decode_step_3", "-f", "json"], capsys)
+    assert rc == 0
+    data = json.loads(out)
+    totals = {r["metric"]: (r["a"], r["b"]) for r in data["totals"]}
+    # one decode step: 28 layers x 14 launches + the step's own launches, same in both
+    assert totals["kernel launches"] == (401, 401)
+    ids = [c["id"] for c in data["clues"]]
+    assert ids[0] == "per_call_outlier" and "danger_swapped" in ids
+
+
+def test_nvtx_glob_per_side(capsys):
+    rc, out, _ = run_cli(
+        ["diff", "--demo", "--a-nvtx", "decode_step_*", "--b-nvtx", "decode_step_*", "-f", "json"],
+        capsys,
+    )
+    assert rc == 0
+    totals = {r["metric"]: (r["a"], r["b"]) for r in json.loads(out)["totals"]}
+    assert totals["kernel launches"] == (1604, 1604)
+
+
+def test_unknown_nvtx_label_suggests_close_ones(capsys):
+    rc, out, err = run_cli(["diff", "--demo", "--nvtx", "decode_stp_3"], capsys)
+    assert (rc, out) == (2, "")
+    assert err.endswith(
+        "bs1.sqlite: no NVTX range labelled 'decode_stp_3'; "
+        "closest: 'decode_step_3', 'decode_step_4', 'decode_step_2'\n"
+    )

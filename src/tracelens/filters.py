@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .trace import Trace
 
 TIME_UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
@@ -51,3 +55,23 @@ class EventFilter:
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,
         }
+
+
+def nvtx_window(trace: Trace, pattern: str, where: EventFilter | None = None) -> EventFilter:
+    """``where`` narrowed to the span of the NVTX ranges whose label matches ``pattern``
+    (exact, or a glob such as ``decode_step_*``): from the first one's start to the last
+    one's end. A pattern that matches nothing is a UsageError naming the closest labels."""
+    import difflib
+
+    trace.load_nvtx_text()
+    row = trace.query("nvtx_range_window", pattern=pattern).to_dicts()[0]
+    if not row["ranges"]:
+        labels = trace.query("nvtx_labels")["label"].to_list()
+        if not labels:
+            raise UsageError(f"{trace.path}: no NVTX ranges to match {pattern!r}")
+        close = difflib.get_close_matches(pattern, labels, n=3, cutoff=0.4) or labels[:3]
+        raise UsageError(
+            f"{trace.path}: no NVTX range labelled {pattern!r}; "
+            f"closest: {', '.join(repr(x) for x in close)}"
+        )
+    return replace(where or EventFilter(), start_ns=row["start_ns"], end_ns=row["end_ns"])

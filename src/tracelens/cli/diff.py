@@ -40,6 +40,21 @@ def diff(
     b_end: Annotated[
         str | None, typer.Option("--b-end", help="Window end in B", metavar="TIME")
     ] = None,
+    nvtx: Annotated[
+        str | None,
+        typer.Option(
+            "--nvtx",
+            help="Compare only the span of the NVTX ranges with this label in both traces "
+            "(glob allowed: 'decode_step_*')",
+            metavar="LABEL",
+        ),
+    ] = None,
+    a_nvtx: Annotated[
+        str | None, typer.Option("--a-nvtx", help="Same, in A only", metavar="LABEL")
+    ] = None,
+    b_nvtx: Annotated[
+        str | None, typer.Option("--b-nvtx", help="Same, in B only", metavar="LABEL")
+    ] = None,
     fail_if: Annotated[
         list[str] | None,
         typer.Option(
@@ -62,7 +77,13 @@ def diff(
     c.check_choice("--format", fmt, ("table", "json", "markdown"))
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
+    from ..filters import nvtx_window
+
     with c.open_pair(a, b, demo) as (ta, tb):
+        if a_nvtx or nvtx:
+            where_a = nvtx_window(ta, a_nvtx or nvtx, where_a)
+        if b_nvtx or nvtx:
+            where_b = nvtx_window(tb, b_nvtx or nvtx, where_b)
         result = compute(ta, tb, name=name, where_a=where_a, where_b=where_b)
     gates = check_gates(result, fail_if or [])
     if fmt == "json":
