@@ -886,7 +886,7 @@ def _brief(text: str, width: int = 140) -> str:
     danger table)."""
     sentence = text.split(". ")[0].rstrip(".")
     if len(sentence) > width:
-        sentence = sentence[:width].rsplit(" ", 1)[0] + "…"
+        return sentence[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return sentence + "."
 
 
