@@ -52,3 +52,13 @@ def test_readme_output_is_real(command, shown, capsys, monkeypatch):
         return [line for line in text.splitlines() if not line.startswith("file ")]
 
     assert stable(out) == stable(shown)
+
+
+def test_readme_evidence_board_is_real(capsys):
+    marker = "<!-- output of: tracelens diff --demo -f markdown --top 5 (first lines) -->\n"
+    shown = README.split(marker, 1)[1].split("\n\n", 1)[0].splitlines()
+    rc, out, _ = run_cli(["diff", "--demo", "-f", "markdown", "--top", "5"], capsys)
+    assert rc == 0 and len(shown) >= 7
+    actual = out.splitlines()
+    for line in shown:
+        assert line in actual, line
