@@ -311,6 +311,22 @@ class Rules:
         return self._cached(name)
 
 
+def check_rule_id(table: Mapping[str, object], seen: set[str], allowed: Iterable[str]) -> str:
+    """The checks every rules file shares (categories and danger): known keys only, and a
+    unique, non-empty id, which is returned (and added to ``seen``)."""
+    allowed = sorted(allowed)
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (allowed: {', '.join(allowed)})")
+    rid = table.get("id")
+    if not isinstance(rid, str) or not rid:
+        raise ValueError("missing 'id' (a non-empty string)")
+    if rid in seen:
+        raise ValueError("duplicate id")
+    seen.add(rid)
+    return rid
+
+
 def _parse_rules(path: Path, *, builtin: bool) -> list[Rule]:
     tables = read_rule_tables(path)
     out: list[Rule] = []
@@ -318,17 +334,7 @@ def _parse_rules(path: Path, *, builtin: bool) -> list[Rule]:
     for i, table in enumerate(tables):
         label = rule_label(i, table)
         try:
-            unknown = sorted(set(table) - _RULE_KEYS)
-            if unknown:
-                raise ValueError(
-                    f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(_RULE_KEYS))})"
-                )
-            rid = table.get("id")
-            if not isinstance(rid, str) or not rid:
-                raise ValueError("missing 'id' (a non-empty string)")
-            if rid in seen:
-                raise ValueError("duplicate id")
-            seen.add(rid)
+            rid = check_rule_id(table, seen, _RULE_KEYS)
             category = table.get("category")
             if category not in CATEGORIES:
                 raise ValueError(

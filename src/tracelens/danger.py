@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._resources import data_dir
-from .categories import Matcher, Subject, parse_matcher, read_rule_tables, rule_label
+from .categories import (
+    Matcher,
+    Subject,
+    check_rule_id,
+    parse_matcher,
+    read_rule_tables,
+    rule_label,
+)
 from .errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,17 +156,7 @@ def _parse_rules(path: Path, *, builtin: bool) -> list[DangerRule]:
     for i, table in enumerate(tables):
         label = rule_label(i, table)
         try:
-            unknown = sorted(set(table) - _RULE_KEYS)
-            if unknown:
-                raise ValueError(
-                    f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(_RULE_KEYS))})"
-                )
-            rid = table.get("id")
-            if not isinstance(rid, str) or not rid:
-                raise ValueError("missing 'id' (a non-empty string)")
-            if rid in seen:
-                raise ValueError("duplicate id")
-            seen.add(rid)
+            rid = check_rule_id(table, seen, _RULE_KEYS)
             level = table.get("level")
             if level not in LEVELS:
                 raise ValueError(f"'level' must be one of {', '.join(LEVELS)}, not {level!r}")
