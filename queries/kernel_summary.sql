@@ -34,8 +34,14 @@ WITH launches AS (
             WHEN 'mangled' THEN coalesce(mangledName, demangledName)
             ELSE demangledName
         END AS name_id,
-        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', gridX, gridY, gridZ) END AS grid_xyz,
-        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', blockX, blockY, blockZ) END AS block_xyz
+        -- Group by the six integers and print them once per group, not once per launch;
+        -- NULL unless asked, so the default reads only start, end and the name.
+        CASE WHEN $by_launch_config THEN gridX END AS grid_x,
+        CASE WHEN $by_launch_config THEN gridY END AS grid_y,
+        CASE WHEN $by_launch_config THEN gridZ END AS grid_z,
+        CASE WHEN $by_launch_config THEN blockX END AS block_x,
+        CASE WHEN $by_launch_config THEN blockY END AS block_y,
+        CASE WHEN $by_launch_config THEN blockZ END AS block_z
     FROM kernels
     WHERE ($device IS NULL OR deviceId = $device)
       AND ($stream IS NULL OR streamId = $stream)
@@ -46,8 +52,8 @@ WITH launches AS (
 per_id AS (
     SELECT
         name_id,
-        grid_xyz,
-        block_xyz,
+        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', grid_x, grid_y, grid_z) END AS grid_xyz,
+        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', block_x, block_y, block_z) END AS block_xyz,
         sum(dur_ns) AS total_ns,
         count(*) AS instances,
         avg(dur_ns) AS avg_ns,
@@ -56,7 +62,7 @@ per_id AS (
         max(dur_ns) AS max_ns,
         coalesce(stddev_samp(dur_ns), 0) AS stddev_ns
     FROM launches
-    GROUP BY ALL
+    GROUP BY name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z
 )
 SELECT
     round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,

@@ -95,3 +95,28 @@ def test_every_command_has_help_text():
 
     for cmd in app.registered_commands:
         assert cmd.callback.__doc__, f"{cmd.callback.__name__} has no help text"
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_census_command_skips_polars_and_pyarrow(fmt):
+    """On a small trace importing polars and pyarrow costs more than the query
+    (bench/README.md): the census command renders straight from DuckDB's rows."""
+    from tracelens.demo import demo_path
+
+    code = (
+        "import sys; from tracelens.cli import main; "
+        f"sys.argv = ['tracelens', 'census', {str(demo_path('bs1'))!r}, '--format', {fmt!r}]; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mods = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if "|" in line
+    }
+    assert "duckdb" in mods
+    assert not mods.intersection({"polars", "pyarrow"}), sorted(
+        mods.intersection({"polars", "pyarrow"})
+    )

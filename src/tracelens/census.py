@@ -10,6 +10,7 @@ from .filters import EventFilter
 if TYPE_CHECKING:
     import polars as pl
 
+    from .rows import Rows
     from .trace import Trace
 
 NAME_KINDS = ("demangled", "short", "mangled")
@@ -35,14 +36,29 @@ def kernel_summary(
     max_ns, stddev_ns, [grid_xyz, block_xyz,] name. ``time_pct`` is the share of all kernel
     time that passes ``where``, so it does not change with ``top``.
     """
+    rows = kernel_summary_rows(
+        trace, name=name, by_launch_config=by_launch_config, top=top, where=where
+    )
+    return rows.to_polars()
+
+
+def kernel_summary_rows(
+    trace: Trace,
+    *,
+    name: str = "demangled",
+    by_launch_config: bool = False,
+    top: int | None = None,
+    where: EventFilter | None = None,
+) -> Rows:
+    """``kernel_summary`` as plain rows, for the command line (no polars/pyarrow import)."""
     check_name_kind(name)
     if top is not None and top < 1:
         raise UsageError(f"--top must be at least 1 (got {top})")
     trace.require_kernels()
     where = where or EventFilter()
-    df = trace.query(
+    rows = trace.query_rows(
         "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
     )
     if not by_launch_config:
-        df = df.drop("grid_xyz", "block_xyz")
-    return df.head(top) if top is not None else df
+        rows = rows.drop("grid_xyz", "block_xyz")
+    return rows.head(top)

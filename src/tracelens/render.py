@@ -14,9 +14,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from .filters import TIME_UNITS_NS
+from .rows import Rows
 
 if TYPE_CHECKING:
     import polars as pl
+
+    Frame = pl.DataFrame | Rows
 
 # Display headers for the columns the analyses produce ({u} is the time unit).
 HEADERS = {
@@ -61,6 +64,30 @@ def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
     return df.select(exprs)
 
 
+def _as_rows(df: Frame) -> Rows:
+    return df if isinstance(df, Rows) else Rows.from_polars(df)
+
+
+def _convert_rows(rows: Rows, timeunit: str) -> Rows:
+    """``convert_times`` for Rows: no polars needed."""
+    if timeunit == "ns":
+        return rows
+    factor = TIME_UNITS_NS[timeunit]
+    idx = [i for i, c in enumerate(rows.columns) if c.endswith("_ns")]
+    columns = tuple(
+        c[: -len("_ns")] + "_" + timeunit if c.endswith("_ns") else c for c in rows.columns
+    )
+    kinds = tuple("float" if i in idx else k for i, k in enumerate(rows.kinds))
+    data = tuple(
+        tuple(
+            (None if v is None else round(float(v) / factor, 6)) if i in idx else v
+            for i, v in enumerate(row)
+        )
+        for row in rows.data
+    )
+    return Rows(columns, kinds, data)
+
+
 def _header(col: str, unit: str) -> str:
     for suffix in ("_ns", "_us", "_ms", "_s"):
         if col.endswith(suffix):
@@ -100,7 +127,7 @@ def _terminal_width() -> int:
 
 
 def table(
-    df: pl.DataFrame,
+    df: Frame,
     *,
     timeunit: str = "ns",
     title: str | None = None,
@@ -108,6 +135,7 @@ def table(
     row_styles: list[str | None] | None = None,
 ) -> str:
     """``row_styles``: one rich style per row (e.g. "cyan"), seen only on a color terminal."""
+    df = _as_rows(df)
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -122,7 +150,7 @@ def table(
         caption_justify="left",
     )
     for col in df.columns:
-        numeric = df.schema[col].is_numeric()
+        numeric = df.is_numeric(col)
         wide = col in _WIDE_TEXT
         t.add_column(
             Text(_header(col, timeunit)),
@@ -161,22 +189,55 @@ def table(
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 
-def csv(df: pl.DataFrame) -> str:
-    return df.write_csv()
+def _plain(value: object) -> object:
+    """A value as polars' CSV/JSON writers show it."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
-def json(df: pl.DataFrame) -> str:
-    return df.write_json() + "\n"
+def _csv_field(value: object) -> str:
+    # As polars writes CSV: null is an empty field, an empty string is "", text is quoted
+    # only when it holds a comma, a quote or a line break, booleans are lower case.
+    value = _plain(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if text == "" or any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
-def markdown(df: pl.DataFrame, *, timeunit: str = "ns", title: str | None = None) -> str:
+def csv(df: Frame) -> str:
+    df = _as_rows(df)
+    lines = [",".join(_csv_field(c) for c in df.columns)]
+    lines += [",".join(_csv_field(v) for v in row) for row in df.iter_rows()]
+    return "\n".join(lines) + "\n"
+
+
+def json(df: Frame) -> str:
+    import json as json_module
+
+    df = _as_rows(df)
+    records = [
+        {c: _plain(v) for c, v in zip(df.columns, row, strict=True)} for row in df.iter_rows()
+    ]
+    return json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> str:
+    df = _as_rows(df)
     decimals = 1 if timeunit == "ns" else 3
     lines = []
     if title:
         lines += [f"**{title}**", ""]
     heads = [_header(c, timeunit) for c in df.columns]
     lines.append("| " + " | ".join(heads) + " |")
-    aligns = ["---:" if df.schema[c].is_numeric() else ":---" for c in df.columns]
+    aligns = ["---:" if df.is_numeric(c) else ":---" for c in df.columns]
     lines.append("| " + " | ".join(aligns) + " |")
     for row in df.iter_rows():
         cells = [
@@ -200,7 +261,7 @@ def frame(
     row_styles: list[str | None] | None = None,
 ) -> str:
     """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown."""
-    df = convert_times(df, timeunit)
+    df = _convert_rows(_as_rows(df), timeunit)
     if fmt == "csv":
         return csv(df)
     if fmt == "json":

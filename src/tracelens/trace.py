@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from .rows import Rows
     from .stakeout import Stakeout
     from .timeline import Timeline
 
@@ -170,7 +171,7 @@ class Trace:
         return self._duck
 
     def _open_duckdb(self) -> duckdb.DuckDBPyConnection:
-        import pyarrow as pa
+        import duckdb
 
         from . import _engine
 
@@ -178,20 +179,37 @@ class Trace:
         con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
         for view, (table, _cols) in _schema.VIEWS.items():
             con.execute(_schema.view_sql(view, self.tables.get(table)))
-        # StringIds goes through Python's sqlite3 so that bytes that are not UTF-8 (seen in
-        # real exports) become \xNN escapes instead of failing DuckDB's whole scan.
+        if "StringIds" not in self.tables:
+            con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
+            return con
+        try:
+            # The fast path: DuckDB reads StringIds itself (and pyarrow is never imported).
+            con.execute(
+                "CREATE TEMP TABLE strings AS SELECT CAST(id AS BIGINT) AS id, value "
+                "FROM sqlite_scan(getvariable('trace_path'), 'StringIds')"
+            )
+        except duckdb.Error as exc:
+            if "unicode" not in str(exc).lower():
+                raise
+            # Real exports can hold bytes that are not UTF-8, which fail DuckDB's scan: read
+            # them through Python's sqlite3 instead, where they become \xNN escapes.
+            self._load_strings_slowly(con)
+        return con
+
+    def _load_strings_slowly(self, con: duckdb.DuckDBPyConnection) -> None:
+        import pyarrow as pa
+
         ids, values = [], []
-        if "StringIds" in self.tables:
-            for sid, value in self._sqlite_rows("SELECT id, value FROM StringIds"):
-                ids.append(sid)
-                values.append(decode_text(value))
+        for sid, value in self._sqlite_rows("SELECT id, value FROM StringIds"):
+            ids.append(sid)
+            values.append(decode_text(value))
+        con.execute("DROP TABLE IF EXISTS strings")
         con.register(
             "_string_ids",
             pa.table({"id": pa.array(ids, pa.int64()), "value": pa.array(values, pa.string())}),
         )
         con.execute("CREATE TEMP TABLE strings AS SELECT * FROM _string_ids")
         con.unregister("_string_ids")
-        return con
 
     def load_nvtx_text(self) -> None:
         """Create the ``nvtx_text`` table, once: every ``nvtx_events`` column plus ``text``
@@ -225,13 +243,24 @@ class Trace:
         """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back."""
         return self.sql(_resources.query(name), **params)
 
+    def query_rows(self, name: str, **params: Any) -> Rows:
+        """Like ``query``, as plain rows (no polars or pyarrow): for small results that go
+        straight to the command line."""
+        from .rows import Rows
+
+        return self._execute(_resources.query(name), params, Rows.from_cursor)
+
     def sql(self, text: str, **params: Any) -> pl.DataFrame:
         """Run SQL against the normalized views (kernels, memcpys, memsets, runtime_calls,
         nvtx_events, syncs, strings) with named parameters (``$name``)."""
+        return self._execute(text, params, lambda cursor: cursor.pl())
+
+    def _execute(self, text: str, params: dict[str, Any], fetch):
         import duckdb
 
         try:
-            return self.db.execute(text, params).pl()
+            cursor = self.db.execute(text, params)
+            return fetch(cursor)
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
             if "malformed" in first or "not a database" in first or "disk I/O" in first:

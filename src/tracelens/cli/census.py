@@ -35,13 +35,15 @@ def census(
     output: c.OutputOpt = None,
 ) -> None:
     """Top kernels by GPU time, as `nsys stats --report cuda_gpu_kern_sum`."""
-    from ..census import check_name_kind, kernel_summary
+    from ..census import check_name_kind, kernel_summary_rows
 
     check_choice_args(fmt, timeunit)
     check_name_kind(name)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        df = kernel_summary(tr, name=name, by_launch_config=by_launch_config, top=top, where=where)
+        df = kernel_summary_rows(
+            tr, name=name, by_launch_config=by_launch_config, top=top, where=where
+        )
         title = f"census of {tr.path.name}: GPU time by kernel"
     shown = f"{df.height} kernel rows" + (f" (top {top})" if top else "")
     c.emit(c.render_frame(df, fmt, timeunit, title=title, caption=shown), output)
