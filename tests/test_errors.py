@@ -266,3 +266,28 @@ def test_no_traceback_from_a_real_process(tmp_path):
         "tracelens: " + str(bad) + ": is not a SQLite database; pass the file written by "
         "`nsys export --type sqlite`\n"
     )
+
+
+def test_extension_missing_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys):
+    from tracelens.demo import demo_path
+
+    monkeypatch.setenv("TRACELENS_SQLITE_EXTENSION", str(tmp_path / "nope.duckdb_extension"))
+    rc, out, err = run_cli(["census", demo_path("bs1")], capsys)
+    assert (rc, out) == (4, "")
+    assert err == (
+        f"tracelens: TRACELENS_SQLITE_EXTENSION={tmp_path / 'nope.duckdb_extension'}: no such file; "
+        "point it at a sqlite_scanner.duckdb_extension\n"
+    )
+
+
+def test_extension_that_does_not_load_is_one_line_with_the_fix(tmp_path, monkeypatch, capsys):
+    from tracelens.demo import demo_path
+
+    fake = tmp_path / "sqlite_scanner.duckdb_extension"
+    fake.write_bytes(b"\x7fELF" + b"\x00" * 4096)  # not a signed DuckDB extension
+    monkeypatch.setenv("TRACELENS_SQLITE_EXTENSION", str(fake))
+    rc, out, err = run_cli(["census", demo_path("bs1")], capsys)
+    assert (rc, out) == (4, "")
+    assert err.startswith("tracelens: cannot load DuckDB's sqlite extension (")
+    assert "fix: pip install 'duckdb-extension-sqlite-scanner==" in err
+    assert err.count("\n") == 1
