@@ -280,3 +280,62 @@ def test_unknown_nvtx_label_suggests_close_ones(capsys):
         "bs1.sqlite: no NVTX range labelled 'decode_stp_3'; "
         "closest: 'decode_step_3', 'decode_step_4', 'decode_step_2'\n"
     )
+
+
+def _build(tmp_path, name, kernels, *, nvtx=()):
+    """A small export: kernels = [(kernel name, gpu start, gpu end, api start)]."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(100, "app")
+    for text, start, end in nvtx:
+        b.nvtx_range(text, start=start, end=end, pid=100, tid=100)
+    for kname, start, end, api in kernels:
+        cid = b.runtime("cudaLaunchKernel_v7000", start=api, end=api + 5, pid=100, tid=100)
+        b.kernel(kname, start=start, end=end, pid=100, correlation_id=cid)
+    return b.write(tmp_path / f"{name}.sqlite")
+
+
+def test_a_uniform_slowdown_is_a_clue(tmp_path):
+    names = ["gemm_a", "norm_b", "act_c"]
+    ka = [(n, 1000 + i * 100, 1000 + i * 100 + 40, 900 + i * 100) for i, n in enumerate(names * 10)]
+    kb = [(n, s, s + 2 * (e - s), api) for n, s, e, api in ka]
+    with (
+        tracelens.open(_build(tmp_path, "a", ka)) as a,
+        tracelens.open(_build(tmp_path, "b", kb)) as b,
+    ):
+        d = diff(a, b)
+    assert [c.id for c in d.clues] == ["uniform_change"]
+    assert d.clues[0].clue == "the typical kernel is 2.00× longer per call"
+    assert "launches 30 → 30" in d.clues[0].evidence
+
+
+def test_nvtx_window_is_the_gpu_work_launched_inside_the_range(tmp_path):
+    # The CPU runs ahead: step_0's launches execute on the GPU during step_1's CPU time.
+    kernels = [("k_x", 500, 600, 10), ("k_y", 700, 800, 110)]
+    path = _build(tmp_path, "lag", kernels, nvtx=[("step_0", 0, 100), ("step_1", 100, 200)])
+    from tracelens.filters import nvtx_window
+
+    with tracelens.open(path) as t:
+        w0 = nvtx_window(t, "step_0")
+        w1 = nvtx_window(t, "step_1")
+        both = nvtx_window(t, "step_*")
+    assert (w0.start_ns, w0.end_ns) == (500, 600)
+    assert (w1.start_ns, w1.end_ns) == (700, 800)
+    assert (both.start_ns, both.end_ns) == (500, 800)
+
+
+def test_nvtx_range_that_launched_nothing_is_a_usage_error(tmp_path, capsys):
+    path = _build(tmp_path, "idle", [("k_x", 500, 600, 10)], nvtx=[("idle", 300, 400)])
+    rc, out, err = run_cli(["diff", path, path, "--nvtx", "idle"], capsys)
+    assert (rc, out) == (2, "")
+    assert err.endswith(
+        "idle.sqlite: the 1 NVTX range(s) labelled 'idle' launched no GPU work "
+        "(no kernel, memcpy or memset whose API call is inside them)\n"
+    )
+
+
+def test_more_blocks_per_call_is_named_as_more_work(demo_diff):
+    (c,) = _clue(demo_diff, "per_call_outlier")
+    assert "blocks per launch 55 → 883 (16.00×)" in c.evidence
+    assert "does more (or less) work per call" in c.verdict

@@ -187,6 +187,18 @@ def _typical_ratio(kernels: pl.DataFrame) -> float:
     return float(rows[-1][0])
 
 
+def _category_overlap(kernels: pl.DataFrame) -> float:
+    """Share of launches whose category both runs launch as often (min over max, summed)."""
+    by_cat: dict[str, list[int]] = {}
+    for cat, a, b in kernels.select("category", "a_instances", "b_instances").iter_rows():
+        acc = by_cat.setdefault(cat, [0, 0])
+        acc[0] += a
+        acc[1] += b
+    both = sum(min(a, b) for a, b in by_cat.values())
+    most = max(sum(a for a, _ in by_cat.values()), sum(b for _, b in by_cat.values()))
+    return both / most if most else 0.0
+
+
 def _count(n: int) -> str:
     return f"{n:,}"
 
@@ -199,6 +211,7 @@ class _Side:
     copies: dict[int, dict[str, int]]
     sequences: dict[int, list[str]]
     launches_per_device: dict[int, int]
+    blocks: dict[str, float]  # mean thread blocks per launch, per kernel name
 
 
 def _collect(trace: Trace, name_kind: str, where: EventFilter) -> _Side:
@@ -220,7 +233,13 @@ def _collect(trace: Trace, name_kind: str, where: EventFilter) -> _Side:
         **window,
     )
     launches = dict(per_device.iter_rows())
-    return _Side(totals, census, copies, sequences, launches)
+    blocks = {
+        name: avg
+        for name, avg, _threads in trace.query(
+            "kernel_blocks", name_kind=name_kind, **window
+        ).iter_rows()
+    }
+    return _Side(totals, census, copies, sequences, launches, blocks)
 
 
 # -- alignment -----------------------------------------------------------------------------
@@ -492,7 +511,15 @@ def diff(
     launches_both = int(both["a_instances"].sum() + both["b_instances"].sum())
     launch_overlap = launches_both / ((launches_a + launches_b) or 1)
     overlap = float((both["a_total_ns"].sum() + both["b_total_ns"].sum()) / grand) if grand else 0.0
-    comparable = launch_overlap >= 0.2 and bool(time_a) and bool(time_b)
+    # A short window where every kernel was swapped (same launches, other kernels) is still
+    # the same program: fall back on launch counts and the category mix.
+    cat_overlap = _category_overlap(kernels)
+    same_shape = (
+        min(launches_a, launches_b) >= 5
+        and 0.9 <= (launches_b / launches_a if launches_a else 0) <= 1.1
+        and cat_overlap >= 0.8
+    )
+    comparable = (launch_overlap >= 0.2 or same_shape) and bool(time_a) and bool(time_b)
 
     figures = _figures(sa, sb, totals, copies, kernels, danger, alignment, overlap)
     figures["launch_overlap"] = float(launch_overlap)
@@ -691,23 +718,60 @@ def _clues(
         )
         ratio = r["per_call_ratio"]
         word = f"{ratio:.2f}× longer" if ratio >= 1 else f"{1 / ratio:.2f}× shorter"
-        attention = r["category"] == "attention" or "attn" in r["name"] or "cache" in r["name"]
-        cause = (
-            "the attention path changed (e.g. cascade or split-KV attention, another KV "
-            "layout), not just the amount of work"
-            if attention
-            else "its inputs changed size or it runs a different code path"
-        )
+        attention = r["category"] == "attention"
+        # Did each call get more work? The grid (thread blocks per launch) says so.
+        blocks_a, blocks_b = sa.blocks.get(r["name"]), sb.blocks.get(r["name"])
+        blocks_r = _ratio(blocks_a, blocks_b)
+        grid = ""
+        if blocks_r is not None and not math.isinf(blocks_r) and not 1 / 1.2 < blocks_r < 1.2:
+            grid = f"; blocks per launch {blocks_a:,.0f} → {blocks_b:,.0f} ({fmt_ratio(blocks_r)})"
+            cause = (
+                f"each call launches {fmt_ratio(blocks_r)} the blocks, so it does more (or less) "
+                "work per call: the inputs of this kernel changed size"
+                + (" (e.g. more tokens through the attention path)" if attention else "")
+                + " while most kernels kept their cost"
+            )
+        else:
+            cause = (
+                "with the same launch grid, so the same kind of work got slower or faster per "
+                "call: "
+                + (
+                    "the attention path changed (e.g. cascade or split-KV attention, another KV "
+                    "layout)"
+                    if attention
+                    else "its inputs' contents or a different code path inside it"
+                )
+            )
         clues.append(
             Clue(
                 "per_call_outlier",
-                f"{_short(r['name'])}: {word} per call"
-                + (" (attention-related)" if attention else ""),
+                f"{_short(r['name'])}: {word} per call" + (" (attention-related)" if attention else ""),
                 f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
                 f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
-                f"kernel changed {fmt_ratio(overall)}",
-                ("same calls, " if same_calls else "") + f"far off the typical change: {cause}",
+                f"kernel changed {fmt_ratio(overall)}{grid}",
+                f"far off the typical change, {cause}",
                 "strong" if same_calls else "moderate",
+                "kernels",
+            )
+        )
+
+    # A change that hits every kernel alike: no single kernel stands out, the run does.
+    if both.height and not 1 / 1.2 < overall < 1.2:
+        slower = overall > 1
+        clues.append(
+            Clue(
+                "uniform_change",
+                f"the typical kernel is {overall:.2f}× longer per call"
+                if slower
+                else f"the typical kernel is {1 / overall:.2f}× shorter per call",
+                f"time-weighted median of the per-call ratios of the {both.height} kernels both "
+                f"runs launch; kernel time {fmt_ns(time_a)} → {fmt_ns(time_b)} "
+                f"with launches {_count(launches_a)} → {_count(launches_b)}",
+                "the whole GPU side got "
+                + ("slower" if slower else "faster")
+                + " alike: clocks or power limits, another GPU model, contention from other work "
+                "on the GPU, or larger inputs everywhere, rather than one kernel",
+                "strong",
                 "kernels",
             )
         )
@@ -807,7 +871,7 @@ def _clues(
         al = max(diverged, key=lambda x: x.aligned - x.matched_in_order)
         differing = al.aligned - al.matched_in_order
         same_count = launches_a == launches_b
-        where = f"first divergence at launch #{al.first_divergence:,} on device {al.device}" + (
+        where = f"first divergence at launch #{al.first_divergence + 1:,} on device {al.device}" + (
             f" ({_short(al.a_at_divergence)} in A, {_short(al.b_at_divergence)} in B)"
             if al.a_at_divergence and al.b_at_divergence
             else ""
@@ -819,8 +883,9 @@ def _clues(
                     f"same launch count ({_count(launches_a)} in both), different kernels",
                     f"{where}; {_count(al.matched_in_order)} of {_count(al.aligned)} launches match in order, "
                     f"{_count(differing)} differ",
-                    "same graph, different path: the program made the same launches but the "
-                    "libraries chose other kernels (an algorithm switch), not a different workload",
+                    "same graph, different path: the program made the same launches, but other "
+                    "kernels ran in some of them: a library or framework chose another algorithm "
+                    "(often by batch size or shape)",
                     "strong",
                     "alignment",
                 )
@@ -894,6 +959,7 @@ def _brief(text: str, width: int = 140) -> str:
 _CLUE_ORDER = {
     "not_comparable": 0,
     "weak_evidence": 1,
+    "uniform_change": 2,
     "per_call_outlier": 2,
     "same_count_different_path": 3,
     "launch_sequence_diverges": 3,

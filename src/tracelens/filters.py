@@ -58,9 +58,11 @@ class EventFilter:
 
 
 def nvtx_window(trace: Trace, pattern: str, where: EventFilter | None = None) -> EventFilter:
-    """``where`` narrowed to the span of the NVTX ranges whose label matches ``pattern``
-    (exact, or a glob such as ``decode_step_*``): from the first one's start to the last
-    one's end. A pattern that matches nothing is a UsageError naming the closest labels."""
+    """``where`` narrowed to the GPU work launched inside the NVTX ranges whose label matches
+    ``pattern`` (exact, or a glob such as ``decode_step_*``): from the start of the first
+    GPU operation those ranges launched to the end of the last (NVTX ranges are CPU time;
+    their GPU work runs later). A pattern that matches nothing is a UsageError naming the
+    closest labels."""
     import difflib
 
     trace.load_nvtx_text()
@@ -73,5 +75,10 @@ def nvtx_window(trace: Trace, pattern: str, where: EventFilter | None = None) ->
         raise UsageError(
             f"{trace.path}: no NVTX range labelled {pattern!r}; "
             f"closest: {', '.join(repr(x) for x in close)}"
+        )
+    if not row["gpu_ops"]:
+        raise UsageError(
+            f"{trace.path}: the {row['ranges']} NVTX range(s) labelled {pattern!r} launched no "
+            "GPU work (no kernel, memcpy or memset whose API call is inside them)"
         )
     return replace(where or EventFilter(), start_ns=row["start_ns"], end_ns=row["end_ns"])
