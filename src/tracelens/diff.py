@@ -745,7 +745,8 @@ def _clues(
         clues.append(
             Clue(
                 "per_call_outlier",
-                f"{_short(r['name'])}: {word} per call" + (" (attention-related)" if attention else ""),
+                f"{_short(r['name'])}: {word} per call"
+                + (" (attention-related)" if attention else ""),
                 f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
                 f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
                 f"kernel changed {fmt_ratio(overall)}{grid}",
