@@ -188,27 +188,266 @@ def test_library_raises_tracelens_errors(make, tmp_path):
     assert message.split(": ", 1)[1][:40] in str(info.value)
 
 
-def test_unreadable_file(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize(
+    "args",
+    [["census"], ["diff", "{p}"], ["report"], ["decode", "--trace"], ["info"]],
+    ids=["census", "diff", "report", "decode", "info"],
+)
+def test_unreadable_file(args, tmp_path, capsys, monkeypatch):
+    """Our message, not click's `Invalid value for 'TRACE': Path ... is not readable`."""
     p = tmp_path / "secret.sqlite"
     p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     if os.geteuid() != 0:
         p.chmod(0)
-    else:  # root reads everything: simulate the permission error the OS would raise
-        real_open = Path.open
+    else:  # root reads everything: simulate what the OS says to any other user
+        real_open, real_access = Path.open, os.access
 
         def deny(self, *a, **k):
             if self.name == "secret.sqlite":
                 raise PermissionError(13, "Permission denied")
             return real_open(self, *a, **k)
 
+        def no_access(path, mode, *a, **k):
+            if os.fspath(path).endswith("secret.sqlite") and mode & os.R_OK:
+                return False
+            return real_access(path, mode, *a, **k)
+
         monkeypatch.setattr(Path, "open", deny)
-    rc, out, err = run_cli(["census", p], capsys)
-    assert rc == 2 and out == ""
-    assert (
-        err
-        == "tracelens: secret.sqlite: cannot be read (permission denied); check its permissions\n"
-        or ("secret.sqlite: cannot be read (permission denied); check its permissions" in err)
+        monkeypatch.setattr(os, "access", no_access)
+    argv = [a.format(p=p) for a in args] + [p]
+    rc, out, err = run_cli(argv, capsys)
+    assert (rc, out, err) == (
+        2,
+        "",
+        f"tracelens: {p}: cannot be read (permission denied); check its permissions\n",
     )
+
+
+def _demo_copy(tmp: Path, name: str = "bs1") -> Path:
+    from tracelens.demo import demo_path
+
+    dst = tmp / f"{name}.sqlite"
+    shutil.copyfile(demo_path(name), dst)
+    return dst
+
+
+def test_wal_mode_trace_is_refused_and_left_alone(tmp_path, capsys):
+    """DuckDB's scanner would open a WAL database read-write and create -wal/-shm files
+    beside it (and crash in a read-only directory): refuse it before DuckDB sees it."""
+    p = _demo_copy(tmp_path)
+    con = sqlite3.connect(p)
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    con.close()
+    assert sorted(os.listdir(tmp_path)) == ["bs1.sqlite"]
+    before = sha256(p)
+    message = (
+        f"{p}: is in SQLite WAL mode, which cannot be read without writing beside it; convert "
+        "it (or a copy) with `sqlite3 bs1.sqlite 'PRAGMA journal_mode=DELETE'`"
+    )
+    rc, out, err = run_cli(["census", p], capsys)
+    assert (rc, out, err) == (2, "", f"tracelens: {message}\n")
+    with pytest.raises(tracelens.TraceError) as info:
+        tracelens.open(p)
+    assert str(info.value) == message
+    assert sha256(p) == before
+    assert sorted(os.listdir(tmp_path)) == ["bs1.sqlite"], "files appeared beside the trace"
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    """Opening a FIFO blocks until a writer comes: the check is made before any open (in
+    a child process, so that a regression fails on the timeout instead of hanging)."""
+    fifo = tmp_path / "f.sqlite"
+    os.mkfifo(fifo)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracelens", "census", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    message = (
+        f"{fifo}: is not a regular file (a pipe or device); pass the .sqlite file exported by nsys"
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", f"tracelens: {message}\n")
+    with pytest.raises(tracelens.TraceError) as info:
+        tracelens.open(fifo)
+    assert str(info.value) == message
+
+
+def test_device_is_refused():
+    rc = subprocess.run(
+        [sys.executable, "-m", "tracelens", "info", "/dev/null"], capture_output=True, text=True
+    )
+    assert (rc.returncode, rc.stdout, rc.stderr) == (
+        2,
+        "",
+        "tracelens: /dev/null: is not a regular file (a pipe or device); "
+        "pass the .sqlite file exported by nsys\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "args, target",
+    [
+        (["census", "{a}", "-o", "{a}"], "a"),
+        (["census", "{a}", "--format", "csv", "--output", "{a_other_spelling}"], "a"),
+        (["census", "{a}", "-o", "{link}"], "a"),
+        (["info", "{a}", "-o", "{a}"], "a"),
+        (["decode", "--trace", "{a}", "-o", "{a}"], "a"),
+        (["diff", "{a}", "{b}", "-o", "{b}"], "b"),
+        (["report", "{a}", "-o", "{a}"], "a"),
+        (["report", "{a}", "{b}", "-f", "markdown", "-o", "{b}"], "b"),
+    ],
+    ids=["census", "other-spelling", "symlink", "info", "decode", "diff", "report", "report-ab"],
+)
+def test_output_onto_an_input_trace_is_refused(args, target, tmp_path, capsys, monkeypatch):
+    a, b = _demo_copy(tmp_path, "bs1"), _demo_copy(tmp_path, "bs16")
+    (tmp_path / "sub").mkdir()
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(a)
+    monkeypatch.chdir(tmp_path)
+    names = {
+        "a": "bs1.sqlite",
+        "b": "bs16.sqlite",
+        "a_other_spelling": "sub/../bs1.sqlite",
+        "link": "link.sqlite",
+    }
+    argv = [x.format(**names) for x in args]
+    digests = {a: sha256(a), b: sha256(b)}
+    listing = sorted(os.listdir(tmp_path))
+    rc, out, err = run_cli(argv, capsys)
+    shown = argv[argv.index("-o" if "-o" in argv else "--output") + 1]
+    assert (rc, out, err) == (
+        2,
+        "",
+        f"tracelens: -o {shown} is one of the input traces; choose another file\n",
+    )
+    assert {p: sha256(p) for p in digests} == digests
+    assert sorted(os.listdir(tmp_path)) == listing
+
+
+def test_output_beside_the_inputs_is_still_written(tmp_path, capsys, monkeypatch):
+    a = _demo_copy(tmp_path, "bs1")
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(["census", a.name, "--top", "1", "-f", "csv", "-o", "out.csv"], capsys)
+    assert (rc, out, err) == (0, "", "")
+    assert (tmp_path / "out.csv").read_text().startswith("time_pct,")
+    # The same file written twice in a row: the second run does not remember the first's
+    # inputs (in-process runs share the module).
+    rc, out, err = run_cli(["census", a.name, "--top", "1", "-f", "csv", "-o", "out.csv"], capsys)
+    assert (rc, out, err) == (0, "", "")
+
+
+class _FullStdout:
+    """stdout on a full disk."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_stdout_write_failure_is_one_line(capsys, monkeypatch):
+    from tracelens.demo import demo_path
+
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", _FullStdout())
+    rc, out, err = run_cli(["census", demo_path("bs16")], capsys)
+    assert (rc, err) == (1, "tracelens: cannot write output (No space left on device)\n")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [["census", "--demo", "bs16"], ["report", "--demo"]])
+def test_stdout_to_dev_full_from_a_real_process(args):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tracelens", *args], stdout=full, stderr=subprocess.PIPE
+        )
+    assert (proc.returncode, proc.stderr.decode()) == (
+        1,
+        "tracelens: cannot write output (No space left on device)\n",
+    )
+
+
+def test_broken_pipe_stays_quiet():
+    proc = subprocess.run(
+        f"{sys.executable} -m tracelens report --demo | head -c 1 >/dev/null",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda t: t.census(),
+        lambda t: t.info,
+        lambda t: t.timeline(),
+        lambda t: t.lineup(),
+        lambda t: t.sql("SELECT 1"),
+        lambda t: t.query("_active_pids"),
+        lambda t: t.db,
+    ],
+    ids=["census", "info", "timeline", "lineup", "sql", "query", "db"],
+)
+def test_a_closed_trace_says_so(use):
+    from tracelens.demo import demo_path
+
+    with tracelens.open(demo_path("bs1")) as trace:
+        trace.census(top=1)  # DuckDB open
+        trace.info  # noqa: B018 - read (and kept) before closing
+    assert trace.closed
+    with pytest.raises(tracelens.TraceError) as info:
+        use(trace)
+    assert str(info.value) == f"{demo_path('bs1')}: is closed; open it again with tracelens.open()"
+    assert info.value.exit_code == 2
+    trace.close()  # closing twice is fine
+
+
+def test_sql_errors_are_query_errors():
+    from tracelens.demo import demo_path
+
+    path = demo_path("bs1")
+    with tracelens.open(path) as trace:
+        with pytest.raises(tracelens.QueryError) as info:
+            trace.sql("SELECT * FROM nope")
+        assert str(info.value) == (
+            f"{path}: query failed: Catalog Error: Table with name nope does not exist!"
+        )
+        assert isinstance(info.value, tracelens.TracelensError)
+        assert info.value.exit_code == 2
+        with pytest.raises(tracelens.QueryError, match="query failed: .*Parser Error"):
+            trace.sql("SELEC 1")
+        with pytest.raises(tracelens.QueryError) as info:
+            trace.sql("SELECT count(*) FROM kernels WHERE deviceId = $d")
+        assert "\n" not in str(info.value)
+        # The connection is still usable afterwards.
+        assert trace.sql("SELECT count(*) AS n FROM kernels WHERE deviceId = $d", d=0)["n"][0]
+
+
+def test_internal_query_errors_are_not_translated(monkeypatch):
+    """A DuckDB error in tracelens's own queries is a bug: it stays a DuckDB error (the CLI
+    reports it as an internal error) rather than passing for the user's mistake."""
+    import duckdb
+
+    from tracelens import _resources
+    from tracelens.demo import demo_path
+
+    monkeypatch.setattr(_resources, "query", lambda name: "SELECT * FROM nope")
+    with tracelens.open(demo_path("bs1")) as trace:
+        with pytest.raises(duckdb.CatalogException):
+            trace.query("anything")
+
+
+@pytest.mark.parametrize("top", ["0", "-1"])
+def test_diff_top_must_be_positive(top, capsys):
+    rc, out, err = run_cli(["diff", "--demo", "--top", top], capsys)
+    assert (rc, out, err) == (2, "", f"tracelens: --top must be at least 1 (got {top})\n")
 
 
 @needs_shared

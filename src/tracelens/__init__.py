@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import ExtensionError, MissingDataError, TraceError, TracelensError, UsageError
+from .errors import (
+    ExtensionError,
+    MissingDataError,
+    QueryError,
+    TraceError,
+    TracelensError,
+    UsageError,
+)
 
 # Everything else loads on first use, so that `tracelens --help` (which imports this
 # package) stays fast: see tests/test_packaging.py.
@@ -66,6 +73,7 @@ __all__ = [
     "diff",
     "ExtensionError",
     "MissingDataError",
+    "QueryError",
     "Trace",
     "TraceError",
     "TraceInfo",

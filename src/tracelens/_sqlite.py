@@ -8,7 +8,9 @@ the user's trace.
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
+import stat
 import urllib.parse
 from pathlib import Path
 
@@ -40,7 +42,16 @@ def check_file(path: Path) -> None:
     if path.is_dir():
         raise TraceError(path, "is a directory; pass the .sqlite file exported by nsys")
     try:
-        size = path.stat().st_size
+        st = path.stat()
+    except OSError as exc:
+        raise TraceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    # Before any open: opening a FIFO blocks until a writer appears.
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(
+            path, "is not a regular file (a pipe or device); pass the .sqlite file exported by nsys"
+        )
+    size = st.st_size
+    try:
         with path.open("rb") as f:
             header = f.read(100)
     except PermissionError:
@@ -74,6 +85,14 @@ def check_file(path: Path) -> None:
         raise TraceError(
             path,
             f"is truncated ({size} of {page_count * page_size} bytes); copy or export it again",
+        )
+    # File format write/read versions 2 mean WAL mode. DuckDB's scanner opens such a file
+    # read-write and creates -wal/-shm files beside it (nsys itself never writes WAL).
+    if header[18] == 2 or header[19] == 2:
+        raise TraceError(
+            path,
+            "is in SQLite WAL mode, which cannot be read without writing beside it; convert it "
+            f"(or a copy) with `sqlite3 {shlex.quote(path.name)} 'PRAGMA journal_mode=DELETE'`",
         )
 
 

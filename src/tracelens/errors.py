@@ -41,3 +41,21 @@ class ExtensionError(TracelensError):
     """DuckDB's sqlite extension could not be loaded."""
 
     exit_code = 4
+
+
+class QueryError(TracelensError):
+    """SQL given to ``Trace.sql`` failed (unknown table or column, syntax, a missing
+    parameter...): the first line of DuckDB's message, after the file's name."""
+
+    exit_code = 2
+
+    def __init__(self, path: object, detail: str) -> None:
+        self.path = str(path)
+        self.detail = detail
+        super().__init__(f"{self.path}: query failed: {detail}")
+
+
+class OutputError(TracelensError):
+    """The command line could not write its results (stdout full, closed...)."""
+
+    exit_code = 1

@@ -6,13 +6,12 @@ import os
 import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _resources, _schema
 from ._sqlite import NSYS_MARKER_TABLES, check_file, connect_readonly, decode_text, table_columns
-from .errors import MissingDataError, TraceError
+from .errors import MissingDataError, QueryError, TraceError
 
 if TYPE_CHECKING:
     import duckdb
@@ -107,6 +106,8 @@ class Trace:
         self.path = Path(path)
         self._sqlite: sqlite3.Connection | None = None
         self._duck: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
+        self._info: TraceInfo | None = None
         check_file(self.path)
         # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
         self._real_path = self.path.resolve()
@@ -128,6 +129,8 @@ class Trace:
         self.close()
 
     def close(self) -> None:
+        """Release both connections; any later use of this Trace raises TraceError."""
+        self._closed = True
         if self._sqlite is not None:
             self._sqlite.close()
             self._sqlite = None
@@ -135,8 +138,16 @@ class Trace:
             self._duck.close()
             self._duck = None
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TraceError(self.path, "is closed; open it again with tracelens.open()")
+
     def __repr__(self) -> str:
-        return f"Trace({str(self.path)!r})"
+        return f"Trace({str(self.path)!r})" + (" (closed)" if self._closed else "")
 
     # -- low level ----------------------------------------------------------------------
     def has_table(self, table: str) -> bool:
@@ -155,7 +166,7 @@ class Trace:
             )
 
     def _sqlite_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        assert self._sqlite is not None, "trace is closed"
+        self._check_open()
         try:
             return self._sqlite.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -166,6 +177,7 @@ class Trace:
     @property
     def db(self) -> duckdb.DuckDBPyConnection:
         """The DuckDB connection with the normalized views (see ``_schema.VIEWS``)."""
+        self._check_open()
         if self._duck is None:
             self._duck = self._open_duckdb()
         return self._duck
@@ -240,8 +252,9 @@ class Trace:
         con.unregister("_nvtx_text")
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
-        """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back."""
-        return self.sql(_resources.query(name), **params)
+        """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back.
+        A DuckDB error here is a bug in tracelens, so it is not translated (see ``sql``)."""
+        return self._execute(_resources.query(name), params, lambda cursor: cursor.pl())
 
     def query_rows(self, name: str, **params: Any) -> Rows:
         """Like ``query``, as plain rows (no polars or pyarrow): for small results that go
@@ -252,14 +265,24 @@ class Trace:
 
     def sql(self, text: str, **params: Any) -> pl.DataFrame:
         """Run SQL against the normalized views (kernels, memcpys, memsets, runtime_calls,
-        nvtx_events, syncs, strings) with named parameters (``$name``)."""
-        return self._execute(text, params, lambda cursor: cursor.pl())
+        nvtx_events, syncs, strings) with named parameters (``$name``).
 
-    def _execute(self, text: str, params: dict[str, Any], fetch):
+        SQL that DuckDB rejects (unknown table or column, syntax, a missing parameter)
+        raises QueryError with the first line of DuckDB's message."""
+        import duckdb
+
+        con = self.db  # opening the trace can fail too, but that is not the query's fault
+        try:
+            return self._execute(text, params, lambda cursor: cursor.pl(), con)
+        except duckdb.Error as exc:
+            lines = str(exc).strip().splitlines()
+            raise QueryError(self.path, lines[0] if lines else type(exc).__name__) from None
+
+    def _execute(self, text: str, params: dict[str, Any], fetch, con=None):
         import duckdb
 
         try:
-            cursor = self.db.execute(text, params)
+            cursor = (con or self.db).execute(text, params)
             return fetch(cursor)
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
@@ -330,8 +353,15 @@ class Trace:
                 names.setdefault(pid, decode_text(name))
         return tuple(ProcessInfo(pid, names.get(pid)) for pid in pids)
 
-    @cached_property
+    @property
     def info(self) -> TraceInfo:
+        """What the export is (read once, then kept; raises TraceError once closed)."""
+        self._check_open()
+        if self._info is None:
+            self._info = self._read_info()
+        return self._info
+
+    def _read_info(self) -> TraceInfo:
         table, meta = self._metadata()
         counts = self.query("_event_counts")
         by_kind = {row["kind"]: row for row in counts.iter_rows(named=True)}

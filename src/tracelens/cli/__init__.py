@@ -33,6 +33,7 @@ def _is(exc: BaseException, class_name: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every expected failure into one stderr line."""
+    _common._INPUTS.clear()  # the traces this run opens (see _common.check_output)
     try:
         # Without standalone mode, click returns the code of a typer.Exit instead of exiting.
         code = app(args=argv, prog_name="tracelens", standalone_mode=False)
@@ -74,6 +75,7 @@ def _fail(message: str, code: int) -> None:
 
 
 # Register the commands (each module only imports light things at import time).
+from . import _common  # noqa: E402
 from . import census as _census  # noqa: E402,F401
 from . import danger as _danger  # noqa: E402,F401
 from . import decode as _decode  # noqa: E402,F401

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import UsageError
+from ..errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -20,11 +21,14 @@ if TYPE_CHECKING:
 FORMATS = ("table", "csv", "json", "markdown")
 TIME_UNITS = ("ns", "us", "ms", "s")
 
+# Path arguments are not checked by click (readable=False): check_file says what is wrong
+# with a trace, in tracelens's words.
 TraceArg = Annotated[
     Path | None,
     typer.Argument(
         help="nsys SQLite export (nsys export --type sqlite); omit with --demo",
         show_default=False,
+        readable=False,
     ),
 ]
 DemoOpt = Annotated[
@@ -36,7 +40,9 @@ FormatOpt = Annotated[
 ]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write to FILE instead of stdout", metavar="FILE"),
+    typer.Option(
+        "--output", "-o", help="Write to FILE instead of stdout", metavar="FILE", readable=False
+    ),
 ]
 TimeUnitOpt = Annotated[
     str,
@@ -66,6 +72,11 @@ def check_choice(option: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+# Every trace this command opened, so that ``emit`` never writes -o onto one of them.
+# main() clears it before each command.
+_INPUTS: list[Path] = []
+
+
 def open_trace(trace: Path | None, demo: str | None) -> Trace:
     """The Trace for a positional TRACE argument or ``--demo NAME`` (exactly one of them)."""
     from ..trace import open as open_
@@ -75,10 +86,12 @@ def open_trace(trace: Path | None, demo: str | None) -> Trace:
             raise UsageError("give either a TRACE file or --demo NAME, not both")
         from ..demo import demo_path
 
-        return open_(demo_path(demo))
+        trace = demo_path(demo)
     if trace is None:
         raise UsageError("missing TRACE: pass an nsys SQLite export, or --demo bs1|bs16")
-    return open_(trace)
+    opened = open_(trace)
+    _INPUTS.append(opened.path)
+    return opened
 
 
 @contextmanager
@@ -114,12 +127,31 @@ def event_filter(
     )
 
 
+def check_output(output: Path | None) -> None:
+    """Refuse ``-o FILE`` when FILE is one of the traces this command read."""
+    if output is None or not output.exists():
+        return
+    for path in _INPUTS:
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:
+            continue
+        if same:
+            raise UsageError(f"-o {output} is one of the input traces; choose another file")
+
+
 def emit(text: str, output: Path | None) -> None:
     """Results go to stdout (or FILE); never to stderr."""
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise  # `tracelens ... | head`: main() stops quietly
+        except OSError as exc:
+            raise OutputError(f"cannot write output ({exc.strerror or exc})") from None
     else:
+        check_output(output)
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -35,6 +35,7 @@ def decode(
             "--trace",
             help="Decode every distinct kernel of this nsys SQLite export, with its GPU time",
             metavar="TRACE",
+            readable=False,
         ),
     ] = None,
     demo: c.DemoOpt = None,

@@ -15,10 +15,12 @@ from . import app
 @app.command()
 def diff(
     a: Annotated[
-        Path | None, typer.Argument(help="Baseline export (A)", show_default=False)
+        Path | None,
+        typer.Argument(help="Baseline export (A)", show_default=False, readable=False),
     ] = None,
     b: Annotated[
-        Path | None, typer.Argument(help="Export to compare (B)", show_default=False)
+        Path | None,
+        typer.Argument(help="Export to compare (B)", show_default=False, readable=False),
     ] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")
@@ -73,8 +75,11 @@ def diff(
     from .. import diff_render
     from ..diff import check_gates
     from ..diff import diff as compute
+    from ..errors import UsageError
 
     c.check_choice("--format", fmt, ("table", "json", "markdown"))
+    if top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
     from ..filters import nvtx_window

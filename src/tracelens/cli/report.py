@@ -16,12 +16,18 @@ def report(
     a: Annotated[
         Path | None,
         typer.Argument(
-            help="nsys SQLite export (the baseline A when B is given)", show_default=False
+            help="nsys SQLite export (the baseline A when B is given)",
+            show_default=False,
+            readable=False,
         ),
     ] = None,
     b: Annotated[
         Path | None,
-        typer.Argument(help="Second export: compare it with A (the diff view)", show_default=False),
+        typer.Argument(
+            help="Second export: compare it with A (the diff view)",
+            show_default=False,
+            readable=False,
+        ),
     ] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="Report on the bundled demo pair: A = bs1, B = bs16")
