@@ -1,7 +1,8 @@
 -- _event_counts: how many events of each kind the export holds, and when they start and end.
--- One row per kind, always five rows (a kind whose table is absent counts 0).
+-- One row per kind, always six rows (a kind whose table is absent counts 0).
 -- Columns:
---   kind      VARCHAR  kernel | memcpy | memset | runtime | nvtx
+--   kind      VARCHAR  kernel | memcpy | memset | runtime | nvtx | graph (CUDA graph replays
+--                      traced at graph level: their kernels are not in the kernel count)
 --   events    BIGINT   number of rows
 --   first_ns  BIGINT   earliest start, ns from session start (NULL when no events)
 --   last_ns   BIGINT   latest end (or start, for NVTX marks that have no end), ns
@@ -15,3 +16,5 @@ UNION ALL
 SELECT 'runtime', count(*), min(start), max("end") FROM runtime_calls
 UNION ALL
 SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)) FROM nvtx_events
+UNION ALL
+SELECT 'graph', count(*), min(start), max("end") FROM graph_replays

@@ -75,6 +75,23 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
             ("graphNodeId", "BIGINT"),
         ),
     ),
+    # CUDA graph replays traced at graph level (nsys's default --cuda-graph-trace=graph):
+    # one row per graph launch executed, and the kernels, memcpys and memsets of that
+    # replay are in none of the views above.
+    "graph_replays": (
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("deviceId", "BIGINT"),
+            ("contextId", "BIGINT"),
+            ("streamId", "BIGINT"),
+            ("correlationId", "BIGINT"),
+            ("globalPid", "BIGINT"),
+            ("graphId", "BIGINT"),
+            ("graphExecId", "BIGINT"),
+        ),
+    ),
     "runtime_calls": (
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         (

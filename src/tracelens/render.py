@@ -312,6 +312,17 @@ def describe_info(info) -> str:
     for p in info.processes:
         lines.append(f"process    {p.pid} {p.name or ''}".rstrip())
     for e in info.events:
+        if e.kind == "graph":  # shown only when the export has graph-level replays
+            if e.present:
+                lines.append(f"{e.kind:<10} {_graph_replays(e.count, info.graph_replay_ns)}")
+            continue
         count = f"{e.count:,}" if e.present else "not captured (no table)"
         lines.append(f"{e.kind:<10} {count}")
     return "\n".join(lines) + "\n"
+
+
+def _graph_replays(count: int, total_ns: int) -> str:
+    return (
+        f"{count:,} {'replay' if count == 1 else 'replays'}, {_ns_human(total_ns)} of GPU time, "
+        "not broken down by kernel (re-profile with --cuda-graph-trace=node)"
+    )

@@ -299,6 +299,10 @@ def _explain_empty(trace: Trace, kernel: str, pattern: dict[str, Any]) -> None:
             f"; it has {len(all_names)} kernel names (demangled and short), "
             "see `tracelens census --name short`"
         )
+    if replays := trace.graph_replays()[0]:
+        from .trace import graph_level_reason
+
+        message += f"; but {graph_level_reason(replays)}"
     raise UsageError(message)
 
 

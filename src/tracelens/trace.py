@@ -17,11 +17,14 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from .filters import EventFilter
     from .rows import Rows
     from .stakeout import Stakeout
     from .timeline import Timeline
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+# CUDA graph replays traced at graph level: their kernels are missing from KERNEL_TABLE.
+GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class ProcessInfo:
 
 @dataclass(frozen=True)
 class EventCount:
-    kind: str  # kernel, memcpy, memset, runtime, nvtx
+    kind: str  # kernel, memcpy, memset, runtime, nvtx, graph (CUDA graph replays)
     table: str  # the nsys table it comes from
     present: bool  # False when the export has no such table (nothing was captured)
     count: int
@@ -68,6 +71,9 @@ class TraceInfo:
     gpus: tuple[GpuInfo, ...]
     processes: tuple[ProcessInfo, ...]
     events: tuple[EventCount, ...]
+    # Summed duration of the CUDA graph replays traced at graph level (the `graph` events),
+    # ns: GPU time whose kernels the export does not list. 0 without such replays.
+    graph_replay_ns: int
     tables: tuple[str, ...] = field(repr=False)
     metadata: dict[str, str] = field(repr=False)
 
@@ -92,7 +98,18 @@ _EVENT_KINDS = (
     ("memset", "memsets"),
     ("runtime", "runtime_calls"),
     ("nvtx", "nvtx_events"),
+    ("graph", "graph_replays"),
 )
+
+
+def graph_level_reason(replays: int) -> str:
+    """Why kernels are missing from an export with ``replays`` graph-level CUDA graph replays
+    (for messages that say a kernel was not found)."""
+    one = replays == 1
+    return (
+        f"its {replays:,} CUDA graph {'replay was' if one else 'replays were'} traced at graph "
+        "level, which records no kernels; profile with --cuda-graph-trace=node"
+    )
 
 
 class Trace:
@@ -156,6 +173,10 @@ class Trace:
     def require_kernels(self) -> None:
         """Raise MissingDataError unless the export has a kernel table the views can read."""
         if KERNEL_TABLE not in self.tables:
+            if replays := self.graph_replays()[0]:
+                raise MissingDataError(
+                    self.path, f"no CUDA kernel data: {graph_level_reason(replays)}"
+                )
             raise MissingDataError(self.path, "no CUDA kernel data: was it captured with -t cuda?")
         missing = {"start", "end", "demangledName", "shortName"} - set(self.tables[KERNEL_TABLE])
         if missing:
@@ -399,8 +420,47 @@ class Trace:
             gpus=self._gpus(),
             processes=self._processes(),
             events=tuple(events),
+            graph_replay_ns=self.graph_replays()[1],
             tables=tuple(sorted(self.tables)),
             metadata=meta,
+        )
+
+    # -- what the views leave out -------------------------------------------------------
+    def graph_replays(self, where: EventFilter | None = None) -> tuple[int, int]:
+        """(replays, summed duration in ns) of the CUDA graph replays traced at graph level
+        that pass ``where`` (device, pid, stream, time window: the rules of census).
+
+        nsys traces CUDA graphs at graph level by default (``--cuda-graph-trace=graph``):
+        each replay is one row of CUPTI_ACTIVITY_KIND_GRAPH_TRACE, and its kernels, memcpys
+        and memsets are in no other table. (0, 0) when the export has no such table.
+        """
+        if GRAPH_TABLE not in self.tables:
+            return 0, 0  # the common case costs nothing: no query, no DuckDB
+        from .filters import EventFilter
+
+        rows = self.query_rows("_graph_replays", **(where or EventFilter()).params())
+        replays, total_ns = rows.data[0]
+        return int(replays), int(total_ns)
+
+    def graph_note(self, where: EventFilter | None = None) -> str | None:
+        """One sentence saying what every kernel and memory figure leaves out: the CUDA
+        graph replays traced at graph level that pass ``where``; None when there are none
+        (then nothing is left out).
+
+        The sentence has no prefix; the command line prints it as ``note: …`` after a
+        table or Markdown output and as ``tracelens: note: …`` on stderr for csv/json.
+        """
+        replays, total_ns = self.graph_replays(where)
+        if not replays:
+            return None
+        from .render import _ns_human
+
+        one = replays == 1
+        return (
+            f"{replays:,} CUDA graph {'replay' if one else 'replays'} "
+            f"({_ns_human(total_ns)} of GPU time) {'is' if one else 'are'} not broken down by "
+            f"kernel and {'is' if one else 'are'} not in these numbers; profile with "
+            f"--cuda-graph-trace=node to see {'its' if one else 'their'} kernels"
         )
 
     # -- analyses -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ import typer
 
 from . import _common as c
 from . import app
+from ._notes import with_note
 
 
 @app.command()
@@ -34,7 +35,14 @@ def census(
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
 ) -> None:
-    """Top kernels by GPU time, as `nsys stats --report cuda_gpu_kern_sum`."""
+    """Top kernels by GPU time, as `nsys stats --report cuda_gpu_kern_sum`.
+
+    CUDA graph replays traced at graph level (nsys's default --cuda-graph-trace=graph) are
+    not broken down by kernel, so they are not in these numbers: when the trace has some,
+    a last line 'note: N CUDA graph replays (T of GPU time) ...' says so (table, markdown),
+    or 'tracelens: note: ...' on stderr (csv, json: stdout stays data only). The same
+    holds for lineup, danger, stakeout and decode --trace.
+    """
     from ..census import check_name_kind, kernel_summary_rows
 
     check_choice_args(fmt, timeunit)
@@ -45,8 +53,10 @@ def census(
             tr, name=name, by_launch_config=by_launch_config, top=top, where=where
         )
         title = f"census of {tr.path.name}: GPU time by kernel"
+        note = tr.graph_note(where)
     shown = f"{df.height} kernel rows" + (f" (top {top})" if top else "")
-    c.emit(c.render_frame(df, fmt, timeunit, title=title, caption=shown), output)
+    text = c.render_frame(df, fmt, timeunit, title=title, caption=shown)
+    c.emit(with_note(text, note, fmt), output)
 
 
 def check_choice_args(fmt: str, timeunit: str) -> None:

@@ -11,6 +11,7 @@ import typer
 from ..errors import UsageError
 from . import _common as c
 from . import app
+from ._notes import with_note
 
 if TYPE_CHECKING:
     import polars as pl
@@ -73,7 +74,9 @@ def danger(
     with c.open_trace(trace, demo) as tr:
         df = danger_kernels(tr, rules=ruleset, where=where)
         file = tr.path.name
-    c.emit(_text(df.head(top) if top else df, fmt, timeunit, file, df), output)
+        note = tr.graph_note(where)
+    text = _text(df.head(top) if top else df, fmt, timeunit, file, df)
+    c.emit(with_note(text, note, fmt), output)
     failing = kernels_at_or_above(df, fail_on) if fail_on else 0
     if failing:
         print(

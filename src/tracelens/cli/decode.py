@@ -11,6 +11,7 @@ import typer
 from ..errors import UsageError
 from . import _common as c
 from . import app
+from ._notes import with_note
 
 if TYPE_CHECKING:
     import polars as pl
@@ -74,11 +75,13 @@ def decode(
     with c.open_trace(trace, demo) as tr:
         df = decoded_kernels(tr, where=where, top=top)
         title = f"decode of {tr.path.name}: every kernel by GPU time"
+        note = tr.graph_note(where)
     if fmt != "json":
         df = df.drop("fields")
     shown = f"{df.height} kernel rows" + (f" (top {top})" if top else "")
     caption = f"{shown}; '?' marks a field whose meaning is unknown"
-    c.emit(c.render_frame(df, fmt, timeunit, title=title, caption=caption), output)
+    text = c.render_frame(df, fmt, timeunit, title=title, caption=caption)
+    c.emit(with_note(text, note, fmt), output)
 
 
 def _read_names(names: list[str]) -> list[str]:

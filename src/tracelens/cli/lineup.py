@@ -9,6 +9,7 @@ import typer
 
 from . import _common as c
 from . import app
+from ._notes import with_note
 
 if TYPE_CHECKING:
     import polars as pl
@@ -102,11 +103,12 @@ def lineup(
         else:
             df = category_summary(tr, subfamily=subfamily, name=name, **opts)
         file = tr.path.name
+        note = tr.graph_note(where)
     if show_other:
         text = _other_text(df, fmt, timeunit, file)
     else:
         text = _lineup_text(df, fmt, timeunit, file, by, top)
-    c.emit(text, output)
+    c.emit(with_note(text, note, fmt), output)
 
 
 def _lineup_text(

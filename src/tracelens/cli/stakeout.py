@@ -9,6 +9,7 @@ import typer
 from ..errors import UsageError
 from . import _common as c
 from . import app
+from ._notes import with_note
 
 
 @app.command()
@@ -80,4 +81,5 @@ def stakeout(
     with c.open_trace(trace, demo) as tr:
         result = stakeout(tr, kernel, match=match, name=name, sort=sort, limit=limit, where=where)
         text = render(result, fmt=fmt, timeunit=timeunit, source=tr.path.name)
-    c.emit(text, output)
+        note = tr.graph_note(where)
+    c.emit(with_note(text, note, fmt), output)

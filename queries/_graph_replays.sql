@@ -1,0 +1,22 @@
+-- _graph_replays: CUDA graph replays traced at graph level (nsys --cuda-graph-trace=graph,
+-- the default), which pass the filters. Their kernels, memcpys and memsets are in none of
+-- the other views, so every kernel/memory figure leaves this time out. One row.
+--
+-- Parameters (NULL means "no filter"), as kernel_summary:
+--   $device            BIGINT   CUDA device ordinal (graph_replays.deviceId)
+--   $pid               BIGINT   operating-system process id
+--   $stream            BIGINT   CUDA stream id
+--   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a replay
+--                               that starts in, ends in, or spans the window
+--
+-- Columns:
+--   replays   BIGINT  graph replays (one per graph launch executed)
+--   total_ns  BIGINT  sum of their durations, ns (overlapping replays count twice, as
+--                     kernels do in census); 0 when there are none
+SELECT count(*) AS replays, coalesce(sum("end" - start), 0)::BIGINT AS total_ns
+FROM graph_replays
+WHERE ($device IS NULL OR deviceId = $device)
+  AND ($stream IS NULL OR streamId = $stream)
+  AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
+  AND ($start_ns IS NULL OR "end" >= $start_ns)
+  AND ($end_ns IS NULL OR start <= $end_ns)

@@ -1,0 +1,25 @@
+"""Notes about what a command's numbers leave out (``Trace.graph_note()``), placed so that
+people see them and machine-readable output stays clean.
+
+table and markdown: the note is the last line of the output, ``note: …`` (right under a
+table's caption; a paragraph of its own after a Markdown table). csv and json: stdout holds
+only the data, and the note is one ``tracelens: note: …`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+MACHINE_FORMATS = ("csv", "json")
+
+
+def with_note(text: str, note: str | None, fmt: str) -> str:
+    """``text`` (the rendered output in ``fmt``) with ``note`` added where ``fmt`` carries
+    it; for csv/json the note is printed on stderr now and ``text`` comes back unchanged."""
+    if not note:
+        return text
+    if fmt in MACHINE_FORMATS:
+        print(f"tracelens: note: {note}", file=sys.stderr)
+        return text
+    blank = "\n" if fmt == "markdown" else ""
+    return f"{text}{blank}note: {note}\n"

@@ -1,0 +1,313 @@
+"""CUDA graph replays traced at graph level are never silently left out.
+
+nsys traces CUDA graphs at graph level by default (``--cuda-graph-trace=graph``; vLLM decodes
+with CUDA graphs): each replay is one row of CUPTI_ACTIVITY_KIND_GRAPH_TRACE and its kernels
+are in no other table. tracelens counts them in ``info`` and says, on every command whose
+numbers leave them out, how many there are and how much GPU time they took.
+
+No vendored DDL (real ``CREATE`` statements from real exports) has that table, so synth
+cannot write it: these tests write the export with TraceBuilder, then create the table with
+the columns of CUPTI's graph-trace record that nsys exports (GRAPH_TRACE_DDL below).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+import tracelens
+from tracelens.filters import EventFilter
+from tracelens.synth import TraceBuilder, global_pid
+
+GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    deviceId                    INTEGER   NOT NULL,
+    contextId                   INTEGER   NOT NULL,
+    greenContextId              INTEGER,
+    streamId                    INTEGER   NOT NULL,
+    correlationId               INTEGER,
+    globalPid                   INTEGER,
+    graphId                     INTEGER   NOT NULL,
+    graphExecId                 INTEGER   NOT NULL
+)"""
+
+PID = 4242
+REPLAYS = 200
+REPLAY_NS = 5_000_000  # 200 x 5 ms = 1.000 s of GPU time
+FIRST_REPLAY, EVERY = 1_000_000, 10_000_000
+LAST_END = FIRST_REPLAY + (REPLAYS - 1) * EVERY + REPLAY_NS
+KERNEL = "void add<float>(float *, int)"
+
+NOTE = (
+    "200 CUDA graph replays (1.000 s of GPU time) are not broken down by kernel and are not "
+    "in these numbers; profile with --cuda-graph-trace=node to see their kernels"
+)
+INFO_LINE = (
+    "graph      200 replays, 1.000 s of GPU time, not broken down by kernel "
+    "(re-profile with --cuda-graph-trace=node)"
+)
+
+
+def _replays(n: int = REPLAYS) -> list[tuple]:
+    rows = []
+    for i in range(n):
+        start = FIRST_REPLAY + i * EVERY
+        # start, end, deviceId, contextId, greenContextId, streamId, correlationId,
+        # globalPid, graphId, graphExecId
+        rows.append((start, start + REPLAY_NS, 0, 1, None, 7, 10_000 + i, global_pid(PID), 3, 4))
+    return rows
+
+
+def _build(path: Path, *, kernels: bool = True, graph_ddl: str | None = GRAPH_TRACE_DDL) -> Path:
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python -m vllm.entrypoints.openai.api_server")
+    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
+    for i in range(3):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=100 + i * 50_000, end=2_000 + i * 50_000)
+        if kernels:
+            start = 5_000 + i * 50_000
+            b.kernel(KERNEL, start=start, end=start + 10_000, correlation_id=cid)
+    b.write(path)
+    if graph_ddl is not None:
+        con = sqlite3.connect(path)
+        con.execute(graph_ddl)
+        cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)")]
+        names = [
+            "start", "end", "deviceId", "contextId", "greenContextId", "streamId",
+            "correlationId", "globalPid", "graphId", "graphExecId",
+        ]  # fmt: skip
+        keep = [i for i, n in enumerate(names) if n in cols]
+        rows = [tuple(r[i] for i in keep) for r in _replays()]
+        marks = ", ".join("?" * len(keep))
+        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES ({marks})", rows)
+        con.commit()
+        con.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> Path:
+    """3 kernels (30 µs) and 200 graph-level replays (1.000 s) on device 0, stream 7."""
+    return _build(tmp_path_factory.mktemp("graph") / "graphs.sqlite")
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> Path:
+    """The same kernels, no graph table: nothing to say."""
+    return _build(tmp_path_factory.mktemp("plain") / "plain.sqlite", graph_ddl=None)
+
+
+# -- the view ----------------------------------------------------------------------------
+def test_graph_replays_view_reads_columns_by_name(graphs):
+    with tracelens.open(graphs) as t:
+        df = t.sql("SELECT * FROM graph_replays ORDER BY start")
+    assert df.columns == [
+        "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+        "graphId", "graphExecId",
+    ]  # fmt: skip
+    assert df.height == REPLAYS
+    assert df.row(0) == (
+        FIRST_REPLAY,
+        FIRST_REPLAY + REPLAY_NS,
+        0,
+        1,
+        7,
+        10_000,
+        global_pid(PID),
+        3,
+        4,
+    )
+
+
+def test_graph_replays_view_absent_column_is_null_absent_table_is_empty(tmp_path, plain):
+    older = GRAPH_TRACE_DDL.replace("    graphExecId                 INTEGER   NOT NULL\n", "")
+    older = older.replace("graphId                     INTEGER   NOT NULL,", "graphId INTEGER")
+    path = _build(tmp_path / "older.sqlite", graph_ddl=older)
+    with tracelens.open(path) as t:
+        got = t.sql("SELECT count(*) AS n, count(graphExecId) AS ids FROM graph_replays").row(0)
+    assert got == (REPLAYS, 0)
+    with tracelens.open(plain) as t:
+        df = t.sql("SELECT * FROM graph_replays")
+    assert df.height == 0 and "graphExecId" in df.columns
+
+
+# -- info ----------------------------------------------------------------------------------
+def test_info_counts_graph_replays_and_their_time(graphs):
+    with tracelens.open(graphs) as t:
+        info = t.info
+    graph = next(e for e in info.events if e.kind == "graph")
+    assert graph.table == "CUPTI_ACTIVITY_KIND_GRAPH_TRACE" and graph.present
+    assert (graph.count, graph.first_ns, graph.last_ns) == (REPLAYS, FIRST_REPLAY, LAST_END)
+    assert info.count("graph") == REPLAYS and info.count("kernel") == 3
+    assert info.graph_replay_ns == REPLAYS * REPLAY_NS == 1_000_000_000
+    assert info.end_ns == LAST_END  # the span reaches the last replay, not the last kernel
+
+
+def test_info_text_has_a_graph_line(graphs, capsys):
+    rc, out, err = run_cli(["info", graphs], capsys)
+    assert rc == 0 and err == ""
+    assert out.splitlines()[-1] == INFO_LINE
+    assert "span       100 ns → 1.996 s (duration 1.996 s, from session start)" in out
+
+
+def test_info_json_has_count_and_time_and_keeps_its_keys(graphs, capsys):
+    rc, out, _ = run_cli(["info", graphs, "--format", "json"], capsys)
+    d = json.loads(out)
+    assert rc == 0
+    assert list(d) == [
+        "path", "size_bytes", "nsys_version", "schema_version", "metadata_table",
+        "session_start_utc_ns", "start_ns", "end_ns", "gpus", "processes", "events",
+        "graph_replay_ns", "tables", "metadata", "duration_ns",
+    ]  # fmt: skip
+    assert d["graph_replay_ns"] == 1_000_000_000
+    assert d["events"][-1] == {
+        "kind": "graph",
+        "table": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        "present": True,
+        "count": REPLAYS,
+        "first_ns": FIRST_REPLAY,
+        "last_ns": LAST_END,
+    }
+    assert [e["kind"] for e in d["events"]] == [
+        "kernel", "memcpy", "memset", "runtime", "nvtx", "graph"
+    ]  # fmt: skip
+
+
+def test_info_without_graph_table(plain, capsys):
+    rc, out, _ = run_cli(["info", plain], capsys)
+    assert rc == 0 and "graph" not in out
+    rc, out, _ = run_cli(["info", plain, "-f", "json"], capsys)
+    d = json.loads(out)
+    assert d["graph_replay_ns"] == 0
+    assert d["events"][-1] == {
+        "kind": "graph",
+        "table": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        "present": False,
+        "count": 0,
+        "first_ns": None,
+        "last_ns": None,
+    }
+
+
+# -- the note --------------------------------------------------------------------------------
+def test_graph_note_wording_and_filters(graphs, plain):
+    with tracelens.open(graphs) as t:
+        assert t.graph_note() == NOTE
+        assert t.graph_replays() == (REPLAYS, 1_000_000_000)
+        # the filters of the command apply: device, stream, pid, time window (nsys rule)
+        assert t.graph_note(EventFilter(device=1)) is None
+        assert t.graph_note(EventFilter(stream=8)) is None
+        assert t.graph_note(EventFilter(pid=PID + 1)) is None
+        assert t.graph_note(EventFilter(pid=PID, stream=7)) == NOTE
+        one = EventFilter(start_ns=FIRST_REPLAY + 1, end_ns=FIRST_REPLAY + 2)
+        assert t.graph_note(one) == (
+            "1 CUDA graph replay (5.000 ms of GPU time) is not broken down by kernel and is "
+            "not in these numbers; profile with --cuda-graph-trace=node to see its kernels"
+        )
+    with tracelens.open(plain) as t:
+        assert t.graph_note() is None and t.graph_replays() == (0, 0)
+
+
+def test_census_table_ends_with_the_note(graphs, capsys):
+    rc, out, err = run_cli(["census", graphs], capsys)
+    assert rc == 0 and err == ""
+    assert out.endswith("\n1 kernel rows\nnote: " + NOTE + "\n")
+
+
+def test_census_markdown_note_is_a_paragraph_after_the_table(graphs, capsys):
+    rc, out, err = run_cli(["census", graphs, "-f", "markdown"], capsys)
+    assert rc == 0 and err == ""
+    assert out.endswith(f"| `{KERNEL}` |\n\nnote: {NOTE}\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_census_machine_formats_put_the_note_on_stderr(graphs, capsys, fmt):
+    rc, out, err = run_cli(["census", graphs, "-f", fmt], capsys)
+    assert rc == 0
+    assert err == f"tracelens: note: {NOTE}\n"
+    assert "note" not in out
+    if fmt == "csv":
+        assert out.splitlines()[1] == f'100.0,30000,3,10000.0,10000.0,10000,10000,0.0,"{KERNEL}"'
+    else:
+        assert json.loads(out)[0]["instances"] == 3
+
+
+def test_census_note_follows_the_filters(graphs, capsys):
+    rc, out, err = run_cli(["census", graphs, "--device", "1"], capsys)
+    assert rc == 0 and err == "" and "note" not in out
+    rc, out, err = run_cli(["census", graphs, "--device", "1", "-f", "csv"], capsys)
+    assert rc == 0 and err == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lineup"],
+        ["lineup", "--show-other"],
+        ["danger"],
+        ["stakeout", KERNEL, "--match", "exact"],
+        ["decode", "--trace"],
+    ],
+    ids=["lineup", "lineup-other", "danger", "stakeout", "decode"],
+)
+def test_other_commands_carry_the_note(graphs, capsys, args):
+    argv = [*args, graphs] if args[0] == "decode" else [args[0], graphs, *args[1:]]
+    rc, out, err = run_cli(argv, capsys)
+    assert rc == 0 and err == ""
+    assert out.endswith("\nnote: " + NOTE + "\n")
+    rc, out, err = run_cli([*argv, "-f", "csv"], capsys)
+    assert rc == 0 and err == f"tracelens: note: {NOTE}\n" and "note" not in out
+
+
+def test_kernels_missing_because_of_graphs_say_so(tmp_path, graphs, capsys):
+    only = _build(tmp_path / "only_graphs.sqlite", kernels=False)
+    with sqlite3.connect(only) as con:
+        assert not con.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"
+        ).fetchall()
+    rc, out, err = run_cli(["census", only], capsys)
+    assert rc != 0 and out == ""
+    assert err == (
+        f"tracelens: {only}: no CUDA kernel data: its 200 CUDA graph replays were traced at "
+        "graph level, which records no kernels; profile with --cuda-graph-trace=node\n"
+    )
+    rc, _, err = run_cli(["stakeout", graphs, "flash_fwd"], capsys)
+    assert rc == 2
+    assert err.endswith(
+        "; but its 200 CUDA graph replays were traced at graph level, which records no "
+        "kernels; profile with --cuda-graph-trace=node\n"
+    )
+
+
+# -- no graph table: nothing changes ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["census", "--demo", "bs1", "-f", "csv"],
+        ["census", "--demo", "bs1"],
+        ["lineup", "--demo", "bs1", "-f", "json"],
+        ["danger", "--demo", "bs16", "-f", "markdown"],
+        ["decode", "--demo", "bs1", "--top", "3"],
+        ["stakeout", "--demo", "bs1", "act_and_mul_kernel", "-f", "csv"],
+    ],
+)
+def test_no_graph_table_no_note(capsys, args):
+    rc, out, err = run_cli(args, capsys)
+    assert rc == 0 and err == ""
+    assert "CUDA graph" not in out and "note:" not in out
+
+
+def test_demo_census_csv_is_unchanged(capsys):
+    rc, out, err = run_cli(["census", "--demo", "bs1", "-f", "csv", "--top", "2"], capsys)
+    assert (rc, err) == (0, "")
+    assert out == (
+        "time_pct,total_ns,instances,avg_ns,med_ns,min_ns,max_ns,stddev_ns,name\n"
+        "29.4,10281838,112,91802.1,92022.0,81218,97003,2771.7,nvjet_tst_64x8_64x16_2x4_h_bz_TNT\n"
+        "19.4,6774739,56,120977.5,117120.5,78204,169241,39105.4,"
+        "nvjet_sm90_tst_64x88_64x11_1x4_h_bz_bias_TNT\n"
+    )
