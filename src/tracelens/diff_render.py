@@ -217,21 +217,22 @@ def _summary_line(d: TraceDiff) -> str:
 
 def markdown(d: TraceDiff, *, top: int = 15) -> str:
     from .diff import _short
+    from .render import md_code, md_text
 
     def short(name, width=70):
         return _short(name, width, templates=True)
 
-    def esc(text: str) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
-
-    out = [f"## tracelens diff: `{esc(d.label_a)}` (A) → `{esc(d.label_b)}` (B)", ""]
+    # Kernel names, NVTX text and labels come from the traces: untrusted, always escaped.
+    out = [f"## tracelens diff: {md_code(d.label_a)} (A) → {md_code(d.label_b)} (B)", ""]
     out += ["### Evidence board", "", _summary_line(d), ""]
     if d.clues:
         out += ["| Clue | Evidence | Verdict |", "| :--- | :--- | :--- |"]
-        out += [f"| {esc(c.clue)} | {esc(c.evidence)} | {esc(c.verdict)} |" for c in d.clues]
+        out += [
+            f"| {md_text(c.clue)} | {md_text(c.evidence)} | {md_text(c.verdict)} |" for c in d.clues
+        ]
         out.append("")
     for note in d.notes:
-        out += [f"_Note: {esc(note)}._", ""]
+        out += [f"_Note: {md_text(note)}._", ""]
     for key, title, headers in SECTIONS:
         rows = _section_rows(d, key, top, short)
         if not rows:
@@ -241,7 +242,17 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
         out.append(
             "| " + " | ".join(":---" if i == 0 else "---:" for i in range(len(headers))) + " |"
         )
-        out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+        # Kernel names as code spans (literal, as in the other Markdown tables), the rest text.
+        code = [h == "Kernel" for h in headers]
+        out += [
+            "| "
+            + " | ".join(
+                md_code(c, table=True) if k and c != "—" else md_text(c)
+                for c, k in zip(row, code, strict=True)
+            )
+            + " |"
+            for row in rows
+        ]
         if key == "kernels" and d.kernels.height > top:
             out.append(f"\n_{d.kernels.height - top:,} more kernels not shown (use --top)._")
         out.append("")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import sys
 from typing import TYPE_CHECKING
@@ -229,24 +230,77 @@ def json(df: Frame) -> str:
     return json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+# -- Markdown -------------------------------------------------------------------------------------
+# Kernel names, NVTX text, process and file names come from the profiled program: untrusted.
+# Markdown outputs are pasted where GitHub renders them (PR comments, $GITHUB_STEP_SUMMARY),
+# and GitHub passes some raw HTML through (<img>, <details>, comments), so every Markdown
+# writer puts such text through one of these two helpers.
+_MD_TEXT = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        # Backslash escapes (CommonMark): a pipe would end a table cell, a backtick open a
+        # code span, brackets make links and images (![x](//host/beacon.png)), and a
+        # backslash would escape what follows it.
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+    }
+)
+
+
+def _one_line(text: str) -> str:
+    # CommonMark's line endings; a break would end the table row or the heading.
+    return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+
+
+def md_text(value: object) -> str:
+    """``value`` as Markdown text that renders as itself: ``&``, ``<``, ``>`` become
+    entities, ``\\ | ` [ ]`` are backslash-escaped, line breaks become spaces. Safe in a
+    table cell, a heading or a paragraph."""
+    return _one_line(str(value)).translate(_MD_TEXT)
+
+
+def md_code(value: object, *, table: bool = False) -> str:
+    """``value`` as a Markdown code span (GitHub shows its content literally, HTML included).
+
+    The fence is one backtick longer than the longest run of backticks in the text, so
+    none closes it early; the text is padded with a space when it starts or ends with a
+    backtick (CommonMark strips one space from each side). ``table``: the span sits in a
+    table cell, where a pipe must be escaped even inside a code span (GFM removes the
+    backslash); elsewhere the backslash would show. An empty text is an empty string."""
+    text = _one_line(str(value))
+    if not text:
+        return ""
+    if table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    if text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip(" ")):
+        text = f" {text} "
+    return f"{fence}{text}{fence}"
+
+
 def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table; text columns of names (:data:`_WIDE_TEXT`) are
+    code spans, every other cell and the title escaped text."""
     df = _as_rows(df)
     decimals = 1 if timeunit == "ns" else 3
     lines = []
     if title:
-        lines += [f"**{title}**", ""]
-    heads = [_header(c, timeunit) for c in df.columns]
+        lines += [f"**{md_text(title)}**", ""]
+    heads = [md_text(_header(c, timeunit)) for c in df.columns]
     lines.append("| " + " | ".join(heads) + " |")
     aligns = ["---:" if df.is_numeric(c) else ":---" for c in df.columns]
     lines.append("| " + " | ".join(aligns) + " |")
     for row in df.iter_rows():
-        cells = [
-            _cell(v, decimals, col).replace("|", "\\|").replace("\n", " ")
-            for v, col in zip(row, df.columns, strict=True)
-        ]
-        cells = [
-            f"`{c}`" if df.columns[i] in _WIDE_TEXT and c != "—" else c for i, c in enumerate(cells)
-        ]
+        cells = []
+        for v, col in zip(row, df.columns, strict=True):
+            c = _cell(v, decimals, col)
+            code = col in _WIDE_TEXT and c != "—"
+            cells.append(md_code(c, table=True) if code else md_text(c))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

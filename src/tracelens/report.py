@@ -1354,21 +1354,22 @@ def build_markdown(
     return _single_markdown(trace_a, top=top, name_kind=name)
 
 
-def _md(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").replace("`", "'")
-
-
 def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
+    # Kernel names, GPU, process and file names come from the trace: escaped text, or code
+    # spans (render.md_text / md_code, shared with every Markdown writer).
+    from .render import md_code, md_text
+
     palette = svg.Palette()
     info = trace.info
-    out = [f"## tracelens report: `{_md(trace.path.name)}`", ""]
+    out = [f"## tracelens report: {md_code(trace.path.name)}", ""]
     names: dict[str, int] = {}
     for g in info.gpus:
         names[g.name or "unknown GPU"] = names.get(g.name or "unknown GPU", 0) + 1
     gpus = ", ".join((f"{n} × " if n > 1 else "") + k for k, n in names.items()) or "no GPU"
     out.append(
-        f"nsys {_md(info.nsys_version or 'unknown')}, schema {_md(info.schema_version or '—')} · "
-        f"{_md(gpus)} · span {fmt_ns(info.duration_ns)} · {info.count('kernel'):,} kernels, "
+        f"nsys {md_text(info.nsys_version or 'unknown')}, "
+        f"schema {md_text(info.schema_version or '—')} · "
+        f"{md_text(gpus)} · span {fmt_ns(info.duration_ns)} · {info.count('kernel'):,} kernels, "
         f"{info.count('memcpy'):,} memcpys, {info.count('memset'):,} memsets, "
         f"{info.count('runtime'):,} CUDA API calls"
     )
@@ -1389,7 +1390,7 @@ def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
     out.append("| :--- | ---: | ---: | ---: | ---: |")
     for c in cats[:top]:
         out.append(
-            f"| {_md(c.category)} | {c.kernels:,} | {c.calls:,} | {fmt_ns(c.total_ns)} | "
+            f"| {md_text(c.category)} | {c.kernels:,} | {c.calls:,} | {fmt_ns(c.total_ns)} | "
             f"{_pct(c.share)} |"
         )
     out += ["", "### Top kernels", ""]
@@ -1397,8 +1398,8 @@ def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
     out.append("| :--- | :--- | ---: | ---: | ---: | ---: |")
     for k in _kernel_rows(census.head(top), palette, total):
         out.append(
-            f"| `{_md(_short(k.name, 70))}` | {_md(k.category)} | {k.calls:,} | "
-            f"{fmt_ns(k.total_ns)} | {fmt_ns(k.avg_ns)} | {_pct(k.share)} |"
+            f"| {md_code(_short(k.name, 70), table=True)} | {md_text(k.category)} | "
+            f"{k.calls:,} | {fmt_ns(k.total_ns)} | {fmt_ns(k.avg_ns)} | {_pct(k.share)} |"
         )
     if census.height > top:
         out.append(f"\n_{census.height - top:,} more kernels not shown._")
@@ -1408,8 +1409,9 @@ def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
         out.append("| :--- | :--- | :--- | ---: | ---: | :--- |")
         for r in danger[:top]:
             out.append(
-                f"| {_md(r['level'])} | `{_md(_short(r['name'], 60))}` | {_md(r['rule_id'])} | "
-                f"{_count(r['calls'])} | {fmt_ns(r['total_ns'])} | {_md(r['fix'])} |"
+                f"| {md_text(r['level'])} | {md_code(_short(r['name'], 60), table=True)} | "
+                f"{md_text(r['rule_id'])} | {_count(r['calls'])} | {fmt_ns(r['total_ns'])} | "
+                f"{md_text(r['fix'])} |"
             )
     out.append("")
     return "\n".join(out)

@@ -104,12 +104,15 @@ def _fields_frame(k: KernelName) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-def _about(k: KernelName, code: str = "") -> list[str]:
-    """Lines saying what the name is, before its fields (``code``: markdown backtick)."""
+def _about(k: KernelName, markdown: bool = False) -> list[str]:
+    """Lines saying what the name is, before its fields (``markdown``: the name is a code
+    span; the names are untrusted text)."""
+    from ..render import md_code
+
     cat = k.category + (f" / {k.subfamily}" if k.subfamily else "")
     lines = [f"family {k.family}; category {cat}" + (f" (rule {k.rule_id})" if k.rule_id else "")]
     if k.normalized != k.raw:
-        lines.append(f"normalized: {code}{k.normalized}{code}")
+        lines.append(f"normalized: {md_code(k.normalized) if markdown else k.normalized}")
     if not k.fields:
         lines.append("no fields: no decoder recognises this name")
     return lines
@@ -141,10 +144,12 @@ def _names_text(decoded: list[KernelName], fmt: str) -> str:
             rows += [head + f for f in fields] or [head + (None,) * 4]
         df = pl.DataFrame(rows, schema={col: pl.String for col in cols}, orient="row")
         return c.render_frame(df, "csv", "ns")
+    from ..render import md_code
+
     parts = []
     for k in decoded:
         if fmt == "markdown":
-            text = "\n\n".join([f"**`{k.raw}`**", *_about(k, "`")]) + "\n"
+            text = "\n\n".join([f"**{md_code(k.raw)}**", *_about(k, markdown=True)]) + "\n"
             if k.fields:
                 text += "\n" + c.render_frame(_fields_frame(k), "markdown", "ns")
         else:
