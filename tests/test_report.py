@@ -187,6 +187,108 @@ def test_report_is_deterministic():
         assert build_report(t) == build_report(t)
 
 
+# -- the lineup: the same numbers as `tracelens lineup` ------------------------------------------
+class SectionRows(HTMLParser):
+    """The text of each cell of each table row inside ``<section id=...>``."""
+
+    def __init__(self, html: str, section: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.section = section
+        self.rows: list[list[str]] = []
+        self.heads: list[str] = []
+        self._depth = 0  # open <section> elements, counting from the wanted one
+        self._cell: list[str] | None = None
+        self._th = False
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "section":
+            if self._depth or dict(attrs).get("id") == self.section:
+                self._depth += 1
+        if not self._depth:
+            return
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._th = [], tag == "th"
+
+    def handle_endtag(self, tag):
+        if tag == "section" and self._depth:
+            self._depth -= 1
+        if self._depth and tag in ("td", "th") and self._cell is not None:
+            text = " ".join("".join(self._cell).split())
+            (self.heads if self._th else self.rows[-1]).append(text)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def lineup_rows(html: str, section: str) -> list[tuple[str, str, str, str, str]]:
+    """(category, subfamily, share, time, calls) of the Lineup table of ``section``."""
+    parsed = SectionRows(html, section)
+    heads = parsed.heads
+    assert heads[:5] == ["Category", "Subfamily", "Share", "Time", "Calls"], heads
+    return [tuple(r[:5]) for r in parsed.rows if r]
+
+
+def expected_lineup(trace) -> list[tuple[str, str, str, str, str]]:
+    from tracelens.lineup import category_summary
+
+    return [
+        (
+            "" if r["subfamily"] else r["category"],
+            r["subfamily"] or "",
+            f"{r['time_pct']:.1f}%",
+            fmt_ns(r["total_ns"]),
+            f"{r['calls']:,}",
+        )
+        for r in category_summary(trace).iter_rows(named=True)
+    ]
+
+
+def test_lineup_section_is_tracelens_lineup(demo_pair):
+    from tracelens.demo import demo_path
+
+    with tracelens.open(demo_path("bs1")) as t:
+        html = build_report(t)
+        want = expected_lineup(t)
+    got = lineup_rows(html, "lineup")
+    assert got == want
+    # `tracelens lineup --demo bs1`: memcpy and memset time is in memory (and in the shares).
+    assert ("gemm", "", "80.6%", fmt_ns(28_649_986), "794") in got
+    assert ("memory", "", "2.5%", fmt_ns(895_975), "559") in got
+    assert ("", "[CUDA memset]", "1.1%", fmt_ns(383_770), "345") in got
+    assert "kernels + memcpy + memset" in Page(html).text
+    # Under a diff, each trace's own Lineup is its `tracelens lineup` too ...
+    _, pair_html, _ = demo_pair
+    assert lineup_rows(pair_html, "a-lineup") == want
+    with tracelens.open(demo_path("bs16")) as t:
+        assert lineup_rows(pair_html, "b-lineup") == expected_lineup(t)
+    # ... while the diff's category table says it counts kernels only.
+    categories = SectionRows(pair_html, "categories")
+    assert "kernel time only" in " ".join(Page(pair_html).text.split())
+    assert categories.rows
+
+
+def test_single_markdown_lineup_is_tracelens_lineup():
+    from tracelens.demo import demo_path
+    from tracelens.lineup import category_summary
+
+    with tracelens.open(demo_path("bs1")) as t:
+        md = build_markdown(t)
+        cats = category_summary(t, subfamily=False)
+    section = md.split("### Time by category", 1)[1].split("###", 1)[0]
+    assert "kernels + memcpy + memset" in section
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [
+        f"| {r['category']} | {r['time_pct']:.1f}% | {fmt_ns(r['total_ns'])} | {r['calls']:,} |"
+        for r in cats.iter_rows(named=True)
+    ]
+
+
 # -- single traces: the real exports -------------------------------------------------------------
 def test_real_traces_single_view(trace_copies):
     for stem, path in trace_copies.items():

@@ -142,7 +142,7 @@ SECTIONS = (
     ("totals", "Totals", ["", "A", "B", "Δ", "B/A"]),
     (
         "categories",
-        "Time by category",
+        "Time by category (kernel time only: memcpy and memset are under Memory copies)",
         ["Category", "Calls A", "Calls B", "Total A", "Total B", "Per call B/A", "Total B/A", "Δ"],
     ),
     (

@@ -159,12 +159,16 @@ class KernelRow:
 
 @dataclass
 class CategoryRow:
+    """A row of ``tracelens lineup`` (:func:`tracelens.lineup.category_summary`): a category,
+    or (``subfamily`` set) one part of its breakdown."""
+
     category: str
+    subfamily: str | None
     color: str
-    kernels: int
     calls: int
     total_ns: int
-    share: float
+    time_pct: float  # share of all GPU time (kernels + memcpy + memset), as lineup rounds it
+    avg_ns: float
     top_kernel: str
 
 
@@ -217,6 +221,7 @@ class Side:
     header: list[tuple[str, str]]
     gpus: list[str]
     notes: list[str]
+    lineup_total_ns: int = 0  # what the lineup's shares are of: kernels + memcpy + memset
 
 
 def _header_rows(trace: Trace, totals: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -296,28 +301,32 @@ def _kernel_rows(census: pl.DataFrame, palette: svg.Palette, total: int) -> list
     return rows
 
 
-def _category_rows(census: pl.DataFrame, palette: svg.Palette, total: int) -> list[CategoryRow]:
-    agg: dict[str, dict[str, Any]] = {}
-    for r in census.iter_rows(named=True):
-        cat, _ = _category_of(r["name"])
-        a = agg.setdefault(cat, {"kernels": 0, "calls": 0, "total": 0, "top": r["name"]})
-        a["kernels"] += 1
-        a["calls"] += r["instances"]
-        a["total"] += r["total_ns"]
-    out = [
+def _category_rows(
+    trace: Trace, palette: svg.Palette, name_kind: str, *, subfamily: bool | None = None
+) -> list[CategoryRow]:
+    """The trace's ``tracelens lineup``: the one source of its numbers, memcpy and memset
+    time included (in ``memory``). ``subfamily``: as :func:`~tracelens.lineup.category_summary`
+    (None breaks down gemm and memory)."""
+    from .lineup import category_summary
+
+    df = category_summary(trace, name=name_kind, subfamily=subfamily)
+    return [
         CategoryRow(
-            category=cat,
-            color=palette(cat),
-            kernels=a["kernels"],
-            calls=a["calls"],
-            total_ns=a["total"],
-            share=a["total"] / total if total else 0.0,
-            top_kernel=_short(a["top"], 70),
+            category=r["category"],
+            subfamily=r["subfamily"],
+            color=palette(r["category"]),
+            calls=r["calls"],
+            total_ns=r["total_ns"],
+            time_pct=r["time_pct"],
+            avg_ns=r["avg_ns"],
+            top_kernel=_short(r["top_kernel"], 70),
         )
-        for cat, a in agg.items()
+        for r in df.iter_rows(named=True)
     ]
-    out.sort(key=lambda c: (-c.total_ns, c.category))
-    return out
+
+
+def _share_pct(time_pct: float) -> str:
+    return f"{time_pct:.1f}%"
 
 
 def _stats_by_name(trace: Trace, names: list[str], name_kind: str) -> dict[str, dict[str, Any]]:
@@ -484,7 +493,7 @@ def collect_side(
         census = trace.census(name=name_kind)
         kernels_total = census.height
         kernel_time = int(census["total_ns"].sum())
-        categories = _category_rows(census, palette, kernel_time)
+        categories = _category_rows(trace, palette, name_kind)
         kernels = _kernel_rows(census.head(top), palette, kernel_time)
         if kernels_total > top:
             rest = census.tail(kernels_total - top)
@@ -525,10 +534,11 @@ def collect_side(
                 label=c.category,
                 value=c.total_ns,
                 color=c.color,
-                right=f"{fmt_ns(c.total_ns)} · {_pct(c.share)}",
-                tip=f"{c.category}: {c.kernels} kernels, {c.calls:,} calls, {fmt_ns(c.total_ns)}",
+                right=f"{fmt_ns(c.total_ns)} · {_share_pct(c.time_pct)}",
+                tip=f"{c.category}: {c.calls:,} calls, {fmt_ns(c.total_ns)} "
+                f"({_share_pct(c.time_pct)} of GPU time)",
             )
-            for c in categories[:CHART_ROWS]
+            for c in [c for c in categories if c.subfamily is None][:CHART_ROWS]
         ],
         width=520,
         label_width=130,
@@ -560,6 +570,7 @@ def collect_side(
         header=header,
         gpus=gpus,
         notes=notes,
+        lineup_total_ns=sum(c.total_ns for c in categories if c.subfamily is None),
     )
 
 
@@ -1385,16 +1396,24 @@ def _single_markdown(trace: Trace, *, top: int, name_kind: str) -> str:
     census = trace.census(name=name_kind)
     total = int(census["total_ns"].sum())
     out += [f"Kernel time {fmt_ns(total)} in {census.height:,} distinct kernels.", ""]
-    cats = _category_rows(census, palette, total)
-    out += ["### Time by category", "", "| Category | Kernels | Calls | Time | Share |"]
-    out.append("| :--- | ---: | ---: | ---: | ---: |")
+    # The numbers of `tracelens lineup`: memcpy and memset time is in memory.
+    cats = _category_rows(trace, palette, name_kind, subfamily=False)
+    gpu_time = sum(c.total_ns for c in cats)
+    out += [
+        "### Time by category",
+        "",
+        f"GPU time {fmt_ns(gpu_time)}, kernels + memcpy + memset (as `tracelens lineup`).",
+        "",
+        "| Category | Share | Time | Calls |",
+    ]
+    out.append("| :--- | ---: | ---: | ---: |")
     for c in cats[:top]:
         out.append(
-            f"| {md_text(c.category)} | {c.kernels:,} | {c.calls:,} | {fmt_ns(c.total_ns)} | "
-            f"{_pct(c.share)} |"
+            f"| {md_text(c.category)} | {_share_pct(c.time_pct)} | {fmt_ns(c.total_ns)} | "
+            f"{c.calls:,} |"
         )
     out += ["", "### Top kernels", ""]
-    out.append("| Kernel | Category | Calls | Total | Avg | Share |")
+    out.append("| Kernel | Category | Calls | Total | Avg | Share of kernel time |")
     out.append("| :--- | :--- | ---: | ---: | ---: | ---: |")
     for k in _kernel_rows(census.head(top), palette, total):
         out.append(
