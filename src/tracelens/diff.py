@@ -70,7 +70,8 @@ class SequenceAlignment:
     launches_b: int
     aligned: int  # launches compared (the first ALIGN_LIMIT per device)
     matched_in_order: int  # launches that match, in order (longest matching blocks)
-    first_divergence: int | None  # 0-based launch index where they first differ (None: same)
+    first_divergence: int | None  # 0-based index of the first differing launch (None: same);
+    # shown 1-based ("launch #4") everywhere people read it
     a_at_divergence: str | None
     b_at_divergence: str | None
     replaced: tuple[tuple[str, str, int], ...]  # (name in A, name in B, launches) most common

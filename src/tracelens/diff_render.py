@@ -26,15 +26,22 @@ def _num(v: object) -> str:
     return str(v)
 
 
+def _signed(fmt, value) -> str:
+    """A delta with its sign, like the counts' "+84": "+114.1 ms", "-3.2 MB"."""
+    if value is None:
+        return "—"
+    return ("+" if value >= 0 else "-") + fmt(abs(value))
+
+
 def _totals_rows(d: TraceDiff) -> list[list[str]]:
     rows = []
     for r in d.totals.iter_rows(named=True):
         metric = r["metric"]
         if metric.endswith("(ns)"):
-            a, b, delta = fmt_ns(r["a"]), fmt_ns(r["b"]), fmt_ns(r["delta"])
+            a, b, delta = fmt_ns(r["a"]), fmt_ns(r["b"]), _signed(fmt_ns, r["delta"])
             metric = metric[: -len(" (ns)")]
         elif "bytes" in metric:
-            a, b, delta = fmt_bytes(r["a"]), fmt_bytes(r["b"]), fmt_bytes(r["delta"])
+            a, b, delta = fmt_bytes(r["a"]), fmt_bytes(r["b"]), _signed(fmt_bytes, r["delta"])
         else:
             a, b, delta = _num(r["a"]), _num(r["b"]), f"{r['delta']:+,}"
         rows.append([metric, a, b, delta, fmt_ratio(r["ratio"])])
@@ -114,7 +121,9 @@ def _alignment_rows(d: TraceDiff, short) -> list[list[str]]:
                 _num(al.launches_a),
                 _num(al.launches_b),
                 f"{al.matched_in_order:,} of {al.aligned:,}",
-                "identical" if al.identical else f"#{al.first_divergence:,}",
+                "identical"
+                if al.identical
+                else f"#{al.first_divergence + 1:,}",  # 1-based, as people count
                 replaced or "—",
             ]
         )

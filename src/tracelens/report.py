@@ -1304,7 +1304,8 @@ def _diff_view(
                 "launches_b": al.launches_b,
                 "matched": al.matched_in_order,
                 "aligned": al.aligned,
-                "first": al.first_divergence,
+                # 1-based, as people count and as the evidence board says it
+                "first": None if al.first_divergence is None else al.first_divergence + 1,
                 "a_at": _short(al.a_at_divergence, 70) if al.a_at_divergence else None,
                 "b_at": _short(al.b_at_divergence, 70) if al.b_at_divergence else None,
                 "replaced": [(_short(x, 60), _short(y, 60), n) for x, y, n in al.replaced[:5]],
