@@ -227,13 +227,7 @@ def _collect(trace: Trace, name_kind: str, where: EventFilter) -> _Side:
     sequences: dict[int, list[str]] = {}
     for device, name in seq.select("device", "name").iter_rows():
         sequences.setdefault(device, []).append(name)
-    per_device = trace.sql(
-        "SELECT deviceId AS device, count(*) AS n FROM kernels "
-        'WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns) '
-        "GROUP BY deviceId",
-        **window,
-    )
-    launches = dict(per_device.iter_rows())
+    launches = dict(trace.query("launches_per_device", **window).iter_rows())
     blocks = {
         name: avg
         for name, avg, _threads in trace.query(
