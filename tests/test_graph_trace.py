@@ -311,3 +311,14 @@ def test_demo_census_csv_is_unchanged(capsys):
         "19.4,6774739,56,120977.5,117120.5,78204,169241,39105.4,"
         "nvjet_sm90_tst_64x88_64x11_1x4_h_bz_bias_TNT\n"
     )
+
+
+def test_diff_says_graph_replays_are_left_out(graphs, plain):
+    with tracelens.open(plain) as a, tracelens.open(graphs) as b:
+        d = tracelens.diff(a, b)
+    (clue,) = [c for c in d.clues if c.id == "graph_replays_hidden"]
+    assert clue.clue == "CUDA graph replays are not broken down by kernel"
+    assert clue.evidence.startswith("A: 0 replays (0 ns), B: 200 replays (1.00 s)")
+    assert "--cuda-graph-trace=node" in clue.verdict
+    with tracelens.open(plain) as a, tracelens.open(plain) as b:
+        assert tracelens.diff(a, b).clues == ()

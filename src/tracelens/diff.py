@@ -213,6 +213,7 @@ class _Side:
     sequences: dict[int, list[str]]
     launches_per_device: dict[int, int]
     blocks: dict[str, float]  # mean thread blocks per launch, per kernel name
+    graph: tuple[int, int]  # CUDA graph replays traced at graph level: (count, ns)
 
 
 def _collect(trace: Trace, name_kind: str, where: EventFilter) -> _Side:
@@ -234,7 +235,8 @@ def _collect(trace: Trace, name_kind: str, where: EventFilter) -> _Side:
             "kernel_blocks", name_kind=name_kind, **window
         ).iter_rows()
     }
-    return _Side(totals, census, copies, sequences, launches, blocks)
+    graph = trace.graph_replays(where)
+    return _Side(totals, census, copies, sequences, launches, blocks, graph)
 
 
 # -- alignment -----------------------------------------------------------------------------
@@ -677,6 +679,22 @@ def _clues(
         )
         return clues
 
+    # Work the kernel tables do not show: CUDA graphs traced at graph level.
+    (ga, ga_ns), (gb, gb_ns) = sa.graph, sb.graph
+    if ga or gb:
+        clues.append(
+            Clue(
+                "graph_replays_hidden",
+                "CUDA graph replays are not broken down by kernel",
+                f"A: {_count(ga)} replays ({fmt_ns(ga_ns)}), B: {_count(gb)} replays ({fmt_ns(gb_ns)}) "
+                "traced at graph level; their kernels, copies and memsets are in no table",
+                "every kernel figure here leaves that GPU time out; profile both runs with "
+                "--cuda-graph-trace=node to compare what runs inside the graphs",
+                "weak",
+                "totals",
+            )
+        )
+
     # Different amounts of work: totals mislead, per-call figures don't.
     launch_r = _ratio(launches_a, launches_b) or 1.0
     # Same launch count, longer span: the same work taking longer, which is the question,
@@ -954,6 +972,7 @@ def _brief(text: str, width: int = 140) -> str:
 # Evidence-board order: caveats first, then what explains the most.
 _CLUE_ORDER = {
     "not_comparable": 0,
+    "graph_replays_hidden": 1,
     "weak_evidence": 1,
     "uniform_change": 2,
     "per_call_outlier": 2,
