@@ -120,3 +120,13 @@ def test_census_command_skips_polars_and_pyarrow(fmt):
     assert not mods.intersection({"polars", "pyarrow"}), sorted(
         mods.intersection({"polars", "pyarrow"})
     )
+
+
+def test_tracelens_diff_is_the_function_even_after_importing_the_module():
+    code = (
+        "import tracelens.diff, tracelens.cli, tracelens; "
+        "from tracelens.diff import align_sequences; "
+        "assert callable(tracelens.diff) and tracelens.diff.__name__ == 'diff', tracelens.diff"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
