@@ -322,3 +322,14 @@ def test_diff_says_graph_replays_are_left_out(graphs, plain):
     assert "--cuda-graph-trace=node" in clue.verdict
     with tracelens.open(plain) as a, tracelens.open(plain) as b:
         assert tracelens.diff(a, b).clues == ()
+
+
+def test_report_header_says_graph_replays_are_left_out(graphs, plain):
+    from tracelens.report import build_report
+
+    with tracelens.open(graphs) as t:
+        page = build_report(t)
+    assert "not in this report" in page
+    assert "200 CUDA graph replays (1.000 s of GPU time) are not broken down by kernel" in page
+    with tracelens.open(plain) as t:
+        assert "not in this report" not in build_report(t)

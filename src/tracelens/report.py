@@ -272,6 +272,9 @@ def _header_rows(trace: Trace, totals: dict[str, Any]) -> tuple[list[tuple[str, 
     ]
     if len(procs) > 4:
         rows[-2] = ("processes", rows[-2][1] + f"; +{len(procs) - 4} more")
+    note = trace.graph_note()  # CUDA graphs traced at graph level: say what is not here
+    if note:
+        rows.append(("not in this report", note))
     return rows, gpus
 
 
