@@ -20,29 +20,12 @@
 --   stddev_mb    DOUBLE   sample standard deviation (n - 1; 0 for one operation), MB, 0.001
 --   total_bytes  BIGINT   sum of sizes, bytes (exact)
 --   operation    VARCHAR  operation label
-WITH copy_kinds(copyKind, label) AS (
-    VALUES
-        (0, '[CUDA memcpy Unknown]'),
-        (1, '[CUDA memcpy HtoD]'),
-        (2, '[CUDA memcpy DtoH]'),
-        (3, '[CUDA memcpy HtoA]'),
-        (4, '[CUDA memcpy AtoH]'),
-        (5, '[CUDA memcpy AtoA]'),
-        (6, '[CUDA memcpy AtoD]'),
-        (7, '[CUDA memcpy DtoA]'),
-        (8, '[CUDA memcpy DtoD]'),
-        (9, '[CUDA memcpy HtoH]'),
-        (10, '[CUDA memcpy PtoP]'),
-        (11, '[CUDA Unified Memory memcpy HtoD]'),
-        (12, '[CUDA Unified Memory memcpy DtoH]'),
-        (13, '[CUDA Unified Memory memcpy DtoD]')
-),
-ops AS (
+WITH ops AS (
     SELECT
         coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS operation,
         m.bytes
     FROM memcpys AS m
-    LEFT JOIN copy_kinds AS k ON k.copyKind = m.copyKind
+    LEFT JOIN memcpy_labels AS k ON k.copyKind = m.copyKind
     WHERE ($device IS NULL OR m.deviceId = $device)
       AND ($stream IS NULL OR m.streamId = $stream)
       AND ($pid IS NULL OR ((m.globalPid >> 24) & 16777215) = $pid)

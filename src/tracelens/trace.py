@@ -212,6 +212,7 @@ class Trace:
         con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
         for view, (table, _cols) in _schema.VIEWS.items():
             con.execute(_schema.view_sql(view, self.tables.get(table)))
+        con.execute(_resources.query("_memcpy_labels"))
         if "StringIds" not in self.tables:
             con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
             return con
