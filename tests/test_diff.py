@@ -11,8 +11,8 @@ import pytest
 from conftest import REFERENCE, needs_shared, run_cli, shared_traces
 
 import tracelens
+from tracelens.compare import align_sequences, check_gates, diff
 from tracelens.demo import demo_path
-from tracelens.diff import align_sequences, check_gates, diff
 
 
 @pytest.fixture(scope="module")

@@ -122,10 +122,10 @@ def test_census_command_skips_polars_and_pyarrow(fmt):
     )
 
 
-def test_tracelens_diff_is_the_function_even_after_importing_the_module():
+def test_tracelens_diff_is_the_function_after_the_cli_and_the_module_load():
     code = (
-        "import tracelens.diff, tracelens.cli, tracelens; "
-        "from tracelens.diff import align_sequences; "
+        "import tracelens.compare, tracelens.cli, tracelens; "
+        "from tracelens.compare import align_sequences; "
         "assert callable(tracelens.diff) and tracelens.diff.__name__ == 'diff', tracelens.diff"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, run_cli
 
 import tracelens
-from tracelens.diff import fmt_ns
+from tracelens.compare import fmt_ns
 from tracelens.report import CSP, build_markdown, build_report
 from tracelens.synth import TraceBuilder
 
@@ -99,8 +99,8 @@ def check_self_contained(html: str, page: Page) -> None:
 # -- the demo pair: the diff view ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def demo_pair():
+    from tracelens.compare import diff
     from tracelens.demo import demo_path
-    from tracelens.diff import diff
 
     with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
         d = diff(a, b)

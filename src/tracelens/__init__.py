@@ -34,6 +34,8 @@ _LAZY = {
     "TraceInfo": "trace",
     "EventFilter": "filters",
     "parse_time_ns": "filters",
+    "diff": "compare",  # the module is not named diff: it would shadow the function
+    "TraceDiff": "compare",
     "decode": "kernelnames",
     "decode_column": "kernelnames",
     "KernelName": "kernelnames",
@@ -42,16 +44,10 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .categories import classify
+    from .compare import TraceDiff, diff
     from .filters import EventFilter, parse_time_ns
     from .kernelnames import KernelName, decode, decode_column
     from .trace import Trace, TraceInfo, open
-
-
-# `tracelens.diff` names both a submodule and the function people call. Bind the function
-# here: loaded lazily, the first `import tracelens.diff` (the CLI does one) would leave the
-# module under that name and `tracelens.diff(a, b)` would fail. diff.py imports only the
-# standard library at import time.
-from .diff import TraceDiff, diff  # noqa: E402
 
 
 def __getattr__(name: str):

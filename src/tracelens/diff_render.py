@@ -6,12 +6,12 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from .diff import fmt_bytes, fmt_ns, fmt_ratio
+from .compare import fmt_bytes, fmt_ns, fmt_ratio
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from .diff import TraceDiff
+    from .compare import TraceDiff
 
 
 def _num(v: object) -> str:
@@ -225,7 +225,7 @@ def _summary_line(d: TraceDiff) -> str:
 
 
 def markdown(d: TraceDiff, *, top: int = 15) -> str:
-    from .diff import _short
+    from .compare import _short
     from .render import md_code, md_text
 
     def short(name, width=70):
@@ -278,7 +278,7 @@ def table(d: TraceDiff, *, top: int = 15, width: int | None = None) -> str:
     from rich.table import Table
     from rich.text import Text
 
-    from .diff import _short
+    from .compare import _short
     from .render import _terminal_width
 
     def short(name, w=70):

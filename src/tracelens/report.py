@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from . import svg
-from .diff import COPY_KIND_LABELS, fmt_bytes, fmt_ns, fmt_ratio
+from .compare import COPY_KIND_LABELS, fmt_bytes, fmt_ns, fmt_ratio
 from .errors import MissingDataError, UsageError
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from .diff import TraceDiff
+    from .compare import TraceDiff
     from .trace import Trace
 
 DEFAULT_TOP = 20  # rows of the kernel tables
@@ -1111,7 +1111,7 @@ def build_report(
             diff=None,
         )
     else:
-        from .diff import diff as compute
+        from .compare import diff as compute
 
         d = compute(trace_a, trace_b, name=name)
         sa = collect_side(
@@ -1362,7 +1362,7 @@ def build_markdown(
     time by category, top kernels and danger-zone kernels for one."""
     _check_top(top)
     if trace_b is not None:
-        from .diff import diff as compute
+        from .compare import diff as compute
         from .diff_render import markdown
 
         return markdown(compute(trace_a, trace_b, name=name), top=top)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .diff import fmt_ns
+from .compare import fmt_ns
 
 # Categories the classifier is known to produce get fixed colors, so a category looks the same
 # in every report; any other category gets the next color of EXTRA.

@@ -73,8 +73,8 @@ def diff(
 ) -> None:
     """Why two runs differ: evidence board, then totals, categories, kernels, launch order."""
     from .. import diff_render
-    from ..diff import check_gates
-    from ..diff import diff as compute
+    from ..compare import check_gates
+    from ..compare import diff as compute
     from ..errors import UsageError
 
     c.check_choice("--format", fmt, ("table", "json", "markdown"))
