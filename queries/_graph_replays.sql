@@ -15,8 +15,4 @@
 --                     kernels do in census); 0 when there are none
 SELECT count(*) AS replays, coalesce(sum("end" - start), 0)::BIGINT AS total_ns
 FROM graph_replays
-WHERE ($device IS NULL OR deviceId = $device)
-  AND ($stream IS NULL OR streamId = $stream)
-  AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-  AND ($start_ns IS NULL OR "end" >= $start_ns)
-  AND ($end_ns IS NULL OR start <= $end_ns)
+WHERE event_passes(deviceId, streamId, globalPid, start, "end", $device, $pid, $stream, $start_ns, $end_ns)

@@ -42,12 +42,7 @@ WITH launches AS (
         CASE WHEN $by_launch_config THEN blockX END AS block_x,
         CASE WHEN $by_launch_config THEN blockY END AS block_y,
         CASE WHEN $by_launch_config THEN blockZ END AS block_z
-    FROM kernels
-    WHERE ($device IS NULL OR deviceId = $device)
-      AND ($stream IS NULL OR streamId = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns)
 ),
 per_id AS (
     SELECT

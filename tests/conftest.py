@@ -24,6 +24,27 @@ def shared_traces() -> list[Path]:
     return sorted(TRACES.glob("*.sqlite")) if TRACES.is_dir() else []
 
 
+# The CUPTI tables that hold GPU work; an export with none of them (CPU-only, NVTX-only) has
+# no CUDA data, and every GPU command exits 3 on it.
+CUDA_WORK_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
+
+
+def has_cuda_work(path: Path) -> bool:
+    """Whether the export holds any kernel, memcpy or memset table (read-only look)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        con.close()
+    return bool(names.intersection(CUDA_WORK_TABLES))
+
+
 needs_shared = pytest.mark.skipif(
     not TRACES.is_dir(), reason=f"real nsys exports not found at {TRACES} (../shared is absent)"
 )

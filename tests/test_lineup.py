@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from conftest import needs_shared, run_cli, shared_traces
+from conftest import has_cuda_work, needs_shared, run_cli, shared_traces
 
 import tracelens
 from tracelens.categories import classify, load_rules
@@ -94,11 +94,8 @@ def test_demo_totals_equal_census_plus_classify(demo):
 @needs_shared
 @pytest.mark.parametrize(
     "stem",
-    [
-        p.stem
-        for p in shared_traces()
-        if p.stem != "nsys2021.3_cpu_only_no_cuda"  # no CUDA data: see test_no_cuda_data
-    ],
+    # Exports without CUDA data (CPU-only, NVTX-only) exit 3: see test_no_cuda_data.
+    [p.stem for p in shared_traces() if has_cuda_work(p)],
 )
 def test_real_traces_equal_census_plus_classify(stem, trace_copies):
     with tracelens.open(trace_copies[stem]) as trace:
@@ -543,8 +540,9 @@ def test_bad_options(args, message, capsys):
 
 
 @needs_shared
-def test_no_cuda_data(trace_copies, capsys):
-    path = trace_copies["nsys2021.3_cpu_only_no_cuda"]
+@pytest.mark.parametrize("stem", [p.stem for p in shared_traces() if not has_cuda_work(p)])
+def test_no_cuda_data(stem, trace_copies, capsys):
+    path = trace_copies[stem]
     with tracelens.open(path) as trace, pytest.raises(MissingDataError):
         category_summary(trace)
     rc, out, err = run_cli(["lineup", path], capsys)

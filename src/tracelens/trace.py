@@ -213,6 +213,7 @@ class Trace:
         for view, (table, _cols) in _schema.VIEWS.items():
             con.execute(_schema.view_sql(view, self.tables.get(table)))
         con.execute(_resources.query("_memcpy_labels"))
+        con.execute(_resources.query("_shared"))
         if "StringIds" not in self.tables:
             con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
             return con
