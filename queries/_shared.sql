@@ -14,9 +14,17 @@
 --                                        (eventType 59, 60, and nsys's own 70, 71)
 --
 -- Table macros (the filter arguments as event_passes; every column of the view):
---   filtered_kernels(device, pid, stream, t0, t1)
---   filtered_memcpys(device, pid, stream, t0, t1)
---   filtered_memsets(device, pid, stream, t0, t1)
+--   filtered_kernels(device, pid, stream, t0, t1, selection := NULL)
+--   filtered_memcpys(device, pid, stream, t0, t1, selection := NULL)
+--   filtered_memsets(device, pid, stream, t0, t1, selection := NULL)
+-- `selection` names a set of GPU operations in the temp table work_selection (e.g. the work
+-- launched inside matching NVTX ranges, or inside some steps), identified by the launching
+-- process and correlation id; NULL keeps everything.
+--
+-- Temp table work_selection (filled by the library, empty until then):
+--   selection_id   BIGINT  which selection a row belongs to
+--   globalPid      BIGINT  the GPU operation's globalPid
+--   correlationId  BIGINT  its correlation id (unique per process)
 CREATE OR REPLACE TEMP MACRO pid_of(global_id) AS (global_id >> 24) & 16777215;
 CREATE OR REPLACE TEMP MACRO tid_of(global_tid) AS global_tid & 16777215;
 CREATE OR REPLACE TEMP MACRO in_window(s, e, t0, t1) AS
@@ -28,12 +36,22 @@ CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e
     AND in_window(s, e, t0, t1);
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     event_type IN (59, 60, 70, 71) AND e IS NOT NULL;
-CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1) AS TABLE
+CREATE TEMP TABLE work_selection(selection_id BIGINT, globalPid BIGINT, correlationId BIGINT);
+CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM kernels
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1);
-CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1) AS TABLE
+    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND (selection IS NULL OR (globalPid, correlationId) IN (
+          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
+          WHERE w.selection_id = selection));
+CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM memcpys
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1);
-CREATE OR REPLACE TEMP MACRO filtered_memsets(device, pid, stream, t0, t1) AS TABLE
+    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND (selection IS NULL OR (globalPid, correlationId) IN (
+          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
+          WHERE w.selection_id = selection));
+CREATE OR REPLACE TEMP MACRO filtered_memsets(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM memsets
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1);
+    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND (selection IS NULL OR (globalPid, correlationId) IN (
+          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
+          WHERE w.selection_id = selection));
