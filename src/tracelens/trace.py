@@ -514,6 +514,14 @@ class Trace:
 
         return decoded_kernels(self, **options)
 
+    # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
+
+    # -- NVTX and CUDA API summaries (nvtx.py, api.py) ---------------------------------------
+
+    # -- numerical-path fingerprint (fingerprint/) ------------------------------------------
+
+    # -- cache and inputs (cache.py, inputs.py) ---------------------------------------------
+
 
 def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
     """Open an nsys SQLite export read-only."""

@@ -74,15 +74,14 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-# Register the commands (each module only imports light things at import time).
+# Register the commands: every public module of this package defines its commands on
+# ``app`` when imported. Discovered rather than listed so that adding a command is adding a
+# file (each module only imports light things at import time; click lists them sorted).
+import importlib  # noqa: E402
+import pkgutil  # noqa: E402
+
 from . import _common  # noqa: E402
-from . import census as _census  # noqa: E402,F401
-from . import danger as _danger  # noqa: E402,F401
-from . import decode as _decode  # noqa: E402,F401
-from . import diff as _diff  # noqa: E402,F401
-from . import info as _info  # noqa: E402,F401
-from . import lineup as _lineup  # noqa: E402,F401
-from . import memory as _memory  # noqa: E402,F401
-from . import report as _report  # noqa: E402,F401
-from . import stakeout as _stakeout  # noqa: E402,F401
-from . import timeline as _timeline  # noqa: E402,F401
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
