@@ -174,7 +174,7 @@ def test_demo_decoded_fields_and_danger(demo_pair):
 
 def test_demo_markdown_is_the_diff_markdown(demo_pair):
     d, _, md = demo_pair
-    from tracelens.diff_render import markdown
+    from tracelens.compare.render import markdown
 
     assert md == markdown(d, top=10)
     assert "### Evidence board" in md

@@ -1193,7 +1193,7 @@ def _diff_view(
     palette: svg.Palette,
     omitted: list[Omitted],
 ) -> DiffView:
-    from .diff_render import _totals_rows
+    from .compare.render import _totals_rows
 
     figures = d.figures
     totals = {r["metric"]: r for r in d.totals.iter_rows(named=True)}
@@ -1363,7 +1363,7 @@ def build_markdown(
     _check_top(top)
     if trace_b is not None:
         from .compare import diff as compute
-        from .diff_render import markdown
+        from .compare.render import markdown
 
         return markdown(compute(trace_a, trace_b, name=name), top=top)
     return _single_markdown(trace_a, top=top, name_kind=name)

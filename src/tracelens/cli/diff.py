@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -72,8 +73,7 @@ def diff(
     output: c.OutputOpt = None,
 ) -> None:
     """Why two runs differ: evidence board, then totals, categories, kernels, launch order."""
-    from .. import diff_render
-    from ..compare import check_gates
+    from ..compare import check_gates, render
     from ..compare import diff as compute
     from ..errors import UsageError
 
@@ -92,11 +92,14 @@ def diff(
         result = compute(ta, tb, name=name, where_a=where_a, where_b=where_b)
     gates = check_gates(result, fail_if or [])
     if fmt == "json":
-        text = diff_render.to_json(result)
+        text = render.to_json(result)
     elif fmt == "markdown":
-        text = diff_render.markdown(result, top=top)
+        text = render.markdown(result, top=top)
     else:
-        text = diff_render.table(result, top=top)
+        from ..render import _terminal_width
+
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        text = render.table(result, top=top, width=_terminal_width(), color=color)
     c.emit(text, output)
     tripped = [g for g in gates if g.tripped]
     for g in tripped:

@@ -1,4 +1,5 @@
-"""A TraceDiff as text: the evidence board first, then the tables (terminal or Markdown)."""
+"""A TraceDiff as text: the evidence board first, then the tables (terminal, Markdown or
+JSON). Pure functions: the terminal's width and colour come in as arguments."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from .compare import fmt_bytes, fmt_ns, fmt_ratio
+from ..units import fmt_bytes, fmt_ns, fmt_ratio, fmt_signed_ns
+from .clues import short_name
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from .compare import TraceDiff
+    from .model import TraceDiff
 
 
 def _num(v: object) -> str:
@@ -58,7 +60,7 @@ def _category_rows(d: TraceDiff) -> list[list[str]]:
             fmt_ns(r["b_total_ns"]),
             fmt_ratio(r["per_call_ratio"]),
             fmt_ratio(r["total_ratio"]),
-            ("+" if r["delta_ns"] >= 0 else "-") + fmt_ns(abs(r["delta_ns"])),
+            fmt_signed_ns(r["delta_ns"]),
         ]
         for r in d.categories.iter_rows(named=True)
     ]
@@ -77,7 +79,7 @@ def _kernel_rows(df: pl.DataFrame, short) -> list[list[str]]:
             fmt_ratio(r["per_call_ratio"]),
             fmt_ns(r["a_total_ns"]),
             fmt_ns(r["b_total_ns"]),
-            ("+" if r["delta_ns"] >= 0 else "-") + fmt_ns(abs(r["delta_ns"])),
+            fmt_signed_ns(r["delta_ns"]),
         ]
         for r in df.iter_rows(named=True)
     ]
@@ -224,12 +226,14 @@ def _summary_line(d: TraceDiff) -> str:
     return f"{len(d.clues)} clue{'s' if len(d.clues) != 1 else ''} ({strong} strong)."
 
 
-def markdown(d: TraceDiff, *, top: int = 15) -> str:
-    from .compare import _short
-    from .render import md_code, md_text
+def _table_name(name: str | None, width: int = 70) -> str:
+    return short_name(name, width, templates=True)
 
-    def short(name, width=70):
-        return _short(name, width, templates=True)
+
+def markdown(d: TraceDiff, *, top: int = 15) -> str:
+    from ..render import md_code, md_text
+
+    short = _table_name
 
     # Kernel names, NVTX text and labels come from the traces: untrusted, always escaped.
     out = [f"## tracelens diff: {md_code(d.label_a)} (A) → {md_code(d.label_b)} (B)", ""]
@@ -268,27 +272,20 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
     return "\n".join(out)
 
 
-def table(d: TraceDiff, *, top: int = 15, width: int | None = None) -> str:
+def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False) -> str:
+    """The terminal view, ``width`` columns wide, with bold/dim styles when ``color``."""
     import io
-    import os
-    import sys
 
     from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from .compare import _short
-    from .render import _terminal_width
-
-    def short(name, w=70):
-        return _short(name, w, templates=True)
-
+    short = _table_name
     buf = io.StringIO()
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     console = Console(
         file=buf,
-        width=width or _terminal_width(),
+        width=width,
         color_system="auto" if color else None,
         force_terminal=color,
         highlight=False,

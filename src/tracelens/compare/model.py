@@ -1,0 +1,452 @@
+"""What ``tracelens diff`` computes: the ``TraceDiff`` dataclass and one builder per
+section (totals, copies, kernels, categories, variants, danger, figures). The alignment is
+in ``align.py``, the evidence board in ``clues.py``; nothing here prints."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .collect import Side
+
+
+@dataclass(frozen=True)
+class Clue:
+    """One row of the evidence board."""
+
+    id: str  # rule that produced it: per_call_outlier, variant_swap, copy_growth, ...
+    clue: str  # what was seen, in a few words
+    evidence: str  # the numbers, from both traces
+    verdict: str  # what it suggests
+    strength: str  # strong | moderate | weak
+    anchor: str  # id of the table that supports it (report links), e.g. "kernels"
+
+
+@dataclass(frozen=True)
+class SequenceAlignment:
+    """How the in-order launch sequences of one device compare."""
+
+    device: int
+    launches_a: int
+    launches_b: int
+    aligned: int  # launches compared
+    matched_in_order: int  # launches that match, in order (longest matching blocks)
+    first_divergence: int | None  # 0-based index of the first differing launch (None: same);
+    # shown 1-based ("launch #4") everywhere people read it
+    a_at_divergence: str | None
+    b_at_divergence: str | None
+    replaced: tuple[tuple[str, str, int], ...]  # (name in A, name in B, launches) most common
+    only_in_a: tuple[tuple[str, int], ...]  # launches A makes where B makes none
+    only_in_b: tuple[tuple[str, int], ...]
+    truncated: bool  # True when not every launch was aligned
+
+    @property
+    def identical(self) -> bool:
+        return self.first_divergence is None
+
+
+@dataclass
+class TraceDiff:
+    """Everything ``tracelens diff`` shows. Times in ns; ratios are B / A."""
+
+    label_a: str
+    label_b: str
+    name_kind: str
+    totals: pl.DataFrame  # metric, a, b, delta, ratio
+    copies: pl.DataFrame  # copy kind: label, a/b count, bytes, ratios
+    categories: pl.DataFrame  # per category: calls, total, ratios, delta
+    kernels: pl.DataFrame  # per kernel, both sides, ranked by surprise
+    variant_swaps: pl.DataFrame  # per category: kernels only in A / only in B and their time
+    alignment: tuple[SequenceAlignment, ...]
+    danger: pl.DataFrame  # danger-zone kernels that appear, vanish, grow or shrink
+    clues: tuple[Clue, ...]
+    figures: dict[str, float]  # named numbers for --fail-if gates
+    comparable: bool
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {
+            "a": self.label_a,
+            "b": self.label_b,
+            "name_kind": self.name_kind,
+            "comparable": self.comparable,
+            "notes": list(self.notes),
+            "clues": [asdict(c) for c in self.clues],
+            "figures": self.figures,
+            "totals": self.totals.to_dicts(),
+            "copies": self.copies.to_dicts(),
+            "categories": self.categories.to_dicts(),
+            "kernels": self.kernels.to_dicts(),
+            "variant_swaps": self.variant_swaps.to_dicts(),
+            "alignment": [asdict(a) for a in self.alignment],
+            "danger": self.danger.to_dicts(),
+        }
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """B / A; None when both are zero (or missing), inf for growth from zero."""
+    if a is None or b is None:
+        return None
+    if a == 0:
+        return None if b == 0 else math.inf
+    return b / a
+
+
+# -- totals -------------------------------------------------------------------------------
+TOTAL_METRICS = (
+    ("kernel_launches", "kernel launches"),
+    ("distinct_kernels", "distinct kernels"),
+    ("kernel_time_ns", "kernel time (ns)"),
+    ("gpu_busy_ns", "GPU busy (ns)"),
+    ("memcpy_count", "memcpy count"),
+    ("memcpy_bytes", "memcpy bytes"),
+    ("memset_count", "memset count"),
+    ("memset_bytes", "memset bytes"),
+    ("runtime_calls", "CUDA API calls"),
+    ("span_ns", "wall span (ns)"),
+)
+
+
+def totals_table(sa: Side, sb: Side) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(
+        {
+            "metric": [label for _, label in TOTAL_METRICS],
+            "a": [sa.totals[k] or 0 for k, _ in TOTAL_METRICS],
+            "b": [sb.totals[k] or 0 for k, _ in TOTAL_METRICS],
+        },
+        schema={"metric": pl.String, "a": pl.Int64, "b": pl.Int64},
+    ).with_columns(
+        delta=pl.col("b") - pl.col("a"),
+        ratio=pl.when(pl.col("a") != 0).then(pl.col("b") / pl.col("a")).otherwise(None),
+    )
+
+
+# -- copies by kind -------------------------------------------------------------------------
+COPY_KIND_LABELS = {
+    0: "unknown copies",
+    1: "host-to-device copies",
+    2: "device-to-host copies",
+    3: "host-to-array copies",
+    4: "array-to-host copies",
+    5: "array-to-array copies",
+    6: "array-to-device copies",
+    7: "device-to-array copies",
+    8: "device-to-device copies",
+    9: "host-to-host copies",
+    10: "peer-to-peer copies",
+    11: "unified host-to-device copies",
+    12: "unified device-to-host copies",
+    13: "unified device-to-device copies",
+}
+
+
+def copies_table(sa: Side, sb: Side) -> pl.DataFrame:
+    import polars as pl
+
+    kinds = sorted(set(sa.copies) | set(sb.copies))
+    return pl.DataFrame(
+        {
+            "copy_kind": kinds,
+            "operation": [COPY_KIND_LABELS.get(k, f"copy kind {k}") for k in kinds],
+            "a_count": [sa.copies.get(k, {}).get("count", 0) for k in kinds],
+            "b_count": [sb.copies.get(k, {}).get("count", 0) for k in kinds],
+            "a_bytes": [sa.copies.get(k, {}).get("bytes", 0) for k in kinds],
+            "b_bytes": [sb.copies.get(k, {}).get("bytes", 0) for k in kinds],
+        },
+        schema={
+            "copy_kind": pl.Int64,
+            "operation": pl.String,
+            "a_count": pl.Int64,
+            "b_count": pl.Int64,
+            "a_bytes": pl.Int64,
+            "b_bytes": pl.Int64,
+        },
+    ).with_columns(
+        count_ratio=pl.when(pl.col("a_count") != 0).then(pl.col("b_count") / pl.col("a_count")),
+        bytes_ratio=pl.when(pl.col("a_bytes") != 0).then(pl.col("b_bytes") / pl.col("a_bytes")),
+    )
+
+
+# -- kernels --------------------------------------------------------------------------------
+KERNEL_COLUMNS = (
+    "name",
+    "category",
+    "subfamily",
+    "status",
+    "a_instances",
+    "b_instances",
+    "a_total_ns",
+    "b_total_ns",
+    "a_avg_ns",
+    "b_avg_ns",
+    "a_med_ns",
+    "b_med_ns",
+    "per_call_ratio",
+    "total_ratio",
+    "delta_ns",
+    "surprise",
+)
+
+
+def joined_kernels(sa: Side, sb: Side) -> pl.DataFrame:
+    """Both sides' census joined by name, with each kernel's category, before ranking."""
+    import polars as pl
+
+    from ..categories import classify
+
+    cols = ["name", "instances", "total_ns", "avg_ns", "med_ns"]
+    ka = sa.census.select(cols).rename({c: f"a_{c}" for c in cols[1:]})
+    kb = sb.census.select(cols).rename({c: f"b_{c}" for c in cols[1:]})
+    kernels = ka.join(kb, on="name", how="full", coalesce=True)
+    names = kernels["name"].to_list()
+    cats = {n: classify(n) for n in names}
+    return kernels.with_columns(
+        category=pl.Series([cats[n].category for n in names], dtype=pl.String),
+        subfamily=pl.Series([cats[n].subfamily for n in names], dtype=pl.String),
+    ).with_columns(
+        pl.col("a_instances").fill_null(0),
+        pl.col("b_instances").fill_null(0),
+        pl.col("a_total_ns").fill_null(0),
+        pl.col("b_total_ns").fill_null(0),
+    )
+
+
+def typical_ratio(kernels: pl.DataFrame) -> float:
+    """The typical change per call: the time-weighted median of the per-call ratios of the
+    kernels both runs launch. A kernel that changes by just this much is unsurprising
+    (everything got slower or faster together); swapped kernels don't bias it."""
+    import polars as pl
+
+    both = kernels.filter(
+        (pl.col("a_instances") > 0) & (pl.col("b_instances") > 0) & (pl.col("a_avg_ns") > 0)
+    ).select(
+        ratio=pl.col("b_avg_ns") / pl.col("a_avg_ns"),
+        weight=pl.col("a_total_ns") + pl.col("b_total_ns"),
+    )
+    if both.height == 0 or both["weight"].sum() == 0:
+        return 1.0
+    rows = sorted(both.iter_rows())
+    half = sum(w for _, w in rows) / 2
+    acc = 0
+    for r, weight in rows:
+        acc += weight
+        if acc >= half:
+            return float(r)
+    return float(rows[-1][0])
+
+
+def ranked_kernels(kernels: pl.DataFrame, overall: float) -> pl.DataFrame:
+    """Per kernel: status (both / only_a / only_b), ratios, delta and *surprise*: how far
+    its per-call change is from the typical change ``overall``, in log space, weighted by its
+    share of GPU time. Kernels that appear or vanish score their share: appearing is as
+    surprising as doubling. Most surprising first."""
+    import polars as pl
+
+    grand = int(kernels["a_total_ns"].sum() + kernels["b_total_ns"].sum()) or 1
+    kernels = kernels.with_columns(
+        status=pl.when(pl.col("a_instances") == 0)
+        .then(pl.lit("only_b"))
+        .when(pl.col("b_instances") == 0)
+        .then(pl.lit("only_a"))
+        .otherwise(pl.lit("both")),
+        per_call_ratio=pl.when((pl.col("a_instances") > 0) & (pl.col("b_instances") > 0))
+        .then(pl.col("b_avg_ns") / pl.col("a_avg_ns"))
+        .otherwise(None),
+        total_ratio=pl.when(pl.col("a_total_ns") > 0)
+        .then(pl.col("b_total_ns") / pl.col("a_total_ns"))
+        .otherwise(None),
+        delta_ns=pl.col("b_total_ns") - pl.col("a_total_ns"),
+        share=(pl.col("a_total_ns") + pl.col("b_total_ns")) / grand,
+    )
+    kernels = kernels.with_columns(
+        surprise=pl.when(pl.col("status") == "both")
+        .then(
+            (pl.col("per_call_ratio") / overall).log().abs() * pl.col("share")
+            + (pl.col("b_instances") / pl.col("a_instances")).log().abs() * pl.col("share") / 4
+        )
+        .otherwise(pl.col("share") * math.log(2))
+    ).sort(["surprise", "name"], descending=[True, False])
+    return kernels.select(KERNEL_COLUMNS)
+
+
+# -- categories and variants ---------------------------------------------------------------
+def categories_table(kernels: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
+    return (
+        kernels.group_by("category")
+        .agg(
+            pl.col("a_instances").sum().alias("a_calls"),
+            pl.col("b_instances").sum().alias("b_calls"),
+            pl.col("a_total_ns").sum().alias("a_total_ns"),
+            pl.col("b_total_ns").sum().alias("b_total_ns"),
+            (pl.col("status") == "only_a").sum().alias("kernels_only_a"),
+            (pl.col("status") == "only_b").sum().alias("kernels_only_b"),
+        )
+        .with_columns(
+            a_avg_ns=pl.when(pl.col("a_calls") > 0).then(pl.col("a_total_ns") / pl.col("a_calls")),
+            b_avg_ns=pl.when(pl.col("b_calls") > 0).then(pl.col("b_total_ns") / pl.col("b_calls")),
+            total_ratio=pl.when(pl.col("a_total_ns") > 0).then(
+                pl.col("b_total_ns") / pl.col("a_total_ns")
+            ),
+            delta_ns=pl.col("b_total_ns") - pl.col("a_total_ns"),
+        )
+        .with_columns(per_call_ratio=pl.col("b_avg_ns") / pl.col("a_avg_ns"))
+        .sort(["delta_ns", "category"], descending=[True, False])
+    )
+
+
+def variants_table(kernels: pl.DataFrame) -> pl.DataFrame:
+    """Per category: the kernels only one side runs, their count, time and calls."""
+    import polars as pl
+
+    def only(side: str, column: str) -> pl.Expr:
+        return pl.when(pl.col("status") == f"only_{side}").then(pl.col(f"{side}_{column}")).sum()
+
+    return (
+        kernels.filter(pl.col("status") != "both")
+        .group_by("category")
+        .agg(
+            (pl.col("status") == "only_a").sum().alias("only_a_kernels"),
+            only("a", "total_ns").alias("only_a_ns"),
+            only("a", "instances").alias("only_a_calls"),
+            (pl.col("status") == "only_b").sum().alias("only_b_kernels"),
+            only("b", "total_ns").alias("only_b_ns"),
+            only("b", "instances").alias("only_b_calls"),
+        )
+        .sort(["only_b_ns", "category"], descending=[True, False])
+    )
+
+
+def category_overlap(kernels: pl.DataFrame) -> float:
+    """Share of launches whose category both runs launch as often (min over max, summed)."""
+    by_cat: dict[str, list[int]] = {}
+    for cat, a, b in kernels.select("category", "a_instances", "b_instances").iter_rows():
+        acc = by_cat.setdefault(cat, [0, 0])
+        acc[0] += a
+        acc[1] += b
+    both = sum(min(a, b) for a, b in by_cat.values())
+    most = max(sum(a for a, _ in by_cat.values()), sum(b for _, b in by_cat.values()))
+    return both / most if most else 0.0
+
+
+# -- danger-zone kernels ------------------------------------------------------------------
+DANGER_SCHEMA = {
+    "rule_id": "String",
+    "level": "String",
+    "status": "String",
+    "name": "String",
+    "a_calls": "Int64",
+    "b_calls": "Int64",
+    "a_total_ns": "Int64",
+    "b_total_ns": "Int64",
+    "why": "String",
+    "fix": "String",
+}
+_LEVEL_ORDER = {"high": 0, "medium": 1, "info": 2}
+_STATUS_ORDER = {"new": 0, "grew": 1, "vanished": 2, "shrank": 3, "same": 4}
+
+
+def danger_table(kernels: pl.DataFrame, growth: float) -> pl.DataFrame:
+    """Danger-zone kernels of either side: new, vanished, grew / shrank (time beyond
+    ``growth``×) or same; riskiest and newest first."""
+    import polars as pl
+
+    from ..danger import match_danger
+
+    rows = []
+    for r in kernels.iter_rows(named=True):
+        for hit in match_danger(r["name"]):
+            a_ns, b_ns = r["a_total_ns"], r["b_total_ns"]
+            if r["status"] == "only_b":
+                status = "new"
+            elif r["status"] == "only_a":
+                status = "vanished"
+            elif b_ns > a_ns * growth:
+                status = "grew"
+            elif b_ns < a_ns / growth:
+                status = "shrank"
+            else:
+                status = "same"
+            rows.append(
+                {
+                    "rule_id": hit.rule_id,
+                    "level": hit.level,
+                    "status": status,
+                    "name": r["name"],
+                    "a_calls": r["a_instances"],
+                    "b_calls": r["b_instances"],
+                    "a_total_ns": a_ns,
+                    "b_total_ns": b_ns,
+                    "why": hit.why,
+                    "fix": hit.fix,
+                }
+            )
+    rows.sort(
+        key=lambda r: (
+            _LEVEL_ORDER.get(r["level"], 9),
+            _STATUS_ORDER[r["status"]],
+            -r["b_total_ns"],
+            r["name"],
+        )
+    )
+    schema = {k: getattr(pl, v) for k, v in DANGER_SCHEMA.items()}
+    return pl.DataFrame(rows, schema=schema)
+
+
+# -- figures for --fail-if ------------------------------------------------------------------
+def figures(
+    sa: Side,
+    sb: Side,
+    copies: pl.DataFrame,
+    kernels: pl.DataFrame,
+    danger: pl.DataFrame,
+    alignment: tuple[SequenceAlignment, ...],
+    overlap: float,
+) -> dict[str, float]:
+    import polars as pl
+
+    def r(a, b):
+        v = ratio(a, b)
+        return float("inf") if v is None and b else (1.0 if v is None else float(v))
+
+    d2d = copies.filter(pl.col("copy_kind") == 8)
+    d2d_a = int(d2d["a_count"].sum()) if d2d.height else 0
+    d2d_b = int(d2d["b_count"].sum()) if d2d.height else 0
+    d2d_ba = int(d2d["a_bytes"].sum()) if d2d.height else 0
+    d2d_bb = int(d2d["b_bytes"].sum()) if d2d.height else 0
+    both = kernels.filter(pl.col("status") == "both")
+    risky = danger.filter(pl.col("level").is_in(["high", "medium"]))
+    ta, tb = sa.totals, sb.totals
+    return {
+        "gpu_time_ratio": r(ta["kernel_time_ns"], tb["kernel_time_ns"]),
+        "gpu_busy_ratio": r(ta["gpu_busy_ns"], tb["gpu_busy_ns"]),
+        "launch_ratio": r(ta["kernel_launches"], tb["kernel_launches"]),
+        "launches_a": float(ta["kernel_launches"]),
+        "launches_b": float(tb["kernel_launches"]),
+        "distinct_kernels_ratio": r(ta["distinct_kernels"], tb["distinct_kernels"]),
+        "new_kernels": float((kernels["status"] == "only_b").sum()),
+        "vanished_kernels": float((kernels["status"] == "only_a").sum()),
+        "max_per_call_ratio": float(both["per_call_ratio"].max()) if both.height else 1.0,
+        "memcpy_count_ratio": r(ta["memcpy_count"], tb["memcpy_count"]),
+        "memcpy_bytes_ratio": r(ta["memcpy_bytes"], tb["memcpy_bytes"]),
+        "d2d_count_ratio": r(d2d_a, d2d_b),
+        "d2d_bytes_ratio": r(d2d_ba, d2d_bb),
+        "memset_count_ratio": r(ta["memset_count"], tb["memset_count"]),
+        "span_ratio": r(ta["span_ns"], tb["span_ns"]),
+        "new_danger": float((risky["status"] == "new").sum()),
+        "vanished_danger": float((risky["status"] == "vanished").sum()),
+        "danger_high_b": float(
+            danger.filter((pl.col("level") == "high") & (pl.col("b_calls") > 0)).height
+        ),
+        "diverged_devices": float(sum(1 for al in alignment if not al.identical)),
+        "time_overlap": float(overlap),
+    }
