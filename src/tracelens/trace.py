@@ -522,6 +522,15 @@ class Trace:
 
     # -- cache and inputs (cache.py, inputs.py) ---------------------------------------------
 
+    # -- many ranks (ranks/) ------------------------------------------------------------------
+    def mpi_rank(self) -> int | None:
+        """The MPI rank of the traced process, from the MPI_RANKS table nsys writes when it
+        traces MPI (``--trace mpi``); the lowest when the file holds several, None without."""
+        if "MPI_RANKS" not in self.tables or "rank" not in self.tables["MPI_RANKS"]:
+            return None
+        rows = self._sqlite_rows("SELECT min(rank) FROM MPI_RANKS")
+        return rows[0][0] if rows else None
+
 
 def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
     """Open an nsys SQLite export read-only."""

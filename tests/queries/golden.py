@@ -12,6 +12,7 @@ committing it (a golden file is a claim about the query, not a snapshot to accep
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +21,29 @@ import tracelens
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def query_csv(trace_path: str | os.PathLike[str], query: str, **params: Any) -> str:
-    """The result of ``queries/<query>.sql`` on one trace, as CSV text (header included)."""
+def query_csv(
+    trace_path: str | os.PathLike[str],
+    query: str,
+    prepare: Callable[[tracelens.Trace], None] | None = None,
+    **params: Any,
+) -> str:
+    """The result of ``queries/<query>.sql`` on one trace, as CSV text (header included).
+    ``prepare(trace)`` runs first, for queries over temp tables the library fills."""
     with tracelens.open(trace_path) as trace:
+        if prepare is not None:
+            prepare(trace)
         return trace.query(query, **params).write_csv()
 
 
-def assert_golden(trace_path: str | os.PathLike[str], query: str, case: str, **params: Any):
+def assert_golden(
+    trace_path: str | os.PathLike[str],
+    query: str,
+    case: str,
+    prepare: Callable[[tracelens.Trace], None] | None = None,
+    **params: Any,
+):
     """Run ``query`` on ``trace_path`` and compare with ``golden/<query>__<case>.csv``."""
-    actual = query_csv(trace_path, query, **params)
+    actual = query_csv(trace_path, query, prepare, **params)
     expected_path = GOLDEN / f"{query}__{case}.csv"
     if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
         expected_path.write_text(actual)

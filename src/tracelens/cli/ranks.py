@@ -1,0 +1,92 @@
+"""tracelens ranks: many ranks of one run at once (stragglers, waits, clocks, consistency)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import _common as c
+from . import app
+
+
+@app.command()
+def ranks(
+    traces: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Per-rank exports: files, globs ('runs/rank_*.sqlite') or directories",
+            show_default=False,
+            readable=False,
+        ),
+    ],
+    rank_regex: Annotated[
+        str | None,
+        typer.Option(
+            "--rank-regex",
+            help="Regex whose first group is the rank in a file name (default: the last "
+            "integer; the MPI rank an export records wins unless this is given)",
+            metavar="REGEX",
+        ),
+    ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine", help="local (process pool) or ray (RAY_ADDRESS, else a local Ray)"
+        ),
+    ] = "local",
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Local worker processes (default: CPU count)")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
+    ] = False,
+    view: Annotated[
+        str | None,
+        typer.Option(
+            "--view",
+            help="Only one table: ranks, steps, matrix, stragglers, collectives, waits, clock, "
+            "inconsistencies or failures",
+            metavar="TABLE",
+        ),
+    ] = None,
+    timeunit: c.TimeUnitOpt = "ns",
+    fmt: c.FormatOpt = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """Which rank is the straggler, how long the others wait for it in each collective,
+    how far the clocks were apart, and which ranks run different kernels.
+
+    A failing rank file is reported (path and reason) and the others are analysed; the
+    result names the missing ranks. With --engine ray the workers must read the trace
+    paths under the same names (a shared file system) and have tracelens installed.
+    """
+    from ..ranks import analyse_ranks
+    from ..ranks.render import VIEWS, render_ranks
+
+    c.check_choice("--format", fmt, c.FORMATS)
+    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
+    if view is not None:
+        c.check_choice("--view", view, VIEWS)
+    c._INPUTS.extend(traces)
+    result = analyse_ranks(
+        [str(t) for t in traces], rank_regex=rank_regex, engine=engine, jobs=jobs,
+        strict=strict, progress=_progress_bar() if sys.stderr.isatty() else None,
+    )  # fmt: skip
+    c.emit(render_ranks(result, fmt=fmt, timeunit=timeunit, view=view), output)
+
+
+def _progress_bar():
+    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+
+    def draw(done: int, total: int, path: str) -> None:
+        width = 30
+        filled = width * done // total
+        end = "\n" if done == total else ""
+        bar = "█" * filled + "·" * (width - filled)
+        sys.stderr.write(f"\r  ranks {bar} {done}/{total} {Path(path).name[:40]:40}{end}")
+        sys.stderr.flush()
+
+    return draw

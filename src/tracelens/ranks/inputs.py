@@ -1,0 +1,64 @@
+"""Which files are the ranks of a run, and which rank each is."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from pathlib import Path
+
+from ..errors import UsageError
+
+#: The default --rank-regex: the last integer in the file name (rank_%q{RANK}.sqlite,
+#: report.node3.7.sqlite -> 7).
+LAST_INTEGER = r"(\d+)(?!.*\d)"
+TRACE_SUFFIXES = (".sqlite", ".db")
+
+
+def find_traces(args: list[str | os.PathLike[str]]) -> list[Path]:
+    """The files named by ``args``: paths, globs (``'runs/rank_*.sqlite'``, expanded here
+    so a quoted glob works) and directories (their ``*.sqlite`` files). Sorted, without
+    repeats; a glob or directory that names no file is a UsageError."""
+    found: list[Path] = []
+    for arg in args:
+        text = str(arg)
+        path = Path(text)
+        if path.is_dir():
+            inside = sorted(p for p in path.iterdir() if p.suffix in TRACE_SUFFIXES)
+            if not inside:
+                raise UsageError(f"{path}: directory holds no .sqlite export")
+            found += inside
+        elif not path.exists() and glob.has_magic(text):
+            matched = sorted(Path(p) for p in glob.glob(text))
+            if not matched:
+                raise UsageError(f"{text}: the pattern matches no file")
+            found += matched
+        else:
+            found.append(path)  # a missing file is reported by its rank's summary
+    unique = list(dict.fromkeys(found))
+    if not unique:
+        raise UsageError("no traces given: pass rank exports, a glob or a directory")
+    return unique
+
+
+def compile_rank_regex(pattern: str | None) -> re.Pattern[str]:
+    try:
+        rx = re.compile(pattern or LAST_INTEGER)
+    except re.error as exc:
+        raise UsageError(f"--rank-regex {pattern!r} is not a regular expression ({exc})") from None
+    if rx.groups < 1 and pattern is not None:
+        raise UsageError(f"--rank-regex {pattern!r} needs a group around the rank number: (\\d+)")
+    return rx
+
+
+def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
+    """The rank in ``path``'s file name (the regex's first group), or None."""
+    m = rx.search(path.name)
+    if m is None:
+        return None
+    try:
+        return int(m.group(1))
+    except (TypeError, ValueError):
+        raise UsageError(
+            f"{path}: --rank-regex matched {m.group(0)!r}, whose first group is not a number"
+        ) from None

@@ -1,0 +1,496 @@
+"""The reduce step: per-rank summaries -> one :class:`RanksResult` for the whole run.
+
+Clocks first. Each export counts from its own session start, and hosts' clocks disagree,
+so times are put on one base in two moves: the recorded session starts (UTC) first, then
+the ranks are aligned on collective *end* times, because a collective completes on every
+rank at once (each rank gets the correction that makes its ends agree, at the median, with
+the reference rank's: the lowest rank that runs collectives).
+
+Then waits. The k-th call on a communicator is one collective instance across ranks; the
+spread of its (aligned) start times is how long the earliest rank waited for the last one.
+Each rank's wait in an instance is the last start minus its own; the last rank "caused"
+the instance's spread. Summed per rank and collective kind, divided by the steps, that is
+"rank 5 made the others wait 38 ms per step in AllReduce".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .rules import ranks_rules
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .summary import RankFailure, RankSummary
+
+
+@dataclass(frozen=True)
+class RanksResult:
+    """A run seen across its ranks. Times in ns; frames are polars.
+
+    - ``ranks``: one row per analysed rank: rank, path, the summary's overview columns
+      (span, busy, compute, exposed communication, top kernel, danger, steps,
+      steady step time...), ``waited_ns`` (time it waited for later ranks in collectives),
+      ``caused_ns`` (the spreads of the instances it was last in), ``clock_correction_ns``.
+    - ``steps``: the rank x step matrix, long form: rank, step, warmup, duration_ns,
+      wait_ns (waiting in collectives that started in the step), active_ns (duration -
+      wait), caused_ns; :meth:`step_matrix` pivots it.
+    - ``step_stragglers``: per step, the rank the others waited for (straggler_rank,
+      caused_ns = its lateness summed over the step's collectives; null when on time) and
+      the spread of active time (slowest_active_ns - median_active_ns).
+    - ``collectives``: one row per instance: comm, seq, kind, ranks, first_rank,
+      late_rank (null when on time), spread_ns, total_wait_ns (summed over ranks).
+    - ``waits``: rank x collective kind: late_calls, caused_ns, caused_per_step_ns,
+      waited_ns.
+    - ``clock``: rank, session_offset_ns (from the recorded session starts),
+      correction_ns (added after that, from collective ends), matched (instances used),
+      residual_ns (largest end disagreement left).
+    - ``inconsistencies``: rank, what ('kernel set', 'collectives'), detail.
+    - ``failures``: path, rank, reason (files that could not be analysed).
+    """
+
+    ranks: pl.DataFrame
+    steps: pl.DataFrame
+    step_stragglers: pl.DataFrame
+    collectives: pl.DataFrame
+    waits: pl.DataFrame
+    clock: pl.DataFrame
+    inconsistencies: pl.DataFrame
+    failures: pl.DataFrame
+    missing_ranks: tuple[int, ...]
+    reference_rank: int | None
+    findings: tuple[str, ...]
+
+    def step_matrix(self, value: str = "duration_ns") -> pl.DataFrame:
+        """One row per rank, one column per step of ``value`` (a column of :attr:`steps`),
+        named ``step_1_ns``... (the unit suffix kept so that renderers convert it)."""
+        import polars as pl
+
+        if self.steps.is_empty():
+            return pl.DataFrame({"rank": self.ranks["rank"]})
+        wide = self.steps.select(
+            "rank", pl.format("step_{}_ns", "step").alias("col"), pl.col(value)
+        ).pivot(on="col", index="rank", values=value)
+        return wide.sort("rank")
+
+
+def reduce(
+    summaries: list[tuple[int, RankSummary]],
+    failures: list[tuple[int | None, RankFailure]],
+) -> RanksResult:
+    """Combine the summaries of one run's ranks (``(rank, summary)``) and the files that
+    failed; deterministic whatever order they come in."""
+    import polars as pl
+
+    summaries = sorted(summaries, key=lambda rs: rs[0])
+    ranks = _ranks_frame(summaries)
+    colls = _collectives(summaries)
+    clock = _clock(ranks, colls)
+    colls = colls.join(clock.select("rank", "shift_ns"), on="rank").with_columns(
+        start_a=pl.col("start_ns") + pl.col("shift_ns")
+    )
+    instances, calls = _instances(colls)
+    steps = _steps(summaries, calls)
+    n_steps = _run_steps(ranks)
+    waits = _waits(calls, n_steps)
+    per_rank = calls.group_by("rank").agg(
+        waited_ns=pl.col("wait_ns").sum(), caused_ns=pl.col("caused_ns").sum()
+    )
+    ranks = (
+        ranks.join(per_rank, on="rank", how="left")
+        .join(
+            clock.select("rank", pl.col("correction_ns").alias("clock_correction_ns")),
+            on="rank",
+            how="left",
+        )
+        .with_columns(pl.col("waited_ns", "caused_ns").fill_null(0))
+        .sort("rank")
+    )
+    failed = pl.DataFrame(
+        {
+            "path": [f.path for _, f in failures],
+            "rank": [r for r, _ in failures],
+            "reason": [f.reason for _, f in failures],
+        },
+        schema={"path": pl.String, "rank": pl.Int64, "reason": pl.String},
+    ).sort("path")
+    found = set(ranks["rank"].to_list())
+    expected = found | {r for r, _ in failures if r is not None}
+    span = range(min(expected), max(expected) + 1) if expected else range(0)
+    missing = tuple(r for r in span if r not in found)
+    reference = _reference(ranks, colls)
+    inconsistent = _inconsistencies(summaries, calls)
+    return RanksResult(
+        ranks=ranks,
+        steps=steps,
+        step_stragglers=_step_stragglers(steps),
+        collectives=instances,
+        waits=waits,
+        clock=clock.drop("shift_ns"),
+        inconsistencies=inconsistent,
+        failures=failed,
+        missing_ranks=missing,
+        reference_rank=reference,
+        findings=_findings(waits, clock, reference, inconsistent, missing, n_steps),
+    )
+
+
+def _ranks_frame(summaries) -> pl.DataFrame:
+    import polars as pl
+
+    rows = []
+    for rank, s in summaries:
+        row = s.overview.to_pylist()[0]
+        rows.append({"rank": rank, "path": s.path, **row})
+    if not rows:
+        from .summary import OVERVIEW_COLUMNS
+
+        return pl.DataFrame(
+            schema={"rank": pl.Int64, "path": pl.String}
+            | {
+                n: pl.String if n in ("gpu", "top_kernel", "step_method") else pl.Int64
+                for n, _ in OVERVIEW_COLUMNS
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+_COLL_SCHEMA = {
+    "rank": "Int64",
+    "comm": "Int64",
+    "seq": "Int64",
+    "kind": "String",
+    "start_ns": "Int64",
+    "end_ns": "Int64",
+}
+
+
+def _collectives(summaries) -> pl.DataFrame:
+    """Every collective call of every rank, on the UTC session base (ns from the earliest
+    session start) where every rank recorded one, else on each trace's own clock."""
+    import polars as pl
+
+    schema = {k: getattr(pl, v) for k, v in _COLL_SCHEMA.items()}
+    parts = []
+    for rank, s in summaries:
+        df = pl.from_arrow(s.collectives)
+        if df.height:
+            parts.append(
+                df.select(
+                    pl.lit(rank, pl.Int64).alias("rank"),
+                    "comm",
+                    "seq",
+                    "kind",
+                    "start_ns",
+                    "end_ns",
+                ).cast(schema)
+            )
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+
+
+def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
+    """Per rank: session_offset_ns (session start minus the earliest one, 0 when any rank
+    lacks it), correction_ns (median of reference end - own end over shared instances),
+    matched, residual_ns, and shift_ns = the two summed (what to add to its times)."""
+    import polars as pl
+
+    starts = ranks["session_start_utc_ns"]
+    if ranks.height and starts.null_count() == 0:
+        offsets = ranks.select("rank", (starts - starts.min()).alias("session_offset_ns"))
+    else:
+        offsets = ranks.select("rank", pl.lit(0, pl.Int64).alias("session_offset_ns"))
+    based = colls.join(offsets, on="rank").with_columns(
+        end_b=pl.col("end_ns") + pl.col("session_offset_ns")
+    )
+    ref = _reference(ranks, colls)
+    if ref is None:
+        return offsets.with_columns(
+            correction_ns=pl.lit(0, pl.Int64),
+            matched=pl.lit(0, pl.Int64),
+            residual_ns=pl.lit(None, pl.Int64),
+            shift_ns=pl.col("session_offset_ns"),
+        )
+    ref_ends = based.filter(pl.col("rank") == ref).select("comm", "seq", ref_end="end_b")
+    pairs = based.join(ref_ends, on=["comm", "seq"]).with_columns(
+        delta=pl.col("ref_end") - pl.col("end_b")
+    )
+    corr = pairs.group_by("rank").agg(
+        correction_ns=pl.col("delta").median().round().cast(pl.Int64),
+        matched=pl.len().cast(pl.Int64),
+    )
+    resid = (
+        pairs.join(corr, on="rank")
+        .group_by("rank")
+        .agg(residual_ns=(pl.col("delta") - pl.col("correction_ns")).abs().max())
+    )
+    return (
+        offsets.join(corr, on="rank", how="left")
+        .join(resid, on="rank", how="left")
+        .with_columns(pl.col("correction_ns").fill_null(0), pl.col("matched").fill_null(0))
+        .with_columns(shift_ns=pl.col("session_offset_ns") + pl.col("correction_ns"))
+        .sort("rank")
+    )
+
+
+def _reference(ranks: pl.DataFrame, colls: pl.DataFrame) -> int | None:
+    return colls["rank"].min() if colls.height else None
+
+
+def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per instance, every call with wait_ns and caused_ns)."""
+    import polars as pl
+
+    on_time = ranks_rules().on_time_ns
+    key = ["comm", "seq"]
+    calls = colls.with_columns(
+        last_start=pl.col("start_a").max().over(key),
+        first_start=pl.col("start_a").min().over(key),
+    ).with_columns(spread_ns=pl.col("last_start") - pl.col("first_start"))
+    late = pl.col("spread_ns") >= on_time
+    # The last rank to arrive (the lowest rank among equals).
+    is_last = (pl.col("start_a") == pl.col("last_start")) & late
+    calls = calls.with_columns(
+        wait_ns=pl.when(late).then(pl.col("last_start") - pl.col("start_a")).otherwise(0),
+        is_last=is_last & (pl.col("rank") == pl.col("rank").filter(is_last).min().over(key)),
+    ).with_columns(caused_ns=pl.when(pl.col("is_last")).then(pl.col("spread_ns")).otherwise(0))
+    instances = (
+        calls.sort("rank")
+        .group_by(key)
+        .agg(
+            kind=pl.col("kind").mode().sort().first(),
+            ranks=pl.len().cast(pl.Int64),
+            first_rank=pl.col("rank").filter(pl.col("start_a") == pl.col("first_start")).min(),
+            late_rank=pl.col("rank").filter(pl.col("is_last")).min(),
+            spread_ns=pl.col("spread_ns").first(),
+            total_wait_ns=pl.col("wait_ns").sum(),
+        )
+        .sort(key)
+    )
+    return instances, calls
+
+
+def _steps(summaries, calls: pl.DataFrame) -> pl.DataFrame:
+    """The rank x step matrix (long form) with the waits of the collectives that started
+    in each step (on the rank's own clock)."""
+    import polars as pl
+
+    parts = []
+    for rank, s in summaries:
+        df = pl.from_arrow(s.steps)
+        if df.height:
+            parts.append(
+                df.select(
+                    pl.lit(rank, pl.Int64).alias("rank"),
+                    pl.col("step").cast(pl.Int64),
+                    "warmup",
+                    pl.col("start_ns", "end_ns", "duration_ns").cast(pl.Int64),
+                )
+            )
+    if not parts:
+        return pl.DataFrame(
+            schema={
+                "rank": pl.Int64,
+                "step": pl.Int64,
+                "warmup": pl.Boolean,
+                "duration_ns": pl.Int64,
+                "wait_ns": pl.Int64,
+                "active_ns": pl.Int64,
+                "caused_ns": pl.Int64,
+            }
+        )
+    steps = pl.concat(parts).sort("rank", "start_ns")
+    placed = (
+        calls.select("rank", "start_ns", "wait_ns", "caused_ns")
+        .sort("rank", "start_ns")
+        .join_asof(
+            steps.select("rank", "step", pl.col("start_ns").alias("step_start"), "end_ns"),
+            left_on="start_ns",
+            right_on="step_start",
+            by="rank",
+            strategy="backward",
+            check_sortedness=False,  # sorted by (rank, start) above
+        )
+        .filter(pl.col("start_ns") <= pl.col("end_ns"))
+        .group_by("rank", "step")
+        .agg(pl.col("wait_ns").sum(), pl.col("caused_ns").sum())
+    )
+    return (
+        steps.join(placed, on=["rank", "step"], how="left")
+        .with_columns(pl.col("wait_ns", "caused_ns").fill_null(0))
+        .with_columns(active_ns=pl.col("duration_ns") - pl.col("wait_ns"))
+        .select("rank", "step", "warmup", "duration_ns", "wait_ns", "active_ns", "caused_ns")
+        .sort("step", "rank")
+    )
+
+
+def _step_stragglers(steps: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
+    on_time = ranks_rules().on_time_ns
+    worst = pl.col("caused_ns") == pl.col("caused_ns").max()
+    return (
+        steps.group_by("step")
+        .agg(
+            ranks=pl.len().cast(pl.Int64),
+            straggler_rank=pl.when(pl.col("caused_ns").max() >= on_time).then(
+                pl.col("rank").filter(worst).min()
+            ),
+            caused_ns=pl.col("caused_ns").max(),
+            slowest_active_rank=pl.col("rank")
+            .filter(pl.col("active_ns") == pl.col("active_ns").max())
+            .min(),
+            slowest_active_ns=pl.col("active_ns").max(),
+            median_active_ns=pl.col("active_ns").median().round().cast(pl.Int64),
+            median_duration_ns=pl.col("duration_ns").median().round().cast(pl.Int64),
+        )
+        .sort("step")
+    )
+
+
+def _run_steps(ranks: pl.DataFrame) -> int:
+    """The run's step count: the most common count across ranks (0 without steps)."""
+    counts = [c for c in ranks["steps"].to_list() if c] if ranks.height else []
+    return Counter(counts).most_common(1)[0][0] if counts else 0
+
+
+def _waits(calls: pl.DataFrame, n_steps: int) -> pl.DataFrame:
+    import polars as pl
+
+    return (
+        calls.group_by("rank", "kind")
+        .agg(
+            calls=pl.len().cast(pl.Int64),
+            late_calls=pl.col("is_last").sum().cast(pl.Int64),
+            caused_ns=pl.col("caused_ns").sum(),
+            waited_ns=pl.col("wait_ns").sum(),
+        )
+        .with_columns(
+            caused_per_step_ns=(pl.col("caused_ns") / n_steps).round().cast(pl.Int64)
+            if n_steps
+            else pl.lit(None, pl.Int64)
+        )
+        .select(
+            "rank", "kind", "calls", "late_calls", "caused_ns", "caused_per_step_ns", "waited_ns"
+        )
+        .sort("rank", "kind")
+    )
+
+
+def _inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
+    """Ranks whose kernel set differs from the most common one, and ranks whose
+    collective calls differ in number or kind from the other ranks'."""
+    import polars as pl
+
+    rows: list[dict[str, object]] = []
+    sets = {rank: frozenset(s.kernels.column("name").to_pylist()) for rank, s in summaries}
+    if sets:
+        common, _ = Counter(sets.values()).most_common(1)[0]
+        for rank, names in sets.items():
+            if names != common:
+                extra, missing = sorted(names - common), sorted(common - names)
+                rows.append(
+                    {"rank": rank, "what": "kernel set", "detail": _set_detail(extra, missing)}
+                )
+    if calls.height:
+        per_rank = calls.group_by("rank").agg(n=pl.len())
+        usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
+        for rank, n in per_rank.sort("rank").iter_rows():
+            if n != usual:
+                rows.append(
+                    {
+                        "rank": rank,
+                        "what": "collectives",
+                        "detail": f"{n} collective calls where most ranks make {usual}",
+                    }
+                )
+        modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
+        odd = (
+            calls.join(modal, on=["comm", "seq"])
+            .filter(pl.col("kind") != pl.col("usual_kind"))
+            .group_by("rank")
+            .agg(
+                first=pl.col("seq").min(),
+                kind=pl.col("kind").sort_by("seq").first(),
+                usual=pl.col("usual_kind").sort_by("seq").first(),
+                n=pl.len(),
+            )
+            .sort("rank")
+        )
+        for rank, first, kind, usual_kind, n in odd.iter_rows():
+            rows.append(
+                {
+                    "rank": rank,
+                    "what": "collectives",
+                    "detail": f"call #{first} is {kind} where the others run {usual_kind} "
+                    f"({n} calls differ)",
+                }
+            )
+    return pl.DataFrame(
+        rows, schema={"rank": pl.Int64, "what": pl.String, "detail": pl.String}
+    ).sort("rank", "what")
+
+
+def _set_detail(extra: list[str], missing: list[str]) -> str:
+    def some(names: list[str]) -> str:
+        shown = ", ".join(n if len(n) <= 60 else n[:57] + "..." for n in names[:2])
+        return shown + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+
+    parts = []
+    if extra:
+        parts.append(f"runs {len(extra)} kernel(s) the others do not: {some(extra)}")
+    if missing:
+        parts.append(f"lacks {len(missing)} kernel(s) the others run: {some(missing)}")
+    return "; ".join(parts)
+
+
+def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[str, ...]:
+    """The headline sentences, most important first."""
+    import polars as pl
+
+    from ..render import _ns_human
+
+    out: list[str] = []
+    on_time = ranks_rules().on_time_ns
+    culprits = waits.filter(pl.col("caused_ns") >= on_time).sort(
+        "caused_ns", "rank", descending=[True, False]
+    )
+    for row in culprits.iter_rows(named=True):
+        per = (
+            f"{_ns_human(row['caused_per_step_ns'])} per step"
+            if n_steps
+            else f"{_ns_human(row['caused_ns'])} in all"
+        )
+        out.append(
+            f"rank {row['rank']} made the others wait {per} in {row['kind']} "
+            f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
+        )
+    if not culprits.height and waits.height:
+        out.append(
+            f"no straggler: every collective started within {_ns_human(on_time)} on all ranks"
+        )
+    if reference is not None and clock.height > 1:
+        moved = clock.filter(pl.col("correction_ns") != 0)
+        if moved.height:
+            big = moved.sort(pl.col("correction_ns").abs(), descending=True).row(0, named=True)
+            resid = clock["residual_ns"].max()
+            out.append(
+                f"clocks aligned on collective ends (reference rank {reference}): "
+                f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
+                f"{_signed(big['correction_ns'])}; ends then agree within {_ns_human(resid)}"
+            )
+        else:
+            out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
+    for row in inconsistent.iter_rows(named=True):
+        out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
+    if missing:
+        out.append(f"missing ranks: {', '.join(map(str, missing))} (not analysed)")
+    return tuple(out)
+
+
+def _signed(ns: int) -> str:
+    from ..render import _ns_human
+
+    return ("+" if ns >= 0 else "-") + _ns_human(abs(ns))

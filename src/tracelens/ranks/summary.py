@@ -1,0 +1,192 @@
+"""The map step: one rank's trace -> a small :class:`RankSummary` of Arrow tables.
+
+A summary is what the driver keeps of a trace (a few kB to a few MB: one row per step and
+per collective call, one per distinct kernel), so thousands of ranks fit in one process
+while the traces themselves are read by workers, one at a time each.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import TracelensError
+from .rules import ranks_rules
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..trace import Trace
+
+
+@dataclass(frozen=True)
+class RankSummary:
+    """What one rank's trace says, in the trace's own clock (ns from its session start).
+
+    ``overview`` has one row (see :data:`OVERVIEW_COLUMNS`); ``steps`` one per step (step,
+    start_ns, end_ns, duration_ns, kernels, kernel_ns); ``collectives`` one per collective
+    kernel (comm, seq, kind, device, stream, start_ns, end_ns: see
+    ``queries/ranks_collectives.sql``); ``kernels`` one per distinct kernel (name,
+    instances, total_ns).
+    """
+
+    path: str
+    overview: pa.Table
+    steps: pa.Table
+    collectives: pa.Table
+    kernels: pa.Table
+
+    @property
+    def mpi_rank(self) -> int | None:
+        return self.overview.column("mpi_rank")[0].as_py()
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the summary's tables in memory, bytes."""
+        return sum(t.nbytes for t in (self.overview, self.steps, self.collectives, self.kernels))
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """A rank file that could not be summarised, and why (one line)."""
+
+    path: str
+    reason: str
+    exit_code: int = 2  # what the error would exit with alone (3: no CUDA data)
+
+
+#: The overview's columns: (name, meaning). Times in ns; GPU figures summed over devices.
+OVERVIEW_COLUMNS = (
+    ("mpi_rank", "the MPI rank the export records (MPI_RANKS), else null"),
+    ("session_start_utc_ns", "the session start, ns since the epoch (null when unrecorded)"),
+    ("devices", "CUDA devices with work"),
+    ("gpu", "name of the first GPU"),
+    ("first_ns", "start of the first GPU operation, from session start"),
+    ("span_ns", "first to last GPU operation"),
+    ("busy_ns", "time any GPU work ran"),
+    ("idle_ns", "span x devices - busy"),
+    ("compute_ns", "time any non-communication kernel ran"),
+    ("communication_ns", "time any communication kernel ran"),
+    ("exposed_communication_ns", "communication with nothing else running"),
+    ("kernels", "kernel launches"),
+    ("distinct_kernels", "distinct kernel names"),
+    ("top_kernel", "the kernel with the most GPU time (short name)"),
+    ("top_kernel_ns", "its GPU time"),
+    ("danger_high", "distinct kernels with a high-level determinism risk"),
+    ("danger_kernels", "distinct kernels with any determinism risk"),
+    ("steps", "steps found"),
+    ("step_method", "how the steps were found"),
+    ("steady_step_ns", "median duration of the steps after warm-up"),
+)
+
+
+def summarise(path: str | os.PathLike[str]) -> RankSummary:
+    """Open one rank's export and summarise it (raises TracelensError on bad input)."""
+    from ..trace import open as open_trace
+
+    with open_trace(path) as trace:
+        trace.require_kernels()
+        return _summarise(trace)
+
+
+def summarise_or_failure(path: str) -> RankSummary | RankFailure:
+    """:func:`summarise`, with a failure record instead of an exception (what the workers
+    run: one bad file must not stop the others)."""
+    try:
+        return summarise(path)
+    except TracelensError as exc:
+        return RankFailure(path, getattr(exc, "problem", None) or str(exc), exc.exit_code)
+    except OSError as exc:
+        return RankFailure(path, f"cannot be read ({exc.strerror or exc})")
+
+
+def _summarise(trace: Trace) -> RankSummary:
+    import pyarrow as pa
+
+    from ..danger import danger_table
+
+    load_comm_kernels(trace)
+    time = trace.query("ranks_gpu_time").to_dicts()[0]
+    devices = time["devices"]
+    kernels = trace.census()
+    top = trace.census(name="short", top=1)
+    danger = danger_table(kernels)
+    steps, method = _steps(trace)
+    steady = steps.filter(~steps["warmup"]) if steps.height else steps
+    info = trace.info
+    span = time["span_ns"] or 0
+    overview = {
+        "mpi_rank": trace.mpi_rank(),
+        "session_start_utc_ns": info.session_start_utc_ns,
+        "devices": int(devices),
+        "gpu": info.gpus[0].name if info.gpus else None,
+        "first_ns": time["first_ns"],
+        "span_ns": span,
+        "busy_ns": time["busy_ns"],
+        "idle_ns": max(span * int(devices) - time["busy_ns"], 0),
+        "compute_ns": time["compute_ns"],
+        "communication_ns": time["communication_ns"],
+        "exposed_communication_ns": time["exposed_communication_ns"],
+        "kernels": time["kernels"],
+        "distinct_kernels": kernels.height,
+        "top_kernel": top["name"][0] if top.height else None,
+        "top_kernel_ns": int(top["total_ns"][0]) if top.height else None,
+        "danger_high": danger.filter(danger["level"] == "high")["name"].n_unique(),
+        "danger_kernels": danger["name"].n_unique(),
+        "steps": steps.height,
+        "step_method": method,
+        "steady_step_ns": int(steady["duration_ns"].median()) if steady.height else None,
+    }
+    schema = pa.schema(
+        [
+            (name, pa.string() if name in ("gpu", "top_kernel", "step_method") else pa.int64())
+            for name, _ in OVERVIEW_COLUMNS
+        ]
+    )
+    return RankSummary(
+        path=str(trace.path),
+        overview=pa.Table.from_pylist([overview], schema=schema),
+        steps=steps.to_arrow(),
+        collectives=trace.query("ranks_collectives").to_arrow(),
+        kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
+    )
+
+
+def load_comm_kernels(trace: Trace) -> None:
+    """Fill the temp table ``rank_comm_kernels(name_id, kind)`` the ranks queries join: the
+    kernels the category rules call communication, with the collective each runs."""
+    import pyarrow as pa
+
+    from ..categories import classify_column
+
+    names = trace.query("report_kernel_names", name_kind="demangled")
+    classes = classify_column(names["name"])
+    comm = names.filter(classes["category"] == "communication")
+    rules = ranks_rules()
+    table = pa.table(
+        {
+            "name_id": pa.array(comm["name_id"].to_list(), pa.int64()),
+            "kind": pa.array([rules.collective_kind(n) for n in comm["name"]], pa.string()),
+        }
+    )
+    con = trace.db
+    con.register("_rank_comm_kernels", table)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rank_comm_kernels AS SELECT * FROM _rank_comm_kernels"
+    )
+    con.unregister("_rank_comm_kernels")
+
+
+def _steps(trace: Trace):
+    """The trace's steps (step, start_ns, end_ns, duration_ns, kernels, kernel_ns, warmup)
+    and how they were found."""
+    import polars as pl
+
+    trace.load_nvtx_text()
+    found = trace.query("ranks_steps", label_regex=ranks_rules().step_label_regex)
+    frame = found.select("step", "start_ns", "end_ns", "duration_ns", "kernels", "kernel_ns")
+    warmup = ranks_rules().warmup_steps
+    frame = frame.with_columns(warmup=(pl.col("step") <= warmup) & (pl.len() > warmup))
+    method = "nvtx ranges" if frame.height else "none"
+    return frame, method

@@ -1,0 +1,287 @@
+"""tracelens ranks: the straggler, the waits it causes and the clock correction are found
+exactly on rank sets built by code (tests/fixtures/ranks.py); bad rank files are reported
+and the others analysed; every engine gives the same answer."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from conftest import has_cuda_work, needs_shared, run_cli
+from fixtures.ranks import build_rank_set
+
+from tracelens.errors import MissingDataError, TraceError, UsageError
+from tracelens.ranks import analyse_ranks, summarise
+from tracelens.ranks.reduce import reduce
+from tracelens.ranks.render import VIEWS, render_ranks
+
+
+@pytest.fixture(scope="module")
+def eight(tmp_path_factory):
+    return build_rank_set(tmp_path_factory.mktemp("eight"))
+
+
+@pytest.fixture(scope="module")
+def eight_result(eight):
+    return analyse_ranks([eight.dest], jobs=1)
+
+
+def test_straggler_and_its_waits_exactly(eight, eight_result):
+    r = eight_result
+    slow, wait = eight.slow_rank, eight.wait_per_step_ns()
+    assert r.findings[0] == (
+        f"rank {slow} made the others wait 38.000 ms per step in AllReduce "
+        f"(last to arrive in {eight.steps} of {eight.steps} calls)"
+    )
+    culprits = r.waits.filter(pl.col("caused_ns") > 0)
+    assert culprits.select("rank", "kind", "caused_per_step_ns", "late_calls").rows() == [
+        (slow, "AllReduce", wait, eight.steps)
+    ]
+    by_rank = dict(r.ranks.select("rank", "waited_ns").iter_rows())
+    assert by_rank == {k: 0 if k == slow else wait * eight.steps for k in range(eight.ranks)}
+    # per step: the straggler, and the others' active time shorter by exactly the wait
+    s = r.step_stragglers
+    assert s["straggler_rank"].to_list() == [slow] * eight.steps
+    assert s["caused_ns"].to_list() == [wait] * eight.steps
+    assert (s["slowest_active_ns"] - s["median_active_ns"]).to_list() == [wait] * eight.steps
+    # the AllGathers start together: nobody is late, nobody waits
+    ag = r.collectives.filter(pl.col("kind") == "AllGather")
+    assert ag["late_rank"].null_count() == ag.height and ag["spread_ns"].sum() == 0
+    ar = r.collectives.filter(pl.col("kind") == "AllReduce")
+    assert ar["total_wait_ns"].to_list() == [wait * (eight.ranks - 1)] * eight.steps
+
+
+def test_clock_correction_exactly(eight, eight_result):
+    clock = eight_result.clock
+    assert eight_result.reference_rank == 0
+    for row in clock.iter_rows(named=True):
+        rank = row["rank"]
+        assert (
+            row["session_offset_ns"]
+            == eight.session_start_utc_ns[rank] - eight.session_start_utc_ns[0]
+        )
+        assert row["correction_ns"] == eight.correction_ns(rank)
+        assert row["residual_ns"] == 0
+        assert row["matched"] == 2 * eight.steps
+    assert any("rank 1 by -370.000 us" in f for f in eight_result.findings)
+
+
+def test_per_rank_figures(eight, eight_result):
+    r = eight_result.ranks
+    assert r["rank"].to_list() == list(range(eight.ranks))
+    assert set(r["steps"]) == {eight.steps}
+    assert set(r["steady_step_ns"]) == {90_000_000}
+    slow = r.filter(pl.col("rank") == eight.slow_rank).row(0, named=True)
+    other = r.filter(pl.col("rank") == 0).row(0, named=True)
+    assert slow["compute_ns"] - other["compute_ns"] == eight.slow_ns * eight.steps
+    assert (
+        other["exposed_communication_ns"] - slow["exposed_communication_ns"]
+        == eight.slow_ns * eight.steps
+    )
+    assert slow["danger_high"] == 1  # the split-K GEMM
+    assert eight_result.inconsistencies.is_empty()
+    assert eight_result.step_matrix("active_ns").height == eight.ranks
+
+
+def test_no_straggler_and_no_skew(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=None, skew_ns={r: 0 for r in range(4)})
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.waits["caused_ns"].sum() == 0
+    assert r.findings[0].startswith("no straggler")
+    assert r.clock["correction_ns"].to_list() == [0, 0, 0, 0]
+    assert "clocks agree" in r.findings[1]
+
+
+def test_a_different_kernel_set_is_named(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=1, odd_rank=2)
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.inconsistencies.select("rank", "what").rows() == [(2, "kernel set")]
+    assert "runs 1 kernel(s) the others do not" in r.inconsistencies["detail"][0]
+    assert any(f.startswith("rank 2 differs (kernel set)") for f in r.findings)
+    # the straggler is still found
+    assert r.findings[0].startswith("rank 1 made the others wait 38.000 ms per step")
+
+
+def test_bad_files_are_reported_and_the_others_analysed(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=4)
+    (tmp_path / "rank_4.sqlite").write_bytes(b"not a database at all" * 100)
+    (tmp_path / "rank_6.sqlite").write_bytes(b"")
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.ranks.height == 4
+    assert r.failures["rank"].to_list() == [4, 6]
+    assert "is not a SQLite database" in r.failures["reason"][0]
+    assert "is empty" in r.failures["reason"][1]
+    assert r.missing_ranks == (4, 5, 6)  # 5: no file at all
+    assert r.findings[-1] == "missing ranks: 4, 5, 6 (not analysed)"
+    with pytest.raises(TraceError, match=r"rank_4.sqlite: is not a SQLite database.*1 more"):
+        analyse_ranks([rs.dest], jobs=1, strict=True)
+
+
+def test_nothing_analysable_raises_the_first_error(tmp_path):
+    (tmp_path / "rank_0.sqlite").write_bytes(b"")
+    with pytest.raises(TraceError, match="rank_0.sqlite: is empty"):
+        analyse_ranks([tmp_path], jobs=1)
+
+
+def test_rank_from_the_export_or_the_regex(tmp_path):
+    # names whose last integer is the same for all: the MPI rank in the export decides
+    rs = build_rank_set(tmp_path, ranks=3, slow_rank=2, mpi_ranks=True, stem="w{rank}-of-3")
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.ranks.select("rank", "mpi_rank").rows() == [(0, 0), (1, 1), (2, 2)]
+    assert r.findings[0].startswith("rank 2 made")
+    # an explicit --rank-regex wins over the export
+    r = analyse_ranks([rs.dest], jobs=1, rank_regex=r"w(\d+)-of")
+    assert r.ranks["rank"].to_list() == [0, 1, 2]
+    other = tmp_path / "nompi"
+    plain = build_rank_set(other, ranks=2, stem="w{rank}-of-3")
+    with pytest.raises(UsageError, match="rank 3 is both"):
+        analyse_ranks([plain.dest], jobs=1)
+    with pytest.raises(UsageError, match="needs a group"):
+        analyse_ranks([plain.dest], jobs=1, rank_regex=r"w\d")
+
+
+def test_inputs_globs_and_errors(eight, tmp_path):
+    r = analyse_ranks([str(eight.dest / "rank_[0-3].sqlite")], jobs=1)
+    assert r.ranks["rank"].to_list() == [0, 1, 2, 3]
+    assert r.missing_ranks == ()
+    with pytest.raises(UsageError, match="matches no file"):
+        analyse_ranks([str(tmp_path / "nothing_*.sqlite")])
+    with pytest.raises(UsageError, match="holds no .sqlite"):
+        analyse_ranks([tmp_path])
+    with pytest.raises(UsageError, match="unknown --engine"):
+        analyse_ranks([eight.dest], engine="dask")
+    with pytest.raises(UsageError, match="--jobs must be at least 1"):
+        analyse_ranks([eight.dest], jobs=0)
+
+
+def test_local_pool_gives_the_serial_answer(eight, eight_result):
+    pooled = analyse_ranks([eight.dest], jobs=2)
+    assert render_ranks(pooled, fmt="json") == render_ranks(eight_result, fmt="json")
+
+
+def test_ray_gives_the_local_answer(eight, eight_result):
+    ray = pytest.importorskip("ray", reason="Ray is the optional extra nsys-tracelens[ray]")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        on_ray = analyse_ranks([eight.dest], engine="ray")
+    finally:
+        ray.shutdown()
+    assert render_ranks(on_ray, fmt="json") == render_ranks(eight_result, fmt="json")
+
+
+def test_reduce_ignores_input_order(eight, eight_result):
+    sums = [(i, summarise(p)) for i, p in enumerate(eight.paths)]
+    again = reduce(list(reversed(sums)), [])
+    assert render_ranks(again, fmt="json") == render_ranks(eight_result, fmt="json")
+
+
+def test_summaries_are_small(eight):
+    s = summarise(eight.paths[0])
+    assert s.nbytes < 4_000  # 4 steps, 8 collective calls, 5 kernels
+    assert s.collectives.num_rows == 2 * eight.steps
+
+
+def test_every_view_renders(eight_result):
+    doc = json.loads(render_ranks(eight_result, fmt="json"))
+    assert set(VIEWS) <= set(doc) and doc["ranks_analysed"] == 8
+    for view in VIEWS:
+        for fmt in ("table", "csv", "markdown", "json"):
+            assert render_ranks(eight_result, fmt=fmt, view=view, timeunit="ms")
+    md = render_ranks(eight_result, fmt="markdown")
+    assert md.startswith("**8 ranks analysed**") and "| Rank |" in md
+
+
+# -- command line ---------------------------------------------------------------------------
+def run(capsys, *args):
+    return run_cli(list(args), capsys)
+
+
+def test_cli_table_and_csv(eight, capsys):
+    code, out, err = run(capsys, "ranks", *eight.paths[3:], "-j", "1", "--timeunit", "ms")
+    assert code == 0 and err == ""
+    assert out.startswith("ranks: 5 ranks analysed\n- rank 5 made the others wait 38.000 ms")
+    assert "stragglers per step" in out and "clock alignment" in out
+    code, out, _ = run(capsys, "ranks", *eight.paths[:3], "-j", "1", "-f", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("rank,path,")
+    assert len(out.splitlines()) == 4
+    code, out, _ = run(
+        capsys, "ranks", *eight.paths[:2], "-j", "1", "--view", "matrix", "-f", "csv"
+    )
+    assert out.splitlines()[0] == "rank,step_1_ns,step_2_ns,step_3_ns,step_4_ns"
+
+
+def test_cli_errors_are_one_line(eight, tmp_path, capsys):
+    code, _, err = run(capsys, "ranks", eight.dest, "--view", "nope")
+    assert code == 2 and err.count("\n") == 1 and "unknown --view" in err
+    code, _, err = run(capsys, "ranks", eight.dest, "--rank-regex", "(")
+    assert code == 2 and "is not a regular expression" in err
+    bad = tmp_path / "rank_9.sqlite"
+    bad.write_bytes(b"x" * 512)
+    code, out, err = run(capsys, "ranks", *eight.paths[:2], bad, "-j", "1")
+    assert code == 0 and f"failed: {bad}: is not a SQLite database" in out
+    code, _, err = run(capsys, "ranks", *eight.paths[:2], bad, "-j", "1", "--strict")
+    assert code == 2 and err.startswith(f"tracelens: {bad}: is not a SQLite database")
+
+
+def test_cli_ray_without_ray_names_the_extra(eight, capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *a, **kw):
+        if name == "ray":
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    code, _, err = run(capsys, "ranks", eight.dest, "--engine", "ray")
+    assert code == 2 and "pip install 'nsys-tracelens[ray]'" in err
+
+
+def test_diff_between_two_ranks_of_one_run(eight, capsys):
+    # two ranks of one run are two traces: the diff names the straggler's longer kernel
+    code, out, err = run(capsys, "diff", eight.paths[0], eight.paths[eight.slow_rank], "-f", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    text = json.dumps(doc)
+    assert "vectorized_layer_norm_kernel" in text
+    assert doc["figures"]["launches_a"] == doc["figures"]["launches_b"]
+
+
+# -- real traces ----------------------------------------------------------------------------
+@needs_shared
+def test_every_shared_trace_summarises_or_fails_cleanly(trace_copies):
+    """Unrelated programs as 'ranks': each one is summarised, or reported with the reason
+    (no CUDA data -> exit 3), and the reduce copes with traces without collectives."""
+    copies = sorted(trace_copies.values())
+    results = []
+    for i, path in enumerate(copies):
+        if not has_cuda_work(path):
+            with pytest.raises(MissingDataError):
+                summarise(path)
+            continue
+        s = summarise(path)
+        assert s.overview.num_rows == 1 and s.overview.column("kernels")[0].as_py() > 0
+        results.append((i, s))
+    r = reduce(results, [])
+    assert r.ranks.height == len(results)
+    assert r.collectives.is_empty() and r.clock["correction_ns"].sum() == 0
+    # different programs: the kernel sets differ
+    assert r.inconsistencies.height >= 1
+    for fmt in ("table", "json", "markdown", "csv"):
+        assert render_ranks(r, fmt=fmt)
+
+
+def test_readme_ranks_output_is_real(tmp_path, capsys, monkeypatch):
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    marker = "<!-- output of: tracelens ranks 'rank_*.sqlite' --timeunit ms -j 1"
+    shown = readme.split(marker, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    build_rank_set(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = run(capsys, "ranks", "rank_*.sqlite", "--timeunit", "ms", "-j", "1")
+    assert code == 0, err
+    assert out.startswith(shown)
