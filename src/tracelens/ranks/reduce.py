@@ -450,7 +450,7 @@ def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[
     """The headline sentences, most important first."""
     import polars as pl
 
-    from ..render import _ns_human
+    from ..units import fmt_ns, fmt_signed_ns
 
     out: list[str] = []
     on_time = ranks_rules().on_time_ns
@@ -459,18 +459,16 @@ def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[
     )
     for row in culprits.iter_rows(named=True):
         per = (
-            f"{_ns_human(row['caused_per_step_ns'])} per step"
+            f"{fmt_ns(row['caused_per_step_ns'])} per step"
             if n_steps
-            else f"{_ns_human(row['caused_ns'])} in all"
+            else f"{fmt_ns(row['caused_ns'])} in all"
         )
         out.append(
             f"rank {row['rank']} made the others wait {per} in {row['kind']} "
             f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
         )
     if not culprits.height and waits.height:
-        out.append(
-            f"no straggler: every collective started within {_ns_human(on_time)} on all ranks"
-        )
+        out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
     if reference is not None and clock.height > 1:
         moved = clock.filter(pl.col("correction_ns") != 0)
         if moved.height:
@@ -479,7 +477,7 @@ def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[
             out.append(
                 f"clocks aligned on collective ends (reference rank {reference}): "
                 f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
-                f"{_signed(big['correction_ns'])}; ends then agree within {_ns_human(resid)}"
+                f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within {fmt_ns(resid)}"
             )
         else:
             out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
@@ -488,9 +486,3 @@ def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[
     if missing:
         out.append(f"missing ranks: {', '.join(map(str, missing))} (not analysed)")
     return tuple(out)
-
-
-def _signed(ns: int) -> str:
-    from ..render import _ns_human
-
-    return ("+" if ns >= 0 else "-") + _ns_human(abs(ns))
