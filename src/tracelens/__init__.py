@@ -40,12 +40,14 @@ _LAZY = {
     "decode_column": "kernelnames",
     "KernelName": "kernelnames",
     "classify": "categories",
+    "fingerprint": "fingerprint",  # a callable module: fingerprint(trace), fingerprint.compare
 }
 
 if TYPE_CHECKING:
     from .categories import classify
     from .compare import TraceDiff, diff
     from .filters import EventFilter, parse_time_ns
+    from .fingerprint import fingerprint
     from .kernelnames import KernelName, decode, decode_column
     from .trace import Trace, TraceInfo, open
 
@@ -71,6 +73,7 @@ __all__ = [
     "decode",
     "decode_column",
     "diff",
+    "fingerprint",
     "ExtensionError",
     "MissingDataError",
     "QueryError",

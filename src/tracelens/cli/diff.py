@@ -72,7 +72,17 @@ def diff(
     ] = "table",
     output: c.OutputOpt = None,
 ) -> None:
-    """Why two runs differ: evidence board, then totals, categories, kernels, launch order."""
+    """Why two runs differ: evidence board, then totals, categories, kernels, launch order.
+    With a fingerprint .json on either side (or --fail-if path_changed|variant_changed|
+    danger_added): the numerical-path board instead (see `tracelens fingerprint`)."""
+    # -- numerical-path comparison (fingerprint helper's hook; body in cli/fingerprint.py) --
+    from ..fingerprint.sources import wants_path
+
+    if wants_path(a, b, fail_if):
+        from .fingerprint import path_diff_command
+
+        return path_diff_command(a, b, demo, fail_if, fmt, top, output)
+    # -- end of the hook ------------------------------------------------------------------
     from ..compare import check_gates, render
     from ..compare import diff as compute
     from ..errors import UsageError

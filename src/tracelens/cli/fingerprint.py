@@ -1,0 +1,102 @@
+"""tracelens fingerprint: the numerical path of a run, as a small JSON baseline for CI; and
+the path board that ``diff`` shows when a fingerprint is on either side."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import _common as c
+from . import app
+
+BOARD_FORMATS = ("table", "json", "markdown")
+
+
+@app.command()
+def fingerprint(
+    trace: c.TraceArg = None,
+    demo: c.DemoOpt = None,
+    check: Annotated[
+        Path | None,
+        typer.Option(
+            "--check",
+            help="Compare with this baseline fingerprint instead: print the path board and "
+            "exit 1 when the path differs",
+            metavar="BASELINE.json",
+            readable=False,
+        ),
+    ] = None,
+    top: Annotated[
+        int, typer.Option("--top", "-n", help="With --check: groups of changed regions shown")
+    ] = 10,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="With --check: table, json or markdown", metavar="FORMAT"
+        ),
+    ] = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """The numerical path of a run as JSON: per region (NVTX path, else step) and step, the
+    kernel variants in launch order with their launch configuration, decoded math fields and
+    danger rules; no timing. The same trace always gives the same bytes."""
+    from ..fingerprint import build, compare, dumps, load
+
+    c.check_choice("--format", fmt, BOARD_FORMATS)
+    baseline = load(check) if check is not None else None
+    with c.open_trace(trace, demo) as tr:
+        doc = build(tr)
+        label = tr.path.name
+    if baseline is None:
+        c.emit(dumps(doc), output)
+        return
+    diff = compare(baseline, doc)
+    c.emit(_board(diff, fmt, check.name, label, top), output)
+    if not diff.identical:
+        raise typer.Exit(1)
+
+
+def _board(diff, fmt: str, a: str, b: str, top: int) -> str:
+    from ..fingerprint import board
+
+    if fmt == "json":
+        return board.to_json(diff, a, b)
+    render = board.markdown if fmt == "markdown" else board.text
+    return render(diff, a, b, top=top or None)
+
+
+def path_diff_command(
+    a: Path | None,
+    b: Path | None,
+    demo: bool,
+    fail_if: list[str] | None,
+    fmt: str,
+    top: int,
+    output: Path | None,
+) -> None:
+    """``tracelens diff A B`` when a fingerprint is on either side (or a path gate is asked
+    for): the path board, then the gates (``path_changed``, ``variant_changed``,
+    ``danger_added``, or any ``FIGURE OP NUMBER`` over the path figures)."""
+    from ..compare import check_gates
+    from ..errors import UsageError
+    from ..fingerprint.sources import gate_expressions, path_diff
+
+    c.check_choice("--format", fmt, BOARD_FORMATS)
+    if demo:
+        if a is not None or b is not None:
+            raise UsageError("give either two traces A B or --demo, not both")
+        a, b = c._demo("bs1"), c._demo("bs16")
+    elif a is None or b is None:
+        raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")
+    diff = path_diff(a, b)
+    c.emit(_board(diff, fmt, a.name, b.name, top), output)
+    tripped = [g for g in check_gates(diff, gate_expressions(fail_if)) if g.tripped]
+    for g in tripped:
+        print(
+            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:g})", file=sys.stderr
+        )
+    if tripped:
+        raise typer.Exit(1)

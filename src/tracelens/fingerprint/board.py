@@ -1,0 +1,116 @@
+"""The path comparison as text for a person (terminal, Markdown) or JSON for a program.
+Returns strings: the command line decides where they go."""
+
+from __future__ import annotations
+
+import json
+
+from .compare import ADDED, CONFIG, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
+
+_ORDER = {VARIANT: 0, ADDED: 1, REMOVED: 2, CONFIG: 3}
+_KIND_LABEL = {VARIANT: "variant", CONFIG: "config", ADDED: "added", REMOVED: "removed"}
+
+
+def region_label(region: tuple[str, ...] | list[str]) -> str:
+    return " > ".join(region) if region else "(outside NVTX ranges)"
+
+
+def _dims(d: tuple) -> str:
+    return "×".join("?" if v is None else str(v) for v in d)
+
+
+def _steps(steps: tuple[int, ...]) -> str:
+    if not steps:
+        return ""
+    if list(steps) == list(range(steps[0], steps[0] + len(steps))) and len(steps) > 2:
+        return f", steps {steps[0]}-{steps[-1]}"
+    return f", step{'s' if len(steps) > 1 else ''} {', '.join(map(str, steps))}"
+
+
+def change_text(c: KernelChange, *, verb: bool = True) -> str:
+    """One change in words: ``X replaced Y``, ``X: grid 1×1×1 → 16×1×1``, ``added X``
+    (``X`` alone for an added or removed kernel when ``verb`` is False)."""
+    danger = f" [danger: {', '.join(c.danger)}]" if c.danger else ""
+    if c.kind == VARIANT:
+        return f"{c.b.name} replaced {c.a.name}{danger}"
+    if c.kind == CONFIG:
+        parts = []
+        if c.a.grid != c.b.grid:
+            parts.append(f"grid {_dims(c.a.grid)} → {_dims(c.b.grid)}")
+        if c.a.block != c.b.block:
+            parts.append(f"block {_dims(c.a.block)} → {_dims(c.b.block)}")
+        return f"{c.b.name}: {', '.join(parts)} (same kernel, other launch configuration)"
+    if c.kind in (ADDED, REMOVED):
+        kernel = c.b if c.kind == ADDED else c.a
+        return f"{c.kind + ' ' if verb else ''}{kernel.name}{danger}"
+
+
+def divergence_text(d: Divergence) -> str:
+    where = f"{region_label(d.region)}{'' if d.step is None else f', step {d.step}'}"
+    where += f", device {d.device}"
+    if d.change is None:
+        return f"{where}: {d.detail}"
+    return f"{where}, launch #{d.change.position}: {change_text(d.change)}"
+
+
+def _summary(diff: PathDiff) -> str:
+    f = diff.figures
+    return (
+        f"{f['variant_changed']:,} kernel-variant changes, {f['config_changed']:,} "
+        f"launch-configuration-only changes, {f['kernels_added']:,} kernels added, "
+        f"{f['kernels_removed']:,} removed; {f['danger_added']:,} bring a danger rule"
+    )
+
+
+def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
+    """The board as lines: verdict, first divergence, first change of math, then every
+    changed region (consecutive regions with the same changes as one group), ``top``
+    groups at most (None: all): its kernel-variant changes, added and removed kernels one
+    per line, and its launch-configuration-only changes on one line (their detail is in
+    the JSON)."""
+    f = diff.figures
+    if diff.identical:
+        return [f"numerical path: {b} follows {a} exactly ({f['regions_compared']:,} regions)"]
+    out = [
+        f"numerical path: {b} differs from {a} in {f['regions_changed']:,} of "
+        f"{f['regions_compared']:,} regions",
+        f"first divergence: {divergence_text(diff.first)}",
+    ]
+    if diff.first_math is not None and diff.first_math != diff.first:
+        out.append(f"first change of math: {divergence_text(diff.first_math)}")
+    out += [f"changes: {_summary(diff)}", "", "changed regions:"]
+    groups = diff.grouped()
+    for regions, head in groups[: top if top else None]:
+        names = region_label(head.region)
+        if len(regions) > 1:
+            names += f" … {region_label(regions[-1].region)} ({len(regions)} regions alike)"
+        status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
+        out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")
+        for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
+            if c.kind != CONFIG:
+                line = f"    {_KIND_LABEL[c.kind]:<8} #{c.position:<4} {change_text(c, verb=False)}"
+                out.append(line)
+        configs = [c.position for c in head.changes if c.kind == CONFIG]
+        if configs:
+            where = ", ".join(f"#{p}" for p in configs)
+            out.append(
+                f"    {'config':<8} {len(configs)} kernels kept, with another grid or block: {where}"
+            )
+        if head.unlisted:
+            out.append(f"    {'unlisted':<8}       {head.unlisted}")
+    if top and len(groups) > top:
+        out.append(f"  … {len(groups) - top} more groups of regions (--top 0 for all)")
+    return out
+
+
+def text(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> str:
+    return "\n".join(lines(diff, a, b, top=top)) + "\n"
+
+
+def markdown(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> str:
+    body = lines(diff, a, b, top=top)
+    return "\n".join(["```text", *body, "```"]) + "\n"
+
+
+def to_json(diff: PathDiff, a: str, b: str) -> str:
+    return json.dumps({"a": a, "b": b, **diff.to_dict()}, indent=1, ensure_ascii=False) + "\n"

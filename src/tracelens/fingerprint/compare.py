@@ -1,0 +1,266 @@
+"""Compare two fingerprints: where the numerical path of run B leaves run A's.
+
+A *unit* is one (device, region, step) of a document. Units present in both are compared
+launch by launch: the two sequences are aligned on kernel names (difflib), so a kernel that
+kept its name but not its grid is a launch-configuration change (usually a shape change),
+a different name in the same slot is a kernel-variant change (different math), and what
+is left over was added or removed (a merge kernel, a split-K reduction). Units with the same
+changes in several steps are reported once, with their steps.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Change kinds, most telling first (the order of the board).
+VARIANT, CONFIG, ADDED, REMOVED = "variant", "config", "added", "removed"
+KINDS = (VARIANT, CONFIG, ADDED, REMOVED)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel variant as a fingerprint lists it."""
+
+    name: str
+    grid: tuple[int | None, ...]
+    block: tuple[int | None, ...]
+    family: str
+    fields: tuple[tuple[str, str], ...]
+    danger: tuple[str, ...]
+
+    @classmethod
+    def of(cls, v: dict[str, Any]) -> Kernel:
+        return cls(
+            v["name"],
+            tuple(v["grid"]),
+            tuple(v["block"]),
+            v.get("family", "other"),
+            tuple(sorted(v.get("fields", {}).items())),
+            tuple(v.get("danger", ())),
+        )
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """One launch slot that differs. ``position`` is 1-based in B's sequence (A's for a
+    removed kernel); ``a``/``b`` are None for an added/removed kernel. ``danger``: the
+    rules that fire on the new kernel (the removed one for ``removed``); ``danger_new``:
+    those of them the replaced kernel did not have (all of them for an added kernel)."""
+
+    kind: str
+    position: int
+    a: Kernel | None
+    b: Kernel | None
+    danger: tuple[str, ...] = ()
+    danger_new: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RegionChange:
+    """A region whose path differs, in the listed steps (empty: no steps)."""
+
+    device: int
+    region: tuple[str, ...]
+    steps: tuple[int, ...]
+    changes: tuple[KernelChange, ...]
+    # Differences beyond the launches listed one by one (long regions keep digests only):
+    # a sentence saying which launches differ, or None.
+    unlisted: str | None = None
+    status: str = "changed"  # changed | added (only in B) | removed (only in A)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for c in self.changes if c.kind == kind)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first place where B's path leaves A's."""
+
+    device: int
+    region: tuple[str, ...]
+    step: int | None
+    change: KernelChange | None  # None: only the digests of unlisted launches differ
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class PathDiff:
+    """The comparison of two fingerprints (A = baseline, B = the run being checked)."""
+
+    regions: tuple[RegionChange, ...]
+    first: Divergence | None
+    # The first change of the math itself (a kernel variant replaced, added or removed),
+    # which is often later than the first divergence (a grid that grew with the batch).
+    first_math: Divergence | None = None
+    figures: dict[str, int] = field(default_factory=dict)
+    compared_units: int = 0
+
+    @property
+    def identical(self) -> bool:
+        return not self.regions
+
+    def grouped(self) -> list[tuple[tuple[RegionChange, ...], RegionChange]]:
+        """Consecutive changed regions with the same changes in the same steps (the same
+        layer in every block of a model), as (the regions, the first one)."""
+        out: list[tuple[list[RegionChange], RegionChange]] = []
+        for r in self.regions:
+            same = (r.device, r.steps, r.changes, r.unlisted, r.status)
+            if out:
+                head = out[-1][1]
+                if (head.device, head.steps, head.changes, head.unlisted, head.status) == same:
+                    out[-1][0].append(r)
+                    continue
+            out.append(([r], r))
+        return [(tuple(regions), head) for regions, head in out]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "figures": dict(self.figures),
+            "first": None if self.first is None else asdict(self.first),
+            "first_math": None if self.first_math is None else asdict(self.first_math),
+            "regions": [asdict(r) for r in self.regions],
+        }
+
+
+@dataclass
+class _Unit:
+    order: int
+    launches: int
+    kernels: list[Kernel]  # the listed launches
+    blocks: tuple[str, ...]
+    counts: dict[Kernel, int]
+
+
+def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
+    variants = {v["id"]: Kernel.of(v) for v in doc["variants"]}
+    out: dict[tuple, _Unit] = {}
+    for order, entry in enumerate(doc["paths"]):
+        kernels = [variants[i] for i in entry["sequence"]]
+        counts = {variants[i]: n for i, n in entry.get("counts", ())}
+        unit = _Unit(order, entry["launches"], kernels, tuple(entry.get("blocks", ())), counts)
+        for step in entry["steps"] or [None]:
+            out[(entry["device"], tuple(entry["region"]), step)] = unit
+    return out
+
+
+def _change(kind: str, position: int, a: Kernel | None, b: Kernel | None) -> KernelChange:
+    new = b if b is not None else a
+    had = set(a.danger) if a is not None and b is not None else set()
+    return KernelChange(
+        kind, position, a, b, new.danger, tuple(r for r in new.danger if r not in had)
+    )
+
+
+def _align(a: list[Kernel], b: list[Kernel], i0: int, j0: int, key) -> list[KernelChange]:
+    """Changes between a and b (slices starting at positions i0, j0), aligned on ``key``:
+    first the name, then, inside a replaced stretch, the family (so a GEMM is paired with
+    the GEMM that replaced it, not with the copy next to it)."""
+    matcher = difflib.SequenceMatcher(None, [key(k) for k in a], [key(k) for k in b], False)
+    out: list[KernelChange] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                if a[i] == b[j]:
+                    continue
+                kind = CONFIG if a[i].name == b[j].name else VARIANT
+                out.append(_change(kind, j0 + j + 1, a[i], b[j]))
+            continue
+        if op == "replace" and key is _by_name:
+            out.extend(_align(a[i1:i2], b[j1:j2], i0 + i1, j0 + j1, _by_family))
+            continue
+        paired = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(paired):
+            out.append(_change(VARIANT, j0 + j1 + k + 1, a[i1 + k], b[j1 + k]))
+        out.extend(_change(REMOVED, i0 + i + 1, a[i], None) for i in range(i1 + paired, i2))
+        out.extend(_change(ADDED, j0 + j + 1, None, b[j]) for j in range(j1 + paired, j2))
+    return out
+
+
+def _by_name(k: Kernel) -> str:
+    return k.name
+
+
+def _by_family(k: Kernel) -> str:
+    return k.family
+
+
+def _sequence_changes(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
+    return _align(a, b, 0, 0, _by_name)
+
+
+def _unlisted(a: _Unit, b: _Unit) -> str | None:
+    """Which unlisted launches differ, from the block digests and variant counts."""
+    if not (a.blocks or b.blocks) or (a.blocks == b.blocks and a.launches == b.launches):
+        return None
+    size = max(len(a.kernels), len(b.kernels))
+    first = next(
+        (i for i, (x, y) in enumerate(zip(a.blocks, b.blocks, strict=False)) if x != y),
+        min(len(a.blocks), len(b.blocks)),
+    )
+    more = {k: b.counts.get(k, 0) - a.counts.get(k, 0) for k in {*a.counts, *b.counts}}
+    grew = sum(1 for n in more.values() if n > 0)
+    shrank = sum(1 for n in more.values() if n < 0)
+    return (
+        f"{a.launches:,} → {b.launches:,} launches; the first differing block of {size:,} "
+        f"starts at launch #{first * size + 1:,}; {grew} variants run more often, "
+        f"{shrank} less often"
+    )
+
+
+def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange], str | None]:
+    if a is None:
+        return [_change(ADDED, j + 1, None, k) for j, k in enumerate(b.kernels)], None
+    if b is None:
+        return [_change(REMOVED, i + 1, k, None) for i, k in enumerate(a.kernels)], None
+    return _sequence_changes(a.kernels, b.kernels), _unlisted(a, b)
+
+
+def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
+    changes = [c for r in regions for c in r.changes]
+    return {
+        "path_changed": int(bool(regions)),
+        "regions_compared": compared,
+        "regions_changed": len(regions),
+        "variant_changed": sum(1 for c in changes if c.kind == VARIANT),
+        "config_changed": sum(1 for c in changes if c.kind == CONFIG),
+        "kernels_added": sum(1 for c in changes if c.kind == ADDED),
+        "kernels_removed": sum(1 for c in changes if c.kind == REMOVED),
+        "danger_added": sum(1 for c in changes if c.danger_new and c.kind != REMOVED),
+    }
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
+    """Where B's numerical path differs from A's (both fingerprint documents)."""
+    ua, ub = _units(a), _units(b)
+
+    def order(key: tuple) -> tuple:
+        device, _region, step = key
+        unit = ua.get(key) or ub[key]
+        return (device, -1 if step is None else step, unit.order, key in ua)
+
+    grouped: dict[tuple, list] = {}
+    first: Divergence | None = None
+    first_math: Divergence | None = None
+    for key in sorted({*ua, *ub}, key=order):
+        unit_a, unit_b = ua.get(key), ub.get(key)
+        changes, unlisted = _compare_units(unit_a, unit_b)
+        if not changes and unlisted is None:
+            continue
+        device, region, step = key
+        if first is None:
+            first = Divergence(device, region, step, changes[0] if changes else None, unlisted)
+        math = next((c for c in changes if c.kind != CONFIG), None)
+        if first_math is None and math is not None:
+            first_math = Divergence(device, region, step, math)
+        status = "added" if unit_a is None else "removed" if unit_b is None else "changed"
+        group = (device, region, tuple(changes), unlisted, status)
+        grouped.setdefault(group, []).append(step)
+    regions = [
+        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status)
+        for (dev, reg, ch, unl, status), steps in grouped.items()
+    ]
+    compared = len({(d, r) for d, r, _s in {*ua, *ub}})
+    return PathDiff(tuple(regions), first, first_math, _figures(regions, compared), compared)

@@ -1,0 +1,245 @@
+"""tracelens.fingerprint: the numerical path of a run, and the comparison of two paths."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import jsonschema
+import pytest
+from conftest import run_cli
+from fixtures.fingerprint_runs import GEMM_SPLITK, Run, build_run
+
+import tracelens
+from tracelens import fingerprint as fp
+from tracelens.demo import demo_path
+
+# The module (tracelens.fingerprint.build is also the name of the function it exports).
+build_module = importlib.import_module("tracelens.fingerprint.build")
+
+
+def _doc(path):
+    with tracelens.open(path) as trace:
+        return tracelens.fingerprint(trace)
+
+
+def _text(path) -> str:
+    return fp.dumps(_doc(path))
+
+
+@pytest.fixture(scope="module")
+def demo_docs():
+    return _doc(demo_path("bs1")), _doc(demo_path("bs16"))
+
+
+def _schema():
+    return json.loads(fp.SCHEMA_PATH.read_text())
+
+
+# -- stability: what is not numerical does not change the fingerprint ----------------------
+def test_same_trace_gives_the_same_bytes(tmp_path):
+    path = build_run(tmp_path / "a.sqlite")
+    assert _text(path) == _text(path)
+
+
+def test_jitter_capture_start_pid_and_addresses_do_not_change_it(tmp_path):
+    base = _text(build_run(tmp_path / "base.sqlite"))
+    other = Run(
+        jitter_seed=7,
+        origin_ns=9_876_543_210,
+        pid=31337,
+        session_start_utc_ns=1_800_000_000_000_000_000,
+        address=0x7FFF12340000,
+    )
+    assert _text(build_run(tmp_path / "other.sqlite", other)) == base
+    assert "0x…" in base and "7f3a2c" not in base  # the pointer argument was normalized
+
+
+def test_documents_follow_the_shipped_schema(tmp_path, demo_docs):
+    schema = _schema()
+    for doc in (*demo_docs, _doc(build_run(tmp_path / "r.sqlite", Run(nvtx=False)))):
+        jsonschema.validate(json.loads(fp.dumps(doc)), schema)
+
+
+def test_schema_rejects_a_document_missing_its_paths(demo_docs):
+    broken = {k: v for k, v in demo_docs[0].items() if k != "paths"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, _schema())
+
+
+# -- regions: NVTX paths, or whole steps without NVTX ------------------------------------
+def test_nvtx_regions_and_identical_regions_share_their_variants(tmp_path):
+    doc = _doc(build_run(tmp_path / "r.sqlite"))
+    assert doc["regions"] == "nvtx"
+    regions = [tuple(e["region"]) for e in doc["paths"]]
+    assert regions[:3] == [("step_1",), ("step_1", "layers.0"), ("step_1", "layers.1")]
+    layer = next(e for e in doc["paths"] if e["region"] == ["step_1", "layers.0"])
+    names = [doc["variants"][i]["name"] for i in layer["sequence"]]
+    assert [n.split("<")[0] for n in names] == [
+        "vllm::rms_norm_kernel",
+        "nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT",
+        "flash::flash_fwd_splitkv_kernel",
+    ]
+    gemm = doc["variants"][layer["sequence"][1]]
+    assert gemm["grid"] == [132, 1, 1] and gemm["fields"]["tile_mn"] == "128x96"
+    assert gemm["fields"]["stages"] == "7" and "cublas_heuristic_nvjet" in gemm["danger"]
+    assert "raster_order" not in gemm["fields"]  # scheduling, not math
+
+
+def test_without_nvtx_a_region_is_the_whole_capture_of_a_device(tmp_path):
+    doc = _doc(build_run(tmp_path / "r.sqlite", Run(nvtx=False)))
+    assert doc["regions"] == "step"
+    assert [(e["device"], e["region"], e["launches"]) for e in doc["paths"]] == [(0, [], 21)]
+
+
+# -- comparing paths ---------------------------------------------------------------------
+def test_a_trace_against_itself_jittered_is_identical(tmp_path):
+    a = _doc(build_run(tmp_path / "a.sqlite"))
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(jitter_seed=3, origin_ns=5_000_000_000)))
+    diff = fp.compare(a, b)
+    assert diff.identical and diff.first is None and diff.figures["path_changed"] == 0
+
+
+def test_a_grid_only_change_is_a_configuration_change(tmp_path):
+    a = _doc(build_run(tmp_path / "a.sqlite"))
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(gemm_grid={(2, 1): (264, 1, 1)})))
+    diff = fp.compare(a, b)
+    f = diff.figures
+    assert (f["config_changed"], f["variant_changed"], f["kernels_added"]) == (1, 0, 0)
+    assert f["kernels_removed"] == 0 and diff.first_math is None
+    (region,) = diff.regions
+    assert region.region == ("step_2", "layers.1")
+    (change,) = region.changes
+    assert change.kind == "config" and change.position == 2
+    assert (change.a.grid, change.b.grid) == ((132, 1, 1), (264, 1, 1))
+
+
+def test_a_variant_switch_names_the_first_divergence_and_its_danger_rule(tmp_path):
+    a = _doc(build_run(tmp_path / "a.sqlite"))
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(gemm={(2, 1): GEMM_SPLITK, (3, 1): GEMM_SPLITK})))
+    diff = fp.compare(a, b)
+    assert diff.figures["variant_changed"] == 2 and diff.figures["danger_added"] == 2
+    first = diff.first
+    assert (first.region, first.device, first.change.position) == (("step_2", "layers.1"), 0, 2)
+    assert first.change.b.name == GEMM_SPLITK and "gemm_split_k" in first.change.danger_new
+    text = fp.board.text(diff, "a", "b")
+    assert (
+        "first divergence: step_2 > layers.1, device 0, launch #2: "
+        f"{GEMM_SPLITK} replaced nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT" in text
+    )
+
+
+def test_an_added_kernel_is_added_not_a_variant(tmp_path):
+    a = _doc(build_run(tmp_path / "a.sqlite", Run(nvtx=False)))
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(nvtx=False, merge={(3, 0)})))
+    diff = fp.compare(a, b)
+    (change,) = diff.regions[0].changes
+    assert change.kind == "added" and change.b.name.startswith("vllm::merge_attn_states_kernel")
+    assert change.position == 19 and change.danger == ("attention_merge",)
+    assert diff.first.region == () and diff.first.step is None
+
+
+def test_long_regions_keep_digests_and_still_locate_the_change(tmp_path, monkeypatch):
+    small = build_module.Settings(build_module.settings().math_fields, 5)
+    monkeypatch.setattr(build_module, "settings", lambda: small)
+    a = _doc(build_run(tmp_path / "a.sqlite", Run(nvtx=False)))
+    (entry,) = a["paths"]
+    assert len(entry["sequence"]) == 5 and len(entry["blocks"]) == 5 and entry["launches"] == 21
+    assert sum(n for _vid, n in entry["counts"]) == 21
+    jittered = _doc(build_run(tmp_path / "j.sqlite", Run(nvtx=False, jitter_seed=5)))
+    assert fp.compare(a, jittered).identical
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(nvtx=False, gemm={(3, 1): GEMM_SPLITK})))
+    diff = fp.compare(a, b)
+    assert diff.figures["path_changed"] == 1 and not diff.regions[0].changes
+    assert "first differing block of 5 starts at launch #16" in diff.regions[0].unlisted
+
+
+def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
+    bs1, bs16 = demo_docs
+    diff = fp.compare(bs1, bs16)
+    assert diff.first.region == ("prefill",) and diff.first.change.kind == "config"
+    math = diff.first_math
+    assert math.region == ("prefill",) and math.change.kind == "variant"
+    assert "splitK" in math.change.b.name and math.change.danger == ("gemm_split_k",)
+    merges = [
+        c
+        for r in diff.regions
+        for c in r.changes
+        if c.b is not None and c.b.name.startswith("vllm::merge_attn_states_kernel")
+    ]
+    assert len(merges) == 4 * 28  # every layer of every decode step
+    assert {c.danger for c in merges} == {("attention_merge",)}
+    assert fp.compare(bs1, bs1).identical
+
+
+def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
+    """No per-launch rows reach Python: every query result is smaller than the launches."""
+    path = build_run(tmp_path / "r.sqlite", Run(steps=30, layers=4, nvtx=False))
+    heights = []
+    real_query = tracelens.Trace.query
+
+    def counting(self, name, **params):
+        df = real_query(self, name, **params)
+        heights.append((name, df.height))
+        return df
+
+    monkeypatch.setattr(tracelens.Trace, "query", counting)
+    doc = _doc(path)
+    assert doc["launches"] == 30 * (1 + 4 * 3)
+    assert {n for n, _h in heights} >= {"fingerprint_variants", "fingerprint_units"}
+    assert max(h for _n, h in heights) <= 4
+
+
+def test_size_grows_far_slower_than_the_launches(tmp_path, monkeypatch):
+    """The 5M-kernel bound by ratio: past the first block, a structureless capture costs one
+    digest (about 20 bytes) per block of launches, not bytes per launch. With blocks of 64,
+    10x the launches adds under 0.5 byte per launch; with the shipped 4096 that is under
+    0.01 (5M kernels: README, about 0.2 MB)."""
+    small = build_module.Settings(build_module.settings().math_fields, 64)
+    monkeypatch.setattr(build_module, "settings", lambda: small)
+    one = len(_text(build_run(tmp_path / "1.sqlite", Run(steps=40, nvtx=False))))
+    ten = len(_text(build_run(tmp_path / "10.sqlite", Run(steps=400, nvtx=False))))
+    assert (ten - one) / (400 * 7 - 40 * 7) < 0.5
+
+
+# -- files and the command line ----------------------------------------------------------
+def test_cli_fingerprint_and_check(tmp_path, capsys):
+    base = tmp_path / "bs1.json"
+    rc, out, err = run_cli(["fingerprint", "--demo", "bs1", "-o", base], capsys)
+    assert rc == 0 and out == "" and err == ""
+    assert base.read_text() == fp.dumps(_doc(demo_path("bs1")))
+    rc, out, _ = run_cli(["fingerprint", "--demo", "bs1", "--check", base], capsys)
+    assert rc == 0 and out.startswith("numerical path: bs1.sqlite follows bs1.json exactly")
+    rc, out, _ = run_cli(["fingerprint", "--demo", "bs16", "--check", base], capsys)
+    assert rc == 1 and "first change of math: prefill, device 0, launch #4:" in out
+    rc, out, _ = run_cli(["fingerprint", "--demo", "bs16", "--check", base, "-f", "json"], capsys)
+    assert rc == 1 and json.loads(out)["figures"]["path_changed"] == 1
+
+
+def test_cli_diff_takes_a_fingerprint_on_either_side(tmp_path, capsys):
+    base = tmp_path / "bs1.json"
+    base.write_text(fp.dumps(_doc(demo_path("bs1"))))
+    bs16 = demo_path("bs16")
+    rc, out, err = run_cli(["diff", base, bs16], capsys)
+    assert rc == 0 and out.startswith("numerical path: bs16.sqlite differs from bs1.json")
+    rc, _out, err = run_cli(["diff", base, bs16, "--fail-if", "variant_changed"], capsys)
+    assert rc == 1 and "gate tripped: variant_changed>0" in err
+    rc, _out, err = run_cli(["diff", bs16, bs16, "--fail-if", "path_changed"], capsys)
+    assert rc == 0 and err == ""
+    rc, _out, err = run_cli(["diff", base, base, "--fail-if", "danger_added>0"], capsys)
+    assert rc == 0
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"format": "something else"}', "not a tracelens fingerprint"),
+        ('{"format": "tracelens-fingerprint", "version": 99}', "fingerprint version 99"),
+    ],
+)
+def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    rc, out, err = run_cli(["fingerprint", "--demo", "bs1", "--check", bad], capsys)
+    assert rc == 2 and out == "" and message in err and len(err.splitlines()) == 1
