@@ -453,7 +453,7 @@ def big_trace(path: Path, kernels: int, streams: int = 4) -> Path:
 
 
 def test_big_trace_is_aggregated_and_says_so(tmp_path, monkeypatch):
-    from tracelens import report
+    from tracelens.report import layout
 
     n = 300_000
     path = big_trace(tmp_path / "big.sqlite", n)
@@ -461,7 +461,7 @@ def test_big_trace_is_aggregated_and_says_so(tmp_path, monkeypatch):
         assert t.info.count("kernel") == n + 3
         html = build_report(t)
         # A detail window with more operations than may be drawn one by one gets binned too.
-        monkeypatch.setattr(report, "DETAIL_MAX_EVENTS", 50)
+        monkeypatch.setattr(layout, "DETAIL_MAX_EVENTS", 50)
         binned = build_report(t)
     page = Page(html)
     rects = sum(1 for tag, _ in page.tags if tag == "rect")

@@ -429,3 +429,40 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
     parts.append(shown + "\n")
     parts.append(r.frame(launches, fmt="table", timeunit=timeunit))
     return "".join(parts).rstrip("\n") + "\n"
+
+
+# -- several kernels at once (the report's stakeout) ------------------------------------
+@dataclass(frozen=True)
+class KernelProfiles:
+    """The stakeout of several kernels at once, aggregated in DuckDB, one entry per name.
+
+    ``spread``: name, launches, total_ns, min/p10/p50/p90/p99/max_ns, cv, devices, streams
+    (``queries/stakeout_spread.sql``). ``histogram``: name, bin, launches in logarithmic bins
+    shared by every kernel and trace, ``per_octave`` bins per doubling of duration
+    (``queries/stakeout_log_histogram.sql``), so two traces' histograms line up.
+    ``configs``: name, grid, block, registers, shared_bytes, launches, total_ns, avg_ns, most
+    launches first (``queries/stakeout_configs.sql``).
+    """
+
+    names: tuple[str, ...]
+    per_octave: int
+    spread: pl.DataFrame
+    histogram: pl.DataFrame
+    configs: pl.DataFrame
+
+
+def kernel_profiles(
+    trace: Trace, names: list[str], *, name: str = "demangled", per_octave: int = 4
+) -> KernelProfiles:
+    """Duration spread, log-binned durations and launch configurations of every launch of
+    each kernel in ``names`` (exact names of kind ``name``: demangled or short)."""
+    check_name_kind(name)
+    trace.require_kernels()
+    args = {"names": list(names), "name_kind": name}
+    return KernelProfiles(
+        names=tuple(names),
+        per_octave=per_octave,
+        spread=trace.query("stakeout_spread", **args),
+        histogram=trace.query("stakeout_log_histogram", per_octave=per_octave, **args),
+        configs=trace.query("stakeout_configs", **args),
+    )

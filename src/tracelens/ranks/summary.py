@@ -160,7 +160,7 @@ def load_comm_kernels(trace: Trace) -> None:
 
     from ..categories import classify_column
 
-    names = trace.query("report_kernel_names", name_kind="demangled")
+    names = trace.query("activity_kernel_names", name_kind="demangled")
     classes = classify_column(names["name"])
     comm = names.filter(classes["category"] == "communication")
     rules = ranks_rules()

@@ -1,4 +1,5 @@
--- report_kernel_stats: spread of the durations of some kernels (the stakeout's numbers).
+-- stakeout_spread: spread of the durations of some kernels, one row each (the stakeout of
+-- several kernels at once, tracelens.stakeout.kernel_profiles).
 --
 -- Parameters:
 --   $names      VARCHAR[]  kernel names (of $name_kind)

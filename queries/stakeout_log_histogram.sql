@@ -1,4 +1,4 @@
--- report_kernel_durations: the duration distribution of some kernels, as counts in
+-- stakeout_log_histogram: the duration distribution of some kernels, as counts in
 -- logarithmic bins shared by every kernel and trace (bin b holds durations in
 -- [2^(b/$per_octave), 2^((b+1)/$per_octave)) ns), so two traces' histograms line up.
 --

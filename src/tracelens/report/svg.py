@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from .compare import fmt_ns
+from ..units import fmt_ns
 
 # Categories the classifier is known to produce get fixed colors, so a category looks the same
 # in every report; any other category gets the next color of EXTRA.
@@ -217,7 +217,7 @@ def histogram(
     height: int = 44,
     medians: tuple[float | None, float | None] = (None, None),
 ) -> Markup:
-    """Launch counts per log-duration bin (see queries/report_kernel_durations.sql).
+    """Launch counts per log-duration bin (see queries/stakeout_log_histogram.sql).
 
     With ``b``, A is drawn as a grey outline and B filled, on a shared duration axis; each
     side is scaled to its own tallest bin so the shapes compare even when the counts differ.

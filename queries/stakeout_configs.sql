@@ -1,4 +1,4 @@
--- report_launch_configs: how some kernels were launched: one row per kernel and launch
+-- stakeout_configs: how some kernels were launched: one row per kernel and launch
 -- configuration (grid, block, registers, shared memory), most launches first.
 --
 -- Parameters:

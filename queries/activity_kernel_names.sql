@@ -1,5 +1,5 @@
--- report_kernel_names: every distinct kernel name id of the trace with its text, for
--- classifying names once in Python (the report's timeline colors kernels by category).
+-- activity_kernel_names: every distinct kernel name id of the trace with its text, for
+-- classifying names once in Python (activity_bins colors kernels by category).
 -- Parameters: $name_kind VARCHAR 'demangled' | 'short'
 -- Columns:
 --   name_id  BIGINT   StringIds id

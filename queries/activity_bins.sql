@@ -1,5 +1,5 @@
--- report_timeline_bins: GPU activity aggregated into time bins per lane (device, stream),
--- so that a timeline of millions of kernels is drawn with at most lanes x bins rectangles.
+-- activity_bins: GPU activity aggregated into time bins per lane (device, stream),
+-- so that a picture of millions of kernels is drawn with at most lanes x bins rectangles.
 -- Each kernel, memcpy and memset is clipped to [$t0, $t1) and its busy time is split over
 -- the bins it covers.
 --

@@ -1,0 +1,158 @@
+"""GPU activity over time, at the size of a picture: busy time per lane (device, stream) and
+category in equal time bins, the operations of a short window one by one, and the NVTX
+ranges of a window. The report's timeline draws these.
+
+Everything is aggregated in DuckDB: a trace of millions of kernels becomes at most
+lanes x bins x categories rows, and a window is read with its limit. Kernels are colored by
+the category of their name (:mod:`tracelens.categories`), each distinct name classified once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .census import check_name_kind
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = [
+    "KernelCategories",
+    "NvtxRanges",
+    "StepRange",
+    "activity_bins",
+    "gpu_operations",
+    "gpu_span",
+    "kernel_categories",
+    "nvtx_ranges",
+    "step_range",
+]
+
+_GPU_KINDS = ("kernel", "memcpy", "memset")
+
+
+@dataclass(frozen=True)
+class KernelCategories:
+    """Every distinct kernel name id of a trace (of one name kind) and its category."""
+
+    name_ids: list[int]
+    categories: list[str]
+
+
+@dataclass(frozen=True)
+class NvtxRanges:
+    """``frame``: start, end (ns from session start), label, tid (globalTid), earliest
+    first; ``more``: True when ranges beyond the limit were left out."""
+
+    frame: pl.DataFrame
+    more: bool
+
+
+@dataclass(frozen=True)
+class StepRange:
+    """The first instance of the step-like NVTX range (see :func:`step_range`) and where
+    the GPU work it launched ran (``gpu_start``/``gpu_end`` None and ``events`` 0 when it
+    launched none)."""
+
+    start: int
+    end: int
+    label: str
+    tid: int | None
+    gpu_start: int | None
+    gpu_end: int | None
+    events: int
+
+
+def gpu_span(trace: Trace) -> tuple[int, int] | None:
+    """(first start, last end) of the kernels, memcpys and memsets, ns from session start
+    (at least 1 µs long); None when the trace has no GPU operation."""
+    events = [e for e in trace.info.events if e.kind in _GPU_KINDS and e.first_ns is not None]
+    if not events:
+        return None
+    t0 = min(e.first_ns for e in events)
+    t1 = max(e.last_ns for e in events)
+    return (t0, t1) if t1 > t0 else (t0, t0 + 1000)
+
+
+def kernel_categories(trace: Trace, *, name: str = "demangled") -> KernelCategories:
+    """The category of every distinct kernel name (of kind ``name``: demangled or short),
+    classified once each; one placeholder 'other' entry when there are none (DuckDB wants
+    a non-empty list)."""
+    from .categories import classify_column
+
+    check_name_kind(name)
+    if not trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
+        return KernelCategories([-1], ["other"])
+    df = trace.query("activity_kernel_names", name_kind=name)
+    if df.is_empty():
+        return KernelCategories([-1], ["other"])
+    cats = classify_column(df["name"])["category"].to_list()
+    return KernelCategories(df["name_id"].to_list(), cats)
+
+
+def activity_bins(
+    trace: Trace,
+    t0: int,
+    t1: int,
+    bins: int,
+    *,
+    name: str = "demangled",
+    categories: KernelCategories | None = None,
+) -> pl.DataFrame:
+    """GPU busy time over [t0, t1) in ``bins`` equal bins per lane and category: device,
+    stream, bin, category (kernel category, or memcpy / memset), busy_ns, events (that start
+    in the bin). See ``queries/activity_bins.sql``. ``categories``: from
+    :func:`kernel_categories` (computed when not given)."""
+    cats = categories or kernel_categories(trace, name=name)
+    return trace.query(
+        "activity_bins",
+        t0=t0,
+        t1=t1,
+        bins=bins,
+        name_ids=cats.name_ids,
+        categories=cats.categories,
+        name_kind=name,
+    )
+
+
+def gpu_operations(
+    trace: Trace, t0: int, t1: int, *, limit: int, name: str = "demangled"
+) -> pl.DataFrame:
+    """The first ``limit`` GPU operations overlapping [t0, t1], one row each (kind, device,
+    stream, start, end, name_id, name, detail, bytes, grid, block; see
+    ``queries/activity_operations.sql``)."""
+    check_name_kind(name)
+    return trace.query("activity_operations", t0=t0, t1=t1, limit=limit, name_kind=name)
+
+
+def nvtx_ranges(trace: Trace, t0: int, t1: int, *, min_ns: int = 0, limit: int) -> NvtxRanges:
+    """The NVTX ranges overlapping [t0, t1] that last at least ``min_ns``, earliest first,
+    at most ``limit`` of them."""
+    trace.load_nvtx_text()
+    df = trace.query("activity_nvtx_ranges", t0=t0, t1=t1, min_ns=min_ns, limit=limit + 1)
+    return NvtxRanges(df.head(limit), df.height > limit)
+
+
+def step_range(trace: Trace) -> StepRange | None:
+    """The first instance of the step-like NVTX range: of the labels that repeat (compared
+    with their numbers blanked: ``decode_step_1``, ``decode_step_2``, ...), the longest on
+    average but not longer than half the trace; with the GPU work it launched. None when no
+    label repeats."""
+    trace.load_nvtx_text()
+    max_ns = (trace.info.duration_ns or 0) * 0.5
+    rows = trace.query("activity_step_range", max_ns=max_ns).to_dicts()
+    if not rows:
+        return None
+    r = rows[0]
+    return StepRange(
+        start=r["start"],
+        end=r["end"],
+        label=r["label"],
+        tid=r["tid"],
+        gpu_start=r["gpu_start"],
+        gpu_end=r["gpu_end"],
+        events=r["events"] or 0,
+    )

@@ -1,0 +1,27 @@
+"""``tracelens report``: one self-contained HTML page (an evidence board, tables, charts and a
+timeline) or a compact Markdown summary, for one trace or for two.
+
+    with tracelens.open("bs1.sqlite") as a, tracelens.open("bs16.sqlite") as b:
+        html = tracelens.report.build_report(a, b)        # str, one offline HTML file
+        md = tracelens.report.build_markdown(a, b)        # str, for CI summaries / PRs
+
+The report composes the library's public analyses; it computes nothing of its own:
+
+- ``collect.py``: one trace's sections (census, lineup, stakeout, danger, memory, header);
+- ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
+- ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`);
+- ``page.py``: the Jinja2 page (autoescaped: kernel names and NVTX text come from the
+  profiled program and always render as text); ``svg.py``: its charts;
+- ``markdown.py``: the Markdown summary; ``text.py``: how numbers and names are written.
+
+Big traces stay small: the timeline is aggregated in SQL into bins per lane, individual
+events are drawn only for a bounded window, tables are capped, and the page lists what it
+left out. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from .markdown import build_markdown
+from .page import CSP, DEFAULT_TOP, build_report
+
+__all__ = ["CSP", "DEFAULT_TOP", "build_markdown", "build_report"]

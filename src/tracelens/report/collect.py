@@ -1,0 +1,450 @@
+"""What the page shows about one trace, gathered from the library's public analyses (census,
+lineup, stakeout, danger, memory, the timeline's activity) and shaped into rows for the
+templates. No SQL here: every number comes from a function any user can call."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from ..errors import MissingDataError
+from ..units import fmt_bytes, fmt_ns
+from . import svg
+from .text import DecodedField, category_of, danger_hits, decode, pct, share_pct, short
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..stakeout import KernelProfiles
+    from ..trace import Trace
+    from .layout import TimelineView
+
+CHART_ROWS = 12  # bars in a chart
+STAKEOUT_KERNELS = 8  # kernels with a duration histogram
+PER_OCTAVE = 4  # histogram bins per doubling of duration
+STAKEOUT_CONFIGS = 3  # launch configurations listed per kernel and trace
+HEADER_PROCESSES = 4  # processes named in the header
+
+
+@dataclass
+class Omitted:
+    """Something the page leaves out, said in the page."""
+
+    where: str
+    what: str
+
+
+@dataclass
+class KernelRow:
+    name: str
+    short: str
+    category: str
+    color: str
+    calls: int
+    total_ns: int
+    share: float
+    avg_ns: float
+    med_ns: float
+    min_ns: int
+    max_ns: int
+    family: str | None
+    fields: list[DecodedField]
+    danger: list[Any]
+
+
+@dataclass
+class CategoryRow:
+    """A row of ``tracelens lineup`` (:func:`tracelens.lineup.category_summary`): a category,
+    or (``subfamily`` set) one part of its breakdown."""
+
+    category: str
+    subfamily: str | None
+    color: str
+    calls: int
+    total_ns: int
+    time_pct: float  # share of all GPU time (kernels + memcpy + memset), as lineup rounds it
+    avg_ns: float
+    top_kernel: str
+
+
+@dataclass
+class StakeoutRow:
+    name: str
+    short: str
+    category: str
+    color: str
+    chart: Markup
+    stats_a: dict[str, Any] | None
+    stats_b: dict[str, Any] | None
+    configs: list[dict[str, Any]]
+    configs_more: int
+    per_call_ratio: float | None = None
+    fields: list[DecodedField] = field(default_factory=list)
+    family: str | None = None
+
+
+@dataclass
+class Side:
+    """One trace, as the page shows it."""
+
+    key: str  # "a" / "b" / "t": prefix of section ids
+    label: str
+    info: Any
+    has_kernels: bool
+    totals: dict[str, Any]
+    kernels: list[KernelRow]
+    kernels_total: int
+    kernel_time_ns: int
+    categories: list[CategoryRow]
+    kernel_chart: Markup
+    category_chart: Markup
+    stakeout: list[StakeoutRow]
+    timeline: TimelineView | None
+    danger: list[dict[str, Any]]
+    memory: list[dict[str, Any]]
+    header: list[tuple[str, str]]
+    gpus: list[str]
+    notes: list[str]
+    lineup_total_ns: int = 0  # what the lineup's shares are of: kernels + memcpy + memset
+
+
+def gpu_kinds(trace: Trace) -> list[str]:
+    """One line per kind of GPU: 'GPU 0: NAME (SMs, memory, sm X.Y)' or 'N × NAME (...)'."""
+    kinds: dict[str, list[Any]] = {}
+    for g in trace.info.gpus:
+        bits = []
+        if g.sm_count:
+            bits.append(f"{g.sm_count} SMs")
+        if g.memory_bytes:
+            bits.append(f"{g.memory_bytes / 2**30:.0f} GiB")
+        if g.compute_capability:
+            bits.append(f"sm {g.compute_capability}")
+        text = (g.name or "unknown GPU") + (f" ({', '.join(bits)})" if bits else "")
+        kinds.setdefault(text, []).append(g.id)
+    return [
+        (f"{len(ids)} × " if len(ids) > 1 else f"GPU {ids[0]}: ") + text
+        for text, ids in kinds.items()
+    ]
+
+
+def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
+    """(label, value) rows describing the export."""
+    info = trace.info
+    started = "—"
+    if info.session_start_utc_ns:
+        t = _dt.datetime.fromtimestamp(info.session_start_utc_ns / 1e9, tz=_dt.UTC)
+        started = t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    span = fmt_ns(info.duration_ns)
+    if busy_ns:
+        span += f" (GPU busy {fmt_ns(busy_ns)})"
+    procs = [f"{p.pid} {p.name or ''}".strip() for p in info.processes]
+    shown = "; ".join(svg.clip_text(p, 90) for p in procs[:HEADER_PROCESSES]) or "—"
+    if len(procs) > HEADER_PROCESSES:
+        shown += f"; +{len(procs) - HEADER_PROCESSES} more"
+    rows = [
+        ("file", f"{trace.path.name} ({fmt_bytes(info.size_bytes)})"),
+        (
+            "nsys / schema",
+            f"{info.nsys_version or 'unknown (no metadata)'} / {info.schema_version or '—'}",
+        ),
+        ("captured", started),
+        ("span", span),
+        (
+            "GPU events",
+            f"{info.count('kernel'):,} kernels · {info.count('memcpy'):,} memcpys · "
+            f"{info.count('memset'):,} memsets",
+        ),
+        (
+            "CPU events",
+            f"{info.count('runtime'):,} CUDA API calls · {info.count('nvtx'):,} NVTX events",
+        ),
+        ("processes", shown),
+        ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
+    ]
+    note = trace.graph_note()  # CUDA graphs traced at graph level: say what is not here
+    if note:
+        rows.append(("not in this report", note))
+    return rows
+
+
+def kernel_rows(census: pl.DataFrame, palette: svg.Palette, total: int) -> list[KernelRow]:
+    rows = []
+    for r in census.iter_rows(named=True):
+        cat = category_of(r["name"])
+        family, fields = decode(r["name"])
+        rows.append(
+            KernelRow(
+                name=r["name"],
+                short=short(r["name"]),
+                category=cat,
+                color=palette(cat),
+                calls=r["instances"],
+                total_ns=r["total_ns"],
+                share=(r["total_ns"] / total) if total else 0.0,
+                avg_ns=r["avg_ns"],
+                med_ns=r["med_ns"],
+                min_ns=r["min_ns"],
+                max_ns=r["max_ns"],
+                family=family,
+                fields=fields,
+                danger=danger_hits(r["name"]),
+            )
+        )
+    return rows
+
+
+def category_rows(
+    trace: Trace, palette: svg.Palette, name_kind: str, *, subfamily: bool | None = None
+) -> list[CategoryRow]:
+    """The trace's ``tracelens lineup``: the one source of its numbers, memcpy and memset
+    time included (in ``memory``). ``subfamily``: as :func:`~tracelens.lineup.category_summary`
+    (None breaks down gemm and memory)."""
+    df = trace.lineup(name=name_kind, subfamily=subfamily)
+    return [
+        CategoryRow(
+            category=r["category"],
+            subfamily=r["subfamily"],
+            color=palette(r["category"]),
+            calls=r["calls"],
+            total_ns=r["total_ns"],
+            time_pct=r["time_pct"],
+            avg_ns=r["avg_ns"],
+            top_kernel=short(r["top_kernel"], 70),
+        )
+        for r in df.iter_rows(named=True)
+    ]
+
+
+def _profiles_by_name(p: KernelProfiles) -> tuple[dict, dict, dict]:
+    """(spread row, {bin: launches}, [config rows]) per kernel name."""
+    spread = {r["name"]: r for r in p.spread.iter_rows(named=True)}
+    hists: dict[str, dict[int, int]] = {}
+    for name, b, n in p.histogram.select("name", "bin", "launches").iter_rows():
+        hists.setdefault(name, {})[b] = n
+    configs: dict[str, list[dict]] = {}
+    for r in p.configs.iter_rows(named=True):
+        configs.setdefault(r["name"], []).append(r)
+    return spread, hists, configs
+
+
+def stakeout_rows(
+    traces: list[Trace],
+    names: list[str],
+    name_kind: str,
+    palette: svg.Palette,
+    ratios: dict[str, float | None] | None = None,
+) -> list[StakeoutRow]:
+    """Duration distribution and launch configurations of ``names`` in one or two traces
+    (:func:`tracelens.stakeout.kernel_profiles` of each)."""
+    from ..stakeout import kernel_profiles
+
+    if not names:
+        return []
+    sides = [
+        _profiles_by_name(kernel_profiles(t, names, name=name_kind, per_octave=PER_OCTAVE))
+        for t in traces
+    ]
+    two = len(traces) > 1
+    rows = []
+    for name in names:
+        cat = category_of(name)
+        color = palette(cat)
+        sa = sides[0][0].get(name)
+        sb = sides[1][0].get(name) if two else None
+        if two:
+            chart = svg.histogram(
+                sides[0][1].get(name, {}),
+                sides[1][1].get(name, {}),
+                per_octave=PER_OCTAVE,
+                color=color,
+                medians=(sa and sa["p50_ns"], sb and sb["p50_ns"]),
+            )
+        else:
+            chart = svg.histogram(
+                sides[0][1].get(name, {}),
+                per_octave=PER_OCTAVE,
+                color=color,
+                medians=(None, sa and sa["p50_ns"]),
+            )
+        cfg = []
+        seen = 0
+        for label, (_spread, _hists, configs) in zip("AB", sides, strict=False):
+            mine = configs.get(name, [])
+            seen += len(mine)
+            cfg += [{**r, "side": label} for r in mine[:STAKEOUT_CONFIGS]]
+        family, fields = decode(name)
+        rows.append(
+            StakeoutRow(
+                name=name,
+                short=short(name),
+                category=cat,
+                color=color,
+                chart=chart,
+                stats_a=sa,
+                stats_b=sb,
+                configs=cfg,
+                configs_more=seen - len(cfg),
+                per_call_ratio=(ratios or {}).get(name),
+                fields=fields,
+                family=family,
+            )
+        )
+    return rows
+
+
+def memory_rows(trace: Trace) -> list[dict[str, Any]]:
+    try:
+        t = trace.memory_time()
+        s = trace.memory_size()
+    except MissingDataError:
+        return []
+    sizes = {r["operation"]: r for r in s.iter_rows(named=True)}
+    return [
+        {
+            "operation": r["operation"],
+            "count": r["count"],
+            "total_ns": r["total_ns"],
+            "avg_ns": r["avg_ns"],
+            "time_pct": r["time_pct"],
+            "bytes": sizes.get(r["operation"], {}).get("total_bytes"),
+        }
+        for r in t.iter_rows(named=True)
+    ]
+
+
+def danger_rows(census: pl.DataFrame) -> list[dict[str, Any]]:
+    """Danger-zone kernels of one trace (every kernel of ``census``, not only those shown):
+    :func:`tracelens.danger.danger_table`."""
+    from ..danger import danger_table
+
+    return [
+        {
+            "level": r["level"],
+            "rule_id": r["rule_id"],
+            "name": r["name"],
+            "short": short(r["name"]),
+            "calls": r["instances"],
+            "total_ns": r["total_ns"],
+            "why": r["why"],
+            "fix": r["fix"],
+        }
+        for r in danger_table(census).iter_rows(named=True)
+    ]
+
+
+def _has_kernels(trace: Trace) -> bool:
+    try:
+        trace.require_kernels()
+    except MissingDataError:
+        return False
+    return trace.info.count("kernel") > 0
+
+
+def collect_side(
+    trace: Trace,
+    *,
+    key: str,
+    label: str,
+    top: int,
+    name_kind: str,
+    palette: svg.Palette,
+    omitted: list[Omitted],
+    stakeout: bool = True,
+    census: pl.DataFrame | None = None,
+) -> Side:
+    """Everything the page shows about one trace. ``census``: the trace's
+    :func:`~tracelens.census.kernel_summary` when the caller already has it."""
+    from .layout import build_timeline
+
+    notes: list[str] = []
+    has_kernels = _has_kernels(trace)
+    kernels: list[KernelRow] = []
+    categories: list[CategoryRow] = []
+    kernels_total = 0
+    kernel_time = 0
+    busy_ns = None
+    if has_kernels:
+        busy_ns = gpu_busy_ns(trace)
+        if census is None:
+            census = trace.census(name=name_kind)
+        kernels_total = census.height
+        kernel_time = int(census["total_ns"].sum())
+        categories = category_rows(trace, palette, name_kind)
+        kernels = kernel_rows(census.head(top), palette, kernel_time)
+        if kernels_total > top:
+            rest = int(census.tail(kernels_total - top)["total_ns"].sum())
+            omitted.append(
+                Omitted(
+                    f"{label}: kernels",
+                    f"{kernels_total - top:,} more kernels ({fmt_ns(rest)}, "
+                    f"{pct(rest / kernel_time if kernel_time else 0)} "
+                    "of kernel time) are not listed; raise --top to see them",
+                )
+            )
+    else:
+        census = None
+        notes.append(
+            "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
+            "nothing to chart"
+        )
+    stake = []
+    if has_kernels and stakeout:
+        stake = stakeout_rows(
+            [trace], [k.name for k in kernels[:STAKEOUT_KERNELS]], name_kind, palette
+        )
+    return Side(
+        key=key,
+        label=label,
+        info=trace.info,
+        has_kernels=has_kernels,
+        totals={"gpu_busy_ns": busy_ns} if has_kernels else {},
+        kernels=kernels,
+        kernels_total=kernels_total,
+        kernel_time_ns=kernel_time,
+        categories=categories,
+        kernel_chart=_kernel_chart(kernels),
+        category_chart=_category_chart(categories),
+        stakeout=stake,
+        timeline=build_timeline(trace, key=key, palette=palette, name_kind=name_kind),
+        danger=danger_rows(census) if census is not None else [],
+        memory=memory_rows(trace),
+        header=header_rows(trace, busy_ns),
+        gpus=gpu_kinds(trace),
+        notes=notes,
+        lineup_total_ns=sum(c.total_ns for c in categories if c.subfamily is None),
+    )
+
+
+def gpu_busy_ns(trace: Trace) -> int:
+    """Time at least one kernel ran, summed over devices (``trace_totals``' gpu_busy_ns)."""
+    return int(trace.query("trace_totals", start_ns=None, end_ns=None)["gpu_busy_ns"][0])
+
+
+def _kernel_bar(k: KernelRow) -> svg.Bar:
+    tip = (
+        f"{k.short}\n{k.category} · {k.calls:,} calls · {fmt_ns(k.total_ns)} "
+        f"({pct(k.share)}) · avg {fmt_ns(k.avg_ns)}"
+    )
+    right = f"{fmt_ns(k.total_ns)} · {pct(k.share)}"
+    return svg.Bar(k.short, k.total_ns, k.color, right=right, tip=tip, mono=True)
+
+
+def _category_bar(c: CategoryRow) -> svg.Bar:
+    share = share_pct(c.time_pct)
+    tip = f"{c.category}: {c.calls:,} calls, {fmt_ns(c.total_ns)} ({share} of GPU time)"
+    return svg.Bar(
+        c.category, c.total_ns, c.color, right=f"{fmt_ns(c.total_ns)} · {share}", tip=tip
+    )
+
+
+def _kernel_chart(kernels: list[KernelRow]) -> Markup:
+    bars = [_kernel_bar(k) for k in kernels[:CHART_ROWS]]
+    return svg.hbars(bars, width=600, label_width=300, right_width=130)
+
+
+def _category_chart(categories: list[CategoryRow]) -> Markup:
+    bars = [_category_bar(c) for c in categories if c.subfamily is None][:CHART_ROWS]
+    return svg.hbars(bars, width=520, label_width=130, right_width=130)

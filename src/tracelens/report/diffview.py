@@ -1,0 +1,224 @@
+"""What the page shows about two traces: the diff (:func:`tracelens.diff`) shaped into the
+evidence board, summary cards, charts and tables of the diff view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from ..units import fmt_ns, fmt_ratio
+from . import svg
+from .collect import CHART_ROWS, STAKEOUT_KERNELS, Omitted, StakeoutRow, stakeout_rows
+from .text import count, danger_hits, decode, ratio_class, short
+
+if TYPE_CHECKING:
+    from ..compare import TraceDiff
+    from ..trace import Trace
+
+WIDTH = 1180  # px, charts span the page
+STAKEOUT_NEWCOMERS = 2  # of the stakeout's kernels, those only one run launches
+ALIGNMENT_REPLACED = 5  # most common replacements listed per device
+ALIGNMENT_ONLY = 3  # launches only one side makes, listed per device
+
+
+@dataclass
+class DiffView:
+    d: Any
+    clues: list[Any]  # the evidence board, in the diff's order
+    summary: list[tuple[str, str, str]]  # (label, value, css class)
+    totals: list[list[str]]
+    categories: list[dict[str, Any]]
+    category_chart: Markup
+    kernels: list[dict[str, Any]]
+    kernel_chart: Markup
+    legend: Markup
+    stakeout: list[StakeoutRow]
+    variants: list[dict[str, Any]]
+    copies: list[dict[str, Any]]
+    alignment: list[dict[str, Any]]
+    danger: list[dict[str, Any]]
+    kernels_more: int
+
+
+def _summary(d: TraceDiff) -> list[tuple[str, str, str]]:
+    figures = d.figures
+    totals = {r["metric"]: r for r in d.totals.iter_rows(named=True)}
+    kt = totals.get("kernel time (ns)", {})
+    kl = totals.get("kernel launches", {})
+    strong = sum(1 for c in d.clues if c.strength == "strong")
+    return [
+        (
+            "kernel time",
+            f"{fmt_ns(kt.get('a'))} → {fmt_ns(kt.get('b'))}",
+            ratio_class(kt.get("ratio")),
+        ),
+        ("B / A", fmt_ratio(kt.get("ratio")), ratio_class(kt.get("ratio"))),
+        ("launches", f"{count(kl.get('a'))} → {count(kl.get('b'))}", ""),
+        (
+            "kernels only in A / B",
+            f"{int(figures.get('vanished_kernels', 0))} / {int(figures.get('new_kernels', 0))}",
+            "",
+        ),
+        ("clues", f"{len(d.clues)} ({strong} strong)", "up" if strong else ""),
+        (
+            "danger-zone changes",
+            str(int(figures.get("new_danger", 0) + figures.get("vanished_danger", 0))),
+            "up" if figures.get("new_danger", 0) else "",
+        ),
+    ]
+
+
+def _category_chart(categories: list[dict[str, Any]]) -> Markup:
+    rows = sorted(categories, key=lambda r: -max(r["a_total_ns"], r["b_total_ns"]))
+    return svg.paired_hbars(
+        [
+            svg.PairBar(
+                label=r["category"],
+                a=r["a_total_ns"],
+                b=r["b_total_ns"],
+                color=r["color"],
+                right=f"{fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])}  "
+                f"{fmt_ratio(r['total_ratio'])}",
+                tip=f"{r['category']}: {r['a_calls']:,} → {r['b_calls']:,} calls, "
+                f"{fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])}",
+                emphasis=ratio_class(r["total_ratio"]) != "",
+            )
+            for r in rows[:CHART_ROWS]
+        ],
+        width=640,
+        label_width=130,
+        right_width=200,
+    )
+
+
+def _kernel_chart(d: TraceDiff, palette: svg.Palette) -> Markup:
+    import polars as pl
+
+    by_time = d.kernels.with_columns(_m=pl.max_horizontal("a_total_ns", "b_total_ns")).sort(
+        "_m", descending=True
+    )
+    return svg.paired_hbars(
+        [
+            svg.PairBar(
+                label=short(r["name"]),
+                a=r["a_total_ns"],
+                b=r["b_total_ns"],
+                color=palette(r["category"]),
+                right=_pair_right(r),
+                tip=f"{short(r['name'], 200)}\n{r['category']} · calls {r['a_instances']:,} → "
+                f"{r['b_instances']:,} · per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}",
+                mono=True,
+                emphasis=r["status"] != "both" or ratio_class(r["per_call_ratio"]) != "",
+            )
+            for r in by_time.head(CHART_ROWS).iter_rows(named=True)
+        ],
+        width=WIDTH,
+        label_width=420,
+        right_width=250,
+    )
+
+
+def _pair_right(r: dict[str, Any]) -> str:
+    if r["status"] == "only_a":
+        return f"{fmt_ns(r['a_total_ns'])} → gone (only in A)"
+    if r["status"] == "only_b":
+        return f"new in B: {fmt_ns(r['b_total_ns'])}"
+    return (
+        f"{fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} · per call "
+        f"{fmt_ratio(r['per_call_ratio'])}"
+    )
+
+
+def _alignment(d: TraceDiff) -> list[dict[str, Any]]:
+    rows = []
+    for al in d.alignment:
+        rows.append(
+            {
+                "device": al.device,
+                "launches_a": al.launches_a,
+                "launches_b": al.launches_b,
+                "matched": al.matched_in_order,
+                "aligned": al.aligned,
+                # 1-based, as people count and as the evidence board says it
+                "first": None if al.first_divergence is None else al.first_divergence + 1,
+                "a_at": short(al.a_at_divergence, 70) if al.a_at_divergence else None,
+                "b_at": short(al.b_at_divergence, 70) if al.b_at_divergence else None,
+                "replaced": [
+                    (short(x, 60), short(y, 60), n) for x, y, n in al.replaced[:ALIGNMENT_REPLACED]
+                ],
+                "only_a": [(short(x, 60), n) for x, n in al.only_in_a[:ALIGNMENT_ONLY]],
+                "only_b": [(short(x, 60), n) for x, n in al.only_in_b[:ALIGNMENT_ONLY]],
+                "truncated": al.truncated,
+            }
+        )
+    return rows
+
+
+def diff_view(
+    d: TraceDiff,
+    ta: Trace,
+    tb: Trace,
+    *,
+    top: int,
+    name_kind: str,
+    palette: svg.Palette,
+    omitted: list[Omitted],
+) -> DiffView:
+    import polars as pl
+
+    from ..compare.render import _totals_rows
+
+    categories = [
+        {**r, "color": palette(r["category"])} for r in d.categories.iter_rows(named=True)
+    ]
+    category_chart = _category_chart(categories)
+    kernels = []
+    for r in d.kernels.head(top).iter_rows(named=True):
+        family, fields = decode(r["name"])
+        kernels.append(
+            {
+                **r,
+                "short": short(r["name"]),
+                "color": palette(r["category"]),
+                "family": family,
+                "fields": fields,
+                "danger": danger_hits(r["name"]),
+            }
+        )
+    if d.kernels.height > top:
+        omitted.append(
+            Omitted(
+                "diff: kernels",
+                f"{d.kernels.height - top:,} more kernels with smaller changes are not listed; "
+                "raise --top to see them",
+            )
+        )
+    kernel_chart = _kernel_chart(d, palette)
+    # Stakeout: the most surprising kernels both runs launch, then the biggest newcomers.
+    both = d.kernels.filter(pl.col("status") == "both").head(STAKEOUT_KERNELS - STAKEOUT_NEWCOMERS)
+    others = d.kernels.filter(pl.col("status") != "both").head(STAKEOUT_NEWCOMERS)
+    names = both["name"].to_list() + others["name"].to_list()
+    ratios = dict(
+        zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
+    )
+    stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios)
+    # The diff orders its clues once (strongest first); the page keeps that order.
+    return DiffView(
+        d=d,
+        clues=list(d.clues),
+        summary=_summary(d),
+        totals=_totals_rows(d),
+        categories=categories,
+        category_chart=category_chart,
+        kernels=kernels,
+        kernel_chart=kernel_chart,
+        legend=svg.legend_pair(f"A: {d.label_a}", f"B: {d.label_b}"),
+        stakeout=stakeout,
+        variants=list(d.variant_swaps.iter_rows(named=True)),
+        copies=list(d.copies.iter_rows(named=True)),
+        alignment=_alignment(d),
+        danger=[{**r, "short": short(r["name"])} for r in d.danger.iter_rows(named=True)],
+        kernels_more=max(d.kernels.height - top, 0),
+    )

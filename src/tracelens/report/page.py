@@ -1,0 +1,131 @@
+"""The HTML page: the Jinja2 templates (``reports/templates/``, autoescaped) rendered with what
+collect.py and diffview.py gathered. CSS, JavaScript and the SVG charts are inline and a
+Content-Security-Policy forbids every network request."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from ..errors import UsageError
+from ..units import fmt_bytes, fmt_ns, fmt_ratio
+from . import svg
+from .collect import PER_OCTAVE, Omitted, Side, collect_side
+from .text import count, pct, ratio_class, short, signed_ns
+
+if TYPE_CHECKING:
+    from ..trace import Trace
+
+DEFAULT_TOP = 20  # rows of the kernel tables
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@cache
+def _environment():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from .._resources import templates_dir
+
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        autoescape=True,  # every {{ }} is escaped: names come from the profiled program
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        ns=fmt_ns,
+        bytes=fmt_bytes,
+        ratio=fmt_ratio,
+        pct=pct,
+        count=count,
+        signed_ns=signed_ns,
+        ratio_class=ratio_class,
+        short=short,
+    )
+    env.globals["asset"] = _asset
+    return env
+
+
+def _asset(name: str) -> Markup:
+    """A static file of the templates folder (CSS, JS), inlined verbatim: it is ours."""
+    from .._resources import templates_dir
+
+    return Markup((templates_dir() / name).read_text(encoding="utf-8"))
+
+
+def check_top(top: int) -> int:
+    if top < 1:
+        raise UsageError(f"--top must be at least 1 (got {top})")
+    return top
+
+
+def build_report(
+    trace_a: Trace,
+    trace_b: Trace | None = None,
+    *,
+    top: int = DEFAULT_TOP,
+    name: str = "demangled",
+    title: str | None = None,
+) -> str:
+    """The HTML page: one trace (census, lineup, stakeout, timeline, danger, memory) or two
+    (the diff's evidence board and tables on top, each trace's detail below)."""
+    from .. import __version__
+
+    check_top(top)
+    palette = svg.Palette()
+    omitted: list[Omitted] = []
+    context: dict[str, Any] = {
+        "version": __version__,
+        "csp": CSP,
+        "top": top,
+        "per_octave": PER_OCTAVE,
+    }
+    side_args = {"top": top, "name_kind": name, "palette": palette, "omitted": omitted}
+    if trace_b is None:
+        side = collect_side(trace_a, key="t", label=trace_a.path.name, **side_args)
+        context.update(
+            mode="single",
+            title=title or f"tracelens report: {side.label}",
+            sides=[side],
+            diff=None,
+        )
+    else:
+        from ..compare import diff as compute
+        from .diffview import diff_view
+
+        d = compute(trace_a, trace_b, name=name)
+        sa = collect_side(trace_a, key="a", label=d.label_a, stakeout=False, **side_args)
+        sb = collect_side(trace_b, key="b", label=d.label_b, stakeout=False, **side_args)
+        context.update(
+            mode="diff",
+            title=title or f"tracelens report: {d.label_a} → {d.label_b}",
+            sides=[sa, sb],
+            diff=diff_view(
+                d, trace_a, trace_b, top=top, name_kind=name, palette=palette, omitted=omitted
+            ),
+        )
+    for side in context["sides"]:
+        if side.timeline:
+            for n in side.timeline.notes:
+                omitted.append(Omitted(f"{side.label}: timeline", n))
+    context["omitted"] = omitted
+    context["legend"] = _page_legend(context["sides"])
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def _page_legend(sides: list[Side]) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for s in sides:
+        for c in s.categories:
+            seen.setdefault(c.category, c.color)
+        if s.timeline:
+            for c, color in s.timeline.legend:
+                seen.setdefault(c, color)
+    return list(seen.items())

@@ -1,0 +1,106 @@
+"""Golden tests of the query files behind the report: tracelens.activity (the timeline's
+bins, operations and NVTX ranges) and tracelens.stakeout.kernel_profiles (the stakeout of
+several kernels at once). Each case is a tiny trace built here; the expected CSVs are in
+golden/ (see golden.py for how to review an update)."""
+
+from __future__ import annotations
+
+import pytest
+
+from queries.golden import assert_golden
+from tracelens.synth import TraceBuilder
+
+GEMM = "void gemm_kernel<float>(float*, int)"
+FILL = "void fill_kernel<4>(float*)"
+ODD = "odd_kernel"
+
+
+@pytest.fixture(scope="module")
+def steps_trace(tmp_path_factory):
+    """Two repeated 'step_N' ranges (one launching two kernels and a copy on two streams),
+    a longer range that does not repeat, a nested range, a mark, and a second thread."""
+    b = TraceBuilder("3.25.0")
+    b.process(10, "train")
+    b.gpu(0)
+    b.nvtx_range("outer", start=0, end=100_000, pid=10, tid=1)
+    for i, t0 in enumerate((1_000, 40_000), start=1):
+        b.nvtx_range(f"step_{i}", start=t0, end=t0 + 20_000, pid=10, tid=1)
+        c1 = b.runtime("cudaLaunchKernel_v7000", start=t0 + 100, end=t0 + 200, pid=10, tid=1)
+        gemm_end = t0 + 5_000 + 4_000 * i  # 4 µs, then 8 µs
+        b.kernel(GEMM, start=t0 + 5_000, end=gemm_end, pid=10, stream=7, correlation_id=c1)
+        c2 = b.runtime("cudaLaunchKernel_v7000", start=t0 + 300, end=t0 + 400, pid=10, tid=1)
+        b.kernel(FILL, start=t0 + 9_500, end=t0 + 9_900, pid=10, stream=8, correlation_id=c2)
+        c3 = b.runtime("cudaMemcpyAsync_v3020", start=t0 + 500, end=t0 + 600, pid=10, tid=1)
+        b.memcpy("HtoD", 4096, start=t0 + 10_000, end=t0 + 10_800, pid=10, correlation_id=c3)
+    b.nvtx_range("inner", start=2_000, end=3_000, pid=10, tid=1)
+    b.nvtx_range("loader", start=500, end=90_000, pid=10, tid=2, registered=True)
+    b.nvtx_mark("checkpoint", at=5_000, pid=10, tid=1)
+    # Launched by another thread inside step_1's time: not step_1's work.
+    c4 = b.runtime("cudaLaunchKernel_v7000", start=2_500, end=2_600, pid=10, tid=2)
+    b.kernel(ODD, start=74_000, end=76_000, pid=10, stream=9, correlation_id=c4)
+    b.memset(256, start=80_000, end=80_100, pid=10, stream=7)
+    return b.write(tmp_path_factory.mktemp("steps") / "steps.sqlite")
+
+
+def test_activity_bins(steps_trace):
+    # Four bins of 25 µs; odd_kernel (74-76 µs) is split over the last two.
+    assert_golden(
+        steps_trace,
+        "activity_bins",
+        "four_bins",
+        t0=0,
+        t1=100_000,
+        bins=4,
+        name_ids=[-1],
+        categories=["other"],
+        name_kind="demangled",
+    )
+
+
+def test_activity_operations_window_and_limit(steps_trace):
+    assert_golden(
+        steps_trace, "activity_operations", "window", t0=40_000, t1=80_050, limit=4,
+        name_kind="demangled",
+    )  # fmt: skip
+
+
+def test_activity_kernel_names(steps_trace):
+    assert_golden(steps_trace, "activity_kernel_names", "short", name_kind="short")
+
+
+def assert_nvtx_golden(trace_path, query: str, case: str, **params) -> None:
+    """assert_golden for a query over NVTX text, which needs Trace.load_nvtx_text() first."""
+    import os
+
+    import tracelens
+    from queries import golden
+
+    with tracelens.open(trace_path) as t:
+        t.load_nvtx_text()
+        actual = t.query(query, **params).write_csv()
+    expected = golden.GOLDEN / f"{query}__{case}.csv"
+    if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
+        expected.write_text(actual)
+    assert actual == expected.read_text(), f"{query} [{case}] differs from its golden CSV"
+
+
+def test_activity_nvtx_ranges(steps_trace):
+    # Marks are not ranges; min_ns drops 'inner' (1 µs); the window keeps what overlaps it.
+    assert_nvtx_golden(
+        steps_trace, "activity_nvtx_ranges", "window", t0=2_500, t1=45_000, min_ns=2_000, limit=3
+    )
+
+
+def test_activity_step_range(steps_trace):
+    # 'step_#' repeats (2 x 20 µs); 'outer' and 'loader' are longer but occur once. The GPU
+    # work of step_1 is its thread's two kernels and copy, not tid 2's odd_kernel.
+    assert_nvtx_golden(steps_trace, "activity_step_range", "two_steps", max_ns=None)
+    # A bound below the steps' length leaves 'inner' and 'step' nothing to repeat: no row.
+    assert_nvtx_golden(steps_trace, "activity_step_range", "bounded", max_ns=10_000)
+
+
+def test_stakeout_profile_queries(steps_trace):
+    args = {"names": [GEMM, FILL, "not launched"], "name_kind": "demangled"}
+    assert_golden(steps_trace, "stakeout_spread", "two_kernels", **args)
+    assert_golden(steps_trace, "stakeout_log_histogram", "two_kernels", per_octave=4, **args)
+    assert_golden(steps_trace, "stakeout_configs", "two_kernels", **args)
