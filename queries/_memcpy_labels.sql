@@ -1,6 +1,8 @@
 -- _memcpy_labels: creates the temp table memcpy_labels, the operation label `nsys stats`
 -- (2022.4, cuda_gpu_mem_*_sum) prints for each CUPTI copyKind. The loader runs this once per
 -- connection; memory_time_summary, memory_size_summary and lineup_activities join it.
+-- The one copy-kind vocabulary: Python reads these rows too (_resources.copy_kind_labels:
+-- timeline, synth's short names, the diff), so every command names a copy kind alike.
 -- Columns:
 --   copyKind  BIGINT   CUPTI copyKind (ENUM_CUDA_MEMCPY_OPER)
 --   label     VARCHAR  e.g. '[CUDA memcpy HtoD]', '[CUDA Unified Memory memcpy DtoH]'

@@ -269,12 +269,12 @@ def test_library_function_and_trace_method(tmp_path):
         )
         assert danger_kernels(trace, top=3).equals(df.head(3))
         assert danger_kernels(trace, where=EventFilter(device=7)).is_empty()
-        with pytest.raises(UsageError, match="--top must be at least 1"):
+        with pytest.raises(UsageError, match="^top must be at least 1"):
             danger_kernels(trace, top=0)
     assert df.columns == [
         "rule_id", "level", "name", "instances", "total_ns", "time_pct", "why", "fix", "source"
     ]  # fmt: skip
     assert kernels_at_or_above(df, "high") == 7
     assert kernels_at_or_above(df, "info") == 11
-    with pytest.raises(UsageError, match="unknown --fail-on 'low'"):
+    with pytest.raises(UsageError, match="unknown level 'low'"):
         kernels_at_or_above(df, "low")

@@ -184,7 +184,7 @@ def test_trace_table_and_filters(capsys):
         "Fields", "summary",
     ]  # fmt: skip
     assert lines[4].split()[:6] == ["68.0", "101,342.858", "56", "nvjet", "gemm", "nvjet"]
-    assert lines[-1] == "1 kernel rows (top 1); '?' marks a field whose meaning is unknown"
+    assert lines[-1] == "1 kernel row (top 1); '?' marks a field whose meaning is unknown"
     assert max(len(line) for line in lines) <= 160
     rc, out, _ = run_cli(["decode", "--demo", "bs16", "--device", "3", "-f", "csv"], capsys)
     assert (rc, out) == (

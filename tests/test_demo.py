@@ -9,7 +9,7 @@ import pytest
 from conftest import SHARED
 
 import tracelens
-from tracelens.demo import DEMO_NAMES, build_demo, demo_path, main
+from tracelens.demo import DEMO_NAMES, build_demo, demo_path, regenerate
 
 KERNEL_NAMES_TSV = SHARED / "kernel_names" / "real_kernel_names.tsv"
 # spelled from the vLLM / FlashAttention-2 sources: not in the list of names seen in traces
@@ -176,13 +176,13 @@ def test_shipped_file_matches_the_generator(tmp_path, name):
     assert shipped.keys() == regenerated.keys()
     for table in shipped:
         assert shipped[table] == regenerated[table], (
-            f"{table} differs: run `python -m tracelens.demo` to regenerate the shipped demos"
+            f"{table} differs: run tracelens.demo.regenerate() to regenerate the shipped demos"
         )
 
 
-def test_generation_is_deterministic_and_cli_writes_both(tmp_path):
-    assert main(["--out", str(tmp_path / "a")]) == 0
-    assert main(["--out", str(tmp_path / "b")]) == 0
+def test_generation_is_deterministic_and_regenerate_writes_both(tmp_path):
+    assert regenerate(tmp_path / "a") == [tmp_path / "a" / f"{n}.sqlite" for n in DEMO_NAMES]
+    regenerate(tmp_path / "b")
     for name in DEMO_NAMES:
         a, b = tmp_path / "a" / f"{name}.sqlite", tmp_path / "b" / f"{name}.sqlite"
         assert a.read_bytes() == b.read_bytes()

@@ -44,11 +44,11 @@ LAST_END = FIRST_REPLAY + (REPLAYS - 1) * EVERY + REPLAY_NS
 KERNEL = "void add<float>(float *, int)"
 
 NOTE = (
-    "200 CUDA graph replays (1.000 s of GPU time) are not broken down by kernel and are not "
+    "200 CUDA graph replays (1.00 s of GPU time) are not broken down by kernel and are not "
     "in these numbers; profile with --cuda-graph-trace=node to see their kernels"
 )
 INFO_LINE = (
-    "graph      200 replays, 1.000 s of GPU time, not broken down by kernel "
+    "graph      200 replays, 1.00 s of GPU time, not broken down by kernel "
     "(re-profile with --cuda-graph-trace=node)"
 )
 
@@ -152,7 +152,7 @@ def test_info_text_has_a_graph_line(graphs, capsys):
     rc, out, err = run_cli(["info", graphs], capsys)
     assert rc == 0 and err == ""
     assert out.splitlines()[-1] == INFO_LINE
-    assert "span       100 ns → 1.996 s (duration 1.996 s, from session start)" in out
+    assert "span       100 ns → 2.00 s (duration 2.00 s, from session start)" in out
 
 
 def test_info_json_has_count_and_time_and_keeps_its_keys(graphs, capsys):
@@ -206,7 +206,7 @@ def test_graph_note_wording_and_filters(graphs, plain):
         assert t.graph_note(EventFilter(pid=PID, stream=7)) == NOTE
         one = EventFilter(start_ns=FIRST_REPLAY + 1, end_ns=FIRST_REPLAY + 2)
         assert t.graph_note(one) == (
-            "1 CUDA graph replay (5.000 ms of GPU time) is not broken down by kernel and is "
+            "1 CUDA graph replay (5.00 ms of GPU time) is not broken down by kernel and is "
             "not in these numbers; profile with --cuda-graph-trace=node to see its kernels"
         )
     with tracelens.open(plain) as t:
@@ -216,7 +216,7 @@ def test_graph_note_wording_and_filters(graphs, plain):
 def test_census_table_ends_with_the_note(graphs, capsys):
     rc, out, err = run_cli(["census", graphs], capsys)
     assert rc == 0 and err == ""
-    assert out.endswith("\n1 kernel rows\nnote: " + NOTE + "\n")
+    assert out.endswith("\n1 kernel row\nnote: " + NOTE + "\n")
 
 
 def test_census_markdown_note_is_a_paragraph_after_the_table(graphs, capsys):
@@ -330,6 +330,6 @@ def test_report_header_says_graph_replays_are_left_out(graphs, plain):
     with tracelens.open(graphs) as t:
         page = build_report(t)
     assert "not in this report" in page
-    assert "200 CUDA graph replays (1.000 s of GPU time) are not broken down by kernel" in page
+    assert "200 CUDA graph replays (1.00 s of GPU time) are not broken down by kernel" in page
     with tracelens.open(plain) as t:
         assert "not in this report" not in build_report(t)

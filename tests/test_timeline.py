@@ -14,10 +14,11 @@ from test_stakeout import _small
 
 import tracelens
 from tracelens.filters import EventFilter
-from tracelens.timeline import COPY_LABELS
+from tracelens.timeline import copy_labels
 
-LABEL = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device"}
-LABEL["PtoP"] = "Peer-to-Peer"
+COPY_LABELS = copy_labels()
+
+LABEL = {k: f"[CUDA memcpy {k}]" for k in ("HtoD", "DtoH", "DtoD", "PtoP")}
 
 
 def _gaps(intervals: dict[int, list[tuple[int, int]]], longer_than: int) -> set[tuple]:
@@ -40,25 +41,25 @@ def test_csv_is_exact(tmp_path, capsys):
     assert (rc, err) == (0, "")
     assert out.splitlines() == [
         "start_ns,duration_ns,kind,device,stream,pid,tid,correlation_id,bytes,throughput_gbps,name",
-        "0,299500,nvtx,,,4242,4243,,,,worker loop",
-        "500,199000,nvtx,,,4242,4242,,,,epoch",
-        "1500,58000,nvtx,,,4242,4242,,,,step 1",
-        "9500,10000,nvtx,,,4242,4242,,,,bad \\xff text",
-        "11500,2000,api,,,4242,4242,1,,,cudaLaunchKernel",
-        '14500,10000,kernel,0,7,4242,,1,,,"void gemm<float>(float *, int)"',
-        "29500,1000,api,,,4242,4242,2,,,cudaLaunchKernel",
-        '30000,12000,kernel,0,7,4242,,2,,,"void gemm<float>(float *, int)"',
-        "42000,37500,gap,0,,,,,,,idle",
-        "49500,100000,nvtx,,,4242,4242,,,,io",
-        "69500,20000,nvtx,,,4242,4242,,,,registered step",
-        "74500,1000,api,,,4242,4242,3,,,cuLaunchKernel",
-        "76500,500,api,,,5151,5151,3,,,cudaLaunchKernel",
-        '79500,8000,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
-        "99500,1000,kernel,0,7,5151,,3,,,void gemm_small(float *)",
-        "100500,79000,gap,0,,,,,,,idle",
-        "159500,1000,api,,,4242,4243,4,,,cudaLaunchKernel",
-        '161500,9000,kernel,1,7,4242,,4,,,"void gemm<float>(float *, int)"',
-        "179500,1500,kernel,0,7,4242,,5,,,void relu(float *)",
+        "500,299500,nvtx,,,4242,4243,,,,worker loop",
+        "1000,199000,nvtx,,,4242,4242,,,,epoch",
+        "2000,58000,nvtx,,,4242,4242,,,,step 1",
+        "10000,10000,nvtx,,,4242,4242,,,,bad \\xff text",
+        "12000,2000,api,,,4242,4242,1,,,cudaLaunchKernel",
+        '15000,10000,kernel,0,7,4242,,1,,,"void gemm<float>(float *, int)"',
+        "30000,1000,api,,,4242,4242,2,,,cudaLaunchKernel",
+        '30500,12000,kernel,0,7,4242,,2,,,"void gemm<float>(float *, int)"',
+        "42500,37500,gap,0,,,,,,,idle",
+        "50000,100000,nvtx,,,4242,4242,,,,io",
+        "70000,20000,nvtx,,,4242,4242,,,,registered step",
+        "75000,1000,api,,,4242,4242,3,,,cuLaunchKernel",
+        "77000,500,api,,,5151,5151,3,,,cudaLaunchKernel",
+        '80000,8000,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
+        "100000,1000,kernel,0,7,5151,,3,,,void gemm_small(float *)",
+        "101000,79000,gap,0,,,,,,,idle",
+        "160000,1000,api,,,4242,4243,4,,,cudaLaunchKernel",
+        '162000,9000,kernel,1,7,4242,,4,,,"void gemm<float>(float *, int)"',
+        "180000,1500,kernel,0,7,4242,,5,,,void relu(float *)",
     ]
 
 
@@ -66,22 +67,22 @@ def test_table_is_exact(tmp_path, capsys):
     rc, out, err = run_cli(["timeline", _small(tmp_path), "-n", "6", "--name", "short"], capsys)
     assert (rc, err) == (0, "")
     assert out.splitlines() == [
-        "timeline of small.sqlite (times from the first event)",
+        "timeline of small.sqlite (times from session start)",
         "",
         "  Start (ns)   Duration (ns)   Kind     Device   Stream     PID     TID   Correlation id   Bytes   Throughput (GB/s)   Name",
         " " + "─" * 139,
-        "           0         299,500   nvtx          —        —   4,242   4,243                —       —                   —   worker loop",
-        "         500         199,000   nvtx          —        —   4,242   4,242                —       —                   —   epoch",
-        "       1,500          58,000   nvtx          —        —   4,242   4,242                —       —                   —   step 1",
-        "       9,500          10,000   nvtx          —        —   4,242   4,242                —       —                   —   bad \\xff text",
-        "      14,500          10,000   kernel        0        7   4,242       —                1       —                   —   gemm",
-        "      30,000          12,000   kernel        0        7   4,242       —                2       —                   —   gemm",
+        "         500         299,500   nvtx          —        —   4,242   4,243                —       —                   —   worker loop",
+        "       1,000         199,000   nvtx          —        —   4,242   4,242                —       —                   —   epoch",
+        "       2,000          58,000   nvtx          —        —   4,242   4,242                —       —                   —   step 1",
+        "      10,000          10,000   nvtx          —        —   4,242   4,242                —       —                   —   bad \\xff text",
+        "      15,000          10,000   kernel        0        7   4,242       —                1       —                   —   gemm",
+        "      30,500          12,000   kernel        0        7   4,242       —                2       —                   —   gemm",
         "",
         "rows 1-6 of 12; --offset 6 for the next",
     ]
 
 
-def test_window_is_relative_to_the_first_event_and_keeps_spanning_gaps(tmp_path, capsys):
+def test_window_counts_from_session_start_and_keeps_spanning_gaps(tmp_path, capsys):
     rc, out, _ = run_cli(
         [
             "timeline",
@@ -89,9 +90,9 @@ def test_window_is_relative_to_the_first_event_and_keeps_spanning_gaps(tmp_path,
             "--gap",
             "20us",
             "--start",
-            "75us",
+            "75.5us",
             "--end",
-            "0.1ms",
+            "100.5us",
             "-f",
             "csv",
             "--timeunit",
@@ -102,13 +103,13 @@ def test_window_is_relative_to_the_first_event_and_keeps_spanning_gaps(tmp_path,
     assert rc == 0
     assert out.splitlines() == [
         "start_us,duration_us,kind,device,stream,pid,tid,correlation_id,bytes,throughput_gbps,name",
-        "0.0,299.5,nvtx,,,4242,4243,,,,worker loop",
-        "0.5,199.0,nvtx,,,4242,4242,,,,epoch",
-        "42.0,37.5,gap,0,,,,,,,idle",  # begins before the window, ends in it
-        "49.5,100.0,nvtx,,,4242,4242,,,,io",
-        "69.5,20.0,nvtx,,,4242,4242,,,,registered step",
-        '79.5,8.0,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
-        "99.5,1.0,kernel,0,7,5151,,3,,,void gemm_small(float *)",
+        "0.5,299.5,nvtx,,,4242,4243,,,,worker loop",
+        "1.0,199.0,nvtx,,,4242,4242,,,,epoch",
+        "42.5,37.5,gap,0,,,,,,,idle",  # begins before the window, ends in it
+        "50.0,100.0,nvtx,,,4242,4242,,,,io",
+        "70.0,20.0,nvtx,,,4242,4242,,,,registered step",
+        '80.0,8.0,kernel,0,9,4242,,3,,,"void gemm<float>(float *, int)"',
+        "100.0,1.0,kernel,0,7,5151,,3,,,void gemm_small(float *)",
     ]
 
 
@@ -229,8 +230,8 @@ def test_copy_labels_come_from_the_export(tmp_path):
     path = b.write(tmp_path / "uvm.sqlite")
     with tracelens.open(path) as trace:
         names = trace.timeline().events["name"].to_list()
-    assert names == ["Unified Host-to-Device", "Unified Device-to-Device"]
-    assert COPY_LABELS[11] == "Unified Host-to-Device"
+    assert names == ["[CUDA Unified Memory memcpy HtoD]", "[CUDA Unified Memory memcpy DtoD]"]
+    assert COPY_LABELS[11] == "[CUDA Unified Memory memcpy HtoD]"
 
 
 # -- real traces --------------------------------------------------------------------------
@@ -283,7 +284,7 @@ def test_unified_memory_labels_without_enum_table(trace_copies, capsys):
     )
     assert rc == 0
     names = {r["name"] for r in json.loads(out) if r["kind"] == "memcpy"}
-    assert names == {"Unified Host-to-Device", "Unified Device-to-Host"}
+    assert names == {"[CUDA Unified Memory memcpy HtoD]", "[CUDA Unified Memory memcpy DtoH]"}
 
 
 def test_demo_trace(capsys):

@@ -41,3 +41,13 @@ def data_dir() -> Path:
 def query(name: str) -> str:
     """The text of ``queries/<name>.sql``."""
     return (queries_dir() / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@cache
+def copy_kind_labels() -> dict[int, str]:
+    """copyKind -> its label (``'[CUDA memcpy DtoD]'``): the one copy-kind vocabulary,
+    the table ``queries/_memcpy_labels.sql`` creates in SQL, read here for Python."""
+    import re
+
+    rows = re.findall(r"\((\d+),\s*'([^']*)'\)", query("_memcpy_labels"))
+    return {int(kind): label for kind, label in rows}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from .choices import NAME_KINDS
+from .errors import check_at_least, check_choice
 from .filters import EventFilter
 
 if TYPE_CHECKING:
@@ -13,13 +14,9 @@ if TYPE_CHECKING:
     from .rows import Rows
     from .trace import Trace
 
-NAME_KINDS = ("demangled", "short", "mangled")
-
 
 def check_name_kind(name: str) -> str:
-    if name not in NAME_KINDS:
-        raise UsageError(f"unknown --name {name!r}; use one of: {', '.join(NAME_KINDS)}")
-    return name
+    return check_choice("name", name, NAME_KINDS)
 
 
 def kernel_summary(
@@ -52,8 +49,7 @@ def kernel_summary_rows(
 ) -> Rows:
     """``kernel_summary`` as plain rows, for the command line (no polars/pyarrow import)."""
     check_name_kind(name)
-    if top is not None and top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    check_at_least("top", top, 1)
     trace.require_kernels()
     where = where or EventFilter()
     rows = trace.query_rows(

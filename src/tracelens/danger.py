@@ -28,7 +28,8 @@ from .categories import (
     read_rule_tables,
     rule_label,
 )
-from .errors import UsageError
+from .choices import LEVELS  # most severe first; the CLI offers the same
+from .errors import UsageError, check_at_least, check_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -49,8 +50,6 @@ __all__ = [
     "match_danger",
 ]
 
-#: Levels, most severe first.
-LEVELS = ("high", "medium", "info")
 ABSENT = "-"
 _RULE_KEYS = frozenset(
     {
@@ -278,10 +277,8 @@ def danger_table(kernels: pl.DataFrame, rules: DangerRules | None = None) -> pl.
     return pl.DataFrame(rows, schema=schema, strict=False)
 
 
-def check_level(level: str, option: str = "--fail-on") -> str:
-    if level not in LEVELS:
-        raise UsageError(f"unknown {option} {level!r}; use one of: {', '.join(LEVELS)}")
-    return level
+def check_level(level: str, param: str = "level") -> str:
+    return check_choice(param, level, LEVELS)
 
 
 def danger_kernels(
@@ -302,8 +299,7 @@ def danger_kernels(
     """
     from .census import kernel_summary
 
-    if top is not None and top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    check_at_least("top", top, 1)
     if not isinstance(rules, DangerRules):
         rules = load_danger_rules(rules)
     df = danger_table(kernel_summary(trace, where=where), rules)

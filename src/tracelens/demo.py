@@ -24,16 +24,15 @@ Kernel names are real ones from public traces (``shared/kernel_names``), except
 ``merge_attn_states_kernel`` and ``flash_fwd_splitkv_combine_kernel``, which are spelled
 from the vLLM and FlashAttention-2 sources. Durations are modelled, with jitter from a
 fixed seed, so the files are identical every time they are generated. Regenerate the
-shipped files with ``python -m tracelens.demo`` (``--out DIR`` to write elsewhere).
+shipped files with ``python -c "import tracelens.demo as d; d.regenerate()"`` (give
+``regenerate`` a directory to write elsewhere).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -475,20 +474,10 @@ def build_demo(name: str, dest_path: str | Path) -> Path:
     return _build(bs).write(dest_path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tracelens.demo", description="Regenerate the shipped demo traces."
-    )
-    parser.add_argument(
-        "--out", type=Path, default=DEMO_DIR, help=f"directory (default {DEMO_DIR})"
-    )
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name in DEMO_NAMES:
-        path = build_demo(name, args.out / f"{name}.sqlite")
-        print(f"{path} ({path.stat().st_size:,} bytes)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def regenerate(out_dir: str | Path = DEMO_DIR) -> list[Path]:
+    """Write every demo trace into ``out_dir`` (default: the shipped files' directory) and
+    return their paths. A function, not a second command line: run it as
+    ``python -c "import tracelens.demo as d; d.regenerate()"``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [build_demo(name, out / f"{name}.sqlite") for name in DEMO_NAMES]

@@ -32,9 +32,23 @@ class MissingDataError(TraceError):
 
 
 class UsageError(TracelensError):
-    """A bad option value (unknown --name, --format, malformed time, ...)."""
+    """A bad argument value (an unknown name kind, a malformed time, ...).
+
+    The message names the library's parameter (``top must be at least 1 (got 0)``);
+    ``param`` is that parameter's name and ``template`` the message with ``{param}`` where
+    the name goes, so that the command line can say its own flag instead
+    (``--top must be at least 1 (got 0)``), see :meth:`naming`."""
 
     exit_code = 2
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        self.param = param
+        self.template = message
+        super().__init__(message.replace("{param}", param) if param else message)
+
+    def naming(self, name: str) -> str:
+        """The message with ``name`` (e.g. a command-line flag) for the parameter."""
+        return self.template.replace("{param}", name) if self.param else str(self)
 
 
 class ExtensionError(TracelensError):
@@ -59,3 +73,28 @@ class OutputError(TracelensError):
     """The command line could not write its results (stdout full, closed...)."""
 
     exit_code = 1
+
+
+def check_choice(param: str, value: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else a UsageError naming ``param``."""
+    if value not in choices:
+        raise UsageError(
+            f"unknown {{param}} {value!r}; use one of: {', '.join(choices)}", param=param
+        )
+    return value
+
+
+def check_at_least(
+    param: str, value: int | None, minimum: int, *, meaning: str = "", unit: str = ""
+) -> int | None:
+    """``value`` if it is None or at least ``minimum``, else a UsageError naming ``param``
+    (``meaning`` says what ``minimum`` stands for, e.g. ``every row`` for 0; ``unit``
+    follows the value in the message)."""
+    if value is not None and value < minimum:
+        if meaning:
+            what = f"{minimum} ({meaning}) or more"
+        else:
+            what = "0 or more" if minimum == 0 else f"at least {minimum}"
+        got = f"{value} {unit}" if unit else str(value)
+        raise UsageError(f"{{param}} must be {what} (got {got})", param=param)
+    return value

@@ -15,15 +15,17 @@ TIME_UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
 
 
-def parse_time_ns(text: str | int | None, *, option: str = "time") -> int | None:
-    """``'1.5ms'`` -> 1500000. A bare number is nanoseconds. None stays None."""
+def parse_time_ns(text: str | int | None, *, param: str = "time") -> int | None:
+    """``'1.5ms'`` -> 1500000. A bare number is nanoseconds. None stays None. A malformed
+    time is a UsageError naming ``param``."""
     if text is None or isinstance(text, int):
         return text
     m = _TIME.match(str(text))
     if not m:
         raise UsageError(
-            f"{option} {text!r} is not a time; use a number with an optional unit ns, us, ms or s "
-            "(e.g. 1.5ms)"
+            f"{{param}} {text!r} is not a time; use a number with an optional unit ns, us, ms "
+            "or s (e.g. 1.5ms)",
+            param=param,
         )
     unit = (m.group(2) or "ns").replace("µs", "us")
     return round(float(m.group(1)) * TIME_UNITS_NS[unit])
@@ -45,7 +47,9 @@ class EventFilter:
 
     def __post_init__(self) -> None:
         if self.start_ns is not None and self.end_ns is not None and self.end_ns < self.start_ns:
-            raise UsageError(f"--end ({self.end_ns} ns) is before --start ({self.start_ns} ns)")
+            raise UsageError(
+                f"end ({self.end_ns} ns) is before start ({self.start_ns} ns)", param="window"
+            )
 
     def params(self) -> dict[str, int | None]:
         return {

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from .categories import CATEGORIES, Rules, classify_column, load_rules
 from .census import check_name_kind, kernel_summary
-from .errors import MissingDataError, UsageError
+from .choices import LINEUP_BY
+from .errors import MissingDataError, check_at_least, check_choice
 from .filters import EventFilter
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: Grouping columns ``by`` accepts.
-BY = ("device", "stream", "pid")
+BY = LINEUP_BY
 #: Categories broken down by subfamily unless asked otherwise: GEMM libraries (nvjet,
 #: cublas_legacy, cutlass, triton_template, gemv, splitk_reduce, ...) and memory (copy
 #: kernels, and each memcpy kind and memset as its own row).
@@ -53,9 +54,7 @@ _TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_AC
 
 
 def check_by(by: str | None) -> str | None:
-    if by is not None and by not in BY:
-        raise UsageError(f"unknown --by {by!r}; use one of: {', '.join(BY)}")
-    return by
+    return by if by is None else check_choice("by", by, BY)
 
 
 def _rules(rules: Rules | str | Path | None) -> Rules:
@@ -162,8 +161,7 @@ def category_summary(
     """
     import polars as pl
 
-    if top is not None and top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    check_at_least("top", top, 1)
     acts = _activities(trace, by, rules, where, name)
     grand = int(acts["total_ns"].sum() or 0)
     acts = acts.with_columns(
@@ -248,8 +246,7 @@ def unclassified_kernels(
 
     from .kernelnames import base_name
 
-    if top is not None and top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    check_at_least("top", top, 1)
     acts = _activities(trace, by, rules, where, "demangled")
     grand = int(acts["total_ns"].sum() or 0)
     other = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import MissingDataError, UsageError
+from .choices import MEMORY_BY
+from .errors import MissingDataError, check_choice
 from .filters import EventFilter
 
 if TYPE_CHECKING:
@@ -13,15 +14,13 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-BY = ("time", "size")
+BY = MEMORY_BY
 _QUERIES = {"time": "memory_time_summary", "size": "memory_size_summary"}
 _TABLES = ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
 def check_by(by: str) -> str:
-    if by not in BY:
-        raise UsageError(f"unknown --by {by!r}; use one of: {', '.join(BY)}")
-    return by
+    return check_choice("by", by, BY)
 
 
 def memory_summary(

@@ -8,14 +8,12 @@ ends in ``_ns`` are times and are converted to the requested unit (and renamed, 
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
-import sys
 from typing import TYPE_CHECKING
 
 from .filters import TIME_UNITS_NS
 from .rows import Rows
+from .units import fmt_ns
 
 if TYPE_CHECKING:
     import polars as pl
@@ -119,12 +117,9 @@ def _cell(value: object, decimals: int, column: str = "") -> str:
     return str(value)
 
 
-def _terminal_width() -> int:
-    if os.environ.get("COLUMNS", "").isdigit():
-        return int(os.environ["COLUMNS"])
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size((120, 24)).columns
-    return 160
+#: Width of a table when the output is not a terminal (a file, a pipe): wide enough for
+#: the common columns, so that captured output reads as the terminal shows it.
+DEFAULT_WIDTH = 160
 
 
 def table(
@@ -134,8 +129,13 @@ def table(
     title: str | None = None,
     caption: str | None = None,
     row_styles: list[str | None] | None = None,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
 ) -> str:
-    """``row_styles``: one rich style per row (e.g. "cyan"), seen only on a color terminal."""
+    """An aligned text table at most ``width`` columns wide (wider only when its columns
+    cannot fit: it wraps lines rather than crop). ``color``: emit ANSI styles, e.g.
+    ``row_styles`` (one rich style per row, such as "cyan"); the caller decides (a color
+    terminal, ``NO_COLOR`` unset), this function never looks at the terminal."""
     df = _as_rows(df)
     from rich import box
     from rich.console import Console
@@ -175,10 +175,9 @@ def table(
         longest = max([len(_header(col, timeunit))] + [len(r[j]) for r in cells])
         natural += 43 if col in _WIDE_TEXT else longest + 3
     out = io.StringIO()
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     console = Console(
         file=out,
-        width=max(_terminal_width(), natural),
+        width=max(width, natural),
         color_system="auto" if color else None,
         force_terminal=color,
         highlight=False,
@@ -313,8 +312,11 @@ def frame(
     title: str | None = None,
     caption: str | None = None,
     row_styles: list[str | None] | None = None,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
 ) -> str:
-    """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown."""
+    """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown (``width``,
+    ``color``, ``row_styles``: see :func:`table`)."""
     df = _convert_rows(_as_rows(df), timeunit)
     if fmt == "csv":
         return csv(df)
@@ -322,16 +324,15 @@ def frame(
         return json(df)
     if fmt == "markdown":
         return markdown(df, timeunit=timeunit, title=title)
-    return table(df, timeunit=timeunit, title=title, caption=caption, row_styles=row_styles)
-
-
-def _ns_human(ns: int | None) -> str:
-    if ns is None:
-        return "—"
-    for unit, factor in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if abs(ns) >= factor:
-            return f"{ns / factor:,.3f} {unit}"
-    return f"{ns} ns"
+    return table(
+        df,
+        timeunit=timeunit,
+        title=title,
+        caption=caption,
+        row_styles=row_styles,
+        width=width,
+        color=color,
+    )
 
 
 def describe_info(info) -> str:
@@ -342,8 +343,8 @@ def describe_info(info) -> str:
         f"file       {info.path} ({size_mb:,.1f} MB)",
         f"nsys       {info.nsys_version or 'unknown'}",
         f"schema     {schema}" + (f" [{info.metadata_table}]" if info.metadata_table else ""),
-        f"span       {_ns_human(info.start_ns)} → {_ns_human(info.end_ns)} "
-        f"(duration {_ns_human(info.duration_ns)}, from session start)",
+        f"span       {fmt_ns(info.start_ns)} → {fmt_ns(info.end_ns)} "
+        f"(duration {fmt_ns(info.duration_ns)}, from session start)",
     ]
     if not info.gpus:
         lines.append("gpus       none described in the export")
@@ -377,6 +378,6 @@ def describe_info(info) -> str:
 
 def _graph_replays(count: int, total_ns: int) -> str:
     return (
-        f"{count:,} {'replay' if count == 1 else 'replays'}, {_ns_human(total_ns)} of GPU time, "
+        f"{count:,} {'replay' if count == 1 else 'replays'}, {fmt_ns(total_ns)} of GPU time, "
         "not broken down by kernel (re-profile with --cuda-graph-trace=node)"
     )

@@ -9,16 +9,16 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .census import check_name_kind
-from .errors import UsageError
+from .choices import MATCHES, SORTS
+from .errors import UsageError, check_at_least, check_choice
 from .filters import EventFilter
+from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
     import polars as pl
 
     from .trace import Trace
 
-MATCHES = ("exact", "contains", "regex")
-SORTS = ("start", "duration")
 HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 40  # characters of the longest bar
 CONFIG_COLUMNS = ("grid_xyz", "block_xyz", "registers", "static_smem_bytes", "dynamic_smem_bytes")
@@ -69,21 +69,15 @@ class Stakeout:
 
 
 def check_match(match: str) -> str:
-    if match not in MATCHES:
-        raise UsageError(f"unknown --match {match!r}; use one of: {', '.join(MATCHES)}")
-    return match
+    return check_choice("match", match, MATCHES)
 
 
 def check_sort(sort: str) -> str:
-    if sort not in SORTS:
-        raise UsageError(f"unknown --sort {sort!r}; use one of: {', '.join(SORTS)}")
-    return sort
+    return check_choice("sort", sort, SORTS)
 
 
 def check_limit(limit: int | None) -> int | None:
-    if limit is not None and limit < 0:
-        raise UsageError(f"--limit must be 0 (every launch) or more (got {limit})")
-    return limit
+    return check_at_least("limit", limit, 0, meaning="every launch")
 
 
 def stakeout(
@@ -103,8 +97,7 @@ def stakeout(
     shown (demangled, short or mangled). ``sort``: start (ascending) or duration (longest
     first). ``limit``: keep that many rows in ``launches`` (None or 0: every one); the
     stats, configurations and histogram always cover every launch that passes ``where``.
-    Start times are relative to the trace's first event (``trace.info.start_ns``); ``where``
-    is in ns from session start, as for every analysis.
+    Start times count from session start, as ``where`` and every analysis.
 
     Raises UsageError when no kernel name matches (naming the closest ones) or the regex is
     invalid; returns an empty Stakeout when names match but no launch passes ``where``.
@@ -117,7 +110,7 @@ def stakeout(
     check_sort(sort)
     check_limit(limit)
     if not kernel:
-        raise UsageError("KERNEL is empty; give a kernel name or part of one")
+        raise UsageError("{param} is empty; give a kernel name or part of one", param="kernel")
     trace.require_kernels()
     where = where or EventFilter()
     pattern = {"pattern": kernel, "regex": kernel if match == "regex" else None, "match": match}
@@ -125,7 +118,7 @@ def stakeout(
         df = trace.query(
             "stakeout_launches",
             name_kind=name,
-            origin_ns=trace.info.start_ns or 0,
+            origin_ns=0,  # session start: the Start column reads as --start/--end
             **pattern,
             **where.params(),
         )
@@ -134,7 +127,8 @@ def stakeout(
             raise
         reason = str(exc).strip().splitlines()[0].split("Error: ", 1)[-1]
         raise UsageError(
-            f"--match regex: {kernel!r} is not a valid regular expression: {reason}"
+            f"{{param}} regex: {kernel!r} is not a valid regular expression: {reason}",
+            param="match",
         ) from None
     if df.is_empty():
         _explain_empty(trace, kernel, pattern)
@@ -342,9 +336,18 @@ def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WI
     return lines
 
 
-def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
-    """The whole result as text: ``table`` (summary, configurations, histogram, launches),
-    ``markdown`` (the same sections), ``json`` (one object) or ``csv`` (the launches)."""
+def render(
+    result: Stakeout,
+    *,
+    fmt: str,
+    timeunit: str,
+    source: str,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
+) -> str:
+    """The whole result as text: ``table`` (summary, configurations, histogram, launches;
+    ``width`` and ``color`` as :func:`tracelens.render.table`), ``markdown`` (the same
+    sections), ``json`` (one object) or ``csv`` (the launches)."""
     import json
 
     from . import render as r
@@ -415,11 +418,16 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
                 same.append(f"{r.HEADERS.get(col, col)} {values[0]}")
     if same:
         shown += "; in every one: " + ", ".join(same)
-    parts = [title + "\n", r.frame(summary, fmt="table", timeunit=timeunit)]
+    tty = {"width": width, "color": color}
+    parts = [title + "\n", r.frame(summary, fmt="table", timeunit=timeunit, **tty)]
     if result.kernels.height > 1:
-        parts.append(r.frame(result.kernels, fmt="table", timeunit=timeunit, title="kernels"))
+        parts.append(
+            r.frame(result.kernels, fmt="table", timeunit=timeunit, **tty, title="kernels")
+        )
     parts.append(
-        r.frame(result.configs, fmt="table", timeunit=timeunit, title="launch configurations")
+        r.frame(
+            result.configs, fmt="table", timeunit=timeunit, **tty, title="launch configurations"
+        )
     )
     parts.append(
         f"durations ({timeunit})\n"
@@ -427,7 +435,7 @@ def render(result: Stakeout, *, fmt: str, timeunit: str, source: str) -> str:
         + "\n\n"
     )
     parts.append(shown + "\n")
-    parts.append(r.frame(launches, fmt="table", timeunit=timeunit))
+    parts.append(r.frame(launches, fmt="table", timeunit=timeunit, **tty))
     return "".join(parts).rstrip("\n") + "\n"
 
 

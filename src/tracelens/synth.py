@@ -40,6 +40,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from . import _resources
+
 __all__ = [
     "COPY_KINDS",
     "DEFAULT_SCHEMA",
@@ -82,22 +84,15 @@ PRODUCT_VERSIONS: dict[str, str] = {
     "3.25.0": "2026.2.1.210",
 }
 
-# copyKind (ENUM_CUDA_MEMCPY_OPER): short names accepted by TraceBuilder.memcpy.
+# copyKind (ENUM_CUDA_MEMCPY_OPER): short names accepted by TraceBuilder.memcpy, from the
+# one copy-kind vocabulary ('[CUDA memcpy HtoD]' -> "HtoD", '[CUDA Unified Memory memcpy
+# HtoD]' -> "UVM_HtoD").
 COPY_KINDS: dict[str, int] = {
-    "Unknown": 0,
-    "HtoD": 1,
-    "DtoH": 2,
-    "HtoA": 3,
-    "AtoH": 4,
-    "AtoA": 5,
-    "AtoD": 6,
-    "DtoA": 7,
-    "DtoD": 8,
-    "HtoH": 9,
-    "PtoP": 10,
-    "UVM_HtoD": 11,
-    "UVM_DtoH": 12,
-    "UVM_DtoD": 13,
+    label.removeprefix("[CUDA ")
+    .removesuffix("]")
+    .replace("Unified Memory memcpy ", "UVM_")
+    .removeprefix("memcpy "): kind
+    for kind, label in _resources.copy_kind_labels().items()
 }
 
 # memory kind (ENUM_CUDA_MEM_KIND)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .census import check_name_kind
-from .errors import MissingDataError, UsageError
+from .errors import MissingDataError, check_at_least
 from .filters import EventFilter
+from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
     import polars as pl
@@ -16,24 +17,6 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 DEFAULT_GAP_NS = 100_000
-# copyKind labels as nsys 2022.4+ writes them in ENUM_CUDA_MEMCPY_OPER; used when the export
-# has no such table (older nsys), so that every export reads the same.
-COPY_LABELS = (
-    "Unknown",
-    "Host-to-Device",
-    "Device-to-Host",
-    "Host-to-Array",
-    "Array-to-Host",
-    "Array-to-Array",
-    "Array-to-Device",
-    "Device-to-Array",
-    "Device-to-Device",
-    "Host-to-Host",
-    "Peer-to-Peer",
-    "Unified Host-to-Device",
-    "Unified Device-to-Host",
-    "Unified Device-to-Device",
-)
 # rich styles per kind, seen only on a color terminal
 KIND_STYLES = {
     "kernel": "green",
@@ -64,29 +47,23 @@ class Timeline:
 
 
 def check_paging(limit: int | None, offset: int) -> None:
-    if limit is not None and limit < 0:
-        raise UsageError(f"--limit must be 0 (every row) or more (got {limit})")
-    if offset < 0:
-        raise UsageError(f"--offset must be 0 or more (got {offset})")
+    check_at_least("limit", limit, 0, meaning="every row")
+    check_at_least("offset", offset, 0)
 
 
 def check_gap(gap_ns: int) -> int:
-    if gap_ns < 0:
-        raise UsageError(f"--gap must be 0 or more (got {gap_ns} ns)")
+    check_at_least("gap_ns", gap_ns, 0, unit="ns")
     return gap_ns
 
 
-def copy_labels(trace: Trace) -> list[str | None]:
-    """Memcpy labels indexed by copyKind: the export's own ENUM_CUDA_MEMCPY_OPER when it has
-    one, :data:`COPY_LABELS` otherwise."""
-    if not trace.has_table("ENUM_CUDA_MEMCPY_OPER"):
-        return list(COPY_LABELS)
-    rows = trace.query("timeline_copy_kinds").rows()
-    labels: list[str | None] = [None] * (max((i for i, _ in rows), default=-1) + 1)
-    for i, label in rows:
-        if i >= 0:
-            labels[i] = label
-    return labels
+def copy_labels() -> list[str | None]:
+    """Memcpy labels indexed by copyKind (``[CUDA memcpy HtoD]``...): the vocabulary of
+    ``memory`` and ``lineup`` (``_resources.copy_kind_labels``), whatever the export's
+    nsys version calls them."""
+    from ._resources import copy_kind_labels
+
+    labels = copy_kind_labels()
+    return [labels.get(i) for i in range(max(labels) + 1)]
 
 
 def timeline(
@@ -101,9 +78,9 @@ def timeline(
 ) -> Timeline:
     """Kernels, memcpys, memsets and NVTX ranges (CUDA API calls too with ``api``) merged
     in time order, with each device's idle gaps longer than ``gap_ns`` as rows of kind
-    ``gap``. Times are relative to the trace's first event (``trace.info.start_ns``);
-    ``where`` is in ns from session start as for every analysis (its device and stream
-    select GPU rows; NVTX ranges and API calls are host-side and stay). ``limit`` (None or
+    ``gap``. Times count from session start, the time base of the export and of ``where``
+    as for every analysis (its device and stream select GPU rows; NVTX ranges and API
+    calls are host-side and stay). ``limit`` (None or
     0: all) and ``offset`` page through the rows.
     """
     check_name_kind(name)
@@ -115,14 +92,14 @@ def timeline(
         )
     where = where or EventFilter()
     trace.load_nvtx_text()
-    origin = trace.info.start_ns or 0
+    origin = 0  # session start: the Start column reads as --start/--end
     df = trace.query(
         "timeline_events",
         origin_ns=origin,
         api=api,
         gap_ns=gap_ns,
         name_kind=name,
-        copy_labels=copy_labels(trace),
+        copy_labels=copy_labels(),
         limit=limit or None,
         offset=offset,
         **where.params(),
@@ -139,7 +116,7 @@ def _count(trace: Trace, where: EventFilter, api: bool, gap_ns: int, origin: int
         api=api,
         gap_ns=gap_ns,
         name_kind="short",
-        copy_labels=list(COPY_LABELS),
+        copy_labels=copy_labels(),
         limit=1,
         offset=0,
         **where.params(),
@@ -147,8 +124,17 @@ def _count(trace: Trace, where: EventFilter, api: bool, gap_ns: int, origin: int
     return int(df["total_rows"][0]) if df.height else 0
 
 
-def render(result: Timeline, *, fmt: str, timeunit: str, source: str) -> str:
-    """Rows as a table (colored by kind on a color terminal), csv, json or markdown."""
+def render(
+    result: Timeline,
+    *,
+    fmt: str,
+    timeunit: str,
+    source: str,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
+) -> str:
+    """Rows as a table (``color``: colored by kind; ``width`` as
+    :func:`tracelens.render.table`), csv, json or markdown."""
     from . import render as r
 
     df = result.events
@@ -161,6 +147,15 @@ def render(result: Timeline, *, fmt: str, timeunit: str, source: str) -> str:
             shown += f"; --offset {last} for the next"
     else:
         shown = f"{result.total:,} rows"
-    title = f"timeline of {source} (times from the first event)"
+    title = f"timeline of {source} (times from session start)"
     styles = [KIND_STYLES.get(k) for k in df["kind"]] if fmt == "table" else None
-    return r.frame(df, fmt=fmt, timeunit=timeunit, title=title, caption=shown, row_styles=styles)
+    return r.frame(
+        df,
+        fmt=fmt,
+        timeunit=timeunit,
+        title=title,
+        caption=shown,
+        row_styles=styles,
+        width=width,
+        color=color,
+    )

@@ -455,12 +455,12 @@ class Trace:
         replays, total_ns = self.graph_replays(where)
         if not replays:
             return None
-        from .render import _ns_human
+        from .units import fmt_ns
 
         one = replays == 1
         return (
             f"{replays:,} CUDA graph {'replay' if one else 'replays'} "
-            f"({_ns_human(total_ns)} of GPU time) {'is' if one else 'are'} not broken down by "
+            f"({fmt_ns(total_ns)} of GPU time) {'is' if one else 'are'} not broken down by "
             f"kernel and {'is' if one else 'are'} not in these numbers; profile with "
             f"--cuda-graph-trace=node to see {'its' if one else 'their'} kernels"
         )

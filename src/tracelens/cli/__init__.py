@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from ..errors import TracelensError
+from ..errors import TracelensError, UsageError
 
 app = typer.Typer(
     name="tracelens",
@@ -31,19 +31,52 @@ def _is(exc: BaseException, class_name: str) -> bool:
     return any(cls.__name__ == class_name for cls in type(exc).__mro__)
 
 
+class Interrupted(BaseException):  # noqa: N818 - what happened, not an error
+    """Ctrl-C. Raised by our SIGINT handler instead of KeyboardInterrupt, which click turns
+    into a blank line on stderr plus Abort."""
+
+
+def _on_sigint(signum, frame) -> None:
+    raise Interrupted
+
+
+# Library parameters whose command-line spelling is not ``--`` + the name with dashes.
+_FLAGS = {"gap_ns": "--gap", "kernel": "KERNEL"}
+
+
+def _flag(param: str) -> str:
+    return _FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every expected failure into one stderr line."""
+    import signal
+
     _common._INPUTS.clear()  # the traces this run opens (see _common.check_output)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        _run(argv)
+    finally:
+        if previous is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         # Without standalone mode, click returns the code of a typer.Exit instead of exiting.
         code = app(args=argv, prog_name="tracelens", standalone_mode=False)
+    except UsageError as exc:
+        # The library names its parameter (``top``); say the flag (``--top``).
+        _fail(exc.naming(_flag(exc.param)) if exc.param else str(exc), exc.exit_code)
     except TracelensError as exc:
         _fail(str(exc), exc.exit_code)
     except BrokenPipeError:
         # `tracelens census big.sqlite | head`: stop quietly.
         sys.stderr.close()
         sys.exit(0)
-    except KeyboardInterrupt:
+    except (Interrupted, KeyboardInterrupt):
         _fail("interrupted", 130)
     except Exception as exc:
         if _is(exc, "NoArgsIsHelpError"):
@@ -56,8 +89,10 @@ def main(argv: list[str] | None = None) -> None:
             _fail(f"{exc.format_message()}{where}", getattr(exc, "exit_code", 2))
         if _is(exc, "Exit"):
             sys.exit(exc.exit_code)
-        if _is(exc, "Abort"):
-            _fail("aborted", 130)
+        if _is(exc, "Abort") or _is(exc, "InterruptException"):
+            # click's Abort (Ctrl-C where our handler was not installed) or DuckDB
+            # interrupted by the signal mid-query.
+            _fail("interrupted", 130)
         if os.environ.get("TRACELENS_DEBUG"):
             raise
         # A bug: say so in one line; the traceback on request.

@@ -1,25 +1,119 @@
-"""Options and output shared by the commands."""
+"""Options and output shared by the commands.
+
+The option types are declared once here: each choice option's values come from
+:mod:`tracelens.choices` (the tuples the library checks against), and the parser rejects
+other values with the list before a command runs; times are parsed by the parser too.
+:func:`show` is the one way a command renders its result and writes it.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .. import choices
 from ..errors import OutputError, UsageError
+from ._notes import with_note
+
+try:  # recent typer vendors (a trimmed) click; older releases depend on it
+    from typer._click.types import ParamType
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.types import ParamType
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from ..filters import EventFilter
     from ..trace import Trace
 
-FORMATS = ("table", "csv", "json", "markdown")
-TIME_UNITS = ("ns", "us", "ms", "s")
+FORMATS = choices.FORMATS
+TIME_UNITS = choices.TIME_UNITS
+
+
+def _or(values: tuple[str, ...]) -> str:
+    return ", ".join(values[:-1]) + " or " + values[-1] if len(values) > 1 else values[0]
+
+
+class Choice(ParamType):
+    """One of ``choices``, or fail in tracelens's words: ``unknown --format 'xml'; use one
+    of: table, csv, json, markdown`` (one line, as every usage error)."""
+
+    name = "choice"
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value in self.choices:
+            return value
+        flag = max(param.opts, key=len) if param is not None else "value"
+        raise UsageError(f"unknown {flag} {value!r}; use one of: {', '.join(self.choices)}")
+
+
+class Time(ParamType):
+    """A time with an optional unit (``1.5s``, ``200ms``, ``12345`` = ns), as int ns."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from ..filters import parse_time_ns
+
+        flag = max(param.opts, key=len) if param is not None else "time"
+        try:
+            return parse_time_ns(value)
+        except UsageError as exc:
+            raise UsageError(exc.naming(flag)) from None
+
+
+class AtLeast(ParamType):
+    """An integer of at least ``minimum`` (``meaning`` says what the minimum stands for)."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int, meaning: str = "") -> None:
+        self.minimum, self.meaning = minimum, meaning
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from ..errors import check_at_least
+
+        flag = max(param.opts, key=len) if param is not None else "value"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"{flag} {value!r} is not a whole number") from None
+        try:
+            return check_at_least("n", number, self.minimum, meaning=self.meaning)
+        except UsageError as exc:
+            raise UsageError(exc.naming(flag)) from None
+
+
+def choice(
+    *flags: str, values: tuple[str, ...], help: str | None = None, metavar: str | None = None
+) -> Any:
+    """A typer Option accepting only ``values`` (its help lists them unless ``help`` is
+    given; ``{values}`` in ``help`` is replaced by the list)."""
+    listed = _or(values)
+    text = (help or "{values}").replace("{values}", listed)
+    return typer.Option(
+        *flags, help=text, metavar=metavar or "|".join(values), click_type=Choice(values)
+    )
+
+
+def format_option(formats: tuple[str, ...] = FORMATS) -> Any:
+    return choice("--format", "-f", values=formats, metavar="FORMAT")
+
+
+def time_option(flag: str, help: str) -> Any:
+    return typer.Option(flag, help=help, metavar="TIME", click_type=Time())
+
+
+def at_least(*flags: str, minimum: int, help: str, meaning: str = "") -> Any:
+    return typer.Option(*flags, help=help, click_type=AtLeast(minimum, meaning))
+
 
 # Path arguments are not checked by click (readable=False): check_file says what is wrong
 # with a trace, in tracelens's words.
@@ -35,9 +129,7 @@ DemoOpt = Annotated[
     str | None,
     typer.Option("--demo", help="Use a bundled demo trace instead: bs1 or bs16", metavar="NAME"),
 ]
-FormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="table, csv, json or markdown", metavar="FORMAT")
-]
+FormatOpt = Annotated[str, format_option()]
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
@@ -46,30 +138,29 @@ OutputOpt = Annotated[
 ]
 TimeUnitOpt = Annotated[
     str,
-    typer.Option("--timeunit", help="Unit of the time columns: ns, us, ms or s", metavar="UNIT"),
+    choice(
+        "--timeunit", values=TIME_UNITS, help="Unit of the time columns: {values}", metavar="UNIT"
+    ),
+]
+NameOpt = Annotated[
+    str,
+    choice(
+        "--name", values=choices.NAME_KINDS, help="Kernel name to show: {values}", metavar="KIND"
+    ),
 ]
 DeviceOpt = Annotated[int | None, typer.Option("--device", help="Only this CUDA device ordinal")]
 PidOpt = Annotated[int | None, typer.Option("--pid", help="Only this process id")]
 StreamOpt = Annotated[int | None, typer.Option("--stream", help="Only this CUDA stream id")]
 StartOpt = Annotated[
-    str | None,
-    typer.Option(
+    int | None,
+    time_option(
         "--start",
-        help="Window start, from session start (e.g. 1.5s, 200ms, 12345 = ns); "
+        "Window start, from session start (e.g. 1.5s, 200ms, 12345 = ns); "
         "events that start in, end in or span the window are kept",
-        metavar="TIME",
     ),
 ]
-EndOpt = Annotated[
-    str | None, typer.Option("--end", help="Window end (see --start)", metavar="TIME")
-]
-TopOpt = Annotated[int | None, typer.Option("--top", "-n", help="Only the first N rows")]
-
-
-def check_choice(option: str, value: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise UsageError(f"unknown {option} {value!r}; use one of: {', '.join(choices)}")
-    return value
+EndOpt = Annotated[int | None, time_option("--end", "Window end (see --start)")]
+TopOpt = Annotated[int | None, at_least("--top", "-n", minimum=1, help="Only the first N rows")]
 
 
 # Every trace this command opened, so that ``emit`` never writes -o onto one of them.
@@ -113,18 +204,36 @@ def _demo(name: str) -> Path:
     return demo_path(name)
 
 
+def check_choice(option: str, value: str, values: tuple[str, ...]) -> str:
+    """For options still declared as plain strings: :func:`choice` checks in the parser."""
+    from ..errors import check_choice as check
+
+    try:
+        return check(option, value, values)
+    except UsageError as exc:
+        raise UsageError(exc.naming(option)) from None
+
+
 def event_filter(
-    device: int | None, pid: int | None, stream: int | None, start: str | None, end: str | None
+    device: int | None,
+    pid: int | None,
+    stream: int | None,
+    start: int | str | None,
+    end: int | str | None,
+    flags: tuple[str, str] = ("--start", "--end"),
 ) -> EventFilter:
+    """The filter of the common options (``start``/``end``: ns from session start, as the
+    parser gives them, or still text); ``flags`` name the window's options in messages."""
     from ..filters import EventFilter, parse_time_ns
 
-    return EventFilter(
-        device=device,
-        pid=pid,
-        stream=stream,
-        start_ns=parse_time_ns(start, option="--start"),
-        end_ns=parse_time_ns(end, option="--end"),
-    )
+    try:
+        start, end = parse_time_ns(start, param="start"), parse_time_ns(end, param="end")
+    except UsageError as exc:
+        raise UsageError(exc.naming(flags[exc.param == "end"])) from None
+
+    if start is not None and end is not None and end < start:
+        raise UsageError(f"{flags[1]} ({end} ns) is before {flags[0]} ({start} ns)")
+    return EventFilter(device=device, pid=pid, stream=stream, start_ns=start, end_ns=end)
 
 
 def check_output(output: Path | None) -> None:
@@ -153,14 +262,62 @@ def emit(text: str, output: Path | None) -> None:
     else:
         check_output(output)
         try:
-            output.write_text(text, encoding="utf-8")
+            _write_atomically(output, text)
         except OSError as exc:
             raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
 
 
-def render_frame(
-    df: pl.DataFrame, fmt: str, timeunit: str, title: str | None = None, **kw: Any
-) -> str:
-    from .. import render
+def _write_atomically(output: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``output`` and rename it over ``output``,
+    so that an interrupted run leaves the old file whole (and no truncated one). Something
+    that is not a regular file (``/dev/stdout``, a FIFO) is written in place."""
+    import stat
 
-    return render.frame(df, fmt=fmt, timeunit=timeunit, title=title, **kw)
+    try:
+        regular = stat.S_ISREG(output.stat().st_mode)
+    except FileNotFoundError:
+        regular = True
+    if not regular:
+        output.write_text(text, encoding="utf-8")
+        return
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tracelens-tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def terminal(output: Path | None) -> dict[str, Any]:
+    """``width`` and ``color`` for a table written to ``output`` (None: stdout): the
+    terminal's width (``COLUMNS`` wins) and colour only when stdout is a terminal and
+    ``NO_COLOR`` is unset; a file or a pipe gets the default width and no colour."""
+    from ..render import DEFAULT_WIDTH
+
+    tty = output is None and sys.stdout.isatty()
+    if os.environ.get("COLUMNS", "").isdigit():
+        width = int(os.environ["COLUMNS"])
+    elif tty:
+        import shutil
+
+        width = shutil.get_terminal_size((120, 24)).columns
+    else:
+        width = DEFAULT_WIDTH
+    return {"width": width, "color": tty and "NO_COLOR" not in os.environ}
+
+
+def show(
+    view: Callable[..., str],
+    result: Any,
+    *,
+    fmt: str,
+    output: Path | None,
+    note: str | None = None,
+    **options: Any,
+) -> None:
+    """Render ``result`` with ``view`` (a function of :mod:`tracelens.views`, or a result
+    module's ``render``) in ``fmt``, add ``note`` where ``fmt`` carries it, and write it
+    to stdout or ``output``. ``options`` go to ``view`` (timeunit, source, top, ...)."""
+    text = view(result, fmt=fmt, **options, **terminal(output))
+    emit(with_note(text, note, fmt), output)

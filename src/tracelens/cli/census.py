@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
+from ..choices import NAME_KINDS
 from . import _common as c
 from . import app
-from ._notes import with_note
 
 
 @app.command()
@@ -17,8 +17,8 @@ def census(
     demo: c.DemoOpt = None,
     name: Annotated[
         str,
-        typer.Option(
-            "--name", help="Kernel name to group by: demangled, short or mangled", metavar="KIND"
+        c.choice(
+            "--name", values=NAME_KINDS, help="Kernel name to group by: {values}", metavar="KIND"
         ),
     ] = "demangled",
     by_launch_config: Annotated[
@@ -43,22 +43,22 @@ def census(
     or 'tracelens: note: ...' on stderr (csv, json: stdout stays data only). The same
     holds for lineup, danger, stakeout and decode --trace.
     """
-    from ..census import check_name_kind, kernel_summary_rows
+    from .. import views
+    from ..census import kernel_summary_rows
 
-    check_choice_args(fmt, timeunit)
-    check_name_kind(name)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        df = kernel_summary_rows(
+        rows = kernel_summary_rows(
             tr, name=name, by_launch_config=by_launch_config, top=top, where=where
         )
-        title = f"census of {tr.path.name}: GPU time by kernel"
         note = tr.graph_note(where)
-    shown = f"{df.height} kernel rows" + (f" (top {top})" if top else "")
-    text = c.render_frame(df, fmt, timeunit, title=title, caption=shown)
-    c.emit(with_note(text, note, fmt), output)
-
-
-def check_choice_args(fmt: str, timeunit: str) -> None:
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
+    c.show(
+        views.census,
+        rows,
+        fmt=fmt,
+        output=output,
+        note=note,
+        timeunit=timeunit,
+        source=tr.path.name,
+        top=top,
+    )

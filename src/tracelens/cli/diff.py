@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -106,10 +105,7 @@ def diff(
     elif fmt == "markdown":
         text = render.markdown(result, top=top)
     else:
-        from ..render import _terminal_width
-
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        text = render.table(result, top=top, width=_terminal_width(), color=color)
+        text = render.table(result, top=top, **c.terminal(output))
     c.emit(text, output)
     tripped = [g for g in gates if g.tripped]
     for g in tripped:

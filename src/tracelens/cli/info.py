@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from typing import Annotated
 
 from . import _common as c
 from . import app
@@ -12,16 +12,12 @@ from . import app
 def info(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
-    fmt: c.FormatOpt = "table",
+    fmt: Annotated[str, c.format_option(("table", "json"))] = "table",
     output: c.OutputOpt = None,
 ) -> None:
     """Versions, GPUs, processes, time span and event counts of an export."""
-    c.check_choice("--format", fmt, ("table", "json"))
+    from .. import views
+
     with c.open_trace(trace, demo) as tr:
         meta = tr.info
-    if fmt == "json":
-        c.emit(json.dumps(meta.to_dict(), indent=2) + "\n", output)
-        return
-    from ..render import describe_info
-
-    c.emit(describe_info(meta), output)
+    c.show(views.info, meta, fmt=fmt, output=output)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from ..choices import LINEUP_BY, NAME_KINDS
 from . import _common as c
 from . import app
-from ._notes import with_note
-
-if TYPE_CHECKING:
-    import polars as pl
 
 
 @app.command()
@@ -21,10 +18,10 @@ def lineup(
     demo: c.DemoOpt = None,
     by: Annotated[
         str | None,
-        typer.Option(
+        c.choice(
             "--by",
-            help="Repeat the line-up per device, stream or pid (adds that column)",
-            metavar="device|stream|pid",
+            values=LINEUP_BY,
+            help="Repeat the line-up per {values} (adds that column)",
         ),
     ] = None,
     subfamily: Annotated[
@@ -56,16 +53,19 @@ def lineup(
     ] = None,
     name: Annotated[
         str,
-        typer.Option(
+        c.choice(
             "--name",
-            help="How to print the top kernels: short, demangled or mangled (categories are "
-            "always decided on the demangled name)",
+            values=NAME_KINDS,
+            help="How to print the top kernels: {values} (categories are always decided on "
+            "the demangled name)",
             metavar="KIND",
         ),
     ] = "short",
     top: Annotated[
         int | None,
-        typer.Option("--top", "-n", help="Only the N largest categories (names with --show-other)"),
+        c.at_least(
+            "--top", "-n", minimum=1, help="Only the N largest categories (names with --show-other)"
+        ),
     ] = None,
     device: c.DeviceOpt = None,
     pid: c.PidOpt = None,
@@ -86,64 +86,29 @@ def lineup(
     subfamily rows break their category down and repeat its time (in csv/json, category
     rows have an empty subfamily).
     """
+    from .. import views
     from ..categories import load_rules
-    from ..census import check_name_kind
-    from ..lineup import category_summary, check_by, unclassified_kernels
+    from ..lineup import category_summary, unclassified_kernels
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
-    check_by(by)
-    check_name_kind(name)
     ruleset = load_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
-    opts = {"by": by, "rules": ruleset, "where": where, "top": top}
     with c.open_trace(trace, demo) as tr:
-        if show_other:
-            df = unclassified_kernels(tr, **opts)
+        if show_other:  # all of them: the caption counts those --top leaves out
+            df = unclassified_kernels(tr, by=by, rules=ruleset, where=where)
         else:
-            df = category_summary(tr, subfamily=subfamily, name=name, **opts)
-        file = tr.path.name
+            df = category_summary(
+                tr, by=by, rules=ruleset, where=where, subfamily=subfamily, name=name, top=top
+            )
         note = tr.graph_note(where)
-    if show_other:
-        text = _other_text(df, fmt, timeunit, file)
-    else:
-        text = _lineup_text(df, fmt, timeunit, file, by, top)
-    c.emit(with_note(text, note, fmt), output)
-
-
-def _lineup_text(
-    df: pl.DataFrame, fmt: str, timeunit: str, file: str, by: str | None, top: int | None
-) -> str:
-    import polars as pl
-
-    from ..render import convert_times
-
-    title = f"lineup of {file}: GPU time by category"
-    cats = df.filter(pl.col("subfamily").is_null())
-    caption = f"{cats.height} category rows"
-    if by and cats.height:
-        groups = cats[by].n_unique()
-        caption += f" over {groups} {by}" + ("" if groups == 1 else "s")
-    if top:
-        # Only some categories are shown: their sum is not the whole.
-        caption += f" (top {top}); Time (%) = share of all GPU time"
-    else:
-        total = convert_times(cats.select(pl.col("total_ns").sum()), timeunit).item()
-        caption += f"; Time (%) = share of {total:,} {timeunit} of GPU time"
-    caption += " (kernels + memcpy + memset)"
-    if fmt in ("table", "markdown"):
-        # A breakdown row reads as the subfamily under its category.
-        part = pl.col("subfamily").is_not_null()
-        df = df.with_columns(
-            category=pl.when(part).then(pl.lit("")).otherwise(pl.col("category")),
-            subfamily=pl.col("subfamily").fill_null(""),
-        )
-    return c.render_frame(df, fmt, timeunit, title=title, caption=caption)
-
-
-def _other_text(df: pl.DataFrame, fmt: str, timeunit: str, file: str) -> str:
-    if df.is_empty() and fmt in ("table", "markdown"):
-        return "no unclassified kernels: every kernel matched a category rule\n"
-    title = f"lineup of {file}: kernels no category rule matched"
-    caption = f"{df.height} kernel names matched no rule; add rules for them with --rules FILE"
-    return c.render_frame(df, fmt, timeunit, title=title, caption=caption)
+    view = views.unclassified if show_other else views.lineup
+    c.show(
+        view,
+        df,
+        fmt=fmt,
+        output=output,
+        note=note,
+        timeunit=timeunit,
+        source=tr.path.name,
+        by=by,
+        top=top,
+    )
