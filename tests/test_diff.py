@@ -183,7 +183,7 @@ def test_cli_markdown_is_pasteable(capsys):
     rc, out, _ = run_cli(["diff", "--demo", "-f", "markdown", "--top", "3"], capsys)
     assert rc == 0
     assert out.startswith("## tracelens diff: `bs1.sqlite` (A) → `bs16.sqlite` (B)\n")
-    assert "| Clue | Evidence | Verdict |" in out
+    assert "| Clue | Impact | Evidence | Verdict |" in out
     assert "more kernels not shown (use --top)" in out
 
 
@@ -225,13 +225,13 @@ def test_usage_errors(capsys):
 def test_align_sequences_finds_replacements_and_insertions():
     a = ["x", "y", "z", "w"]
     b = ["x", "q", "z", "w", "v"]
-    al = align_sequences(0, a, b, 4, 5)
+    al = align_sequences(0, a, b)
     assert al.first_divergence == 1
     assert (al.a_at_divergence, al.b_at_divergence) == ("y", "q")
     assert al.matched_in_order == 3
     assert al.replaced == (("y", "q", 1),)
     assert al.only_in_b == (("v", 1),)
-    same = align_sequences(0, a, list(a), 4, 4)
+    same = align_sequences(0, a, list(a))
     assert same.identical and same.matched_in_order == 4
 
 
@@ -260,7 +260,10 @@ def test_nvtx_range_narrows_both_sides(capsys):
     # one decode step: 28 layers x 14 launches + the step's own launches, same in both
     assert totals["kernel launches"] == (401, 401)
     ids = [c["id"] for c in data["clues"]]
-    assert ids[0] == "per_call_outlier" and "danger_swapped" in ids
+    assert "per_call_outlier" in ids and "danger_swapped" in ids
+    # after the caveats, the board is ordered by impact, largest first
+    impacts = [abs(c["impact_ns"]) for c in data["clues"] if c["impact_ns"] is not None]
+    assert impacts == sorted(impacts, reverse=True)
 
 
 def test_nvtx_glob_per_side(capsys):

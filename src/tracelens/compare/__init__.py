@@ -58,14 +58,12 @@ def diff(
     label_b: str | None = None,
 ) -> TraceDiff:
     """Compare trace ``a`` (the baseline) with ``b``. Ratios are B / A."""
-    import polars as pl
-
     from ..census import check_name_kind
     from ..errors import UsageError
     from . import model
     from .align import align_devices
-    from .clues import Context, evidence_board, threshold
-    from .collect import ALIGN_LIMIT, collect
+    from .clues import Context, comparability_weights, evidence_board, threshold
+    from .collect import collect
 
     if name not in ("demangled", "short"):
         raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
@@ -78,38 +76,39 @@ def diff(
         label_a, label_b = f"A ({label_a})", f"B ({label_b})"
 
     joined = model.joined_kernels(sa, sb)
-    overall = model.typical_ratio(joined)
-    kernels = model.ranked_kernels(joined, overall)
-    danger = model.danger_table(kernels, threshold("danger_growth"))
+    typical = model.typical_change(joined, threshold("typical_weight_cap"))
+    kernels = model.ranked_kernels(joined, typical.ratio)
+    if name == "demangled":
+        by_demangled = kernels
+    else:
+        by_demangled = model.ranked_kernels(model.joined_kernels(sa, sb, demangled=True), 1.0)
+    danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
     alignment = align_devices(sa, sb)
 
-    # Comparability: do the runs share their kernels? By launches, not time: a GEMM swap can
-    # move most of the time into kernels only one side runs while the program is the same.
-    time_a, time_b = int(kernels["a_total_ns"].sum()), int(kernels["b_total_ns"].sum())
+    # Comparability: do the runs share their kernels, their mix of work, their launch
+    # order? A short window where every kernel was swapped (same launches, other kernels)
+    # is still the same program: launch counts and the category mix say so.
+    score = model.comparability(
+        sa, sb, kernels, alignment, comparability_weights(), threshold("comparable_score")
+    )
     launches_a, launches_b = int(kernels["a_instances"].sum()), int(kernels["b_instances"].sum())
-    both = kernels.filter(pl.col("status") == "both")
-    launches_both = int(both["a_instances"].sum() + both["b_instances"].sum())
-    launch_overlap = launches_both / ((launches_a + launches_b) or 1)
-    grand = time_a + time_b
-    overlap = float((both["a_total_ns"].sum() + both["b_total_ns"].sum()) / grand) if grand else 0.0
-    # A short window where every kernel was swapped (same launches, other kernels) is still
-    # the same program: fall back on launch counts and the category mix.
     shape_ratio = threshold("same_shape_launch_ratio")
     same_shape = (
         min(launches_a, launches_b) >= threshold("same_shape_min_launches")
-        and 1 - (shape_ratio - 1) <= (launches_b / launches_a if launches_a else 0) <= shape_ratio
-        and model.category_overlap(kernels) >= threshold("same_shape_category_overlap")
+        and 1 / shape_ratio <= (launches_b / launches_a if launches_a else 0) <= shape_ratio
+        and score.factors["category_mix"] >= threshold("same_shape_category_overlap")
     )
-    comparable = (
-        (launch_overlap >= threshold("comparable_launch_overlap") or same_shape)
-        and bool(time_a)
-        and bool(time_b)
-    )
+    comparable = score.comparable or (same_shape and bool(kernels["a_total_ns"].sum()))
+    comparable = comparable and bool(kernels["b_total_ns"].sum())
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
-    figures = model.figures(sa, sb, copies, kernels, danger, alignment, overlap)
-    figures["launch_overlap"] = float(launch_overlap)
+    figures = model.figures(
+        sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"]
+    )
+    figures["launch_overlap"] = score.factors["shared_launches"]
+    figures["comparability"] = score.score
+    steps_a, steps_b = model.steps_of(alignment)
     context = Context(
         sa,
         sb,
@@ -118,22 +117,26 @@ def diff(
         variant_swaps,
         alignment,
         danger,
-        overall,
-        launch_overlap,
+        typical,
+        score,
         comparable,
+        steps_b,
     )
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
     notes = []
     if any(al.truncated for al in alignment):
-        notes.append(f"launch order compared for the first {ALIGN_LIMIT:,} launches per device")
+        notes.append(
+            "launch order compared step by step, or in windows, where the sequences are long: "
+            "the matched counts are close estimates (compare/align.py states the bound)"
+        )
     return TraceDiff(
         label_a=label_a,
         label_b=label_b,
         name_kind=name,
         totals=model.totals_table(sa, sb),
         copies=copies,
-        categories=model.categories_table(kernels),
+        categories=model.categories_table(by_demangled),
         kernels=kernels,
         variant_swaps=variant_swaps,
         alignment=alignment,
@@ -142,4 +145,8 @@ def diff(
         figures=figures,
         comparable=comparable,
         notes=tuple(notes),
+        typical=typical,
+        comparability=score,
+        steps_a=steps_a,
+        steps_b=steps_b,
     )

@@ -1,73 +1,377 @@
-"""The in-order launch sequences of two runs, aligned per device."""
+"""The in-order launch sequences of two runs, aligned per device, in near-linear time.
+
+A launch sequence is a device's kernel launches in start order, as name tokens. The
+alignment tries, cheapest first:
+
+1. identical sequences, or one a prefix, suffix or slice of the other: the captures hold
+   different amounts of the same work (a *capture* difference, not a path change);
+2. both sequences periodic (a step repeats) with the same step: a capture difference too,
+   the step counts say how much of the program each capture holds;
+3. an exact alignment (``difflib``) of what differs after the common prefix and suffix,
+   when it is small (at most ``EXACT_PAIRS`` token pairs);
+4. both periodic, other steps: the steps' launch motifs are aligned with each other ("in
+   every step, launch #k changed X → Y"), each change counted once per step;
+5. otherwise windows of ``WINDOW`` launches, aligned exactly while the work budget
+   (``WINDOW_BUDGET`` token pairs in all) lasts and compared by counts after that.
+
+Bound: every step is linear in the launches (vectorized, polars) except the exact alignments, whose
+total work is capped at ``EXACT_PAIRS + WINDOW_BUDGET`` token pairs (a few seconds in
+the worst case, no periodicity and fully different sequences); the alignment then says it
+is approximate (``SequenceAlignment.truncated``).
+"""
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .collect import ALIGN_LIMIT
 from .model import SequenceAlignment
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def align_sequences(
-    device: int, a: list[str], b: list[str], launches_a: int, launches_b: int
-) -> SequenceAlignment:
-    """Compare two in-order launch sequences (names) of one device."""
-    ids: dict[str, int] = {}
-    ia = [ids.setdefault(n, len(ids)) for n in a]
-    ib = [ids.setdefault(n, len(ids)) for n in b]
-    matcher = difflib.SequenceMatcher(None, ia, ib, autojunk=False)
-    matched = sum(block.size for block in matcher.get_matching_blocks())
-    first = None
-    a_at = b_at = None
-    replaced: Counter[tuple[str, str]] = Counter()
-    only_a: Counter[str] = Counter()
-    only_b: Counter[str] = Counter()
+    from .collect import Side
+
+# Exact alignment (difflib) of the differing middle when len(A) * len(B) is at most this
+# (2,000 x 2,000 launches: under a second even for periodic input).
+EXACT_PAIRS = 4_000_000
+# Beyond that, windows of this many launches per side...
+WINDOW = 1_000
+# ...aligned exactly until this many token pairs were compared in all, then by counts.
+WINDOW_BUDGET = 5_000_000
+# A sequence is periodic when at least this many steps repeat one motif...
+MIN_STEPS = 3
+# ...and those steps cover at least this share of its launches.
+MIN_COVERAGE = 0.6
+# A step is at least this many launches (one kernel repeated is not a step).
+MIN_STEP_LAUNCHES = 2
+# Motifs longer than this are compared by counts, not in order.
+MOTIF_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class Period:
+    """A repeating step of one sequence: ``start`` of the first step (at the anchor
+    token), the step ``length`` in launches, the ``motif`` (one step's tokens), and how many
+    steps repeat it exactly (``steady``) out of ``steps`` whole steps."""
+
+    start: int
+    length: int
+    motif: list[int]
+    steps: int
+    steady: int
+
+
+def _common_prefix(a: pl.Series, b: pl.Series) -> int:
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differ = (a.head(n) != b.head(n)).arg_true()
+    return int(differ[0]) if len(differ) else n
+
+
+def _same(a: pl.Series, b: pl.Series) -> bool:
+    return len(a) == len(b) and bool((a == b).all())
+
+
+def _find_slice(short: pl.Series, long: pl.Series, checks: int = 8) -> int | None:
+    """Where ``short`` sits inside ``long`` as one contiguous run (None: it does not). Its
+    first tokens pick candidate offsets (one vectorized pass per token); at most ``checks``
+    candidates are compared in full."""
+    import polars as pl
+
+    if len(short) == 0 or len(short) > len(long):
+        return None
+    span = len(long) - len(short) + 1
+    window = long.head(span + 16)
+    mask = pl.Series([True] * span)
+    for h in range(min(8, len(short))):
+        mask &= window.slice(h, span) == short[h]
+    for offset in mask.arg_true().head(checks):
+        if _same(long.slice(offset, len(short)), short):
+            return int(offset)
+    return None
+
+
+def _once_per_step(seq: pl.Series, token: int) -> int | None:
+    """The step length if ``token`` recurs at one fixed distance (most of the time)."""
+    where = (seq == token).arg_true()
+    if len(where) < MIN_STEPS:
+        return None
+    gaps = where.diff().drop_nulls()
+    counts = gaps.value_counts(sort=True)
+    gap, n = counts.row(0)
+    if n < 0.8 * len(gaps) or gap < MIN_STEP_LAUNCHES:
+        return None
+    return int(gap)
+
+
+def find_period(seq: pl.Series, token: int) -> Period | None:
+    """The repeating step of ``seq`` that starts at ``token``, if it is periodic."""
+    import polars as pl
+
+    length = _once_per_step(seq, token)
+    if length is None:
+        return None
+    start = int((seq == token).arg_true()[0])
+    steps = (len(seq) - start) // length
+    if steps < MIN_STEPS:
+        return None
+    rows = (
+        pl.DataFrame({"token": seq.slice(start, steps * length)})
+        .with_row_index("i")
+        .group_by(pl.col("i") // length, maintain_order=True)
+        .agg(pl.col("token"))
+    )
+    signature = rows["token"].hash()
+    common, steady = signature.value_counts(sort=True).row(0)
+    if steady < MIN_STEPS or steady * length < MIN_COVERAGE * len(seq):
+        return None
+    motif = rows["token"][int((signature == common).arg_true()[0])].to_list()
+    return Period(start, length, motif, steps, steady)
+
+
+def _counts(seq: pl.Series) -> dict[int, int]:
+    return dict(seq.value_counts().iter_rows())
+
+
+def _anchor_token(a: pl.Series, b: pl.Series) -> int | None:
+    """A token both sequences launch once per step (the rarest such), to phase their steps
+    alike; None when there is none."""
+    ca, cb = _counts(a), _counts(b)
+    both = [t for t in ca if ca[t] >= MIN_STEPS and cb.get(t, 0) >= MIN_STEPS]
+    for token in sorted(both, key=lambda t: (ca[t] + cb[t], t))[:16]:
+        if _once_per_step(a, token) and _once_per_step(b, token):
+            return int(token)
+    return None
+
+
+@dataclass
+class _Tally:
+    """What an alignment found, in launches."""
+
+    matched: int = 0
+    first: int | None = None  # 0-based, in A
+    first_b: int | None = None
+    replaced: Counter | None = None
+    only_a: Counter | None = None
+    only_b: Counter | None = None
+    approximate: bool = False
+    changes: list | None = None  # (1-based position in A, token A or None, token B or None)
+
+    def __post_init__(self) -> None:
+        self.replaced = Counter()
+        self.only_a = Counter()
+        self.only_b = Counter()
+        self.changes = []
+
+    def diverge(self, i: int, j: int) -> None:
+        if self.first is None:
+            self.first, self.first_b = i, j
+
+
+def _exact(
+    a: list[int], b: list[int], offset_a: int, offset_b: int, tally: _Tally, limit: int = 0
+) -> None:
+    """difflib on two (small) token lists; positions are offset into the whole sequences.
+    With ``limit``, lists whose product of lengths exceeds ``limit**2`` go by counts."""
+    if limit and len(a) * len(b) > limit * limit:
+        _by_counts(a, b, offset_a, offset_b, tally)
+        return
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    tally.matched += sum(block.size for block in matcher.get_matching_blocks())
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        if first is None:
-            first = i1
-            a_at = a[i1] if i1 < len(a) else None
-            b_at = b[j1] if j1 < len(b) else None
-        if tag == "replace":
-            for x, y in zip(a[i1:i2], b[j1:j2], strict=False):
-                replaced[(x, y)] += 1
-            for x in a[i1 + (j2 - j1) : i2]:
-                only_a[x] += 1
-            for y in b[j1 + (i2 - i1) : j2]:
-                only_b[y] += 1
-        elif tag == "delete":
-            only_a.update(a[i1:i2])
-        elif tag == "insert":
-            only_b.update(b[j1:j2])
-    if first is None and launches_a != launches_b:
-        first = min(len(a), len(b))
+        tally.diverge(offset_a + i1, offset_b + j1)
+        for k in range(max(i2 - i1, j2 - j1)):
+            x = a[i1 + k] if i1 + k < i2 else None
+            y = b[j1 + k] if j1 + k < j2 else None
+            if x is not None and y is not None:
+                tally.replaced[(x, y)] += 1
+            elif x is not None:
+                tally.only_a[x] += 1
+            else:
+                tally.only_b[y] += 1
+            if len(tally.changes) < 10:
+                tally.changes.append((offset_a + i1 + k + 1, x, y))
+
+
+def _by_counts(a: list[int], b: list[int], offset_a: int, offset_b: int, tally: _Tally) -> None:
+    """Two stretches compared as multisets: an upper bound on what matches in order."""
+    ca, cb = Counter(a), Counter(b)
+    common = ca & cb
+    tally.matched += sum(common.values())
+    if ca != cb or a != b:
+        tally.diverge(offset_a, offset_b)
+        tally.only_a.update(ca - cb)
+        tally.only_b.update(cb - ca)
+        tally.approximate = True
+
+
+def _windows(a: pl.Series, b: pl.Series, offset_a: int, offset_b: int, tally: _Tally) -> None:
+    """Long differing stretches: proportional windows, exact while the budget lasts."""
+    n = max(1, -(-max(len(a), len(b)) // WINDOW))
+    budget = WINDOW_BUDGET
+    for k in range(n):
+        a0, a1 = len(a) * k // n, len(a) * (k + 1) // n
+        b0, b1 = len(b) * k // n, len(b) * (k + 1) // n
+        wa, wb = a.slice(a0, a1 - a0).to_list(), b.slice(b0, b1 - b0).to_list()
+        if wa == wb:
+            tally.matched += len(wa)
+            continue
+        cost = len(wa) * len(wb)
+        if cost <= budget:
+            budget -= cost
+            _exact(wa, wb, offset_a + a0, offset_b + b0, tally)
+        else:
+            _by_counts(wa, wb, offset_a + a0, offset_b + b0, tally)
+    tally.approximate = True
+
+
+def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> SequenceAlignment:
+    """Align two token sequences (Int64 indices into ``names``) of one device."""
+    import polars as pl
+
+    a = pl.Series("a", a, dtype=pl.Int64)
+    b = pl.Series("b", b, dtype=pl.Int64)
+    tally = _Tally()
+    relation = "identical"
+    period_a = period_b = None
+    changes: list = []
+    prefix = _common_prefix(a, b)
+    suffix = _common_prefix(a.slice(prefix).reverse(), b.slice(prefix).reverse())
+    mid_a = a.slice(prefix, len(a) - suffix - prefix)
+    mid_b = b.slice(prefix, len(b) - suffix - prefix)
+    tally.matched = prefix + suffix
+    # Steps (a repeating launch motif) are looked for even in identical sequences: they
+    # make impacts "per step".
+    anchor = _anchor_token(a, b) if len(a) and len(b) else None
+    if anchor is not None:
+        period_a, period_b = find_period(a, anchor), find_period(b, anchor)
+    if len(mid_a) or len(mid_b):
+        tally.diverge(prefix, prefix)
+        short, long = (b, a) if len(b) <= len(a) else (a, b)
+        if not len(mid_a) or not len(mid_b):
+            # One sequence is the other with launches left out at one place.
+            relation = "prefix" if suffix == 0 else ("suffix" if prefix == 0 else "subsequence")
+            extra = tally.only_a if len(mid_a) else tally.only_b
+            extra.update((mid_a if len(mid_a) else mid_b).to_list())
+        elif (offset := _find_slice(short, long)) is not None:
+            relation = "slice"
+            tally.matched = len(short)
+            rest = long.head(offset).to_list() + long.slice(offset + len(short)).to_list()
+            (tally.only_a if long is a else tally.only_b).update(rest)
+        elif period_a and period_b and period_a.motif == period_b.motif:
+            relation = "capture"
+            _multiset(a, b, tally)
+        elif len(mid_a) * len(mid_b) <= EXACT_PAIRS:
+            relation = "aligned"
+            _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally)
+            if period_a and period_b:
+                changes = _periodic(period_a, period_b, _Tally())
+        elif period_a and period_b:
+            relation = "periodic"
+            changes = _periodic(period_a, period_b, tally, prefix + suffix)
+        else:
+            relation = "windows"
+            _windows(mid_a, mid_b, prefix, prefix, tally)
+    first, first_b = tally.first, tally.first_b
+
+    def name(token: int | None) -> str | None:
+        return None if token is None else names[token]
+
     return SequenceAlignment(
         device=device,
-        launches_a=launches_a,
-        launches_b=launches_b,
+        launches_a=len(a),
+        launches_b=len(b),
         aligned=max(len(a), len(b)),
-        matched_in_order=matched,
+        matched_in_order=min(tally.matched, len(a), len(b)),
         first_divergence=first,
-        a_at_divergence=a_at,
-        b_at_divergence=b_at,
-        replaced=tuple((x, y, n) for (x, y), n in replaced.most_common(10)),
-        only_in_a=tuple(only_a.most_common(10)),
-        only_in_b=tuple(only_b.most_common(10)),
-        truncated=max(launches_a, launches_b) > ALIGN_LIMIT,
+        a_at_divergence=name(a[first]) if first is not None and first < len(a) else None,
+        b_at_divergence=name(b[first_b]) if first_b is not None and first_b < len(b) else None,
+        replaced=tuple((names[x], names[y], n) for (x, y), n in tally.replaced.most_common(10)),
+        only_in_a=tuple((names[x], n) for x, n in tally.only_a.most_common(10)),
+        only_in_b=tuple((names[x], n) for x, n in tally.only_b.most_common(10)),
+        truncated=tally.approximate,
+        relation=relation,
+        steps_a=period_a.steps if period_a else None,
+        steps_b=period_b.steps if period_b else None,
+        step_launches_a=period_a.length if period_a else None,
+        step_launches_b=period_b.length if period_b else None,
+        step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
+        step_calls=_step_calls(period_a, period_b, names),
     )
 
 
-def align_devices(sa, sb) -> tuple[SequenceAlignment, ...]:
-    devices = sorted(set(sa.launches_per_device) | set(sb.launches_per_device))
+def _multiset(a: pl.Series, b: pl.Series, tally: _Tally) -> None:
+    """Launches compared by counts per kernel: what both have (an upper bound on what
+    matches in order) and what only one side has. Linear."""
+    ca, cb = Counter(_counts(a)), Counter(_counts(b))
+    tally.matched = sum((ca & cb).values())
+    tally.only_a.update(ca - cb)
+    tally.only_b.update(cb - ca)
+
+
+def _periodic(pa: Period, pb: Period, tally: _Tally, outside: int = 0) -> list:
+    """Both sequences repeat a step, and the steps differ: the motifs are aligned with each
+    other, and each difference counts once per step both runs make (``outside``: launches
+    known to match beyond the steps). Returns the changes within one step."""
+    step = _Tally()
+    _exact(pa.motif, pb.motif, 0, 0, step, limit=MOTIF_LIMIT)
+    steps = min(pa.steady, pb.steady)
+    tally.matched = outside + steps * step.matched
+    for counter, per_step in (
+        (tally.replaced, step.replaced),
+        (tally.only_a, step.only_a),
+        (tally.only_b, step.only_b),
+    ):
+        for key, n in per_step.items():
+            counter[key] += n * steps
+    tally.approximate = True
+    return step.changes
+
+
+def _step_calls(pa: Period | None, pb: Period | None, names) -> tuple[tuple[str, int, int], ...]:
+    """Kernels whose launches per step differ between the two motifs: (name, A, B)."""
+    if pa is None or pb is None:
+        return ()
+    ca, cb = Counter(pa.motif), Counter(pb.motif)
     return tuple(
-        align_sequences(
-            d,
-            sa.sequences.get(d, []),
-            sb.sequences.get(d, []),
-            sa.launches_per_device.get(d, 0),
-            sb.launches_per_device.get(d, 0),
+        sorted(
+            ((names[t], ca[t], cb[t]) for t in set(ca) | set(cb) if ca[t] != cb[t]),
+            key=lambda r: (-abs(r[2] - r[1]), r[0]),
         )
-        for d in devices
     )
+
+
+def align_sequences(device: int, a: list[str], b: list[str]) -> SequenceAlignment:
+    """Align two launch sequences given as kernel names (a convenience over
+    ``align_tokens``)."""
+    ids: dict[str, int] = {}
+    ta = [ids.setdefault(n, len(ids)) for n in a]
+    tb = [ids.setdefault(n, len(ids)) for n in b]
+    return align_tokens(device, ta, tb, list(ids))
+
+
+def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
+    """Every device either side launched on, aligned; tokens shared by kernel name."""
+    import polars as pl
+
+    vocabulary: dict[str, int] = {}
+    for side in (sa, sb):
+        for n in side.sequence_names:
+            vocabulary.setdefault(n, len(vocabulary))
+    names = list(vocabulary)
+
+    def tokens(side: Side, device: int) -> pl.Series:
+        local = side.sequences.get(device)
+        if local is None:
+            return pl.Series([], dtype=pl.Int64)
+        remap = pl.Series([vocabulary[n] for n in side.sequence_names], dtype=pl.Int64)
+        return remap.gather(local)
+
+    devices = sorted(set(sa.sequences) | set(sb.sequences))
+    return tuple(align_tokens(d, tokens(sa, d), tokens(sb, d), names) for d in devices)

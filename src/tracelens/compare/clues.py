@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .collect import Side
-    from .model import SequenceAlignment
+    from .model import Comparability, SequenceAlignment, TypicalChange
 
 _RULES_FILE = "clues.toml"
 
@@ -40,7 +40,14 @@ def _spec(clue_id: str) -> dict[str, Any]:
     return _rules()["clue"][clue_id]
 
 
-def make(clue_id: str, evidence: str, *, strength: str | None = None, **fields) -> Clue:
+def make(
+    clue_id: str,
+    evidence: str,
+    *,
+    strength: str | None = None,
+    impact_ns: float | None = None,
+    **fields,
+) -> Clue:
     """A Clue with the headline, verdict, strength and anchor of ``clue_id``'s entry;
     ``fields`` fill their ``{placeholders}``; ``verdict=`` overrides the verdict text."""
     spec = _spec(clue_id)
@@ -52,7 +59,12 @@ def make(clue_id: str, evidence: str, *, strength: str | None = None, **fields) 
         verdict,
         strength or spec["strength"],
         spec["anchor"],
+        None if impact_ns is None else float(impact_ns),
     )
+
+
+def comparability_weights() -> dict[str, float]:
+    return dict(_rules()["comparability"])
 
 
 def prose(clue_id: str, key: str, **fields) -> str:
@@ -61,8 +73,18 @@ def prose(clue_id: str, key: str, **fields) -> str:
 
 
 def board_order(clues: list[Clue]) -> list[Clue]:
-    """Caveats first, then what explains the most (``order`` in the data); stable."""
-    return sorted(clues, key=lambda c: _spec(c.id)["order"])
+    """Caveats first (``order`` below 2 in the data), then by impact, largest first, then
+    clues without a time impact (they explain results, not time) in their data order."""
+
+    def key(c: Clue) -> tuple:
+        order = _spec(c.id)["order"]
+        if order < 2:
+            return (0, order, 0.0)
+        if c.impact_ns is None:
+            return (2, order, 0.0)
+        return (1, -abs(c.impact_ns), order)
+
+    return sorted(clues, key=key)
 
 
 @dataclass
@@ -76,9 +98,18 @@ class Context:
     swaps: pl.DataFrame
     alignment: tuple[SequenceAlignment, ...]
     danger: pl.DataFrame
-    overall: float  # the typical per-call ratio
-    overlap: float  # share of launches of kernels both sides run
+    typical: TypicalChange
+    score: Comparability
     comparable: bool
+    steps: int | None  # steps in B when both captures repeat a step: impacts per step
+
+    @property
+    def overall(self) -> float:
+        return self.typical.ratio
+
+    def per_unit(self, ns: float) -> float:
+        """A time in B's terms, per step when steps are known."""
+        return ns / self.steps if self.steps else ns
 
     @property
     def time_a(self) -> int:
@@ -127,11 +158,45 @@ def _outside(r: float | None, limit: float) -> bool:
 
 # -- the rules, in the order they run -----------------------------------------------------
 def not_comparable(x: Context) -> list[Clue]:
+    s = x.score
     return [
         make(
             "not_comparable",
-            f"only {x.overlap:.0%} of kernel launches are of kernels both traces run "
-            f"({_count(x.launches_a)} vs {_count(x.launches_b)} launches)",
+            f"only {s.factors['shared_launches']:.0%} of kernel launches are of kernels both "
+            f"traces run ({_count(x.launches_a)} vs {_count(x.launches_b)} launches); "
+            f"comparability {s.score:.2f} (bar {s.bar:.2f})"
+            + (f": {s.reason}" if s.reason else ""),
+        )
+    ]
+
+
+def capture_difference(x: Context) -> list[Clue]:
+    """One capture is the other cut short or shifted, or both repeat the same step a
+    different number of times: different amounts of the same work."""
+    cut = [al for al in x.alignment if al.capture_difference]
+    if not cut:
+        return []
+    al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
+    fewer_b = al.launches_b <= al.launches_a
+    share = abs(al.launches_a - al.launches_b) / (max(al.launches_a, al.launches_b) or 1)
+    how = {
+        "prefix": "B is A cut short" if fewer_b else "A is B cut short",
+        "suffix": "B is the end of A" if fewer_b else "A is the end of B",
+        "slice": "B is a slice of A" if fewer_b else "A is a slice of B",
+        "capture": f"both repeat one step: {al.steps_a:,} steps in A, {al.steps_b:,} in B"
+        if al.steps_a and al.steps_b
+        else "both repeat one step",
+    }[al.relation]
+    return [
+        make(
+            "capture_difference",
+            f"device {al.device}: {_count(al.launches_a)} → {_count(al.launches_b)} launches; "
+            f"{_count(al.matched_in_order)} in common, in order",
+            impact_ns=None,
+            side="B" if fewer_b else "A",
+            share=f"{share:.0%}",
+            fewer="fewer",
+            how=how,
         )
     ]
 
@@ -155,7 +220,7 @@ def weak_evidence(x: Context) -> list[Clue]:
     count with a longer span is the same work taking longer: the question itself.)"""
     launch_r = ratio(x.launches_a, x.launches_b) or 1.0
     limit = threshold("work_ratio")
-    if 1 / limit <= launch_r <= limit:
+    if 1 / limit <= launch_r <= limit or any(al.capture_difference for al in x.alignment):
         return []
     return [
         make(
@@ -167,21 +232,31 @@ def weak_evidence(x: Context) -> list[Clue]:
 
 
 def per_call_outliers(x: Context) -> list[Clue]:
-    """Same kernel, changed cost per call, beyond the trace-wide change."""
+    """Same kernel, changed cost per call, beyond the trace-wide change; communication
+    kernels from a lower bar (their calls include waiting for peers). The largest impact
+    first."""
     import polars as pl
 
-    limit = threshold("outlier_ratio")
+    limit = pl.when(pl.col("category") == "communication")
+    limit = limit.then(threshold("outlier_ratio_communication")).otherwise(
+        threshold("outlier_ratio")
+    )
+    off = pl.col("per_call_ratio") / x.overall
     both = x.kernels.filter(pl.col("status") == "both")
-    outliers = both.filter(
-        (
-            (pl.col("per_call_ratio") / x.overall >= limit)
-            | (pl.col("per_call_ratio") / x.overall <= 1 / limit)
+    outliers = (
+        both.filter(
+            ((off >= limit) | (off <= 1 / limit))
+            & (
+                (pl.col("a_total_ns") + pl.col("b_total_ns"))
+                >= threshold("outlier_share") * (x.time_a + x.time_b)
+            )
         )
-        & (
-            (pl.col("a_total_ns") + pl.col("b_total_ns"))
-            >= threshold("outlier_share") * (x.time_a + x.time_b)
+        .with_columns(
+            impact=(pl.col("b_avg_ns") - pl.col("a_avg_ns") * x.overall) * pl.col("b_instances")
         )
-    ).head(int(threshold("outliers_shown")))
+        .sort(pl.col("impact").abs(), descending=True, maintain_order=True)
+        .head(int(threshold("outliers_shown")))
+    )
     return [_per_call_outlier(x, r) for r in outliers.iter_rows(named=True)]
 
 
@@ -220,6 +295,7 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
         f"kernel changed {fmt_ratio(x.overall)}{grid}",
         strength=None if same_calls else "moderate",
+        impact_ns=x.per_unit(r["impact"]),
         name=short_name(r["name"]),
         word=word,
         attention=" (attention-related)" if attention else "",
@@ -228,24 +304,82 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
 
 
 def uniform_change(x: Context) -> list[Clue]:
-    """A change that hits every kernel alike: no single kernel stands out, the run does."""
+    """A change that hits every kernel alike: no single kernel stands out, the run does.
+    Needs the middle half of the launches' kernels close to the typical change."""
     import polars as pl
 
-    both = x.kernels.filter(pl.col("status") == "both")
-    if not both.height or not _outside(x.overall, threshold("uniform_ratio")):
+    t = x.typical
+    spread = threshold("uniform_spread")
+    tight = t.q25 >= t.ratio / spread and t.q75 <= t.ratio * spread
+    if not t.kernels or not _outside(t.ratio, threshold("uniform_ratio")) or not tight:
         return []
-    slower = x.overall > 1
+    slower = t.ratio > 1
+    both = x.kernels.filter(pl.col("status") == "both")
+    impact = float((both["b_total_ns"] - both["a_avg_ns"] * both["b_instances"]).sum())
     return [
         make(
             "uniform_change",
-            f"time-weighted median of the per-call ratios of the {both.height} kernels both "
-            f"runs launch; kernel time {fmt_ns(x.time_a)} → {fmt_ns(x.time_b)} "
+            f"launch-weighted median of the per-call ratios of the {t.kernels} kernels both "
+            f"runs launch (middle half {t.q25:.2f}–{t.q75:.2f}×); kernel time "
+            f"{fmt_ns(x.time_a)} → {fmt_ns(x.time_b)} "
             f"with launches {_count(x.launches_a)} → {_count(x.launches_b)}",
-            ratio=x.overall if slower else 1 / x.overall,
+            impact_ns=x.per_unit(impact),
+            ratio=t.ratio if slower else 1 / t.ratio,
             word="longer" if slower else "shorter",
             verdict=prose("uniform_change", "verdict", word="slower" if slower else "faster"),
         )
     ]
+
+
+def calls_per_step(x: Context) -> list[Clue]:
+    """Kernels both runs launch, called more or less often for the same work: per step
+    when both captures repeat a step, else per launch (each kernel's share of launches)."""
+    import polars as pl
+
+    rows = []
+    both = x.kernels.filter(pl.col("status") == "both")
+    avg_b = dict(zip(both["name"], both["b_avg_ns"], strict=True))
+    busiest = max(x.alignment, key=lambda al: al.launches_a + al.launches_b, default=None)
+    if busiest is not None and busiest.step_calls:
+        limit = threshold("calls_per_step_ratio")
+        for name, ca, cb in busiest.step_calls:
+            if ca and cb and name in avg_b and _outside(cb / ca, limit):
+                rows.append((name, ca, cb, (cb - ca) * avg_b[name] * (busiest.steps_b or 1)))
+        unit = "step"
+    elif x.launches_a and x.launches_b:
+        limit = threshold("calls_per_launch_ratio")
+        scale = x.launches_b / x.launches_a
+        for r in both.iter_rows(named=True):
+            ca, cb = r["a_instances"], r["b_instances"]
+            if max(ca, cb) < threshold("calls_min"):
+                continue
+            if _outside(cb / (ca * scale), limit):
+                rows.append((r["name"], ca, cb, (cb - ca * scale) * r["b_avg_ns"]))
+        unit = "launch"
+    rows.sort(key=lambda r: -abs(r[3]))
+    clues = []
+    for name, ca, cb, impact in rows[: int(threshold("outliers_shown"))]:
+        if unit == "step":
+            evidence = f"{ca:,} → {cb:,} calls in every step ({busiest.steps_b:,} steps in B)"
+            ratio_text = fmt_ratio(cb / ca)
+        else:
+            share_a, share_b = ca / x.launches_a, cb / x.launches_b
+            evidence = (
+                f"calls {_count(ca)} → {_count(cb)}: {share_a:.1%} → {share_b:.1%} of all "
+                f"launches (no steps found, so normalized by launches)"
+            )
+            ratio_text = fmt_ratio(share_b / share_a)
+        clues.append(
+            make(
+                "calls_per_step",
+                evidence,
+                impact_ns=x.per_unit(impact),
+                name=short_name(name),
+                ratio=ratio_text,
+                unit=unit,
+            )
+        )
+    return clues
 
 
 def variant_swaps(x: Context) -> list[Clue]:
@@ -273,6 +407,7 @@ def variant_swaps(x: Context) -> list[Clue]:
             )
         swapped = bool(r["only_a_kernels"] and r["only_b_kernels"])
         evidence = "; ".join(parts)
+        impact = x.per_unit(r["only_b_ns"] - r["only_a_ns"])
         if swapped:
             strong = share >= threshold("variant_strong_share")
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
@@ -281,6 +416,7 @@ def variant_swaps(x: Context) -> list[Clue]:
                     "variant_swap",
                     evidence,
                     strength="strong" if strong else None,
+                    impact_ns=impact,
                     category=cat,
                     verdict=verdict,
                 )
@@ -288,7 +424,7 @@ def variant_swaps(x: Context) -> list[Clue]:
         else:
             clue_id = "new_kernels" if r["only_b_kernels"] else "vanished_kernels"
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
-            clues.append(make(clue_id, evidence, category=cat, verdict=verdict))
+            clues.append(make(clue_id, evidence, impact_ns=impact, category=cat, verdict=verdict))
     return clues
 
 
@@ -316,11 +452,16 @@ def copy_changes(x: Context) -> list[Clue]:
                 "copy_growth" if grew else "copy_shrink",
                 f"{_count(r['a_count'])} → {_count(r['b_count'])} copies, "
                 f"{fmt_bytes(r['a_bytes'])} → {fmt_bytes(r['b_bytes'])}",
+                impact_ns=x.per_unit(_copy_ns(x.sb, r) - _copy_ns(x.sa, r)),
                 change=change,
                 verdict=prose("copy_growth", "verdict_d2d") if d2d_grew else None,
             )
         )
     return clues
+
+
+def _copy_ns(side: Side, row: dict[str, Any]) -> int:
+    return side.copies.get(row["copy_kind"], {}).get("total_ns", 0) or 0
 
 
 def memset_changes(x: Context) -> list[Clue]:
@@ -339,9 +480,10 @@ def memset_changes(x: Context) -> list[Clue]:
 
 
 def launch_structure(x: Context) -> list[Clue]:
-    """The device whose launch order differs most: same count with other kernels, or
-    sequences that diverge."""
-    diverged = [al for al in x.alignment if not al.identical]
+    """The device whose launch order differs most (captures of the same work aside): same
+    count with other kernels, or sequences that diverge; with steps, what changed in
+    every step."""
+    diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
     if not diverged:
         return []
     al = max(diverged, key=lambda a: a.aligned - a.matched_in_order)
@@ -352,15 +494,41 @@ def launch_structure(x: Context) -> list[Clue]:
         else ""
     )
     matched = f"{_count(al.matched_in_order)} of {_count(al.aligned)} launches match in order"
+    per_step = ""
+    if al.step_changes and al.steps_a and al.steps_b:
+        pos, was, now = al.step_changes[0]
+        steps = min(al.steps_a, al.steps_b)
+        change = (
+            f"{short_name(was, 40)} → {short_name(now, 40)}"
+            if was and now
+            else (f"{short_name(now, 40)} added" if now else f"{short_name(was, 40)} left out")
+        )
+        more = len(al.step_changes) - 1
+        matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
+            f", {more}{'+' if more >= 9 else ''} more changes per step)" if more else ")"
+        )
+    impact = x.per_unit(_path_ns(x, al))
     if x.launches_a == x.launches_b:
         return [
             make(
                 "same_count_different_path",
-                f"{where}; {matched}, {_count(differing)} differ",
+                f"{where}; {matched}, {_count(differing)} differ{per_step}",
+                impact_ns=impact,
                 launches=_count(x.launches_a),
             )
         ]
-    return [make("launch_sequence_diverges", f"{where}; {matched}")]
+    return [make("launch_sequence_diverges", f"{where}; {matched}{per_step}", impact_ns=impact)]
+
+
+def _path_ns(x: Context, al: SequenceAlignment) -> float:
+    """GPU time the changed launches moved: each replaced launch's mean time in B minus its
+    predecessor's in A, plus launches only one side makes."""
+    avg_a = dict(zip(x.kernels["name"], x.kernels["a_avg_ns"], strict=True))
+    avg_b = dict(zip(x.kernels["name"], x.kernels["b_avg_ns"], strict=True))
+    total = sum(n * ((avg_b.get(y) or 0) - (avg_a.get(a) or 0)) for a, y, n in al.replaced)
+    total += sum(n * (avg_b.get(y) or 0) for y, n in al.only_in_b)
+    total -= sum(n * (avg_a.get(a) or 0) for a, n in al.only_in_a)
+    return total
 
 
 def danger_changes(x: Context) -> list[Clue]:
@@ -393,11 +561,13 @@ def danger_changes(x: Context) -> list[Clue]:
             if {"new", "vanished"} <= statuses
             else ("new" if "new" in statuses else first["status"])
         )
+        impact = sum(r["b_total_ns"] - r["a_total_ns"] for r in rows)
         clues.append(
             make(
                 "danger_" + kind,
                 "; ".join(parts),
                 strength="strong" if first["level"] == "high" else None,
+                impact_ns=x.per_unit(impact),
                 what=short_name(first["name"], 50) if n == 1 else f"{n} kernels",
                 rule_id=rule_id,
                 level=first["level"],
@@ -409,10 +579,12 @@ def danger_changes(x: Context) -> list[Clue]:
 
 
 RULES = (
+    capture_difference,
     graph_replays_hidden,
     weak_evidence,
     per_call_outliers,
     uniform_change,
+    calls_per_step,
     variant_swaps,
     copy_changes,
     memset_changes,

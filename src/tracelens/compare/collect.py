@@ -12,20 +12,21 @@ if TYPE_CHECKING:
     from ..filters import EventFilter
     from ..trace import Trace
 
-# Launches per device that the in-order alignment looks at (difflib is quadratic in the
-# worst case; the earliest launches are where a changed path first shows).
-ALIGN_LIMIT = 20_000
-
 
 @dataclass
 class Side:
     totals: dict[str, int | None]
     census: pl.DataFrame  # name, instances, total_ns, avg_ns, med_ns, ...
     copies: dict[int, dict[str, int]]
-    sequences: dict[int, list[str]]
-    launches_per_device: dict[int, int]
+    sequences: dict[int, pl.Series]  # per device: launches in order, as sequence_names indices
+    sequence_names: list[str]
     blocks: dict[str, float]  # mean thread blocks per launch, per kernel name
     graph: tuple[int, int]  # CUDA graph replays traced at graph level: (count, ns)
+    gpus: tuple[str, ...]  # GPU models the export lists (sorted; empty when it lists none)
+    # Categories go by demangled name whatever name the diff shows: the census by
+    # demangled name, and (short names) each name's dominant demangled name
+    census_demangled: pl.DataFrame
+    demangled_of: dict[str, str]
 
 
 def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
@@ -36,11 +37,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
     totals = trace.query("trace_totals", **window).to_dicts()[0]
     census = kernel_summary(trace, name=name_kind, where=where)
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
-    seq = trace.query("launch_sequence", name_kind=name_kind, limit=ALIGN_LIMIT, **window)
-    sequences: dict[int, list[str]] = {}
-    for device, name in seq.select("device", "name").iter_rows():
-        sequences.setdefault(device, []).append(name)
-    launches = dict(trace.query("launches_per_device", **window).iter_rows())
+    sequences, names = launch_sequences(trace, name_kind, window)
     blocks = {
         name: avg
         for name, avg, _threads in trace.query(
@@ -48,4 +45,36 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
         ).iter_rows()
     }
     graph = trace.graph_replays(where)
-    return Side(totals, census, copies, sequences, launches, blocks, graph)
+    gpus = tuple(sorted(g.name or "?" for g in trace.info.gpus))
+    if name_kind == "demangled":
+        census_demangled, demangled_of = census, {}
+    else:
+        census_demangled = kernel_summary(trace, name="demangled", where=where)
+        demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
+    return Side(
+        totals,
+        census,
+        copies,
+        sequences,
+        names,
+        blocks,
+        graph,
+        gpus,
+        census_demangled,
+        demangled_of,
+    )
+
+
+def launch_sequences(trace: Trace, name_kind: str, window: dict) -> tuple[dict, list[str]]:
+    """Each device's launches in order as small integers (indices into the name list):
+    a million launches are 8 MB, not a million strings."""
+    import polars as pl
+
+    frame = trace.query("launch_sequence", name_kind=name_kind, **window)
+    names = dict(trace.query("launch_names", name_kind=name_kind, **window).iter_rows())
+    ids = sorted(names)
+    index = {raw: i for i, raw in enumerate(ids)}
+    frame = frame.with_columns(token=pl.col("name_id").replace_strict(index, return_dtype=pl.Int64))
+    parts = frame.partition_by("device", maintain_order=True, as_dict=True)
+    sequences = {int(device): part["token"] for (device,), part in parts.items()}
+    return sequences, [names[raw] for raw in ids]

@@ -24,6 +24,9 @@ class Clue:
     verdict: str  # what it suggests
     strength: str  # strong | moderate | weak
     anchor: str  # id of the table that supports it (report links), e.g. "kernels"
+    # GPU time the clue accounts for, ns (B's terms; per step when steps_b is set on the
+    # TraceDiff, total otherwise); None for clues that explain results, not time
+    impact_ns: float | None = None
 
 
 @dataclass(frozen=True)
@@ -42,11 +45,60 @@ class SequenceAlignment:
     replaced: tuple[tuple[str, str, int], ...]  # (name in A, name in B, launches) most common
     only_in_a: tuple[tuple[str, int], ...]  # launches A makes where B makes none
     only_in_b: tuple[tuple[str, int], ...]
-    truncated: bool  # True when not every launch was aligned
+    truncated: bool  # True when some launches were compared by counts, not in order
+    # How the sequences relate: identical | prefix | suffix | subsequence | slice (one is
+    # the other with launches left out at an end or one place: a capture difference) |
+    # capture (both repeat the same step, different numbers of them) | periodic (both
+    # repeat a step, and the steps differ) | aligned (exact alignment) | windows (long and
+    # aperiodic: aligned in windows, see compare/align.py for the bound)
+    relation: str = "aligned"
+    steps_a: int | None = None  # whole steps (repetitions of the launch motif), if periodic
+    steps_b: int | None = None
+    step_launches_a: int | None = None  # launches per step
+    step_launches_b: int | None = None
+    # How one step of B differs from one step of A: (launch # in the step, 1-based, name in
+    # A or None, name in B or None), at most 10
+    step_changes: tuple[tuple[int, str | None, str | None], ...] = ()
+    # Kernels launched a different number of times per step: (name, per step in A, in B)
+    step_calls: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def capture_difference(self) -> bool:
+        """The two sequences are the same work, one capture holding less (or shifted)."""
+        return self.relation in ("prefix", "suffix", "slice", "capture")
 
     @property
     def identical(self) -> bool:
         return self.first_divergence is None
+
+
+@dataclass(frozen=True)
+class TypicalChange:
+    """The typical per-call change B / A over the kernels both runs launch: a median
+    weighted by launches with no kernel above ``cap`` of the weight (so one kernel never
+    decides it), and the quartiles of the same distribution (its spread)."""
+
+    ratio: float
+    q25: float
+    q75: float
+    kernels: int  # kernels both runs launch
+
+    @property
+    def tight(self) -> bool:
+        """Half the launches' kernels changed within 15% of the typical change."""
+        return self.q25 >= self.ratio / 1.15 and self.q75 <= self.ratio * 1.15
+
+
+@dataclass(frozen=True)
+class Comparability:
+    """Whether two traces are runs of the same program: a score 0..1 from named factors
+    (each 0..1, weights in data/clues.toml) against a bar."""
+
+    score: float
+    bar: float
+    factors: dict[str, float]
+    comparable: bool
+    reason: str  # the weakest factors, in words
 
 
 @dataclass
@@ -67,6 +119,12 @@ class TraceDiff:
     figures: dict[str, float]  # named numbers for --fail-if gates
     comparable: bool
     notes: tuple[str, ...] = field(default=())
+    typical: TypicalChange | None = None
+    comparability: Comparability | None = None
+    # Steps per capture (the launch motif's repetitions on the busiest device), when both
+    # sequences repeat a step; clue impacts are per step then
+    steps_a: int | None = None
+    steps_b: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -86,6 +144,10 @@ class TraceDiff:
             "variant_swaps": self.variant_swaps.to_dicts(),
             "alignment": [asdict(a) for a in self.alignment],
             "danger": self.danger.to_dicts(),
+            "typical": asdict(self.typical) if self.typical else None,
+            "comparability": asdict(self.comparability) if self.comparability else None,
+            "steps_a": self.steps_a,
+            "steps_b": self.steps_b,
         }
 
 
@@ -196,18 +258,22 @@ KERNEL_COLUMNS = (
 )
 
 
-def joined_kernels(sa: Side, sb: Side) -> pl.DataFrame:
-    """Both sides' census joined by name, with each kernel's category, before ranking."""
+def joined_kernels(sa: Side, sb: Side, *, demangled: bool = False) -> pl.DataFrame:
+    """Both sides' census joined by name, with each kernel's category (by its demangled
+    name, or for a short name its dominant demangled one), before ranking. ``demangled``:
+    join the demangled census whatever name the diff shows (for the category table)."""
     import polars as pl
 
     from ..categories import classify
 
     cols = ["name", "instances", "total_ns", "avg_ns", "med_ns"]
-    ka = sa.census.select(cols).rename({c: f"a_{c}" for c in cols[1:]})
-    kb = sb.census.select(cols).rename({c: f"b_{c}" for c in cols[1:]})
+    ca, cb = (sa.census_demangled, sb.census_demangled) if demangled else (sa.census, sb.census)
+    ka = ca.select(cols).rename({c: f"a_{c}" for c in cols[1:]})
+    kb = cb.select(cols).rename({c: f"b_{c}" for c in cols[1:]})
     kernels = ka.join(kb, on="name", how="full", coalesce=True)
     names = kernels["name"].to_list()
-    cats = {n: classify(n) for n in names}
+    full = {} if demangled else {**sa.demangled_of, **sb.demangled_of}
+    cats = {n: classify(full.get(n, n)) for n in names}
     return kernels.with_columns(
         category=pl.Series([cats[n].category for n in names], dtype=pl.String),
         subfamily=pl.Series([cats[n].subfamily for n in names], dtype=pl.String),
@@ -219,28 +285,40 @@ def joined_kernels(sa: Side, sb: Side) -> pl.DataFrame:
     )
 
 
-def typical_ratio(kernels: pl.DataFrame) -> float:
-    """The typical change per call: the time-weighted median of the per-call ratios of the
-    kernels both runs launch. A kernel that changes by just this much is unsurprising
-    (everything got slower or faster together); swapped kernels don't bias it."""
+def _weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
+    pairs = sorted(pairs)
+    total = sum(w for _, w in pairs)
+    acc = 0.0
+    for value, weight in pairs:
+        acc += weight
+        if acc >= q * total:
+            return float(value)
+    return float(pairs[-1][0])
+
+
+def typical_change(kernels: pl.DataFrame, cap: float) -> TypicalChange:
+    """The typical change per call of the kernels both runs launch. Each kernel weighs its
+    launches (the smaller side's), capped at ``cap`` of the total, so neither one dominant
+    kernel nor a swarm of tiny ones decides it. A kernel that changes by just this much is
+    unsurprising (everything got slower or faster together); swapped kernels don't bias it."""
     import polars as pl
 
     both = kernels.filter(
         (pl.col("a_instances") > 0) & (pl.col("b_instances") > 0) & (pl.col("a_avg_ns") > 0)
     ).select(
         ratio=pl.col("b_avg_ns") / pl.col("a_avg_ns"),
-        weight=pl.col("a_total_ns") + pl.col("b_total_ns"),
+        weight=pl.min_horizontal("a_instances", "b_instances").cast(pl.Float64),
     )
-    if both.height == 0 or both["weight"].sum() == 0:
-        return 1.0
-    rows = sorted(both.iter_rows())
-    half = sum(w for _, w in rows) / 2
-    acc = 0
-    for r, weight in rows:
-        acc += weight
-        if acc >= half:
-            return float(r)
-    return float(rows[-1][0])
+    if both.height == 0:
+        return TypicalChange(1.0, 1.0, 1.0, 0)
+    limit = cap * float(both["weight"].sum())
+    pairs = [(r, min(w, limit)) for r, w in both.iter_rows()]
+    return TypicalChange(
+        _weighted_quantile(pairs, 0.5),
+        _weighted_quantile(pairs, 0.25),
+        _weighted_quantile(pairs, 0.75),
+        both.height,
+    )
 
 
 def ranked_kernels(kernels: pl.DataFrame, overall: float) -> pl.DataFrame:
@@ -338,6 +416,75 @@ def category_overlap(kernels: pl.DataFrame) -> float:
     return both / most if most else 0.0
 
 
+# -- comparability --------------------------------------------------------------------
+FACTOR_WORDS = {
+    "shared_launches": "launches of kernels both traces run",
+    "shared_time": "kernel time in kernels both traces run",
+    "category_mix": "the same mix of work (kernel time per category)",
+    "sequence": "launch order in common",
+    "gpus": "the same GPU models and count",
+}
+
+
+def comparability(
+    sa: Side,
+    sb: Side,
+    kernels: pl.DataFrame,
+    alignment: tuple[SequenceAlignment, ...],
+    weights: dict[str, float],
+    bar: float,
+) -> Comparability:
+    """Are these two runs of the same program? Each factor is 0..1; the score is their
+    weighted mean. Identity of kernels weighs most; a GEMM swap lowers shared time but not
+    the category mix or the launch order, another GPU lowers only ``gpus``."""
+    import polars as pl
+
+    both = kernels.filter(pl.col("status") == "both")
+    launches = int(kernels["a_instances"].sum() + kernels["b_instances"].sum())
+    time = int(kernels["a_total_ns"].sum() + kernels["b_total_ns"].sum())
+    aligned = sum(al.aligned for al in alignment)
+    gpus_a, gpus_b = sa.gpus, sb.gpus
+    if gpus_a == gpus_b:
+        gpus = 1.0
+    elif set(gpus_a) == set(gpus_b):
+        gpus = 0.5  # same models, another count
+    else:
+        gpus = 0.0
+    factors = {
+        "shared_launches": int(both["a_instances"].sum() + both["b_instances"].sum())
+        / (launches or 1),
+        "shared_time": int(both["a_total_ns"].sum() + both["b_total_ns"].sum()) / (time or 1),
+        "category_mix": category_time_mix(kernels),
+        "sequence": sum(al.matched_in_order for al in alignment) / (aligned or 1),
+        "gpus": gpus,
+    }
+    total = sum(weights.values())
+    score = sum(weights[k] * v for k, v in factors.items()) / total
+    weakest = sorted((v, k) for k, v in factors.items() if v < 0.5)
+    reason = "; ".join(f"{v:.0%} {FACTOR_WORDS[k]}" for v, k in weakest[:3])
+    return Comparability(
+        round(score, 4),
+        bar,
+        {k: round(v, 4) for k, v in factors.items()},
+        score >= bar and bool(time),
+        reason,
+    )
+
+
+def category_time_mix(kernels: pl.DataFrame) -> float:
+    """How alike the two runs spend their kernel time across categories: the sum over
+    categories of the smaller of the two time shares (1: the same mix)."""
+    import polars as pl
+
+    by_cat = kernels.group_by("category").agg(
+        a=pl.col("a_total_ns").sum(), b=pl.col("b_total_ns").sum()
+    )
+    ta, tb = float(by_cat["a"].sum()), float(by_cat["b"].sum())
+    if not ta or not tb:
+        return 0.0
+    return float(sum(min(a / ta, b / tb) for a, b in by_cat.select("a", "b").iter_rows()))
+
+
 # -- danger-zone kernels ------------------------------------------------------------------
 DANGER_SCHEMA = {
     "rule_id": "String",
@@ -355,9 +502,9 @@ _LEVEL_ORDER = {"high": 0, "medium": 1, "info": 2}
 _STATUS_ORDER = {"new": 0, "grew": 1, "vanished": 2, "shrank": 3, "same": 4}
 
 
-def danger_table(kernels: pl.DataFrame, growth: float) -> pl.DataFrame:
+def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> pl.DataFrame:
     """Danger-zone kernels of either side: new, vanished, grew / shrank (time beyond
-    ``growth``×) or same; riskiest and newest first."""
+    ``growth``× the ``typical`` change of every kernel) or same; riskiest and newest first."""
     import polars as pl
 
     from ..danger import match_danger
@@ -370,9 +517,9 @@ def danger_table(kernels: pl.DataFrame, growth: float) -> pl.DataFrame:
                 status = "new"
             elif r["status"] == "only_a":
                 status = "vanished"
-            elif b_ns > a_ns * growth:
+            elif b_ns > a_ns * typical * growth:
                 status = "grew"
-            elif b_ns < a_ns / growth:
+            elif b_ns < a_ns * typical / growth:
                 status = "shrank"
             else:
                 status = "same"
@@ -450,3 +597,14 @@ def figures(
         "diverged_devices": float(sum(1 for al in alignment if not al.identical)),
         "time_overlap": float(overlap),
     }
+
+
+def steps_of(alignment: tuple[SequenceAlignment, ...]) -> tuple[int | None, int | None]:
+    """Steps in A and in B: those of the device with the most launches, when both of its
+    sequences repeat a step."""
+    if not alignment:
+        return None, None
+    busiest = max(alignment, key=lambda al: al.launches_a + al.launches_b)
+    if busiest.steps_a and busiest.steps_b:
+        return busiest.steps_a, busiest.steps_b
+    return None, None

@@ -219,6 +219,13 @@ def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
     return _danger_rows(d, short)
 
 
+def impact_text(d: TraceDiff, impact_ns: float | None) -> str:
+    """A clue's impact for people: "+1.20 ms/step", "-3.4 ms" (total), "—" (none)."""
+    if impact_ns is None:
+        return "—"
+    return fmt_signed_ns(impact_ns) + ("/step" if d.steps_b else "")
+
+
 def _summary_line(d: TraceDiff) -> str:
     if not d.clues:
         return "No difference found: no rule fired on these two traces."
@@ -239,9 +246,11 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
     out = [f"## tracelens diff: {md_code(d.label_a)} (A) → {md_code(d.label_b)} (B)", ""]
     out += ["### Evidence board", "", _summary_line(d), ""]
     if d.clues:
-        out += ["| Clue | Evidence | Verdict |", "| :--- | :--- | :--- |"]
+        out += ["| Clue | Impact | Evidence | Verdict |", "| :--- | ---: | :--- | :--- |"]
         out += [
-            f"| {md_text(c.clue)} | {md_text(c.evidence)} | {md_text(c.verdict)} |" for c in d.clues
+            f"| {md_text(c.clue)} | {impact_text(d, c.impact_ns)} | {md_text(c.evidence)} "
+            f"| {md_text(c.verdict)} |"
+            for c in d.clues
         ]
         out.append("")
     for note in d.notes:
@@ -297,11 +306,17 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
         title=Text("Evidence board"), title_justify="left", box=box.SIMPLE_HEAD, show_lines=True
     )
     board.add_column(Text("Clue"), ratio=2, overflow="fold")
+    board.add_column(Text("Impact"), justify="right", no_wrap=True)
     board.add_column(Text("Evidence"), ratio=3, overflow="fold")
     board.add_column(Text("Verdict"), ratio=3, overflow="fold")
     for c in d.clues:
         style = {"strong": "bold", "moderate": "", "weak": "dim"}[c.strength]
-        board.add_row(Text(c.clue, style=style), Text(c.evidence), Text(c.verdict))
+        board.add_row(
+            Text(c.clue, style=style),
+            Text(impact_text(d, c.impact_ns)),
+            Text(c.evidence),
+            Text(c.verdict),
+        )
     if d.clues:
         console.print(board)
     console.print(Text(_summary_line(d)))

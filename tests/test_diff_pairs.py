@@ -1,0 +1,230 @@
+"""tracelens diff on pairs it was not shaped on, built with the fixture builder: a capture
+cut short, a kernel called twice per step, all kernels slower alike vs one dominant kernel
+slower, unrelated programs, categories by demangled name, and the alignment's cost on long
+sequences (by ratio, not wall time)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fixtures.builder import DIRECT_COPY, FILL, FLASH_FWD, NCCL_SENDRECV, REDUCE_SUM, XMMA_GEMM
+from fixtures.builder import _Recorder as Recorder
+
+import tracelens
+from tracelens.compare import diff
+from tracelens.compare.align import align_tokens
+
+PID = 4242
+GEMM_B = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+LAYERNORM = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"
+SOFTMAX = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<(int)4, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 *, int)"
+
+# One training-like step: (kernel name, ns per call); FLASH_FWD is the attention kernel.
+STEP = [
+    (LAYERNORM, 4_000),
+    (XMMA_GEMM, 40_000),
+    (FLASH_FWD, 30_000),
+    (XMMA_GEMM, 40_000),
+    (SOFTMAX, 6_000),
+    (FILL, 1_500),
+    (REDUCE_SUM, 3_000),
+    (DIRECT_COPY, 2_000),
+]
+
+
+def build_steps(tmp_path, stem, steps, step=STEP, *, scale=None, gpu="NVIDIA H100 80GB HBM3"):
+    """``steps`` repetitions of ``step`` back to back on device 0; ``scale`` maps a kernel
+    name to a per-call factor (the others unchanged)."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    r.gpu(0, gpu)
+    t = 1_000_000
+    for _ in range(steps):
+        for name, dur in step:
+            d = int(dur * (scale or {}).get(name, 1.0))
+            r.kernel(name, t, d, pid=PID)
+            t += d + 1_000
+        t += 20_000  # the host's gap between steps
+    return r.write(tmp_path, stem).path
+
+
+def pair(tmp_path, a, b):
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        return diff(ta, tb)
+
+
+def ids(d):
+    return [c.id for c in d.clues]
+
+
+def test_a_capture_cut_short_is_a_capture_clue_not_a_path_change(tmp_path):
+    d = pair(tmp_path, build_steps(tmp_path, "a", 40), build_steps(tmp_path, "b", 30))
+    (al,) = d.alignment
+    assert al.relation == "prefix" and al.capture_difference
+    assert "capture_difference" in ids(d)
+    assert not {"launch_sequence_diverges", "same_count_different_path", "weak_evidence"} & set(
+        ids(d)
+    )
+    (c,) = [c for c in d.clues if c.id == "capture_difference"]
+    assert c.clue == "B holds 25% fewer launches of the same sequence"
+    assert "B is A cut short" in c.verdict
+    assert not any(c.id in ("per_call_outlier", "uniform_change") for c in d.clues)
+
+
+def test_a_shifted_capture_of_the_same_steps_is_a_capture_clue(tmp_path):
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    r.gpu(0, "NVIDIA H100 80GB HBM3")
+    a = build_steps(tmp_path, "a", 30)
+    # B starts in the middle of a step and ends in the middle of another
+    t = 1_000_000
+    launches = (STEP * 25)[3:-2]
+    for name, dur in launches:
+        r.kernel(name, t, dur, pid=PID)
+        t += dur + 1_000
+    b = r.write(tmp_path, "b").path
+    d = pair(tmp_path, a, b)
+    assert d.alignment[0].relation == "slice"
+    assert "capture_difference" in ids(d) and "launch_sequence_diverges" not in ids(d)
+
+
+def test_a_kernel_called_twice_per_step_is_a_clue(tmp_path):
+    doubled = STEP[:3] + [(FLASH_FWD, 30_000)] + STEP[3:]
+    d = pair(tmp_path, build_steps(tmp_path, "a", 30), build_steps(tmp_path, "b", 30, step=doubled))
+    (c,) = [c for c in d.clues if c.id == "calls_per_step"]
+    assert c.clue.startswith("flash::flash_fwd_kernel") and "2.00× the calls per step" in c.clue
+    assert c.evidence.startswith("1 → 2 calls in every step (30 steps in B)")
+    assert c.impact_ns == pytest.approx(30_000, rel=0.01)  # one more 30 µs call per step
+    path = [c for c in d.clues if c.id == "launch_sequence_diverges"]
+    assert path and "in every step, launch #" in path[0].evidence
+    assert "uniform_change" not in ids(d)
+
+
+def test_all_kernels_slower_alike_is_uniform(tmp_path):
+    scale = {name: 1.3 for name, _ in STEP}
+    d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, scale=scale))
+    assert ids(d) == ["uniform_change"]
+    assert d.clues[0].clue == "the typical kernel is 1.30× longer per call"
+    assert d.typical.q25 == pytest.approx(1.3, abs=0.01) and d.typical.q75 == pytest.approx(
+        1.3, abs=0.01
+    )
+
+
+def test_one_dominant_kernel_slower_is_not_uniform(tmp_path):
+    # The GEMM carries most of the time and the most launches; it alone slows 3x.
+    d = pair(
+        tmp_path,
+        build_steps(tmp_path, "a", 20),
+        build_steps(tmp_path, "b", 20, scale={XMMA_GEMM: 3.0}),
+    )
+    assert "uniform_change" not in ids(d)
+    assert d.typical.ratio == pytest.approx(1.0, abs=0.01)
+    (c,) = [c for c in d.clues if c.id == "per_call_outlier"]
+    assert "3.00× longer per call" in c.clue and "xmma_gemm" in c.clue
+    assert c.impact_ns == pytest.approx(2 * 2 * 40_000, rel=0.01)  # per step: 2 calls, +80 µs
+
+
+def test_communication_outliers_have_a_lower_bar(tmp_path):
+    step = STEP + [(NCCL_SENDRECV, 50_000)]
+    d = pair(
+        tmp_path,
+        build_steps(tmp_path, "a", 20, step=step),
+        build_steps(tmp_path, "b", 20, step=step, scale={NCCL_SENDRECV: 1.4}),
+    )
+    (c,) = [c for c in d.clues if c.id == "per_call_outlier"]
+    assert c.clue.startswith("ncclDevKernel_SendRecv") and "1.40× longer" in c.clue
+
+
+def test_unrelated_programs_are_not_comparable(tmp_path):
+    # Both launch the same small fill kernel often; everything that takes time differs.
+    other = [
+        ("void cufft::radix4_kernel<float2>(float2 *)", 50_000),
+        (FILL, 1_500),
+        ("void thrust::cuda_cub::core::_kernel_agent<sort_by_key>(int *)", 35_000),
+        (FILL, 1_500),
+        (FILL, 1_500),
+    ]
+    mine = [(XMMA_GEMM, 40_000), (FILL, 1_500), (FLASH_FWD, 30_000), (FILL, 1_500), (FILL, 1_500)]
+    d = pair(
+        tmp_path,
+        build_steps(tmp_path, "a", 30, step=mine),
+        build_steps(tmp_path, "b", 30, step=other, gpu="NVIDIA A100-SXM4-80GB"),
+    )
+    assert not d.comparable
+    assert ids(d) == ["not_comparable"]
+    assert d.comparability.factors["shared_launches"] == pytest.approx(0.6)
+    assert d.comparability.score < d.comparability.bar
+    assert "kernel time in kernels both traces run" in d.clues[0].evidence
+
+
+def test_identical_step_traces_have_no_clue(tmp_path):
+    d = pair(tmp_path, build_steps(tmp_path, "a", 12), build_steps(tmp_path, "b", 12))
+    assert d.clues == () and d.comparable and d.alignment[0].identical
+
+
+def test_categories_follow_demangled_names_whatever_name_shows(tmp_path):
+    a, b = build_steps(tmp_path, "a", 10), build_steps(tmp_path, "b", 10, scale={FILL: 2.0})
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        demangled = diff(ta, tb).categories.sort("category")
+        short = diff(ta, tb, name="short").categories.sort("category")
+    assert demangled.equals(short)
+
+
+def _periodic(n, motif_len=400, vocabulary=300, seed=1):
+    import random
+
+    rng = random.Random(seed)
+    motif = [rng.randrange(vocabulary) for _ in range(motif_len)]
+    motif[0] = vocabulary  # once per step: the anchor
+    return (motif * (n // motif_len + 1))[:n], [str(i) for i in range(vocabulary + 1)]
+
+
+def _seconds(fn, *args):
+    best = None
+    for _ in range(2):
+        t = time.perf_counter()
+        fn(*args)
+        elapsed = time.perf_counter() - t
+        best = elapsed if best is None else min(best, elapsed)
+    return best
+
+
+@pytest.mark.parametrize("change", ["cut_short", "insert_per_step"])
+def test_alignment_is_near_linear_on_a_million_launches(change):
+    """10x the launches costs at most ~15x the time (quadratic would be 100x), and a
+    million launches are aligned whole (no cap)."""
+
+    def case(n):
+        a, names = _periodic(n)
+        if change == "cut_short":
+            b = a[: n - n // 10]
+        else:
+            motif = a[:400]
+            b = (motif[:50] + [7] + motif[50:]) * (n // 401)
+        return a, b, names
+
+    small, large = case(100_000), case(1_000_000)
+    t_small = _seconds(align_tokens, 0, *small[:2], small[2])
+    t_large = _seconds(align_tokens, 0, *large[:2], large[2])
+    al = align_tokens(0, *large[:2], large[2])
+    assert al.launches_a == 1_000_000 and al.relation in ("prefix", "periodic")
+    assert t_large <= 15 * t_small + 0.5
+
+
+def test_aperiodic_different_sequences_degrade_to_the_bound():
+    import random
+
+    rng = random.Random(3)
+
+    def case(n):
+        return [rng.randrange(3) for _ in range(n)], [rng.randrange(3) for _ in range(n)]
+
+    small, large = case(100_000), case(1_000_000)
+    names = ["x", "y", "z"]
+    t_small = _seconds(align_tokens, 0, *small, names)
+    t_large = _seconds(align_tokens, 0, *large, names)
+    al = align_tokens(0, *large, names)
+    assert al.relation == "windows" and al.truncated
+    # the exact part is capped, the rest is linear: 10x the input, not 100x the time
+    assert t_large <= 15 * t_small + 0.5
