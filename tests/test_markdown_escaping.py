@@ -202,7 +202,7 @@ def test_diff_markdown(pair, capsys):
     assert f"| {md_code(GEMM, table=True)} |" in out
     board = out.split("### Evidence board", 1)[1].split("\n### ", 1)[0]
     assert 'gemm_"&gt;_kernel: 2.00× longer per call' in board  # (template args cut)
-    assert "### Evidence board" in out and "| Clue | Evidence | Verdict |" in out
+    assert "### Evidence board" in out and "| Clue | Impact | Evidence | Verdict |" in out
 
 
 def test_report_markdown(pair):
