@@ -17,6 +17,11 @@
 --   filtered_kernels(device, pid, stream, t0, t1, selection := NULL)
 --   filtered_memcpys(device, pid, stream, t0, t1, selection := NULL)
 --   filtered_memsets(device, pid, stream, t0, t1, selection := NULL)
+--   filtered_graph_replays(device, pid, stream, t0, t1, selection := NULL)  (graph-level
+--                         CUDA graph replays: GPU time whose kernels no other view lists)
+--   gpu_work(device, pid, stream, t0, t1, selection := NULL)  all four as one table: kind,
+--                         deviceId, contextId, streamId, globalPid, correlationId, start,
+--                         "end", name_id (demangled kernel name id; NULL for the others)
 -- `selection` names a set of GPU operations in the temp table work_selection (e.g. the work
 -- launched inside matching NVTX ranges, or inside some steps), identified by the launching
 -- process and correlation id; NULL keeps everything.
@@ -55,3 +60,28 @@ CREATE OR REPLACE TEMP MACRO filtered_memsets(device, pid, stream, t0, t1, selec
       AND (selection IS NULL OR (globalPid, correlationId) IN (
           SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
           WHERE w.selection_id = selection));
+-- CUDA graph replays traced at graph level (their kernels are in no other view), filtered
+-- as the GPU work views are; for analyses that count GPU busy time (util, findings).
+CREATE OR REPLACE TEMP MACRO filtered_graph_replays(device, pid, stream, t0, t1, selection := NULL) AS TABLE
+    SELECT * FROM graph_replays
+    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND (selection IS NULL OR (globalPid, correlationId) IN (
+          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
+          WHERE w.selection_id = selection));
+-- Every GPU operation that passes the filter, one row each: kernels, memcpys, memsets and
+-- graph-level CUDA graph replays. Columns: kind ('kernel' | 'memcpy' | 'memset' | 'graph'),
+-- deviceId, contextId, streamId, globalPid, correlationId, start, "end" (ns), name_id (the
+-- kernel's demangled-name StringIds id; NULL for the other kinds).
+CREATE OR REPLACE TEMP MACRO gpu_work(device, pid, stream, t0, t1, selection := NULL) AS TABLE
+    SELECT 'kernel' AS kind, deviceId, contextId, streamId, globalPid, correlationId, start,
+           "end", demangledName AS name_id
+    FROM filtered_kernels(device, pid, stream, t0, t1, selection := selection)
+    UNION ALL
+    SELECT 'memcpy', deviceId, contextId, streamId, globalPid, correlationId, start, "end", NULL
+    FROM filtered_memcpys(device, pid, stream, t0, t1, selection := selection)
+    UNION ALL
+    SELECT 'memset', deviceId, contextId, streamId, globalPid, correlationId, start, "end", NULL
+    FROM filtered_memsets(device, pid, stream, t0, t1, selection := selection)
+    UNION ALL
+    SELECT 'graph', deviceId, contextId, streamId, globalPid, correlationId, start, "end", NULL
+    FROM filtered_graph_replays(device, pid, stream, t0, t1, selection := selection);

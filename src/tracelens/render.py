@@ -39,6 +39,8 @@ HEADERS = {
     "tid": "TID",
     "api": "API",
     "nvtx": "NVTX",
+    "utilization_pct": "Utilization (%)",
+    "idle_pct": "Idle (%)",
 }
 # Other units a column name may end with: (header unit, decimals of a float).
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .rows import Rows
     from .stakeout import Stakeout
     from .timeline import Timeline
+    from .util import Util
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 # CUDA graph replays traced at graph level: their kernels are missing from KERNEL_TABLE.
@@ -515,6 +516,11 @@ class Trace:
         return decoded_kernels(self, **options)
 
     # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
+    def util(self, where: EventFilter | None = None) -> Util:
+        """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`."""
+        from .util import gpu_time_accounting
+
+        return gpu_time_accounting(self, where)
 
     # -- NVTX and CUDA API summaries (nvtx.py, api.py) ---------------------------------------
 

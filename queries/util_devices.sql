@@ -1,0 +1,178 @@
+-- util_devices: what each device did with the wall time of the analysis window [$t0, $t1]:
+-- a sweep over the start/end points of every GPU operation (kernels, memcpys, memsets,
+-- graph-level CUDA graph replays) of the device, across streams, clipped to the window.
+-- Busy time is split by what runs, in this priority: compute, then communication, then
+-- memory; so compute_ns + exposed_communication_ns + exposed_memory_ns = busy_ns and
+-- busy_ns + idle_ns = span_ns exactly. Idle time is split by cause (below); the causes add
+-- up to idle_ns exactly. One row per device with GPU work in the window, by device.
+--
+-- Parameters:
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all);
+--                               an operation is kept when it overlaps [$start_ns, $end_ns]
+--   $t0, $t1           BIGINT     the analysis window, ns from session start (required)
+--   $name_ids          BIGINT[]   demangled kernel-name ids that are not compute ...
+--   $work_classes      VARCHAR[]  ... and their class, 'communication' or 'memory' (same
+--                                 length); other kernels and graph replays are compute,
+--                                 memcpys and memsets are memory
+--   $sync_regex        VARCHAR    CUDA API names (full match) that block the host until GPU
+--                                 work is done
+--
+-- Columns (times in ns):
+--   device                     BIGINT  CUDA device ordinal
+--   span_ns                    BIGINT  $t1 - $t0
+--   busy_ns                    BIGINT  union of all operations of the device
+--   idle_ns                    BIGINT  span_ns - busy_ns
+--   compute_ns                 BIGINT  time some compute kernel runs
+--   communication_ns           BIGINT  time some communication kernel runs
+--   exposed_communication_ns   BIGINT  ... and no compute kernel runs
+--   memory_ns                  BIGINT  time some memcpy, memset or copy kernel runs
+--   exposed_memory_ns          BIGINT  ... and neither compute nor communication runs
+--   utilization                DOUBLE  busy_ns / span_ns (0..1; NULL for an empty window)
+--   first_ns, last_ns          BIGINT  first start and last end of the device's work
+--   before_first_ns            BIGINT  idle from $t0 to first_ns
+--   after_last_ns              BIGINT  idle from last_ns to $t1
+--   sync_ns, sync_gaps         BIGINT  idle gaps whose next operations were all launched
+--                                      (API call start) after the gap began, while the
+--                                      launching process was blocked in a synchronizing API
+--                                      call ($sync_regex) overlapping the gap: time, gaps
+--   launch_bound_ns, launch_bound_gaps  BIGINT  the other gaps whose next operations were
+--                                      launched after the gap began: the GPU waited for
+--                                      the host
+--   unexplained_ns, unexplained_gaps    BIGINT  the remaining gaps (the next work was
+--                                      queued: a dependency, an event wait, the scheduler)
+WITH classes AS (
+    SELECT unnest($name_ids::BIGINT[]) AS name_id, unnest($work_classes::VARCHAR[]) AS work_class
+),
+ops AS (
+    SELECT
+        w.deviceId AS device,
+        greatest(w.start, $t0) AS s,
+        least(w."end", $t1) AS e,
+        CASE WHEN w.kind IN ('memcpy', 'memset') THEN 'memory'
+             ELSE coalesce(c.work_class, 'compute') END AS work_class,
+        w.globalPid,
+        w.correlationId
+    FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
+    LEFT JOIN classes AS c ON c.name_id = w.name_id
+    WHERE least(w."end", $t1) > greatest(w.start, $t0)
+),
+points AS (
+    SELECT device, s AS t, (work_class = 'compute')::INTEGER AS d_compute,
+           (work_class = 'communication')::INTEGER AS d_comm,
+           (work_class = 'memory')::INTEGER AS d_memory
+    FROM ops
+    UNION ALL
+    SELECT device, e, -(work_class = 'compute')::INTEGER, -(work_class = 'communication')::INTEGER,
+           -(work_class = 'memory')::INTEGER
+    FROM ops
+),
+deltas AS (
+    SELECT device, t, sum(d_compute) AS d_compute, sum(d_comm) AS d_comm,
+           sum(d_memory) AS d_memory
+    FROM points
+    GROUP BY device, t
+),
+levels AS (
+    SELECT
+        device,
+        t,
+        lead(t) OVER (PARTITION BY device ORDER BY t) AS t_next,
+        sum(d_compute) OVER running AS n_compute,
+        sum(d_comm) OVER running AS n_comm,
+        sum(d_memory) OVER running AS n_memory
+    FROM deltas
+    WINDOW running AS (PARTITION BY device ORDER BY t ROWS UNBOUNDED PRECEDING)
+),
+segments AS (
+    SELECT device, t AS seg_start, t_next AS seg_end, t_next - t AS len,
+           n_compute > 0 AS compute, n_comm > 0 AS comm, n_memory > 0 AS memory
+    FROM levels
+    WHERE t_next IS NOT NULL
+),
+sweep AS (
+    SELECT
+        device,
+        min(seg_start) AS first_ns,
+        max(seg_end) AS last_ns,
+        coalesce(sum(len) FILTER (WHERE compute OR comm OR memory), 0) AS busy_ns,
+        coalesce(sum(len) FILTER (WHERE compute), 0) AS compute_ns,
+        coalesce(sum(len) FILTER (WHERE comm), 0) AS communication_ns,
+        coalesce(sum(len) FILTER (WHERE comm AND NOT compute), 0) AS exposed_communication_ns,
+        coalesce(sum(len) FILTER (WHERE memory), 0) AS memory_ns,
+        coalesce(sum(len) FILTER (WHERE memory AND NOT compute AND NOT comm), 0)
+            AS exposed_memory_ns
+    FROM segments
+    GROUP BY device
+),
+gaps AS (
+    SELECT device, seg_start AS gap_start, seg_end AS gap_end
+    FROM segments
+    WHERE NOT (compute OR comm OR memory)
+),
+-- The operations that end each gap, and when the host began to launch them.
+next_work AS (
+    SELECT g.device, g.gap_start, g.gap_end, min(r.start) AS launch_start,
+           min(pid_of(o.globalPid)) AS pid
+    FROM gaps AS g
+    JOIN ops AS o ON o.device = g.device AND o.s = g.gap_end
+    LEFT JOIN runtime_calls AS r
+        ON r.correlationId = o.correlationId AND pid_of(r.globalTid) = pid_of(o.globalPid)
+    GROUP BY g.device, g.gap_start, g.gap_end
+),
+sync_calls AS (
+    SELECT pid_of(r.globalTid) AS pid, r.start, r."end"
+    FROM runtime_calls AS r
+    WHERE r.nameId IN (SELECT id FROM strings WHERE regexp_full_match(value, $sync_regex))
+),
+-- A gap whose next work the host launched only after the gap began is the host's doing:
+-- 'sync' when the host was blocked in a synchronizing call during the gap (the first such
+-- call of the process to end after the gap began, if it started before the gap ended),
+-- else 'launch_bound'. Work queued before the gap began waited on something else.
+gap_causes AS (
+    SELECT
+        n.device,
+        n.gap_end - n.gap_start AS len,
+        CASE
+            WHEN NOT coalesce(n.launch_start > n.gap_start, false) THEN 'unexplained'
+            WHEN sc.start IS NOT NULL AND sc.start < n.gap_end THEN 'sync'
+            ELSE 'launch_bound'
+        END AS cause
+    FROM next_work AS n
+    ASOF LEFT JOIN sync_calls AS sc ON sc.pid = n.pid AND sc."end" >= n.gap_start
+),
+idle AS (
+    SELECT
+        device,
+        coalesce(sum(len) FILTER (WHERE cause = 'sync'), 0) AS sync_ns,
+        count(*) FILTER (WHERE cause = 'sync') AS sync_gaps,
+        coalesce(sum(len) FILTER (WHERE cause = 'launch_bound'), 0) AS launch_bound_ns,
+        count(*) FILTER (WHERE cause = 'launch_bound') AS launch_bound_gaps,
+        coalesce(sum(len) FILTER (WHERE cause = 'unexplained'), 0) AS unexplained_ns,
+        count(*) FILTER (WHERE cause = 'unexplained') AS unexplained_gaps
+    FROM gap_causes
+    GROUP BY device
+)
+SELECT
+    s.device,
+    ($t1 - $t0)::BIGINT AS span_ns,
+    s.busy_ns::BIGINT AS busy_ns,
+    ($t1 - $t0 - s.busy_ns)::BIGINT AS idle_ns,
+    s.compute_ns::BIGINT AS compute_ns,
+    s.communication_ns::BIGINT AS communication_ns,
+    s.exposed_communication_ns::BIGINT AS exposed_communication_ns,
+    s.memory_ns::BIGINT AS memory_ns,
+    s.exposed_memory_ns::BIGINT AS exposed_memory_ns,
+    CASE WHEN $t1 > $t0 THEN s.busy_ns / ($t1 - $t0) END AS utilization,
+    s.first_ns::BIGINT AS first_ns,
+    s.last_ns::BIGINT AS last_ns,
+    (s.first_ns - $t0)::BIGINT AS before_first_ns,
+    ($t1 - s.last_ns)::BIGINT AS after_last_ns,
+    coalesce(i.sync_ns, 0)::BIGINT AS sync_ns,
+    coalesce(i.sync_gaps, 0)::BIGINT AS sync_gaps,
+    coalesce(i.launch_bound_ns, 0)::BIGINT AS launch_bound_ns,
+    coalesce(i.launch_bound_gaps, 0)::BIGINT AS launch_bound_gaps,
+    coalesce(i.unexplained_ns, 0)::BIGINT AS unexplained_ns,
+    coalesce(i.unexplained_gaps, 0)::BIGINT AS unexplained_gaps
+FROM sweep AS s
+LEFT JOIN idle AS i USING (device)
+ORDER BY s.device

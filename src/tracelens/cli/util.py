@@ -1,0 +1,42 @@
+"""tracelens util: what each GPU did with its wall time, and why it was idle."""
+
+from __future__ import annotations
+
+from . import _common as c
+from . import app
+
+
+@app.command()
+def util(
+    trace: c.TraceArg = None,
+    demo: c.DemoOpt = None,
+    device: c.DeviceOpt = None,
+    pid: c.PidOpt = None,
+    stream: c.StreamOpt = None,
+    start: c.StartOpt = None,
+    end: c.EndOpt = None,
+    timeunit: c.TimeUnitOpt = "ns",
+    fmt: c.FormatOpt = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """Per device over the capture span (or --start/--end): busy (kernels, copies and memsets
+    across streams), idle, utilization; busy split into compute, communication and memory
+    with the communication and copies no compute hid (exposed); idle split by cause (sync
+    calls, launch-bound gaps, before the first / after the last GPU work, unexplained); and
+    communication per collective kind (AllReduce, AllGather, ...).
+
+    Idle causes, per gap in the device's work: sync (the work after the gap was launched
+    after the gap began, while the host was blocked in cudaDeviceSynchronize,
+    cudaStreamSynchronize, a synchronous cudaMemcpy, ...), launch_bound (launched after the
+    gap began, no sync: the GPU waited for the host), unexplained (the work after the gap
+    was already queued: a dependency, an event wait), and before_first / after_last (the
+    window before the device's first and after its last GPU operation)."""
+    from ..util import gpu_time_accounting, render
+
+    c.check_choice("--format", fmt, c.FORMATS)
+    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
+    where = c.event_filter(device, pid, stream, start, end)
+    with c.open_trace(trace, demo) as tr:
+        result = gpu_time_accounting(tr, where)
+        text = render(result, fmt=fmt, timeunit=timeunit, source=tr.path.name)
+    c.emit(text, output)

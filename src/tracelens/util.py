@@ -1,0 +1,358 @@
+"""Util: what each GPU did with its wall time, and why it was idle.
+
+Per device, over the analysis window (the capture span, or ``where``'s start/end):
+
+* span, busy (the union of its kernels, memcpys, memsets and graph-level CUDA graph replays,
+  across streams), idle = span - busy, utilization = busy / span;
+* busy split by what runs, with priority compute > communication > memory, so that
+  ``compute_ns + exposed_communication_ns + exposed_memory_ns + idle_ns == span_ns``
+  exactly; ``communication_ns`` and ``memory_ns`` are the full unions (hidden or not);
+* idle split by cause (:data:`IDLE_CAUSES`), which add up to ``idle_ns`` exactly;
+* communication per collective kind (AllReduce, AllGather, ...): calls, time, and the part
+  no compute kernel hid.
+
+Kernels are classified on their demangled names by the category rules
+(``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
+distinct name once; the sweeps over start/end points run in DuckDB (``queries/util_*.sql``),
+so nothing runs per kernel in Python. Sync API names and collective kinds are data
+(``data/util.toml``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ._resources import data_dir
+from .categories import classify
+from .errors import MissingDataError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = ["FRAME_COLUMNS", "IDLE_CAUSES", "Util", "gpu_time_accounting", "work_params"]
+
+#: Columns of :attr:`Util.frame`, in order.
+FRAME_COLUMNS = (
+    "device",
+    "span_ns",
+    "busy_ns",
+    "idle_ns",
+    "compute_ns",
+    "communication_ns",
+    "exposed_communication_ns",
+    "memory_ns",
+    "exposed_memory_ns",
+    "utilization",
+)
+
+#: Idle causes, in display order, with what each means.
+IDLE_CAUSES = {
+    "sync": "the GPU waited for the next launch while the host was blocked in a "
+    "synchronizing CUDA call (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous "
+    "cudaMemcpy, ...): it could not queue work ahead",
+    "launch_bound": "the GPU waited for the next launch: the API calls that launched the work "
+    "after the gap started after the previous GPU work had ended",
+    "before_first": "from the start of the window to the device's first GPU operation",
+    "after_last": "from the device's last GPU operation to the end of the window",
+    "unexplained": "the next work was already queued (a dependency on another stream or "
+    "device, an event wait, or the scheduler)",
+}
+
+_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+_NON_COMPUTE = ("communication", "memory")
+
+
+@dataclass(frozen=True)
+class Util:
+    """GPU time accounting of one trace (see the module docstring).
+
+    ``frame``: one row per device (:data:`FRAME_COLUMNS`, times in ns). ``idle_causes``:
+    device, cause, count (gaps; 1 for before_first/after_last when non-zero), time_ns.
+    ``communication``: device, collective, calls, time_ns, busy_ns, exposed_ns. ``start_ns``
+    and ``end_ns``: the analysis window. ``notes``: what the figures leave out or assume.
+    """
+
+    frame: pl.DataFrame
+    idle_causes: pl.DataFrame
+    communication: pl.DataFrame
+    start_ns: int | None
+    end_ns: int | None
+    notes: tuple[str, ...] = field(default=())
+
+    def figures(self) -> dict[str, float]:
+        """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over all
+        devices), ``util_min`` (the least used device), ``busy_ms``, ``idle_ms``,
+        ``exposed_communication_ms``, ``exposed_memory_ms`` and, per idle cause,
+        ``idle_<cause>_ms``. Empty when no device had GPU work."""
+        import polars as pl
+
+        if self.frame.is_empty():
+            return {}
+        sums = self.frame.select(
+            "span_ns", "busy_ns", "idle_ns", "exposed_communication_ns", "exposed_memory_ns"
+        ).sum()
+        span = sums["span_ns"].item()
+        out: dict[str, float] = {
+            "util": sums["busy_ns"].item() / span if span else 0.0,
+            "util_min": float(self.frame["utilization"].fill_null(0.0).min()),
+            "busy_ms": sums["busy_ns"].item() / 1e6,
+            "idle_ms": sums["idle_ns"].item() / 1e6,
+            "exposed_communication_ms": sums["exposed_communication_ns"].item() / 1e6,
+            "exposed_memory_ms": sums["exposed_memory_ns"].item() / 1e6,
+        }
+        by_cause = dict(self.idle_causes.group_by("cause").agg(pl.col("time_ns").sum()).iter_rows())
+        for cause in IDLE_CAUSES:
+            out[f"idle_{cause}_ms"] = by_cause.get(cause, 0) / 1e6
+        return out
+
+
+@dataclass(frozen=True)
+class _Collective:
+    kind: str
+    pattern: re.Pattern[str]
+    why: str
+
+
+@dataclass(frozen=True)
+class _UtilData:
+    sync_apis: tuple[str, ...]
+    collectives: tuple[_Collective, ...]
+
+    @property
+    def sync_regex(self) -> str:
+        names = "|".join(re.escape(n) for n in self.sync_apis)
+        return f"(?:{names})(?:_v[0-9]+)?"
+
+    def collective_of(self, name: str) -> str:
+        for c in self.collectives:
+            if c.pattern.search(name):
+                return c.kind
+        return "other"
+
+
+@lru_cache(maxsize=1)
+def _data() -> _UtilData:
+    with open(data_dir() / "util.toml", "rb") as fh:
+        doc = tomllib.load(fh)
+    return _UtilData(
+        tuple(s["name"] for s in doc["sync_api"]),
+        tuple(
+            _Collective(c["kind"], re.compile(c["regex"], re.IGNORECASE), c["why"])
+            for c in doc["collective"]
+        ),
+    )
+
+
+def sync_api_regex() -> str:
+    """The full-match regex of the CUDA API names that block the host (``data/util.toml``)."""
+    return _data().sync_regex
+
+
+def _classes(trace: Trace) -> tuple[list[int], list[str], list[str | None]]:
+    """(name ids, work class, collective kind) of every kernel name that is not compute."""
+    ids: list[int] = []
+    classes: list[str] = []
+    collectives: list[str | None] = []
+    data = _data()
+    for name_id, name in trace.query_rows("util_kernel_names").data:
+        category = classify(name).category
+        if category in _NON_COMPUTE:
+            ids.append(name_id)
+            classes.append(category)
+            collectives.append(data.collective_of(name) if category == "communication" else None)
+    return ids, classes, collectives
+
+
+def _window(trace: Trace, where: EventFilter) -> tuple[int | None, int | None]:
+    info = trace.info
+    t0 = where.start_ns if where.start_ns is not None else info.start_ns
+    t1 = where.end_ns if where.end_ns is not None else info.end_ns
+    return t0, t1
+
+
+def work_params(trace: Trace, where: EventFilter | None) -> dict[str, Any]:
+    """The bound parameters every util-style sweep takes: the event filter (with
+    ``selection``), the window ``t0``/``t1``, and the kernel classes (``name_ids``,
+    ``work_classes``, ``collectives``)."""
+    where = where or EventFilter()
+    if not any(trace.has_table(t) for t in _TABLES):
+        raise MissingDataError(
+            trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
+        )
+    if trace.has_table(_TABLES[0]):
+        trace.require_kernels()
+    t0, t1 = _window(trace, where)
+    ids, classes, collectives = _classes(trace)
+    return {
+        "selection": None,
+        **where.params(),
+        "t0": t0,
+        "t1": t1,
+        "name_ids": ids,
+        "work_classes": classes,
+        "collectives": collectives,
+    }
+
+
+def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
+    """Per-device span, busy, idle, the busy split and the idle causes (see the module
+    docstring); :class:`Util`. Raises MissingDataError when the export has no CUDA work."""
+    import polars as pl
+
+    params = work_params(trace, where)
+    devices = trace.query(
+        "util_devices",
+        **{k: v for k, v in params.items() if k != "collectives"},
+        sync_regex=sync_api_regex(),
+    )
+    causes = _idle_causes(devices)
+    comm = pl.DataFrame(
+        schema={
+            "device": pl.Int64,
+            "collective": pl.String,
+            "calls": pl.Int64,
+            "time_ns": pl.Int64,
+            "busy_ns": pl.Int64,
+            "exposed_ns": pl.Int64,
+        }
+    )
+    notes = []
+    if "communication" in params["work_classes"]:
+        comm = trace.query("util_communication", **params)
+        notes.append(_message_size_note(trace))
+    replays = trace.graph_replays(where)[0]
+    if replays:
+        notes.append(
+            f"{replays:,} CUDA graph replays traced at graph level count as compute: the "
+            "export does not list their kernels (profile with --cuda-graph-trace=node)"
+        )
+    return Util(
+        frame=devices.select(FRAME_COLUMNS),
+        idle_causes=causes,
+        communication=comm,
+        start_ns=params["t0"],
+        end_ns=params["t1"],
+        notes=tuple(notes),
+    )
+
+
+def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:
+    """The per-device cause columns of ``util_devices`` as rows (device, cause, count,
+    time_ns), causes in :data:`IDLE_CAUSES` order, zero rows left out."""
+    import polars as pl
+
+    parts = []
+    for cause in IDLE_CAUSES:
+        time_col = f"{cause}_ns"
+        count = (
+            pl.col(f"{cause}_gaps")
+            if f"{cause}_gaps" in devices.columns
+            else (pl.col(time_col) > 0).cast(pl.Int64)
+        )
+        parts.append(
+            devices.select(
+                "device",
+                pl.lit(cause).alias("cause"),
+                count.cast(pl.Int64).alias("count"),
+                pl.col(time_col).alias("time_ns"),
+            )
+        )
+    out = pl.concat(parts) if parts else pl.DataFrame()
+    order = {c: i for i, c in enumerate(IDLE_CAUSES)}
+    return (
+        out.filter(pl.col("time_ns") > 0)
+        .with_columns(_order=pl.col("cause").replace_strict(order, return_dtype=pl.Int64))
+        .sort("device", "_order")
+        .drop("_order")
+    )
+
+
+def _message_size_note(trace: Trace) -> str:
+    """Say whether NCCL message sizes are known. NCCL records them as NVTX payloads on its
+    own ranges (ncclAllReduce, ...) when built with NVTX and traced with -t nvtx."""
+    if not trace.has_table("NVTX_EVENTS"):
+        return "message sizes unknown: the trace has no NVTX data (NCCL records sizes as NVTX payloads; profile with -t nvtx)"
+    trace.load_nvtx_text()
+    ranges = trace.query("util_nccl_ranges")["ranges"].item()
+    if not ranges:
+        return "message sizes unknown: the trace has no NCCL NVTX ranges (NCCL records sizes as NVTX payloads; enable NCCL's NVTX and profile with -t nvtx)"
+    return (
+        f"the trace has {ranges:,} NCCL NVTX ranges, but tracelens does not decode their "
+        "payloads yet: message sizes are not shown"
+    )
+
+
+def render(result: Util, *, fmt: str, timeunit: str, source: str) -> str:
+    """The result as text: ``table``/``markdown`` (devices, idle causes, communication),
+    ``json`` (one object: devices, idle_causes, communication, window, notes; the keys are
+    documented in the README) or ``csv`` (one row per device: :data:`FRAME_COLUMNS`, then
+    ``idle_<cause>_ns`` for each of :data:`IDLE_CAUSES`)."""
+    import json
+
+    import polars as pl
+
+    from . import render as r
+
+    if fmt == "json":
+        doc = {
+            "window": {"start_ns": result.start_ns, "end_ns": result.end_ns},
+            "devices": r.convert_times(result.frame, timeunit).to_dicts(),
+            "idle_causes": r.convert_times(result.idle_causes, timeunit).to_dicts(),
+            "communication": r.convert_times(result.communication, timeunit).to_dicts(),
+            "notes": list(result.notes),
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        wide = result.frame
+        for cause in IDLE_CAUSES:
+            times = result.idle_causes.filter(cause=cause).select(
+                "device", pl.col("time_ns").alias(f"idle_{cause}_ns")
+            )
+            wide = wide.join(times, on="device", how="left").with_columns(
+                pl.col(f"idle_{cause}_ns").fill_null(0)
+            )
+        return r.frame(wide, fmt="csv", timeunit=timeunit)
+    span = r._ns_human(None if result.start_ns is None else (result.end_ns or 0) - result.start_ns)
+    devices = result.frame.with_columns(
+        utilization_pct=(pl.col("utilization") * 100).round(1)
+    ).drop("utilization")
+    idle = result.idle_causes.join(
+        result.frame.select("device", "idle_ns"), on="device", how="left"
+    ).select(
+        "device",
+        "cause",
+        pl.col("count").alias("gaps"),
+        "time_ns",
+        idle_pct=(pl.col("time_ns") * 100 / pl.col("idle_ns")).round(1),
+    )
+    sections = [
+        (devices, f"util of {source}: GPU time per device over {span}"),
+        (idle, "idle time by cause"),
+    ]
+    if not result.communication.is_empty():
+        sections.append((result.communication, "communication by collective"))
+    if result.frame.is_empty():
+        return f"util of {source}: no GPU work in the window\n"
+    notes = "".join(f"note: {n}\n" for n in result.notes)
+    if fmt == "markdown":
+        body = "\n".join(
+            r.markdown(r.convert_times(df, timeunit), timeunit=timeunit, title=t)
+            for df, t in sections
+        )
+        return body + ("\n" + notes if notes else "")
+    captions = {
+        0: "busy = compute + exposed communication + exposed memory; busy + idle = span",
+        1: "the causes add up to the idle time (`tracelens util --help` says what each means)",
+    }
+    body = "\n".join(
+        r.frame(df, fmt="table", timeunit=timeunit, title=t, caption=captions.get(i))
+        for i, (df, t) in enumerate(sections)
+    )
+    return body + notes

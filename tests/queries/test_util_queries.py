@@ -1,0 +1,75 @@
+"""Golden tests of the util query files, on a tiny trace built here: compute on stream 7,
+an NCCL all-reduce overlapping it on stream 8, a copy alone, a launch-bound gap, a gap
+while the host sat in cudaStreamSynchronize, and a second device with a copy kernel."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures.builder import DIRECT_COPY, XMMA_GEMM
+
+import tracelens
+from queries.golden import GOLDEN, assert_golden
+from tracelens.synth import TraceBuilder
+from tracelens.util import sync_api_regex, work_params
+
+PID = 5150
+ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.gpu(1, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+
+    def launch(name, start, end, at, *, device=0, stream=7):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 10, pid=PID)
+        b.kernel(name, start=start, end=end, device=device, stream=stream, correlation_id=cid)
+
+    launch(XMMA_GEMM, t, t + 100, t - 50)
+    launch(ALLREDUCE, t + 50, t + 150, t - 40, stream=8)
+    cid = b.runtime("cudaMemcpyAsync_v3020", start=t + 250, end=t + 260, pid=PID)
+    b.memcpy("DtoD", 4096, start=t + 300, end=t + 320, correlation_id=cid)
+    b.runtime("cudaStreamSynchronize_v3020", start=t + 330, end=t + 380, pid=PID)
+    launch(XMMA_GEMM, t + 400, t + 500, t + 390)
+    launch(DIRECT_COPY, t + 10, t + 30, t - 30, device=1)
+    b.nvtx_range("ncclAllReduce", start=t - 45, end=t - 35, pid=PID)
+    path = tmp_path_factory.mktemp("util") / "util_golden.sqlite"
+    b.write(path)
+    return path
+
+
+def _params(path, **where):
+    from tracelens.filters import EventFilter
+
+    with tracelens.open(path) as trace:
+        return work_params(trace, EventFilter(**where))
+
+
+def test_util_kernel_names(trace_path):
+    assert_golden(trace_path, "util_kernel_names", "three_names")
+
+
+def test_util_devices(trace_path):
+    params = _params(trace_path)
+    params.pop("collectives")
+    assert_golden(trace_path, "util_devices", "two_devices", sync_regex=sync_api_regex(), **params)
+
+
+def test_util_devices_window(trace_path):
+    params = _params(trace_path, start_ns=1_000_060, end_ns=1_000_450)
+    params.pop("collectives")
+    assert_golden(trace_path, "util_devices", "window", sync_regex=sync_api_regex(), **params)
+
+
+def test_util_communication(trace_path):
+    assert_golden(trace_path, "util_communication", "allreduce", **_params(trace_path))
+
+
+def test_util_nccl_ranges(trace_path):
+    with tracelens.open(trace_path) as trace:
+        trace.load_nvtx_text()
+        actual = trace.query("util_nccl_ranges").write_csv()
+    assert actual == (GOLDEN / "util_nccl_ranges__one_range.csv").read_text()
