@@ -41,6 +41,8 @@ HEADERS = {
     "nvtx": "NVTX",
     "utilization_pct": "Utilization (%)",
     "idle_pct": "Idle (%)",
+    "cpu_start": "CPU start ({u})",
+    "cpu_end": "CPU end ({u})",
 }
 # Other units a column name may end with: (header unit, decimals of a float).
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .filters import EventFilter
     from .rows import Rows
     from .stakeout import Stakeout
+    from .steps import Steps
     from .timeline import Timeline
     from .util import Util
 
@@ -516,6 +517,12 @@ class Trace:
         return decoded_kernels(self, **options)
 
     # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
+    def steps(self, range: str | None = None, where: EventFilter | None = None) -> Steps:  # noqa: A002
+        """The iterations of the program; see :func:`tracelens.steps.find_steps`."""
+        from .steps import find_steps
+
+        return find_steps(self, range=range, where=where)
+
     def util(self, where: EventFilter | None = None) -> Util:
         """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`."""
         from .util import gpu_time_accounting

@@ -299,6 +299,7 @@ def render(result: Util, *, fmt: str, timeunit: str, source: str) -> str:
     import polars as pl
 
     from . import render as r
+    from .units import fmt_ns
 
     if fmt == "json":
         doc = {
@@ -319,7 +320,7 @@ def render(result: Util, *, fmt: str, timeunit: str, source: str) -> str:
                 pl.col(f"idle_{cause}_ns").fill_null(0)
             )
         return r.frame(wide, fmt="csv", timeunit=timeunit)
-    span = r._ns_human(None if result.start_ns is None else (result.end_ns or 0) - result.start_ns)
+    span = fmt_ns(None if result.start_ns is None else (result.end_ns or 0) - result.start_ns)
     devices = result.frame.with_columns(
         utilization_pct=(pl.col("utilization") * 100).round(1)
     ).drop("utilization")

@@ -8,7 +8,7 @@ import pytest
 from fixtures.builder import DIRECT_COPY, XMMA_GEMM
 
 import tracelens
-from queries.golden import GOLDEN, assert_golden
+from queries.golden import assert_golden
 from tracelens.synth import TraceBuilder
 from tracelens.util import sync_api_regex, work_params
 
@@ -69,7 +69,6 @@ def test_util_communication(trace_path):
 
 
 def test_util_nccl_ranges(trace_path):
-    with tracelens.open(trace_path) as trace:
-        trace.load_nvtx_text()
-        actual = trace.query("util_nccl_ranges").write_csv()
-    assert actual == (GOLDEN / "util_nccl_ranges__one_range.csv").read_text()
+    assert_golden(
+        trace_path, "util_nccl_ranges", "one_range", prepare=tracelens.Trace.load_nvtx_text
+    )

@@ -1,0 +1,105 @@
+-- steps_by_range: one step per matching NVTX range (by start, 1-based), projected on the GPU
+-- per device: the GPU operations (kernels, memcpys, memsets, graph replays) whose
+-- launching API call starts inside the range on the range's thread. One row per step and
+-- device that has such work, by step then device.
+-- Needs the nvtx_text table (Trace.load_nvtx_text()).
+--
+-- Parameters:
+--   $pattern    VARCHAR  a label glob (* ? [..]) when $match = 'glob'; a family (label with
+--                        digit runs as '#', see steps_range_families) when $match = 'family'
+--   $match      VARCHAR  'glob' | 'family'
+--   $top_level  BOOLEAN  only ranges inside no other range of their thread
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
+--
+-- Columns (times in ns from session start):
+--   step          BIGINT  1-based index of the range among the matching ranges
+--   ranges        BIGINT  matching ranges (with or without GPU work)
+--   device        BIGINT  CUDA device ordinal
+--   start_ns      BIGINT  start of the step's first GPU operation on the device
+--   end_ns        BIGINT  end of its last GPU operation on the device
+--   cpu_start_ns  BIGINT  start of the NVTX range
+--   cpu_end_ns    BIGINT  end of the NVTX range
+--   duration_ns   BIGINT  end_ns - start_ns
+--   busy_ns       BIGINT  union of the step's GPU operations on the device
+--   kernels       BIGINT  kernels of the step on the device
+--   kernel_ns     BIGINT  their summed duration
+WITH labelled AS (
+    SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label
+    FROM nvtx_text AS n
+    LEFT JOIN strings AS s ON s.id = n.textId
+    WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
+),
+nesting AS (
+    SELECT *, max("end") OVER (
+        PARTITION BY globalTid ORDER BY start, "end" DESC
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
+    FROM labelled
+),
+matching AS (
+    SELECT start, "end", globalTid
+    FROM nesting
+    WHERE (NOT $top_level OR enclosing_end IS NULL OR enclosing_end < "end")
+      AND CASE $match
+          WHEN 'family' THEN regexp_replace(label, '[0-9]+', '#', 'g') = $pattern
+          ELSE label GLOB $pattern
+      END
+),
+steps AS (
+    SELECT row_number() OVER (ORDER BY start, globalTid) AS step, start, "end", globalTid
+    FROM matching
+),
+calls AS (
+    SELECT r.correlationId, pid_of(r.globalTid) AS pid, s.step
+    FROM runtime_calls AS r
+    ASOF JOIN steps AS s ON s.globalTid = r.globalTid AND s.start <= r.start
+    WHERE r.start <= s."end"
+),
+ops AS (
+    SELECT c.step, w.deviceId AS device, w.kind, w.start, w."end"
+    FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
+    JOIN calls AS c ON c.correlationId = w.correlationId AND c.pid = pid_of(w.globalPid)
+),
+-- Busy time: merge each step's operations on a device into islands of overlapping work.
+marked AS (
+    SELECT *, max("end") OVER (
+        PARTITION BY step, device ORDER BY start, "end"
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM ops
+),
+islands AS (
+    SELECT step, device, start, "end", sum(CASE WHEN prev_end IS NULL OR start > prev_end THEN 1 ELSE 0 END)
+        OVER (PARTITION BY step, device ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
+    FROM marked
+),
+busy AS (
+    SELECT step, device, sum(island_end - island_start) AS busy_ns
+    FROM (
+        SELECT step, device, island, min(start) AS island_start, max("end") AS island_end
+        FROM islands
+        GROUP BY step, device, island
+    )
+    GROUP BY step, device
+),
+per_device AS (
+    SELECT step, device, min(start) AS start_ns, max("end") AS end_ns,
+           count(*) FILTER (WHERE kind = 'kernel') AS kernels,
+           coalesce(sum("end" - start) FILTER (WHERE kind = 'kernel'), 0) AS kernel_ns
+    FROM ops
+    GROUP BY step, device
+)
+SELECT
+    p.step,
+    (SELECT count(*) FROM steps) AS ranges,
+    p.device,
+    p.start_ns,
+    p.end_ns,
+    s.start AS cpu_start_ns,
+    s."end" AS cpu_end_ns,
+    (p.end_ns - p.start_ns)::BIGINT AS duration_ns,
+    b.busy_ns::BIGINT AS busy_ns,
+    p.kernels,
+    p.kernel_ns::BIGINT AS kernel_ns
+FROM per_device AS p
+JOIN busy AS b USING (step, device)
+JOIN steps AS s USING (step)
+ORDER BY p.step, p.device

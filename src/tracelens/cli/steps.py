@@ -1,0 +1,49 @@
+"""tracelens steps: the iterations of the program, and how regular they are."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from . import _common as c
+from . import app
+
+
+@app.command()
+def steps(
+    trace: c.TraceArg = None,
+    demo: c.DemoOpt = None,
+    range_glob: Annotated[
+        str | None,
+        typer.Option(
+            "--range",
+            help="The steps are the NVTX ranges with this label (a glob: 'train_step*')",
+            metavar="GLOB",
+        ),
+    ] = None,
+    device: c.DeviceOpt = None,
+    pid: c.PidOpt = None,
+    stream: c.StreamOpt = None,
+    start: c.StartOpt = None,
+    end: c.EndOpt = None,
+    timeunit: c.TimeUnitOpt = "ns",
+    fmt: c.FormatOpt = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """The iterations of the program: the NVTX ranges --range names; else well-known step
+    markers (ProfilerStep#N) or a repeated top-level NVTX range that launched much of the
+    GPU work (decode_step_N); else the period of each device's kernel launch sequence; else
+    none, saying why. Per step and device: GPU start/end (the work the step launched),
+    CPU range, duration, GPU busy, kernels and kernel time; warm-up steps (leading
+    outliers) and outliers (median absolute deviation) are flagged; the summary gives the
+    steady state's median, mean, std and p90."""
+    from ..steps import find_steps, render
+
+    c.check_choice("--format", fmt, c.FORMATS)
+    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
+    where = c.event_filter(device, pid, stream, start, end)
+    with c.open_trace(trace, demo) as tr:
+        result = find_steps(tr, range=range_glob, where=where)
+        text = render(result, fmt=fmt, timeunit=timeunit, source=tr.path.name)
+    c.emit(text, output)

@@ -1,0 +1,377 @@
+"""Steps: the iterations of the profiled program, and how regular they are.
+
+Found in this order, and never invented:
+
+1. ``range``: the NVTX ranges whose label matches a glob the user gives;
+2. ``marker``: well-known step markers (``ProfilerStep#N``), else a family of top-level
+   NVTX ranges of the launching thread (labels equal up to digits: ``decode_step_3``) that
+   repeats and launched most of the GPU work (``data/steps.toml``);
+3. ``period``: the period of each device's kernel launch sequence: candidate periods come
+   from the spacing of kernels that occur once per period, each is verified with one
+   vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
+   idle gap of the motif; near-linear in the number of kernels;
+4. ``none``: abstain, saying why.
+
+A step's GPU projection on a device is its GPU work there: from the first operation's start
+to the last one's end (for NVTX steps, the work whose launching API call lies inside the
+range, on its thread). Warm-up steps (leading outliers) are flagged and set aside; outliers
+are judged with the median absolute deviation (``[robust]`` in ``data/steps.toml``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ._resources import data_dir
+from .errors import UsageError
+from .filters import EventFilter
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = ["FRAME_COLUMNS", "METHODS", "Steps", "find_steps", "parse_step_spec", "select_steps"]
+
+METHODS = ("range", "marker", "period", "none")
+#: Columns of :attr:`Steps.frame`, in order (times in ns from session start).
+FRAME_COLUMNS = (
+    "step",
+    "device",
+    "start_ns",
+    "end_ns",
+    "cpu_start_ns",
+    "cpu_end_ns",
+    "duration_ns",
+    "busy_ns",
+    "kernels",
+    "kernel_ns",
+    "warmup",
+    "outlier",
+)
+
+
+@lru_cache(maxsize=1)
+def settings() -> dict[str, Any]:
+    """``data/steps.toml``: markers, range-family and period thresholds, robust cut-offs."""
+    with open(data_dir() / "steps.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps of a trace (see the module docstring).
+
+    ``frame``: one row per step and device (:data:`FRAME_COLUMNS`). ``method``: how they were
+    found (:data:`METHODS`); ``detail``: one sentence saying how, or why there are none.
+    ``motif``: for period steps, the kernel names of one period per device.
+    """
+
+    method: str
+    detail: str
+    frame: pl.DataFrame
+    motif: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return self.frame["step"].n_unique() if self.frame.height else 0
+
+    @property
+    def steady(self) -> pl.DataFrame:
+        """The frame without warm-up steps."""
+        import polars as pl
+
+        return self.frame.filter(~pl.col("warmup"))
+
+    def _durations(self) -> pl.Series:
+        import polars as pl
+
+        # A step lasts as long as its slowest device.
+        return self.steady.group_by("step").agg(pl.col("duration_ns").max())["duration_ns"]
+
+    @property
+    def median_ns(self) -> float | None:
+        return _stat(self._durations(), "median")
+
+    @property
+    def mean_ns(self) -> float | None:
+        return _stat(self._durations(), "mean")
+
+    @property
+    def std_ns(self) -> float | None:
+        return _stat(self._durations(), "std")
+
+    @property
+    def p90_ns(self) -> float | None:
+        d = self._durations()
+        return float(d.quantile(0.9, "linear")) if d.len() else None
+
+    def summary(self) -> dict[str, Any]:
+        """count, warm-up and outlier step numbers, steady median/mean/std/p90 (ns)."""
+        import polars as pl
+
+        flags = self.frame.group_by("step").agg(pl.col("warmup").any(), pl.col("outlier").any())
+        return {
+            "method": self.method,
+            "detail": self.detail,
+            "count": self.count,
+            "warmup_steps": sorted(flags.filter("warmup")["step"].to_list()),
+            "outlier_steps": sorted(flags.filter("outlier")["step"].to_list()),
+            "median_ns": self.median_ns,
+            "mean_ns": self.mean_ns,
+            "std_ns": self.std_ns,
+            "p90_ns": self.p90_ns,
+        }
+
+    def figures(self) -> dict[str, float]:
+        """Figures for gates (``--fail-if``): steps, step_median_ms, step_p90_ms,
+        step_std_ms, outlier_steps, warmup_steps; empty without steps."""
+        if not self.count:
+            return {}
+        s = self.summary()
+        return {
+            "steps": float(s["count"]),
+            "step_median_ms": (s["median_ns"] or 0) / 1e6,
+            "step_p90_ms": (s["p90_ns"] or 0) / 1e6,
+            "step_std_ms": (s["std_ns"] or 0) / 1e6,
+            "outlier_steps": float(len(s["outlier_steps"])),
+            "warmup_steps": float(len(s["warmup_steps"])),
+        }
+
+
+def _stat(series: pl.Series, how: str) -> float | None:
+    if series.len() == 0:
+        return None
+    if how == "std":
+        return float(series.std()) if series.len() > 1 else 0.0
+    return float(getattr(series, how)())
+
+
+# -- finding them -------------------------------------------------------------------------
+def find_steps(trace: Trace, range: str | None = None, where: EventFilter | None = None) -> Steps:  # noqa: A002
+    """The steps of ``trace`` (see the module docstring); ``range`` is an NVTX label glob.
+
+    Raises MissingDataError without CUDA kernels, UsageError when ``range`` matches no NVTX
+    range (naming the closest labels) or when its ranges launched no GPU work."""
+    trace.require_kernels()
+    where = where or EventFilter()
+    params = {"selection": None, **where.params()}
+    if range is not None:
+        return _range_steps(trace, range, params)
+    found = _marker_steps(trace, params)
+    if found is not None:
+        return found
+    from .steps_period import period_steps
+
+    found = period_steps(trace, params, settings())
+    if found is not None:
+        return found
+    return Steps(
+        "none",
+        "no step structure found: no repeated NVTX range covering most GPU work, and no "
+        "periodic kernel launch sequence",
+        _empty_frame(),
+    )
+
+
+def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
+    import difflib
+
+    if not trace.has_table("NVTX_EVENTS"):
+        raise UsageError(f"{trace.path}: no NVTX data to match --range {pattern!r}")
+    trace.load_nvtx_text()
+    frame = trace.query("steps_by_range", pattern=pattern, match="glob", top_level=False, **params)
+    if frame.is_empty():
+        labels = trace.query("nvtx_labels")["label"].to_list()
+        if not trace.query("steps_range_count", pattern=pattern)["ranges"].item():
+            close = difflib.get_close_matches(pattern, labels, n=3, cutoff=0.4) or labels[:3]
+            hint = f"; closest: {', '.join(repr(x) for x in close)}" if close else ""
+            raise UsageError(f"{trace.path}: no NVTX range labelled {pattern!r}{hint}")
+        raise UsageError(
+            f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
+            "passes the filters"
+        )
+    ranges = frame["ranges"][0]
+    return _finish("range", f"{ranges:,} NVTX ranges labelled {pattern!r}", frame)
+
+
+def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
+    if not trace.has_table("NVTX_EVENTS"):
+        return None
+    trace.load_nvtx_text()
+    conf = settings()
+    for glob in conf["markers"]["globs"]:
+        frame = trace.query("steps_by_range", pattern=glob, match="glob", top_level=False, **params)
+        if frame["step"].n_unique() >= 2:
+            return _finish(
+                "marker", f"{frame['ranges'][0]:,} NVTX ranges {glob!r} (step markers)", frame
+            )
+    families = trace.query("steps_range_families", **params)
+    rules = conf["ranges"]
+    for row in families.iter_rows(named=True):
+        share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
+        if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
+            continue
+        frame = trace.query(
+            "steps_by_range", pattern=row["family"], match="family", top_level=True, **params
+        )
+        if frame["step"].n_unique() < 2:
+            continue
+        detail = (
+            f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r} that launched "
+            f"{share:.0%} of the GPU time"
+        )
+        return _finish("marker", detail, frame)
+    return None
+
+
+def _empty_frame() -> pl.DataFrame:
+    import polars as pl
+
+    schema = {c: pl.Int64 for c in FRAME_COLUMNS}
+    schema["warmup"] = schema["outlier"] = pl.Boolean
+    return pl.DataFrame(schema=schema)
+
+
+def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
+    """Flag warm-up and outlier steps and say so in ``detail``."""
+    import polars as pl
+
+    frame = frame.select(FRAME_COLUMNS[:-2])
+    per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
+    warmup, outlier = flag_steps(per_step["duration_ns"].to_list(), settings()["robust"])
+    flags = per_step.select("step").with_columns(
+        warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
+    )
+    frame = frame.join(flags, on="step", how="left").sort("step", "device")
+    steps = per_step.height
+    detail = f"{steps:,} steps from {detail}"
+    warm = per_step.filter(flags["warmup"])["step"].to_list()
+    if warm:
+        detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} (slower than the steady state, set aside)"
+    odd = per_step.filter(flags["outlier"])["step"].to_list()
+    if odd:
+        detail += f"; outliers: {_list(odd)}"
+    return Steps(method, detail, frame, motif or {})
+
+
+def _list(steps: list[int]) -> str:
+    shown = ", ".join(str(s) for s in steps[:8])
+    return shown + (f" and {len(steps) - 8} more" if len(steps) > 8 else "")
+
+
+def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], list[bool]]:
+    """(warm-up, outlier) flags for step durations in order, by the modified z-score
+    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance)."""
+    n = len(durations)
+    if n < robust["min_steps"]:
+        return [False] * n, [False] * n
+    med = _median(durations)
+    mad = _median([abs(d - med) for d in durations])
+
+    def off(d: float) -> bool:
+        if mad == 0:
+            return abs(d - med) > robust["zero_mad_tolerance"] * med
+        return 0.6745 * abs(d - med) / mad > robust["z_cutoff"]
+
+    warmup = [False] * n
+    for i in range(int(n * robust["max_warmup_fraction"])):
+        if not (off(durations[i]) and durations[i] > med):
+            break
+        warmup[i] = True
+    outlier = [off(d) and not w for d, w in zip(durations, warmup, strict=True)]
+    return warmup, outlier
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+# -- selecting some ------------------------------------------------------------------------
+def parse_step_spec(spec: str) -> tuple[int, int]:
+    """``"N"`` -> (N, N); ``"A:B"`` -> (A, B), inclusive and 1-based."""
+    text = str(spec).strip()
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            first, last = int(a), int(b)
+        else:
+            first = last = int(text)
+    except ValueError:
+        raise UsageError(f"--step/--steps {spec!r}: use N or A:B (1-based step numbers)") from None
+    if first < 1 or last < first:
+        raise UsageError(f"--steps {spec!r}: need 1 <= A <= B")
+    return first, last
+
+
+def select_steps(
+    trace: Trace,
+    spec: str,
+    where: EventFilter | None = None,
+    range: str | None = None,  # noqa: A002
+) -> EventFilter:
+    """``where`` narrowed to steps ``spec`` (``"N"`` or ``"A:B"``) of ``trace.steps()``: the
+    time window from the first step's GPU start to the last one's GPU end (on every device).
+    UsageError when the trace has no steps or fewer than asked."""
+    from dataclasses import replace
+
+    first, last = parse_step_spec(spec)
+    found = find_steps(trace, range=range, where=where)
+    if not found.count:
+        raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
+    import polars as pl
+
+    chosen = found.frame.filter(pl.col("step").is_between(first, last))
+    if chosen.is_empty():
+        top = found.frame["step"].max()
+        raise UsageError(f"{trace.path}: --steps {spec}: the trace has steps 1 to {top}")
+    return replace(
+        where or EventFilter(), start_ns=chosen["start_ns"].min(), end_ns=chosen["end_ns"].max()
+    )
+
+
+def render(result: Steps, *, fmt: str, timeunit: str, source: str) -> str:
+    """The result as text: ``table``/``markdown`` (how the steps were found, the steps, the
+    summary), ``json`` (one object: method, detail, summary, steps, motif) or ``csv`` (the
+    steps frame)."""
+    import json
+
+    from . import render as r
+    from .units import fmt_ns
+
+    if fmt == "csv":
+        return r.frame(result.frame, fmt="csv", timeunit=timeunit)
+    summary = result.summary()
+    if fmt == "json":
+        factor = r.TIME_UNITS_NS[timeunit]
+        times = {k: v for k, v in summary.items() if k.endswith("_ns")}
+        doc = {
+            "method": result.method,
+            "detail": result.detail,
+            "summary": {k: v for k, v in summary.items() if k not in times and k != "detail"}
+            | {
+                k[: -len("ns")] + timeunit: (None if v is None else v / factor)
+                for k, v in times.items()
+            },
+            "steps": r.convert_times(result.frame, timeunit).to_dicts(),
+            "motif": {str(d): list(names) for d, names in result.motif.items()},
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    title = f"steps of {source}: {result.detail}"
+    if not result.count:
+        return title + "\n"
+    stats = (
+        f"steady state ({result.steady['step'].n_unique():,} steps): median "
+        f"{fmt_ns(summary['median_ns'])}, mean {fmt_ns(summary['mean_ns'])}, std "
+        f"{fmt_ns(summary['std_ns'])}, p90 {fmt_ns(summary['p90_ns'])}"
+    )
+    if fmt == "markdown":
+        return r.markdown(
+            r.convert_times(result.frame, timeunit), timeunit=timeunit, title=title
+        ) + (f"\n{r.md_text(stats)}\n")
+    return r.frame(result.frame, fmt="table", timeunit=timeunit, title=title, caption=stats)

@@ -1,0 +1,192 @@
+"""Steps from the period of the kernel launch sequence (when a trace has no step markers).
+
+Per device, on the kernel name ids in launch order (vectorized in polars, no loop per
+kernel):
+
+1. candidates: for each kernel name, the most common distance between consecutive
+   launches of it, kept when it holds for at least half of them (a kernel launched once
+   per iteration is spaced exactly one period apart);
+2. screening: for each candidate p, the share of positions with ``name[i] == name[i + p]``;
+   among the candidates within ``prefer_smaller_within`` of the best share, the largest
+   period (a step contains repeated layers, which can match about as well), reduced to
+   its smallest divisor among them (a multiple of the period matches as well as the
+   period itself);
+3. the periodic stretch: from the first to the last full period of matching positions; it
+   must repeat at least ``min_repeats`` times, match ``min_match`` and cover
+   ``min_coverage`` of the device's kernels (``[period]`` in ``data/steps.toml``);
+4. phase: steps start at the position of the motif with the longest idle time before it
+   (a step boundary is where the host syncs, logs or prepares the next batch); only
+   complete periods are steps.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .steps import Steps
+    from .trace import Trace
+
+
+def period_steps(trace: Trace, params: dict[str, Any], conf: dict[str, Any]) -> Steps | None:
+    """Steps from the launch-sequence period of each device, or None when no device has one."""
+    import polars as pl
+
+    from .steps import _finish
+
+    launches = trace.query("steps_launches", **params)
+    frames, motifs, parts = [], {}, []
+    for (device,), seq in sorted(launches.partition_by("device", as_dict=True).items()):
+        found = device_period(seq, conf["period"])
+        if found is None:
+            continue
+        frame, motif, outside = found
+        frames.append(frame.with_columns(device=pl.lit(device, dtype=pl.Int64)))
+        motifs[device] = motif
+        parts.append(
+            f"device {device}: a motif of {len(motif):,} kernels"
+            + (f" ({outside:,} kernels outside complete periods)" if outside else "")
+        )
+    if not frames:
+        return None
+    names = dict(trace.query_rows("util_kernel_names").data)
+    motif_names = {d: tuple(names.get(i, str(i)) for i in ids) for d, ids in motifs.items()}
+    detail = "the period of the kernel launch sequence (" + "; ".join(parts) + ")"
+    return _finish("period", detail, pl.concat(frames, how="diagonal_relaxed"), motif_names)
+
+
+def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
+    import polars as pl
+
+    n = ids.len()
+    df = pl.DataFrame({"name_id": ids}).with_row_index("i")
+    gaps = df.with_columns(gap=pl.col("i").cast(pl.Int64) - pl.col("i").shift(1).over("name_id"))
+    per = (
+        gaps.drop_nulls("gap")
+        .group_by("name_id", "gap")
+        .agg(c=pl.len())
+        .with_columns(total=pl.col("c").sum().over("name_id"))
+        .sort("c", "gap", descending=[True, False])
+        .group_by("name_id")
+        .first()
+    )
+    kept = per.filter(
+        pl.col("c") * 2 >= pl.col("total"),
+        pl.col("gap") >= conf["min_period"],
+        pl.col("gap") * conf["min_repeats"] <= n,
+    )
+    ranked = (
+        kept.group_by("gap")
+        .agg(support=pl.col("c").sum())
+        .sort("support", "gap", descending=[True, False])
+    )
+    return ranked.head(conf["max_candidates"])["gap"].to_list()
+
+
+def _choose(shares: dict[int, float], within: float) -> int:
+    """Among the periods matching (nearly) as well as the best, the largest: a step holds
+    repeated layers, which match about as well but are not the iteration; then the smallest
+    of its divisors that matches as well (a multiple of the period is not the period)."""
+    best = max(shares.values())
+    close = [q for q, s in shares.items() if s >= best - within]
+    p = max(close)
+    return min(q for q in close if p % q == 0)
+
+
+def _match_share(ids: pl.Series, p: int) -> float:
+    n = ids.len()
+    return float((ids.head(n - p) == ids.slice(p)).mean())
+
+
+def device_period(seq: pl.DataFrame, conf: dict[str, Any]):
+    """(steps frame, motif name ids, kernels outside complete periods) for one device's
+    launches (``start_ns``, ``end_ns``, ``name_id`` in launch order), or None."""
+    import polars as pl
+
+    ids = seq["name_id"].fill_null(-1)
+    n = ids.len()
+    if n < conf["min_repeats"] * conf["min_period"]:
+        return None
+    shares = {p: _match_share(ids, p) for p in _candidates(ids, conf)}
+    if not shares:
+        return None
+    p = _choose(shares, conf["prefer_smaller_within"])
+    matches = (ids.head(n - p) == ids.slice(p)).cast(pl.Int8)
+    full = matches.rolling_min(window_size=p).fill_null(0)
+    ends = (full == 1).arg_true()
+    if ends.len() == 0:
+        return None
+    a = int(ends[0]) - p + 1  # first position of the first full period of matches
+    b = int(ends[-1]) + p + 1  # one past the last position that repeats it
+    inside = matches.slice(a, b - p - a)
+    if (
+        (b - a) < conf["min_repeats"] * p
+        or float(inside.mean()) < conf["min_match"]
+        or (b - a) < conf["min_coverage"] * n
+    ):
+        return None
+    phase = _phase(seq, a, b, p)
+    first = a + phase
+    count = (b - first) // p
+    if count < conf["min_repeats"]:
+        return None
+    steps = seq.slice(first, count * p).with_columns(
+        step=(pl.int_range(0, count * p, dtype=pl.Int64) // p) + 1
+    )
+    frame = _per_step(steps)
+    motif = tuple(ids.slice(first, p).to_list())
+    return frame, motif, n - count * p
+
+
+def _phase(seq: pl.DataFrame, a: int, b: int, p: int) -> int:
+    """The motif position with the longest mean idle time before it, within [a, b)."""
+    import polars as pl
+
+    gaps = seq.select(
+        gap=(pl.col("start_ns") - pl.col("end_ns").cum_max().shift(1)).clip(lower_bound=0)
+    ).slice(a, b - a)
+    by_phase = (
+        gaps.with_columns(phase=pl.int_range(0, b - a, dtype=pl.Int64) % p)
+        .group_by("phase")
+        .agg(pl.col("gap").mean())
+        .sort("gap", "phase", descending=[True, False])
+    )
+    return int(by_phase["phase"][0])
+
+
+def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
+    """Per step: GPU start/end, duration, busy (union of its kernels), kernels, kernel time."""
+    import polars as pl
+
+    islands = steps.with_columns(
+        prev_end=pl.col("end_ns").cum_max().shift(1).over("step")
+    ).with_columns(
+        island=(pl.col("prev_end").is_null() | (pl.col("start_ns") > pl.col("prev_end")))
+        .cast(pl.Int64)
+        .cum_sum()
+        .over("step")
+    )
+    busy = (
+        islands.group_by("step", "island")
+        .agg(span=pl.col("end_ns").max() - pl.col("start_ns").min())
+        .group_by("step")
+        .agg(busy_ns=pl.col("span").sum())
+    )
+    return (
+        steps.group_by("step")
+        .agg(
+            start_ns=pl.col("start_ns").min(),
+            end_ns=pl.col("end_ns").max(),
+            kernels=pl.len().cast(pl.Int64),
+            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).sum(),
+        )
+        .join(busy, on="step")
+        .with_columns(
+            cpu_start_ns=pl.lit(None, dtype=pl.Int64),
+            cpu_end_ns=pl.lit(None, dtype=pl.Int64),
+            duration_ns=pl.col("end_ns") - pl.col("start_ns"),
+        )
+        .sort("step")
+    )

@@ -1,0 +1,71 @@
+"""Golden tests of the steps query files on a tiny trace built here: two top-level
+`decode_step_N` ranges on the main thread (the second with a nested `layer` range), one
+`log` range, a kernel launched inside each step, a memcpy in step 2, and a kernel
+launched outside every range on device 1."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures.builder import FILL, XMMA_GEMM
+
+import tracelens
+from queries.golden import assert_golden
+from tracelens.synth import TraceBuilder
+
+PID = 6060
+NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python serve.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.gpu(1, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+
+    def launch(name, at, start, dur, device=0, stream=7):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5, pid=PID)
+        b.kernel(
+            name, start=start, end=start + dur, device=device, stream=stream, correlation_id=cid
+        )
+
+    b.nvtx_range("decode_step_1", start=t, end=t + 100, pid=PID)
+    launch(XMMA_GEMM, t + 10, t + 200, 50)
+    launch(FILL, t + 20, t + 230, 40, stream=8)  # overlaps the GEMM: busy 70, kernels 90
+    b.nvtx_range("decode_step_2", start=t + 300, end=t + 400, pid=PID)
+    b.nvtx_range("layer", start=t + 310, end=t + 390, pid=PID)
+    launch(XMMA_GEMM, t + 320, t + 500, 60)
+    cid = b.runtime("cudaMemcpyAsync_v3020", start=t + 330, end=t + 335, pid=PID)
+    b.memcpy("DtoD", 4096, start=t + 600, end=t + 610, correlation_id=cid)
+    b.nvtx_range("log", start=t + 700, end=t + 710, pid=PID)
+    launch(FILL, t + 800, t + 900, 30, device=1)
+    path = tmp_path_factory.mktemp("steps") / "steps_golden.sqlite"
+    b.write(path)
+    return path
+
+
+def _golden(trace_path, query, case, **params):
+    assert_golden(trace_path, query, case, prepare=tracelens.Trace.load_nvtx_text, **params)
+
+
+def test_steps_range_families(trace_path):
+    _golden(trace_path, "steps_range_families", "decode", **NO_FILTER)
+
+
+def test_steps_by_range_family(trace_path):
+    params = dict(pattern="decode_step_#", match="family", top_level=True, **NO_FILTER)
+    _golden(trace_path, "steps_by_range", "family", **params)
+
+
+def test_steps_by_range_glob(trace_path):
+    params = dict(pattern="lay*", match="glob", top_level=False, **NO_FILTER)
+    _golden(trace_path, "steps_by_range", "nested_glob", **params)
+
+
+def test_steps_range_count(trace_path):
+    _golden(trace_path, "steps_range_count", "decode", pattern="decode_step_*")
+
+
+def test_steps_launches(trace_path):
+    _golden(trace_path, "steps_launches", "all", **NO_FILTER)
