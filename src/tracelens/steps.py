@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter
+from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
     import polars as pl
@@ -335,7 +336,15 @@ def select_steps(
     )
 
 
-def render(result: Steps, *, fmt: str, timeunit: str, source: str) -> str:
+def render(
+    result: Steps,
+    *,
+    fmt: str,
+    timeunit: str,
+    source: str,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
+) -> str:
     """The result as text: ``table``/``markdown`` (how the steps were found, the steps, the
     summary), ``json`` (one object: method, detail, summary, steps, motif) or ``csv`` (the
     steps frame)."""
@@ -374,4 +383,12 @@ def render(result: Steps, *, fmt: str, timeunit: str, source: str) -> str:
         return r.markdown(
             r.convert_times(result.frame, timeunit), timeunit=timeunit, title=title
         ) + (f"\n{r.md_text(stats)}\n")
-    return r.frame(result.frame, fmt="table", timeunit=timeunit, title=title, caption=stats)
+    return r.frame(
+        result.frame,
+        fmt="table",
+        timeunit=timeunit,
+        title=title,
+        caption=stats,
+        width=width,
+        color=color,
+    )

@@ -30,6 +30,7 @@ from ._resources import data_dir
 from .categories import classify
 from .errors import MissingDataError
 from .filters import EventFilter
+from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
     import polars as pl
@@ -289,7 +290,15 @@ def _message_size_note(trace: Trace) -> str:
     )
 
 
-def render(result: Util, *, fmt: str, timeunit: str, source: str) -> str:
+def render(
+    result: Util,
+    *,
+    fmt: str,
+    timeunit: str,
+    source: str,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
+) -> str:
     """The result as text: ``table``/``markdown`` (devices, idle causes, communication),
     ``json`` (one object: devices, idle_causes, communication, window, notes; the keys are
     documented in the README) or ``csv`` (one row per device: :data:`FRAME_COLUMNS`, then
@@ -353,7 +362,15 @@ def render(result: Util, *, fmt: str, timeunit: str, source: str) -> str:
         1: "the causes add up to the idle time (`tracelens util --help` says what each means)",
     }
     body = "\n".join(
-        r.frame(df, fmt="table", timeunit=timeunit, title=t, caption=captions.get(i))
+        r.frame(
+            df,
+            fmt="table",
+            timeunit=timeunit,
+            title=t,
+            caption=captions.get(i),
+            width=width,
+            color=color,
+        )
         for i, (df, t) in enumerate(sections)
     )
     return body + notes

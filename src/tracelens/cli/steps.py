@@ -40,10 +40,7 @@ def steps(
     steady state's median, mean, std and p90."""
     from ..steps import find_steps, render
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         result = find_steps(tr, range=range_glob, where=where)
-        text = render(result, fmt=fmt, timeunit=timeunit, source=tr.path.name)
-    c.emit(text, output)
+    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)

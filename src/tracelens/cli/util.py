@@ -33,10 +33,7 @@ def util(
     window before the device's first and after its last GPU operation)."""
     from ..util import gpu_time_accounting, render
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         result = gpu_time_accounting(tr, where)
-        text = render(result, fmt=fmt, timeunit=timeunit, source=tr.path.name)
-    c.emit(text, output)
+    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
