@@ -476,8 +476,8 @@ def test_csv_json_markdown_and_units(capsys):
     assert rc == 0
     assert out.splitlines()[:3] == [
         "category,subfamily,time_pct,total_ms,calls,avg_ms,top_kernel_ms,top_kernel",
-        "gemm,,80.6,28.649986,794,0.036083,10.281838,nvjet_tst_64x8_64x16_2x4_h_bz_TNT",
-        "attention,,9.9,3.525677,420,0.008394,2.66572,flash_fwd_splitkv_kernel",
+        "gemm,,80.6,28.649986,794,0.0360831,10.281838,nvjet_tst_64x8_64x16_2x4_h_bz_TNT",
+        "attention,,9.9,3.525677,420,0.0083945,2.66572,flash_fwd_splitkv_kernel",
     ]
     rc, out, _ = run_cli(["lineup", "--demo", "bs1", "-f", "json", "--name", "demangled"], capsys)
     rows = json.loads(out)

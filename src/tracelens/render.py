@@ -50,6 +50,20 @@ _WIDE_TEXT = {"name", "operation", "text", "kernel", "top_kernel", "rule", "why"
 _WIDE_TEXT |= {"meaning", "fields_summary"}  # tracelens decode
 
 
+#: Decimals of a time shown in a table, per unit: at least 1 µs resolution (ns: the 0.1 of
+#: averages), so that --timeunit s does not print 0.000 for every kernel.
+DECIMALS = {"ns": 1, "us": 3, "ms": 3, "s": 6}
+#: Decimals kept when converting times for data outputs (csv/json): no information lost
+#: from the ns values (averages carry 0.1 ns).
+_ROUND = {"ns": 1, "us": 6, "ms": 7, "s": 10}
+
+
+def format_time(ns: float, timeunit: str) -> str:
+    """``ns`` in ``timeunit`` with the table's decimals: ``494.110 ms``."""
+    value = ns / TIME_UNITS_NS[timeunit]
+    return f"{value:,.0f} ns" if timeunit == "ns" else f"{value:,.{DECIMALS[timeunit]}f} {timeunit}"
+
+
 def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
     """Divide every ``*_ns`` column by the unit and rename it ``*_<unit>``."""
     import polars as pl
@@ -61,7 +75,7 @@ def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
     for col in df.columns:
         if col.endswith("_ns"):
             new = col[: -len("_ns")] + "_" + timeunit
-            exprs.append((pl.col(col).cast(pl.Float64) / factor).round(6).alias(new))
+            exprs.append((pl.col(col).cast(pl.Float64) / factor).round(_ROUND[timeunit]).alias(new))
         else:
             exprs.append(pl.col(col))
     return df.select(exprs)
@@ -83,7 +97,7 @@ def _convert_rows(rows: Rows, timeunit: str) -> Rows:
     kinds = tuple("float" if i in idx else k for i, k in enumerate(rows.kinds))
     data = tuple(
         tuple(
-            (None if v is None else round(float(v) / factor, 6)) if i in idx else v
+            (None if v is None else round(float(v) / factor, _ROUND[timeunit])) if i in idx else v
             for i, v in enumerate(row)
         )
         for row in rows.data
@@ -104,6 +118,34 @@ def _header(col: str, unit: str) -> str:
     return HEADERS.get(col, col.replace("_", " ").capitalize())
 
 
+# Kernel, process and NVTX names and paths come from the profiled program: a name holding
+# ESC sequences would retitle the terminal, clear it or plant a link. Every text output
+# shows such characters as \xNN (as bad UTF-8 bytes are shown), C0 and C1 controls and DEL.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a color table writes itself (rich's SGR styles), kept by ``escape_controls``.
+_OUR_STYLES = re.compile(r"(\x1b\[[0-9;]*m)")
+
+
+def _hex(m: re.Match) -> str:
+    return f"\\x{ord(m.group()):02x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (line breaks too) shown as ``\\xNN``."""
+    return _CONTROLS.sub(_hex, text)
+
+
+def escape_controls(text: str, *, keep_styles: bool = False) -> str:
+    """A whole rendered output made safe for a terminal: control characters other than
+    line breaks and tabs become ``\\xNN``; ``keep_styles`` keeps SGR color sequences
+    (``ESC [ ... m``, what a color table emits); every other escape sequence is shown."""
+    if not keep_styles:
+        return _CONTROLS_BUT_LINES.sub(_hex, text)
+    parts = _OUR_STYLES.split(text)
+    return "".join(p if i % 2 else _CONTROLS_BUT_LINES.sub(_hex, p) for i, p in enumerate(parts))
+
+
 def _cell(value: object, decimals: int, column: str = "") -> str:
     if column.endswith("_pct") and isinstance(value, float):
         return f"{value:.1f}"
@@ -118,7 +160,7 @@ def _cell(value: object, decimals: int, column: str = "") -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.{decimals}f}"
-    return str(value)
+    return printable(str(value))
 
 
 #: Width of a table when the output is not a terminal (a file, a pipe): wide enough for
@@ -146,10 +188,10 @@ def table(
     from rich.table import Table
     from rich.text import Text
 
-    decimals = 1 if timeunit == "ns" else 3
+    decimals = DECIMALS[timeunit]
     t = Table(
-        title=Text(title) if title else None,
-        caption=Text(caption) if caption else None,
+        title=Text(printable(title)) if title else None,
+        caption=Text(printable(caption)) if caption else None,
         box=box.SIMPLE_HEAD,
         title_justify="left",
         caption_justify="left",
@@ -211,9 +253,16 @@ def _csv_field(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     text = str(value)
+    if isinstance(value, str) and text[:1] in _FORMULA_START:
+        # A spreadsheet would run it as a formula (=HYPERLINK(...), @SUM, -2+3): as OWASP
+        # advises, a leading ' makes it text, and the field is quoted.
+        return "\"'" + text.replace('"', '""') + '"'
     if text == "" or any(ch in text for ch in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'
     return text
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv(df: Frame) -> str:
@@ -264,7 +313,7 @@ def md_text(value: object) -> str:
     """``value`` as Markdown text that renders as itself: ``&``, ``<``, ``>`` become
     entities, ``\\ | ` [ ]`` are backslash-escaped, line breaks become spaces. Safe in a
     table cell, a heading or a paragraph."""
-    return _one_line(str(value)).translate(_MD_TEXT)
+    return printable(_one_line(str(value))).translate(_MD_TEXT)
 
 
 def md_code(value: object, *, table: bool = False) -> str:
@@ -275,7 +324,7 @@ def md_code(value: object, *, table: bool = False) -> str:
     backtick (CommonMark strips one space from each side). ``table``: the span sits in a
     table cell, where a pipe must be escaped even inside a code span (GFM removes the
     backslash); elsewhere the backslash would show. An empty text is an empty string."""
-    text = _one_line(str(value))
+    text = printable(_one_line(str(value)))
     if not text:
         return ""
     if table:
@@ -290,7 +339,7 @@ def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> st
     """A GitHub-flavoured Markdown table; text columns of names (:data:`_WIDE_TEXT`) are
     code spans, every other cell and the title escaped text."""
     df = _as_rows(df)
-    decimals = 1 if timeunit == "ns" else 3
+    decimals = DECIMALS[timeunit]
     lines = []
     if title:
         lines += [f"**{md_text(title)}**", ""]
@@ -356,6 +405,7 @@ def describe_info(info) -> str:
         bits = [
             b
             for b in (
+                f"--device {g.cuda_device}" if g.cuda_device is not None else None,
                 g.bus_location,
                 f"{g.sm_count} SMs" if g.sm_count else None,
                 f"{g.memory_bytes / 2**30:,.1f} GiB" if g.memory_bytes else None,

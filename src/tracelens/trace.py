@@ -365,7 +365,9 @@ class Trace:
                     sm_count=d.get("smCount", e.get("numMultiprocessors")),
                     memory_bytes=d.get("totalMemory", e.get("globalMemorySize")),
                     compute_capability=f"{major}.{minor}" if major is not None else None,
-                    cuda_device=d.get("cuDevice"),
+                    # the CUDA ordinal that activity rows (and --device) use; nsys <= 2021
+                    # describes GPUs by it directly (deviceId)
+                    cuda_device=d.get("cuDevice", d.get("deviceId")),
                 )
             )
         return tuple(sorted(gpus, key=lambda g: (g.id is None, g.id)))

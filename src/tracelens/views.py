@@ -93,8 +93,8 @@ def lineup(
         # Only some categories are shown: their sum is not the whole.
         caption += f" (top {top}); Time (%) = share of all GPU time"
     else:
-        total = render.convert_times(cats.select(pl.col("total_ns").sum()), timeunit).item()
-        caption += f"; Time (%) = share of {total:,} {timeunit} of GPU time"
+        total = render.format_time(int(cats["total_ns"].sum()), timeunit)
+        caption += f"; Time (%) = share of {total} of GPU time"
     caption += " (kernels + memcpy + memset)"
     if fmt in ("table", "markdown"):
         # A breakdown row reads as the subfamily under its category.

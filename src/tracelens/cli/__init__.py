@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -23,6 +24,29 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"tracelens {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ."""
 
 
 def _is(exc: BaseException, class_name: str) -> bool:
@@ -101,6 +125,8 @@ def _run(argv: list[str] | None) -> None:
             "(set TRACELENS_DEBUG=1 for the traceback, and please report it)",
             70,
         )
+    if code == 130:  # typer turns a KeyboardInterrupt it catches into a silent Exit(130)
+        _fail("interrupted", 130)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -319,5 +319,11 @@ def show(
     """Render ``result`` with ``view`` (a function of :mod:`tracelens.views`, or a result
     module's ``render``) in ``fmt``, add ``note`` where ``fmt`` carries it, and write it
     to stdout or ``output``. ``options`` go to ``view`` (timeunit, source, top, ...)."""
-    text = view(result, fmt=fmt, **options, **terminal(output))
+    from ..render import escape_controls
+
+    tty = terminal(output)
+    text = view(result, fmt=fmt, **options, **tty)
+    if fmt in ("table", "markdown"):
+        # Names from the profiled program must not drive the terminal (see render.printable).
+        text = escape_controls(text, keep_styles=tty["color"])
     emit(with_note(text, note, fmt), output)

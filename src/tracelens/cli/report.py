@@ -54,8 +54,10 @@ def report(
     render = build_report if fmt == "html" else build_markdown
     if demo or b is not None:
         with c.open_pair(a, b, demo) as (ta, tb):
+            ta.require_kernels(), tb.require_kernels()  # exit 3, as census: not an empty page
             text = render(ta, tb, top=top, name=name)
     else:
         with c.open_trace(a, None) as ta:
+            ta.require_kernels()
             text = render(ta, top=top, name=name)
     c.emit(text, output)
