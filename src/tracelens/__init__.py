@@ -41,6 +41,8 @@ _LAZY = {
     "KernelName": "kernelnames",
     "classify": "categories",
     "fingerprint": "fingerprint",  # a callable module: fingerprint(trace), fingerprint.compare
+    "analyse_ranks": "ranks",
+    "RanksResult": "ranks",
 }
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from .filters import EventFilter, parse_time_ns
     from .fingerprint import fingerprint
     from .kernelnames import KernelName, decode, decode_column
+    from .ranks import RanksResult, analyse_ranks
     from .trace import Trace, TraceInfo, open
 
 
@@ -67,6 +70,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EventFilter",
+    "RanksResult",
+    "analyse_ranks",
     "KernelName",
     "TraceDiff",
     "classify",

@@ -408,12 +408,7 @@ class Trace:
             )
         firsts = [e.first_ns for e in events if e.first_ns is not None]
         lasts = [e.last_ns for e in events if e.last_ns is not None]
-        session_start = None
-        if "TARGET_INFO_SESSION_START_TIME" in self.tables:
-            rows = self._sqlite_rows(
-                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1"
-            )
-            session_start = rows[0][0] if rows else None
+        session_start = self.session_start_utc_ns()
         return TraceInfo(
             path=str(self.path),
             size_bytes=self.path.stat().st_size,
@@ -538,6 +533,18 @@ class Trace:
     # -- cache and inputs (cache.py, inputs.py) ---------------------------------------------
 
     # -- many ranks (ranks/) ------------------------------------------------------------------
+    def session_start_utc_ns(self) -> int | None:
+        """When the profiling session started, ns since the epoch (the base of every time in
+        the export), without reading the events as ``info`` does; None when unrecorded."""
+        if "TARGET_INFO_SESSION_START_TIME" not in self.tables:
+            return None
+        rows = self._sqlite_rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
+        return rows[0][0] if rows else None
+
+    def gpus(self) -> tuple[GpuInfo, ...]:
+        """The GPUs the export describes (``info.gpus``, without reading the events)."""
+        return self._info.gpus if self._info is not None else self._gpus()
+
     def mpi_rank(self) -> int | None:
         """The MPI rank of the traced process, from the MPI_RANKS table nsys writes when it
         traces MPI (``--trace mpi``); the lowest when the file holds several, None without."""

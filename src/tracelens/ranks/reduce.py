@@ -158,11 +158,12 @@ def _ranks_frame(summaries) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+# Narrow types: a run can have hundreds of thousands of calls per rank times 1,000 ranks.
 _COLL_SCHEMA = {
     "rank": "Int64",
-    "comm": "Int64",
-    "seq": "Int64",
-    "kind": "String",
+    "comm": "Int16",
+    "seq": "Int32",
+    "kind": "Categorical",
     "start_ns": "Int64",
     "end_ns": "Int64",
 }
@@ -240,34 +241,57 @@ def _reference(ranks: pl.DataFrame, colls: pl.DataFrame) -> int | None:
 
 
 def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(one row per instance, every call with wait_ns and caused_ns)."""
+    """(one row per instance, every call with wait_ns, is_last and caused_ns)."""
     import polars as pl
 
     on_time = ranks_rules().on_time_ns
     key = ["comm", "seq"]
-    calls = colls.with_columns(
-        last_start=pl.col("start_a").max().over(key),
-        first_start=pl.col("start_a").min().over(key),
-    ).with_columns(spread_ns=pl.col("last_start") - pl.col("first_start"))
+    bounds = (
+        colls.group_by(key)
+        .agg(first_start=pl.col("start_a").min(), last_start=pl.col("start_a").max())
+        .with_columns(spread_ns=pl.col("last_start") - pl.col("first_start"))
+    )
+    calls = colls.join(bounds, on=key)
     late = pl.col("spread_ns") >= on_time
-    # The last rank to arrive (the lowest rank among equals).
-    is_last = (pl.col("start_a") == pl.col("last_start")) & late
-    calls = calls.with_columns(
-        wait_ns=pl.when(late).then(pl.col("last_start") - pl.col("start_a")).otherwise(0),
-        is_last=is_last & (pl.col("rank") == pl.col("rank").filter(is_last).min().over(key)),
-    ).with_columns(caused_ns=pl.when(pl.col("is_last")).then(pl.col("spread_ns")).otherwise(0))
-    instances = (
-        calls.sort("rank")
+    # The last rank to arrive (the lowest rank among equals); none when the call is on time.
+    last = (
+        calls.filter(late & (pl.col("start_a") == pl.col("last_start")))
         .group_by(key)
+        .agg(late_rank=pl.col("rank").min())
+    )
+    first = (
+        calls.filter(pl.col("start_a") == pl.col("first_start"))
+        .group_by(key)
+        .agg(first_rank=pl.col("rank").min())
+    )
+    calls = (
+        calls.join(last, on=key, how="left")
+        .with_columns(
+            wait_ns=pl.when(late).then(pl.col("last_start") - pl.col("start_a")).otherwise(0),
+            is_last=(pl.col("rank") == pl.col("late_rank")).fill_null(False),
+        )
+        .with_columns(caused_ns=pl.when(pl.col("is_last")).then(pl.col("spread_ns")).otherwise(0))
+        .drop("late_rank", "first_start", "last_start")
+    )
+    instances = (
+        calls.group_by(key)
         .agg(
-            kind=pl.col("kind").mode().sort().first(),
+            kind=pl.col("kind").cast(pl.String).mode().sort().first(),
             ranks=pl.len().cast(pl.Int64),
-            first_rank=pl.col("rank").filter(pl.col("start_a") == pl.col("first_start")).min(),
-            late_rank=pl.col("rank").filter(pl.col("is_last")).min(),
             spread_ns=pl.col("spread_ns").first(),
             total_wait_ns=pl.col("wait_ns").sum(),
         )
-        .sort(key)
+        .join(first, on=key, how="left")
+        .join(last, on=key, how="left")
+        .select(
+            pl.col("comm", "seq").cast(pl.Int64),
+            "kind",
+            "ranks",
+            pl.col("first_rank", "late_rank").cast(pl.Int64),
+            "spread_ns",
+            "total_wait_ns",
+        )  # fmt: skip
+        .sort("comm", "seq")
     )
     return instances, calls
 
@@ -360,7 +384,8 @@ def _waits(calls: pl.DataFrame, n_steps: int) -> pl.DataFrame:
     import polars as pl
 
     return (
-        calls.group_by("rank", "kind")
+        calls.with_columns(pl.col("kind").cast(pl.String))
+        .group_by("rank", "kind")
         .agg(
             calls=pl.len().cast(pl.Int64),
             late_calls=pl.col("is_last").sum().cast(pl.Int64),
@@ -406,6 +431,7 @@ def _inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
                         "detail": f"{n} collective calls where most ranks make {usual}",
                     }
                 )
+        calls = calls.with_columns(pl.col("kind").cast(pl.String))
         modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
         odd = (
             calls.join(modal, on=["comm", "seq"])

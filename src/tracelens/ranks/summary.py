@@ -25,8 +25,8 @@ class RankSummary:
     """What one rank's trace says, in the trace's own clock (ns from its session start).
 
     ``overview`` has one row (see :data:`OVERVIEW_COLUMNS`); ``steps`` one per step (step,
-    start_ns, end_ns, duration_ns, kernels, kernel_ns); ``collectives`` one per collective
-    kernel (comm, seq, kind, device, stream, start_ns, end_ns: see
+    start_ns, end_ns, duration_ns, kernels, kernel_ns, warmup); ``collectives`` one per
+    collective kernel (comm, seq, kind, start_ns, end_ns: see
     ``queries/ranks_collectives.sql``); ``kernels`` one per distinct kernel (name,
     instances, total_ns).
     """
@@ -87,6 +87,8 @@ def summarise(path: str | os.PathLike[str]) -> RankSummary:
 
     with open_trace(path) as trace:
         trace.require_kernels()
+        # Workers share the terminal with the driver's progress bar: no DuckDB bar of its own.
+        trace.db.execute("SET enable_progress_bar = false")
         return _summarise(trace)
 
 
@@ -105,33 +107,33 @@ def _summarise(trace: Trace) -> RankSummary:
     import pyarrow as pa
 
     from ..danger import danger_table
+    from ..kernelnames import base_name
 
-    load_comm_kernels(trace)
-    time = trace.query("ranks_gpu_time").to_dicts()[0]
-    devices = time["devices"]
     kernels = trace.census()
-    top = trace.census(name="short", top=1)
+    load_comm_kernels(trace, kernels["name"].to_list())
+    time = trace.query("ranks_gpu_time").to_dicts()[0]
     danger = danger_table(kernels)
     steps, method = _steps(trace)
     steady = steps.filter(~steps["warmup"]) if steps.height else steps
-    info = trace.info
-    span = time["span_ns"] or 0
+    gpus = trace.gpus()
+    span, devices = time["span_ns"] or 0, time["devices"]
     overview = {
         "mpi_rank": trace.mpi_rank(),
-        "session_start_utc_ns": info.session_start_utc_ns,
-        "devices": int(devices),
-        "gpu": info.gpus[0].name if info.gpus else None,
+        "session_start_utc_ns": trace.session_start_utc_ns(),
+        "devices": devices,
+        "gpu": gpus[0].name if gpus else None,
         "first_ns": time["first_ns"],
         "span_ns": span,
         "busy_ns": time["busy_ns"],
-        "idle_ns": max(span * int(devices) - time["busy_ns"], 0),
+        "idle_ns": max(span * devices - time["busy_ns"], 0),
         "compute_ns": time["compute_ns"],
         "communication_ns": time["communication_ns"],
         "exposed_communication_ns": time["exposed_communication_ns"],
         "kernels": time["kernels"],
         "distinct_kernels": kernels.height,
-        "top_kernel": top["name"][0] if top.height else None,
-        "top_kernel_ns": int(top["total_ns"][0]) if top.height else None,
+        # census orders by total time: the first row is the top kernel
+        "top_kernel": base_name(kernels["name"][0]) if kernels.height else None,
+        "top_kernel_ns": int(kernels["total_ns"][0]) if kernels.height else None,
         "danger_high": danger.filter(danger["level"] == "high")["name"].n_unique(),
         "danger_kernels": danger["name"].n_unique(),
         "steps": steps.height,
@@ -148,34 +150,51 @@ def _summarise(trace: Trace) -> RankSummary:
         path=str(trace.path),
         overview=pa.Table.from_pylist([overview], schema=schema),
         steps=steps.to_arrow(),
-        collectives=trace.query("ranks_collectives").to_arrow(),
+        collectives=_slim_collectives(trace.query("ranks_collectives")),
         kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
     )
 
 
-def load_comm_kernels(trace: Trace) -> None:
+def _slim_collectives(calls) -> pa.Table:
+    """The collective calls as the driver keeps them: 22 bytes a call (there can be
+    hundreds of thousands per rank), the collective's name as a dictionary."""
+    import polars as pl
+
+    return calls.select(
+        pl.col("comm").cast(pl.Int16),
+        pl.col("seq").cast(pl.Int32),
+        pl.col("kind").cast(pl.Categorical),
+        pl.col("start_ns", "end_ns").cast(pl.Int64),
+    ).to_arrow()
+
+
+def load_comm_kernels(trace: Trace, names: list[str] | None = None) -> None:
     """Fill the temp table ``rank_comm_kernels(name_id, kind)`` the ranks queries join: the
-    kernels the category rules call communication, with the collective each runs."""
+    kernels the category rules call communication, with the collective each runs.
+    ``names``: the trace's distinct demangled kernel names when already known (the census
+    has them), else they are read."""
     import pyarrow as pa
 
+    from .. import _resources
     from ..categories import classify_column
 
-    names = trace.query("activity_kernel_names", name_kind="demangled")
-    classes = classify_column(names["name"])
-    comm = names.filter(classes["category"] == "communication")
+    if names is None:
+        names = trace.census()["name"].to_list()
+    import polars as pl
+
+    series = pl.Series("name", names, pl.String)
+    comm = series.filter(classify_column(series)["category"] == "communication").to_list()
     rules = ranks_rules()
     table = pa.table(
         {
-            "name_id": pa.array(comm["name_id"].to_list(), pa.int64()),
-            "kind": pa.array([rules.collective_kind(n) for n in comm["name"]], pa.string()),
+            "name": pa.array(comm, pa.string()),
+            "kind": pa.array([rules.collective_kind(n) for n in comm], pa.string()),
         }
     )
     con = trace.db
-    con.register("_rank_comm_kernels", table)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE rank_comm_kernels AS SELECT * FROM _rank_comm_kernels"
-    )
-    con.unregister("_rank_comm_kernels")
+    con.register("rank_comm_names", table)
+    con.execute(_resources.query("_ranks_comm_kernels"))
+    con.unregister("rank_comm_names")
 
 
 def _steps(trace: Trace):
@@ -183,6 +202,8 @@ def _steps(trace: Trace):
     and how they were found."""
     import polars as pl
 
+    if not trace.has_table("NVTX_EVENTS"):
+        return _no_steps(), "none"
     trace.load_nvtx_text()
     found = trace.query("ranks_steps", label_regex=ranks_rules().step_label_regex)
     frame = found.select("step", "start_ns", "end_ns", "duration_ns", "kernels", "kernel_ns")
@@ -190,3 +211,14 @@ def _steps(trace: Trace):
     frame = frame.with_columns(warmup=(pl.col("step") <= warmup) & (pl.len() > warmup))
     method = "nvtx ranges" if frame.height else "none"
     return frame, method
+
+
+def _no_steps():
+    import polars as pl
+
+    return pl.DataFrame(
+        schema={
+            "step": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64, "duration_ns": pl.Int64,
+            "kernels": pl.Int64, "kernel_ns": pl.Int64, "warmup": pl.Boolean,
+        }
+    )  # fmt: skip
