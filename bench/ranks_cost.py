@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import pickle
-import subprocess
 import resource
+import subprocess
 import sys
 import time
 
