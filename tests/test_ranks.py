@@ -81,6 +81,7 @@ def test_per_rank_figures(eight, eight_result):
     )
     assert slow["danger_high"] == 1  # the split-K GEMM
     assert eight_result.inconsistencies.is_empty()
+    assert eight_result.ranks["path_digest"].n_unique() == 1  # GPUs 0-7, one path
     assert eight_result.step_matrix("active_ns").height == eight.ranks
 
 
@@ -96,9 +97,14 @@ def test_no_straggler_and_no_skew(tmp_path):
 def test_a_different_kernel_set_is_named(tmp_path):
     rs = build_rank_set(tmp_path, ranks=4, slow_rank=1, odd_rank=2)
     r = analyse_ranks([rs.dest], jobs=1)
-    assert r.inconsistencies.select("rank", "what").rows() == [(2, "kernel set")]
+    assert r.inconsistencies.select("rank", "what").rows() == [(2, "kernel set"), (2, "path")]
     assert "runs 1 kernel(s) the others do not" in r.inconsistencies["detail"][0]
+    # by the fingerprint, with the devices renumbered (rank 2 runs on GPU 2, rank 0 on GPU 0)
+    assert r.inconsistencies["detail"][1].startswith(
+        "differs from rank 0's: train_step 1, device 0, launch #5: added sm80_xmma_gemm"
+    )
     assert any(f.startswith("rank 2 differs (kernel set)") for f in r.findings)
+    assert r.ranks["path_digest"].n_unique() == 2
     # the straggler is still found
     assert r.findings[0].startswith("rank 1 made the others wait 38.00 ms per step")
 
@@ -285,3 +291,19 @@ def test_readme_ranks_output_is_real(tmp_path, capsys, monkeypatch):
     code, out, err = run(capsys, "ranks", "rank_*.sqlite", "--timeunit", "ms", "-j", "1")
     assert code == 0, err
     assert out.startswith(shown)
+
+
+def test_progress_is_reported_per_file(eight):
+    seen = []
+    analyse_ranks(eight.paths[:3], jobs=2, progress=lambda d, t, p: seen.append((d, t, p)))
+    assert [(d, t) for d, t, _ in seen] == [(1, 3), (2, 3), (3, 3)]
+    assert sorted(p for _, _, p in seen) == sorted(map(str, eight.paths[:3]))
+
+
+def test_cli_draws_a_progress_bar_only_on_a_terminal(eight, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run(capsys, "ranks", *eight.paths[:2], "-j", "1", "-f", "csv")
+    assert code == 0 and "2/2" in err and "ranks" in err and err.endswith("\n")
+    assert out.startswith("rank,path,")  # stdout stays data

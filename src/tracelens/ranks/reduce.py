@@ -146,14 +146,11 @@ def _ranks_frame(summaries) -> pl.DataFrame:
         row = s.overview.to_pylist()[0]
         rows.append({"rank": rank, "path": s.path, **row})
     if not rows:
-        from .summary import OVERVIEW_COLUMNS
+        from .summary import OVERVIEW_COLUMNS, TEXT_COLUMNS
 
         return pl.DataFrame(
             schema={"rank": pl.Int64, "path": pl.String}
-            | {
-                n: pl.String if n in ("gpu", "top_kernel", "step_method") else pl.Int64
-                for n, _ in OVERVIEW_COLUMNS
-            }
+            | {n: pl.String if n in TEXT_COLUMNS else pl.Int64 for n, _ in OVERVIEW_COLUMNS}
         )
     return pl.DataFrame(rows)
 
@@ -419,6 +416,7 @@ def _inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
                 rows.append(
                     {"rank": rank, "what": "kernel set", "detail": _set_detail(extra, missing)}
                 )
+    rows += _path_differences(summaries)
     if calls.height:
         per_rank = calls.group_by("rank").agg(n=pl.len())
         usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
@@ -457,6 +455,31 @@ def _inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(
         rows, schema={"rank": pl.Int64, "what": pl.String, "detail": pl.String}
     ).sort("rank", "what")
+
+
+def _path_differences(summaries) -> list[dict[str, object]]:
+    """Ranks whose numerical path (the fingerprint) differs from the most common one, with
+    where it first diverges from the lowest rank that has the common path."""
+    from .. import fingerprint
+    from ..fingerprint.board import divergence_text
+
+    docs = {rank: s.fingerprint for rank, s in summaries if s.fingerprint}
+    if len(set(docs.values())) < 2:
+        return []
+    common, _ = Counter(docs.values()).most_common(1)[0]
+    model = min(rank for rank, doc in docs.items() if doc == common)
+    base = fingerprint.loads(common)
+    rows = []
+    for rank, doc in sorted(docs.items()):
+        if doc == common:
+            continue
+        diff = fingerprint.compare(base, fingerprint.loads(doc))
+        first = diff.first_math or diff.first
+        where = divergence_text(first) if first is not None else "same kernels, other counts"
+        rows.append(
+            {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
+        )
+    return rows
 
 
 def _set_detail(extra: list[str], missing: list[str]) -> str:

@@ -7,6 +7,7 @@ while the traces themselves are read by workers, one at a time each.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -36,6 +37,9 @@ class RankSummary:
     steps: pa.Table
     collectives: pa.Table
     kernels: pa.Table
+    # The numerical-path fingerprint (tracelens.fingerprint) as byte-stable JSON, devices
+    # renumbered 0.. so that ranks on different GPUs compare; None when it failed.
+    fingerprint: str | None = None
 
     @property
     def mpi_rank(self) -> int | None:
@@ -78,7 +82,11 @@ OVERVIEW_COLUMNS = (
     ("steps", "steps found"),
     ("step_method", "how the steps were found"),
     ("steady_step_ns", "median duration of the steps after warm-up"),
+    ("path_digest", "sha256 of the numerical-path fingerprint (devices renumbered)"),
 )
+
+
+TEXT_COLUMNS = frozenset({"gpu", "top_kernel", "step_method", "path_digest"})
 
 
 def summarise(path: str | os.PathLike[str]) -> RankSummary:
@@ -140,9 +148,11 @@ def _summarise(trace: Trace) -> RankSummary:
         "step_method": method,
         "steady_step_ns": int(steady["duration_ns"].median()) if steady.height else None,
     }
+    doc = _path_fingerprint(trace)
+    overview["path_digest"] = hashlib.sha256(doc.encode()).hexdigest() if doc else None
     schema = pa.schema(
         [
-            (name, pa.string() if name in ("gpu", "top_kernel", "step_method") else pa.int64())
+            (name, pa.string() if name in TEXT_COLUMNS else pa.int64())
             for name, _ in OVERVIEW_COLUMNS
         ]
     )
@@ -152,7 +162,22 @@ def _summarise(trace: Trace) -> RankSummary:
         steps=steps.to_arrow(),
         collectives=_slim_collectives(trace.query("ranks_collectives")),
         kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
+        fingerprint=doc,
     )
+
+
+def _path_fingerprint(trace: Trace) -> str | None:
+    """The trace's fingerprint JSON with its devices renumbered 0, 1, ... in order (rank 3
+    on GPU 3 runs the same path as rank 0 on GPU 0) and without the generator line."""
+    from .. import fingerprint
+
+    doc = fingerprint(trace)
+    number = {d: i for i, d in enumerate(doc["devices"])}
+    doc["devices"] = list(range(len(number)))
+    for entry in doc["paths"]:
+        entry["device"] = number[entry["device"]]
+    doc.pop("generator", None)
+    return fingerprint.dumps(doc)
 
 
 def _slim_collectives(calls) -> pa.Table:
