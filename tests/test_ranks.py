@@ -193,7 +193,7 @@ def test_every_view_renders(eight_result):
     assert set(VIEWS) <= set(doc) and doc["ranks_analysed"] == 8
     for view in VIEWS:
         for fmt in ("table", "csv", "markdown", "json"):
-            assert render_ranks(eight_result, fmt=fmt, view=view, timeunit="ms")
+            assert render_ranks(eight_result, fmt=fmt, table=view, timeunit="ms")
     md = render_ranks(eight_result, fmt="markdown")
     assert md.startswith("**8 ranks analysed**") and "| Rank |" in md
 

@@ -22,3 +22,10 @@ MATCHES = ("exact", "contains", "regex")
 SORTS = ("start", "duration")
 #: Danger levels, most severe first (``danger --fail-on``).
 LEVELS = ("high", "medium", "info")
+#: ``ranks --engine``: where the per-rank map runs.
+RANK_ENGINES = ("local", "ray")
+#: ``ranks --view``: one table of the result (``matrix``: the rank x step matrix).
+RANK_VIEWS = (
+    "ranks", "steps", "matrix", "stragglers", "collectives", "waits", "clock",
+    "inconsistencies", "failures",
+)  # fmt: skip

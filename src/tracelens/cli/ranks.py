@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..choices import RANK_ENGINES, RANK_VIEWS
 from . import _common as c
 from . import app
 
@@ -33,24 +34,22 @@ def ranks(
     ] = None,
     engine: Annotated[
         str,
-        typer.Option(
-            "--engine", help="local (process pool) or ray (RAY_ADDRESS, else a local Ray)"
+        c.choice(
+            "--engine",
+            values=RANK_ENGINES,
+            help="local: a process pool; ray: Ray tasks on the cluster RAY_ADDRESS names "
+            "(else a local Ray instance)",
         ),
     ] = "local",
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Local worker processes (default: CPU count)")
+        int | None,
+        c.at_least("--jobs", "-j", minimum=1, help="Local worker processes (default: CPU count)"),
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
     ] = False,
     view: Annotated[
-        str | None,
-        typer.Option(
-            "--view",
-            help="Only one table: ranks, steps, matrix, stragglers, collectives, waits, clock, "
-            "inconsistencies or failures",
-            metavar="TABLE",
-        ),
+        str | None, c.choice("--view", values=RANK_VIEWS, help="Only one table: {values}")
     ] = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
@@ -64,18 +63,14 @@ def ranks(
     paths under the same names (a shared file system) and have tracelens installed.
     """
     from ..ranks import analyse_ranks
-    from ..ranks.render import VIEWS, render_ranks
+    from ..ranks.render import render_ranks
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
-    if view is not None:
-        c.check_choice("--view", view, VIEWS)
     c._INPUTS.extend(traces)
     result = analyse_ranks(
         [str(t) for t in traces], rank_regex=rank_regex, engine=engine, jobs=jobs,
         strict=strict, progress=_progress_bar() if sys.stderr.isatty() else None,
     )  # fmt: skip
-    c.emit(render_ranks(result, fmt=fmt, timeunit=timeunit, view=view), output)
+    c.show(render_ranks, result, fmt=fmt, output=output, timeunit=timeunit, table=view)
 
 
 def _progress_bar():

@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from ..choices import RANK_ENGINES
 from ..errors import UsageError
 from .summary import RankFailure, RankSummary, summarise_or_failure
 
-ENGINES = ("local", "ray")
+ENGINES = RANK_ENGINES
 #: progress(done, total, path): called in the driver after each trace is summarised.
 Progress = Callable[[int, int, str], None]
 Result = RankSummary | RankFailure

@@ -7,18 +7,14 @@ import json
 from typing import TYPE_CHECKING
 
 from .. import render
+from ..choices import RANK_VIEWS
 
 if TYPE_CHECKING:
     import polars as pl
 
     from .reduce import RanksResult
 
-#: What ``view`` may name: the frames of a RanksResult (``matrix`` is the rank x step
-#: matrix of step durations).
-VIEWS = (
-    "ranks", "steps", "matrix", "stragglers", "collectives", "waits", "clock",
-    "inconsistencies", "failures",
-)  # fmt: skip
+VIEWS = RANK_VIEWS  # what ``view`` may name: the frames of a RanksResult
 # The per-rank columns shown in the table and Markdown overview (csv/json have them all).
 _OVERVIEW = (
     "rank", "steps", "steady_step_ns", "compute_ns", "exposed_communication_ns", "waited_ns",
@@ -42,18 +38,28 @@ def view_frame(result: RanksResult, view: str) -> pl.DataFrame:
 
 
 def render_ranks(
-    result: RanksResult, *, fmt: str, timeunit: str = "ns", view: str | None = None
+    result: RanksResult,
+    *,
+    fmt: str,
+    timeunit: str = "ns",
+    table: str | None = None,
+    width: int = render.DEFAULT_WIDTH,
+    color: bool = False,
 ) -> str:
-    """The result in ``fmt`` (table, csv, json, markdown). Without ``view``: table and
+    """The result in ``fmt`` (table, csv, json, markdown). Without ``table`` (one of
+    :data:`VIEWS`, the frame to show alone): table and
     markdown give the findings, the per-rank table, the stragglers per step and the clock
-    corrections; csv gives the per-rank table; json every frame."""
-    if view is not None:
-        return render.frame(view_frame(result, view), fmt=fmt, timeunit=timeunit, title=view)
+    corrections; csv gives the per-rank table; json every frame. ``width`` and ``color``
+    are the terminal's, for tables."""
+    look = {"width": width, "color": color}
+    if table is not None:
+        frame = view_frame(result, table)
+        return render.frame(frame, fmt=fmt, timeunit=timeunit, title=table, **look)
     if fmt == "csv":
         return render.frame(result.ranks, fmt="csv", timeunit=timeunit)
     if fmt == "json":
         return _json(result, timeunit)
-    return _sections(result, fmt, timeunit)
+    return _sections(result, fmt, timeunit, look)
 
 
 def _headline(result: RanksResult) -> str:
@@ -64,7 +70,7 @@ def _headline(result: RanksResult) -> str:
     return text
 
 
-def _sections(result: RanksResult, fmt: str, timeunit: str) -> str:
+def _sections(result: RanksResult, fmt: str, timeunit: str, look: dict) -> str:
     md = fmt == "markdown"
     out = [f"**{_headline(result)}**\n" if md else f"ranks: {_headline(result)}\n"]
     for finding in result.findings:
@@ -81,7 +87,7 @@ def _sections(result: RanksResult, fmt: str, timeunit: str) -> str:
     for df, title in sections:
         if df.height:
             out.append("\n")
-            out.append(render.frame(df, fmt=fmt, timeunit=timeunit, title=title))
+            out.append(render.frame(df, fmt=fmt, timeunit=timeunit, title=title, **look))
     return "".join(out)
 
 
