@@ -49,7 +49,8 @@ def ranks(
         bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
     ] = False,
     view: Annotated[
-        str | None, c.choice("--view", values=RANK_VIEWS, help="Only one table: {values}")
+        str | None,
+        c.choice("--view", values=RANK_VIEWS, help="Only one table: {values}", metavar="TABLE"),
     ] = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
