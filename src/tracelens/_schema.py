@@ -122,6 +122,17 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
             ("domainId", "BIGINT"),
         ),
     ),
+    # Time the profiler itself took (buffer flushes...), which nsys counts as GPU busy time
+    # in its GPU utilization rules (findings parity with `nsys analyze`).
+    "profiler_overhead": (
+        "PROFILER_OVERHEAD",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("globalTid", "BIGINT"),
+            ("nameId", "BIGINT"),
+        ),
+    ),
     "syncs": (
         "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
         (

@@ -43,6 +43,7 @@ HEADERS = {
     "idle_pct": "Idle (%)",
     "cpu_start": "CPU start ({u})",
     "cpu_end": "CPU end ({u})",
+    "api_name": "API name",
 }
 # Other units a column name may end with: (header unit, decimals of a float).
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .filters import EventFilter
+    from .findings import Findings
     from .rows import Rows
     from .stakeout import Stakeout
     from .steps import Steps
@@ -519,6 +520,12 @@ class Trace:
         from .steps import find_steps
 
         return find_steps(self, range=range, where=where)
+
+    def findings(self, **options: Any) -> Findings:
+        """nsys analyze's rules and tracelens's; see :func:`tracelens.findings.find_issues`."""
+        from .findings import find_issues
+
+        return find_issues(self, **options)
 
     def util(self, where: EventFilter | None = None) -> Util:
         """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`."""

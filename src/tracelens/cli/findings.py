@@ -1,0 +1,74 @@
+"""tracelens findings: the rules of nsys analyze (same defaults, same rows), plus exposed
+communication and launch-bound idle time, each with a fix."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from . import _common as c
+from . import app
+
+
+@app.command()
+def findings(
+    trace: c.TraceArg = None,
+    demo: c.DemoOpt = None,
+    rule: Annotated[
+        list[str] | None,
+        typer.Option("--rule", help="Only this rule (repeatable)", metavar="RULE"),
+    ] = None,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--threshold",
+            help="Override a threshold, e.g. gpu_gaps.gap_ms=100 (repeatable; defaults and "
+            "their reasons in tracelens/data/findings.toml)",
+            metavar="RULE.KEY=VALUE",
+        ),
+    ] = None,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", help="Rows per rule (nsys analyze: 50); 0 for all"),
+    ] = 50,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            help="For CI: exit 1, after printing, when this rule found something (repeatable; "
+            "'any' for every rule)",
+            metavar="RULE",
+        ),
+    ] = None,
+    device: c.DeviceOpt = None,
+    pid: c.PidOpt = None,
+    stream: c.StreamOpt = None,
+    start: c.StartOpt = None,
+    end: c.EndOpt = None,
+    timeunit: c.TimeUnitOpt = "ns",
+    fmt: c.FormatOpt = "table",
+    output: c.OutputOpt = None,
+) -> None:
+    """nsys analyze's rules with its defaults and the same rows: gpu_gaps [gpu-starv],
+    gpu_low_util [gpu-low-util], sync_memcpy [cuda-sync-memcpy], sync_memset
+    [cuda-sync-memset], sync_api [cuda-sync-api], pageable_async_memcpy [cuda-async-memcpy];
+    then exposed_communication and launch_bound (from tracelens util). A rule whose data the
+    export lacks is skipped, as nsys skips it."""
+    from ..findings import find_issues, parse_threshold, render, rule_ids
+
+    for name in fail_on or ():
+        if name != "any":
+            c.check_choice("--fail-on", name, rule_ids())
+    overrides = {(r, k): v for r, k, v in map(parse_threshold, threshold or ())}
+    where = c.event_filter(device, pid, stream, start, end)
+    with c.open_trace(trace, demo) as tr:
+        result = find_issues(
+            tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
+        )
+    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+    failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
+    if failing:
+        print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)
+        raise typer.Exit(1)

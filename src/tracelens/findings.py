@@ -1,0 +1,295 @@
+"""Findings: the rules of ``nsys analyze`` 2022.4, with its defaults and the same rows,
+plus the idle causes of :mod:`tracelens.util` as findings, each with a fix.
+
+The rules, their thresholds and the reasons for each default are data
+(``data/findings.toml``). The six nsys rules are one query each (``queries/findings_*.sql``,
+the GPU ones on the ``nsys_gpu_ops`` view of what nsys counts as GPU work);
+``exposed_communication`` and ``launch_bound`` read :func:`tracelens.util.gpu_time_accounting`.
+A rule whose tables the export lacks is *skipped* (as nsys skips it), which is not the same
+as finding nothing.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ._resources import data_dir
+from .errors import UsageError
+from .filters import EventFilter
+from .render import DEFAULT_WIDTH
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = ["Findings", "RuleResult", "find_issues", "parse_threshold", "rule_ids", "rules"]
+
+#: Rows of each rule when not told otherwise: nsys analyze prints at most 50.
+DEFAULT_LIMIT = 50
+
+
+@lru_cache(maxsize=1)
+def rules() -> tuple[dict[str, Any], ...]:
+    """The rule tables of ``data/findings.toml``, in order."""
+    with open(data_dir() / "findings.toml", "rb") as fh:
+        return tuple(tomllib.load(fh)["rule"])
+
+
+def rule_ids() -> tuple[str, ...]:
+    return tuple(r["id"] for r in rules())
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """What one rule found. ``frame``: its rows (at most ``limit``; columns as the rule's
+    query, times in ns); ``total``: rows before the limit; ``skipped``: why the rule could
+    not run on this export (None when it ran); ``thresholds``: the values used."""
+
+    rule: str
+    nsys: str | None
+    title: str
+    why: str
+    fix: str
+    frame: pl.DataFrame
+    total: int
+    skipped: str | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def fired(self) -> bool:
+        return self.skipped is None and self.total > 0
+
+
+@dataclass(frozen=True)
+class Findings:
+    results: tuple[RuleResult, ...]
+    notes: tuple[str, ...] = ()
+
+    def result(self, rule: str) -> RuleResult:
+        return next(r for r in self.results if r.rule == rule)
+
+    @property
+    def fired(self) -> tuple[str, ...]:
+        """The rules that found something."""
+        return tuple(r.rule for r in self.results if r.fired)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Every row of every rule, with a ``rule`` column first (columns a rule does not
+        have are null)."""
+        import polars as pl
+
+        parts = [
+            r.frame.with_columns(rule=pl.lit(r.rule)).select("rule", *r.frame.columns)
+            for r in self.results
+            if r.skipped is None and r.frame.height
+        ]
+        if not parts:
+            return pl.DataFrame(schema={"rule": pl.String})
+        return pl.concat(parts, how="diagonal_relaxed")
+
+    def figures(self) -> dict[str, float]:
+        """Rows per rule (``findings_<rule>``) and ``findings`` in all, for gates."""
+        out = {f"findings_{r.rule}": float(r.total) for r in self.results if r.skipped is None}
+        out["findings"] = float(sum(r.total for r in self.results if r.skipped is None))
+        return out
+
+
+def parse_threshold(text: str) -> tuple[str, str, float]:
+    """``"gpu_gaps.gap_ms=100"`` -> ("gpu_gaps", "gap_ms", 100.0); UsageError otherwise."""
+    known = {(r["id"], k) for r in rules() for k in r.get("thresholds", {})}
+    key, sep, value = text.partition("=")
+    rule, dot, name = key.strip().partition(".")
+    if not (sep and dot) or (rule, name) not in known:
+        names = ", ".join(f"{r}.{k}" for r, k in sorted(known))
+        raise UsageError(f"--threshold {text!r}: use RULE.KEY=VALUE with one of {names}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise UsageError(f"--threshold {text!r}: {value!r} is not a number") from None
+    if number < 0:
+        raise UsageError(f"--threshold {text!r}: must not be negative")
+    return rule, name, number
+
+
+def find_issues(
+    trace: Trace,
+    *,
+    only: tuple[str, ...] = (),
+    thresholds: dict[tuple[str, str], float] | None = None,
+    limit: int | None = DEFAULT_LIMIT,
+    where: EventFilter | None = None,
+) -> Findings:
+    """Run the rules (``only`` these ids when given) on ``trace``; ``thresholds`` overrides
+    defaults by (rule, key); ``limit`` rows per rule (None or 0: all)."""
+    unknown = sorted(set(only) - set(rule_ids()))
+    if unknown:
+        raise UsageError(f"unknown rule {unknown[0]!r}; rules: {', '.join(rule_ids())}")
+    where = where or EventFilter()
+    overrides = thresholds or {}
+    results = []
+    util = None
+    for rule in rules():
+        if only and rule["id"] not in only:
+            continue
+        values = {
+            k: overrides.get((rule["id"], k), v) for k, v in rule.get("thresholds", {}).items()
+        }
+        skipped = _skipped(trace, rule)
+        if skipped:
+            frame = None
+        elif "query" in rule:
+            frame = _nsys_rule(trace, rule, values, where)
+        else:
+            if util is None:
+                util = trace.util(where)
+            frame = _util_rule(util, rule["id"], values)
+        results.append(_result(rule, frame, skipped, values, limit))
+    notes = ()
+    replays = trace.graph_replays(where)[0]
+    if replays and any(r.rule in ("gpu_gaps", "gpu_low_util") for r in results):
+        notes = (
+            f"gpu_gaps and gpu_low_util follow nsys analyze 2022.4, which does not count the "
+            f"{replays:,} CUDA graph replays traced at graph level as GPU work: their time "
+            "can show as idle here (tracelens util counts it)",
+        )
+    return Findings(tuple(results), notes)
+
+
+def _skipped(trace: Trace, rule: dict[str, Any]) -> str | None:
+    missing = [t for t in rule.get("requires", []) if not trace.has_table(t)]
+    any_of = rule.get("requires_any", [])
+    if missing or (any_of and not any(trace.has_table(t) for t in any_of)):
+        tables = missing or any_of
+        return f"the export has no {' or '.join(tables)} table (nothing of that kind was captured)"
+    return None
+
+
+def _nsys_rule(trace: Trace, rule: dict[str, Any], values: dict[str, float], where: EventFilter):
+    params = dict(where.params())
+    params.pop("selection", None)
+    if rule["id"] == "sync_api":
+        params = {k: params[k] for k in ("pid", "start_ns", "end_ns")}
+    if rule["id"] == "gpu_gaps":
+        params["gap_ns"] = round(values["gap_ms"] * 1_000_000)
+    if rule["id"] == "gpu_low_util":
+        chunks = int(values["chunks"])
+        if not 1 <= chunks <= 1000:
+            raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
+        params |= {"chunks": chunks, "threshold_pct": float(values["threshold_pct"])}
+    return trace.query(rule["query"], **params)
+
+
+def _util_rule(util, rule_id: str, values: dict[str, float]):
+    import polars as pl
+
+    devices = util.frame
+    if rule_id == "exposed_communication":
+        frame = devices.select(
+            "device",
+            pl.col("exposed_communication_ns").alias("duration_ns"),
+            "communication_ns",
+            "span_ns",
+        )
+    else:
+        bound = util.idle_causes.filter(cause="launch_bound").select(
+            "device", pl.col("count").alias("gaps"), pl.col("time_ns").alias("duration_ns")
+        )
+        frame = bound.join(devices.select("device", "span_ns"), on="device")
+    frame = frame.with_columns(share_pct=(pl.col("duration_ns") * 100 / pl.col("span_ns")).round(1))
+    return frame.filter(
+        pl.col("duration_ns") >= values["min_ms"] * 1_000_000,
+        pl.col("duration_ns") >= values["min_share"] * pl.col("span_ns"),
+    ).sort("duration_ns", descending=True)
+
+
+def _result(rule, frame, skipped, values, limit) -> RuleResult:
+    import polars as pl
+
+    total = 0 if frame is None else frame.height
+    if frame is None:
+        frame = pl.DataFrame()
+    elif limit:
+        frame = frame.head(limit)
+    return RuleResult(
+        rule=rule["id"],
+        nsys=rule.get("nsys"),
+        title=rule["title"],
+        why=rule["why"],
+        fix=rule["fix"],
+        frame=frame,
+        total=total,
+        skipped=skipped,
+        thresholds=values,
+    )
+
+
+def render(
+    result: Findings,
+    *,
+    fmt: str,
+    timeunit: str,
+    source: str,
+    width: int = DEFAULT_WIDTH,
+    color: bool = False,
+) -> str:
+    """``table``/``markdown``: per rule, what it found (or that it found nothing or was
+    skipped), its rows, why it matters and the fix; ``csv``: every row with a ``rule``
+    column; ``json``: one object per rule (rule, nsys, title, total, skipped, thresholds,
+    why, fix, rows)."""
+    import json
+
+    from . import render as r
+
+    if fmt == "csv":
+        return r.frame(result.frame, fmt="csv", timeunit=timeunit)
+    if fmt == "json":
+        doc = [
+            {
+                "rule": x.rule,
+                "nsys": x.nsys,
+                "title": x.title,
+                "total": x.total,
+                "skipped": x.skipped,
+                "thresholds": x.thresholds,
+                "why": x.why,
+                "fix": x.fix,
+                "rows": r.convert_times(x.frame, timeunit).to_dicts(),
+            }
+            for x in result.results
+        ]
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    out = []
+    for x in result.results:
+        name = x.rule + (f" [nsys {x.nsys}]" if x.nsys else "")
+        if x.skipped:
+            out.append(f"{name}: skipped: {x.skipped}\n")
+            continue
+        if not x.total:
+            out.append(f"{name}: nothing found\n")
+            continue
+        shown = "" if x.frame.height == x.total else f" (first {x.frame.height}; --limit 0 for all)"
+        title = f"{name}: {x.title}: {x.total:,} found{shown}"
+        caption = f"why: {x.why} fix: {x.fix}"
+        if fmt == "markdown":
+            table = r.markdown(r.convert_times(x.frame, timeunit), timeunit=timeunit, title=title)
+            out.append(table + f"\n{r.md_text(caption)}\n")
+        else:
+            out.append(
+                r.frame(
+                    x.frame,
+                    fmt="table",
+                    timeunit=timeunit,
+                    title=title,
+                    caption=caption,
+                    width=width,
+                    color=color,
+                )
+            )
+    head = f"findings of {source}: {len(result.fired)} of {len(result.results)} rules found something\n"
+    notes = "".join(f"note: {n}\n" for n in result.notes)
+    return head + ("\n" if fmt == "markdown" else "").join(out) + notes

@@ -1,0 +1,207 @@
+"""tracelens findings: `nsys analyze` 2022.4 parity on every shared trace (same rows, value
+for value; a skipped rule where nsys skipped it), and each rule on a trace built to trip it."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from conftest import REFERENCE, needs_shared, shared_traces
+from fixtures.builder import XMMA_GEMM
+
+import tracelens
+from tracelens.cli import main
+from tracelens.errors import UsageError
+from tracelens.findings import find_issues, parse_threshold, rules
+from tracelens.synth import TraceBuilder
+
+NSYS_RULES = {r["nsys"]: r["id"] for r in rules() if "nsys" in r}
+# Reference header -> our column; nsys prints percentages with one decimal, MB with three.
+COLUMNS = {
+    "Row#": "row",
+    "In-Use (%)": "in_use_pct",
+    "Duration (ns)": "duration_ns",
+    "Start (ns)": "start_ns",
+    "PID": "pid",
+    "TID": "tid",
+    "Device ID": "device",
+    "Context ID": "context",
+    "Stream ID": "stream",
+    "Src Kind": "src_kind",
+    "Dst Kind": "dst_kind",
+    "Memory Kind": "memory_kind",
+    "Bytes (MB)": "bytes_mb",
+    "API Name": "api_name",
+}
+ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
+PID = 3131
+MS = 1_000_000
+
+
+def _printed(column: str, value) -> str:
+    if value is None:
+        return ""
+    if column == "in_use_pct":
+        return f"{value:.1f}"
+    if column == "bytes_mb":
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _as_nsys(frame, header):
+    rows = []
+    for i, row in enumerate(frame.iter_rows(named=True), start=1):
+        row["row"] = i
+        rows.append([_printed(COLUMNS[h], row[COLUMNS[h]]) for h in header])
+    return rows
+
+
+@needs_shared
+@pytest.mark.parametrize("path", shared_traces(), ids=lambda p: p.stem)
+def test_nsys_analyze_parity(trace_copies, path):
+    copy = trace_copies[path.stem]
+    with tracelens.open(copy) as trace:
+        found = find_issues(trace, only=tuple(NSYS_RULES.values()))
+    if not any(REFERENCE.glob(f"{path.stem}_analyze_*.csv")):
+        # nsys analyze has nothing to look at in an export without CUDA data.
+        assert all(r.skipped for r in found.results)
+        return
+    for nsys_rule, rule in NSYS_RULES.items():
+        ref = REFERENCE / f"{path.stem}_analyze_{nsys_rule}.csv"
+        result = found.result(rule)
+        if not ref.exists():
+            assert result.skipped, f"{rule}: nsys skipped it, tracelens ran it"
+            continue
+        assert result.skipped is None, f"{rule}: {result.skipped}"
+        rows = list(csv.reader(ref.read_text().splitlines()))
+        if not rows:
+            assert result.total == 0, f"{rule}: nsys found nothing"
+            continue
+        assert _as_nsys(result.frame, rows[0]) == rows[1:], f"{rule} differs from nsys"
+
+
+@pytest.fixture(scope="module")
+def tripped(tmp_path_factory):
+    """One of everything: a synchronous DtoH copy (and a small HtoD one nsys ignores), a
+    pageable cudaMemcpyAsync, a synchronous memset of managed memory (and an async one), a
+    cudaDeviceSynchronize while a kernel runs, a 600 ms launch-bound gap, and 100 ms of
+    all-reduce alone."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 100 * MS
+
+    def call(name, at, dur=10_000):
+        return b.runtime(name, start=at, end=at + dur, pid=PID)
+
+    b.kernel(
+        XMMA_GEMM,
+        start=t,
+        end=t + 50 * MS,
+        correlation_id=call("cudaLaunchKernel_v7000", t - 10_000),
+    )
+    cid = call("cudaMemcpy_v3020", t + 50 * MS, 2 * MS)
+    b.memcpy("DtoH", 4_000_000, start=t + 50 * MS + 1000, end=t + 51 * MS, correlation_id=cid)
+    cid = call("cudaMemcpy_v3020", t + 52 * MS)
+    b.memcpy("HtoD", 1_000, start=t + 52 * MS + 1000, end=t + 52 * MS + 3000, correlation_id=cid)
+    cid = call("cudaMemcpyAsync_v3020", t + 53 * MS)
+    b.memcpy("HtoD", 2_000_000, start=t + 53 * MS + 1000, end=t + 54 * MS, correlation_id=cid)
+    cid = call("cudaMemset_v3020", t + 55 * MS)
+    b.memset(1_000_000, start=t + 55 * MS + 1000, end=t + 56 * MS, mem_kind=4, correlation_id=cid)
+    cid = call("cudaMemsetAsync_v3020", t + 57 * MS)
+    b.memset(1_000_000, start=t + 57 * MS + 1000, end=t + 58 * MS, mem_kind=4, correlation_id=cid)
+    call("cudaDeviceSynchronize_v3020", t + 10 * MS, 3 * MS)  # while the GEMM runs
+    # The host comes back only after 600 ms: a gap, launch-bound (no sync during it).
+    at = t + 660 * MS
+    b.kernel(
+        ALLREDUCE,
+        start=at + 20_000,
+        end=at + 100 * MS,
+        correlation_id=call("cudaLaunchKernel_v7000", at),
+    )
+    path = tmp_path_factory.mktemp("findings") / "tripped.sqlite"
+    b.write(path)
+    return path
+
+
+def test_every_rule_fires(tripped):
+    with tracelens.open(tripped) as trace:
+        found = find_issues(trace)
+    assert set(found.fired) == {r["id"] for r in rules()}
+    memcpy = found.result("sync_memcpy").frame.row(0, named=True)
+    assert (memcpy["src_kind"], memcpy["dst_kind"], memcpy["bytes_mb"]) == (
+        "Device",
+        "Pageable",
+        4.0,
+    )
+    assert found.result("sync_memcpy").total == 1  # the 1 kB HtoD copy returns early
+    assert found.result("pageable_async_memcpy").frame["api_name"].to_list() == [
+        "cudaMemcpyAsync_v3020"
+    ]
+    assert found.result("sync_memset").frame["memory_kind"].to_list() == ["Managed"]
+    assert found.result("sync_api").frame["duration_ns"].to_list() == [3 * MS]
+    gap = found.result("gpu_gaps").frame.row(0, named=True)
+    assert gap["start_ns"] == 100 * MS + 58 * MS and gap["duration_ns"] == 602 * MS + 20_000
+    # The long gap, plus 1 ms gaps before the async copies (their launches came late too).
+    bound = found.result("launch_bound").frame.row(0, named=True)
+    assert gap["duration_ns"] < bound["duration_ns"] < gap["duration_ns"] + 2 * MS
+    assert found.result("exposed_communication").frame["duration_ns"].to_list() == [
+        100 * MS - 20_000
+    ]
+    assert found.frame["rule"].unique().len() == len(found.fired)
+
+
+def test_thresholds_and_limit(tripped):
+    with tracelens.open(tripped) as trace:
+        high = find_issues(trace, only=("gpu_gaps",), thresholds={("gpu_gaps", "gap_ms"): 700})
+        low = find_issues(trace, only=("gpu_gaps",), thresholds={("gpu_gaps", "gap_ms"): 0})
+        one = find_issues(
+            trace, only=("gpu_gaps",), thresholds={("gpu_gaps", "gap_ms"): 0}, limit=1
+        )
+    assert high.fired == () and low.result("gpu_gaps").total >= 4
+    assert one.result("gpu_gaps").frame.height == 1 and one.result("gpu_gaps").total >= 4
+    assert parse_threshold("gpu_gaps.gap_ms=100") == ("gpu_gaps", "gap_ms", 100.0)
+    for bad in ("gpu_gaps=1", "nope.gap_ms=1", "gpu_gaps.gap_ms=x", "sync_api.x=1"):
+        with pytest.raises(UsageError):
+            parse_threshold(bad)
+
+
+def test_cli_csv_and_fail_on(tripped, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["findings", str(tripped), "-f", "csv", "--fail-on", "sync_api"])
+    assert exit_info.value.code == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith("rule,")
+    assert "sync_api found something" in captured.err
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "findings",
+                str(tripped),
+                "--rule",
+                "sync_memset",
+                "--fail-on",
+                "sync_api",
+                "-f",
+                "json",
+            ]
+        )
+    assert exit_info.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["rule"] for d in doc] == ["sync_memset"] and doc[0]["total"] == 1
+    with pytest.raises(SystemExit) as exit_info:
+        main(["findings", str(tripped), "--fail-on", "nope"])
+    assert exit_info.value.code == 2
+
+
+def test_skipped_rules_say_why(tmp_path):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "a.out")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.kernel(XMMA_GEMM, start=1_000, end=2_000)
+    b.write(tmp_path / "kernels_only.sqlite")
+    with tracelens.open(tmp_path / "kernels_only.sqlite") as trace:
+        found = find_issues(trace)
+    assert "CUPTI_ACTIVITY_KIND_MEMCPY" in found.result("sync_memcpy").skipped
+    assert found.result("gpu_gaps").skipped is None
