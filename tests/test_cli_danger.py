@@ -181,10 +181,14 @@ def test_no_risky_kernels_is_one_line_and_exit_0(trace_copies, capsys):
 
 def test_filters_that_keep_no_kernel(capsys, tmp_path):
     rc, out, err = run_cli(["danger", "--demo", "bs16", "--device", "4"], capsys)
-    assert (rc, out, err) == (0, NONE, "")
+    assert (rc, out, err) == (0, NONE, "tracelens: no GPU work on device 4; devices present: 0\n")
     dest = tmp_path / "danger.txt"
     rc, out, err = run_cli(["danger", "--demo", "bs16", "--end", "1s", "-o", dest], capsys)
-    assert (rc, out, err) == (0, "", "")
+    assert (rc, out) == (0, "")
+    assert err == (
+        "tracelens: window until 1.00 s is outside the trace's span 2.00 s–2.16 s from session "
+        "start\n"
+    )
     assert dest.read_text() == NONE
 
 

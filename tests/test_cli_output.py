@@ -168,3 +168,56 @@ def test_ctrl_c_is_one_line_and_exit_130(how, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(tracelens.census, "kernel_summary_rows", interrupted)
     assert run_cli(["census", _trace(tmp_path)], capsys) == (130, "", "tracelens: interrupted\n")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize(
+    "args, hint",
+    [
+        (["census", "--start", "1ms", "--end", "2ms"],
+         "window 1.00 ms–2.00 ms is outside the trace's span 1.00 µs–4.23 µs from session start"),
+        (["timeline", "--start", "10s"],
+         "window from 10.00 s is outside the trace's span 1.00 µs–4.23 µs from session start"),
+        (["census", "--device", "3"], "no GPU work on device 3; devices present: 0"),
+        (["lineup", "--stream", "9", "-f", "csv"], "no GPU work on stream 9; streams present: 7"),
+        (["memory", "--pid", "5"], None),  # no memcpy/memset table: exit 3, not a hint
+        (["danger", "--pid", "5"], "no GPU work on pid 5; processes present: 7"),
+        (["stakeout", "vector", "--device", "1"], "no GPU work on device 1; devices present: 0"),
+    ],
+)  # fmt: skip
+def test_an_empty_result_says_why_on_stderr_and_exits_0(args, hint, tmp_path, capsys):
+    rc, out, err = run_cli([args[0], _trace(tmp_path), *args[1:]], capsys)
+    if hint is None:
+        assert rc == 3
+        return
+    assert rc == 0 and out
+    assert err == f"tracelens: {hint}\n"
+
+
+def test_a_result_with_rows_has_no_hint(tmp_path, capsys):
+    assert run_cli(["census", _trace(tmp_path), "--device", "0"], capsys)[2] == ""
+
+
+def test_a_pattern_that_matches_only_ignoring_case_offers_it(tmp_path, capsys):
+    path = _trace(tmp_path)
+    rc, out, err = run_cli(["stakeout", path, "VECTOR"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == (
+        "tracelens: no kernel in t.sqlite has a name containing 'VECTOR'; 1 name matches "
+        "ignoring case ('vectorAdd'): add --ignore-case\n"
+    )
+    rc, out, _ = run_cli(["stakeout", path, "VECTORADD", "-i", "--match", "exact"], capsys)
+    assert rc == 0 and "1 launch of vectorAdd" in out.splitlines()[0]
+    with tracelens.open(path) as t:
+        assert t.stakeout("V.C", match="regex", ignore_case=True).total_launches == 1
+        with pytest.raises(UsageError, match="containing 'v.c'"):  # a literal, any case
+            t.stakeout("v.c", match="contains", ignore_case=True)
+
+
+def test_negative_queue_is_marked_early_and_explained(tmp_path, capsys):
+    rc, out, _ = run_cli(["stakeout", _trace(tmp_path, start=1_500), "vector"], capsys)
+    lines = out.splitlines()
+    assert rc == 0
+    assert any("-500 early" in line for line in lines)
+    assert lines[-1].startswith("1 launch early: the kernel started before its launch call")
+    _, out, _ = run_cli(["stakeout", _trace(tmp_path, start=1_500), "vector", "-f", "csv"], capsys)
+    assert out.splitlines()[1].split(",")[2] == "-500"  # data stays a number

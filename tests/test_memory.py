@@ -304,7 +304,11 @@ def test_csv_json_and_units(tmp_path, capsys):
 def test_window_keeps_nothing_is_an_empty_table(tmp_path, capsys):
     path = _tiny(tmp_path)
     rc, out, err = run_cli(["memory", path, "-f", "csv", "--start", "2ms"], capsys)
-    assert (rc, err) == (0, "")
+    assert (rc, err) == (
+        0,
+        "tracelens: window from 2.00 ms is outside the trace's span 1.00 µs–903.0 µs from "
+        "session start\n",
+    )
     assert out == "time_pct,total_ns,count,avg_ns,med_ns,min_ns,max_ns,stddev_ns,operation\n"
 
 

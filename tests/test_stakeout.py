@@ -104,13 +104,15 @@ def test_table_is_exact(tmp_path, capsys):
         "",
         "launches, by start",
         "",
-        "  Start (ns)   Duration (ns)   Queue (ns)   Name                             Config   Device   Stream     PID     TID   Correlation id   API                NVTX",
-        " " + "─" * 171,
-        "      15,000          10,000        1,000   void gemm<float>(float *, int)        1        0        7   4,242   4,242                1   cudaLaunchKernel   bad \\xff text",
-        "      30,500          12,000         -500   void gemm<float>(float *, int)        1        0        7   4,242   4,242                2   cudaLaunchKernel   step 1",
-        "      80,000           8,000        4,000   void gemm<float>(float *, int)        3        0        9   4,242   4,242                3   cuLaunchKernel     registered step",
-        "     100,000           1,000       22,500   void gemm_small(float *)              2        0        7   5,151   5,151                3   cudaLaunchKernel   —",
-        "     162,000           9,000        1,000   void gemm<float>(float *, int)        2        1        7   4,242   4,243                4   cudaLaunchKernel   worker loop",
+        "  Start (ns)   Duration (ns)   Queue (ns)     Name                             Config   Device   Stream     PID     TID   Correlation id   API                NVTX",
+        " " + "─" * 173,
+        "      15,000          10,000    1,000         void gemm<float>(float *, int)        1        0        7   4,242   4,242                1   cudaLaunchKernel   bad \\xff text",
+        "      30,500          12,000     -500 early   void gemm<float>(float *, int)        1        0        7   4,242   4,242                2   cudaLaunchKernel   step 1",
+        "      80,000           8,000    4,000         void gemm<float>(float *, int)        3        0        9   4,242   4,242                3   cuLaunchKernel     registered step",
+        "     100,000           1,000   22,500         void gemm_small(float *)              2        0        7   5,151   5,151                3   cudaLaunchKernel   —",
+        "     162,000           9,000    1,000         void gemm<float>(float *, int)        2        1        7   4,242   4,243                4   cudaLaunchKernel   worker loop",
+        "",
+        "1 launch early: the kernel started before its launch call returned (the call returns after queueing the work, or the host and GPU clocks differ), so the queue time is no latency",
     ]
 
 
@@ -216,7 +218,7 @@ def test_options_sort_limit_name_and_filters(tmp_path):
 
 def test_nothing_passes_the_filters(tmp_path, capsys):
     rc, out, err = run_cli(["stakeout", _small(tmp_path), "gemm", "--device", "7"], capsys)
-    assert (rc, err) == (0, "")
+    assert (rc, err) == (0, "tracelens: no GPU work on device 7; devices present: 0, 1\n")
     assert out == (
         "stakeout of small.sqlite: 'gemm' (contains), 0 launches\n"
         "no launch of a matching kernel passes the filters\n"
@@ -228,8 +230,8 @@ def test_nothing_passes_the_filters(tmp_path, capsys):
     [
         (
             ["Gemm"],
-            "tracelens: no kernel in small.sqlite has a name containing 'Gemm'; closest: "
-            "'gemm', 'void gemm<float>(float *, int)', 'gemm_small'\n",
+            "tracelens: no kernel in small.sqlite has a name containing 'Gemm'; 4 names match "
+            "ignoring case ('gemm', ...): add --ignore-case\n",
         ),
         (
             ["gemm<double>", "--match", "exact"],
@@ -271,8 +273,12 @@ def test_bad_input_is_one_line(args, message, tmp_path, capsys):
 
 def test_library_raises_usage_error(tmp_path):
     with tracelens.open(_small(tmp_path)) as trace:
-        with pytest.raises(UsageError, match="closest: 'gemm'"):
+        with pytest.raises(
+            UsageError, match=r"4 names match ignoring case \('gemm', ...\): add ignore_case$"
+        ):
             trace.stakeout("Gemm")
+        with pytest.raises(UsageError, match="closest: 'gemm'"):
+            trace.stakeout("gemmm")
 
 
 # -- helpers ------------------------------------------------------------------------------

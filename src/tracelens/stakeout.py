@@ -89,13 +89,15 @@ def stakeout(
     sort: str = "start",
     limit: int | None = None,
     where: EventFilter | None = None,
+    ignore_case: bool = False,
 ) -> Stakeout:
     """Every launch of the kernels whose demangled or short name matches ``kernel``.
 
     ``match``: exact, contains (a substring; case-sensitive) or regex (RE2 syntax, DuckDB's
     regexp_matches: matches anywhere unless anchored with ^ and $). ``name``: the name
     shown (demangled, short or mangled). ``sort``: start (ascending) or duration (longest
-    first). ``limit``: keep that many rows in ``launches`` (None or 0: every one); the
+    first). ``ignore_case``: match without regard to case (any ``match``). ``limit``: keep
+    that many rows in ``launches`` (None or 0: every one); the
     stats, configurations and histogram always cover every launch that passes ``where``.
     Start times count from session start, as ``where`` and every analysis.
 
@@ -114,6 +116,8 @@ def stakeout(
     trace.require_kernels()
     where = where or EventFilter()
     pattern = {"pattern": kernel, "regex": kernel if match == "regex" else None, "match": match}
+    if ignore_case:
+        pattern = _case_blind(kernel, match)
     try:
         df = trace.query(
             "stakeout_launches",
@@ -131,7 +135,7 @@ def stakeout(
             param="match",
         ) from None
     if df.is_empty():
-        _explain_empty(trace, kernel, pattern)
+        _explain_empty(trace, kernel, pattern, match, ignore_case)
 
     # kernels, stats, configurations and histogram cover every launch, before --limit
     kernels = _launches_by(df, ("name",))
@@ -273,14 +277,42 @@ def innermost_nvtx(trace: Trace, probes: pl.DataFrame) -> pl.DataFrame:
         con.execute("DROP TABLE nvtx_probes")
 
 
-def _explain_empty(trace: Trace, kernel: str, pattern: dict[str, Any]) -> None:
-    """Nothing passed: if no name matches at all, raise UsageError naming close names.
-    (If some do, the filters hid every launch: an empty result, not an error.)"""
+_RE2_SPECIAL = set("\\.+*?()|[]{}^$")
+
+
+def _re2_literal(text: str) -> str:
+    """``text`` as an RE2 pattern that matches it literally."""
+    return "".join("\\" + ch if ch in _RE2_SPECIAL else ch for ch in text)
+
+
+def _case_blind(kernel: str, match: str) -> dict[str, Any]:
+    """The ``stakeout_names``/``stakeout_launches`` pattern parameters that match ``kernel``
+    as ``match`` does, ignoring case (an RE2 regex with the (?i) flag)."""
+    literal = _re2_literal(kernel)
+    regex = {"exact": f"^{literal}$", "contains": literal, "regex": kernel}[match]
+    return {"pattern": kernel, "regex": f"(?i){regex}", "match": "regex"}
+
+
+def _explain_empty(
+    trace: Trace, kernel: str, pattern: dict[str, Any], match: str, ignore_case: bool
+) -> None:
+    """Nothing passed: if no name matches at all, raise UsageError naming close names and,
+    when some match but for case, saying so. (If some match, the filters hid every launch:
+    an empty result, not an error.)"""
     names = trace.query("stakeout_names", **pattern)
     if names["matched"].any():
         return
     how = {"exact": "is named", "contains": "has a name containing", "regex": "has a name matching"}
-    message = f"no kernel in {trace.path.name} {how[pattern['match']]} {kernel!r}"
+    message = f"no kernel in {trace.path.name} {how[match]} {kernel!r}"
+    if not ignore_case:
+        loose = trace.query("stakeout_names", **_case_blind(kernel, match))
+        hits = loose.filter(loose["matched"])["name"].to_list()
+        if hits:
+            raise UsageError(
+                f"{message}; {len(hits):,} {'name matches' if len(hits) == 1 else 'names match'} "
+                f"ignoring case ({hits[0]!r}{', ...' if len(hits) > 1 else ''}): add {{param}}",
+                param="ignore_case",
+            )
     all_names = names["name"].to_list()
     suggestions = [n for n in all_names if kernel.lower() in n.lower()][:3]
     for close in difflib.get_close_matches(kernel, all_names, n=3, cutoff=0.5):
@@ -336,6 +368,36 @@ def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WI
     return lines
 
 
+EARLY_NOTE = (
+    "early: the kernel started before its launch call returned (the call returns after "
+    "queueing the work, or the host and GPU clocks differ), so the queue time is no latency"
+)
+
+
+def _mark_early(launches: pl.DataFrame, timeunit: str) -> tuple[pl.DataFrame, int]:
+    """``launches`` with its queue column as text in ``timeunit``, negative values marked
+    ``early`` (see :data:`EARLY_NOTE`), and how many are; unchanged when none is."""
+    import polars as pl
+
+    from . import render as r
+    from .filters import TIME_UNITS_NS
+
+    early = int((launches["queue_ns"] < 0).sum())
+    if not early:
+        return launches, 0
+    factor, decimals = TIME_UNITS_NS[timeunit], r.DECIMALS[timeunit] if timeunit != "ns" else 0
+    text = [
+        None if v is None else f"{v / factor:,.{decimals}f}" + (" early" if v < 0 else " " * 6)
+        for v in launches["queue_ns"].to_list()
+    ]
+    width = max(len(t) for t in text if t is not None)
+    text = [None if t is None else t.rjust(width) for t in text]  # numbers stay aligned
+    column = pl.Series(f"queue_{timeunit}", text, dtype=pl.String)
+    return launches.with_columns(column).select(
+        [column.name if c == "queue_ns" else c for c in launches.columns]
+    ), early
+
+
 def render(
     result: Stakeout,
     *,
@@ -382,6 +444,9 @@ def render(
         f" (first {launches.height:,} of {n:,}; --limit 0 for all)" if launches.height < n else ""
     )
     if fmt == "markdown":
+        launches, early = _mark_early(launches, timeunit)
+        if early:
+            shown += f"; {early:,} {EARLY_NOTE}"
         sections = [(summary, title)]
         if result.kernels.height > 1:
             sections.append((result.kernels, "kernels"))
@@ -418,6 +483,7 @@ def render(
                 same.append(f"{r.HEADERS.get(col, col)} {values[0]}")
     if same:
         shown += "; in every one: " + ", ".join(same)
+    launches, early = _mark_early(launches, timeunit)
     tty = {"width": width, "color": color}
     parts = [title + "\n", r.frame(summary, fmt="table", timeunit=timeunit, **tty)]
     if result.kernels.height > 1:
@@ -436,6 +502,8 @@ def render(
     )
     parts.append(shown + "\n")
     parts.append(r.frame(launches, fmt="table", timeunit=timeunit, **tty))
+    if early:
+        parts.append(f"{early:,} {'launch' if early == 1 else 'launches'} {EARLY_NOTE}\n")
     return "".join(parts).rstrip("\n") + "\n"
 
 

@@ -314,11 +314,13 @@ def show(
     fmt: str,
     output: Path | None,
     note: str | None = None,
+    hint: str | None = None,
     **options: Any,
 ) -> None:
     """Render ``result`` with ``view`` (a function of :mod:`tracelens.views`, or a result
     module's ``render``) in ``fmt``, add ``note`` where ``fmt`` carries it, and write it
-    to stdout or ``output``. ``options`` go to ``view`` (timeunit, source, top, ...)."""
+    to stdout or ``output``; ``hint`` (why the result is empty) goes to stderr. ``options``
+    go to ``view`` (timeunit, source, top, ...)."""
     from ..render import escape_controls
 
     tty = terminal(output)
@@ -327,3 +329,12 @@ def show(
         # Names from the profiled program must not drive the terminal (see render.printable).
         text = escape_controls(text, keep_styles=tty["color"])
     emit(with_note(text, note, fmt), output)
+    if hint:
+        print(f"tracelens: {hint}", file=sys.stderr)
+
+
+def empty_hint(trace: Trace, where: EventFilter, rows: int) -> str | None:
+    """Why the result is empty (see :func:`tracelens.hints.why_empty`); None if it is not."""
+    from ..hints import why_empty
+
+    return None if rows else why_empty(trace, where)

@@ -51,13 +51,14 @@ def census(
         rows = kernel_summary_rows(
             tr, name=name, by_launch_config=by_launch_config, top=top, where=where
         )
-        note = tr.graph_note(where)
+        note, hint = tr.graph_note(where), c.empty_hint(tr, where, rows.height)
     c.show(
         views.census,
         rows,
         fmt=fmt,
         output=output,
         note=note,
+        hint=hint,
         timeunit=timeunit,
         source=tr.path.name,
         top=top,

@@ -63,13 +63,14 @@ def danger(
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         df = danger_kernels(tr, rules=ruleset, where=where)
-        note = tr.graph_note(where)
+        note, hint = tr.graph_note(where), c.empty_hint(tr, where, df.height)
     c.show(
         views.danger,
         df,
         fmt=fmt,
         output=output,
         note=note,
+        hint=hint,
         timeunit=timeunit,
         source=tr.path.name,
         top=top,

@@ -99,7 +99,7 @@ def lineup(
             df = category_summary(
                 tr, by=by, rules=ruleset, where=where, subfamily=subfamily, name=name, top=top
             )
-        note = tr.graph_note(where)
+        note, hint = tr.graph_note(where), c.empty_hint(tr, where, df.height)
     view = views.unclassified if show_other else views.lineup
     c.show(
         view,
@@ -107,6 +107,7 @@ def lineup(
         fmt=fmt,
         output=output,
         note=note,
+        hint=hint,
         timeunit=timeunit,
         source=tr.path.name,
         by=by,

@@ -39,4 +39,14 @@ def memory(
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         df = memory_summary(tr, by=by, where=where)
-    c.show(views.memory, df, by=by, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+        hint = c.empty_hint(tr, where, df.height)
+    c.show(
+        views.memory,
+        df,
+        by=by,
+        fmt=fmt,
+        output=output,
+        hint=hint,
+        timeunit=timeunit,
+        source=tr.path.name,
+    )

@@ -38,6 +38,9 @@ def stakeout(
         str,
         c.choice("--sort", values=SORTS, help="start (earliest first) or duration (longest first)"),
     ] = "start",
+    ignore_case: Annotated[
+        bool, typer.Option("--ignore-case", "-i", help="Match without regard to case")
+    ] = False,
     limit: Annotated[
         int,
         c.at_least(
@@ -58,8 +61,10 @@ def stakeout(
 ) -> None:
     """Every launch of one kernel: summary, launch configurations, duration histogram, then
     per launch its start (from session start), duration, configuration, device,
-    stream, the CUDA API call that launched it, its queue latency (kernel start - call end)
-    and the innermost NVTX range around that call. csv lists the launches only.
+    stream, the CUDA API call that launched it, its queue time (kernel start - call end; when
+    negative, the kernel started before the call returned, or the host and GPU clocks
+    differ: marked 'early' in table and markdown, not a latency) and the innermost NVTX
+    range around that call. -i/--ignore-case matches any way without regard to case. csv lists the launches only.
     --start/--end count from session start, as in census."""
     from .. import stakeout as analysis
 
@@ -70,15 +75,23 @@ def stakeout(
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         result = analysis.stakeout(
-            tr, kernel, match=match, name=name, sort=sort, limit=limit, where=where
+            tr,
+            kernel,
+            match=match,
+            name=name,
+            sort=sort,
+            limit=limit,
+            where=where,
+            ignore_case=ignore_case,
         )
-        note = tr.graph_note(where)
+        note, hint = tr.graph_note(where), c.empty_hint(tr, where, result.total_launches)
     c.show(
         analysis.render,
         result,
         fmt=fmt,
         output=output,
         note=note,
+        hint=hint,
         timeunit=timeunit,
         source=tr.path.name,
     )

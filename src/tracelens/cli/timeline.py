@@ -54,4 +54,13 @@ def timeline(
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )
-    c.show(analysis.render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+        hint = c.empty_hint(tr, where, result.total)
+    c.show(
+        analysis.render,
+        result,
+        fmt=fmt,
+        output=output,
+        hint=hint,
+        timeunit=timeunit,
+        source=tr.path.name,
+    )

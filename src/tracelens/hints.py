@@ -1,0 +1,50 @@
+"""Why a valid query came back empty: one sentence for the person who asked.
+
+An empty result is not an error (exit 0), but "nothing" reads like a bug when the window
+lies outside the trace or the device does not exist; :func:`why_empty` says which.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .units import fmt_ns
+
+if TYPE_CHECKING:
+    from .filters import EventFilter
+    from .trace import Trace
+
+
+def why_empty(trace: Trace, where: EventFilter | None) -> str | None:
+    """The reason a result filtered by ``where`` is empty, when the filter explains it:
+    a window outside the trace's span, or a device, stream or process with no GPU work
+    (listing those present). None when the filters do not explain it."""
+    if where is None:
+        return None
+    info = trace.info
+    if (where.start_ns is not None or where.end_ns is not None) and info.start_ns is not None:
+        t0 = where.start_ns if where.start_ns is not None else info.start_ns
+        t1 = where.end_ns if where.end_ns is not None else info.end_ns
+        if t1 < info.start_ns or t0 > info.end_ns:
+            if where.start_ns is None:
+                window = f"window until {fmt_ns(t1)}"
+            elif where.end_ns is None:
+                window = f"window from {fmt_ns(t0)}"
+            else:
+                window = f"window {fmt_ns(t0)}–{fmt_ns(t1)}"
+            return (
+                f"{window} is outside the trace's span "
+                f"{fmt_ns(info.start_ns)}–{fmt_ns(info.end_ns)} from session start"
+            )
+    asked = {"device": where.device, "stream": where.stream, "pid": where.pid}
+    if all(v is None for v in asked.values()):
+        return None
+    present: dict[str, list[int]] = {"device": [], "stream": [], "pid": []}
+    for kind, value in trace.query_rows("gpu_work_ids").data:
+        present[kind].append(value)
+    plural = {"device": "devices", "stream": "streams", "pid": "processes"}
+    for kind, value in asked.items():
+        if value is not None and value not in present[kind]:
+            ids = ", ".join(str(i) for i in present[kind]) or "none"
+            return f"no GPU work on {kind} {value}; {plural[kind]} present: {ids}"
+    return None
