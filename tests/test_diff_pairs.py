@@ -104,8 +104,10 @@ def test_a_kernel_called_twice_per_step_is_a_clue(tmp_path):
 def test_all_kernels_slower_alike_is_uniform(tmp_path):
     scale = {name: 1.3 for name, _ in STEP}
     d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, scale=scale))
-    assert ids(d) == ["uniform_change"]
-    assert d.clues[0].clue == "the typical kernel is 1.30× longer per call"
+    # the lead line (wall time per step, from util) and the uniform change
+    assert ids(d) == ["time_accounting", "uniform_change"]
+    assert "compute +" in d.clues[0].verdict
+    assert d.clues[1].clue == "the typical kernel is 1.30× longer per call"
     assert d.typical.q25 == pytest.approx(1.3, abs=0.01) and d.typical.q75 == pytest.approx(
         1.3, abs=0.01
     )
@@ -228,3 +230,38 @@ def test_aperiodic_different_sequences_degrade_to_the_bound():
     assert al.relation == "windows" and al.truncated
     # the exact part is capped, the rest is linear: 10x the input, not 100x the time
     assert t_large <= 15 * t_small + 0.5
+
+
+def build_overlap(tmp_path, stem, steps, *, overlapped):
+    """Per step two GEMMs on the compute stream and one NCCL collective on its own stream:
+    beside the second GEMM (``overlapped``) or after it. Same calls, same time per call."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    r.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+    for _ in range(steps):
+        r.kernel(XMMA_GEMM, t, 40_000, pid=PID, stream=7)
+        second = t + 41_000
+        r.kernel(XMMA_GEMM, second, 40_000, pid=PID, stream=7)
+        nccl = second if overlapped else second + 41_000
+        r.kernel(NCCL_SENDRECV, nccl, 30_000, pid=PID, stream=20)
+        t = nccl + 31_000 + 20_000 if not overlapped else second + 41_000 + 20_000
+    return r.write(tmp_path, stem).path
+
+
+def test_communication_that_stops_overlapping_is_an_exposed_communication_clue(tmp_path):
+    d = pair(
+        tmp_path,
+        build_overlap(tmp_path, "a", 20, overlapped=True),
+        build_overlap(tmp_path, "b", 20, overlapped=False),
+    )
+    assert d.steps_b == 20
+    (c,) = [c for c in d.clues if c.id == "exposed_communication"]
+    assert c.clue == "communication no longer hidden by compute: exposed 0 ns → 30.00 µs per step"
+    assert c.impact_ns == pytest.approx(30_000)
+    # kernels unchanged per call: no per-call or uniform clue
+    assert not {"per_call_outlier", "uniform_change", "calls_per_step"} & set(ids(d))
+    (lead,) = [c for c in d.clues if c.id == "time_accounting"]
+    assert lead.clue.startswith("GPU wall time per step: ") and "+31.00 µs" in lead.clue
+    assert "exposed communication +30.00 µs" in lead.verdict
+    assert ids(d).index("time_accounting") < ids(d).index("exposed_communication")

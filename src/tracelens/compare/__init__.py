@@ -121,6 +121,7 @@ def diff(
         score,
         comparable,
         steps_b,
+        steps_a,
     )
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))

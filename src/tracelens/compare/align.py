@@ -54,8 +54,9 @@ MOTIF_LIMIT = 20_000
 @dataclass(frozen=True)
 class Period:
     """A repeating step of one sequence: ``start`` of the first step (at the anchor
-    token), the step ``length`` in launches, the ``motif`` (one step's tokens), and how many
-    steps repeat it exactly (``steady``) out of ``steps`` whole steps."""
+    token), the step ``length`` in launches, the ``motif`` (one step's tokens), how many
+    ``steps`` start (anchor launches) and how many whole steps repeat the motif exactly
+    (``steady``)."""
 
     start: int
     length: int
@@ -109,28 +110,30 @@ def _once_per_step(seq: pl.Series, token: int) -> int | None:
 
 
 def find_period(seq: pl.Series, token: int) -> Period | None:
-    """The repeating step of ``seq`` that starts at ``token``, if it is periodic."""
-    import polars as pl
-
+    """The repeating step of ``seq`` that starts at ``token``, if it is periodic. Each
+    whole step is compared with the next one in one vectorized pass; the motif is the
+    first step that equals its successor."""
     length = _once_per_step(seq, token)
     if length is None:
         return None
-    start = int((seq == token).arg_true()[0])
-    steps = (len(seq) - start) // length
-    if steps < MIN_STEPS:
+    where = (seq == token).arg_true()
+    start = int(where[0])
+    whole = (len(seq) - start) // length
+    if whole < MIN_STEPS:
         return None
-    rows = (
-        pl.DataFrame({"token": seq.slice(start, steps * length)})
-        .with_row_index("i")
-        .group_by(pl.col("i") // length, maintain_order=True)
-        .agg(pl.col("token"))
-    )
-    signature = rows["token"].hash()
-    common, steady = signature.value_counts(sort=True).row(0)
+    body = seq.slice(start, whole * length)
+    differs = body.head(len(body) - length) != body.slice(length)
+    unlike_next = set((differs.arg_true() // length).unique().to_list())
+    like_next = [k for k in range(whole - 1) if k not in unlike_next]
+    # A run of n equal steps has n - 1 steps equal to their successor.
+    steady = len(like_next) + 1 if like_next else 0
     if steady < MIN_STEPS or steady * length < MIN_COVERAGE * len(seq):
         return None
-    motif = rows["token"][int((signature == common).arg_true()[0])].to_list()
-    return Period(start, length, motif, steps, steady)
+    k = like_next[0]
+    motif = body.slice(k * length, length).to_list()
+    # Steps counted by their anchor launches: a last step cut short by the end of the
+    # capture still counts.
+    return Period(start, length, motif, len(where), steady)
 
 
 def _counts(seq: pl.Series) -> dict[int, int]:

@@ -27,6 +27,20 @@ class Side:
     # demangled name, and (short names) each name's dominant demangled name
     census_demangled: pl.DataFrame
     demangled_of: dict[str, str]
+    # GPU time accounting (trace.util), summed over devices: span_ns, busy_ns, idle_ns,
+    # compute_ns, exposed_communication_ns, exposed_memory_ns; and the device count
+    time: dict[str, int]
+    devices: int
+
+
+TIME_COLUMNS = (
+    "span_ns",
+    "busy_ns",
+    "idle_ns",
+    "compute_ns",
+    "exposed_communication_ns",
+    "exposed_memory_ns",
+)
 
 
 def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
@@ -51,6 +65,8 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
     else:
         census_demangled = kernel_summary(trace, name="demangled", where=where)
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
+    frame = trace.util(where).frame
+    time = {c: int(frame[c].sum()) for c in TIME_COLUMNS}
     return Side(
         totals,
         census,
@@ -62,6 +78,8 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
         gpus,
         census_demangled,
         demangled_of,
+        time,
+        frame.height,
     )
 
 

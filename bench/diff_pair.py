@@ -1,0 +1,68 @@
+"""How fast is `tracelens diff` on two big traces, next to census of each?
+
+    python bench/diff_pair.py A.sqlite B.sqlite [--repeat 3] [--json OUT]
+
+Every row is a fresh child process (run.py's ``run_once``: wall time, CPU, peak RSS), after
+one warm-up run of each command (warm page cache, and the columnar cache built when the
+traces are large enough for it); timed runs are interleaved. The targets (issue 11): diff
+under 10 s, within 4x the sum of the two census times, peak RSS under 2 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import run_once, tracelens_exe  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", type=Path)
+    ap.add_argument("b", type=Path)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    exe = tracelens_exe()
+    commands = {
+        "diff": [exe, "diff", str(args.a), str(args.b), "-f", "json"],
+        "census_a": [exe, "census", str(args.a), "--format", "csv"],
+        "census_b": [exe, "census", str(args.b), "--format", "csv"],
+    }
+    samples: dict[str, list[dict]] = {k: [] for k in commands}
+    for argv_ in commands.values():
+        warm = run_once(argv_)
+        if warm["rc"] != 0:
+            sys.exit(f"{' '.join(argv_)} failed: {warm.get('stderr', '')}")
+    for _ in range(args.repeat):
+        for key, argv_ in commands.items():
+            samples[key].append(run_once(argv_))
+    out = run_once(commands["diff"], capture=True)
+    board = json.loads(out["stdout"])
+    median = {k: statistics.median(s["wall_s"] for s in v) for k, v in samples.items()}
+    rss = {k: max(s["rss_mb"] for s in v) for k, v in samples.items()}
+    census = median["census_a"] + median["census_b"]
+    print("| command | median s | peak RSS MB | × census A + B |")
+    print("|---|---:|---:|---:|")
+    for key in commands:
+        print(
+            f"| `{' '.join(commands[key][1:3])} …` ({key}) | {median[key]:.2f} | {rss[key]:.0f} | "
+            f"{median[key] / census:.2f} |"
+        )
+    print()
+    for al in board["alignment"]:
+        print(
+            f"device {al['device']}: {al['launches_a']:,} vs {al['launches_b']:,} launches, "
+            f"relation {al['relation']}, {al['matched_in_order']:,} matched in order"
+        )
+    print("clues:", ", ".join(c["id"] for c in board["clues"]) or "none")
+    if args.json:
+        args.json.write_text(json.dumps({"samples": samples, "alignment": board["alignment"]}))
+
+
+if __name__ == "__main__":
+    main()
