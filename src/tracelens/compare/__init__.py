@@ -68,8 +68,9 @@ def diff(
     if name not in ("demangled", "short"):
         raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
     check_name_kind(name)
-    sa = collect(a, name, where_a or EventFilter())
-    sb = collect(b, name, where_b or EventFilter())
+    util_limit = int(threshold("util_max_launches"))
+    sa = collect(a, name, where_a or EventFilter(), util_limit)
+    sb = collect(b, name, where_b or EventFilter(), util_limit)
     label_a = label_a or a.path.name
     label_b = label_b or b.path.name
     if label_a == label_b:
@@ -126,6 +127,11 @@ def diff(
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
     notes = []
+    if sa.time is None or sb.time is None:
+        notes.append(
+            f"GPU time accounting (compute, exposed communication, idle) left out above "
+            f"{util_limit:,} launches per trace, for speed: run `tracelens util` on each"
+        )
     if any(al.truncated for al in alignment):
         notes.append(
             "launch order compared step by step, or in windows, where the sequences are long: "

@@ -238,6 +238,8 @@ def _time_unit(x: Context) -> tuple[float, float, str]:
 def time_accounting(x: Context) -> list[Clue]:
     """The lead line: GPU wall time per step (or per unit of work) and which part of it
     (compute, exposed communication, exposed memory, idle) moved it."""
+    if x.sa.time is None or x.sb.time is None:
+        return []
     fa, fb, unit = _time_unit(x)
     ta, tb = x.sa.time, x.sb.time
     span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
@@ -272,6 +274,8 @@ def time_accounting(x: Context) -> list[Clue]:
 def exposed_communication(x: Context) -> list[Clue]:
     """Communication that compute used to hide and no longer does (per call unchanged or
     not: the per-call clues say that)."""
+    if x.sa.time is None or x.sb.time is None:
+        return []
     fa, fb, unit = _time_unit(x)
     ea = x.sa.time["exposed_communication_ns"] * fa
     eb = x.sb.time["exposed_communication_ns"] * fb

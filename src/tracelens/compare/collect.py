@@ -28,8 +28,9 @@ class Side:
     census_demangled: pl.DataFrame
     demangled_of: dict[str, str]
     # GPU time accounting (trace.util), summed over devices: span_ns, busy_ns, idle_ns,
-    # compute_ns, exposed_communication_ns, exposed_memory_ns; and the device count
-    time: dict[str, int]
+    # compute_ns, exposed_communication_ns, exposed_memory_ns (None: left out, too many
+    # launches); and the device count
+    time: dict[str, int] | None
     devices: int
 
 
@@ -43,7 +44,7 @@ TIME_COLUMNS = (
 )
 
 
-def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
+def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -> Side:
     from ..census import kernel_summary
 
     trace.require_kernels()
@@ -65,8 +66,13 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
     else:
         census_demangled = kernel_summary(trace, name="demangled", where=where)
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
-    frame = trace.util(where).frame
-    time = {c: int(frame[c].sum()) for c in TIME_COLUMNS}
+    # GPU time accounting is the costliest part (util's interval sweeps: ~60x census on a
+    # million launches): above the limit the board goes without it and says so.
+    time, devices = None, 0
+    if (totals["kernel_launches"] or 0) <= util_limit:
+        frame = trace.util(where).frame
+        time = {c: int(frame[c].sum()) for c in TIME_COLUMNS}
+        devices = frame.height
     return Side(
         totals,
         census,
@@ -79,7 +85,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter) -> Side:
         census_demangled,
         demangled_of,
         time,
-        frame.height,
+        devices,
     )
 
 
