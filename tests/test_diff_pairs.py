@@ -265,3 +265,14 @@ def test_communication_that_stops_overlapping_is_an_exposed_communication_clue(t
     assert lead.clue.startswith("GPU wall time per step: ") and "+31.00 µs" in lead.clue
     assert "exposed communication +30.00 µs" in lead.verdict
     assert ids(d).index("time_accounting") < ids(d).index("exposed_communication")
+
+
+def test_the_board_says_how_many_nvtx_ranges_selected_each_side(tmp_path):
+    a, b = build_steps(tmp_path, "a", 5), build_steps(tmp_path, "b", 5)
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        d = diff(ta, tb, nvtx_ranges=(1, 67))
+    assert (
+        "only the GPU work launched inside the matching NVTX ranges: 1 range matched in A, "
+        "67 ranges matched in B"
+    ) in d.notes
+    assert d.to_dict()["nvtx_ranges"] == [1, 67]

@@ -56,8 +56,11 @@ def diff(
     where_b: EventFilter | None = None,
     label_a: str | None = None,
     label_b: str | None = None,
+    nvtx_ranges: tuple[int | None, int | None] = (None, None),
 ) -> TraceDiff:
-    """Compare trace ``a`` (the baseline) with ``b``. Ratios are B / A."""
+    """Compare trace ``a`` (the baseline) with ``b``. Ratios are B / A. ``nvtx_ranges``:
+    how many NVTX ranges selected the work of each side (``filters.select_nvtx``), stated
+    on the board."""
     from ..census import check_name_kind
     from ..errors import UsageError
     from . import model
@@ -127,6 +130,16 @@ def diff(
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
     notes = []
+    if nvtx_ranges != (None, None):
+        ra, rb = nvtx_ranges
+        notes.append(
+            "only the GPU work launched inside the matching NVTX ranges: "
+            + ", ".join(
+                f"{n:,} range{'s' if n != 1 else ''} matched in {side}"
+                for n, side in ((ra, "A"), (rb, "B"))
+                if n is not None
+            )
+        )
     if sa.time is None or sb.time is None:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "
@@ -156,4 +169,5 @@ def diff(
         comparability=score,
         steps_a=steps_a,
         steps_b=steps_b,
+        nvtx_ranges=nvtx_ranges,
     )

@@ -125,6 +125,8 @@ class TraceDiff:
     # sequences repeat a step; clue impacts are per step then
     steps_a: int | None = None
     steps_b: int | None = None
+    # NVTX ranges whose launched work each side compares (--nvtx), None: no selection
+    nvtx_ranges: tuple[int | None, int | None] = (None, None)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -148,6 +150,7 @@ class TraceDiff:
             "comparability": asdict(self.comparability) if self.comparability else None,
             "steps_a": self.steps_a,
             "steps_b": self.steps_b,
+            "nvtx_ranges": list(self.nvtx_ranges),
         }
 
 
