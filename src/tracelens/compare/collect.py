@@ -60,7 +60,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         ).iter_rows()
     }
     graph = trace.graph_replays(where)
-    gpus = tuple(sorted(g.name or "?" for g in trace.info.gpus))
+    gpus = tuple(sorted(g.name or "?" for g in trace.gpus()))
     if name_kind == "demangled":
         census_demangled, demangled_of = census, {}
     else:
