@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracelens import kernelnames as kn
+from tracelens import names
 from tracelens.categories import CATEGORIES, classify
 from tracelens.danger import match_danger
 from tracelens.kernelnames import (
@@ -632,7 +633,7 @@ def test_no_demangler_falls_back_gracefully(monkeypatch):
         def __call__(self, name):
             return None
 
-    monkeypatch.setattr(kn, "_DEMANGLER", NoDemangler())
+    monkeypatch.setattr(names, "_DEMANGLER", NoDemangler())
     kn._normalize_full.cache_clear()
     kn._name_parts.cache_clear()
     decode.cache_clear()

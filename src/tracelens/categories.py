@@ -26,17 +26,24 @@ with the same ``id`` as a built-in rule replaces it.
 
 from __future__ import annotations
 
-import re
-import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._resources import data_dir
-from .errors import UsageError
-from .kernelnames import _name_parts
+from .rules import (
+    _NESTED_QUANTIFIER,
+    MATCH_KEYS,
+    SCOPES,
+    Matcher,
+    RuleSet,
+    Subject,
+    parse_matcher,
+    parse_rule_file,
+    with_user_rules,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -89,168 +96,9 @@ DESCRIPTIONS = {
     "other": "no rule matched",
 }
 
-SCOPES = ("name", "qualname", "base")
-_RULE_KEYS = frozenset(
-    {"id", "category", "subfamily", "on", "tokens", "all_tokens", "not_tokens", "regex", "why"}
-)
-_MATCH_KEYS = frozenset({"on", "tokens", "all_tokens", "not_tokens", "regex"})
+__all__ += ["SCOPES", "_NESTED_QUANTIFIER", "parse_matcher"]  # the matcher lives in rules.py
+_RULE_KEYS = MATCH_KEYS | {"id", "category", "subfamily", "why"}
 _BUILTIN_FILE = "categories.toml"
-
-
-# -- words --------------------------------------------------------------------------------
-_IDENT_CHARS = re.compile(r"[A-Za-z0-9_]+")
-# Words inside an identifier: an acronym before a capitalised word (RMS in RMSNorm), a
-# (capitalised) lower-case word, an upper-case run, or digits. Linear: each alternative
-# consumes a maximal run and the lookahead is one character.
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def _words_of(ident: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(ident)]
-
-
-def _words_text(text: str) -> str:
-    """``| w w | w |``: the words of each identifier, identifiers separated by ``|``."""
-    parts = [" ".join(_words_of(ident)) for ident in _IDENT_CHARS.findall(text)]
-    return "| " + " | ".join(parts) + " |"
-
-
-def _token_key(token: str) -> str:
-    words = _words_of(token)
-    if not words or not _IDENT_CHARS.fullmatch(token):
-        raise ValueError(
-            f"token {token!r} is not an identifier (letters, digits, '_'); use 'regex' instead"
-        )
-    return " " + " ".join(words) + " "
-
-
-# -- the name being matched -------------------------------------------------------------------
-class Subject:
-    """The three views of one kernel name, with their word texts computed on demand."""
-
-    __slots__ = ("name", "qualname", "base", "_words")
-
-    def __init__(self, name: str, qualname: str, base: str) -> None:
-        self.name = name
-        self.qualname = qualname
-        self.base = base
-        self._words: dict[str, str] = {}
-
-    @classmethod
-    def of(cls, raw: str) -> Subject:
-        if not isinstance(raw, str):
-            raise TypeError(f"kernel name must be str, not {type(raw).__name__}")
-        return cls(*_name_parts(raw))
-
-    def text(self, scope: str) -> str:
-        return getattr(self, scope)
-
-    def words(self, scope: str) -> str:
-        w = self._words.get(scope)
-        if w is None:
-            w = self._words[scope] = _words_text(self.text(scope))
-        return w
-
-
-# -- matchers (shared with tracelens.danger) --------------------------------------------------
-# A group that contains + or * (or {m,n}) and is itself repeated: (a+)+, (\w*)*, (x+){2,}
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,?\d*\})\)(?:[+*]|\{\d*,?\d*\})")
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """Boundary-safe match on one view of a kernel name (see the module docstring)."""
-
-    on: str = "name"
-    tokens: tuple[str, ...] = ()
-    all_tokens: tuple[str, ...] = ()
-    not_tokens: tuple[str, ...] = ()
-    regex: re.Pattern[str] | None = None
-
-    def matches(self, subject: Subject) -> bool:
-        if self.tokens or self.all_tokens or self.not_tokens:
-            words = subject.words(self.on)
-            if self.tokens and not any(t in words for t in self.tokens):
-                return False
-            if any(t not in words for t in self.all_tokens):
-                return False
-            if any(t in words for t in self.not_tokens):
-                return False
-        if self.regex is not None and self.regex.search(subject.text(self.on)) is None:
-            return False
-        return True
-
-
-def _str_list(table: Mapping[str, object], key: str) -> tuple[str, ...]:
-    value = table.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{key!r} must be a list of strings")
-    return tuple(value)
-
-
-def parse_matcher(table: Mapping[str, object]) -> Matcher:
-    """Build a :class:`Matcher` from a rule table; ValueError with a one-line reason."""
-    on = table.get("on", "name")
-    if on not in SCOPES:
-        raise ValueError(f"'on' must be one of {', '.join(SCOPES)}, not {on!r}")
-    tokens = tuple(_token_key(t) for t in _str_list(table, "tokens"))
-    all_tokens = tuple(_token_key(t) for t in _str_list(table, "all_tokens"))
-    not_tokens = tuple(_token_key(t) for t in _str_list(table, "not_tokens"))
-    regex = None
-    if "regex" in table:
-        pattern = table["regex"]
-        if not isinstance(pattern, str) or not pattern:
-            raise ValueError("'regex' must be a non-empty string")
-        if _NESTED_QUANTIFIER.search(pattern):
-            raise ValueError(
-                f"regex {pattern!r} repeats a group that itself repeats "
-                "(catastrophic backtracking); rewrite it without nested quantifiers"
-            )
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
-    if not (tokens or all_tokens or regex is not None):
-        raise ValueError("needs at least one of 'tokens', 'all_tokens' or 'regex'")
-    return Matcher(on, tokens, all_tokens, not_tokens, regex)
-
-
-def read_rule_tables(path: Path) -> list[dict[str, object]]:
-    """The ``[[rule]]`` tables of a rules file; UsageError naming the file otherwise."""
-    try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: rules file not found") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read rules file ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: not valid TOML: {_one_line(str(exc))}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not valid TOML: file is not UTF-8 text") from None
-    unknown = sorted(set(doc) - {"version", "rule"})
-    if unknown:
-        raise UsageError(
-            f"{path}: unknown top-level key {unknown[0]!r}; a rules file has [[rule]] tables"
-        )
-    version = doc.get("version", 1)
-    if version != 1:
-        raise UsageError(f"{path}: unsupported rules file version {version!r}; use version = 1")
-    rules = doc.get("rule", [])
-    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
-        raise UsageError(f"{path}: 'rule' must be an array of tables ([[rule]])")
-    return rules
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def rule_label(i: int, table: Mapping[str, object]) -> str:
-    rid = table.get("id")
-    return f"rule {i + 1}" + (f" (id {rid!r})" if isinstance(rid, str) else "")
 
 
 # -- rules ------------------------------------------------------------------------------------
@@ -279,78 +127,36 @@ class Rule:
         return self.matcher.matches(subject)
 
 
-class Rules:
-    """An ordered rule list (first match wins) and the files it came from."""
-
-    def __init__(self, rules: Iterable[Rule], sources: Iterable[str] = ()) -> None:
-        self.rules: tuple[Rule, ...] = tuple(rules)
-        self.sources: tuple[str, ...] = tuple(sources)
-        self._cached = lru_cache(maxsize=16384)(self._classify_uncached)
-
-    def __iter__(self) -> Iterator[Rule]:
-        return iter(self.rules)
-
-    def __len__(self) -> int:
-        return len(self.rules)
-
-    def __repr__(self) -> str:
-        return f"Rules({len(self.rules)} rules from {', '.join(self.sources) or '<memory>'})"
+class Rules(RuleSet[Rule]):
+    """The category rules in order (first match wins) and the files they came from."""
 
     def classify_subject(self, subject: Subject) -> Category:
-        for rule in self.rules:
-            if rule.matcher.matches(subject):
-                return Category(rule.category, rule.subfamily, rule.id)
-        return _OTHER
-
-    def _classify_uncached(self, name: str) -> Category:
-        return self.classify_subject(Subject.of(name))
+        rule = self.first_match(subject)
+        return _OTHER if rule is None else Category(rule.category, rule.subfamily, rule.id)
 
     def classify(self, name: str) -> Category:
-        if not isinstance(name, str):
-            raise TypeError(f"kernel name must be str, not {type(name).__name__}")
-        return self._cached(name)
+        rule = self.first(name)
+        return _OTHER if rule is None else Category(rule.category, rule.subfamily, rule.id)
 
 
-def check_rule_id(table: Mapping[str, object], seen: set[str], allowed: Iterable[str]) -> str:
-    """The checks every rules file shares (categories and danger): known keys only, and a
-    unique, non-empty id, which is returned (and added to ``seen``)."""
-    allowed = sorted(allowed)
-    unknown = sorted(set(table) - set(allowed))
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} (allowed: {', '.join(allowed)})")
-    rid = table.get("id")
-    if not isinstance(rid, str) or not rid:
-        raise ValueError("missing 'id' (a non-empty string)")
-    if rid in seen:
-        raise ValueError("duplicate id")
-    seen.add(rid)
-    return rid
+def _rule(table: Mapping[str, object], rid: str, *, builtin: bool, origin: str) -> Rule:
+    category = table.get("category")
+    if category not in CATEGORIES:
+        raise ValueError(f"'category' must be one of {', '.join(CATEGORIES)}, not {category!r}")
+    subfamily = table.get("subfamily")
+    if subfamily is not None and (not isinstance(subfamily, str) or not subfamily):
+        raise ValueError("'subfamily' must be a non-empty string")
+    why = table.get("why", "")
+    if not isinstance(why, str) or (builtin and not why):
+        raise ValueError("'why' must be a string" + (" (required)" if builtin else ""))
+    return Rule(rid, str(category), subfamily, why, parse_matcher(table), origin)
 
 
 def _parse_rules(path: Path, *, builtin: bool) -> list[Rule]:
-    tables = read_rule_tables(path)
-    out: list[Rule] = []
-    seen: set[str] = set()
-    for i, table in enumerate(tables):
-        label = rule_label(i, table)
-        try:
-            rid = check_rule_id(table, seen, _RULE_KEYS)
-            category = table.get("category")
-            if category not in CATEGORIES:
-                raise ValueError(
-                    f"'category' must be one of {', '.join(CATEGORIES)}, not {category!r}"
-                )
-            subfamily = table.get("subfamily")
-            if subfamily is not None and (not isinstance(subfamily, str) or not subfamily):
-                raise ValueError("'subfamily' must be a non-empty string")
-            why = table.get("why", "")
-            if not isinstance(why, str) or (builtin and not why):
-                raise ValueError("'why' must be a string" + (" (required)" if builtin else ""))
-            matcher = parse_matcher(table)
-        except ValueError as exc:
-            raise UsageError(f"{path}: {label}: {_one_line(str(exc))}") from None
-        out.append(Rule(rid, str(category), subfamily, why, matcher, str(path)))
-    return out
+    def build(table: Mapping[str, object], rid: str) -> Rule:
+        return _rule(table, rid, builtin=builtin, origin=str(path))
+
+    return parse_rule_file(path, _RULE_KEYS, build)
 
 
 def builtin_rules_path() -> Path:
@@ -369,14 +175,7 @@ def load_rules(extra: Path | str | None = None) -> Rules:
     A user rule with the id of a built-in rule replaces it. A file that cannot be read or
     parsed raises :class:`~tracelens.errors.UsageError` naming the file and the problem.
     """
-    builtin = _builtin_rules()
-    if extra is None:
-        return builtin
-    path = Path(extra)
-    user = _parse_rules(path, builtin=False)
-    ids = {r.id for r in user}
-    kept = [r for r in builtin.rules if r.id not in ids]
-    return Rules([*user, *kept], [str(path), *builtin.sources])
+    return with_user_rules(_builtin_rules(), extra, lambda p: _parse_rules(p, builtin=False))
 
 
 def classify(name: str, rules: Rules | None = None) -> Category:

@@ -13,23 +13,24 @@ rule with a built-in rule's id replaces it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._resources import data_dir
-from .categories import (
-    Matcher,
-    Subject,
-    check_rule_id,
-    parse_matcher,
-    read_rule_tables,
-    rule_label,
-)
 from .choices import LEVELS  # most severe first; the CLI offers the same
 from .errors import UsageError, check_at_least, check_choice
+from .rules import (
+    MATCH_KEYS,
+    Matcher,
+    RuleSet,
+    Subject,
+    parse_matcher,
+    parse_rule_file,
+    with_user_rules,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -51,21 +52,7 @@ __all__ = [
 ]
 
 ABSENT = "-"
-_RULE_KEYS = frozenset(
-    {
-        "id",
-        "level",
-        "why",
-        "fix",
-        "source",
-        "fields",
-        "on",
-        "tokens",
-        "all_tokens",
-        "not_tokens",
-        "regex",
-    }
-)
+_RULE_KEYS = MATCH_KEYS | {"id", "level", "why", "fix", "source", "fields"}
 _BUILTIN_FILE = "danger.toml"
 
 
@@ -80,14 +67,13 @@ class DangerRule:
     fields: tuple[tuple[str, str], ...]
     origin: str
 
-    def matches(self, name: str, subject: Subject | None = None) -> bool:
-        subject = subject or Subject.of(name)
+    def matches(self, subject: Subject) -> bool:
         if not self.matcher.matches(subject):
             return False
         if self.fields:
             from .kernelnames import decode
 
-            decoded = decode(name)
+            decoded = decode(subject.raw)
             for fname, want in self.fields:
                 got = decoded.get(fname)
                 if want == ABSENT:
@@ -110,35 +96,11 @@ class DangerHit:
     source: str
 
 
-class DangerRules:
-    """Ordered danger rules and the files they came from."""
-
-    def __init__(self, rules: Iterable[DangerRule], sources: Iterable[str] = ()) -> None:
-        self.rules: tuple[DangerRule, ...] = tuple(rules)
-        self.sources: tuple[str, ...] = tuple(sources)
-        self._cached = lru_cache(maxsize=16384)(self._match_uncached)
-
-    def __iter__(self) -> Iterator[DangerRule]:
-        return iter(self.rules)
-
-    def __len__(self) -> int:
-        return len(self.rules)
-
-    def __repr__(self) -> str:
-        return f"DangerRules({len(self.rules)} rules from {', '.join(self.sources)})"
-
-    def _match_uncached(self, name: str) -> tuple[DangerHit, ...]:
-        subject = Subject.of(name)
-        return tuple(
-            DangerHit(r.id, r.level, name, r.why, r.fix, r.source)
-            for r in self.rules
-            if r.matches(name, subject)
-        )
+class DangerRules(RuleSet[DangerRule]):
+    """Ordered danger rules and the files they came from; every rule that matches counts."""
 
     def match(self, name: str) -> list[DangerHit]:
-        if not isinstance(name, str):
-            raise TypeError(f"kernel name must be str, not {type(name).__name__}")
-        return list(self._cached(name))
+        return [DangerHit(r.id, r.level, name, r.why, r.fix, r.source) for r in self.every(name)]
 
 
 def _text(table: Mapping[str, object], key: str, *, required: bool) -> str:
@@ -148,41 +110,28 @@ def _text(table: Mapping[str, object], key: str, *, required: bool) -> str:
     return value
 
 
+def _rule(table: Mapping[str, object], rid: str, *, builtin: bool, origin: str) -> DangerRule:
+    level = table.get("level")
+    if level not in LEVELS:
+        raise ValueError(f"'level' must be one of {', '.join(LEVELS)}, not {level!r}")
+    why = _text(table, "why", required=True)
+    fix = _text(table, "fix", required=True)
+    source = _text(table, "source", required=builtin)
+    raw_fields = table.get("fields", {})
+    if not isinstance(raw_fields, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in raw_fields.items()
+    ):
+        raise ValueError("'fields' must be a table of field name = string value")
+    matcher = parse_matcher(table)
+    fields = tuple(sorted(raw_fields.items()))
+    return DangerRule(rid, str(level), why, fix, source, matcher, fields, origin)
+
+
 def _parse_rules(path: Path, *, builtin: bool) -> list[DangerRule]:
-    tables = read_rule_tables(path)
-    out: list[DangerRule] = []
-    seen: set[str] = set()
-    for i, table in enumerate(tables):
-        label = rule_label(i, table)
-        try:
-            rid = check_rule_id(table, seen, _RULE_KEYS)
-            level = table.get("level")
-            if level not in LEVELS:
-                raise ValueError(f"'level' must be one of {', '.join(LEVELS)}, not {level!r}")
-            why = _text(table, "why", required=True)
-            fix = _text(table, "fix", required=True)
-            source = _text(table, "source", required=builtin)
-            raw_fields = table.get("fields", {})
-            if not isinstance(raw_fields, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in raw_fields.items()
-            ):
-                raise ValueError("'fields' must be a table of field name = string value")
-            matcher = parse_matcher(table)
-        except ValueError as exc:
-            raise UsageError(f"{path}: {label}: {' '.join(str(exc).split())}") from None
-        out.append(
-            DangerRule(
-                rid,
-                str(level),
-                why,
-                fix,
-                source,
-                matcher,
-                tuple(sorted(raw_fields.items())),
-                str(path),
-            )
-        )
-    return out
+    def build(table: Mapping[str, object], rid: str) -> DangerRule:
+        return _rule(table, rid, builtin=builtin, origin=str(path))
+
+    return parse_rule_file(path, _RULE_KEYS, build)
 
 
 def builtin_danger_path() -> Path:
@@ -196,18 +145,12 @@ def _builtin() -> DangerRules:
 
 
 def load_danger_rules(extra: Path | str | None = None) -> DangerRules:
-    """The built-in danger rules, preceded by the rules of ``extra`` when given.
+    """The built-in danger rules, preceded by the rules of ``extra`` when given (a user rule
+    with a built-in rule's id replaces it).
 
     A bad file raises :class:`~tracelens.errors.UsageError` naming the file and the problem.
     """
-    builtin = _builtin()
-    if extra is None:
-        return builtin
-    path = Path(extra)
-    user = _parse_rules(path, builtin=False)
-    ids = {r.id for r in user}
-    kept = [r for r in builtin.rules if r.id not in ids]
-    return DangerRules([*user, *kept], [str(path), *builtin.sources])
+    return with_user_rules(_builtin(), extra, lambda p: _parse_rules(p, builtin=False))
 
 
 def match_danger(name: str, rules: DangerRules | None = None) -> list[DangerHit]:
