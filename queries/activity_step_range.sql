@@ -13,6 +13,8 @@
 --   "end"      BIGINT   range end
 --   label      VARCHAR  its text
 --   tid        BIGINT   globalTid of its thread
+--   repeats    BIGINT   ranges with this label (digits blanked), this one included
+--   avg_ns     DOUBLE   their average duration, ns
 --   gpu_start  BIGINT   earliest start of the GPU work it launched (NULL: none)
 --   gpu_end    BIGINT   latest end of that work
 --   events     BIGINT   GPU operations it launched
@@ -29,13 +31,13 @@ shapes AS (
     GROUP BY shape
 ),
 best AS (
-    SELECT shape FROM shapes
+    SELECT shape, n, avg_ns FROM shapes
     WHERE n >= 2 AND avg_ns > 0 AND (coalesce($max_ns, 0) = 0 OR avg_ns <= $max_ns)
     ORDER BY avg_ns DESC, first_ns
     LIMIT 1
 ),
 step AS (
-    SELECT r.start, r."end", r.label, r.tid
+    SELECT r.start, r."end", r.label, r.tid, best.n AS repeats, best.avg_ns
     FROM ranges AS r JOIN best USING (shape)
     WHERE r.label IS NOT NULL
     ORDER BY r.start, r."end" DESC
@@ -57,6 +59,6 @@ launched AS (
     FROM gpu
     JOIN calls ON calls.correlationId = gpu.correlationId AND calls.pid = pid_of(gpu.globalPid)
 )
-SELECT step.start, step."end", step.label, step.tid, launched.gpu_start, launched.gpu_end,
-       launched.events
+SELECT step.start, step."end", step.label, step.tid, step.repeats, step.avg_ns,
+       launched.gpu_start, launched.gpu_end, launched.events
 FROM step, launched

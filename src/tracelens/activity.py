@@ -61,6 +61,8 @@ class StepRange:
     end: int
     label: str
     tid: int | None
+    repeats: int  # ranges with this label (numbers blanked), this one included
+    avg_ns: float  # their average duration
     gpu_start: int | None
     gpu_end: int | None
     events: int
@@ -152,6 +154,8 @@ def step_range(trace: Trace) -> StepRange | None:
         end=r["end"],
         label=r["label"],
         tid=r["tid"],
+        repeats=r["repeats"],
+        avg_ns=r["avg_ns"],
         gpu_start=r["gpu_start"],
         gpu_end=r["gpu_end"],
         events=r["events"] or 0,

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from ..errors import MissingDataError
 from ..units import fmt_bytes, fmt_ns
 from . import svg
-from .text import DecodedField, category_of, danger_hits, decode, pct, share_pct, short
+from .text import DecodedField, category_of, danger_hits, decode, labels, pct, share_pct, short
 
 if TYPE_CHECKING:
     import polars as pl
@@ -104,6 +104,7 @@ class Side:
     stakeout: list[StakeoutRow]
     timeline: TimelineView | None
     danger: list[dict[str, Any]]
+    danger_rules: list[dict[str, Any]]  # each rule of ``danger`` once, with its why and fix
     memory: list[dict[str, Any]]
     header: list[tuple[str, str]]
     gpus: list[str]
@@ -172,13 +173,14 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
 
 def kernel_rows(census: pl.DataFrame, palette: svg.Palette, total: int) -> list[KernelRow]:
     rows = []
+    label = labels(census["name"].to_list())
     for r in census.iter_rows(named=True):
         cat = category_of(r["name"])
         family, fields = decode(r["name"])
         rows.append(
             KernelRow(
                 name=r["name"],
-                short=short(r["name"]),
+                short=label[r["name"]],
                 category=cat,
                 color=palette(cat),
                 calls=r["instances"],
@@ -248,6 +250,7 @@ def stakeout_rows(
         for t in traces
     ]
     two = len(traces) > 1
+    label = labels(names)
     rows = []
     for name in names:
         cat = category_of(name)
@@ -271,15 +274,15 @@ def stakeout_rows(
             )
         cfg = []
         seen = 0
-        for label, (_spread, _hists, configs) in zip("AB", sides, strict=False):
+        for side_key, (_spread, _hists, configs) in zip("AB", sides, strict=False):
             mine = configs.get(name, [])
             seen += len(mine)
-            cfg += [{**r, "side": label} for r in mine[:STAKEOUT_CONFIGS]]
+            cfg += [{**r, "side": side_key} for r in mine[:STAKEOUT_CONFIGS]]
         family, fields = decode(name)
         rows.append(
             StakeoutRow(
                 name=name,
-                short=short(name),
+                short=label[name],
                 category=cat,
                 color=color,
                 chart=chart,
@@ -320,19 +323,30 @@ def danger_rows(census: pl.DataFrame) -> list[dict[str, Any]]:
     :func:`tracelens.danger.danger_table`."""
     from ..danger import danger_table
 
+    table = danger_table(census)
+    label = labels(table["name"].unique(maintain_order=True).to_list())
     return [
         {
             "level": r["level"],
             "rule_id": r["rule_id"],
             "name": r["name"],
-            "short": short(r["name"]),
+            "short": label[r["name"]],
             "calls": r["instances"],
             "total_ns": r["total_ns"],
             "why": r["why"],
             "fix": r["fix"],
         }
-        for r in danger_table(census).iter_rows(named=True)
+        for r in table.iter_rows(named=True)
     ]
+
+
+def danger_rule_notes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each rule of danger-zone ``rows`` once (rule_id, level, why, fix), in row order: the
+    page explains a rule once and its rows refer to it."""
+    notes: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        notes.setdefault(r["rule_id"], {k: r[k] for k in ("rule_id", "level", "why", "fix")})
+    return list(notes.values())
 
 
 def _has_kernels(trace: Trace) -> bool:
@@ -390,6 +404,7 @@ def collect_side(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
+    danger = danger_rows(census) if census is not None else []
     stake = []
     if has_kernels and stakeout:
         stake = stakeout_rows(
@@ -409,7 +424,8 @@ def collect_side(
         category_chart=_category_chart(categories),
         stakeout=stake,
         timeline=build_timeline(trace, key=key, palette=palette, name_kind=name_kind),
-        danger=danger_rows(census) if census is not None else [],
+        danger=danger,
+        danger_rules=danger_rule_notes(danger),
         memory=memory_rows(trace),
         header=header_rows(trace, busy_ns),
         gpus=gpu_kinds(trace),
@@ -423,13 +439,13 @@ def gpu_busy_ns(trace: Trace) -> int:
     return int(trace.query("trace_totals", start_ns=None, end_ns=None)["gpu_busy_ns"][0])
 
 
-def _kernel_bar(k: KernelRow) -> svg.Bar:
+def _kernel_bar(k: KernelRow, label: str) -> svg.Bar:
     tip = (
         f"{k.short}\n{k.category} · {k.calls:,} calls · {fmt_ns(k.total_ns)} "
         f"({pct(k.share)}) · avg {fmt_ns(k.avg_ns)}"
     )
     right = f"{fmt_ns(k.total_ns)} · {pct(k.share)}"
-    return svg.Bar(k.short, k.total_ns, k.color, right=right, tip=tip, mono=True)
+    return svg.Bar(label, k.total_ns, k.color, right=right, tip=tip, mono=True)
 
 
 def _category_bar(c: CategoryRow) -> svg.Bar:
@@ -441,7 +457,9 @@ def _category_bar(c: CategoryRow) -> svg.Bar:
 
 
 def _kernel_chart(kernels: list[KernelRow]) -> Markup:
-    bars = [_kernel_bar(k) for k in kernels[:CHART_ROWS]]
+    shown = kernels[:CHART_ROWS]
+    label = labels([k.name for k in shown], svg.label_chars(300, mono=True))
+    bars = [_kernel_bar(k, label[k.name]) for k in shown]
     return svg.hbars(bars, width=600, label_width=300, right_width=130)
 
 

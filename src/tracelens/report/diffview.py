@@ -10,8 +10,15 @@ from markupsafe import Markup
 
 from ..units import fmt_ns, fmt_ratio
 from . import svg
-from .collect import CHART_ROWS, STAKEOUT_KERNELS, Omitted, StakeoutRow, stakeout_rows
-from .text import count, danger_hits, decode, ratio_class, short
+from .collect import (
+    CHART_ROWS,
+    STAKEOUT_KERNELS,
+    Omitted,
+    StakeoutRow,
+    danger_rule_notes,
+    stakeout_rows,
+)
+from .text import count, danger_hits, decode, labels, ratio_class, short
 
 if TYPE_CHECKING:
     from ..compare import TraceDiff
@@ -33,12 +40,12 @@ class DiffView:
     category_chart: Markup
     kernels: list[dict[str, Any]]
     kernel_chart: Markup
-    legend: Markup
     stakeout: list[StakeoutRow]
     variants: list[dict[str, Any]]
     copies: list[dict[str, Any]]
     alignment: list[dict[str, Any]]
     danger: list[dict[str, Any]]
+    danger_rules: list[dict[str, Any]]  # each rule of ``danger`` once, with its why and fix
     kernels_more: int
 
 
@@ -99,10 +106,12 @@ def _kernel_chart(d: TraceDiff, palette: svg.Palette) -> Markup:
     by_time = d.kernels.with_columns(_m=pl.max_horizontal("a_total_ns", "b_total_ns")).sort(
         "_m", descending=True
     )
+    shown = by_time.head(CHART_ROWS)
+    label = labels(shown["name"].to_list(), svg.label_chars(420, mono=True))
     return svg.paired_hbars(
         [
             svg.PairBar(
-                label=short(r["name"]),
+                label=label[r["name"]],
                 a=r["a_total_ns"],
                 b=r["b_total_ns"],
                 color=palette(r["category"]),
@@ -112,7 +121,7 @@ def _kernel_chart(d: TraceDiff, palette: svg.Palette) -> Markup:
                 mono=True,
                 emphasis=r["status"] != "both" or ratio_class(r["per_call_ratio"]) != "",
             )
-            for r in by_time.head(CHART_ROWS).iter_rows(named=True)
+            for r in shown.iter_rows(named=True)
         ],
         width=WIDTH,
         label_width=420,
@@ -175,12 +184,13 @@ def diff_view(
     ]
     category_chart = _category_chart(categories)
     kernels = []
+    label = labels(d.kernels.head(top)["name"].to_list())
     for r in d.kernels.head(top).iter_rows(named=True):
         family, fields = decode(r["name"])
         kernels.append(
             {
                 **r,
-                "short": short(r["name"]),
+                "short": label[r["name"]],
                 "color": palette(r["category"]),
                 "family": family,
                 "fields": fields,
@@ -204,6 +214,8 @@ def diff_view(
         zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
     )
     stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios)
+    danger_label = labels(d.danger["name"].unique(maintain_order=True).to_list())
+    danger = [{**r, "short": danger_label[r["name"]]} for r in d.danger.iter_rows(named=True)]
     # The diff orders its clues once (strongest first); the page keeps that order.
     return DiffView(
         d=d,
@@ -214,11 +226,11 @@ def diff_view(
         category_chart=category_chart,
         kernels=kernels,
         kernel_chart=kernel_chart,
-        legend=svg.legend_pair(f"A: {d.label_a}", f"B: {d.label_b}"),
         stakeout=stakeout,
         variants=list(d.variant_swaps.iter_rows(named=True)),
         copies=list(d.copies.iter_rows(named=True)),
         alignment=_alignment(d),
-        danger=[{**r, "short": short(r["name"])} for r in d.danger.iter_rows(named=True)],
+        danger=danger,
+        danger_rules=danger_rule_notes(danger),
         kernels_more=max(d.kernels.height - top, 0),
     )

@@ -182,8 +182,10 @@ def choose_window(trace: Trace, g0: int, g1: int, ov: pl.DataFrame) -> tuple[tup
         s, e = min(step.start, step.gpu_start), max(step.end, step.gpu_end)
         pad = max((e - s) // 80, 1)
         why = (
-            f"the first “{svg.clip_text(step.label, 60)}” NVTX range (a repeated range: one "
-            f"step) and the {step.events:,} GPU operations it launched"
+            f"the first of {step.repeats:,} “{svg.clip_text(step.label, 60)}” NVTX ranges "
+            f"(the longest range whose label repeats, numbers aside, averaging "
+            f"{fmt_ns(step.avg_ns)}; taken as one iteration, not known to be a training step) "
+            f"and the {step.events:,} GPU operations it launched"
         )
         return (s - pad, e + pad), why
     per_busy = [0.0] * OVERVIEW_BINS

@@ -107,6 +107,11 @@ class Bar:
     mono: bool = False  # label in monospace (kernel names)
 
 
+def label_chars(label_width: int, mono: bool) -> int:
+    """How many characters of a bar label fit in ``label_width`` px."""
+    return int((label_width - 10) / (6.6 if mono else 6.0))
+
+
 def hbars(
     rows: Sequence[Bar],
     *,
@@ -121,7 +126,7 @@ def hbars(
         return Markup("")
     plot = width - label_width - right_width
     vmax = max((r.value for r in rows), default=0) or 1
-    chars = int((label_width - 10) / (6.6 if any(r.mono for r in rows) else 6.0))
+    chars = label_chars(label_width, any(r.mono for r in rows))
     out = []
     for i, r in enumerate(rows):
         y = i * (bar_height + gap)
@@ -169,7 +174,7 @@ def paired_hbars(
         return Markup("")
     plot = width - label_width - right_width
     vmax = max((max(r.a, r.b) for r in rows), default=0) or 1
-    chars = int((label_width - 10) / (6.6 if any(r.mono for r in rows) else 6.0))
+    chars = label_chars(label_width, any(r.mono for r in rows))
     row_h = 2 * bar_height + 1 + gap
     out = []
     for i, r in enumerate(rows):
@@ -193,17 +198,6 @@ def paired_hbars(
             f'fill="{color}"{weight}>{escape(r.right)}</text></g>'
         )
     return _svg(width, len(rows) * row_h, out, cls="hbars paired")
-
-
-def legend_pair(label_a: str, label_b: str, color: str = "#6b7280") -> Markup:
-    """A small key for paired bars: light = A, solid = B."""
-    body = [
-        f'<rect x="0" y="3" width="14" height="7" rx="1.5" fill="{color}" fill-opacity="0.35"/>',
-        f'<text x="19" y="10" fill="{INK}">{escape(clip_text(label_a, 40))}</text>',
-        f'<rect x="190" y="3" width="14" height="7" rx="1.5" fill="{color}"/>',
-        f'<text x="209" y="10" fill="{INK}">{escape(clip_text(label_b, 40))}</text>',
-    ]
-    return _svg(420, 14, body, cls="legend")
 
 
 # -- duration histograms -------------------------------------------------------------------

@@ -9,6 +9,8 @@ from typing import Any
 
 from ..units import fmt_ns
 
+# Names compared with each other to label them apart (a table shows fewer).
+MAX_LABEL_GROUP = 64
 # A per-call or total ratio at least this far from 1 (either way) is highlighted.
 RATIO_HIGHLIGHT = 1.5
 
@@ -91,3 +93,58 @@ def danger_hits(name: str) -> list[Any]:
     from ..danger import match_danger
 
     return list(match_danger(name))
+
+
+def labels(names: list[str], width: int = 80) -> dict[str, str]:
+    """A label per kernel name, at most ``width`` characters, that tells apart names whose
+    clipped forms would look the same (long templated names that differ only deep in their
+    template arguments): those show the start of the name, ``…``, and the text from where
+    they differ. Other names get :func:`short`."""
+    from ..kernelnames import normalize
+
+    clipped = {n: short(n, width) for n in names}
+    groups: dict[str, list[str]] = {}
+    for n in dict.fromkeys(names):
+        groups.setdefault(clipped[n], []).append(n)
+    out = dict(clipped)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        texts = {n: normalize(n) for n in group[:MAX_LABEL_GROUP]}
+        for n, text in texts.items():
+            # Where it parts from the name most like it.
+            at = max(_common_prefix(text, other) for m, other in texts.items() if m != n)
+            out[n] = _around(text, at, width)
+    return out
+
+
+def _common_prefix(a: str, b: str) -> int:
+    i = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        i += 1
+    return i
+
+
+def _around(text: str, at: int, width: int) -> str:
+    """``text`` clipped to ``width`` so that position ``at`` shows: its head (the name up to
+    its template arguments), ``…``, then the arguments around ``at``."""
+    cut = text.find("<")
+    head = text[: cut + 1] if 0 < cut < width // 2 else text[: width // 3]
+    room = width - len(head) - 1
+    arg = max(text.rfind(", ", 0, at) + 2, text.rfind("<", 0, at) + 1)  # where ``at``'s arg starts
+    if arg <= len(head):
+        return text if len(text) <= width else text[: width - 1] + "…"
+    # Start up to half the room before that argument, at an argument boundary.
+    start = arg
+    while start > len(head):
+        prev = max(
+            text.rfind(", ", len(head), start - 2) + 2, text.rfind("<", len(head), start - 1) + 1
+        )
+        if prev <= len(head) or arg - prev > room // 2:
+            break
+        start = prev
+    tail = text[start:]
+    tail = tail if len(tail) <= room else tail[: room - 1] + "…"
+    return f"{head}…{tail}"
