@@ -6,8 +6,9 @@
 -- Parameters:
 --   $t0, $t1      BIGINT     window, ns from session start ($t1 > $t0)
 --   $bins         BIGINT     number of equal-width bins over the window
---   $name_ids     BIGINT[]   kernel name ids (demangled or short, see $name_kind) ...
---   $categories   VARCHAR[]  ... and the category of each (same length); others: 'other'
+--   (the temp table activity_categories(name_id BIGINT, category VARCHAR), which
+--   tracelens.activity fills: the category of each kernel name id of $name_kind; kernels
+--   whose id it lacks are 'other')
 --   $name_kind    VARCHAR    'demangled' | 'short'
 --
 -- Columns:
@@ -18,7 +19,7 @@
 --   busy_ns   DOUBLE   time events of this category occupy in the bin, ns
 --   events    BIGINT   events of this category that start in the bin
 WITH cat AS (
-    SELECT unnest($name_ids) AS id, unnest($categories) AS category
+    SELECT name_id AS id, category FROM activity_categories
 ),
 ev AS (
     SELECT k.deviceId AS device, k.streamId AS stream, k.start, k."end",

@@ -81,16 +81,13 @@ def gpu_span(trace: Trace) -> tuple[int, int] | None:
 
 def kernel_categories(trace: Trace, *, name: str = "demangled") -> KernelCategories:
     """The category of every distinct kernel name (of kind ``name``: demangled or short),
-    classified once each; one placeholder 'other' entry when there are none (DuckDB wants
-    a non-empty list)."""
+    classified once each."""
     from .categories import classify_column
 
     check_name_kind(name)
     if not trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
-        return KernelCategories([-1], ["other"])
+        return KernelCategories([], [])
     df = trace.query("activity_kernel_names", name_kind=name)
-    if df.is_empty():
-        return KernelCategories([-1], ["other"])
     cats = classify_column(df["name"])["category"].to_list()
     return KernelCategories(df["name_id"].to_list(), cats)
 
@@ -109,15 +106,30 @@ def activity_bins(
     in the bin). See ``queries/activity_bins.sql``. ``categories``: from
     :func:`kernel_categories` (computed when not given)."""
     cats = categories or kernel_categories(trace, name=name)
-    return trace.query(
-        "activity_bins",
-        t0=t0,
-        t1=t1,
-        bins=bins,
-        name_ids=cats.name_ids,
-        categories=cats.categories,
-        name_kind=name,
+    _install_categories(trace, cats)
+    return trace.query("activity_bins", t0=t0, t1=t1, bins=bins, name_kind=name)
+
+
+def _install_categories(trace: Trace, cats: KernelCategories) -> None:
+    """The temp table activity_categories(name_id, category) that activity_bins joins.
+    A table, not list parameters: DuckDB converts a bound list element by element in
+    Python, which is slow for the million distinct names some traces have."""
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "name_id": pa.array(cats.name_ids, pa.int64()),
+            "category": pa.array(cats.categories, pa.string()),
+        }
     )
+    con = trace.db
+    con.register("_activity_categories", table)
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE activity_categories AS SELECT * FROM _activity_categories"
+        )
+    finally:
+        con.unregister("_activity_categories")
 
 
 def gpu_operations(

@@ -43,18 +43,18 @@ def steps_trace(tmp_path_factory):
 
 
 def test_activity_bins(steps_trace):
-    # Four bins of 25 µs; odd_kernel (74-76 µs) is split over the last two.
-    assert_golden(
-        steps_trace,
-        "activity_bins",
-        "four_bins",
-        t0=0,
-        t1=100_000,
-        bins=4,
-        name_ids=[-1],
-        categories=["other"],
+    # Four bins of 25 µs; odd_kernel (74-76 µs) is split over the last two. Kernels are
+    # colored by the categories in the temp table activity_categories: gemm_kernel (id 1)
+    # is 'gemm' there, the others have no entry ('other').
+    from tracelens.activity import KernelCategories, _install_categories
+
+    def setup(t):
+        _install_categories(t, KernelCategories([1], ["gemm"]))
+
+    assert_setup_golden(
+        steps_trace, "activity_bins", "four_bins", setup, t0=0, t1=100_000, bins=4,
         name_kind="demangled",
-    )
+    )  # fmt: skip
 
 
 def test_activity_operations_window_and_limit(steps_trace):
@@ -68,20 +68,25 @@ def test_activity_kernel_names(steps_trace):
     assert_golden(steps_trace, "activity_kernel_names", "short", name_kind="short")
 
 
-def assert_nvtx_golden(trace_path, query: str, case: str, **params) -> None:
-    """assert_golden for a query over NVTX text, which needs Trace.load_nvtx_text() first."""
+def assert_setup_golden(trace_path, query: str, case: str, setup, **params) -> None:
+    """assert_golden for a query that needs ``setup(trace)`` first (a temp table)."""
     import os
 
     import tracelens
     from queries import golden
 
     with tracelens.open(trace_path) as t:
-        t.load_nvtx_text()
+        setup(t)
         actual = t.query(query, **params).write_csv()
     expected = golden.GOLDEN / f"{query}__{case}.csv"
     if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
         expected.write_text(actual)
     assert actual == expected.read_text(), f"{query} [{case}] differs from its golden CSV"
+
+
+def assert_nvtx_golden(trace_path, query: str, case: str, **params) -> None:
+    """A query over NVTX text needs Trace.load_nvtx_text() first."""
+    assert_setup_golden(trace_path, query, case, lambda t: t.load_nvtx_text(), **params)
 
 
 def test_activity_nvtx_ranges(steps_trace):
