@@ -154,7 +154,7 @@ def test_demo_timeline_picks_the_first_step(demo_pair):
         assert f"{key}-dt" in page.ids and f"{key}-ov" in page.ids
         detail = page.find("svg", id=f"{key}-dt")[0]
         assert float(detail["data-t1"]) > float(detail["data-t0"])
-    assert "“decode_step_1” NVTX ranges (the longest range whose label repeats" in page.text
+    assert "step 1 of 4 (marker steps: 4 steps from 4 top-level NVTX ranges" in page.text
     # Kernels, NVTX ranges and memory operations have hover text.
     tips = [d_["data-tip"] for _t, d_ in page.tags if d_.get("data-tip")]
     assert any(t.startswith("NVTX: decode_step_1") for t in tips)

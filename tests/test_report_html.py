@@ -114,8 +114,67 @@ def test_labels_tell_long_templated_names_apart():
     assert len(set(labels(names, 40).values())) == 4
 
 
-def test_default_window_says_what_it_is(demo_pair_page):
+def test_default_window_is_a_step_and_says_so(demo_pair_page):
     _, _, html = demo_pair_page
     text = Page(html).text
-    assert "“decode_step_1” NVTX ranges (the longest range whose label repeats" in text
+    assert "step 1 of 4 (marker steps: 4 steps from 4 top-level NVTX ranges like" in text
     assert "a repeated range: one step" not in text
+
+
+def steps_trace(path, durations_us):
+    """Top-level 'train_step_N' ranges, each launching three kernels that last as long as
+    the step asks; a warm-up-free run in which one step can be made slow."""
+    b = TraceBuilder("3.25.0")
+    b.process(10, "train")
+    b.gpu(0)
+    t = 1_000_000
+    for i, us in enumerate(durations_us, start=1):
+        b.nvtx_range(f"train_step_{i}", start=t, end=t + 50_000, pid=10, tid=1)
+        g = t + 10_000
+        for k, name in enumerate(
+            ("void gemm<float>(int)", "void relu<float>(int)", "void norm(int)")
+        ):
+            c = b.runtime(
+                "cudaLaunchKernel_v7000",
+                start=t + 100 + k * 100,
+                end=t + 150 + k * 100,
+                pid=10,
+                tid=1,
+            )
+            b.kernel(name, start=g, end=g + us * 1000 // 3, pid=10, correlation_id=c)
+            g += us * 1000 // 3 + 1_000
+        t += 60_000 + us * 1000
+    return b.write(path)
+
+
+def test_steps_and_utilization_section(tmp_path):
+    path = steps_trace(tmp_path / "steps.sqlite", [30, 30, 30, 30, 90, 30, 30, 30])
+    with tracelens.open(path) as t:
+        steps = t.steps()
+        util = t.util()
+        page = Page(build_report(t))
+    assert "steps" in page.ids
+    outliers = steps.summary()["outlier_steps"]
+    assert outliers == [5], steps.frame
+    assert f"outliers: {', '.join(map(str, outliers))}" in page.text
+    assert [d for tag, d in page.tags if tag == "tr" and d.get("class") == "outlier"]
+    # One utilization strip per device, the shares of util's accounting.
+    strips = [d for tag, d in page.tags if tag == "div" and d.get("class") == "strip"]
+    assert len(strips) == util.frame.height == 1
+    compute = [d for tag, d in page.tags if tag == "span" and d.get("class") == "s-compute"][0]
+    share = util.frame["compute_ns"][0] / util.frame["span_ns"][0]
+    assert compute["style"] == f"width: {share * 100:.2f}%"
+    assert f"step 1 of {steps.count}" in page.text
+
+
+def test_no_steps_says_so(tmp_path):
+    b = TraceBuilder("3.25.0")
+    b.process(7, "t")
+    b.gpu(0)
+    b.kernel("void lonely(int)", start=1_000, end=9_000)
+    path = b.write(tmp_path / "one.sqlite")
+    with tracelens.open(path) as t:
+        detail = t.steps().detail
+        page = Page(build_report(t))
+    assert detail in page.text
+    assert "the busiest" in page.text  # the window falls back to the busiest stretch

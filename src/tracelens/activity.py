@@ -22,13 +22,11 @@ if TYPE_CHECKING:
 __all__ = [
     "KernelCategories",
     "NvtxRanges",
-    "StepRange",
     "activity_bins",
     "gpu_operations",
     "gpu_span",
     "kernel_categories",
     "nvtx_ranges",
-    "step_range",
 ]
 
 _GPU_KINDS = ("kernel", "memcpy", "memset")
@@ -49,23 +47,6 @@ class NvtxRanges:
 
     frame: pl.DataFrame
     more: bool
-
-
-@dataclass(frozen=True)
-class StepRange:
-    """The first instance of the step-like NVTX range (see :func:`step_range`) and where
-    the GPU work it launched ran (``gpu_start``/``gpu_end`` None and ``events`` 0 when it
-    launched none)."""
-
-    start: int
-    end: int
-    label: str
-    tid: int | None
-    repeats: int  # ranges with this label (numbers blanked), this one included
-    avg_ns: float  # their average duration
-    gpu_start: int | None
-    gpu_end: int | None
-    events: int
 
 
 def gpu_span(trace: Trace) -> tuple[int, int] | None:
@@ -148,27 +129,3 @@ def nvtx_ranges(trace: Trace, t0: int, t1: int, *, min_ns: int = 0, limit: int) 
     trace.load_nvtx_text()
     df = trace.query("activity_nvtx_ranges", t0=t0, t1=t1, min_ns=min_ns, limit=limit + 1)
     return NvtxRanges(df.head(limit), df.height > limit)
-
-
-def step_range(trace: Trace) -> StepRange | None:
-    """The first instance of the step-like NVTX range: of the labels that repeat (compared
-    with their numbers blanked: ``decode_step_1``, ``decode_step_2``, ...), the longest on
-    average but not longer than half the trace; with the GPU work it launched. None when no
-    label repeats."""
-    trace.load_nvtx_text()
-    max_ns = (trace.info.duration_ns or 0) * 0.5
-    rows = trace.query("activity_step_range", max_ns=max_ns).to_dicts()
-    if not rows:
-        return None
-    r = rows[0]
-    return StepRange(
-        start=r["start"],
-        end=r["end"],
-        label=r["label"],
-        tid=r["tid"],
-        repeats=r["repeats"],
-        avg_ns=r["avg_ns"],
-        gpu_start=r["gpu_start"],
-        gpu_end=r["gpu_end"],
-        events=r["events"] or 0,
-    )

@@ -96,14 +96,6 @@ def test_activity_nvtx_ranges(steps_trace):
     )
 
 
-def test_activity_step_range(steps_trace):
-    # 'step_#' repeats (2 x 20 µs); 'outer' and 'loader' are longer but occur once. The GPU
-    # work of step_1 is its thread's two kernels and copy, not tid 2's odd_kernel.
-    assert_nvtx_golden(steps_trace, "activity_step_range", "two_steps", max_ns=None)
-    # A bound below the steps' length leaves 'inner' and 'step' nothing to repeat: no row.
-    assert_nvtx_golden(steps_trace, "activity_step_range", "bounded", max_ns=10_000)
-
-
 def test_stakeout_profile_queries(steps_trace):
     args = {"names": [GEMM, FILL, "not launched"], "name_kind": "demangled"}
     assert_golden(steps_trace, "stakeout_spread", "two_kernels", **args)

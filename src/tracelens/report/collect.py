@@ -19,13 +19,16 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..stakeout import KernelProfiles
+    from ..steps import Steps
     from ..trace import Trace
+    from ..util import Util
     from .layout import TimelineView
 
 CHART_ROWS = 12  # bars in a chart
 STAKEOUT_KERNELS = 8  # kernels with a duration histogram
 PER_OCTAVE = 4  # histogram bins per doubling of duration
 STAKEOUT_CONFIGS = 3  # launch configurations listed per kernel and trace
+STEP_ROWS = 40  # steps listed per trace (outliers and warm-up steps always are)
 HEADER_PROCESSES = 4  # processes named in the header
 
 
@@ -110,6 +113,10 @@ class Side:
     gpus: list[str]
     notes: list[str]
     lineup_total_ns: int = 0  # what the lineup's shares are of: kernels + memcpy + memset
+    util: list[dict[str, Any]] = field(default_factory=list)  # trace.util(), one row per device
+    steps: Steps | None = None  # trace.steps()
+    step_rows: list[dict[str, Any]] = field(default_factory=list)  # what the steps table shows
+    step_summary: dict[str, Any] = field(default_factory=dict)
 
 
 def gpu_kinds(trace: Trace) -> list[str]:
@@ -349,6 +356,40 @@ def danger_rule_notes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(notes.values())
 
 
+def util_rows(util: Util | None) -> list[dict[str, Any]]:
+    """:meth:`tracelens.Trace.util` per device, with each part of the span as a share."""
+    if util is None:
+        return []
+    rows = []
+    for r in util.frame.iter_rows(named=True):
+        span = r["span_ns"] or 1
+        parts = {
+            "compute": r["compute_ns"],
+            "communication": r["exposed_communication_ns"],
+            "memory": r["exposed_memory_ns"],
+            "idle": r["idle_ns"],
+        }
+        rows.append({**r, "parts": {k: v / span for k, v in parts.items()}})
+    return rows
+
+
+def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
+    """The rows of the steps table (the first STEP_ROWS steps, and every outlier or warm-up
+    step after them), the summary (:meth:`Steps.summary`), and what was left out."""
+    if steps is None or not steps.count:
+        return [], {}, None
+    frame = steps.frame.sort("step", "device")
+    keep = frame.filter((frame["step"] <= STEP_ROWS) | frame["outlier"] | frame["warmup"])
+    left = frame["step"].n_unique() - keep["step"].n_unique()
+    note = f"{left:,} more steps without anything unusual are not listed" if left else None
+    return keep.to_dicts(), steps.summary(), note
+
+
+def _timekeeping(trace: Trace) -> tuple[Util | None, Steps | None]:
+    """trace.util() and trace.steps() (a trace with kernels has both)."""
+    return trace.util(), trace.steps()
+
+
 def _has_kernels(trace: Trace) -> bool:
     try:
         trace.require_kernels()
@@ -405,6 +446,10 @@ def collect_side(
             "nothing to chart"
         )
     danger = danger_rows(census) if census is not None else []
+    util, steps = _timekeeping(trace) if has_kernels else (None, None)
+    steps_shown, steps_summary, steps_left = step_rows(steps)
+    if steps_left:
+        omitted.append(Omitted(f"{label}: steps", steps_left))
     stake = []
     if has_kernels and stakeout:
         stake = stakeout_rows(
@@ -423,7 +468,7 @@ def collect_side(
         kernel_chart=_kernel_chart(kernels),
         category_chart=_category_chart(categories),
         stakeout=stake,
-        timeline=build_timeline(trace, key=key, palette=palette, name_kind=name_kind),
+        timeline=build_timeline(trace, key=key, palette=palette, name_kind=name_kind, steps=steps),
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         memory=memory_rows(trace),
@@ -431,6 +476,10 @@ def collect_side(
         gpus=gpu_kinds(trace),
         notes=notes,
         lineup_total_ns=sum(c.total_ns for c in categories if c.subfamily is None),
+        util=util_rows(util),
+        steps=steps,
+        step_rows=steps_shown,
+        step_summary=steps_summary,
     )
 
 

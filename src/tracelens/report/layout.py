@@ -21,6 +21,7 @@ from .text import pct, short
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..steps import Steps
     from ..trace import Trace
 
 OVERVIEW_BINS = 500  # time bins of the whole-trace overview, per lane
@@ -174,20 +175,36 @@ def busiest_window(per_bin_busy: list[float], per_bin_events: list[int]) -> tupl
         k = max(1, k // 2)
 
 
-def choose_window(trace: Trace, g0: int, g1: int, ov: pl.DataFrame) -> tuple[tuple[int, int], str]:
-    """The detail window: the first step (a repeated NVTX range, with the GPU work it
-    launched), else the busiest stretch of the GPU span."""
-    step = activity.step_range(trace)
-    if step is not None and step.events:
-        s, e = min(step.start, step.gpu_start), max(step.end, step.gpu_end)
-        pad = max((e - s) // 80, 1)
-        why = (
-            f"the first of {step.repeats:,} “{svg.clip_text(step.label, 60)}” NVTX ranges "
-            f"(the longest range whose label repeats, numbers aside, averaging "
-            f"{fmt_ns(step.avg_ns)}; taken as one iteration, not known to be a training step) "
-            f"and the {step.events:,} GPU operations it launched"
-        )
-        return (s - pad, e + pad), why
+def step_window(steps: Steps | None) -> tuple[tuple[int, int], str] | None:
+    """The first steady step (after warm-up) of ``steps`` (:meth:`tracelens.Trace.steps`),
+    CPU range and GPU work, on every device; None when the trace has no steps."""
+    import polars as pl
+
+    if steps is None or not steps.count:
+        return None
+    steady = steps.steady
+    frame = steady if steady.height else steps.frame
+    n = frame["step"].min()
+    rows = frame.filter(pl.col("step") == n)
+    starts = rows["start_ns"].to_list() + rows["cpu_start_ns"].drop_nulls().to_list()
+    ends = rows["end_ns"].to_list() + rows["cpu_end_ns"].drop_nulls().to_list()
+    s, e = min(starts), max(ends)
+    pad = max((e - s) // 80, 1)
+    warm = ", the first after warm-up" if frame.height < steps.frame.height else ""
+    why = (
+        f"step {n} of {steps.count}{warm} ({steps.method} steps: {steps.detail}), with the "
+        f"{int(rows['kernels'].sum()):,} kernels it ran"
+    )
+    return (s - pad, e + pad), why
+
+
+def choose_window(
+    g0: int, g1: int, ov: pl.DataFrame, steps: Steps | None
+) -> tuple[tuple[int, int], str]:
+    """The detail window: the first steady step, else the busiest stretch of the GPU span."""
+    step = step_window(steps)
+    if step is not None:
+        return step
     per_busy = [0.0] * OVERVIEW_BINS
     per_events = [0] * OVERVIEW_BINS
     for b, busy, n in ov.select("bin", "busy_ns", "events").iter_rows():
@@ -264,9 +281,11 @@ def build_timeline(
     palette: svg.Palette,
     name_kind: str = "demangled",
     window: tuple[int, int] | None = None,
+    steps: Steps | None = None,
 ) -> TimelineView | None:
     """The overview (whole GPU span, binned) and a detail window (events one by one when
-    there are few enough, else finer bins), with NVTX ranges."""
+    there are few enough, else finer bins), with NVTX ranges. The default window is the
+    first steady step of ``steps``, else the busiest stretch."""
     span = activity.gpu_span(trace)
     if span is None:
         return None
@@ -298,7 +317,7 @@ def build_timeline(
     )
 
     if window is None:
-        window, reason = choose_window(trace, g0, g1, ov)
+        window, reason = choose_window(g0, g1, ov, steps)
     else:
         reason = "the requested window"
     w0, w1 = window
