@@ -7,9 +7,11 @@ timeline) or a compact Markdown summary, for one trace or for two.
 
 The report composes the library's public analyses; it computes nothing of its own:
 
-- ``collect.py``: one trace's sections (census, lineup, stakeout, danger, memory, header);
+- ``collect.py``: one trace's sections (census, lineup, stakeout, danger, memory, header,
+  steps and utilization: :meth:`Trace.steps`, :meth:`Trace.util`);
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
-- ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`);
+- ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
+  and its default window (the first steady step);
 - ``page.py``: the Jinja2 page (autoescaped: kernel names and NVTX text come from the
   profiled program and always render as text); ``svg.py``: its charts;
 - ``markdown.py``: the Markdown summary; ``text.py``: how numbers and names are written.
