@@ -459,8 +459,7 @@ def test_big_trace_is_aggregated_and_says_so(tmp_path, monkeypatch):
     with tracelens.open(path) as t:
         assert t.info.count("kernel") == n + 3
         html = build_report(t)
-        # A detail window with more operations than may be drawn one by one gets binned too
-        # (the default window is one step of the 3-kernel period here: a handful of them).
+        # A detail window with more operations than may be drawn one by one gets binned too.
         monkeypatch.setattr(layout, "DETAIL_MAX_EVENTS", 2)
         binned = build_report(t)
     page = Page(html)
@@ -470,6 +469,8 @@ def test_big_trace_is_aggregated_and_says_so(tmp_path, monkeypatch):
     assert "omitted" in page.ids
     assert f"{n + 3:,} kernels" in page.text
     assert "GPU operations are not drawn one by one" in page.text
+    # Steps and utilization cost tens of census times at this size: left out, and said.
+    assert "steps and utilization" in page.text and "steps" not in page.ids
     page = Page(binned)
     assert "the detail window holds more than 2 GPU operations" in page.text
     assert sum(1 for tag, _ in page.tags if tag == "rect") < 20_000

@@ -29,6 +29,11 @@ STAKEOUT_KERNELS = 8  # kernels with a duration histogram
 PER_OCTAVE = 4  # histogram bins per doubling of duration
 STAKEOUT_CONFIGS = 3  # launch configurations listed per kernel and trace
 STEP_ROWS = 40  # steps listed per trace (outliers and warm-up steps always are)
+# trace.util() and trace.steps() sweep every interval: about 60x a census on a million
+# launches. Above this many GPU operations per trace the page leaves them out and says so
+# (as the diff does, data/clues.toml threshold.util_max_launches), to stay within a few
+# census times.
+TIMEKEEPING_MAX_OPERATIONS = 250_000
 HEADER_PROCESSES = 4  # processes named in the header
 
 
@@ -385,8 +390,23 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
     return keep.to_dicts(), steps.summary(), note
 
 
-def _timekeeping(trace: Trace) -> tuple[Util | None, Steps | None]:
-    """trace.util() and trace.steps() (a trace with kernels has both)."""
+def _timekeeping(
+    trace: Trace, label: str, omitted: list[Omitted]
+) -> tuple[Util | None, Steps | None]:
+    """trace.util() and trace.steps(), unless the trace has more than
+    TIMEKEEPING_MAX_OPERATIONS GPU operations (then None, None, and the page says so)."""
+    info = trace.info
+    ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+    if ops > TIMEKEEPING_MAX_OPERATIONS:
+        omitted.append(
+            Omitted(
+                f"{label}: steps and utilization",
+                f"left out above {TIMEKEEPING_MAX_OPERATIONS:,} GPU operations ({ops:,} here; "
+                "they cost tens of census times): run `tracelens steps` and `tracelens util`; "
+                "the detail window is the busiest stretch instead of a step",
+            )
+        )
+        return None, None
     return trace.util(), trace.steps()
 
 
@@ -446,7 +466,7 @@ def collect_side(
             "nothing to chart"
         )
     danger = danger_rows(census) if census is not None else []
-    util, steps = _timekeeping(trace) if has_kernels else (None, None)
+    util, steps = _timekeeping(trace, label, omitted) if has_kernels else (None, None)
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
