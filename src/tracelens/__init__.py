@@ -5,6 +5,7 @@ runs differ.
     with tracelens.open("run.sqlite") as trace:
         trace.info              # TraceInfo: versions, GPUs, processes, span, counts
         trace.census(top=10)    # polars DataFrame, times in ns
+    trace.census(device=1, start="2s", end="2.5s", nvtx="decode_*")  # keyword filters
     tracelens.decode("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN")   # KernelName
     with tracelens.open("bs1.sqlite") as a, tracelens.open("bs16.sqlite") as b:
         tracelens.diff(a, b).clues   # the evidence board
@@ -66,6 +67,11 @@ def __getattr__(name: str):
     return value
 
 
+def __dir__() -> list[str]:
+    # The public API, lazy names included (tab completion, dir()); help() lists __all__.
+    return sorted(set(__all__) | set(_LAZY) | {n for n in globals() if n.startswith("__")})
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -89,4 +95,5 @@ __all__ = [
     "UsageError",
     "open",
     "parse_time_ns",
+    "__version__",
 ]

@@ -7,7 +7,7 @@ import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import _resources, _schema
 from ._sqlite import NSYS_MARKER_TABLES, check_file, connect_readonly, decode_text, table_columns
@@ -24,6 +24,19 @@ if TYPE_CHECKING:
     from .steps import Steps
     from .timeline import Timeline
     from .util import Util
+
+
+class Filters(TypedDict, total=False):
+    """The keyword filters every analysis method takes (see :meth:`Trace.filter`)."""
+
+    device: int  # CUDA device ordinal (``tracelens info`` shows each GPU's)
+    pid: int  # process id
+    stream: int  # CUDA stream id
+    start: int | str  # window start: ns from session start, or "1.5s", "200ms"
+    end: int | str  # window end
+    nvtx: str  # GPU work launched inside NVTX ranges with this label (glob allowed)
+    step: int | str  # step N or steps "A:B" (see Trace.steps)
+
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 # CUDA graph replays traced at graph level: their kernels are missing from KERNEL_TABLE.
@@ -466,53 +479,177 @@ class Trace:
         )
 
     # -- analyses -----------------------------------------------------------------------
-    def census(self, **options: Any) -> pl.DataFrame:
-        """Top kernels by GPU time; see :func:`tracelens.census.kernel_summary`."""
+    # Each takes its own options and the keyword filters of :class:`Filters` (device=, pid=,
+    # stream=, start=, end=, nvtx=, step=), or an EventFilter as ``where``; all times in ns.
+    def filter(self, where: EventFilter | None = None, **filters: Unpack[Filters]) -> EventFilter:
+        """``where`` (default: everything) narrowed by the keyword filters: ``device``,
+        ``pid``, ``stream`` (ids), ``start``/``end`` (ns from session start, or text such as
+        ``"1.5s"``), ``nvtx`` (GPU work launched in the NVTX ranges with this label or glob),
+        ``step`` (``"N"`` or ``"A:B"``: the window of those steps, see :meth:`steps`)."""
+        from dataclasses import replace
+
+        from .errors import UsageError
+        from .filters import EventFilter, nvtx_window, parse_time_ns
+
+        unknown = set(filters) - set(Filters.__annotations__)
+        if unknown:
+            raise UsageError(
+                f"unknown filter {sorted(unknown)[0]!r}; use: {', '.join(Filters.__annotations__)}"
+            )
+        where = where or EventFilter()
+        ids = {k: filters[k] for k in ("device", "pid", "stream") if filters.get(k) is not None}
+        for key in ("start", "end"):
+            if filters.get(key) is not None:
+                ids[f"{key}_ns"] = parse_time_ns(filters[key], param=key)
+        where = replace(where, **ids) if ids else where
+        if filters.get("nvtx") is not None:
+            where = nvtx_window(self, filters["nvtx"], where)
+        if filters.get("step") is not None:
+            from .steps import select_steps
+
+            where = select_steps(self, str(filters["step"]), where)
+        return where
+
+    def census(
+        self,
+        *,
+        name: str = "demangled",
+        by_launch_config: bool = False,
+        top: int | None = None,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> pl.DataFrame:
+        """Top kernels by GPU time, as ``nsys stats --report cuda_gpu_kern_sum``.
+
+        ``name``: demangled, short or mangled; ``by_launch_config``: also group by grid and
+        block; ``top``: the first rows only. Columns (times in ns): time_pct (share of all
+        kernel time that passes the filters), total_ns, instances, avg_ns, med_ns, min_ns,
+        max_ns, stddev_ns, [grid_xyz, block_xyz,] name. Filters: see :meth:`filter`."""
         from .census import kernel_summary
 
-        return kernel_summary(self, **options)
+        where = self.filter(where, **filters)
+        return kernel_summary(
+            self, name=name, by_launch_config=by_launch_config, top=top, where=where
+        )
 
-    def memory_time(self, **options: Any) -> pl.DataFrame:
-        """GPU time per memory operation; see :func:`tracelens.memory.memory_summary`."""
+    def memory_time(
+        self, *, where: EventFilter | None = None, **filters: Unpack[Filters]
+    ) -> pl.DataFrame:
+        """GPU time per memory operation (``[CUDA memcpy HtoD]``, ..., ``[CUDA memset]``), as
+        ``cuda_gpu_mem_time_sum``: time_pct, total_ns, count, avg_ns, med_ns, min_ns,
+        max_ns, stddev_ns, operation. Filters: see :meth:`filter`."""
         from .memory import memory_summary
 
-        return memory_summary(self, by="time", **options)
+        return memory_summary(self, by="time", where=self.filter(where, **filters))
 
-    def memory_size(self, **options: Any) -> pl.DataFrame:
-        """Bytes per memory operation; see :func:`tracelens.memory.memory_summary`."""
+    def memory_size(
+        self, *, where: EventFilter | None = None, **filters: Unpack[Filters]
+    ) -> pl.DataFrame:
+        """Bytes per memory operation, as ``cuda_gpu_mem_size_sum``: total_mb, count,
+        avg_mb, med_mb, min_mb, max_mb, stddev_mb (MB = 10^6 bytes), total_bytes,
+        operation. Filters: see :meth:`filter`."""
         from .memory import memory_summary
 
-        return memory_summary(self, by="size", **options)
+        return memory_summary(self, by="size", where=self.filter(where, **filters))
 
-    def stakeout(self, kernel: str, **options: Any) -> Stakeout:
-        """Every launch of one kernel; see :func:`tracelens.stakeout.stakeout`."""
+    def stakeout(
+        self,
+        kernel: str,
+        *,
+        match: str = "contains",
+        name: str = "demangled",
+        sort: str = "start",
+        limit: int | None = None,
+        ignore_case: bool = False,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> Stakeout:
+        """Every launch of the kernels whose demangled or short name matches ``kernel``
+        (``match``: exact, contains or regex; ``ignore_case``): a :class:`Stakeout` with
+        stats, configurations, histogram and one row per launch (start_ns from session
+        start, duration_ns, queue_ns, grid, block, registers, API call, NVTX range).
+        ``sort``: start or duration; ``limit``: launches kept (stats cover all). Filters:
+        see :meth:`filter`."""
         from .stakeout import stakeout
 
-        return stakeout(self, kernel, **options)
+        return stakeout(
+            self, kernel, match=match, name=name, sort=sort, limit=limit,
+            ignore_case=ignore_case, where=self.filter(where, **filters),
+        )  # fmt: skip
 
-    def timeline(self, **options: Any) -> Timeline:
-        """Events in time order with idle gaps; see :func:`tracelens.timeline.timeline`."""
+    def timeline(
+        self,
+        *,
+        api: bool = False,
+        gap_ns: int = 100_000,
+        name: str = "demangled",
+        limit: int | None = None,
+        offset: int = 0,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> Timeline:
+        """Kernels, memcpys, memsets and NVTX ranges (CUDA API calls with ``api``) in time
+        order, with idle gaps longer than ``gap_ns`` per device: a :class:`Timeline` whose
+        ``events`` has start_ns (from session start), duration_ns, kind, device, stream,
+        pid, tid, correlation_id, bytes, throughput_gbps, name. ``limit``/``offset`` page.
+        Filters: see :meth:`filter` (device and stream select GPU rows only)."""
         from .timeline import timeline
 
-        return timeline(self, **options)
+        return timeline(
+            self, api=api, gap_ns=gap_ns, name=name, limit=limit, offset=offset,
+            where=self.filter(where, **filters),
+        )  # fmt: skip
 
-    def lineup(self, **options: Any) -> pl.DataFrame:
-        """GPU time by kernel category; see :func:`tracelens.lineup.category_summary`."""
+    def lineup(
+        self,
+        *,
+        by: str | None = None,
+        rules: Any = None,
+        subfamily: Any = None,
+        name: str = "demangled",
+        top: int | None = None,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> pl.DataFrame:
+        """GPU time by kernel category (memcpys and memsets in ``memory``), one row per
+        category then its subfamily rows: [by,] category, subfamily, time_pct, total_ns,
+        calls, avg_ns, top_kernel_ns, top_kernel. ``by``: device, stream or pid; ``rules``:
+        extra category rules (TOML path or Rules); ``top``: largest categories. Filters: see
+        :meth:`filter`."""
         from .lineup import category_summary
 
-        return category_summary(self, **options)
+        return category_summary(
+            self, by=by, rules=rules, subfamily=subfamily, name=name, top=top,
+            where=self.filter(where, **filters),
+        )  # fmt: skip
 
-    def danger(self, **options: Any) -> pl.DataFrame:
-        """Determinism / batch-invariance risks; see :func:`tracelens.danger.danger_kernels`."""
+    def danger(
+        self,
+        *,
+        rules: Any = None,
+        top: int | None = None,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> pl.DataFrame:
+        """Kernels that are determinism or batch-invariance risks, one row per (kernel,
+        rule): rule_id, level (high, medium, info), name, instances, total_ns, time_pct,
+        why, fix, source. ``rules``: extra danger rules. Filters: see :meth:`filter`."""
         from .danger import danger_kernels
 
-        return danger_kernels(self, **options)
+        return danger_kernels(self, rules=rules, top=top, where=self.filter(where, **filters))
 
-    def decoded_kernels(self, **options: Any) -> pl.DataFrame:
-        """Every kernel decoded, by GPU time; see :func:`tracelens.lineup.decoded_kernels`."""
+    def decoded_kernels(
+        self,
+        *,
+        top: int | None = None,
+        where: EventFilter | None = None,
+        **filters: Unpack[Filters],
+    ) -> pl.DataFrame:
+        """Every distinct kernel decoded, by GPU time: time_pct, total_ns, instances, family,
+        category, subfamily, name, fields_summary, fields. Filters: see :meth:`filter`."""
         from .lineup import decoded_kernels
 
-        return decoded_kernels(self, **options)
+        return decoded_kernels(self, top=top, where=self.filter(where, **filters))
 
     # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
     def steps(self, range: str | None = None, where: EventFilter | None = None) -> Steps:  # noqa: A002
