@@ -1,10 +1,16 @@
 -- util_devices: what each device did with the wall time of the analysis window [$t0, $t1]:
--- a sweep over the start/end points of every GPU operation (kernels, memcpys, memsets,
--- graph-level CUDA graph replays) of the device, across streams, clipped to the window.
+-- the union of every GPU operation of the device (kernels, memcpys, memsets, graph-level
+-- CUDA graph replays) across streams, clipped to the window, and of each class of work.
 -- Busy time is split by what runs, in this priority: compute, then communication, then
 -- memory; so compute_ns + exposed_communication_ns + exposed_memory_ns = busy_ns and
 -- busy_ns + idle_ns = span_ns exactly. Idle time is split by cause (below); the causes add
 -- up to idle_ns exactly. One row per device with GPU work in the window, by device.
+--
+-- How: one pass over the operations in start order per device. With M the latest end of the
+-- earlier operations of a set, an operation adds max(0, end - max(start, M)) to the union of
+-- that set, so five running maxima give the unions of compute (C), communication (N),
+-- memory, C+N and all; exposed communication is |C+N| - |C|, exposed memory |all| - |C+N|.
+-- An operation that starts after M of all operations ends an idle gap [M, start].
 --
 -- Parameters:
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all);
@@ -41,75 +47,52 @@
 --   unexplained_ns, unexplained_gaps    BIGINT  the remaining gaps (the next work was
 --                                      queued: a dependency, an event wait, the scheduler)
 WITH classes AS (
-    SELECT unnest($name_ids::BIGINT[]) AS name_id, unnest($work_classes::VARCHAR[]) AS work_class
+    SELECT unnest($name_ids::BIGINT[]) AS name_id,
+           CASE unnest($work_classes::VARCHAR[]) WHEN 'communication' THEN 1 ELSE 2 END AS cls
 ),
+-- cls: 0 compute, 1 communication, 2 memory.
 ops AS (
     SELECT
         w.deviceId AS device,
         greatest(w.start, $t0) AS s,
         least(w."end", $t1) AS e,
-        CASE WHEN w.kind IN ('memcpy', 'memset') THEN 'memory'
-             ELSE coalesce(c.work_class, 'compute') END AS work_class,
+        CASE WHEN w.kind IN ('memcpy', 'memset') THEN 2 ELSE coalesce(c.cls, 0) END::TINYINT AS cls,
         w.globalPid,
         w.correlationId
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     LEFT JOIN classes AS c ON c.name_id = w.name_id
     WHERE least(w."end", $t1) > greatest(w.start, $t0)
 ),
-points AS (
-    SELECT device, s AS t, (work_class = 'compute')::INTEGER AS d_compute,
-           (work_class = 'communication')::INTEGER AS d_comm,
-           (work_class = 'memory')::INTEGER AS d_memory
-    FROM ops
-    UNION ALL
-    SELECT device, e, -(work_class = 'compute')::INTEGER, -(work_class = 'communication')::INTEGER,
-           -(work_class = 'memory')::INTEGER
-    FROM ops
-),
-deltas AS (
-    SELECT device, t, sum(d_compute) AS d_compute, sum(d_comm) AS d_comm,
-           sum(d_memory) AS d_memory
-    FROM points
-    GROUP BY device, t
-),
-levels AS (
+swept AS (
     SELECT
-        device,
-        t,
-        lead(t) OVER (PARTITION BY device ORDER BY t) AS t_next,
-        sum(d_compute) OVER running AS n_compute,
-        sum(d_comm) OVER running AS n_comm,
-        sum(d_memory) OVER running AS n_memory
-    FROM deltas
-    WINDOW running AS (PARTITION BY device ORDER BY t ROWS UNBOUNDED PRECEDING)
-),
-segments AS (
-    SELECT device, t AS seg_start, t_next AS seg_end, t_next - t AS len,
-           n_compute > 0 AS compute, n_comm > 0 AS comm, n_memory > 0 AS memory
-    FROM levels
-    WHERE t_next IS NOT NULL
+        device, s, e, cls, globalPid, correlationId,
+        max(e) OVER earlier AS m_all,
+        max(e) FILTER (WHERE cls = 0) OVER earlier AS m_c,
+        max(e) FILTER (WHERE cls = 1) OVER earlier AS m_n,
+        max(e) FILTER (WHERE cls = 2) OVER earlier AS m_m,
+        max(e) FILTER (WHERE cls <= 1) OVER earlier AS m_cn
+    FROM ops
+    WINDOW earlier AS (PARTITION BY device ORDER BY s, e
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
 sweep AS (
     SELECT
         device,
-        min(seg_start) AS first_ns,
-        max(seg_end) AS last_ns,
-        coalesce(sum(len) FILTER (WHERE compute OR comm OR memory), 0) AS busy_ns,
-        coalesce(sum(len) FILTER (WHERE compute), 0) AS compute_ns,
-        coalesce(sum(len) FILTER (WHERE comm), 0) AS communication_ns,
-        coalesce(sum(len) FILTER (WHERE comm AND NOT compute), 0) AS exposed_communication_ns,
-        coalesce(sum(len) FILTER (WHERE memory), 0) AS memory_ns,
-        coalesce(sum(len) FILTER (WHERE memory AND NOT compute AND NOT comm), 0)
-            AS exposed_memory_ns
-    FROM segments
+        min(s) AS first_ns,
+        max(e) AS last_ns,
+        sum(greatest(0, e - greatest(s, coalesce(m_all, s)))) AS busy_ns,
+        sum(greatest(0, e - greatest(s, coalesce(m_c, s)))) FILTER (WHERE cls = 0) AS c_ns,
+        sum(greatest(0, e - greatest(s, coalesce(m_n, s)))) FILTER (WHERE cls = 1) AS n_ns,
+        sum(greatest(0, e - greatest(s, coalesce(m_m, s)))) FILTER (WHERE cls = 2) AS m_ns,
+        sum(greatest(0, e - greatest(s, coalesce(m_cn, s)))) FILTER (WHERE cls <= 1) AS cn_ns
+    FROM swept
     GROUP BY device
 ),
 gaps AS (
-    SELECT device, seg_start AS gap_start, seg_end AS gap_end
-    FROM segments
-    WHERE NOT (compute OR comm OR memory)
+    SELECT device, m_all AS gap_start, s AS gap_end FROM swept WHERE s > m_all
 ),
--- The operations that end each gap, and when the host began to launch them.
+-- The operations that end each gap (all that start at its end), and when the host began
+-- to launch them.
 next_work AS (
     SELECT g.device, g.gap_start, g.gap_end, min(r.start) AS launch_start,
            min(pid_of(o.globalPid)) AS pid
@@ -157,11 +140,11 @@ SELECT
     ($t1 - $t0)::BIGINT AS span_ns,
     s.busy_ns::BIGINT AS busy_ns,
     ($t1 - $t0 - s.busy_ns)::BIGINT AS idle_ns,
-    s.compute_ns::BIGINT AS compute_ns,
-    s.communication_ns::BIGINT AS communication_ns,
-    s.exposed_communication_ns::BIGINT AS exposed_communication_ns,
-    s.memory_ns::BIGINT AS memory_ns,
-    s.exposed_memory_ns::BIGINT AS exposed_memory_ns,
+    coalesce(s.c_ns, 0)::BIGINT AS compute_ns,
+    coalesce(s.n_ns, 0)::BIGINT AS communication_ns,
+    (coalesce(s.cn_ns, 0) - coalesce(s.c_ns, 0))::BIGINT AS exposed_communication_ns,
+    coalesce(s.m_ns, 0)::BIGINT AS memory_ns,
+    (s.busy_ns - coalesce(s.cn_ns, 0))::BIGINT AS exposed_memory_ns,
     CASE WHEN $t1 > $t0 THEN s.busy_ns / ($t1 - $t0) END AS utilization,
     s.first_ns::BIGINT AS first_ns,
     s.last_ns::BIGINT AS last_ns,

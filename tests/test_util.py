@@ -277,3 +277,21 @@ def test_cli_json_keys(tmp_path, capsys):
     assert doc["devices"][0]["busy_ns"] == 100
     assert doc["idle_causes"] == [{"device": 0, "cause": "before_first", "count": 1, "time_ns": 50}]
     assert doc["communication"] == []
+
+
+def test_figures_for_gates(tmp_path):
+    from tracelens.util import figures
+
+    b0 = BASE
+    ops = []
+    for i in range(6):  # six steps of two kernels: 400 ns long, 300 ns busy
+        t = b0 + i * 1_000
+        ops += [Op("kernel", "compute", 0, 7, t, t + 200, b0 - 50)]
+        ops += [Op("kernel", "compute2", 0, 7, t + 300, t + 400, b0 - 50)]
+    path = write_trace(tmp_path / "fig.sqlite", ops, [])
+    with tracelens.open(path) as trace:
+        got = figures(trace)
+        u = trace.util()
+    assert got["util"] == pytest.approx(u.frame["busy_ns"][0] / u.frame["span_ns"][0])
+    assert got["busy_ms"] == 6 * 300 / 1e6 and got["exposed_communication_ms"] == 0
+    assert got["steps"] == 6 and got["step_median_ms"] == 400 / 1e6
