@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import _resources
 from ..errors import TracelensError
-from .rules import ranks_rules
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -47,8 +47,9 @@ class RankSummary:
 
     @property
     def nbytes(self) -> int:
-        """Size of the summary's tables in memory, bytes."""
-        return sum(t.nbytes for t in (self.overview, self.steps, self.collectives, self.kernels))
+        """Size of the summary in memory (its tables and the fingerprint text), bytes."""
+        tables = (self.overview, self.steps, self.collectives, self.kernels)
+        return sum(t.nbytes for t in tables) + len(self.fingerprint or "")
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,12 @@ OVERVIEW_COLUMNS = (
     ("session_start_utc_ns", "the session start, ns since the epoch (null when unrecorded)"),
     ("devices", "CUDA devices with work"),
     ("gpu", "name of the first GPU"),
-    ("first_ns", "start of the first GPU operation, from session start"),
-    ("span_ns", "first to last GPU operation"),
-    ("busy_ns", "time any GPU work ran"),
-    ("idle_ns", "span x devices - busy"),
-    ("compute_ns", "time any non-communication kernel ran"),
+    ("span_ns", "the capture's span (trace.util(): the longest of its devices')"),
+    ("busy_ns", "time any GPU work ran, summed over devices"),
+    ("idle_ns", "span - busy, summed over devices"),
+    ("compute_ns", "time any compute kernel ran"),
     ("communication_ns", "time any communication kernel ran"),
-    ("exposed_communication_ns", "communication with nothing else running"),
+    ("exposed_communication_ns", "communication no compute kernel hid"),
     ("kernels", "kernel launches"),
     ("distinct_kernels", "distinct kernel names"),
     ("top_kernel", "the kernel with the most GPU time (short name)"),
@@ -118,26 +118,30 @@ def _summarise(trace: Trace) -> RankSummary:
     from ..kernelnames import base_name
 
     kernels = trace.census()
-    load_comm_kernels(trace, kernels["name"].to_list())
-    time = trace.query("ranks_gpu_time").to_dicts()[0]
+    load_comm_kernels(trace)
+    util = trace.util().frame
     danger = danger_table(kernels)
     steps, method = _steps(trace)
     steady = steps.filter(~steps["warmup"]) if steps.height else steps
     gpus = trace.gpus()
-    span, devices = time["span_ns"] or 0, time["devices"]
     overview = {
         "mpi_rank": trace.mpi_rank(),
         "session_start_utc_ns": trace.session_start_utc_ns(),
-        "devices": devices,
+        "devices": util.height,
         "gpu": gpus[0].name if gpus else None,
-        "first_ns": time["first_ns"],
-        "span_ns": span,
-        "busy_ns": time["busy_ns"],
-        "idle_ns": max(span * devices - time["busy_ns"], 0),
-        "compute_ns": time["compute_ns"],
-        "communication_ns": time["communication_ns"],
-        "exposed_communication_ns": time["exposed_communication_ns"],
-        "kernels": time["kernels"],
+        "span_ns": int(util["span_ns"].max()) if util.height else 0,
+        # summed over devices (util: busy split with priority compute > communication)
+        **{
+            column: int(util[column].sum())
+            for column in (
+                "busy_ns",
+                "idle_ns",
+                "compute_ns",
+                "communication_ns",
+                "exposed_communication_ns",
+            )
+        },  # fmt: skip
+        "kernels": int(kernels["instances"].sum()),
         "distinct_kernels": kernels.height,
         # census orders by total time: the first row is the top kernel
         "top_kernel": base_name(kernels["name"][0]) if kernels.height else None,
@@ -193,49 +197,56 @@ def _slim_collectives(calls) -> pa.Table:
     ).to_arrow()
 
 
-def load_comm_kernels(trace: Trace, names: list[str] | None = None) -> None:
-    """Fill the temp table ``rank_comm_kernels(name_id, kind)`` the ranks queries join: the
-    kernels the category rules call communication, with the collective each runs.
-    ``names``: the trace's distinct demangled kernel names when already known (the census
-    has them), else they are read."""
+def load_comm_kernels(trace: Trace) -> None:
+    """Fill the temp table ``rank_comm_kernels(name_id, kind)`` that ranks_collectives joins:
+    the kernels ``trace.util()`` calls communication, with the collective each runs (one
+    classification for both: ``util.work_params``)."""
     import pyarrow as pa
 
-    from .. import _resources
-    from ..categories import classify_column
+    from ..util import work_params
 
-    if names is None:
-        names = trace.census()["name"].to_list()
-    import polars as pl
-
-    series = pl.Series("name", names, pl.String)
-    comm = series.filter(classify_column(series)["category"] == "communication").to_list()
-    rules = ranks_rules()
+    params = work_params(trace, None)
+    comm = [
+        (name_id, kind)
+        for name_id, work, kind in zip(
+            params["name_ids"], params["work_classes"], params["collectives"], strict=True
+        )
+        if work == "communication"
+    ]
     table = pa.table(
         {
-            "name": pa.array(comm, pa.string()),
-            "kind": pa.array([rules.collective_kind(n) for n in comm], pa.string()),
+            "name_id": pa.array([i for i, _ in comm], pa.int64()),
+            "kind": pa.array([k for _, k in comm], pa.string()),
         }
     )
     con = trace.db
-    con.register("rank_comm_names", table)
+    con.register("_rank_comm_kernels", table)
     con.execute(_resources.query("_ranks_comm_kernels"))
-    con.unregister("rank_comm_names")
+    con.unregister("_rank_comm_kernels")
 
 
 def _steps(trace: Trace):
-    """The trace's steps (step, start_ns, end_ns, duration_ns, kernels, kernel_ns, warmup)
-    and how they were found."""
+    """The trace's steps (``trace.steps()``), one row per step over all devices: step,
+    start_ns, end_ns, duration_ns, kernels, kernel_ns, warmup; and how they were found."""
     import polars as pl
 
-    if not trace.has_table("NVTX_EVENTS"):
-        return _no_steps(), "none"
-    trace.load_nvtx_text()
-    found = trace.query("ranks_steps", label_regex=ranks_rules().step_label_regex)
-    frame = found.select("step", "start_ns", "end_ns", "duration_ns", "kernels", "kernel_ns")
-    warmup = ranks_rules().warmup_steps
-    frame = frame.with_columns(warmup=(pl.col("step") <= warmup) & (pl.len() > warmup))
-    method = "nvtx ranges" if frame.height else "none"
-    return frame, method
+    found = trace.steps()
+    if not found.frame.height:
+        return _no_steps(), found.method
+    frame = (
+        found.frame.group_by("step")
+        .agg(
+            pl.col("start_ns").min(),
+            pl.col("end_ns").max(),
+            pl.col("kernels").sum(),
+            pl.col("kernel_ns").sum(),
+            pl.col("warmup").any(),
+        )
+        .with_columns(duration_ns=pl.col("end_ns") - pl.col("start_ns"))
+        .select("step", "start_ns", "end_ns", "duration_ns", "kernels", "kernel_ns", "warmup")
+        .sort("step")
+    )
+    return frame.cast({c: pl.Int64 for c in frame.columns if c != "warmup"}), found.method
 
 
 def _no_steps():
