@@ -1,6 +1,6 @@
 -- _ranks_comm_kernels: (re)creates the temp table rank_comm_kernels that ranks_collectives
--- joins: the StringIds ids of the communication kernels' demangled names and the
--- collective each runs, as trace.util() classifies them (util.work_params). Run after
+-- and ranks_gpu_time join: the StringIds ids of the communication kernels' demangled
+-- names and the collective each runs, as trace.util() classifies them (util.work_params). Run after
 -- registering _rank_comm_kernels(name_id BIGINT, kind VARCHAR).
 -- Parameters: none.
 -- Table rank_comm_kernels columns:

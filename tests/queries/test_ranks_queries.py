@@ -23,3 +23,28 @@ def test_ranks_collectives(pair, rank):
     # comm 0 = the NCCL stream; AllGather then AllReduce per step; on the slow rank the
     # AllReduce starts 3 ms later and is 3 ms shorter (it ends with the others').
     assert_golden(pair.paths[rank], "ranks_collectives", f"rank{rank}", load_comm_kernels)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_ranks_gpu_time(pair, rank):
+    # per step 2 ms AllGather + 45 ms compute (+3 ms on rank 1) + AllReduce to the common end
+    assert_golden(pair.paths[rank], "ranks_gpu_time", f"rank{rank}", load_comm_kernels)
+
+
+def test_ranks_gpu_time_overlap(tmp_path):
+    # Communication overlapping compute on another stream is not exposed; a memcpy is busy
+    # time but neither compute nor communication; two devices are summed.
+    from fixtures.ranks import ALLREDUCE, XMMA_GEMM
+
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(7, "python train.py")
+    b.kernel(XMMA_GEMM, start=1_000, end=11_000, stream=7)  # compute 10 us
+    b.kernel(ALLREDUCE, start=6_000, end=16_000, stream=13)  # comm 10 us, 5 us exposed
+    b.kernel(XMMA_GEMM, start=8_000, end=9_000, stream=21)  # inside the first: adds nothing
+    b.memcpy("DtoH", 64, start=20_000, end=22_000)  # busy 2 us
+    b.kernel(ALLREDUCE, start=1_000, end=4_000, stream=13, device=1)  # device 1: all exposed
+    path = b.write(tmp_path / "overlap.sqlite")
+    # busy 15+2+3 = 20 us, compute 10, comm 10+3, not-comm 10+2 -> exposed 20-12 = 8 us
+    assert_golden(path, "ranks_gpu_time", "overlap", load_comm_kernels)

@@ -67,12 +67,12 @@ OVERVIEW_COLUMNS = (
     ("session_start_utc_ns", "the session start, ns since the epoch (null when unrecorded)"),
     ("devices", "CUDA devices with work"),
     ("gpu", "name of the first GPU"),
-    ("span_ns", "the capture's span (trace.util(): the longest of its devices')"),
+    ("span_ns", "first to last GPU operation"),
     ("busy_ns", "time any GPU work ran, summed over devices"),
-    ("idle_ns", "span - busy, summed over devices"),
-    ("compute_ns", "time any compute kernel ran"),
+    ("idle_ns", "span x devices - busy"),
+    ("compute_ns", "time any kernel other than communication ran"),
     ("communication_ns", "time any communication kernel ran"),
-    ("exposed_communication_ns", "communication no compute kernel hid"),
+    ("exposed_communication_ns", "communication with nothing else running"),
     ("kernels", "kernel launches"),
     ("distinct_kernels", "distinct kernel names"),
     ("top_kernel", "the kernel with the most GPU time (short name)"),
@@ -119,29 +119,27 @@ def _summarise(trace: Trace) -> RankSummary:
 
     kernels = trace.census()
     load_comm_kernels(trace)
-    util = trace.util().frame
+    # One sweep for the GPU-time figures, not trace.util(): util also attributes every idle
+    # gap to a cause, which on the 5M-kernel bench trace did not finish in 400 s (loaded
+    # machine) where this takes 28 s (docs/scale.md). Same classification (work_params).
+    time = trace.query("ranks_gpu_time").to_dicts()[0]
     danger = danger_table(kernels)
     steps, method = _steps(trace)
     steady = steps.filter(~steps["warmup"]) if steps.height else steps
     gpus = trace.gpus()
+    span, devices = time["span_ns"] or 0, time["devices"]
     overview = {
         "mpi_rank": trace.mpi_rank(),
         "session_start_utc_ns": trace.session_start_utc_ns(),
-        "devices": util.height,
+        "devices": devices,
         "gpu": gpus[0].name if gpus else None,
-        "span_ns": int(util["span_ns"].max()) if util.height else 0,
-        # summed over devices (util: busy split with priority compute > communication)
-        **{
-            column: int(util[column].sum())
-            for column in (
-                "busy_ns",
-                "idle_ns",
-                "compute_ns",
-                "communication_ns",
-                "exposed_communication_ns",
-            )
-        },  # fmt: skip
-        "kernels": int(kernels["instances"].sum()),
+        "span_ns": span,
+        "busy_ns": time["busy_ns"],
+        "idle_ns": max(span * devices - time["busy_ns"], 0),
+        "compute_ns": time["compute_ns"],
+        "communication_ns": time["communication_ns"],
+        "exposed_communication_ns": time["exposed_communication_ns"],
+        "kernels": time["kernels"],
         "distinct_kernels": kernels.height,
         # census orders by total time: the first row is the top kernel
         "top_kernel": base_name(kernels["name"][0]) if kernels.height else None,
@@ -198,7 +196,8 @@ def _slim_collectives(calls) -> pa.Table:
 
 
 def load_comm_kernels(trace: Trace) -> None:
-    """Fill the temp table ``rank_comm_kernels(name_id, kind)`` that ranks_collectives joins:
+    """Fill the temp table ``rank_comm_kernels(name_id, kind)`` that ranks_collectives and
+    ranks_gpu_time join:
     the kernels ``trace.util()`` calls communication, with the collective each runs (one
     classification for both: ``util.work_params``)."""
     import pyarrow as pa
