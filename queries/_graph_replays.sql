@@ -8,11 +8,11 @@
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a replay
 --                               that starts in, ends in, or spans the window
+--   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:
 --   replays   BIGINT  graph replays (one per graph launch executed)
 --   total_ns  BIGINT  sum of their durations, ns (overlapping replays count twice, as
 --                     kernels do in census); 0 when there are none
 SELECT count(*) AS replays, coalesce(sum("end" - start), 0)::BIGINT AS total_ns
-FROM graph_replays
-WHERE event_passes(deviceId, streamId, globalPid, start, "end", $device, $pid, $stream, $start_ns, $end_ns)
+FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)

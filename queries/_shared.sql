@@ -12,6 +12,11 @@
 --                               BOOLEAN  the event filter; each NULL filter value passes all
 --   is_nvtx_range(event_type, e)         BOOLEAN  a closed push/pop or start/end range
 --                                        (eventType 59, 60, and nsys's own 70, 71)
+--   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
+--                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
+--   in_selection(global_pid, correlation_id, selection)
+--                               BOOLEAN  the GPU operation is in work selection `selection`
+--                                        (NULL: no selection, everything is in)
 --
 -- Table macros (the filter arguments as event_passes; every column of the view):
 --   filtered_kernels(device, pid, stream, t0, t1, selection := NULL)
@@ -27,6 +32,8 @@
 --   nsys_gpu_ops(device, pid, stream, t0, t1)  the GPU operations of `nsys analyze`'s
 --                         utilization rules (kernels, memcpys, memsets, profiler flush
 --                         overheads): start, "end", process_id, deviceId, contextId
+--   filtered_runtime_calls(pid, t0, t1, selection := NULL)   CUDA API calls; with a
+--       selection, the calls that launched the selected work
 -- `selection` names a set of GPU operations in the temp table work_selection (e.g. the work
 -- launched inside matching NVTX ranges, or inside some steps), identified by the launching
 -- process and correlation id; NULL keeps everything.
@@ -35,6 +42,7 @@
 --   selection_id   BIGINT  which selection a row belongs to
 --   globalPid      BIGINT  the GPU operation's globalPid
 --   correlationId  BIGINT  its correlation id (unique per process)
+-- Sequence work_selection_ids gives each new selection its id (tracelens.filters.select_work).
 CREATE OR REPLACE TEMP MACRO pid_of(global_id) AS (global_id >> 24) & 16777215;
 CREATE OR REPLACE TEMP MACRO tid_of(global_tid) AS global_tid & 16777215;
 CREATE OR REPLACE TEMP MACRO in_window(s, e, t0, t1) AS
@@ -44,35 +52,34 @@ CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e
     AND (stream IS NULL OR stream_id = stream)
     AND (pid IS NULL OR pid_of(global_pid) = pid)
     AND in_window(s, e, t0, t1);
+CREATE OR REPLACE TEMP MACRO api_name(name) AS
+    CASE WHEN length(name) >= 6 AND substr(name, length(name) - 5, 2) = '_v' THEN left(name, length(name) - 6) ELSE name END;
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     event_type IN (59, 60, 70, 71) AND e IS NOT NULL;
 CREATE TEMP TABLE work_selection(selection_id BIGINT, globalPid BIGINT, correlationId BIGINT);
+CREATE TEMP SEQUENCE work_selection_ids;
+CREATE OR REPLACE TEMP MACRO in_selection(global_pid, correlation_id, selection) AS
+    selection IS NULL OR (global_pid, correlation_id) IN (
+        SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
+        WHERE w.selection_id = selection);
 CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM kernels
     WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND (selection IS NULL OR (globalPid, correlationId) IN (
-          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
-          WHERE w.selection_id = selection));
+      AND in_selection(globalPid, correlationId, selection);
 CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM memcpys
     WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND (selection IS NULL OR (globalPid, correlationId) IN (
-          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
-          WHERE w.selection_id = selection));
+      AND in_selection(globalPid, correlationId, selection);
 CREATE OR REPLACE TEMP MACRO filtered_memsets(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM memsets
     WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND (selection IS NULL OR (globalPid, correlationId) IN (
-          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
-          WHERE w.selection_id = selection));
+      AND in_selection(globalPid, correlationId, selection);
 -- CUDA graph replays traced at graph level (their kernels are in no other view), filtered
 -- as the GPU work views are; for analyses that count GPU busy time (util, findings).
 CREATE OR REPLACE TEMP MACRO filtered_graph_replays(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM graph_replays
     WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND (selection IS NULL OR (globalPid, correlationId) IN (
-          SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
-          WHERE w.selection_id = selection));
+      AND in_selection(globalPid, correlationId, selection);
 -- Every GPU operation that passes the filter, one row each: kernels, memcpys, memsets and
 -- graph-level CUDA graph replays. Columns: kind ('kernel' | 'memcpy' | 'memset' | 'graph'),
 -- deviceId, contextId, streamId, globalPid, correlationId, start, "end" (ns), name_id (the
@@ -123,3 +130,8 @@ CREATE OR REPLACE TEMP MACRO mem_kind_name(kind) AS
     CASE kind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' WHEN 2 THEN 'Device'
               WHEN 3 THEN 'Array' WHEN 4 THEN 'Managed' WHEN 5 THEN 'Device Static'
               WHEN 6 THEN 'Managed Static' WHEN 7 THEN 'Unknown' END;
+CREATE OR REPLACE TEMP MACRO filtered_runtime_calls(pid, t0, t1, selection := NULL) AS TABLE
+    SELECT * FROM runtime_calls
+    WHERE (pid IS NULL OR pid_of(globalTid) = pid)
+      AND in_window(start, "end", t0, t1)
+      AND in_selection(globalTid - tid_of(globalTid), correlationId, selection);

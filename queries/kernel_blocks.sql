@@ -4,6 +4,7 @@
 -- Parameters:
 --   $name_kind          VARCHAR  'demangled' | 'short'
 --   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
+--   $selection          BIGINT or NULL: a work_selection id (--nvtx, --step)
 -- Columns:
 --   name        VARCHAR  kernel name of the requested kind
 --   avg_blocks  DOUBLE   mean thread blocks per launch
@@ -12,8 +13,7 @@ SELECT
     s.value AS name,
     avg(k.gridX * k.gridY * k.gridZ) AS avg_blocks,
     avg(k.blockX * k.blockY * k.blockZ) AS threads
-FROM kernels AS k
+FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection) AS k
 JOIN strings AS s
   ON s.id = CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END
-WHERE ($start_ns IS NULL OR k."end" >= $start_ns) AND ($end_ns IS NULL OR k.start <= $end_ns)
 GROUP BY s.value

@@ -3,13 +3,14 @@
 -- shown by short name still sorts kernels into categories by their demangled names.
 -- Parameters:
 --   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
+--   $selection          BIGINT or NULL: a work_selection id (--nvtx, --step)
 -- Columns:
 --   short      VARCHAR  short kernel name
 --   demangled  VARCHAR  the demangled name with the largest total time under it (ties:
 --                       the smallest name)
 WITH pairs AS (
     SELECT shortName, demangledName, sum("end" - start) AS total_ns
-    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns)
+    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
     GROUP BY shortName, demangledName
 ),
 ranked AS (

@@ -12,6 +12,7 @@
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a kernel
 --                               that starts in, ends in, or spans the window
+--   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:
 --   time_pct   DOUBLE   share of the GPU time of all rows, %, rounded to 0.1
@@ -42,7 +43,7 @@ WITH launches AS (
         CASE WHEN $by_launch_config THEN blockX END AS block_x,
         CASE WHEN $by_launch_config THEN blockY END AS block_y,
         CASE WHEN $by_launch_config THEN blockZ END AS block_z
-    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns)
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_id AS (
     SELECT

@@ -16,6 +16,7 @@
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep an event
 --                               that starts in, ends in, or spans the window
+--   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:
 --   group_key  BIGINT   device ordinal, stream id or process id, as $by says; NULL without $by
@@ -40,12 +41,7 @@ WITH kernel_launches AS (
             ELSE demangledName
         END AS display_id,
         "end" - start AS dur_ns
-    FROM kernels
-    WHERE ($device IS NULL OR deviceId = $device)
-      AND ($stream IS NULL OR streamId = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_kernel AS (
     SELECT group_key, name_id, display_id, count(*) AS calls, sum(dur_ns) AS total_ns
@@ -62,13 +58,8 @@ memory_ops AS (
         'memcpy' AS kind,
         coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS label,
         m."end" - m.start AS dur_ns
-    FROM memcpys AS m
+    FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
     LEFT JOIN memcpy_labels AS k ON k.copyKind = m.copyKind
-    WHERE ($device IS NULL OR m.deviceId = $device)
-      AND ($stream IS NULL OR m.streamId = $stream)
-      AND ($pid IS NULL OR ((m.globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR m."end" >= $start_ns)
-      AND ($end_ns IS NULL OR m.start <= $end_ns)
     UNION ALL
     SELECT
         CASE $by
@@ -79,12 +70,7 @@ memory_ops AS (
         'memset',
         '[CUDA memset]',
         "end" - start
-    FROM memsets
-    WHERE ($device IS NULL OR deviceId = $device)
-      AND ($stream IS NULL OR streamId = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
+    FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 activities AS (
     SELECT

@@ -9,6 +9,7 @@
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep an
 --                               operation that starts in, ends in, or spans the window
+--   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:
 --   total_mb     DOUBLE   sum of sizes, MB, rounded to 0.001
@@ -24,21 +25,11 @@ WITH ops AS (
     SELECT
         coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS operation,
         m.bytes
-    FROM memcpys AS m
+    FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
     LEFT JOIN memcpy_labels AS k ON k.copyKind = m.copyKind
-    WHERE ($device IS NULL OR m.deviceId = $device)
-      AND ($stream IS NULL OR m.streamId = $stream)
-      AND ($pid IS NULL OR ((m.globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR m."end" >= $start_ns)
-      AND ($end_ns IS NULL OR m.start <= $end_ns)
     UNION ALL
     SELECT '[CUDA memset]', bytes
-    FROM memsets
-    WHERE ($device IS NULL OR deviceId = $device)
-      AND ($stream IS NULL OR streamId = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
+    FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_op AS (
     SELECT

@@ -15,6 +15,7 @@
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a launch
 --                               that starts in, ends in, or spans the window
+--   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:
 --   start_ns            BIGINT   kernel start, ns after $origin_ns
@@ -58,13 +59,8 @@ launches AS (
             WHEN 'mangled' THEN coalesce(mangledName, demangledName)
             ELSE demangledName
         END AS name_id
-    FROM kernels
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     WHERE (demangledName IN (SELECT id FROM matched_ids) OR shortName IN (SELECT id FROM matched_ids))
-      AND ($device IS NULL OR deviceId = $device)
-      AND ($stream IS NULL OR streamId = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-      AND ($start_ns IS NULL OR "end" >= $start_ns)
-      AND ($end_ns IS NULL OR start <= $end_ns)
 ),
 calls AS (
     SELECT

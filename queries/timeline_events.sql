@@ -15,11 +15,12 @@
 --   $pid               BIGINT     operating-system process id: every kind of row
 --   $start_ns, $end_ns BIGINT     time window, ns from session start: as nsys, keep an event
 --                                 that starts in, ends in, or spans the window
+--   $selection         BIGINT     a work_selection id (--nvtx, --step): only the GPU work in it
 --   $limit, $offset    BIGINT     rows to return (NULL: all) and rows to skip first
 --
 -- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
--- $device/$stream/$pid running: from the latest end so far to the next start. Gaps are
--- found before the time window applies, and the window keeps them by the same rule as
+-- $device/$stream/$pid/$selection running: from the latest end so far to the next start.
+-- Gaps are found before the time window applies, and the window keeps them by the same rule as
 -- events (so a gap that begins before the window and ends inside it is listed).
 --
 -- Columns:
@@ -36,7 +37,7 @@
 --   name              VARCHAR  kernel name; memcpy label; 'memset'; NVTX range label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle'
 --   total_rows        BIGINT   rows before $limit/$offset
-WITH gpu AS (
+WITH gpu_kept AS (
     SELECT
         start,
         "end",
@@ -52,23 +53,17 @@ WITH gpu AS (
             ELSE demangledName
         END AS name_id,
         CAST(NULL AS VARCHAR) AS label
-    FROM kernels
+    FROM filtered_kernels($device, $pid, $stream, NULL, NULL, selection := $selection)
     UNION ALL
     SELECT
         start, "end", 'memcpy', deviceId, streamId, globalPid, correlationId, bytes, NULL,
         coalesce($copy_labels[copyKind + 1], 'copy kind ' || copyKind)
-    FROM memcpys
+    FROM filtered_memcpys($device, $pid, $stream, NULL, NULL, selection := $selection)
     UNION ALL
     SELECT start, "end", 'memset', deviceId, streamId, globalPid, correlationId, bytes, NULL, 'memset'
-    FROM memsets
+    FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
 ),
-gpu_kept AS (
-    SELECT *
-    FROM gpu
-    WHERE ($device IS NULL OR device = $device)
-      AND ($stream IS NULL OR stream = $stream)
-      AND ($pid IS NULL OR ((globalPid >> 24) & 16777215) = $pid)
-),
+
 gaps AS (
     SELECT device, busy_until AS start, start AS "end"
     FROM (

@@ -1,6 +1,8 @@
 -- trace_totals: the headline figures of one trace, for comparing two runs. One row.
 -- Parameters: $start_ns, $end_ns BIGINT or NULL: time window (nsys rule: keep events that
 --   start in, end in or span it), applied to every kind of event.
+--   $selection BIGINT or NULL: a work_selection id (--nvtx, --step): only the GPU work in
+--   it, and only the API calls that launched it.
 -- Columns:
 --   kernel_launches   BIGINT  kernels launched
 --   distinct_kernels  BIGINT  distinct demangled kernel names
@@ -18,8 +20,7 @@
 --   span_ns           BIGINT  last_ns - first_ns, ns
 WITH k AS (
     SELECT deviceId, start, "end", demangledName
-    FROM kernels
-    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 -- Busy time is the union of kernel intervals per device: each kernel adds only the part of
 -- it that ends after every earlier kernel on its device (one sorted window pass).
@@ -41,16 +42,13 @@ busy AS (
     FROM covered
 ),
 c AS (
-    SELECT * FROM memcpys
-    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+    SELECT * FROM filtered_memcpys(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 s AS (
-    SELECT * FROM memsets
-    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+    SELECT * FROM filtered_memsets(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 r AS (
-    SELECT * FROM runtime_calls
-    WHERE ($start_ns IS NULL OR "end" >= $start_ns) AND ($end_ns IS NULL OR start <= $end_ns)
+    SELECT * FROM filtered_runtime_calls(NULL, $start_ns, $end_ns, selection := $selection)
 ),
 span AS (
     SELECT min(start) AS first_ns, max("end") AS last_ns FROM (

@@ -246,7 +246,7 @@ def test_gpu_busy_merges_overlapping_kernels_per_device(tmp_path):
     b.kernel("k1", start=1000, end=1100, pid=100, device=1)  # another device: 100
     path = b.write(tmp_path / "overlap.sqlite")
     with tracelens.open(path) as t:
-        totals = t.query("trace_totals", start_ns=None, end_ns=None).to_dicts()[0]
+        totals = t.query("trace_totals", start_ns=None, end_ns=None, selection=None).to_dicts()[0]
     assert totals["gpu_busy_ns"] == 15 + 10 + 100
     assert totals["kernel_time_ns"] == 10 + 10 + 2 + 10 + 100
     assert totals["kernel_launches"] == 5 and totals["distinct_kernels"] == 2
@@ -313,19 +313,24 @@ def test_a_uniform_slowdown_is_a_clue(tmp_path):
     assert "launches 30 → 30" in d.clues[0].evidence
 
 
-def test_nvtx_window_is_the_gpu_work_launched_inside_the_range(tmp_path):
-    # The CPU runs ahead: step_0's launches execute on the GPU during step_1's CPU time.
-    kernels = [("k_x", 500, 600, 10), ("k_y", 700, 800, 110)]
+def test_nvtx_selects_the_gpu_work_launched_inside_the_range(tmp_path):
+    # The CPU runs ahead: step_0's launches execute on the GPU during step_1's CPU time, so a
+    # time window would mix the two steps; the selection does not.
+    kernels = [("k_x", 500, 600, 10), ("k_y", 550, 800, 110), ("k_z", 560, 570, 300)]
     path = _build(tmp_path, "lag", kernels, nvtx=[("step_0", 0, 100), ("step_1", 100, 200)])
-    from tracelens.filters import nvtx_window
+    from tracelens.filters import select_nvtx
 
     with tracelens.open(path) as t:
-        w0 = nvtx_window(t, "step_0")
-        w1 = nvtx_window(t, "step_1")
-        both = nvtx_window(t, "step_*")
-    assert (w0.start_ns, w0.end_ns) == (500, 600)
-    assert (w1.start_ns, w1.end_ns) == (700, 800)
-    assert (both.start_ns, both.end_ns) == (500, 800)
+        counts = {}
+        for pattern in ("step_0", "step_1", "step_*"):
+            where, ranges = select_nvtx(t, pattern)
+            names = t.census(where=where)["name"].to_list()
+            counts[pattern] = (ranges, sorted(names))
+    assert counts == {
+        "step_0": (1, ["k_x"]),
+        "step_1": (1, ["k_y"]),
+        "step_*": (2, ["k_x", "k_y"]),
+    }
 
 
 def test_nvtx_range_that_launched_nothing_is_a_usage_error(tmp_path, capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 
@@ -37,6 +37,10 @@ class EventFilter:
 
     The time window follows nsys: an event is kept when it starts in, ends in, or spans
     ``[start_ns, end_ns]`` (ns from session start, the time base of the export).
+    ``selection`` restricts the GPU work (kernels, memcpys, memsets, graph replays) to a set
+    stored in the trace's ``work_selection`` table (see :func:`select_work`): the work
+    launched inside some NVTX ranges, or inside some steps. A selection id belongs to the
+    Trace that made it.
     """
 
     device: int | None = None
@@ -44,6 +48,7 @@ class EventFilter:
     stream: int | None = None
     start_ns: int | None = None
     end_ns: int | None = None
+    selection: int | None = None
 
     def __post_init__(self) -> None:
         if self.start_ns is not None and self.end_ns is not None and self.end_ns < self.start_ns:
@@ -58,20 +63,58 @@ class EventFilter:
             "stream": self.stream,
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,
+            "selection": self.selection,
         }
 
 
-def nvtx_window(trace: Trace, pattern: str, where: EventFilter | None = None) -> EventFilter:
-    """``where`` narrowed to the GPU work launched inside the NVTX ranges whose label matches
-    ``pattern`` (exact, or a glob such as ``decode_step_*``): from the start of the first
-    GPU operation those ranges launched to the end of the last (NVTX ranges are CPU time;
-    their GPU work runs later). A pattern that matches nothing is a UsageError naming the
-    closest labels."""
+def select_work(
+    trace: Trace, rows: Any, where: EventFilter | None = None, **params: Any
+) -> EventFilter:
+    """``where`` with its selection set to the GPU operations in ``rows``, intersected with
+    ``where.selection`` when there is one.
+
+    ``rows`` is the name of a query file (``queries/<rows>.sql``, run with ``params``) or a
+    relation DuckDB can scan (a polars/pyarrow table, a DuckDB relation) with columns
+    ``globalPid`` and ``correlationId``. An empty set selects nothing (not everything).
+    """
+    from . import _resources
+
+    where = where or EventFilter()
+    con = trace.db
+    if isinstance(rows, str):
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE selected_rows AS " + _resources.query(rows), params
+        )
+    else:
+        con.register("_selected_rows", rows)
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE selected_rows AS "
+            "SELECT globalPid, correlationId FROM _selected_rows"
+        )
+        con.unregister("_selected_rows")
+    selection_id = con.execute("SELECT nextval('work_selection_ids')").fetchone()[0]
+    trace.query_rows("_select_work", selection_id=selection_id, within=where.selection)
+    con.execute("DROP TABLE selected_rows")
+    return replace(where, selection=int(selection_id))
+
+
+def select_nvtx(
+    trace: Trace, pattern: str, where: EventFilter | None = None
+) -> tuple[EventFilter, int]:
+    """``where`` narrowed to the GPU work launched inside the NVTX ranges whose name matches
+    ``pattern`` (exact, or a glob such as ``decode_step_*``), and how many ranges matched.
+
+    A GPU operation is inside a range when the CUDA API call that launched it lies inside
+    the range on the range's thread (nsys's GPU projection); the union over the matching
+    ranges, CUDA graph launches included. NVTX ranges are CPU time: the selected work
+    usually runs later on the GPU, so this is not a time window. A pattern that matches no
+    range, or ranges that launched no GPU work, is a UsageError naming the closest labels.
+    """
     import difflib
 
     trace.load_nvtx_text()
-    row = trace.query("nvtx_range_window", pattern=pattern).to_dicts()[0]
-    if not row["ranges"]:
+    ranges, projectable = trace.query_rows("nvtx_matching_ranges", pattern=pattern).data[0]
+    if not ranges:
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not labels:
             raise UsageError(f"{trace.path}: no NVTX ranges to match {pattern!r}")
@@ -80,9 +123,23 @@ def nvtx_window(trace: Trace, pattern: str, where: EventFilter | None = None) ->
             f"{trace.path}: no NVTX range labelled {pattern!r}; "
             f"closest: {', '.join(repr(x) for x in close)}"
         )
-    if not row["gpu_ops"]:
-        raise UsageError(
-            f"{trace.path}: the {row['ranges']} NVTX range(s) labelled {pattern!r} launched no "
-            "GPU work (no kernel, memcpy or memset whose API call is inside them)"
+    narrowed = select_work(trace, "nvtx_selected_work", where, pattern=pattern)
+    if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
+        if where is not None and where.selection is not None:
+            raise UsageError(
+                f"{trace.path}: none of the GPU work launched inside the {ranges} NVTX "
+                f"range(s) labelled {pattern!r} is in the rest of the selection"
+            )
+        ended = (
+            ""
+            if projectable == ranges
+            else (
+                f" ({ranges - projectable} of them end on another thread, which nsys does not "
+                "project either)"
+            )
         )
-    return replace(where or EventFilter(), start_ns=row["start_ns"], end_ns=row["end_ns"])
+        raise UsageError(
+            f"{trace.path}: the {ranges} NVTX range(s) labelled {pattern!r} launched no "
+            f"GPU work (no kernel, memcpy or memset whose API call is inside them){ended}"
+        )
+    return narrowed, int(ranges)

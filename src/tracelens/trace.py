@@ -277,11 +277,15 @@ class Trace:
         if con.execute(exists).fetchone()[0]:
             return
         table, columns = _schema.VIEWS["nvtx_events"]
-        names = [name for name, _type in columns] + ["text"]
+        # row_id is the NVTX_EVENTS rowid: nsys stats calls it RangeId.
+        names = ["row_id"] + [name for name, _type in columns] + ["text"]
         rows: list[tuple] = []
         if table in self.tables:
-            present = set(self.tables[table])
-            select = ", ".join(_schema._quote(n) if n in present else "NULL" for n in names)
+            present = set(self.tables[table]) | {"row_id"}
+            select = ", ".join(
+                "rowid" if n == "row_id" else _schema._quote(n) if n in present else "NULL"
+                for n in names
+            )
             rows = self._sqlite_rows(f"SELECT {select} FROM {_schema._quote(table)}")
         values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
         data = {n: pa.array(v, pa.int64()) for n, v in zip(names[:-1], values[:-1], strict=True)}
@@ -289,6 +293,7 @@ class Trace:
         con.register("_nvtx_text", pa.table(data))
         con.execute("CREATE TEMP TABLE nvtx_text AS SELECT * FROM _nvtx_text")
         con.unregister("_nvtx_text")
+        con.execute(_resources.query("_nvtx_ranges"))
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back.

@@ -46,8 +46,8 @@ def diff(
         str | None,
         typer.Option(
             "--nvtx",
-            help="Compare only the span of the NVTX ranges with this label in both traces "
-            "(glob allowed: 'decode_step_*')",
+            help="Compare only the GPU work launched inside the NVTX ranges with this label in both "
+            "traces (glob allowed: 'decode_step_*')",
             metavar="LABEL",
         ),
     ] = None,
@@ -91,13 +91,13 @@ def diff(
         raise UsageError(f"--top must be at least 1 (got {top})")
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
-    from ..filters import nvtx_window
+    from ..filters import select_nvtx
 
     with c.open_pair(a, b, demo) as (ta, tb):
         if a_nvtx or nvtx:
-            where_a = nvtx_window(ta, a_nvtx or nvtx, where_a)
+            where_a, _ranges = select_nvtx(ta, a_nvtx or nvtx, where_a)
         if b_nvtx or nvtx:
-            where_b = nvtx_window(tb, b_nvtx or nvtx, where_b)
+            where_b, _ranges = select_nvtx(tb, b_nvtx or nvtx, where_b)
         result = compute(ta, tb, name=name, where_a=where_a, where_b=where_b)
     gates = check_gates(result, fail_if or [])
     if fmt == "json":

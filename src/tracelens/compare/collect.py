@@ -48,7 +48,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
     from ..census import kernel_summary
 
     trace.require_kernels()
-    window = {"start_ns": where.start_ns, "end_ns": where.end_ns}
+    window = {"start_ns": where.start_ns, "end_ns": where.end_ns, "selection": where.selection}
     totals = trace.query("trace_totals", **window).to_dicts()[0]
     census = kernel_summary(trace, name=name_kind, where=where)
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}

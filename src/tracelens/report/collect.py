@@ -505,7 +505,8 @@ def collect_side(
 
 def gpu_busy_ns(trace: Trace) -> int:
     """Time at least one kernel ran, summed over devices (``trace_totals``' gpu_busy_ns)."""
-    return int(trace.query("trace_totals", start_ns=None, end_ns=None)["gpu_busy_ns"][0])
+    everything = {"start_ns": None, "end_ns": None, "selection": None}
+    return int(trace.query("trace_totals", **everything)["gpu_busy_ns"][0])
 
 
 def _kernel_bar(k: KernelRow, label: str) -> svg.Bar:

@@ -1,0 +1,49 @@
+-- _nvtx_ranges: the table macro nvtx_ranges(), every NVTX range as nsys stats 2022.4 names
+-- and times it (nvtx_sum, nvtx_gpu_proj_trace); installed by Trace.load_nvtx_text right
+-- after it builds the nvtx_text table (a macro binds its tables when it is created).
+--
+-- A range is a push/pop or start/end range (eventType 59, 60, and nsys's own 70, 71). One
+-- left open at the end of the capture (end NULL) lasts, as in nsys, until the latest
+-- timestamp of any NVTX event. Its name is nsys's: the registered string (StringIds[textId])
+-- or else the free text, prefixed with 'domain:' when the range is in a named domain (the
+-- text of that process's eventType 75 event for the domainId; the earliest when repeated).
+--
+-- Columns of nvtx_ranges():
+--   range_id        BIGINT   the NVTX_EVENTS rowid (nsys's RangeId)
+--   event_type      BIGINT   59, 60, 70 or 71
+--   style           VARCHAR  'PushPop' | 'StartEnd'
+--   start           BIGINT   range start, ns from session start
+--   "end"           BIGINT   range end, ns (open ranges: the latest NVTX timestamp)
+--   closed          BOOLEAN  false when the capture ended with the range open
+--   global_tid      BIGINT   the thread that opened it (globalTid)
+--   same_thread     BOOLEAN  it ended on the thread that opened it (nsys projects only these)
+--   domain_id       BIGINT   NVTX domain id (NULL or 0: the default domain)
+--   label           VARCHAR  the range's own text (registered string first, as nsys)
+--   name            VARCHAR  'domain:label' in a named domain, else label
+CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE
+    WITH domains AS (
+        SELECT domainId AS id, pid_of(globalTid) AS pid, arg_min(text, start) AS domain
+        FROM nvtx_text
+        WHERE eventType = 75
+        GROUP BY domainId, pid_of(globalTid)
+    ),
+    last_ts AS (
+        SELECT greatest(max(start), max("end")) AS ts FROM nvtx_text
+    )
+    SELECT
+        n.row_id AS range_id,
+        n.eventType AS event_type,
+        CASE WHEN n.eventType IN (59, 70) THEN 'PushPop' ELSE 'StartEnd' END AS style,
+        n.start,
+        coalesce(n."end", (SELECT ts FROM last_ts)) AS "end",
+        n."end" IS NOT NULL AS closed,
+        n.globalTid AS global_tid,
+        n.endGlobalTid IS NULL OR n.endGlobalTid = n.globalTid AS same_thread,
+        n.domainId AS domain_id,
+        coalesce(s.value, n.text) AS label,
+        CASE WHEN d.domain IS NOT NULL THEN d.domain || ':' || coalesce(s.value, n.text)
+             ELSE coalesce(s.value, n.text) END AS name
+    FROM nvtx_text AS n
+    LEFT JOIN strings AS s ON s.id = n.textId
+    LEFT JOIN domains AS d ON d.id = n.domainId AND d.pid = pid_of(n.globalTid)
+    WHERE n.eventType IN (59, 60, 70, 71);

@@ -1,0 +1,47 @@
+-- nvtx_selected_work: the GPU operations launched inside the NVTX ranges whose name matches
+-- a pattern, the set --nvtx restricts an analysis to. As nsys's GPU projection: an
+-- operation belongs to a range when the CUDA API call that launched it (same process and
+-- correlationId) lies wholly inside the range on the range's thread; union over the
+-- matching ranges. Kernels, memcpys, memsets and CUDA graph replays traced at graph level
+-- (a cudaGraphLaunch inside a range selects the graph's work either way).
+-- Needs nvtx_ranges() (Trace.load_nvtx_text).
+--
+-- One sorted pass per thread, never a range x call join: per thread the matching ranges by
+-- start, each with the latest end among the ranges that start no later ("reach"); a call
+-- [s, e] is inside some range exactly when the reach of the last range starting at or
+-- before s is >= e (an ASOF join).
+--
+-- Parameters:
+--   $pattern  VARCHAR  glob (* ? [..]) or exact text, matched against the range's label
+--                      and its domain-qualified name
+-- Columns (ordered by both):
+--   globalPid      BIGINT  the GPU operation's globalPid
+--   correlationId  BIGINT  its correlationId
+WITH ranges AS (
+    SELECT global_tid, start, max("end") AS "end"
+    FROM nvtx_ranges()
+    WHERE same_thread AND (label GLOB $pattern OR name GLOB $pattern)
+    GROUP BY global_tid, start
+),
+reach AS (
+    SELECT global_tid, start,
+           max("end") OVER (PARTITION BY global_tid ORDER BY start ROWS UNBOUNDED PRECEDING)
+               AS reach_end
+    FROM ranges
+),
+calls AS (
+    SELECT r.globalTid - tid_of(r.globalTid) AS global_pid, r.correlationId
+    FROM runtime_calls AS r
+    ASOF JOIN reach AS g ON r.globalTid = g.global_tid AND r.start >= g.start
+    WHERE r."end" <= g.reach_end
+),
+gpu AS (
+    SELECT globalPid, correlationId FROM kernels
+    UNION ALL SELECT globalPid, correlationId FROM memcpys
+    UNION ALL SELECT globalPid, correlationId FROM memsets
+    UNION ALL SELECT globalPid, correlationId FROM graph_replays
+)
+SELECT DISTINCT gpu.globalPid, gpu.correlationId
+FROM gpu
+JOIN calls ON calls.correlationId = gpu.correlationId AND calls.global_pid = gpu.globalPid
+ORDER BY gpu.globalPid, gpu.correlationId
