@@ -8,6 +8,10 @@
 -- or else the free text, prefixed with 'domain:' when the range is in a named domain (the
 -- text of that process's eventType 75 event for the domainId; the earliest when repeated).
 --
+-- Also the scalar macro torch_label(name): a PyTorch range label without its per-call
+-- arguments, the op itself ('aten::mm, seq = 12, op_id = 991065, sizes = [[2, 3]]' ->
+-- 'aten::mm', as torch.autograd.profiler.emit_nvtx writes them); other labels unchanged.
+--
 -- Columns of nvtx_ranges():
 --   range_id        BIGINT   the NVTX_EVENTS rowid (nsys's RangeId)
 --   event_type      BIGINT   59, 60, 70 or 71
@@ -20,6 +24,8 @@
 --   domain_id       BIGINT   NVTX domain id (NULL or 0: the default domain)
 --   label           VARCHAR  the range's own text (registered string first, as nsys)
 --   name            VARCHAR  'domain:label' in a named domain, else label
+CREATE OR REPLACE TEMP MACRO torch_label(name) AS
+    regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
 CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE
     WITH domains AS (
         SELECT domainId AS id, pid_of(globalTid) AS pid, arg_min(text, start) AS domain

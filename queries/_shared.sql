@@ -32,6 +32,9 @@
 --   nsys_gpu_ops(device, pid, stream, t0, t1)  the GPU operations of `nsys analyze`'s
 --                         utilization rules (kernels, memcpys, memsets, profiler flush
 --                         overheads): start, "end", process_id, deviceId, contextId
+--   gpu_operations()   every GPU operation: kind ('kernel', 'memcpy', 'memset', 'graph' for a
+--       CUDA graph replay traced at graph level), globalPid, correlationId, device, stream,
+--       start, "end", name_id / short_id (kernels' demangledName / shortName, else NULL)
 --   filtered_runtime_calls(pid, t0, t1, selection := NULL)   CUDA API calls; with a
 --       selection, the calls that launched the selected work
 -- `selection` names a set of GPU operations in the temp table work_selection (e.g. the work
@@ -135,3 +138,16 @@ CREATE OR REPLACE TEMP MACRO filtered_runtime_calls(pid, t0, t1, selection := NU
     WHERE (pid IS NULL OR pid_of(globalTid) = pid)
       AND in_window(start, "end", t0, t1)
       AND in_selection(globalTid - tid_of(globalTid), correlationId, selection);
+CREATE OR REPLACE TEMP MACRO gpu_operations() AS TABLE
+    SELECT 'kernel' AS kind, globalPid, correlationId, deviceId AS device, streamId AS stream,
+           start, "end", demangledName AS name_id, shortName AS short_id
+    FROM kernels
+    UNION ALL
+    SELECT 'memcpy', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
+    FROM memcpys
+    UNION ALL
+    SELECT 'memset', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
+    FROM memsets
+    UNION ALL
+    SELECT 'graph', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
+    FROM graph_replays;

@@ -36,10 +36,7 @@ calls AS (
     WHERE r."end" <= g.reach_end
 ),
 gpu AS (
-    SELECT globalPid, correlationId FROM kernels
-    UNION ALL SELECT globalPid, correlationId FROM memcpys
-    UNION ALL SELECT globalPid, correlationId FROM memsets
-    UNION ALL SELECT globalPid, correlationId FROM graph_replays
+    SELECT globalPid, correlationId FROM gpu_operations()
 )
 SELECT DISTINCT gpu.globalPid, gpu.correlationId
 FROM gpu

@@ -676,6 +676,37 @@ class Trace:
         return gpu_time_accounting(self, where)
 
     # -- NVTX and CUDA API summaries (nvtx.py, api.py) ---------------------------------------
+    def nvtx(
+        self,
+        style: str | None = None,
+        gpu: bool = False,
+        kernels: bool = False,
+        group: str = "name",
+        each: bool = False,
+    ) -> pl.DataFrame:
+        """NVTX ranges: CPU time per range name (nsys nvtx_sum; ``style`` 'pushpop' or
+        'startend'), GPU time per range group (``gpu``; one row per range with ``each``) or
+        kernels per range group (``kernels``); ``group`` 'name', 'path' or 'torch'.
+        See :mod:`tracelens.nvtx`."""
+        from .nvtx import nvtx_report
+
+        df, _what = nvtx_report(self, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
+        return df
+
+    def nvtx_paths(self) -> pl.DataFrame:
+        """Every GPU operation with the NVTX range path of its launch; see
+        :func:`tracelens.nvtx.op_paths`."""
+        from .nvtx import op_paths
+
+        return op_paths(self)
+
+    def api(self, exec: bool = False, **options: Any) -> pl.DataFrame:  # noqa: A002
+        """CUDA API time per function (nsys cuda_api_sum), or with ``exec`` API, queue and
+        kernel time per kernel (cuda_kern_exec_sum). See :mod:`tracelens.api`."""
+        from .api import api_report
+
+        df, _what = api_report(self, exec=exec, **options)
+        return df
 
     # -- numerical-path fingerprint (fingerprint/) ------------------------------------------
 

@@ -1,0 +1,60 @@
+"""CUDA API summaries with ``nsys stats`` semantics: time per API function (cuda_api_sum)
+and, per kernel, API time vs queue time vs kernel time (cuda_kern_exec_sum), the signal that
+tells a launch-bound program from a GPU-bound one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import MissingDataError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+# The columns a terminal table shows of --exec (csv/json keep avg/med/min/max/stddev of all).
+EXEC_TABLE_COLUMNS = ("pid", "tid", "device", "count", "queued", "api_avg_ns", "queue_avg_ns",
+                      "kernel_avg_ns", "total_avg_ns", "api", "name")  # fmt: skip
+
+
+def require_api(trace: Trace) -> None:
+    if RUNTIME_TABLE not in trace.tables:
+        raise MissingDataError(trace.path, "no CUDA API data: was it captured with -t cuda?")
+
+
+def api_summary(trace: Trace, *, pid: int | None = None) -> pl.DataFrame:
+    """One row per CUDA API function, by total time (``nsys stats`` cuda_api_sum).
+
+    Columns, times in ns of CPU time (how long the calling thread was in the call):
+    time_pct, total_ns, calls, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name (without
+    the version suffix, as nsys prints it).
+    """
+    require_api(trace)
+    return trace.query("cuda_api_summary", pid=pid)
+
+
+def kernel_exec_summary(
+    trace: Trace, *, name: str = "demangled", pid: int | None = None
+) -> pl.DataFrame:
+    """Per launching thread, device, API function and kernel: API time, queue time, kernel
+    time and total time (avg/med/min/max/stddev each), ``nsys stats`` cuda_kern_exec_sum.
+    Queue time counts only launches whose kernel started after the call returned
+    (``queued`` of ``count``)."""
+    from .census import check_name_kind
+
+    check_name_kind(name)
+    require_api(trace)
+    trace.require_kernels()
+    return trace.query("kernel_exec_summary", name_kind=name, pid=pid)
+
+
+def api_report(
+    trace: Trace, *, exec: bool = False, name: str = "demangled", pid: int | None = None
+) -> tuple[pl.DataFrame, str]:
+    """The table ``tracelens api`` prints and what it shows: time per API function, or with
+    ``exec`` API/queue/kernel time per kernel."""
+    if exec:
+        return kernel_exec_summary(trace, name=name, pid=pid), "API, queue and kernel time"
+    return api_summary(trace, pid=pid), "CPU time by CUDA API function"

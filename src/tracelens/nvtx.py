@@ -1,0 +1,169 @@
+"""NVTX range summaries with ``nsys stats`` semantics (nvtx_sum, nvtx_pushpop_sum,
+nvtx_startend_sum) and the GPU projection of ranges (nvtx_gpu_proj_trace / _sum,
+nvtx_kern_sum): which GPU work each range launched and how long it ran.
+
+A GPU operation belongs to a range when the CUDA API call that launched it lies inside the
+range on the range's thread (nsys's rule); ranges that end on another thread are not
+projected, as in nsys.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import MissingDataError, UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+NVTX_TABLE = "NVTX_EVENTS"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+# --style value -> nsys's Style column
+STYLES = {"pushpop": "PushPop", "startend": "StartEnd"}
+# How GPU-projection rows are grouped: the innermost range's name (nsys), its full path of
+# names from the top range down, or PyTorch op labels without their per-call arguments.
+GROUPS = ("name", "path", "torch")
+KERNEL_NAME_KINDS = ("demangled", "short")
+# The columns a terminal table shows for the wide reports (csv/json keep every column).
+TABLE_COLUMNS = {
+    "gpu": ("time_pct", "proj_total_ns", "range_total_ns", "instances", "proj_avg_ns",
+            "proj_med_ns", "proj_max_ns", "gpu_ops", "avg_level", "style", "range"),
+    "each": ("proj_start_ns", "proj_duration_ns", "duration_ns", "gpu_ops", "level",
+             "children", "range_id", "parent_id", "tid", "name"),
+}  # fmt: skip
+
+
+def check_group(group: str) -> str:
+    if group not in GROUPS:
+        raise UsageError(f"unknown --group {group!r}; use one of: {', '.join(GROUPS)}")
+    return group
+
+
+def check_style(style: str | None) -> str | None:
+    """``'pushpop'``/``'startend'`` (any case) -> nsys's Style value; None stays None."""
+    if style is None:
+        return None
+    key = style.lower().replace("/", "").replace("-", "").replace("_", "")
+    if key not in STYLES:
+        raise UsageError(f"unknown --style {style!r}; use one of: {', '.join(STYLES)}")
+    return STYLES[key]
+
+
+def require_nvtx(trace: Trace) -> None:
+    if NVTX_TABLE not in trace.tables:
+        raise MissingDataError(trace.path, "no NVTX data: was it captured with -t nvtx?")
+
+
+def range_summary(trace: Trace, *, style: str | None = None) -> pl.DataFrame:
+    """One row per range name and style, by total time (``nsys stats`` nvtx_sum; with
+    ``style`` 'pushpop' or 'startend', nvtx_pushpop_sum / nvtx_startend_sum).
+
+    Columns, times in ns of CPU time (how long the range was open): time_pct, total_ns,
+    instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns, style, name. Names are nsys's:
+    the registered string or text, 'domain:label' in a named domain.
+    """
+    nsys_style = check_style(style)
+    require_nvtx(trace)
+    trace.load_nvtx_text()
+    return trace.query("nvtx_summary", style=nsys_style)
+
+
+def build_projection(trace: Trace) -> None:
+    """Build the temp tables the GPU-projection queries read, once per trace: nvtx_tree
+    (range nesting), nvtx_op_ranges (each GPU operation's innermost range) and
+    nvtx_projection (per range)."""
+    trace.load_nvtx_text()
+    con = trace.db
+    exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_op_ranges'"
+    if con.execute(exists).fetchone()[0]:
+        return
+    from . import _resources
+
+    con.execute(_resources.query("_nvtx_tree"))
+    con.execute(_resources.query("_nvtx_op_ranges"))
+    con.execute(_resources.query("_nvtx_projection"))
+
+
+def require_projection(trace: Trace) -> None:
+    require_nvtx(trace)
+    if RUNTIME_TABLE not in trace.tables:
+        raise MissingDataError(
+            trace.path,
+            "no CUDA API data, so no NVTX range can be projected onto the GPU: "
+            "was it captured with -t cuda,nvtx?",
+        )
+
+
+def gpu_projection(trace: Trace) -> pl.DataFrame:
+    """One row per NVTX range that launched GPU work, projected onto the GPU (``nsys stats``
+    nvtx_gpu_proj_trace): name, proj_start_ns, proj_duration_ns, start_ns, duration_ns,
+    style, pid, tid, gpu_ops, level, children, range_id, parent_id, stack, path."""
+    require_projection(trace)
+    build_projection(trace)
+    return trace.query("nvtx_gpu_projection")
+
+
+def gpu_summary(trace: Trace, *, group: str = "name") -> pl.DataFrame:
+    """GPU time per range group (``nsys stats`` nvtx_gpu_proj_sum): the projections of the
+    ranges summed per ``group`` ('name', 'path' or 'torch'). Columns: time_pct,
+    proj_total_ns, range_total_ns, instances, proj_avg_ns, proj_med_ns, proj_min_ns,
+    proj_max_ns, proj_stddev_ns, gpu_ops, avg_gpu_ops, avg_level, avg_children, style,
+    range."""
+    check_group(group)
+    require_projection(trace)
+    build_projection(trace)
+    return trace.query("nvtx_gpu_projection_summary", group_by=group)
+
+
+def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangled"):
+    """Kernels per range group (``nsys stats`` nvtx_kern_sum): a kernel counts in every
+    range that holds its launch. Columns: range, style, pid, tid, ranges, kernels,
+    total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name."""
+    check_group(group)
+    if name not in KERNEL_NAME_KINDS:
+        raise UsageError(f"unknown --name {name!r}; use one of: {', '.join(KERNEL_NAME_KINDS)}")
+    require_projection(trace)
+    trace.require_kernels()
+    build_projection(trace)
+    return trace.query("nvtx_kernel_summary", group_by=group, name_kind=name)
+
+
+def op_paths(trace: Trace) -> pl.DataFrame:
+    """Every GPU operation with the NVTX ranges that hold its launch: kind ('kernel',
+    'memcpy', 'memset', 'graph'), globalPid, correlationId, device, start, end, range_id
+    (innermost range, null outside every range), path (range names from the top down,
+    joined by ' / '; null outside every range). An export without NVTX or CUDA API data
+    gives every operation a null path."""
+    if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
+        return trace.query("nvtx_op_paths_none")
+    build_projection(trace)
+    return trace.query("nvtx_op_paths")
+
+
+def nvtx_report(
+    trace: Trace,
+    *,
+    style: str | None = None,
+    gpu: bool = False,
+    each: bool = False,
+    kernels: bool = False,
+    group: str = "name",
+) -> tuple[pl.DataFrame, str]:
+    """The table ``tracelens nvtx`` prints and what it shows: range CPU times (default;
+    ``style`` narrows to push/pop or start/end ranges), GPU time per range group (``gpu``),
+    one row per projected range (``gpu`` and ``each``) or kernels per range group
+    (``kernels``). ``TABLE_COLUMNS`` names the columns a terminal shows of the wide ones."""
+    check_group(group)
+    if each and not gpu:
+        raise UsageError("--each needs --gpu (one row per range projected onto the GPU)")
+    if kernels:
+        return kernels_by_range(trace, group=group), f"kernels by NVTX range {group}"
+    if gpu and each:
+        return gpu_projection(trace), "each NVTX range projected onto the GPU"
+    if gpu:
+        return gpu_summary(trace, group=group), f"GPU time by NVTX range {group}"
+    if group != "name":
+        raise UsageError("--group needs --gpu or --kernels (CPU times are per range name)")
+    return range_summary(trace, style=style), "CPU time by NVTX range"
