@@ -314,6 +314,12 @@ def tracelens_exe() -> str:
     return str(exe) if exe.exists() else (shutil.which("tracelens") or "tracelens")
 
 
+def _has_nvtx(trace: Path) -> bool:
+    with sqlite3.connect(f"file:{trace}?mode=ro&immutable=1", uri=True) as db:
+        found = "SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'"
+        return bool(db.execute(found).fetchone()[0])
+
+
 def build_commands(trace: Path, tmp: Path, investigate: bool, use_nsys: bool) -> list[Command]:
     py, tl, t = sys.executable, tracelens_exe(), str(trace)
     cmds = [
@@ -337,6 +343,15 @@ def build_commands(trace: Path, tmp: Path, investigate: bool, use_nsys: bool) ->
             "floor",
         ),
     ]
+    if _has_nvtx(trace):
+        cmds.append(
+            Command(
+                "nvtx_gpu",
+                "tracelens nvtx TRACE --gpu --format csv",
+                [tl, "nvtx", t, "--gpu", "--format", "csv"],
+                note="every NVTX range projected onto the GPU (bench/make_nvtx.py nest)",
+            )
+        )
     nsys = shutil.which("nsys")
     if use_nsys and not nsys:
         cmds.append(

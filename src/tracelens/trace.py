@@ -39,6 +39,8 @@ class Filters(TypedDict, total=False):
 
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+# NVTX rows read through Python per batch (load_nvtx_text): bounded memory on 10M ranges.
+NVTX_BATCH_ROWS = 250_000
 # CUDA graph replays traced at graph level: their kernels are missing from KERNEL_TABLE.
 GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 
@@ -211,6 +213,18 @@ class Trace:
                 self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
             ) from None
 
+    def _sqlite_batches(self, sql: str, size: int):
+        """The rows of ``sql`` in lists of at most ``size`` (errors as ``_sqlite_rows``)."""
+        self._check_open()
+        try:
+            cursor = self._sqlite.execute(sql)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        except sqlite3.DatabaseError as exc:
+            raise TraceError(
+                self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
+
     @property
     def db(self) -> duckdb.DuckDBPyConnection:
         """The DuckDB connection with the normalized views (see ``_schema.VIEWS``)."""
@@ -266,11 +280,12 @@ class Trace:
         """Create the ``nvtx_text`` table, once: every ``nvtx_events`` column plus ``text``
         (the free-text label; a range's label is ``coalesce(text, strings[textId])``).
 
-        ``text`` may hold bytes that are not UTF-8, which fail DuckDB's scanner, so the table
-        is read through Python's sqlite3 (those bytes become \\xNN, as ``decode_text`` does).
-        Only queries that label NVTX ranges need it: call this before running them.
+        DuckDB reads it (with ``row_id``, the rowid); ``text`` may hold bytes that are not
+        UTF-8, which DuckDB rejects, and then the table is read through Python's sqlite3 in
+        batches (those bytes become \\xNN, as ``decode_text`` does). Only queries over NVTX
+        ranges need it: call this before running them.
         """
-        import pyarrow as pa
+        import duckdb
 
         con = self.db
         exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_text'"
@@ -279,21 +294,61 @@ class Trace:
         table, columns = _schema.VIEWS["nvtx_events"]
         # row_id is the NVTX_EVENTS rowid: nsys stats calls it RangeId.
         names = ["row_id"] + [name for name, _type in columns] + ["text"]
-        rows: list[tuple] = []
-        if table in self.tables:
+        typed = ", ".join(f"{_schema._quote(n)} BIGINT" for n in names[:-1]) + ", text VARCHAR"
+        if table not in self.tables:
+            con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
+        else:
             present = set(self.tables[table]) | {"row_id"}
             select = ", ".join(
-                "rowid" if n == "row_id" else _schema._quote(n) if n in present else "NULL"
+                "rowid AS row_id" if n == "row_id" else _schema._quote(n) if n in present
+                else f"NULL AS {_schema._quote(n)}"
                 for n in names
-            )
-            rows = self._sqlite_rows(f"SELECT {select} FROM {_schema._quote(table)}")
-        values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
-        data = {n: pa.array(v, pa.int64()) for n, v in zip(names[:-1], values[:-1], strict=True)}
-        data["text"] = pa.array([decode_text(t) for t in values[-1]], pa.string())
-        con.register("_nvtx_text", pa.table(data))
-        con.execute("CREATE TEMP TABLE nvtx_text AS SELECT * FROM _nvtx_text")
-        con.unregister("_nvtx_text")
+            )  # fmt: skip
+            sql = f"SELECT {select} FROM {_schema._quote(table)}"
+            try:
+                self._load_nvtx_text_fast(con, names, sql)
+            except duckdb.Error as exc:
+                if "utf" not in str(exc).lower() and "unicode" not in str(exc).lower():
+                    raise
+                # Bytes that are not UTF-8 in a label: read through Python instead.
+                con.execute("DROP TABLE IF EXISTS nvtx_text")
+                con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
+                self._load_nvtx_text_slowly(con, names, sql)
         con.execute(_resources.query("_nvtx_ranges"))
+
+    def _load_nvtx_text_fast(self, con, names: list[str], sql: str) -> None:
+        """nvtx_text read by DuckDB itself (SQLite's rowid is only reachable through an
+        attached database: sqlite_scan does not expose it)."""
+        # ATTACH takes no bound parameter; the path is the trace's own, quoted. READ_ONLY:
+        # SQLite opens the file read-only and writes nothing beside it.
+        path = str(self._real_path).replace("'", "''")
+        con.execute(f"ATTACH '{path}' AS nvtx_source (TYPE sqlite, READ_ONLY)")
+        try:
+            casts = ", ".join(
+                f"CAST({_schema._quote(n)} AS BIGINT) AS {_schema._quote(n)}" for n in names[:-1]
+            )
+            con.execute(
+                f"CREATE TEMP TABLE nvtx_text AS SELECT {casts}, CAST(text AS VARCHAR) AS text "
+                "FROM sqlite_query('nvtx_source', $sql)",
+                {"sql": sql},
+            )
+        finally:
+            con.execute("DETACH nvtx_source")
+
+    def _load_nvtx_text_slowly(self, con, names: list[str], sql: str) -> None:
+        """nvtx_text through Python's sqlite3, labels decoded as ``decode_text`` does; in
+        batches, so that millions of ranges never sit in Python objects at once."""
+        import pyarrow as pa
+
+        for rows in self._sqlite_batches(sql, NVTX_BATCH_ROWS):
+            values = list(zip(*rows, strict=True))
+            data = {
+                n: pa.array(v, pa.int64()) for n, v in zip(names[:-1], values[:-1], strict=True)
+            }
+            data["text"] = pa.array([decode_text(t) for t in values[-1]], pa.string())
+            con.register("_nvtx_text", pa.table(data))
+            con.execute("INSERT INTO nvtx_text SELECT * FROM _nvtx_text")
+            con.unregister("_nvtx_text")
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back.
