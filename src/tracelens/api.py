@@ -11,6 +11,7 @@ from .errors import MissingDataError
 if TYPE_CHECKING:
     import polars as pl
 
+    from .nvtx import NvtxReport
     from .trace import Trace
 
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -52,9 +53,12 @@ def kernel_exec_summary(
 
 def api_report(
     trace: Trace, *, exec: bool = False, name: str = "demangled", pid: int | None = None
-) -> tuple[pl.DataFrame, str]:
-    """The table ``tracelens api`` prints and what it shows: time per API function, or with
-    ``exec`` API/queue/kernel time per kernel."""
+) -> NvtxReport:
+    """What ``tracelens api`` shows: time per API function, or with ``exec`` API, queue and
+    kernel time per kernel (rendered by :func:`tracelens.nvtx.render`)."""
+    from .nvtx import NvtxReport
+
     if exec:
-        return kernel_exec_summary(trace, name=name, pid=pid), "API, queue and kernel time"
-    return api_summary(trace, pid=pid), "CPU time by CUDA API function"
+        frame = kernel_exec_summary(trace, name=name, pid=pid)
+        return NvtxReport(frame, "API, queue and kernel time", EXEC_TABLE_COLUMNS, "api")
+    return NvtxReport(api_summary(trace, pid=pid), "CPU time by CUDA API function", None, "api")

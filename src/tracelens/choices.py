@@ -29,3 +29,7 @@ RANK_VIEWS = (
     "ranks", "steps", "matrix", "stragglers", "collectives", "waits", "clock",
     "inconsistencies", "failures",
 )  # fmt: skip
+#: ``nvtx --style``: push/pop or start/end ranges only.
+NVTX_STYLES = ("pushpop", "startend")
+#: ``nvtx --group``: range name (nsys), path of names from the top range, PyTorch op.
+NVTX_GROUPS = ("name", "path", "torch")

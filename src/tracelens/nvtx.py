@@ -9,8 +9,10 @@ projected, as in nsys.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .choices import NVTX_GROUPS as GROUPS
 from .errors import MissingDataError, UsageError
 
 if TYPE_CHECKING:
@@ -22,9 +24,6 @@ NVTX_TABLE = "NVTX_EVENTS"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 # --style value -> nsys's Style column
 STYLES = {"pushpop": "PushPop", "startend": "StartEnd"}
-# How GPU-projection rows are grouped: the innermost range's name (nsys), its full path of
-# names from the top range down, or PyTorch op labels without their per-call arguments.
-GROUPS = ("name", "path", "torch")
 KERNEL_NAME_KINDS = ("demangled", "short")
 # The columns a terminal table shows for the wide reports (csv/json keep every column).
 TABLE_COLUMNS = {
@@ -142,6 +141,18 @@ def op_paths(trace: Trace) -> pl.DataFrame:
     return trace.query("nvtx_op_paths")
 
 
+@dataclass(frozen=True)
+class NvtxReport:
+    """What ``tracelens nvtx`` (or ``api``, the ``command``) shows: ``frame`` (every
+    column), ``what`` it is (the title after 'nvtx of FILE: ') and the columns a terminal
+    table keeps (None: all)."""
+
+    frame: pl.DataFrame
+    what: str
+    table_columns: tuple[str, ...] | None = None
+    command: str = "nvtx"
+
+
 def nvtx_report(
     trace: Trace,
     *,
@@ -150,20 +161,46 @@ def nvtx_report(
     each: bool = False,
     kernels: bool = False,
     group: str = "name",
-) -> tuple[pl.DataFrame, str]:
-    """The table ``tracelens nvtx`` prints and what it shows: range CPU times (default;
-    ``style`` narrows to push/pop or start/end ranges), GPU time per range group (``gpu``),
-    one row per projected range (``gpu`` and ``each``) or kernels per range group
-    (``kernels``). ``TABLE_COLUMNS`` names the columns a terminal shows of the wide ones."""
+) -> NvtxReport:
+    """Range CPU times (default; ``style`` narrows to push/pop or start/end ranges), GPU
+    time per range group (``gpu``), one row per projected range (``gpu`` and ``each``) or
+    kernels per range group (``kernels``)."""
     check_group(group)
     if each and not gpu:
         raise UsageError("--each needs --gpu (one row per range projected onto the GPU)")
     if kernels:
-        return kernels_by_range(trace, group=group), f"kernels by NVTX range {group}"
+        return NvtxReport(kernels_by_range(trace, group=group), f"kernels by NVTX range {group}")
     if gpu and each:
-        return gpu_projection(trace), "each NVTX range projected onto the GPU"
+        what = "each NVTX range projected onto the GPU"
+        return NvtxReport(gpu_projection(trace), what, TABLE_COLUMNS["each"])
     if gpu:
-        return gpu_summary(trace, group=group), f"GPU time by NVTX range {group}"
+        what = f"GPU time by NVTX range {group}"
+        return NvtxReport(gpu_summary(trace, group=group), what, TABLE_COLUMNS["gpu"])
     if group != "name":
         raise UsageError("--group needs --gpu or --kernels (CPU times are per range name)")
-    return range_summary(trace, style=style), "CPU time by NVTX range"
+    return NvtxReport(range_summary(trace, style=style), "CPU time by NVTX range")
+
+
+def render(
+    report: NvtxReport,
+    *,
+    fmt: str,
+    source: str,
+    timeunit: str = "ns",
+    top: int | None = None,
+    width: int = 160,
+    color: bool = False,
+) -> str:
+    """The text of ``tracelens nvtx`` (or ``api``): title, the first ``top`` rows, caption
+    (``width`` and ``color``: see :func:`tracelens.render.table`)."""
+    from . import render as r
+
+    df = report.frame
+    shown = df.head(top) if top else df
+    if fmt == "table" and report.table_columns:
+        shown = shown.select(report.table_columns)
+    caption = f"{shown.height:,} of {df.height:,} rows" if top else f"{df.height:,} rows"
+    title = f"{report.command} of {source}: {report.what}"
+    return r.frame(
+        shown, fmt=fmt, timeunit=timeunit, title=title, caption=caption, width=width, color=color
+    )

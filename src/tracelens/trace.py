@@ -760,8 +760,7 @@ class Trace:
         kernel time per kernel (cuda_kern_exec_sum). See :mod:`tracelens.api`."""
         from .api import api_report
 
-        df, _what = api_report(self, exec=exec, **options)
-        return df
+        return api_report(self, exec=exec, **options).frame
 
     # -- numerical-path fingerprint (fingerprint/) ------------------------------------------
 

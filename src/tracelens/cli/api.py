@@ -22,10 +22,7 @@ def api(
             "(cuda_kern_exec_sum); long API times next to short kernels mean launch-bound",
         ),
     ] = False,
-    name: Annotated[
-        str,
-        typer.Option("--name", help="With --exec: demangled, short or mangled", metavar="KIND"),
-    ] = "demangled",
+    name: c.NameOpt = "demangled",
     pid: c.PidOpt = None,
     top: c.TopOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
@@ -34,15 +31,9 @@ def api(
 ) -> None:
     """CUDA API calls by time, as `nsys stats --report cuda_api_sum`: per API function, how
     long the calling threads spent in it (CPU time), version suffixes removed as nsys does."""
-    from ..api import EXEC_TABLE_COLUMNS, api_report
+    from ..api import api_report
+    from ..nvtx import render
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
     with c.open_trace(trace, demo) as tr:
-        df, what = api_report(tr, exec=exec_, name=name, pid=pid)
-        title = f"api of {tr.path.name}: {what}"
-    shown = df.head(top) if top else df
-    if fmt == "table" and exec_:
-        shown = shown.select(EXEC_TABLE_COLUMNS)
-    caption = f"{shown.height} of {df.height} rows" if top else f"{df.height} rows"
-    c.emit(c.render_frame(shown, fmt, timeunit, title=title, caption=caption), output)
+        report = api_report(tr, exec=exec_, name=name, pid=pid)
+    c.show(render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name, top=top)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..choices import NVTX_GROUPS, NVTX_STYLES
 from . import _common as c
 from . import app
 
@@ -16,10 +17,10 @@ def nvtx(
     demo: c.DemoOpt = None,
     style: Annotated[
         str | None,
-        typer.Option(
+        c.choice(
             "--style",
+            values=NVTX_STYLES,
             help="Only push/pop ranges (nvtx_pushpop_sum) or start/end ranges (nvtx_startend_sum)",
-            metavar="pushpop|startend",
         ),
     ] = None,
     gpu: Annotated[
@@ -34,22 +35,20 @@ def nvtx(
         bool,
         typer.Option(
             "--each",
-            help="With --gpu: one row per range (nvtx_gpu_proj_trace), with its "
-            "level, parent and range stack",
+            help="With --gpu: one row per range (nvtx_gpu_proj_trace), with its level, "
+            "parent and range stack",
         ),
     ] = False,
     kernels: Annotated[
-        bool,
-        typer.Option("--kernels", help="Kernels per range group (nvtx_kern_sum)"),
+        bool, typer.Option("--kernels", help="Kernels per range group (nvtx_kern_sum)")
     ] = False,
     group: Annotated[
         str,
-        typer.Option(
+        c.choice(
             "--group",
-            help="Group --gpu/--kernels rows by the range's name (nsys), its full path "
-            "of names from the top range down, or PyTorch op ('aten::mm, seq = 12, ...' "
-            "-> 'aten::mm')",
-            metavar="name|path|torch",
+            values=NVTX_GROUPS,
+            help="Group --gpu/--kernels rows by the range's name (nsys), its path of names "
+            "from the top range down, or PyTorch op ('aten::mm, seq = 12, ...' -> 'aten::mm')",
         ),
     ] = "name",
     top: c.TopOpt = None,
@@ -63,16 +62,11 @@ def nvtx(
 
     A GPU operation belongs to a range when the CUDA API call that launched it lies inside
     the range on the same thread (nsys's rule; nested ranges all hold it)."""
-    from ..nvtx import TABLE_COLUMNS, nvtx_report
+    from .. import nvtx as lib
 
-    c.check_choice("--format", fmt, c.FORMATS)
-    c.check_choice("--timeunit", timeunit, c.TIME_UNITS)
     with c.open_trace(trace, demo) as tr:
-        df, what = nvtx_report(tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
-        title = f"nvtx of {tr.path.name}: {what}"
-    shown = df.head(top) if top else df
-    wide = "each" if each else "gpu" if gpu and not kernels else None
-    if fmt == "table" and wide:
-        shown = shown.select(TABLE_COLUMNS[wide])
-    caption = f"{shown.height} of {df.height} rows" if top else f"{df.height} rows"
-    c.emit(c.render_frame(shown, fmt, timeunit, title=title, caption=caption), output)
+        report = lib.nvtx_report(tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
+    c.show(
+        lib.render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name,
+        top=top,
+    )  # fmt: skip
