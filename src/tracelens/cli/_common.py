@@ -161,6 +161,15 @@ StartOpt = Annotated[
 ]
 EndOpt = Annotated[int | None, time_option("--end", "Window end (see --start)")]
 TopOpt = Annotated[int | None, at_least("--top", "-n", minimum=1, help="Only the first N rows")]
+NvtxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx",
+        help="Only the GPU work launched inside the NVTX ranges with this name (glob "
+        "allowed: 'decode_step_*'; the union over the ranges; CUDA graph launches count)",
+        metavar="GLOB",
+    ),
+]
 
 
 # Every trace this command opened, so that ``emit`` never writes -o onto one of them.
@@ -234,6 +243,21 @@ def event_filter(
     if start is not None and end is not None and end < start:
         raise UsageError(f"{flags[1]} ({end} ns) is before {flags[0]} ({start} ns)")
     return EventFilter(device=device, pid=pid, stream=stream, start_ns=start, end_ns=end)
+
+
+def nvtx_filter(trace: Trace, pattern: str | None, where: EventFilter):
+    """``where`` narrowed by ``--nvtx`` and the note that says how many ranges matched
+    (None without ``--nvtx``)."""
+    if pattern is None:
+        return where, None
+    from ..filters import select_nvtx
+
+    narrowed, ranges = select_nvtx(trace, pattern, where)
+    one = ranges == 1
+    return narrowed, (
+        f"only the GPU work launched inside the {ranges:,} NVTX range{'' if one else 's'} "
+        f"matching {pattern!r}"
+    )
 
 
 def check_output(output: Path | None) -> None:

@@ -13,6 +13,11 @@ import sys
 MACHINE_FORMATS = ("csv", "json")
 
 
+def join_notes(*notes: str | None) -> str | None:
+    """The notes that are there, as one sentence (None when there are none)."""
+    return "; ".join(n for n in notes if n) or None
+
+
 def with_note(text: str, note: str | None, fmt: str) -> str:
     """``text`` (the rendered output in ``fmt``) with ``note`` added where ``fmt`` carries
     it; for csv/json the note is printed on stderr now and ``text`` comes back unchanged."""

@@ -9,6 +9,7 @@ import typer
 from ..choices import NAME_KINDS
 from . import _common as c
 from . import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -31,6 +32,7 @@ def census(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -48,10 +50,14 @@ def census(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
         rows = kernel_summary_rows(
             tr, name=name, by_launch_config=by_launch_config, top=top, where=where
         )
-        note, hint = tr.graph_note(where), c.empty_hint(tr, where, rows.height)
+        note, hint = (
+            join_notes(nvtx_note, tr.graph_note(where)),
+            c.empty_hint(tr, where, rows.height),
+        )
     c.show(
         views.census,
         rows,

@@ -11,6 +11,7 @@ import typer
 from ..choices import LEVELS
 from . import _common as c
 from . import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -42,6 +43,7 @@ def danger(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -62,8 +64,9 @@ def danger(
     ruleset = load_danger_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
         df = danger_kernels(tr, rules=ruleset, where=where)
-        note, hint = tr.graph_note(where), c.empty_hint(tr, where, df.height)
+        note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
     c.show(
         views.danger,
         df,

@@ -10,6 +10,7 @@ import typer
 from ..choices import LINEUP_BY, NAME_KINDS
 from . import _common as c
 from . import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -72,6 +73,7 @@ def lineup(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -93,13 +95,14 @@ def lineup(
     ruleset = load_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
         if show_other:  # all of them: the caption counts those --top leaves out
             df = unclassified_kernels(tr, by=by, rules=ruleset, where=where)
         else:
             df = category_summary(
                 tr, by=by, rules=ruleset, where=where, subfamily=subfamily, name=name, top=top
             )
-        note, hint = tr.graph_note(where), c.empty_hint(tr, where, df.height)
+        note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
     view = views.unclassified if show_other else views.lineup
     c.show(
         view,

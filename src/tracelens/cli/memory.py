@@ -27,6 +27,7 @@ def memory(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -38,6 +39,7 @@ def memory(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, note = c.nvtx_filter(tr, nvtx, where)
         df = memory_summary(tr, by=by, where=where)
         hint = c.empty_hint(tr, where, df.height)
     c.show(
@@ -46,6 +48,7 @@ def memory(
         by=by,
         fmt=fmt,
         output=output,
+        note=note,
         hint=hint,
         timeunit=timeunit,
         source=tr.path.name,

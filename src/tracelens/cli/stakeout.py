@@ -10,6 +10,7 @@ from ..choices import MATCHES, SORTS
 from ..errors import UsageError
 from . import _common as c
 from . import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -55,6 +56,7 @@ def stakeout(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -74,6 +76,7 @@ def stakeout(
         raise UsageError("missing KERNEL: give a kernel name or part of one")
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
         result = analysis.stakeout(
             tr,
             kernel,
@@ -84,7 +87,10 @@ def stakeout(
             where=where,
             ignore_case=ignore_case,
         )
-        note, hint = tr.graph_note(where), c.empty_hint(tr, where, result.total_launches)
+        note, hint = (
+            join_notes(nvtx_note, tr.graph_note(where)),
+            c.empty_hint(tr, where, result.total_launches),
+        )
     c.show(
         analysis.render,
         result,

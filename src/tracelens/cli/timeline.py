@@ -40,6 +40,7 @@ def timeline(
     ] = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -51,6 +52,7 @@ def timeline(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, note = c.nvtx_filter(tr, nvtx, where)
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )
@@ -60,6 +62,7 @@ def timeline(
         result,
         fmt=fmt,
         output=output,
+        note=note,
         hint=hint,
         timeunit=timeunit,
         source=tr.path.name,
