@@ -4,12 +4,12 @@
 -- on the call's thread that contains the whole call, nsys's rule. The ranges holding an
 -- operation are that range and its ancestors (nvtx_tree.stack). Needs nvtx_tree.
 --
--- A sweep, not an interval join: per thread, the calls are merged into the sorted start and
--- end events of the ranges; the running count of open ranges at a call is its depth D, and
--- the innermost candidate is the latest-starting range at depth D - 1 (an ASOF join on
--- thread and depth). A candidate that ends before the call does (the call straddles a
--- range's end, which push/pop ranges on one thread cannot do) is replaced by the tightest
--- container found by a join of just those calls.
+-- A sweep, not an interval join: per thread, the range starts and ends sorted into "marks"
+-- (from a start on, that range is the innermost open one; from an end on, its parent), and
+-- each call ASOF-joined to the last mark at or before its start. A candidate that ends
+-- before the call does (a call straddling a range's end, which push/pop ranges on one
+-- thread cannot do), or no candidate on a thread whose ranges overlap, is replaced by the
+-- tightest container found by a join of just those calls.
 -- An operation launched by two API rows (runtime and driver record of one correlationId)
 -- takes the first (runtime before driver, then the earlier).
 --
@@ -28,48 +28,51 @@ WITH ops AS (
     SELECT * FROM gpu_operations()
 ),
 calls AS (
-    SELECT r.globalTid AS global_tid, r.start, r."end", r.correlationId,
-           r.globalTid - tid_of(r.globalTid) AS global_pid
-    FROM runtime_calls AS r
-    WHERE (r.globalTid - tid_of(r.globalTid), r.correlationId) IN (
-          SELECT (globalPid, correlationId) FROM ops)
-    QUALIFY row_number() OVER (
-        PARTITION BY global_pid, r.correlationId ORDER BY r.eventClass, r.start) = 1
+    SELECT global_pid, correlationId, c.global_tid, c.start, c."end"
+    FROM (
+        SELECT r.globalTid - tid_of(r.globalTid) AS global_pid, r.correlationId,
+               arg_min({'global_tid': r.globalTid, 'start': r.start, 'end': r."end"},
+                       (r.eventClass, r.start)) AS c
+        FROM runtime_calls AS r
+        SEMI JOIN ops AS o
+          ON o.globalPid = r.globalTid - tid_of(r.globalTid) AND o.correlationId = r.correlationId
+        GROUP BY 1, 2
+    )
 ),
-events AS (
-    -- at one instant: range ends, range starts, ends of empty ranges, then calls
-    SELECT global_tid, start AS t, 1 AS phase, -"end" AS tie, 1 AS delta, NULL AS call_end,
-           NULL::BIGINT AS global_pid, NULL::BIGINT AS correlation_id
-    FROM nvtx_tree
-    UNION ALL
-    SELECT global_tid, "end", CASE WHEN "end" = start THEN 2 ELSE 0 END, -start, -1, NULL,
-           NULL, NULL
-    FROM nvtx_tree
-    UNION ALL
-    SELECT global_tid, start, 3, 0, 0, "end", global_pid, correlationId FROM calls
-    WHERE global_tid IN (SELECT DISTINCT global_tid FROM nvtx_tree)
-),
-call_depths AS (
-    SELECT global_tid, t AS start, call_end AS "end", global_pid, correlation_id,
-           sum(delta) OVER (
-               PARTITION BY global_tid ORDER BY t, phase, tie
-               ROWS UNBOUNDED PRECEDING) AS depth
-    FROM events
-    QUALIFY phase = 3
+marks AS (
+    -- From each instant on, the innermost open range: a range from its start, its parent from
+    -- its end (the ranges of one thread nest). One mark per instant: the last in the order
+    -- of nvtx_tree's sweep (ends, then starts longest first, then empty ranges' ends).
+    SELECT global_tid, key, nullif(arg_max(coalesce(open_id, -1), tie), -1) AS open_id
+    FROM (
+        SELECT global_tid, start * 4 + 1 AS key, -"end" AS tie, range_id AS open_id
+        FROM nvtx_tree
+        UNION ALL
+        SELECT global_tid, "end" * 4 + CASE WHEN "end" = start THEN 2 ELSE 0 END, -start,
+               parent_id
+        FROM nvtx_tree
+    )
+    GROUP BY global_tid, key
 ),
 candidates AS (
-    SELECT c.*, p.range_id, p."end" AS range_end
-    FROM call_depths AS c
-    ASOF LEFT JOIN nvtx_tree AS p
-      ON p.global_tid = c.global_tid AND p.depth = c.depth - 1 AND p.start <= c.start
-    WHERE c.depth > 0
+    SELECT c.global_tid, c.start, c."end", c.global_pid, c.correlationId AS correlation_id,
+           p.range_id, p."end" AS range_end
+    FROM calls AS c
+    ASOF JOIN marks AS m ON m.global_tid = c.global_tid AND m.key <= c.start * 4 + 3
+    LEFT JOIN nvtx_tree AS p ON p.range_id = m.open_id
+),
+-- threads whose ranges do not all nest (start/end ranges that overlap): there a call with
+-- no candidate may still lie in a range
+overlapping AS (
+    SELECT DISTINCT global_tid FROM nvtx_tree WHERE level <> depth
 ),
 refit AS (
     SELECT c.global_pid, c.correlation_id, p.range_id
     FROM candidates AS c
     JOIN nvtx_tree AS p
       ON p.global_tid = c.global_tid AND p.start <= c.start AND p."end" >= c."end"
-    WHERE c.range_id IS NULL OR c.range_end < c."end"
+    WHERE c.range_end < c."end"
+       OR c.range_id IS NULL AND c.global_tid IN (SELECT global_tid FROM overlapping)
     QUALIFY row_number() OVER (
         PARTITION BY c.global_pid, c.correlation_id
         ORDER BY (c.start - p.start) + (p."end" - c."end"), p.range_id) = 1

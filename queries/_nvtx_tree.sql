@@ -37,9 +37,10 @@ events AS (
     FROM ranges
 ),
 depths AS (
-    SELECT range_id, global_tid, t AS start, coalesce(sum(delta) OVER (
+    -- a running sum up to this row, less this row (DuckDB streams that frame)
+    SELECT range_id, global_tid, t AS start, sum(delta) OVER (
         PARTITION BY global_tid ORDER BY t, phase, tie, range_id
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS depth
+        ROWS UNBOUNDED PRECEDING) - delta AS depth
     FROM events
     QUALIFY delta = 1
 ),

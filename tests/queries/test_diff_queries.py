@@ -17,7 +17,13 @@ def mixed(tmp_path_factory):
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
 def test_launch_sequence(mixed, name_kind):
     assert_golden(
-        mixed.path, "launch_sequence", name_kind, name_kind=name_kind, start_ns=None, end_ns=None
+        mixed.path,
+        "launch_sequence",
+        name_kind,
+        name_kind=name_kind,
+        start_ns=None,
+        end_ns=None,
+        selection=None,
     )
 
 
@@ -30,18 +36,27 @@ def test_launch_sequence_window(mixed):
         name_kind="demangled",
         start_ns=k[10].start,
         end_ns=k[20].end,
+        selection=None,
     )
 
 
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
 def test_launch_names(mixed, name_kind):
     assert_golden(
-        mixed.path, "launch_names", name_kind, name_kind=name_kind, start_ns=None, end_ns=None
+        mixed.path,
+        "launch_names",
+        name_kind,
+        name_kind=name_kind,
+        start_ns=None,
+        end_ns=None,
+        selection=None,
     )
 
 
 def test_kernel_name_pairs(mixed):
-    assert_golden(mixed.path, "kernel_name_pairs", "mixed", start_ns=None, end_ns=None)
+    assert_golden(
+        mixed.path, "kernel_name_pairs", "mixed", start_ns=None, end_ns=None, selection=None
+    )
 
 
 def test_launch_sequence_follows_start_order_per_device(mixed):
@@ -49,9 +64,13 @@ def test_launch_sequence_follows_start_order_per_device(mixed):
     import tracelens
 
     with tracelens.open(mixed.path) as t:
-        seq = t.query("launch_sequence", name_kind="demangled", start_ns=None, end_ns=None)
+        seq = t.query(
+            "launch_sequence", name_kind="demangled", start_ns=None, end_ns=None, selection=None
+        )
         names = dict(
-            t.query("launch_names", name_kind="demangled", start_ns=None, end_ns=None).iter_rows()
+            t.query(
+                "launch_names", name_kind="demangled", start_ns=None, end_ns=None, selection=None
+            ).iter_rows()
         )
     got = [(d, names[i]) for d, i in seq.iter_rows()]
     want = [
