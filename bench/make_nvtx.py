@@ -5,9 +5,10 @@
 
 ``nest`` copies BASE (e.g. bench/make_trace.py's 5M-kernel export) and wraps its CUDA API
 calls, per thread in time order, in three levels of push/pop ranges: an op range around
-every 20 calls (PyTorch-style labels, ``aten::op_7, seq = 123, op_id = 123``), a layer range
-around every 100 and a step range around every 2,000: 5M calls give ~302k ranges, properly
-nested, every call inside an op range.
+every 20 call segments (PyTorch-style labels, ``aten::op_7, seq = 123, op_id = 123``), a
+layer range around every 100 and a step range around every 2,000, where a segment is a run
+of calls that overlap on the thread (make_trace.py's calls sometimes do; a real thread's
+do not): properly nested, every call inside an op range.
 
 ``wide`` writes a small export (tracelens.synth, real nsys DDL) and bulk-fills it with
 ``--ranges`` ranges on 8 threads in groups of 10 (one outer range, nine inner ones; the
@@ -58,15 +59,25 @@ def nest(base: Path, out: Path, schema: str) -> None:
             raise SystemExit(f"{base} already has {NVTX_TABLE}")
         db.execute(_nvtx_ddl(schema))
     con = _attach(out)
+    # Segments: maximal runs of API calls that overlap one another on a thread (the synthetic
+    # base overlaps some; a real thread is in one call at a time). Ranges are cut between
+    # segments only, so that every call lies wholly inside its op, layer and step range.
     con.execute("""
         CREATE TEMP TABLE calls AS
         SELECT globalTid, start, "end",
-               row_number() OVER (PARTITION BY globalTid ORDER BY start, "end") - 1 AS n
-        FROM out.CUPTI_ACTIVITY_KIND_RUNTIME
+               sum(cut) OVER (PARTITION BY globalTid ORDER BY start, "end"
+                              ROWS UNBOUNDED PRECEDING) - cut AS seg
+        FROM (
+            SELECT globalTid, start, "end",
+                   CASE WHEN max("end") OVER w < lead(start) OVER w THEN 1 ELSE 0 END AS cut
+            FROM out.CUPTI_ACTIVITY_KIND_RUNTIME
+            WINDOW w AS (PARTITION BY globalTid ORDER BY start, "end"
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+        )
     """)
     con.execute(f"""
         INSERT INTO out.{NVTX_TABLE} (start, "end", eventType, text, globalTid)
-        SELECT min(start) - pad, max("end") + pad, 59,
+        SELECT min(start), max("end"), 59,
                CASE size
                    WHEN 20 THEN 'aten::op_' || grp % 50 || ', seq = ' || grp
                                 || ', op_id = ' || grp
@@ -75,10 +86,10 @@ def nest(base: Path, out: Path, schema: str) -> None:
                END,
                globalTid
         FROM (
-            SELECT c.*, size, pad, n // size AS grp
-            FROM calls AS c, (VALUES (20, 1), (100, 2), (2000, 3)) AS levels(size, pad)
+            SELECT c.*, size, seg // size AS grp
+            FROM calls AS c, (VALUES (20), (100), (2000)) AS levels(size)
         )
-        GROUP BY globalTid, size, pad, grp
+        GROUP BY globalTid, size, grp
     """)
     con.close()
 

@@ -27,7 +27,7 @@ CREATE OR REPLACE TEMP TABLE nvtx_op_ranges AS
 WITH ops AS (
     SELECT * FROM gpu_operations()
 ),
-calls AS (
+calls AS MATERIALIZED (
     SELECT global_pid, correlationId, c.global_tid, c.start, c."end"
     FROM (
         SELECT r.globalTid - tid_of(r.globalTid) AS global_pid, r.correlationId,
@@ -54,7 +54,7 @@ marks AS (
     )
     GROUP BY global_tid, key
 ),
-candidates AS (
+candidates AS MATERIALIZED (
     SELECT c.global_tid, c.start, c."end", c.global_pid, c.correlationId AS correlation_id,
            p.range_id, p."end" AS range_end
     FROM calls AS c

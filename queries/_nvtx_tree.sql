@@ -9,7 +9,8 @@
 -- ranges (every push/pop range); a candidate that does not contain the range (start/end
 -- ranges that overlap on one thread) is replaced by the tightest container found by a
 -- join of just those ranges (of two identical ranges, the first is the parent). Level,
--- stack and path then follow the parent links from the roots down (one step per level).
+-- stack and path then follow the parent links from the roots down (one step per level;
+-- the CTEs the recursion reads are MATERIALIZED, so that no step recomputes them).
 --
 -- Columns of nvtx_tree:
 --   range_id    BIGINT     nsys's RangeId (NVTX_EVENTS rowid)
@@ -24,7 +25,7 @@
 --   path        VARCHAR    the range names from the top down, joined by ' / '
 CREATE OR REPLACE TEMP TABLE nvtx_tree AS
 WITH RECURSIVE
-ranges AS (
+ranges AS MATERIALIZED (
     SELECT range_id, global_tid, start, "end", style, name
     FROM nvtx_ranges()
     WHERE same_thread
@@ -36,7 +37,7 @@ events AS (
     SELECT global_tid, "end", CASE WHEN "end" = start THEN 2 ELSE 0 END, -start, range_id, -1
     FROM ranges
 ),
-depths AS (
+depths AS MATERIALIZED (
     -- a running sum up to this row, less this row (DuckDB streams that frame)
     SELECT range_id, global_tid, t AS start, sum(delta) OVER (
         PARTITION BY global_tid ORDER BY t, phase, tie, range_id
@@ -72,7 +73,7 @@ refit AS (
         PARTITION BY m.range_id ORDER BY (r.start - p.start) + (p."end" - r."end"), p.range_id
     ) = 1
 ),
-parents AS (
+parents AS MATERIALIZED (
     SELECT c.range_id, CASE WHEN c.misfit THEN f.parent_id ELSE c.parent_id END AS parent_id
     FROM checked AS c
     LEFT JOIN refit AS f ON f.range_id = c.range_id

@@ -1,0 +1,56 @@
+"""NVTX attribution scales: no query behind it plans a join that compares every range with
+every call (nested-loop, piecewise-merge or blockwise nested-loop joins); the sweeps
+are sorts, hash joins and ASOF joins. Wall-clock and memory figures live in bench/
+(bench/make_nvtx.py builds the 5M-kernel and 10M-range exports)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_nvtx import build_shapes
+
+import tracelens
+from tracelens import _resources
+
+# (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
+# end at.)
+QUADRATIC = ("NESTED_LOOP_JOIN", "PIECEWISE_MERGE_JOIN", "BLOCKWISE_NL_JOIN")
+
+
+def _operators(con, sql: str, params=None) -> set[str]:
+    plan = "".join(row[1] for row in con.execute("EXPLAIN " + sql, params or {}).fetchall())
+    return set(re.findall(r"[A-Z][A-Z_]{3,}", plan))
+
+
+def _select(name: str) -> str:
+    """The SELECT of a CREATE TABLE ... AS query file."""
+    text = _resources.query(name)
+    return text[text.index(" AS\n", text.index("CREATE OR REPLACE TEMP TABLE")) + 4 :]
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    return build_shapes(tmp_path_factory.mktemp("scale") / "shapes.sqlite")
+
+
+@pytest.mark.parametrize(
+    "query", ["_nvtx_tree", "_nvtx_op_ranges", "_nvtx_projection", "nvtx_selected_work"]
+)
+def test_no_quadratic_join_in_the_plan(shapes, query):
+    with tracelens.open(shapes) as t:
+        t.load_nvtx_text()
+        con = t.db
+        # Plan as for real sizes: DuckDB runs joins of a few rows as nested loops
+        # (asof_loop_join_threshold 64, merge_join_threshold 1000, nested_loop 5).
+        for setting in ("asof_loop_join", "merge_join", "nested_loop_join"):
+            con.execute(f"SET {setting}_threshold = 0")
+        built = ("_nvtx_tree", "_nvtx_op_ranges")
+        for prerequisite in built[: built.index(query)] if query in built else built:
+            con.execute(_resources.query(prerequisite))
+        if query.startswith("_"):
+            ops = _operators(con, _select(query))
+        else:
+            ops = _operators(con, _resources.query(query), {"pattern": "*"})
+    assert ops, query
+    assert not ops & set(QUADRATIC), f"{query} plans {sorted(ops & set(QUADRATIC))}"
