@@ -549,7 +549,7 @@ class Trace:
         from dataclasses import replace
 
         from .errors import UsageError
-        from .filters import EventFilter, nvtx_window, parse_time_ns
+        from .filters import EventFilter, parse_time_ns, select_nvtx
 
         unknown = set(filters) - set(Filters.__annotations__)
         if unknown:
@@ -563,7 +563,7 @@ class Trace:
                 ids[f"{key}_ns"] = parse_time_ns(filters[key], param=key)
         where = replace(where, **ids) if ids else where
         if filters.get("nvtx") is not None:
-            where = nvtx_window(self, filters["nvtx"], where)
+            where, _ranges = select_nvtx(self, filters["nvtx"], where)
         if filters.get("step") is not None:
             from .steps import select_steps
 
