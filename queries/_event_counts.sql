@@ -6,15 +6,28 @@
 --   events    BIGINT   number of rows
 --   first_ns  BIGINT   earliest start, ns from session start (NULL when no events)
 --   last_ns   BIGINT   latest end (or start, for NVTX marks that have no end), ns
-SELECT 'kernel' AS kind, count(*) AS events, min(start) AS first_ns, max("end") AS last_ns
+--   pids      BIGINT[] the processes with GPU work or CUDA API calls of this kind (kernel,
+--                      memcpy, memset, runtime; NULL for the others and when none)
+--
+-- One pass per table (the pids come from the same scan as the counts): on a 5M-kernel
+-- trace every extra scan of the kernel or runtime table costs about as much as census.
+SELECT
+    'kernel' AS kind, count(*) AS events, min(start) AS first_ns, max("end") AS last_ns,
+    list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL) AS pids
 FROM kernels
 UNION ALL
-SELECT 'memcpy', count(*), min(start), max("end") FROM memcpys
+SELECT 'memcpy', count(*), min(start), max("end"),
+       list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL)
+FROM memcpys
 UNION ALL
-SELECT 'memset', count(*), min(start), max("end") FROM memsets
+SELECT 'memset', count(*), min(start), max("end"),
+       list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL)
+FROM memsets
 UNION ALL
-SELECT 'runtime', count(*), min(start), max("end") FROM runtime_calls
+SELECT 'runtime', count(*), min(start), max("end"),
+       list(DISTINCT pid_of(globalTid)) FILTER (WHERE globalTid IS NOT NULL)
+FROM runtime_calls
 UNION ALL
-SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)) FROM nvtx_events
+SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)), NULL FROM nvtx_events
 UNION ALL
-SELECT 'graph', count(*), min(start), max("end") FROM graph_replays
+SELECT 'graph', count(*), min(start), max("end"), NULL FROM graph_replays

@@ -51,9 +51,11 @@ WITH matched_ids AS (
     END
 ),
 launches AS (
+    -- only the columns shown: the kernel scan's cost grows with the columns it reads
     SELECT
-        *,
-        (globalPid >> 24) & 16777215 AS pid,
+        start, "end", deviceId, streamId, correlationId, registersPerThread,
+        gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory,
+        pid_of(globalPid) AS pid,
         CASE $name_kind
             WHEN 'short' THEN shortName
             WHEN 'mangled' THEN coalesce(mangledName, demangledName)
@@ -63,17 +65,13 @@ launches AS (
     WHERE (demangledName IN (SELECT id FROM matched_ids) OR shortName IN (SELECT id FROM matched_ids))
 ),
 calls AS (
-    SELECT
-        (globalTid >> 24) & 16777215 AS pid,
-        correlationId,
-        start,
-        "end",
-        globalTid,
-        nameId
-    FROM runtime_calls
-    WHERE correlationId IN (SELECT correlationId FROM launches)
+    -- the launching calls: same process and correlation id (a semi join reads the runtime
+    -- table once, keeping only those calls)
+    SELECT pid_of(r.globalTid) AS pid, r.correlationId, r.start, r."end", r.globalTid, r.nameId
+    FROM runtime_calls AS r
+    SEMI JOIN launches AS l ON l.correlationId = r.correlationId AND l.pid = pid_of(r.globalTid)
     QUALIFY row_number() OVER (
-        PARTITION BY (globalTid >> 24) & 16777215, correlationId ORDER BY eventClass, start
+        PARTITION BY pid_of(r.globalTid), r.correlationId ORDER BY r.eventClass, r.start
     ) = 1
 )
 SELECT
@@ -89,7 +87,7 @@ SELECT
     l.deviceId AS device,
     l.streamId AS stream,
     l.pid,
-    c.globalTid & 16777215 AS tid,
+    tid_of(c.globalTid) AS tid,
     l.correlationId AS correlation_id,
     regexp_replace(sa.value, '_v.{4}$', '') AS api,
     c.globalTid AS api_global_tid,

@@ -17,11 +17,21 @@
 --                                 that starts in, ends in, or spans the window
 --   $selection         BIGINT     a work_selection id (--nvtx, --step): only the GPU work in it
 --   $limit, $offset    BIGINT     rows to return (NULL: all) and rows to skip first
+--   $bound_ns          BIGINT     no row starting later can be on the page
+--                                 (timeline_page_bound.sql), ns from session start; NULL:
+--                                 no bound. With a bound, total_rows counts only the rows
+--                                 up to it
 --
 -- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
 -- $device/$stream/$pid/$selection running: from the latest end so far to the next start.
 -- Gaps are found before the time window applies, and the window keeps them by the same rule as
 -- events (so a gap that begins before the window and ends inside it is listed).
+--
+-- Only the stretch that can be on the page is kept: the GPU rows in the window that start
+-- by $bound_ns, and, per device, the latest end before the window and the first start after
+-- the stretch, which are all the gaps at its borders depend on. All three come from one
+-- pass over the GPU tables (one grouped aggregate), so a 10 ms window or the first page of
+-- a 5M-kernel trace neither builds nor sorts the whole union.
 --
 -- Columns:
 --   start_ns          BIGINT   start, ns after $origin_ns
@@ -37,7 +47,7 @@
 --   name              VARCHAR  kernel name; memcpy label; 'memset'; NVTX range label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle'
 --   total_rows        BIGINT   rows before $limit/$offset
-WITH gpu_kept AS (
+WITH gpu AS (
     SELECT
         start,
         "end",
@@ -63,6 +73,32 @@ WITH gpu_kept AS (
     SELECT start, "end", 'memset', deviceId, streamId, globalPid, correlationId, bytes, NULL, 'memset'
     FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
 ),
+per_device AS (
+    SELECT
+        device,
+        max("end") FILTER (WHERE "end" < $start_ns) AS busy_before,
+        min(start) FILTER (WHERE start > least($end_ns, $bound_ns)) AS next_after,
+        list({
+            'start': start, 'end': "end", 'kind': kind, 'stream': stream,
+            'globalPid': globalPid, 'correlationId': correlationId, 'bytes': bytes,
+            'name_id': name_id, 'label': label
+        }) FILTER (WHERE in_window(start, "end", $start_ns, least($end_ns, $bound_ns))) AS near
+    FROM gpu
+    GROUP BY device
+),
+gpu_kept AS (
+    SELECT device, unnest(near, recursive := true)
+    FROM per_device
+),
+gap_edges AS (
+    -- the stretch's rows, and per device the latest end before it (start NULL: first in
+    -- order) and the first start after it (end NULL)
+    SELECT device, start, "end" FROM gpu_kept
+    UNION ALL
+    SELECT device, NULL, busy_before FROM per_device WHERE busy_before IS NOT NULL
+    UNION ALL
+    SELECT device, next_after, NULL FROM per_device WHERE next_after IS NOT NULL
+),
 
 gaps AS (
     SELECT device, busy_until AS start, start AS "end"
@@ -71,10 +107,10 @@ gaps AS (
             device,
             start,
             max("end") OVER (
-                PARTITION BY device ORDER BY start, "end"
+                PARTITION BY device ORDER BY start ASC NULLS FIRST, "end"
                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
             ) AS busy_until
-        FROM gpu_kept
+        FROM gap_edges
     )
     WHERE start - busy_until > $gap_ns
 ),
@@ -83,18 +119,19 @@ host AS (
            coalesce(n.text, s.value) AS name
     FROM nvtx_text AS n
     LEFT JOIN strings AS s ON s.id = n.textId
-    WHERE n.eventType IN (59, 60, 70, 71) AND n."end" IS NOT NULL
+    WHERE is_nvtx_range(n.eventType, n."end")
+      AND in_window(n.start, n."end", $start_ns, least($end_ns, $bound_ns))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
            regexp_replace(s.value, '_v.{4}$', '')
     FROM runtime_calls AS r
     LEFT JOIN strings AS s ON s.id = r.nameId
-    WHERE $api
+    WHERE $api AND in_window(r.start, r."end", $start_ns, least($end_ns, $bound_ns))
 ),
 rows AS (
     SELECT
         g.start, g."end", g.kind, g.device, g.stream,
-        (g.globalPid >> 24) & 16777215 AS pid,
+        pid_of(g.globalPid) AS pid,
         CAST(NULL AS BIGINT) AS tid,
         g.correlationId AS correlation_id,
         g.bytes,
@@ -106,9 +143,9 @@ rows AS (
     FROM gaps
     UNION ALL
     SELECT start, "end", kind, NULL, NULL,
-           (globalTid >> 24) & 16777215, globalTid & 16777215, correlationId, NULL, name
+           pid_of(globalTid), tid_of(globalTid), correlationId, NULL, name
     FROM host
-    WHERE ($pid IS NULL OR ((globalTid >> 24) & 16777215) = $pid)
+    WHERE ($pid IS NULL OR pid_of(globalTid) = $pid)
 )
 SELECT
     start - $origin_ns AS start_ns,
@@ -125,8 +162,7 @@ SELECT
     name,
     count(*) OVER () AS total_rows
 FROM rows
-WHERE ($start_ns IS NULL OR "end" >= $start_ns)
-  AND ($end_ns IS NULL OR start <= $end_ns)
+WHERE in_window(start, "end", $start_ns, $end_ns)
 ORDER BY
     start,
     CASE kind WHEN 'nvtx' THEN 0 WHEN 'api' THEN 1 WHEN 'gap' THEN 2 ELSE 3 END,

@@ -390,10 +390,11 @@ def test_broken_pipe_stays_quiet():
         lambda t: t.timeline(),
         lambda t: t.lineup(),
         lambda t: t.sql("SELECT 1"),
-        lambda t: t.query("_active_pids"),
+        lambda t: t.query("_first_event"),
+        lambda t: t.origin_ns,
         lambda t: t.db,
     ],
-    ids=["census", "info", "timeline", "lineup", "sql", "query", "db"],
+    ids=["census", "info", "timeline", "lineup", "sql", "query", "origin", "db"],
 )
 def test_a_closed_trace_says_so(use):
     from tracelens.demo import demo_path

@@ -143,6 +143,7 @@ class Trace:
         self._duck: duckdb.DuckDBPyConnection | None = None
         self._closed = False
         self._info: TraceInfo | None = None
+        self._origin_ns: int | None = None
         check_file(self.path)
         # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
         self._real_path = self.path.resolve()
@@ -446,13 +447,25 @@ class Trace:
             )
         return tuple(sorted(gpus, key=lambda g: (g.id is None, g.id)))
 
-    def _processes(self) -> tuple[ProcessInfo, ...]:
-        pids = self.query("_active_pids")["pid"].to_list()
+    def _processes(self, counts: pl.DataFrame) -> tuple[ProcessInfo, ...]:
+        pids = sorted({pid for kind_pids in counts["pids"].to_list() for pid in kind_pids or ()})
         names: dict[int, str | None] = {}
         if "PROCESSES" in self.tables and "pid" in self.tables["PROCESSES"]:
             for pid, name in self._sqlite_rows("SELECT pid, name FROM PROCESSES"):
                 names.setdefault(pid, decode_text(name))
         return tuple(ProcessInfo(pid, names.get(pid)) for pid in pids)
+
+    @property
+    def origin_ns(self) -> int:
+        """The start of the first event of any kind, ns from session start (0 when there is
+        none): what the Start columns of stakeout and timeline count from. Same as
+        ``info.start_ns``, without reading the counts and processes when info is not loaded."""
+        self._check_open()
+        if self._info is not None:
+            return self._info.start_ns or 0
+        if self._origin_ns is None:
+            self._origin_ns = self.query_rows("_first_event").data[0][0] or 0
+        return self._origin_ns
 
     @property
     def info(self) -> TraceInfo:
@@ -493,7 +506,7 @@ class Trace:
             start_ns=min(firsts) if firsts else None,
             end_ns=max(lasts) if lasts else None,
             gpus=self._gpus(),
-            processes=self._processes(),
+            processes=self._processes(counts),
             events=tuple(events),
             graph_replay_ns=self.graph_replays()[1],
             tables=tuple(sorted(self.tables)),
