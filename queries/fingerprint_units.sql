@@ -1,21 +1,13 @@
 -- fingerprint_units: the numerical path of a trace, one row per unit = (device, step,
--- region): how many kernels it launched, the first $block of them in launch order as
--- variant ids, and an order-sensitive digest per block of $block launches. All aggregation
--- happens here, so Python only sees units, never launches.
+-- region): how many kernels it launched, the first $block of them in launch order, an
+-- order-sensitive digest per block of $block launches, and the launches of each variant.
+-- All aggregation over launches happens here: Python sees units, never launches.
 --
--- Inputs (temp tables the library creates before running it):
---   fp_variant_keys(name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, vid, code)
---       the variant id and its 31-bit code (a hash of the normalized name and the launch
---       configuration, stable across traces) for each (demangled name id, grid, block)
---   fp_steps(device, step, start_ns, end_ns, cpu_start_ns, cpu_end_ns)
---       the steps (GPU projection, and CPU span when known); may be empty
---   fp_paths(pid, correlation_id, ranges)   fingerprint_nvtx_paths; may be empty
+-- Input: the temp view fp_unit_launches (fingerprint_launches, or fingerprint_launch_steps
+-- when the trace has steps).
 --
--- A launch belongs to the step whose GPU window holds its start on its device (NULL when
--- none does). Its region is its NVTX path without the ranges that enclose the whole step
--- (the step's own range and any outer one), so the same layer in every step has the same
--- region; empty when no range encloses it. Launch order is the order of the CUDA calls
--- (correlation id), then GPU start and stream: GPU timing jitter does not reorder it.
+-- Launch order is the order of the CUDA calls (correlation id), then GPU start, then the
+-- variant's code: GPU timing jitter does not reorder it.
 --
 -- Parameters:
 --   $block   BIGINT   launches per block (fingerprint.toml: limits.block_launches)
@@ -26,54 +18,27 @@
 --   region             VARCHAR[]  NVTX labels, outermost first; [] outside any range
 --   launches           BIGINT     kernel launches of the unit
 --   first_correlation  BIGINT     correlation id of its first launch (orders the units)
---   head               BIGINT[]   variant ids of the first $block launches, in order
+--   head               STRUCT(norm_id, grid_x, grid_y, grid_z, block_x, block_y, block_z)[]
+--                                 the variants (BIGINT fields) of the first $block launches
 --   blocks             STRUCT(code_sum BIGINT, position_sum BIGINT)[]
---                                 per block, in order: the sum of the launches' codes and
+--                                 per block, in order: the sum of the launches' codes, and
 --                                 the sum of code * (position in block + 1) mod 2^31-1
---   counts             STRUCT(vid BIGINT, launches BIGINT)[]   launches per variant, by vid
-WITH launch AS (
+--   counts             STRUCT(variant STRUCT(...), launches BIGINT)[]   launches per variant
+WITH ordered AS (
     SELECT
-        k.deviceId AS device,
-        v.vid,
-        v.code,
-        CASE WHEN k.start <= st.end_ns THEN st.step END AS step,
-        CASE
-            WHEN p.ranges IS NULL THEN []::VARCHAR[]
-            ELSE list_transform(
-                list_filter(
-                    p.ranges,
-                    lambda r: NOT coalesce(
-                        k.start <= st.end_ns
-                        AND r.start <= st.cpu_start_ns
-                        AND r."end" >= st.cpu_end_ns,
-                        false
-                    )
-                ),
-                lambda r: r.label
-            )
-        END AS region,
-        k.correlationId AS correlation_id,
-        k.start,
-        k.streamId AS stream
-    FROM kernels AS k
-    JOIN fp_variant_keys AS v
-        ON v.name_id = k.demangledName
-        AND v.grid_x IS NOT DISTINCT FROM k.gridX
-        AND v.grid_y IS NOT DISTINCT FROM k.gridY
-        AND v.grid_z IS NOT DISTINCT FROM k.gridZ
-        AND v.block_x IS NOT DISTINCT FROM k.blockX
-        AND v.block_y IS NOT DISTINCT FROM k.blockY
-        AND v.block_z IS NOT DISTINCT FROM k.blockZ
-    ASOF LEFT JOIN fp_steps AS st ON st.device = k.deviceId AND k.start >= st.start_ns
-    LEFT JOIN fp_paths AS p ON p.pid = pid_of(k.globalPid) AND p.correlation_id = k.correlationId
-),
-ordered AS (
-    SELECT
-        *,
+        device,
+        step,
+        region,
+        {
+            'norm_id': norm_id, 'grid_x': grid_x, 'grid_y': grid_y, 'grid_z': grid_z,
+            'block_x': block_x, 'block_y': block_y, 'block_z': block_z
+        } AS variant,
+        code,
+        correlation_id,
         row_number() OVER (
-            PARTITION BY device, step, region ORDER BY correlation_id, start, stream, vid
+            PARTITION BY device, step, region ORDER BY correlation_id, start, code
         ) - 1 AS pos
-    FROM launch
+    FROM fp_unit_launches
 ),
 per_block AS MATERIALIZED (
     SELECT
@@ -85,13 +50,13 @@ per_block AS MATERIALIZED (
         min(correlation_id) AS first_correlation,
         sum(code)::BIGINT AS code_sum,
         sum((code * (pos % $block + 1)) % 2147483647)::BIGINT AS position_sum,
-        list(vid ORDER BY pos) AS vids,
-        histogram(vid) AS counts
+        list(variant ORDER BY pos) FILTER (WHERE pos < $block) AS head,
+        histogram(variant) AS counts
     FROM ordered
     GROUP BY device, step, region, block
 ),
 per_variant AS (
-    SELECT device, step, region, entry.key AS vid, sum(entry.value)::BIGINT AS launches
+    SELECT device, step, region, entry.key AS variant, sum(entry.value)::BIGINT AS launches
     FROM (SELECT device, step, region, unnest(map_entries(counts)) AS entry FROM per_block)
     GROUP BY ALL
 ),
@@ -100,7 +65,7 @@ variant_lists AS (
         device,
         step,
         region,
-        list({'vid': vid, 'launches': launches} ORDER BY vid) AS counts
+        list({'variant': variant, 'launches': launches} ORDER BY variant) AS counts
     FROM per_variant
     GROUP BY ALL
 )
@@ -110,7 +75,7 @@ SELECT
     b.region,
     sum(b.launches)::BIGINT AS launches,
     min(b.first_correlation) AS first_correlation,
-    first(b.vids ORDER BY b.block) AS head,
+    first(b.head ORDER BY b.block) AS head,
     list({'code_sum': b.code_sum, 'position_sum': b.position_sum} ORDER BY b.block) AS blocks,
     any_value(c.counts) AS counts
 FROM per_block AS b

@@ -151,7 +151,7 @@ def test_an_added_kernel_is_added_not_a_variant(tmp_path):
 
 
 def test_long_regions_keep_digests_and_still_locate_the_change(tmp_path, monkeypatch):
-    small = build_module.Settings(build_module.settings().math_fields, 5)
+    small = build_module.Settings(build_module.settings().math_fields, 5, 20_000)
     monkeypatch.setattr(build_module, "settings", lambda: small)
     a = _doc(build_run(tmp_path / "a.sqlite", Run(nvtx=False)))
     (entry,) = a["paths"]
@@ -187,18 +187,27 @@ def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
     """No per-launch rows reach Python: every query result is smaller than the launches."""
     path = build_run(tmp_path / "r.sqlite", Run(steps=30, layers=4, nvtx=False))
     heights = []
-    real_query = tracelens.Trace.query
+    for method in ("query", "query_rows"):
+        real = getattr(tracelens.Trace, method)
 
-    def counting(self, name, **params):
-        df = real_query(self, name, **params)
-        heights.append((name, df.height))
-        return df
+        def counting(self, name, _real=real, **params):
+            result = _real(self, name, **params)
+            heights.append((name, result.height))
+            return result
 
-    monkeypatch.setattr(tracelens.Trace, "query", counting)
+        monkeypatch.setattr(tracelens.Trace, method, counting)
     doc = _doc(path)
     assert doc["launches"] == 30 * (1 + 4 * 3)
-    assert {n for n, _h in heights} >= {"fingerprint_variants", "fingerprint_units"}
-    assert max(h for _n, h in heights) <= 4
+    assert {n for n, _h in heights} >= {"fingerprint_names", "fingerprint_units"}
+    assert max(h for _n, h in heights) < 20  # strings and units, not 390 launches
+
+
+def test_many_strings_take_the_extra_scan_and_give_the_same_document(tmp_path, monkeypatch):
+    path = build_run(tmp_path / "r.sqlite", Run(merge={(2, 0)}))
+    one_scan = _text(path)
+    fewer = build_module.Settings(build_module.settings().math_fields, 4096, 0)
+    monkeypatch.setattr(build_module, "settings", lambda: fewer)
+    assert _text(path) == one_scan
 
 
 def test_size_grows_far_slower_than_the_launches(tmp_path, monkeypatch):
@@ -206,7 +215,7 @@ def test_size_grows_far_slower_than_the_launches(tmp_path, monkeypatch):
     digest (about 20 bytes) per block of launches, not bytes per launch. With blocks of 64,
     10x the launches adds under 0.5 byte per launch; with the shipped 4096 that is under
     0.01 (5M kernels: README, about 0.2 MB)."""
-    small = build_module.Settings(build_module.settings().math_fields, 64)
+    small = build_module.Settings(build_module.settings().math_fields, 64, 20_000)
     monkeypatch.setattr(build_module, "settings", lambda: small)
     one = len(_text(build_run(tmp_path / "1.sqlite", Run(steps=40, nvtx=False))))
     ten = len(_text(build_run(tmp_path / "10.sqlite", Run(steps=400, nvtx=False))))

@@ -58,7 +58,7 @@ def _summary(diff: PathDiff) -> str:
     return (
         f"{f['variant_changed']:,} kernel-variant changes, {f['config_changed']:,} "
         f"launch-configuration-only changes, {f['kernels_added']:,} kernels added, "
-        f"{f['kernels_removed']:,} removed; {f['danger_added']:,} bring a danger rule"
+        f"{f['kernels_removed']:,} removed; {f['danger_added']:,} bring a new danger rule"
     )
 
 

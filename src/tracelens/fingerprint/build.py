@@ -18,7 +18,6 @@ sees distinct names and units only.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tomllib
 from dataclasses import dataclass
@@ -43,10 +42,11 @@ _PID = re.compile(r"(?<![A-Za-z0-9])pid[_=]?\d+")
 
 @dataclass(frozen=True)
 class Settings:
-    """``fingerprint.toml``: the math-relevant decoded fields and the block size."""
+    """``fingerprint.toml``: the math-relevant decoded fields and the limits."""
 
     math_fields: tuple[str, ...]
     block_launches: int
+    all_strings_up_to: int
 
 
 @cache
@@ -55,7 +55,8 @@ def settings() -> Settings:
     fields: list[str] = []
     for group in data["math_fields"]:
         fields.extend(f for f in group["fields"] if f not in fields)
-    return Settings(tuple(fields), int(data["limits"]["block_launches"]))
+    limits = data["limits"]
+    return Settings(tuple(fields), int(limits["block_launches"]), int(limits["all_strings_up_to"]))
 
 
 def normalized_name(name: str) -> str:
@@ -70,11 +71,11 @@ def normalized_name(name: str) -> str:
     return _PID.sub("pid…", text)
 
 
-def variant_code(name: str, grid: list, block: list) -> int:
-    """31-bit code of a variant, a function of its name and configuration only (so block
-    digests of two traces can be compared)."""
-    key = json.dumps([name, grid, block], ensure_ascii=False).encode("utf-8")
-    return int.from_bytes(hashlib.md5(key, usedforsecurity=False).digest()[:4], "big") >> 1
+def name_code(name: str) -> int:
+    """31-bit code of a normalized name (a function of the name only, so that the block
+    digests of two traces can be compared; the launch configuration is added in SQL)."""
+    digest = hashlib.md5(name.encode("utf-8"), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
 
 
 def _math_fields(name: str) -> dict[str, str]:
@@ -88,46 +89,54 @@ def _math_fields(name: str) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def _variants(trace: Trace) -> tuple[list[dict[str, Any]], list[tuple]]:
-    """(variants sorted by name and configuration, rows for fp_variant_keys)."""
+@dataclass
+class _Names:
+    normalized: list[str]  # sorted; norm_id = index
+    raw: dict[int, list[str]]  # norm_id -> the raw names that normalize to it
+    rows: list[tuple[int, int, int]]  # (name_id, norm_id, name_code) for fp_names
+
+
+def _names(trace: Trace) -> _Names:
+    """Every candidate kernel name, normalized once (strings, not launches)."""
+    count = trace.db.execute("SELECT count(*) FROM strings").fetchone()[0]
+    rows = trace.query_rows("fingerprint_names", all_strings=count <= settings().all_strings_up_to)
+    normal = {name_id: normalized_name(name) for name_id, name in rows.data if name is not None}
+    ordered = sorted(set(normal.values()))
+    index = {n: i for i, n in enumerate(ordered)}
+    codes = [name_code(n) for n in ordered]
+    raw: dict[int, list[str]] = {}
+    for name_id, name in rows.data:
+        if name is not None:
+            raw.setdefault(index[normal[name_id]], []).append(name)
+    out = [(nid, index[n], codes[index[n]]) for nid, n in normal.items()]
+    return _Names(ordered, raw, out)
+
+
+def _variant(names: _Names, key: tuple) -> dict[str, Any]:
+    """One variant of the document from its key (norm_id, grid xyz, block xyz)."""
     from .. import decode
     from ..danger import match_danger
 
-    rows = trace.query("fingerprint_variants").rows(named=True)
-    by_key: dict[tuple, dict[str, Any]] = {}
-    raw_keys: list[tuple[tuple, dict[str, Any]]] = []
-    for r in rows:  # one per distinct (name id, grid, block): hundreds, not launches
-        grid = [r["grid_x"], r["grid_y"], r["grid_z"]]
-        block = [r["block_x"], r["block_y"], r["block_z"]]
-        name = normalized_name(r["name"])
-        key = (name, tuple(-1 if v is None else v for v in grid + block))
-        variant = by_key.get(key)
-        if variant is None:
-            variant = by_key[key] = {
-                "name": name,
-                "grid": grid,
-                "block": block,
-                "family": decode(r["name"]).family,
-                "fields": _math_fields(r["name"]),
-                "danger": set(),
-            }
-        variant["danger"].update(h.rule_id for h in match_danger(r["name"]))
-        raw_keys.append((tuple(r[c] for c in _KEY_COLUMNS), variant))
-    variants = [by_key[k] for k in sorted(by_key)]
-    for vid, v in enumerate(variants):
-        v["id"] = vid
-        v["danger"] = sorted(v["danger"])
-    key_rows = [
-        (*raw, v["id"], variant_code(v["name"], v["grid"], v["block"])) for raw, v in raw_keys
-    ]
-    ordered = [
-        {k: v[k] for k in ("id", "name", "grid", "block", "family", "fields", "danger")}
-        for v in variants
-    ]
-    return ordered, key_rows
+    raw = sorted(names.raw[key[0]])
+    return {
+        "name": names.normalized[key[0]],
+        "grid": list(key[1:4]),
+        "block": list(key[4:7]),
+        "family": decode(raw[0]).family,
+        "fields": _math_fields(raw[0]),
+        "danger": sorted({h.rule_id for name in raw for h in match_danger(name)}),
+    }
 
 
-_KEY_COLUMNS = ("name_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+_KEY = ("norm_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+
+
+def _key(struct: dict[str, Any]) -> tuple:
+    return tuple(struct[k] for k in _KEY)
+
+
+def _sort_key(key: tuple) -> tuple:
+    return tuple(-1 if v is None else v for v in key)
 
 
 def _steps_rows(trace: Trace) -> tuple[dict[str, Any], list[tuple]]:
@@ -148,31 +157,40 @@ def _has_nvtx_ranges(trace: Trace) -> bool:
     return bool(trace.db.execute(sql).fetchone()[0])
 
 
-def _create_inputs(trace: Trace, key_rows: list[tuple], step_rows: list[tuple]) -> bool:
-    """The temp tables fingerprint_units reads; True when NVTX paths were found."""
+def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple]) -> bool:
+    """The temp tables and views fingerprint_units reads; True when NVTX paths were found."""
+    from .._resources import query
+
     con = trace.db
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE fp_variant_keys (name_id BIGINT, grid_x BIGINT, "
-        "grid_y BIGINT, grid_z BIGINT, block_x BIGINT, block_y BIGINT, block_z BIGINT, "
-        "vid BIGINT, code BIGINT)"
+        "CREATE OR REPLACE TEMP TABLE fp_names (name_id BIGINT, norm_id BIGINT, name_code BIGINT)"
     )
-    if key_rows:
-        con.executemany("INSERT INTO fp_variant_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", key_rows)
+    if name_rows:
+        con.executemany("INSERT INTO fp_names VALUES (?, ?, ?)", name_rows)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE fp_steps (device BIGINT, step BIGINT, start_ns BIGINT, "
         "end_ns BIGINT, cpu_start_ns BIGINT, cpu_end_ns BIGINT)"
     )
     if step_rows:
         con.executemany("INSERT INTO fp_steps VALUES (?, ?, ?, ?, ?, ?)", step_rows)
-    empty_paths = (
-        "CREATE OR REPLACE TEMP TABLE fp_paths (pid BIGINT, correlation_id BIGINT, "
-        'ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
-    )
-    if not _has_nvtx_ranges(trace):
-        con.execute(empty_paths)
-        return False
+    nvtx = _create_paths(trace)
+    con.execute("CREATE OR REPLACE TEMP VIEW fp_launches AS " + query("fingerprint_launches"))
+    # Without steps the ASOF join would still sort every launch: leave it out.
+    units_input = query("fingerprint_launch_steps") if step_rows else "SELECT * FROM fp_launches"
+    con.execute("CREATE OR REPLACE TEMP VIEW fp_unit_launches AS " + units_input)
+    return nvtx
+
+
+def _create_paths(trace: Trace) -> bool:
     from .._resources import query
 
+    con = trace.db
+    if not _has_nvtx_ranges(trace):
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_paths (pid BIGINT, correlation_id BIGINT, "
+            'ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
+        )
+        return False
     trace.load_nvtx_text()
     con.execute("SET merge_join_threshold = 0")  # see fingerprint_nvtx_paths.sql
     try:
@@ -186,13 +204,22 @@ def _digest(block: dict[str, int]) -> str:
     return f"{int(block['code_sum']):x}.{int(block['position_sum']):x}"
 
 
-def _entries(units: list[dict[str, Any]], block: int) -> list[dict[str, Any]]:
+def _variants(names: _Names, units: list[dict[str, Any]]) -> tuple[list[dict], dict[tuple, int]]:
+    """The document's variants (every one some unit counted), and their ids by key."""
+    keys = {_key(c["variant"]) for u in units for c in u["counts"]}
+    ordered = sorted(keys, key=_sort_key)  # norm_id follows the sorted normalized names
+    variants = [{"id": vid, **_variant(names, key)} for vid, key in enumerate(ordered)]
+    return variants, {key: vid for vid, key in enumerate(ordered)}
+
+
+def _entries(units: list[dict[str, Any]], vids: dict[tuple, int], block: int) -> list[dict]:
     """Units with the same device, region and sequence collapse into one entry."""
     entries: dict[tuple, dict[str, Any]] = {}
     for u in units:  # ordered by device, step, first launch
         long = u["launches"] > block
         digests = tuple(_digest(b) for b in u["blocks"]) if long else ()
-        key = (u["device"], tuple(u["region"]), tuple(u["head"]), digests)
+        sequence = [vids[_key(v)] for v in u["head"]]
+        key = (u["device"], tuple(u["region"]), tuple(sequence), digests)
         entry = entries.get(key)
         if entry is None:
             entry = entries[key] = {
@@ -200,11 +227,12 @@ def _entries(units: list[dict[str, Any]], block: int) -> list[dict[str, Any]]:
                 "region": list(u["region"]),
                 "steps": [],
                 "launches": u["launches"],
-                "sequence": list(u["head"]),
+                "sequence": sequence,
             }
             if long:
                 entry["blocks"] = list(digests)
-                entry["counts"] = [[c["vid"], c["launches"]] for c in u["counts"]]
+                counts = sorted((vids[_key(c["variant"])], c["launches"]) for c in u["counts"])
+                entry["counts"] = [list(c) for c in counts]
         if u["step"] is not None:
             entry["steps"].append(u["step"])
     return list(entries.values())
@@ -217,11 +245,12 @@ def build(trace: Trace) -> dict[str, Any]:
     from .. import __version__
 
     trace.require_kernels()
-    variants, key_rows = _variants(trace)
+    names = _names(trace)
     steps, step_rows = _steps_rows(trace)
-    nvtx = _create_inputs(trace, key_rows, step_rows)
+    nvtx = _create_inputs(trace, names.rows, step_rows)
     block = settings().block_launches
     units = trace.query("fingerprint_units", block=block).rows(named=True)
+    variants, vids = _variants(names, units)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -232,5 +261,5 @@ def build(trace: Trace) -> dict[str, Any]:
         "devices": sorted({u["device"] for u in units}),
         "launches": sum(u["launches"] for u in units),
         "variants": variants,
-        "paths": _entries(units, block),
+        "paths": _entries(units, vids, block),
     }
