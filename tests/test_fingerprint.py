@@ -18,17 +18,6 @@ from tracelens.demo import demo_path
 build_module = importlib.import_module("tracelens.fingerprint.build")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _without_steps():
-    # These expectations were written before trace.steps() landed: they pin the fingerprint
-    # of a trace without steps (regions over the whole capture). With steps, fingerprint's
-    # _steps_rows splits units per step and strips the ranges enclosing a step, by design;
-    # step-aware expectations are the fingerprint area's to write.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delattr(importlib.import_module("tracelens.trace").Trace, "steps")
-        yield
-
-
 def _doc(path):
     with tracelens.open(path) as trace:
         return tracelens.fingerprint(trace)
@@ -41,6 +30,11 @@ def _text(path) -> str:
 @pytest.fixture(scope="module")
 def demo_docs():
     return _doc(demo_path("bs1")), _doc(demo_path("bs16"))
+
+
+def _no_steps(trace):
+    """A capture without structure: what fingerprint sees when trace.steps() finds none."""
+    return {"method": "none", "count": 0}, []
 
 
 def _schema():
@@ -81,10 +75,10 @@ def test_schema_rejects_a_document_missing_its_paths(demo_docs):
 # -- regions: NVTX paths, or whole steps without NVTX ------------------------------------
 def test_nvtx_regions_and_identical_regions_share_their_variants(tmp_path):
     doc = _doc(build_run(tmp_path / "r.sqlite"))
-    assert doc["regions"] == "nvtx"
-    regions = [tuple(e["region"]) for e in doc["paths"]]
-    assert regions[:3] == [("step_1",), ("step_1", "layers.0"), ("step_1", "layers.1")]
-    layer = next(e for e in doc["paths"] if e["region"] == ["step_1", "layers.0"])
+    assert doc["regions"] == "nvtx" and doc["steps"] == {"method": "marker", "count": 3}
+    regions = [(tuple(e["region"]), e["steps"]) for e in doc["paths"]]
+    assert regions == [((), [1, 2, 3]), (("layers.0",), [1, 2, 3]), (("layers.1",), [1, 2, 3])]
+    layer = next(e for e in doc["paths"] if e["region"] == ["layers.0"])
     names = [doc["variants"][i]["name"] for i in layer["sequence"]]
     assert [n.split("<")[0] for n in names] == [
         "vllm::rms_norm_kernel",
@@ -97,10 +91,34 @@ def test_nvtx_regions_and_identical_regions_share_their_variants(tmp_path):
     assert "raster_order" not in gemm["fields"]  # scheduling, not math
 
 
+def test_steps_with_the_same_path_collapse_into_one_entry(tmp_path):
+    """With six step_N ranges trace.steps() finds steps: each layer is one region across
+    them, and a change in steps 4 and 5 is one changed region listing those steps."""
+    doc = _doc(build_run(tmp_path / "a.sqlite", Run(steps=6)))
+    assert doc["steps"]["count"] == 6
+    assert [(e["region"], e["steps"]) for e in doc["paths"]] == [
+        ([], [1, 2, 3, 4, 5, 6]),
+        (["layers.0"], [1, 2, 3, 4, 5, 6]),
+        (["layers.1"], [1, 2, 3, 4, 5, 6]),
+    ]
+    switched = {(4, 1): GEMM_SPLITK, (5, 1): GEMM_SPLITK}
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(steps=6, gemm=switched, jitter_seed=2)))
+    assert [e["steps"] for e in b["paths"] if e["region"] == ["layers.1"]] == [[1, 2, 3, 6], [4, 5]]
+    diff = fp.compare(doc, b)
+    (region,) = diff.regions
+    assert (region.region, region.steps, region.count("variant")) == (("layers.1",), (4, 5), 1)
+    assert (diff.first.region, diff.first.step, diff.first.change.position) == (("layers.1",), 4, 2)
+    assert "first divergence: layers.1, step 4, device 0, launch #2: " in fp.board.text(
+        diff, "a", "b"
+    )
+
+
 def test_without_nvtx_a_region_is_the_whole_capture_of_a_device(tmp_path):
     doc = _doc(build_run(tmp_path / "r.sqlite", Run(nvtx=False)))
-    assert doc["regions"] == "step"
-    assert [(e["device"], e["region"], e["launches"]) for e in doc["paths"]] == [(0, [], 21)]
+    assert doc["regions"] == "step" and doc["steps"] == {"method": "period", "count": 3}
+    assert [(e["device"], e["region"], e["steps"], e["launches"]) for e in doc["paths"]] == [
+        (0, [], [1, 2, 3], 7)
+    ]
 
 
 # -- comparing paths ---------------------------------------------------------------------
@@ -119,7 +137,7 @@ def test_a_grid_only_change_is_a_configuration_change(tmp_path):
     assert (f["config_changed"], f["variant_changed"], f["kernels_added"]) == (1, 0, 0)
     assert f["kernels_removed"] == 0 and diff.first_math is None
     (region,) = diff.regions
-    assert region.region == ("step_2", "layers.1")
+    assert (region.region, region.steps) == (("layers.1",), (2,))
     (change,) = region.changes
     assert change.kind == "config" and change.position == 2
     assert (change.a.grid, change.b.grid) == ((132, 1, 1), (264, 1, 1))
@@ -131,11 +149,12 @@ def test_a_variant_switch_names_the_first_divergence_and_its_danger_rule(tmp_pat
     diff = fp.compare(a, b)
     assert diff.figures["variant_changed"] == 2 and diff.figures["danger_added"] == 2
     first = diff.first
-    assert (first.region, first.device, first.change.position) == (("step_2", "layers.1"), 0, 2)
+    assert (first.region, first.step, first.device) == (("layers.1",), 2, 0)
+    assert first.change.position == 2
     assert first.change.b.name == GEMM_SPLITK and "gemm_split_k" in first.change.danger_new
     text = fp.board.text(diff, "a", "b")
     assert (
-        "first divergence: step_2 > layers.1, device 0, launch #2: "
+        "first divergence: layers.1, step 2, device 0, launch #2: "
         f"{GEMM_SPLITK} replaced nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT" in text
     )
 
@@ -148,11 +167,15 @@ def test_an_added_kernel_is_added_not_a_variant(tmp_path):
     assert change.kind == "added" and change.b.name.startswith("vllm::merge_attn_states_kernel")
     assert change.position == 19 and change.danger == ("attention_merge",)
     assert diff.first.region == () and diff.first.step is None
+    # The extra kernel breaks B's period, so B has no steps: compared over whole captures.
+    assert a["steps"]["method"] == "period" and b["steps"]["method"] == "none"
+    assert diff.note.startswith("the steps differ (A: 3 by period, B: 0 by none)")
 
 
 def test_long_regions_keep_digests_and_still_locate_the_change(tmp_path, monkeypatch):
     small = build_module.Settings(build_module.settings().math_fields, 5, 20_000)
     monkeypatch.setattr(build_module, "settings", lambda: small)
+    monkeypatch.setattr(build_module, "_steps_rows", _no_steps)
     a = _doc(build_run(tmp_path / "a.sqlite", Run(nvtx=False)))
     (entry,) = a["paths"]
     assert len(entry["sequence"]) == 5 and len(entry["blocks"]) == 5 and entry["launches"] == 21
@@ -178,7 +201,8 @@ def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
         for c in r.changes
         if c.b is not None and c.b.name.startswith("vllm::merge_attn_states_kernel")
     ]
-    assert len(merges) == 4 * 28  # every layer of every decode step
+    assert len(merges) == 28  # every layer, in all 4 decode steps (steps 1-4 collapse)
+    assert diff.figures["variant_changed"] >= 4 * 28
     assert {c.danger for c in merges} == {("attention_merge",)}
     assert fp.compare(bs1, bs1).identical
 
@@ -199,7 +223,8 @@ def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
     doc = _doc(path)
     assert doc["launches"] == 30 * (1 + 4 * 3)
     assert {n for n, _h in heights} >= {"fingerprint_names", "fingerprint_units"}
-    assert max(h for _n, h in heights) < 20  # strings and units, not 390 launches
+    ours = [h for n, h in heights if n.startswith("fingerprint")]
+    assert ours and max(ours) <= 30 < doc["launches"] / 10  # strings or units (30 steps)
 
 
 def test_many_strings_take_the_extra_scan_and_give_the_same_document(tmp_path, monkeypatch):
@@ -217,6 +242,7 @@ def test_size_grows_far_slower_than_the_launches(tmp_path, monkeypatch):
     0.01 (5M kernels: README, about 0.2 MB)."""
     small = build_module.Settings(build_module.settings().math_fields, 64, 20_000)
     monkeypatch.setattr(build_module, "settings", lambda: small)
+    monkeypatch.setattr(build_module, "_steps_rows", _no_steps)
     one = len(_text(build_run(tmp_path / "1.sqlite", Run(steps=40, nvtx=False))))
     ten = len(_text(build_run(tmp_path / "10.sqlite", Run(steps=400, nvtx=False))))
     assert (ten - one) / (400 * 7 - 40 * 7) < 0.5

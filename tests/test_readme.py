@@ -66,13 +66,11 @@ def test_readme_evidence_board_is_real(capsys):
 
 def test_readme_fingerprint_check_is_real(capsys, monkeypatch, tmp_path):
     marker = (
-        "<!-- output of: tracelens fingerprint --demo bs16 --check bs1.json --top 5 "
+        "<!-- output of: tracelens fingerprint --demo bs16 --check bs1.json "
         "(after: tracelens fingerprint --demo bs1 -o bs1.json); exit 1 -->\n```text\n"
     )
     shown = README.split(marker, 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)
     assert run_cli(["fingerprint", "--demo", "bs1", "-o", "bs1.json"], capsys)[0] == 0
-    rc, out, _ = run_cli(
-        ["fingerprint", "--demo", "bs16", "--check", "bs1.json", "--top", "5"], capsys
-    )
+    rc, out, _ = run_cli(["fingerprint", "--demo", "bs16", "--check", "bs1.json"], capsys)
     assert rc == 1 and out == shown

@@ -11,8 +11,12 @@ _ORDER = {VARIANT: 0, ADDED: 1, REMOVED: 2, CONFIG: 3}
 _KIND_LABEL = {VARIANT: "variant", CONFIG: "config", ADDED: "added", REMOVED: "removed"}
 
 
-def region_label(region: tuple[str, ...] | list[str]) -> str:
-    return " > ".join(region) if region else "(outside NVTX ranges)"
+def region_label(region: tuple[str, ...] | list[str], in_step: bool = False) -> str:
+    """NVTX labels joined outermost first; an empty region is the step itself (launches in
+    no range below the step's own) or, without steps, the launches outside every range."""
+    if region:
+        return " > ".join(region)
+    return "(the step, outside deeper NVTX ranges)" if in_step else "(outside NVTX ranges)"
 
 
 def _dims(d: tuple) -> str:
@@ -46,7 +50,8 @@ def change_text(c: KernelChange, *, verb: bool = True) -> str:
 
 
 def divergence_text(d: Divergence) -> str:
-    where = f"{region_label(d.region)}{'' if d.step is None else f', step {d.step}'}"
+    where = region_label(d.region, d.step is not None)
+    where += "" if d.step is None else f", step {d.step}"
     where += f", device {d.device}"
     if d.change is None:
         return f"{where}: {d.detail}"
@@ -69,11 +74,16 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     per line, and its launch-configuration-only changes on one line (their detail is in
     the JSON)."""
     f = diff.figures
+    note = [f"note: {diff.note}"] if diff.note else []
     if diff.identical:
-        return [f"numerical path: {b} follows {a} exactly ({f['regions_compared']:,} regions)"]
+        return [
+            f"numerical path: {b} follows {a} exactly ({f['regions_compared']:,} regions)",
+            *note,
+        ]
     out = [
         f"numerical path: {b} differs from {a} in {f['regions_changed']:,} of "
         f"{f['regions_compared']:,} regions",
+        *note,
         f"first divergence: {divergence_text(diff.first)}",
     ]
     if diff.first_math is not None and diff.first_math != diff.first:
@@ -81,9 +91,10 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     out += [f"changes: {_summary(diff)}", "", "changed regions:"]
     groups = diff.grouped()
     for regions, head in groups[: top if top else None]:
-        names = region_label(head.region)
+        names = region_label(head.region, bool(head.steps))
         if len(regions) > 1:
-            names += f" … {region_label(regions[-1].region)} ({len(regions)} regions alike)"
+            last = region_label(regions[-1].region, bool(head.steps))
+            names += f" … {last} ({len(regions)} regions alike)"
         status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
         out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")
         for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):

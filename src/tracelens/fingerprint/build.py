@@ -140,11 +140,8 @@ def _sort_key(key: tuple) -> tuple:
 
 
 def _steps_rows(trace: Trace) -> tuple[dict[str, Any], list[tuple]]:
-    """(the document's ``steps`` description, rows for fp_steps)."""
-    steps_of = getattr(trace, "steps", None)  # trace.steps() (tracelens.steps) when present
-    if steps_of is None:
-        return {"method": "none", "count": 0}, []
-    steps = steps_of()
+    """(the document's ``steps`` description, rows for fp_steps) from ``trace.steps()``."""
+    steps = trace.steps()
     if steps.method == "none" or steps.frame.is_empty():
         return {"method": "none", "count": 0}, []
     cols = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")

@@ -96,6 +96,7 @@ class PathDiff:
     first_math: Divergence | None = None
     figures: dict[str, int] = field(default_factory=dict)
     compared_units: int = 0
+    note: str | None = None  # e.g. why steps were not compared one by one
 
     @property
     def identical(self) -> bool:
@@ -119,6 +120,7 @@ class PathDiff:
         return {
             "identical": self.identical,
             "figures": dict(self.figures),
+            "note": self.note,
             "first": None if self.first is None else asdict(self.first),
             "first_math": None if self.first_math is None else asdict(self.first_math),
             "regions": [asdict(r) for r in self.regions],
@@ -134,7 +136,9 @@ class _Unit:
     counts: dict[Kernel, int]
 
 
-def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
+def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
+    """The document's units by (device, region, step). ``flatten``: one unit per (device,
+    region) with its steps' launches in step order (when the two runs' steps differ)."""
     variants = {v["id"]: Kernel.of(v) for v in doc["variants"]}
     out: dict[tuple, _Unit] = {}
     for order, entry in enumerate(doc["paths"]):
@@ -143,7 +147,37 @@ def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
         unit = _Unit(order, entry["launches"], kernels, tuple(entry.get("blocks", ())), counts)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
-    return out
+    if not flatten:
+        return out
+    flat: dict[tuple, _Unit] = {}
+    for (device, region, _step), unit in sorted(out.items(), key=lambda kv: _step_order(kv[0])):
+        key = (device, region, None)
+        if key not in flat:
+            flat[key] = _Unit(unit.order, 0, [], (), {})
+        merged = flat[key]
+        merged.launches += unit.launches
+        merged.kernels.extend(unit.kernels)
+        merged.blocks += unit.blocks
+        for k, n in unit.counts.items():
+            merged.counts[k] = merged.counts.get(k, 0) + n
+    return flat
+
+
+def _step_order(key: tuple) -> tuple:
+    device, region, step = key
+    return (device, region, -1 if step is None else step)
+
+
+def steps_note(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """Why the two documents are compared over whole captures, or None when their steps
+    agree (same method and count)."""
+    sa, sb = a["steps"], b["steps"]
+    if (sa["method"], sa["count"]) == (sb["method"], sb["count"]):
+        return None
+    return (
+        f"the steps differ (A: {sa['count']} by {sa['method']}, B: {sb['count']} by "
+        f"{sb['method']}): each region is compared over all its steps at once"
+    )
 
 
 def _change(kind: str, position: int, a: Kernel | None, b: Kernel | None) -> KernelChange:
@@ -219,22 +253,33 @@ def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange]
 
 
 def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
-    changes = [c for r in regions for c in r.changes]
+    """Counts over every step a change happens in (a change in steps 2-4 counts 3 times)."""
+
+    def total(kind: str | None = None, danger: bool = False) -> int:
+        return sum(
+            max(1, len(r.steps))
+            for r in regions
+            for c in r.changes
+            if (kind is None or c.kind == kind)
+            and (not danger or (c.danger_new and c.kind != REMOVED))
+        )
+
     return {
         "path_changed": int(bool(regions)),
         "regions_compared": compared,
         "regions_changed": len(regions),
-        "variant_changed": sum(1 for c in changes if c.kind == VARIANT),
-        "config_changed": sum(1 for c in changes if c.kind == CONFIG),
-        "kernels_added": sum(1 for c in changes if c.kind == ADDED),
-        "kernels_removed": sum(1 for c in changes if c.kind == REMOVED),
-        "danger_added": sum(1 for c in changes if c.danger_new and c.kind != REMOVED),
+        "variant_changed": total(VARIANT),
+        "config_changed": total(CONFIG),
+        "kernels_added": total(ADDED),
+        "kernels_removed": total(REMOVED),
+        "danger_added": total(danger=True),
     }
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents)."""
-    ua, ub = _units(a), _units(b)
+    note = steps_note(a, b)
+    ua, ub = _units(a, flatten=note is not None), _units(b, flatten=note is not None)
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
@@ -263,4 +308,5 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         for (dev, reg, ch, unl, status), steps in grouped.items()
     ]
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
-    return PathDiff(tuple(regions), first, first_math, _figures(regions, compared), compared)
+    figures = _figures(regions, compared)
+    return PathDiff(tuple(regions), first, first_math, figures, compared, note)
