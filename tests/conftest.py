@@ -89,7 +89,11 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
 
 
 @pytest.fixture(autouse=True)
-def _deterministic_terminal(monkeypatch):
+def _deterministic_terminal(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("COLUMNS", "160")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("TRACELENS_DEBUG", raising=False)
+    # Each test its own cache directory (never the user's), with the default thresholds.
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    for name in ("TRACELENS_NO_CACHE", "TRACELENS_CACHE_MIN_MB", "TRACELENS_CACHE_MAX_MB"):
+        monkeypatch.delenv(name, raising=False)

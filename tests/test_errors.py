@@ -163,6 +163,15 @@ CASES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _no_nsys(monkeypatch):
+    # The .nsys-rep case is the message for a machine without nsys (with it, the report is
+    # exported: tests/test_inputs.py).
+    from tracelens import inputs
+
+    monkeypatch.setattr(inputs, "find_nsys", lambda: None)
+
+
 @pytest.mark.parametrize("make", CASES, ids=[c.__name__[5:] for c in CASES])
 def test_bad_input_one_line_nonzero_untouched(make, tmp_path, capsys):
     path, message, code = make(tmp_path)

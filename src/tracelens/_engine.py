@@ -58,6 +58,9 @@ def connect():
             "autoload_known_extensions": False,
         },
     )
+    # DuckDB draws its own progress bar on the terminal for long queries; a library never
+    # prints (cache builds report through tracelens.cache's progress callback instead).
+    con.execute("SET enable_progress_bar = false")
     path = extension_path()
     try:
         if path is None:

@@ -148,6 +148,9 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     ),
 }
 
+# nsys table -> (view name, columns)
+VIEWS_BY_TABLE = {table: (view, cols) for view, (table, cols) in VIEWS.items()}
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -158,11 +161,22 @@ def _quote(identifier: str) -> str:
     return '"' + identifier + '"'
 
 
-def view_sql(view: str, present_columns: tuple[str, ...] | None) -> str:
-    """``CREATE VIEW`` for ``view``; ``present_columns`` is None when the table is absent.
+def source_sql(table: str, source: str = "sqlite") -> str:
+    """The table expression that reads nsys table ``table``: from the SQLite export
+    (``sqlite``: DuckDB's scanner on ``getvariable('trace_path')``) or from a directory with
+    one ``<table>.parquet`` per table (``parquet``: an ``nsys export --type parquetdir``
+    directory or a cache entry, ``getvariable('parquet_dir')``)."""
+    if source == "parquet":
+        return f"read_parquet(getvariable('parquet_dir') || '/{_quote(table)[1:-1]}.parquet')"
+    return f"sqlite_scan(getvariable('trace_path'), '{_quote(table)[1:-1]}')"
+
+
+def view_sql(view: str, present_columns: tuple[str, ...] | None, source: str = "sqlite") -> str:
+    """``CREATE OR REPLACE VIEW`` for ``view``; ``present_columns`` is None when the table
+    is absent; ``source`` as :func:`source_sql`.
 
     The file path is never part of the text: it is bound once with ``SET VARIABLE
-    trace_path`` and read by ``getvariable('trace_path')``.
+    trace_path`` (or ``parquet_dir``) and read by ``getvariable``.
     """
     table, columns = VIEWS[view]
     present = set(present_columns or ())
@@ -173,8 +187,8 @@ def view_sql(view: str, present_columns: tuple[str, ...] | None) -> str:
         else:
             select.append(f"CAST(NULL AS {sqltype}) AS {_quote(name)}")
     if present_columns is None:
-        return f"CREATE VIEW {_quote(view)} AS SELECT {', '.join(select)} WHERE false"
+        return f"CREATE OR REPLACE VIEW {_quote(view)} AS SELECT {', '.join(select)} WHERE false"
     return (
-        f"CREATE VIEW {_quote(view)} AS SELECT {', '.join(select)} "
-        f"FROM sqlite_scan(getvariable('trace_path'), '{table}')"
+        f"CREATE OR REPLACE VIEW {_quote(view)} AS SELECT {', '.join(select)} "
+        f"FROM {source_sql(table, source)}"
     )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from .cache import Progress
     from .filters import EventFilter
     from .findings import Findings
     from .rows import Rows
@@ -137,18 +138,33 @@ class Trace:
     ``O_RDONLY``) and nothing is written next to it.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        cache: bool | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         self.path = Path(path)
         self._sqlite: sqlite3.Connection | None = None
         self._duck: duckdb.DuckDBPyConnection | None = None
+        self._raw: duckdb.DuckDBPyConnection | None = None  # a parquetdir's own tables
         self._closed = False
         self._info: TraceInfo | None = None
         self._origin_ns: int | None = None
-        check_file(self.path)
-        # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
-        self._real_path = self.path.resolve()
-        self._sqlite = connect_readonly(self._real_path, self.path)
-        self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
+        self._cache_wanted = cache
+        self._progress = progress
+        # One line each, for the user: why the cache was not used (the CLI prints them).
+        self.notices: list[str] = []
+        # The Parquet directory the views read: a parquetdir input, or the cache entry.
+        self.parquet_dir: Path | None = None
+        self._parquet_tables: dict[str, tuple[str, ...]] = {}
+        from . import inputs
+
+        if inputs.is_parquet_dir(self.path):
+            self._open_parquet_input()
+        else:
+            self._open_sqlite_input()
         if not NSYS_MARKER_TABLES.intersection(self.tables):
             self.close()
             raise TraceError(
@@ -156,6 +172,39 @@ class Trace:
                 "is a SQLite database but not an nsys export (no StringIds or TARGET_INFO "
                 "tables); pass the file written by `nsys export --type sqlite`",
             )
+
+    def _open_sqlite_input(self) -> None:
+        from . import inputs
+
+        read = self.path
+        if inputs.is_report(self.path):
+            read = inputs.export_report(self.path, self._cache_settings(), self._progress)
+        check_file(read)
+        # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
+        self._real_path = read.resolve()
+        self._sqlite = connect_readonly(self._real_path, self.path)
+        self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
+
+    def _open_parquet_input(self) -> None:
+        """A directory from ``nsys export --type parquetdir``: its tables are read in place
+        (the views from Parquet, the small tables through a connection of their own)."""
+        from . import _engine, inputs
+
+        self._real_path = self.path.resolve()
+        self.parquet_dir = self._real_path
+        self._raw = _engine.connect()
+        self.tables = inputs.parquet_tables(self._raw, self._real_path)
+        self._raw.execute("SET VARIABLE parquet_dir = $d", {"d": str(self._real_path)})
+        for table in self.tables:
+            self._raw.execute(
+                f"CREATE VIEW {_schema._quote(table)} AS "
+                f"SELECT * FROM {_schema.source_sql(table, 'parquet')}"
+            )
+
+    def _cache_settings(self):
+        from . import cache
+
+        return cache.Settings.from_env(self._cache_wanted)
 
     # -- context management -------------------------------------------------------------
     def __enter__(self) -> Trace:
@@ -165,14 +214,13 @@ class Trace:
         self.close()
 
     def close(self) -> None:
-        """Release both connections; any later use of this Trace raises TraceError."""
+        """Release the connections; any later use of this Trace raises TraceError."""
         self._closed = True
-        if self._sqlite is not None:
-            self._sqlite.close()
-            self._sqlite = None
-        if self._duck is not None:
-            self._duck.close()
-            self._duck = None
+        for name in ("_sqlite", "_duck", "_raw"):
+            con = getattr(self, name, None)
+            if con is not None:
+                con.close()
+                setattr(self, name, None)
 
     @property
     def closed(self) -> bool:
@@ -206,7 +254,11 @@ class Trace:
             )
 
     def _sqlite_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of a query on the export's own tables (by their nsys names): through SQLite,
+        or for a parquetdir input through DuckDB on its Parquet files."""
         self._check_open()
+        if self._sqlite is None:
+            return self._parquet_rows(sql, params)
         try:
             return self._sqlite.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -234,20 +286,57 @@ class Trace:
             self._duck = self._open_duckdb()
         return self._duck
 
-    def _open_duckdb(self) -> duckdb.DuckDBPyConnection:
+    def _parquet_rows(self, sql: str, params: tuple) -> list[tuple]:
         import duckdb
 
+        try:
+            return self._raw.execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise TraceError(self.path, f"cannot be read ({first}); export it again") from None
+
+    def _open_duckdb(self) -> duckdb.DuckDBPyConnection:
         from . import _engine
 
         con = _engine.connect()
-        con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
-        for view, (table, _cols) in _schema.VIEWS.items():
-            con.execute(_schema.view_sql(view, self.tables.get(table)))
         con.execute(_resources.query("_memcpy_labels"))
+        if self.parquet_dir is not None:
+            self._install_parquet(con, self.parquet_dir, self.tables)
+        else:
+            con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
+            for view, (table, _cols) in _schema.VIEWS.items():
+                con.execute(_schema.view_sql(view, self.tables.get(table)))
+            self._load_strings(con)
+            entry = self._cache_entry(con)
+            if entry is not None:
+                from . import inputs
+
+                self.parquet_dir = entry
+                self._install_parquet(con, entry, inputs.parquet_tables(con, entry))
         con.execute(_resources.query("_shared"))
+        return con
+
+    def _install_parquet(self, con, directory: Path, tables: dict[str, tuple[str, ...]]) -> None:
+        """Point the views (and ``strings``) at ``directory``'s ``<table>.parquet`` files."""
+        con.execute("SET VARIABLE parquet_dir = $d", {"d": str(directory)})
+        for view, (table, _cols) in _schema.VIEWS.items():
+            con.execute(_schema.view_sql(view, tables.get(table), source="parquet"))
+        con.execute("DROP TABLE IF EXISTS strings")
+        if "StringIds" in tables:
+            con.execute(
+                "CREATE TEMP TABLE strings AS SELECT CAST(id AS BIGINT) AS id, "
+                f"CAST(value AS VARCHAR) AS value FROM {_schema.source_sql('StringIds', 'parquet')}"
+            )
+        else:
+            con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
+        self._parquet_tables = tables
+
+    def _load_strings(self, con) -> None:
+        import duckdb
+
         if "StringIds" not in self.tables:
             con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
-            return con
+            return
         try:
             # The fast path: DuckDB reads StringIds itself (and pyarrow is never imported).
             con.execute(
@@ -260,22 +349,59 @@ class Trace:
             # Real exports can hold bytes that are not UTF-8, which fail DuckDB's scan: read
             # them through Python's sqlite3 instead, where they become \xNN escapes.
             self._load_strings_slowly(con)
-        return con
 
-    def _load_strings_slowly(self, con: duckdb.DuckDBPyConnection) -> None:
-        import pyarrow as pa
+    def _cache_entry(self, con) -> Path | None:
+        """The cache entry to read (built now if needed), or None to read the export
+        directly: caching is off, the trace is small, or the cache cannot be written (then
+        a notice says so)."""
+        import duckdb
 
-        ids, values = [], []
-        for sid, value in self._sqlite_rows("SELECT id, value FROM StringIds"):
-            ids.append(sid)
-            values.append(decode_text(value))
-        con.execute("DROP TABLE IF EXISTS strings")
-        con.register(
-            "_string_ids",
-            pa.table({"id": pa.array(ids, pa.int64()), "value": pa.array(values, pa.string())}),
-        )
-        con.execute("CREATE TEMP TABLE strings AS SELECT * FROM _string_ids")
-        con.unregister("_string_ids")
+        from . import cache
+
+        settings = self._cache_settings()
+        if not settings.enabled or self._real_path.stat().st_size < settings.min_bytes:
+            return None
+        ident = cache.identity(self._real_path)
+        entry = cache.lookup(settings.root, ident)
+        if entry is not None:
+            return entry
+        try:
+            return cache.build(
+                con, self._real_path, ident, self._cache_tables(con), settings, self._progress
+            )
+        except (OSError, duckdb.IOException) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
+            notice = (
+                f"cannot cache {self.path.name} in {settings.root} ({reason}); reading the "
+                "trace directly"
+            )
+            self.notices.append(notice)
+            if self._progress:
+                self._progress(notice, None)
+            return None
+
+    def _cache_tables(self, con) -> list:
+        """What a cache entry holds: each view's table present in the export (its columns
+        as the view has them), the decoded strings, and the NVTX events with their text."""
+        from .cache import Table
+
+        def weight(table: str) -> float:
+            # rows (the largest rowid: a b-tree lookup, no scan) x columns read
+            rows = self._sqlite_rows(f"SELECT max(rowid) FROM {_schema._quote(table)}")
+            return float(rows[0][0] or 0) * len(_schema.VIEWS_BY_TABLE[table][1]) + 1
+
+        tables = [
+            Table(f"{table}.parquet", f"SELECT * FROM {_schema._quote(view)}", weight(table))
+            for view, (table, _cols) in _schema.VIEWS.items()
+            if table in self.tables and view != "nvtx_events"
+        ]
+        tables.append(Table("StringIds.parquet", "SELECT * FROM strings"))
+        if "NVTX_EVENTS" in self.tables:
+            self._load_nvtx_text_into(con)
+            tables.append(
+                Table("NVTX_EVENTS.parquet", "SELECT * FROM nvtx_text", weight("NVTX_EVENTS"))
+            )
+        return tables
 
     def load_nvtx_text(self) -> None:
         """Create the ``nvtx_text`` table, once: every ``nvtx_events`` column plus ``text``
@@ -286,9 +412,11 @@ class Trace:
         batches (those bytes become \\xNN, as ``decode_text`` does). Only queries over NVTX
         ranges need it: call this before running them.
         """
+        self._load_nvtx_text_into(self.db)
+
+    def _load_nvtx_text_into(self, con) -> None:
         import duckdb
 
-        con = self.db
         exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_text'"
         if con.execute(exists).fetchone()[0]:
             return
@@ -296,6 +424,24 @@ class Trace:
         # row_id is the NVTX_EVENTS rowid: nsys stats calls it RangeId.
         names = ["row_id"] + [name for name, _type in columns] + ["text"]
         typed = ", ".join(f"{_schema._quote(n)} BIGINT" for n in names[:-1]) + ", text VARCHAR"
+        if self.parquet_dir is not None:
+            # Parquet holds text as UTF-8 already (the cache wrote it decoded); row_id is
+            # there when the cache wrote it, NULL in a directory nsys exported.
+            present = set(self._parquet_tables.get(table, ()))
+            if present:
+                select = ", ".join(
+                    f"CAST({_schema._quote(n)} AS BIGINT) AS {_schema._quote(n)}"
+                    if n in present
+                    else f"CAST(NULL AS BIGINT) AS {_schema._quote(n)}"
+                    for n in names[:-1]
+                )
+                text = "CAST(text AS VARCHAR)" if "text" in present else "CAST(NULL AS VARCHAR)"
+                con.execute(
+                    f"CREATE TEMP TABLE nvtx_text AS SELECT {select}, {text} AS text "
+                    f"FROM {_schema.source_sql(table, 'parquet')}"
+                )
+                con.execute(_resources.query("_nvtx_ranges"))
+                return
         if table not in self.tables:
             con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
         else:
@@ -801,6 +947,18 @@ class Trace:
         return rows[0][0] if rows else None
 
 
-def open(path: str | os.PathLike[str]) -> Trace:  # noqa: A001 - mirrors builtins.open on purpose
-    """Open an nsys SQLite export read-only."""
-    return Trace(path)
+def open(  # noqa: A001 - mirrors builtins.open on purpose
+    path: str | os.PathLike[str],
+    *,
+    cache: bool | None = None,
+    progress: Progress | None = None,
+) -> Trace:
+    """Open an nsys export read-only: a SQLite file, a ``.nsys-rep``/``.qdrep`` report (exported
+    with ``nsys`` into the cache directory) or an ``nsys export --type parquetdir`` directory.
+
+    ``cache``: read big SQLite exports through the columnar cache (None: unless
+    ``TRACELENS_NO_CACHE`` is set; see :mod:`tracelens.cache`). ``progress(message,
+    fraction)`` hears about cache builds and exports (what is written where, then 0..1) and
+    about a cache that cannot be used; nothing is printed.
+    """
+    return Trace(path, cache=cache, progress=progress)

@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
+    argv, _common.NO_CACHE = _take_no_cache(sys.argv[1:] if argv is None else list(argv))
     try:
         # Without standalone mode, click returns the code of a typer.Exit instead of exiting.
         code = app(args=argv, prog_name="tracelens", standalone_mode=False)
@@ -128,6 +129,26 @@ def _run(argv: list[str] | None) -> None:
     if code == 130:  # typer turns a KeyboardInterrupt it catches into a silent Exit(130)
         _fail("interrupted", 130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _take_no_cache(argv: list[str]) -> tuple[list[str], bool]:
+    """``--no-cache`` is global: every command accepts it, anywhere before a ``--``.
+    ``TRACELENS_NO_CACHE=1`` does the same for a whole session."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    head = [a for a in argv[:end] if a != "--no-cache"]
+    return head + argv[end:], len(head) < end
+
+
+@app.callback()
+def _global_options(
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Read traces directly: neither use nor build the columnar cache "
+        "(also accepted after the command; TRACELENS_NO_CACHE=1 for a session)",
+    ),
+) -> None:
+    """Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ."""
 
 
 def _fail(message: str, code: int) -> None:

@@ -177,6 +177,11 @@ NvtxOpt = Annotated[
 _INPUTS: list[Path] = []
 
 
+# Set by `--no-cache` (accepted anywhere on the command line, see cli.main): read every
+# trace directly, neither using nor building the columnar cache.
+NO_CACHE = False
+
+
 def open_trace(trace: Path | None, demo: str | None) -> Trace:
     """The Trace for a positional TRACE argument or ``--demo NAME`` (exactly one of them)."""
     from ..trace import open as open_
@@ -189,7 +194,9 @@ def open_trace(trace: Path | None, demo: str | None) -> Trace:
         trace = demo_path(demo)
     if trace is None:
         raise UsageError("missing TRACE: pass an nsys SQLite export, or --demo bs1|bs16")
-    opened = open_(trace)
+    from ._progress import StderrProgress
+
+    opened = open_(trace, cache=False if NO_CACHE else None, progress=StderrProgress())
     _INPUTS.append(opened.path)
     return opened
 

@@ -1,0 +1,56 @@
+"""tracelens cache info|clear: what the columnar cache holds, and emptying it."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+
+from . import app
+
+cache_app = typer.Typer(
+    help="The columnar cache of big traces: `cache info` shows it, `cache clear` empties it.",
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def info() -> None:
+    """Where the cache is, its limits, and every cached trace (most recently used first)."""
+    from ..cache import cache_info
+
+    print(render_info(cache_info()), end="")
+
+
+@cache_app.command("clear")
+def clear() -> None:
+    """Remove every cached trace (the traces themselves are never touched)."""
+    from ..cache import clear as clear_cache
+    from ..cache import default_root
+
+    removed, size = clear_cache()
+    print(
+        f"removed {removed} cached trace{'' if removed == 1 else 's'} ({size / 1e6:,.1f} MB) "
+        f"from {default_root()}"
+    )
+
+
+def render_info(result) -> str:
+    lines = [
+        f"cache      {result.root}",
+        f"state      {'on' if result.enabled else 'off (TRACELENS_NO_CACHE)'}; traces of "
+        f"{result.min_bytes / 1e6:,.0f} MB or more are cached, up to "
+        f"{result.max_bytes / 1e6:,.0f} MB in all (least recently used go first)",
+        f"holds      {len(result.entries)} trace{'' if len(result.entries) == 1 else 's'}, "
+        f"{result.size_bytes / 1e6:,.1f} MB"
+        + (
+            f"; {result.building} build(s) in progress or left by a killed run"
+            if result.building
+            else ""
+        ),
+    ]
+    for entry in result.entries:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
+        lines.append(f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}")
+    return "\n".join(lines) + "\n"

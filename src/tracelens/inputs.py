@@ -1,0 +1,156 @@
+"""Inputs other than a SQLite export: an Nsight Systems report (``.nsys-rep``/``.qdrep``),
+exported with ``nsys`` into the cache directory, and a directory written by
+``nsys export --type parquetdir`` (one ``<table>.parquet`` per nsys table), read in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._sqlite import REPORT_SUFFIXES, SQLITE_MAGIC
+from .errors import TraceError
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from .cache import Progress, Settings
+
+PARQUET_SUFFIX = ".parquet"
+# What an nsys export of a report takes, per MB of report, on a 2-core machine: only for the
+# progress fraction while nsys runs (it reports none we can read).
+EXPORT_S_PER_MB = 0.5
+
+
+# -- a parquetdir export --------------------------------------------------------------------
+def is_parquet_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory holding ``<table>.parquet`` files."""
+    return path.is_dir() and any(path.glob(f"*{PARQUET_SUFFIX}"))
+
+
+def parquet_tables(con: duckdb.DuckDBPyConnection, directory: Path) -> dict[str, tuple[str, ...]]:
+    """Every ``<table>.parquet`` of ``directory`` and its column names, in file order, read
+    from the Parquet footers. A file that is not Parquet raises TraceError naming it."""
+    import duckdb
+
+    tables = {}
+    for file in sorted(directory.glob(f"*{PARQUET_SUFFIX}")):
+        try:
+            rows = con.execute(
+                "SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet($f))",
+                {"f": str(file)},
+            ).fetchall()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise TraceError(
+                file, f"is not a readable Parquet file ({first}); export the directory again"
+            ) from None
+        tables[file.name[: -len(PARQUET_SUFFIX)]] = tuple(r[0] for r in rows)
+    return tables
+
+
+# -- an Nsight Systems report ---------------------------------------------------------------
+def is_report(path: Path) -> bool:
+    """A ``.nsys-rep``/``.qdrep`` file (not already a SQLite database under that name)."""
+    if path.suffix.lower() not in REPORT_SUFFIXES or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as f:
+            return not f.read(len(SQLITE_MAGIC)).startswith(SQLITE_MAGIC)
+    except OSError:
+        return False
+
+
+def find_nsys() -> str | None:
+    """The ``nsys`` on PATH, or None."""
+    return shutil.which("nsys")
+
+
+def export_command(report: Path, dest: Path) -> list[str]:
+    return [
+        "nsys",
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "-o",
+        str(dest),
+        str(report),
+    ]
+
+
+def export_report(report: Path, settings: Settings, progress: Progress | None = None) -> Path:
+    """The SQLite export of ``report``: from the cache when present, else written there by
+    ``nsys export`` (never beside the report). Without ``nsys`` on PATH, or when the cache
+    directory cannot be written, TraceError with the command to run by hand."""
+    from . import cache
+
+    by_hand = (
+        "run `nsys export --type sqlite -o "
+        f"{shlex.quote(report.with_suffix('.sqlite').name)} {shlex.quote(report.name)}` "
+        "and pass the .sqlite file"
+    )
+    if report.suffix.lower() == ".qdstrm":
+        raise TraceError(
+            report,
+            "is an unprocessed Nsight Systems capture (.qdstrm); import it with nsys's "
+            f"QdstrmImporter to get a .nsys-rep, then {by_hand}",
+        )
+    nsys = find_nsys()
+    if nsys is None:
+        raise TraceError(report, f"is an Nsight Systems report, not its SQLite export; {by_hand}")
+    ident = cache.identity(report)
+    entry = cache.traces_dir(settings.root) / ("report-" + cache.entry_key(ident))
+    done = entry / "export.sqlite"
+    if done.is_file():
+        os.utime(done)
+        return done
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        partial = entry / f"export-{os.getpid()}.partial.sqlite"
+    except OSError as exc:
+        raise TraceError(
+            report,
+            f"cannot be exported: the cache directory {settings.root} is not writable "
+            f"({exc.strerror}); {by_hand}",
+        ) from None
+    if progress:
+        progress(f"exporting {report.name} to SQLite with nsys into {entry} (once)", 0.0)
+    _run_nsys(nsys, report, partial, progress)
+    os.replace(partial, done)  # atomic: a killed export leaves only a .partial file
+    if progress:
+        progress(None, 1.0)
+    return done
+
+
+def _run_nsys(nsys: str, report: Path, dest: Path, progress: Progress | None) -> None:
+    argv = [nsys, *export_command(report, dest)[1:]]
+    expected_s = max(1.0, report.stat().st_size / 1e6 * EXPORT_S_PER_MB)
+    started = time.perf_counter()
+    with subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    ) as proc:
+        stderr_lines: list[bytes] = []
+        reader = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        while proc.poll() is None:
+            if progress:
+                progress(None, min(0.95, (time.perf_counter() - started) / expected_s))
+            time.sleep(0.2)
+        reader.join()
+    if proc.returncode != 0 or not dest.is_file():
+        dest.unlink(missing_ok=True)
+        detail = b"".join(stderr_lines).decode("utf-8", "replace").strip().splitlines()
+        raise TraceError(
+            report,
+            f"nsys export failed (exit {proc.returncode}"
+            + (f": {detail[-1].strip()}" if detail else "")
+            + f"); run `{shlex.join(argv)}` to see why",
+        )

@@ -1,0 +1,298 @@
+"""The columnar cache: same answers as direct reads on every real trace, never stale, never a
+half-written entry, concurrent runs, an unwritable cache directory, LRU eviction, and the
+`cache` command. Each test has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0
+caches even the small shared traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import needs_shared, run_cli, shared_traces
+
+import tracelens
+from tracelens import cache
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    base = cache_dir / "traces"
+    return sorted(p for p in base.iterdir() if not p.name.startswith(".")) if base.is_dir() else []
+
+
+def _answer(compute):
+    try:
+        return compute()
+    except tracelens.TracelensError as exc:  # the same error either way is parity too
+        return type(exc).__name__, str(exc)
+
+
+def _stakeout_top(trace: tracelens.Trace):
+    top = trace.census(name="short", top=1)["name"][0]
+    s = trace.stakeout(top, match="exact", name="short", limit=50)
+    return s.stats, s.configs.rows(), s.histogram.rows(), s.launches.rows()
+
+
+def _answers(trace: tracelens.Trace) -> dict:
+    """Every analysis whose result must not depend on where the rows come from."""
+    info = trace.info.to_dict()
+    info.pop("tables"), info.pop("path")
+    out: dict = {"info": info}
+    for name in ("demangled", "short", "mangled"):
+        out[f"census_{name}"] = _answer(lambda n=name: trace.census(name=n).rows())
+    out["census_lc"] = _answer(lambda: trace.census(by_launch_config=True).rows())
+    out["lineup"] = _answer(lambda: trace.lineup().rows())
+    out["stakeout"] = _answer(lambda: _stakeout_top(trace))
+    out["memory"] = _answer(lambda: (trace.memory_time().rows(), trace.memory_size().rows()))
+    out["timeline"] = _answer(
+        lambda: (lambda t: (t.total, t.events.rows()))(trace.timeline(api=True, limit=300))
+    )
+    return out
+
+
+@needs_shared
+@pytest.mark.parametrize("path", shared_traces(), ids=lambda p: p.name)
+def test_cached_answers_equal_direct_reads(path, cache_dir):
+    with tracelens.open(path, cache=False) as direct:
+        expected = _answers(direct)
+        assert direct.parquet_dir is None
+    with tracelens.open(path) as built:  # builds the entry (when DuckDB first opens)
+        assert _answers(built) == expected
+        assert built.parquet_dir is not None and built.parquet_dir.parent == cache_dir / "traces"
+    with tracelens.open(path) as cached:  # reads it
+        assert _answers(cached) == expected
+        assert cached.parquet_dir == built.parquet_dir
+    assert len(_entries(cache_dir)) == 1
+
+
+def _copy(src: Path, dest: Path) -> Path:
+    shutil.copyfile(src, dest)
+    return dest
+
+
+def _demo_copy(tmp_path: Path) -> Path:
+    from tracelens.demo import demo_path
+
+    return _copy(demo_path("bs1"), tmp_path / "run.sqlite")
+
+
+def test_small_traces_and_no_cache_are_read_directly(tmp_path, cache_dir, monkeypatch):
+    path = _demo_copy(tmp_path)
+    with tracelens.open(path, cache=False) as t:
+        t.census()
+        assert t.parquet_dir is None
+    monkeypatch.setenv("TRACELENS_NO_CACHE", "1")
+    with tracelens.open(path) as t:
+        t.census()
+        assert t.parquet_dir is None
+    monkeypatch.delenv("TRACELENS_NO_CACHE")
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "1")  # the demo trace is 0.4 MB
+    with tracelens.open(path) as t:
+        t.census()
+        assert t.parquet_dir is None
+    assert _entries(cache_dir) == []
+    assert sorted(os.listdir(tmp_path)) == ["run.sqlite"]  # nothing beside the trace
+
+
+def test_rewritten_trace_is_never_served_stale(tmp_path, cache_dir):
+    path = _demo_copy(tmp_path)
+    with tracelens.open(path) as t:
+        before = t.census(top=1).rows()
+    # Rewrite the file in place with other content of the same size: one kernel 1 ms longer.
+    changed = _copy(path, tmp_path / "changed.sqlite")
+    con = sqlite3.connect(changed)
+    con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + 1000000 WHERE rowid = 1')
+    con.commit()
+    con.close()
+    assert changed.stat().st_size == path.stat().st_size
+    stat = path.stat()
+    shutil.copyfile(changed, path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    with tracelens.open(path) as t, tracelens.open(changed, cache=False) as direct:
+        after = t.census().rows()
+        assert after == direct.census().rows()
+    assert after[:1] != before
+    # Same size and the old mtime put back: the header's change counter still tells them apart.
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with tracelens.open(path) as t:
+        assert t.census().rows() == after
+    assert len(_entries(cache_dir)) == 3  # old content, new content at two mtimes
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import tracelens
+
+    def progress(message, fraction):
+        if message and message.startswith("caching"):
+            print("building", flush=True)
+            time.sleep(float(sys.argv[2]))  # stay inside the build
+
+    with tracelens.open(sys.argv[1], progress=progress) as trace:
+        print(trace.census().write_csv(), end="")
+    """
+)
+
+
+def _child(path: Path, pause_s: float) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), str(pause_s)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_killed_build_is_never_read(tmp_path, cache_dir):
+    path = _demo_copy(tmp_path)
+    child = _child(path, 600)
+    assert child.stdout.readline() == "building\n"
+    child.kill()
+    child.wait()
+    builds = list((cache_dir / "traces").glob(".build-*"))
+    assert len(builds) == 1 and not (builds[0] / "manifest.json").exists()
+    assert _entries(cache_dir) == []
+    # A partly written table in it must not be read: poison it, then run again.
+    (builds[0] / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").write_bytes(b"PAR1 half a file")
+    with tracelens.open(path) as t, tracelens.open(path, cache=False) as direct:
+        assert t.census().rows() == direct.census().rows()
+        assert t.parquet_dir == _entries(cache_dir)[0]
+
+
+def test_two_concurrent_builds_both_succeed(tmp_path, cache_dir):
+    path = _demo_copy(tmp_path)
+    children = [_child(path, 1.0), _child(path, 1.0)]
+    results = [c.communicate(timeout=300) for c in children]
+    assert [c.returncode for c in children] == [0, 0], results
+    with tracelens.open(path, cache=False) as direct:
+        expected = direct.census().write_csv()
+    assert [out.replace("building\n", "") for out, _err in results] == [expected, expected]
+    assert len(_entries(cache_dir)) == 1
+    assert list((cache_dir / "traces").glob(".build-*")) == []
+
+
+def test_unwritable_cache_dir_reads_directly_with_one_line(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    path = _demo_copy(tmp_path)
+    rc, out, err = run_cli(["census", str(path), "--top", "1", "-f", "csv"], capsys)
+    assert rc == 0
+    assert err == (
+        f"tracelens: cannot cache run.sqlite in {blocker / 'cache'} (Not a directory); "
+        "reading the trace directly\n"
+    )
+    with tracelens.open(path, cache=False) as direct:
+        assert out == direct.census(top=1).write_csv()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_read_only_cache_dir(tmp_path, cache_dir):
+    cache_dir.chmod(0o555)
+    try:
+        with tracelens.open(_demo_copy(tmp_path)) as t:
+            t.census()
+            assert t.parquet_dir is None
+            assert t.notices and "Permission denied" in t.notices[0]
+    finally:
+        cache_dir.chmod(0o755)
+
+
+def test_least_recently_used_entries_are_evicted(tmp_path, cache_dir, monkeypatch):
+    paths = [_copy(_demo_copy(tmp_path), tmp_path / f"t{i}.sqlite") for i in range(3)]
+    for i, p in enumerate(paths):  # make each copy a different trace (content and mtime)
+        con = sqlite3.connect(p)
+        con.execute(f'UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + {i} WHERE rowid = 1')
+        con.commit()
+        con.close()
+    sizes = []
+    for p in paths[:2]:
+        with tracelens.open(p) as t:
+            t.census()
+            sizes.append(cache._dir_bytes(t.parquet_dir))
+    time.sleep(0.05)
+    with tracelens.open(paths[0]) as t:  # t0 is now the most recently used
+        t.census()
+    # Room for two entries: caching t2 must drop t1, the least recently used.
+    monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", str((max(sizes) * 2.5) / 1e6))
+    with tracelens.open(paths[2]) as t:
+        t.census()
+    sources = sorted(Path(e.source).name for e in cache.entries(cache_dir))
+    assert sources == ["t0.sqlite", "t2.sqlite"]
+
+
+def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
+    path = _demo_copy(tmp_path)
+    rc, _out, err = run_cli(["census", str(path), "--top", "1"], capsys)
+    entry = _entries(cache_dir)[0]
+    assert rc == 0 and err == (
+        f"tracelens: caching run.sqlite (0.4 MB) as Parquet in {entry} (once; later runs read it)\n"
+    )
+    rc, out, err = run_cli(["cache", "info"], capsys)
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"cache      {cache_dir}"
+    assert lines[2].startswith("holds      1 trace, ")
+    assert lines[3].endswith(f"  {path}")
+    manifest = json.loads((entry / "manifest.json").read_text())
+    assert manifest["identity"]["size"] == path.stat().st_size
+    rc, out, err = run_cli(["cache", "clear"], capsys)
+    assert rc == 0 and out.startswith("removed 1 cached trace (") and err == ""
+    assert _entries(cache_dir) == []
+    assert path.exists()
+
+
+@pytest.mark.parametrize("where", [["--no-cache", "census"], ["census", "--no-cache"]])
+def test_no_cache_flag_anywhere(tmp_path, cache_dir, capsys, where):
+    path = _demo_copy(tmp_path)
+    rc, out, err = run_cli([*where, str(path), "--top", "1"], capsys)
+    assert (rc, err) == (0, "") and out.startswith("census of run.sqlite")
+    assert _entries(cache_dir) == []
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_bar_only_on_a_terminal(tmp_path, cache_dir, tty):
+    from tracelens.cli._progress import StderrProgress
+
+    stream = _Stream(tty)
+    with tracelens.open(_demo_copy(tmp_path), progress=StderrProgress(stream)) as t:
+        t.census()
+    first, *rest = stream.text.split("\n")
+    assert first.startswith("tracelens: caching run.sqlite (0.4 MB) as Parquet in ")
+    if tty:
+        assert rest[0].startswith("\r  ") and rest[0].endswith("█ 100%") and rest[1:] == [""]
+    else:
+        assert rest == [""]
