@@ -151,6 +151,17 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 # nsys table -> (view name, columns)
 VIEWS_BY_TABLE = {table: (view, cols) for view, (table, cols) in VIEWS.items()}
 
+# Views whose start and end nsys always writes (NOT NULL in every schema): a NULL there, or a
+# time so far out that subtracting two of them overflows 64 bits, can only be damage. The
+# guarded views raise one message naming the table and column instead (see
+# _sqlite.explain_scan_error); +-2^61 ns is 73 years either side of the session start.
+GUARDED_VIEWS = frozenset(
+    {"kernels", "memcpys", "memsets", "graph_replays", "runtime_calls", "syncs"}
+)
+GUARDED_COLUMNS = ("start", "end")
+TIME_LIMIT_NS = 2**61
+DAMAGE_MARK = "tracelens-damage: "
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -171,9 +182,23 @@ def source_sql(table: str, source: str = "sqlite") -> str:
     return f"sqlite_scan(getvariable('trace_path'), '{_quote(table)[1:-1]}')"
 
 
-def view_sql(view: str, present_columns: tuple[str, ...] | None, source: str = "sqlite") -> str:
+def _guarded(table: str, name: str, sqltype: str) -> str:
+    col, where = _quote(name), f"{table}.{name}"
+    return (
+        f"CASE WHEN {col} IS NULL THEN error('{DAMAGE_MARK}{where} is NULL in a row (nsys "
+        f"always writes it)') WHEN {col} NOT BETWEEN -{TIME_LIMIT_NS} AND {TIME_LIMIT_NS} THEN "
+        f"error('{DAMAGE_MARK}{where} holds a time beyond 2^61 ns (73 years) from the "
+        f"session start') ELSE CAST({col} AS {sqltype}) END AS {col}"
+    )
+
+
+def view_sql(
+    view: str, present_columns: tuple[str, ...] | None, source: str = "sqlite", guard: bool = True
+) -> str:
     """``CREATE OR REPLACE VIEW`` for ``view``; ``present_columns`` is None when the table
-    is absent; ``source`` as :func:`source_sql`.
+    is absent; ``source`` as :func:`source_sql`. ``guard``: check start/end of
+    :data:`GUARDED_VIEWS` row by row (off for cache entries, which were checked when built and
+    keep their Parquet min/max statistics usable for time filters that way).
 
     The file path is never part of the text: it is bound once with ``SET VARIABLE
     trace_path`` (or ``parquet_dir``) and read by ``getvariable``.
@@ -182,7 +207,9 @@ def view_sql(view: str, present_columns: tuple[str, ...] | None, source: str = "
     present = set(present_columns or ())
     select = []
     for name, sqltype in columns:
-        if name in present:
+        if name in present and guard and view in GUARDED_VIEWS and name in GUARDED_COLUMNS:
+            select.append(_guarded(table, name, sqltype))
+        elif name in present:
             select.append(f"CAST({_quote(name)} AS {sqltype}) AS {_quote(name)}")
         else:
             select.append(f"CAST(NULL AS {sqltype}) AS {_quote(name)}")

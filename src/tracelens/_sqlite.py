@@ -8,6 +8,7 @@ the user's trace.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sqlite3
 import stat
@@ -139,3 +140,111 @@ def table_columns(con: sqlite3.Connection, path: Path) -> dict[str, tuple[str, .
     except sqlite3.DatabaseError as exc:
         raise TraceError(path, f"is corrupt (sqlite: {exc}); copy or export it again") from None
     return tables
+
+
+# -- what DuckDB's scanner says about a damaged export, as one line ---------------------------
+_TYPE_MISMATCH = re.compile(
+    r'Invalid type in column "(?P<column>[^"]+)": column was declared as (?P<declared>\w+), '
+    r'found "(?P<value>.*)" of type "(?P<found>\w+)"'
+)
+_CORRUPT = ("malformed", "not a database", "disk I/O", "file is not a database")
+
+
+def explain_scan_error(
+    path: Path, con: sqlite3.Connection | None, tables: dict[str, tuple[str, ...]], exc: Exception
+) -> TraceError | None:
+    """The one-line TraceError for a DuckDB error caused by the export's content (values of
+    the wrong type, damaged rows, a lock, corruption), or None when it is not about the file.
+    ``con`` (the read-only SQLite connection, if any) finds which table holds a bad column."""
+    from ._schema import DAMAGE_MARK, VIEWS
+
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    if DAMAGE_MARK in first:
+        detail = first.split(DAMAGE_MARK, 1)[1]
+        return TraceError(path, f"is damaged: {detail}; export it again")
+    m = _TYPE_MISMATCH.search(text)
+    if m:
+        column, found, value = m["column"], m["found"], m["value"]
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        where = _table_with_bad_values(con, tables, column, VIEWS) or "a table"
+        return TraceError(
+            path,
+            f"is damaged: {where}.{column} holds {found} ({shown!r}) where nsys writes "
+            f"{m['declared']}s; export it again",
+        )
+    if "Overflow in" in first:
+        return TraceError(
+            path,
+            f"is damaged: a time or size overflows 64-bit arithmetic ({first}); export it again",
+        )
+    if "database is locked" in first:
+        return TraceError(
+            path, "is locked by a process writing to it; wait for it to finish, or pass a copy"
+        )
+    if "attempt to write a readonly database" in first:
+        return TraceError(
+            path,
+            "has an interrupted write beside it (a hot journal); copy the .sqlite file alone to "
+            "another directory and pass the copy",
+        )
+    if any(word in first for word in _CORRUPT):
+        return TraceError(path, f"is corrupt ({first}); copy or export it again")
+    return None
+
+
+def _table_with_bad_values(con, tables, column: str, views) -> str | None:
+    """The first view table whose ``column`` holds a value that is not an integer or NULL."""
+    if con is None or not _IDENT_RE.match(column):
+        return None
+    for table, _cols in views.values():
+        if column in tables.get(table, ()):
+            try:
+                row = con.execute(
+                    f'SELECT 1 FROM "{table}" WHERE typeof("{column}") NOT IN '
+                    "('integer', 'null') LIMIT 1"
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                continue
+            if row:
+                return table
+    return None
+
+
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def strings_are_utf8(con: sqlite3.Connection) -> bool:
+    """Whether every StringIds value is valid UTF-8 (checked here because DuckDB's scanner
+    does not reject every invalid sequence: after a valid non-ASCII character it passes the
+    bytes on, which later breaks polars, and it cuts a name short at others). ASCII values,
+    the common case, cost one isascii() each."""
+    for (value,) in con.execute("SELECT value FROM StringIds"):
+        if isinstance(value, bytes | bytearray) and not value.isascii():
+            try:
+                bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+    return True
+
+
+def sidecars(path: Path, shown_as: Path) -> list[Path]:
+    """The SQLite WAL and journal files beside ``path``: DuckDB's scanner, which opens the file
+    read-write, would create or rewrite files beside it (a ``-shm`` for a stray ``-wal``).
+    A hot journal (a write that was interrupted: the file itself may be half-written) is a
+    TraceError; the caller routes around the others."""
+    journal = Path(f"{path}-journal")
+    try:
+        with journal.open("rb") as f:
+            hot = any(f.read(28))  # a journal whose header is zeroed or empty is not hot
+    except OSError:
+        hot = False
+    if hot:
+        raise TraceError(
+            shown_as,
+            f"has an interrupted write ({journal.name} beside it is a hot journal: the file may "
+            f"be half-written); run `sqlite3 {shlex.quote(shown_as.name)} 'PRAGMA "
+            "integrity_check'` on it (or a copy with its journal) to roll the write back, or "
+            "export it again",
+        )
+    return [p for p in (Path(f"{path}-wal"), journal) if p.exists()]

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import _resources, _schema
-from ._sqlite import NSYS_MARKER_TABLES, check_file, connect_readonly, decode_text, table_columns
+from ._sqlite import (
+    NSYS_MARKER_TABLES,
+    check_file,
+    connect_readonly,
+    decode_text,
+    explain_scan_error,
+    sidecars,
+    strings_are_utf8,
+    table_columns,
+)
 from .errors import MissingDataError, QueryError, TraceError
 
 if TYPE_CHECKING:
@@ -181,9 +191,39 @@ class Trace:
             read = inputs.export_report(self.path, self._cache_settings(), self._progress)
         check_file(read)
         # DuckDB's scanner opens with O_NOFOLLOW: give it the real file.
-        self._real_path = read.resolve()
+        self._real_path = self._source_file = read.resolve()
         self._sqlite = connect_readonly(self._real_path, self.path)
         self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
+        if beside := sidecars(self._real_path, self.path):
+            self._real_path = self._private_copy(beside)
+
+    def _private_copy(self, beside: list[Path]) -> Path:
+        """DuckDB's scanner opens the file read-write, so with a -wal or -journal beside it
+        SQLite would create or rewrite files there. Give the scanner a copy of the file alone
+        (in the cache directory, removed on close); Python's sqlite3 keeps reading the
+        original immutably, which ignores those files too."""
+        import tempfile
+
+        names = ", ".join(p.name for p in beside)
+        root = self._cache_settings().root
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=".copy-", suffix=".sqlite", dir=root)
+            with os.fdopen(fd, "wb") as out, self._source_file.open("rb") as src:
+                shutil.copyfileobj(src, out, 1 << 20)
+        except OSError as exc:
+            raise TraceError(
+                self.path,
+                f"has {names} beside it, which DuckDB's reader would write to, and no private "
+                f"copy can be made in {root} ({exc.strerror}); copy the .sqlite file alone to "
+                "another directory and pass the copy",
+            ) from None
+        self._copy_path = Path(name)
+        notice = f"{names} beside {self.path.name} left alone; reading a private copy in {root}"
+        self.notices.append(notice)
+        if self._progress:
+            self._progress(notice, None)
+        return self._copy_path
 
     def _open_parquet_input(self) -> None:
         """A directory from ``nsys export --type parquetdir``: its tables are read in place
@@ -221,6 +261,9 @@ class Trace:
             if con is not None:
                 con.close()
                 setattr(self, name, None)
+        if getattr(self, "_copy_path", None) is not None:
+            self._copy_path.unlink(missing_ok=True)
+            self._copy_path = None
 
     @property
     def closed(self) -> bool:
@@ -296,9 +339,18 @@ class Trace:
             raise TraceError(self.path, f"cannot be read ({first}); export it again") from None
 
     def _open_duckdb(self) -> duckdb.DuckDBPyConnection:
+        import duckdb
+
         from . import _engine
 
         con = _engine.connect()
+        try:
+            return self._install_views(con)
+        except duckdb.Error as exc:
+            con.close()
+            raise self._explain(exc) or exc from None
+
+    def _install_views(self, con) -> duckdb.DuckDBPyConnection:
         con.execute(_resources.query("_memcpy_labels"))
         if self.parquet_dir is not None:
             self._install_parquet(con, self.parquet_dir, self.tables)
@@ -312,15 +364,17 @@ class Trace:
                 from . import inputs
 
                 self.parquet_dir = entry
-                self._install_parquet(con, entry, inputs.parquet_tables(con, entry))
+                self._install_parquet(con, entry, inputs.parquet_tables(con, entry), guard=False)
         con.execute(_resources.query("_shared"))
         return con
 
-    def _install_parquet(self, con, directory: Path, tables: dict[str, tuple[str, ...]]) -> None:
+    def _install_parquet(
+        self, con, directory: Path, tables: dict[str, tuple[str, ...]], guard: bool = True
+    ) -> None:
         """Point the views (and ``strings``) at ``directory``'s ``<table>.parquet`` files."""
         con.execute("SET VARIABLE parquet_dir = $d", {"d": str(directory)})
         for view, (table, _cols) in _schema.VIEWS.items():
-            con.execute(_schema.view_sql(view, tables.get(table), source="parquet"))
+            con.execute(_schema.view_sql(view, tables.get(table), "parquet", guard))
         con.execute("DROP TABLE IF EXISTS strings")
         if "StringIds" in tables:
             con.execute(
@@ -336,6 +390,22 @@ class Trace:
 
         if "StringIds" not in self.tables:
             con.execute("CREATE TEMP TABLE strings (id BIGINT, value VARCHAR)")
+            return
+        missing = {"id", "value"} - set(self.tables["StringIds"])
+        if missing:
+            raise TraceError(
+                self.path,
+                f"is damaged: StringIds (the table of names) has no {', '.join(sorted(missing))} "
+                "column; export it again",
+            )
+        try:
+            valid = strings_are_utf8(self._sqlite)
+        except sqlite3.DatabaseError as exc:
+            raise TraceError(
+                self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
+        if not valid:
+            self._load_strings_slowly(con)
             return
         try:
             # The fast path: DuckDB reads StringIds itself (and pyarrow is never imported).
@@ -359,15 +429,15 @@ class Trace:
         from . import cache
 
         settings = self._cache_settings()
-        if not settings.enabled or self._real_path.stat().st_size < settings.min_bytes:
+        if not settings.enabled or self._source_file.stat().st_size < settings.min_bytes:
             return None
-        ident = cache.identity(self._real_path)
+        ident = cache.identity(self._source_file)
         entry = cache.lookup(settings.root, ident)
         if entry is not None:
             return entry
         try:
             return cache.build(
-                con, self._real_path, ident, self._cache_tables(con), settings, self._progress
+                con, self._source_file, ident, self._cache_tables(con), settings, self._progress
             )
         except (OSError, duckdb.IOException) as exc:
             reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
@@ -402,6 +472,22 @@ class Trace:
                 Table("NVTX_EVENTS.parquet", "SELECT * FROM nvtx_text", weight("NVTX_EVENTS"))
             )
         return tables
+
+    def _load_strings_slowly(self, con: duckdb.DuckDBPyConnection) -> None:
+        """StringIds through Python's sqlite3, bytes that are not UTF-8 as \\xNN escapes."""
+        import pyarrow as pa
+
+        ids, values = [], []
+        for sid, value in self._sqlite_rows("SELECT id, value FROM StringIds"):
+            ids.append(sid)
+            values.append(decode_text(value))
+        con.execute("DROP TABLE IF EXISTS strings")
+        con.register(
+            "_string_ids",
+            pa.table({"id": pa.array(ids, pa.int64()), "value": pa.array(values, pa.string())}),
+        )
+        con.execute("CREATE TEMP TABLE strings AS SELECT * FROM _string_ids")
+        con.unregister("_string_ids")
 
     def load_nvtx_text(self) -> None:
         """Create the ``nvtx_text`` table, once: every ``nvtx_events`` column plus ``text``
@@ -531,12 +617,11 @@ class Trace:
             cursor = (con or self.db).execute(text, params)
             return fetch(cursor)
         except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0]
-            if "malformed" in first or "not a database" in first or "disk I/O" in first:
-                raise TraceError(
-                    self.path, f"is corrupt ({first}); copy or export it again"
-                ) from None
-            raise
+            raise self._explain(exc) or exc from None
+
+    def _explain(self, exc: Exception) -> TraceError | None:
+        """A DuckDB error caused by the export's content, as one TraceError line."""
+        return explain_scan_error(self.path, self._sqlite, self.tables, exc)
 
     # -- metadata -----------------------------------------------------------------------
     def _metadata(self) -> tuple[str | None, dict[str, str]]:
