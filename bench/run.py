@@ -187,14 +187,22 @@ class Command:
     samples: list[dict] = field(default_factory=list)
     error: str | None = None
     skip: str | None = None  # why it is not run
+    env: dict[str, str] | None = None  # added to the environment of every run
+    setup: list[str] | None = None  # run (untimed) before every timed run
 
 
-def run_once(argv: list[str], cwd: str | None = None, capture: bool = False) -> dict:
+def run_once(
+    argv: list[str], cwd: str | None = None, capture: bool = False, env: dict | None = None
+) -> dict:
     """One child: wall s, CPU s (user + sys), peak RSS MB; stdout text when ``capture``."""
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            argv, stdout=out if capture else subprocess.DEVNULL, stderr=err, cwd=cwd
+            argv,
+            stdout=out if capture else subprocess.DEVNULL,
+            stderr=err,
+            cwd=cwd,
+            env={**os.environ, **env} if env else None,
         )
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
@@ -240,9 +248,11 @@ def summarize(kind: str, text: str) -> dict[tuple, tuple]:
 def verify(results: dict[str, dict]) -> list[str]:
     """Compare each warm-up output with census (nsys: with census --by-launch-config)."""
     notes = []
+    if "census" not in results and "census_direct" in results:
+        results = {**results, "census": results["census_direct"]}
     for key, got in results.items():
         ref = "census_lc" if key == "nsys" else "census"
-        if key in ("census", "census_lc") or ref not in results:
+        if key in ("census", "census_lc", "census_direct") or ref not in results:
             continue
         want = results[ref]
         bad = [
@@ -411,28 +421,73 @@ def build_commands(trace: Path, tmp: Path, investigate: bool, use_nsys: bool) ->
     return cmds
 
 
+def command_rows(trace: Path, tmp: Path, kernel: str) -> list[Command]:
+    """--commands: every tracelens command on the trace, read directly (--no-cache) and from
+    the columnar cache (built once before timing, in a private cache dir), plus the build."""
+    tl, t = tracelens_exe(), str(trace)
+    cached = {"TRACELENS_CACHE_DIR": str(tmp / "cache")}
+    build = {"TRACELENS_CACHE_DIR": str(tmp / "build")}
+    uses = [
+        ("census", ["census", t, "--format", "csv"]),
+        ("lineup", ["lineup", t, "--format", "csv"]),
+        ("danger", ["danger", t, "--format", "csv"]),
+        ("memory", ["memory", t, "--format", "csv"]),
+        ("info", ["info", t]),
+        ("timeline", ["timeline", t, "--limit", "100"]),
+        ("timeline_10ms", ["timeline", t, "--start", "5s", "--end", "5.01s"]),
+        ("stakeout", ["stakeout", t, kernel, "--limit", "100"]),
+        ("report", ["report", t, "-o", str(tmp / "report.html")]),
+    ]
+    cmds = []
+    for key, args in uses:
+        label = "tracelens " + " ".join("TRACE" if a == t else a for a in args)
+        label = label.replace(str(tmp), "TMP")
+        cmds.append(
+            Command(f"{key}_direct", label + " --no-cache", [tl, *args, "--no-cache"],
+                    "census" if key == "census" else None)
+        )  # fmt: skip
+        cmds.append(
+            Command(f"{key}_cached", label + " (cached)", [tl, *args],
+                    "census" if key == "census" else None, env=cached)
+        )  # fmt: skip
+    cmds.append(
+        Command(
+            "cache_build",
+            "tracelens census TRACE, building the cache (cleared before each run)",
+            [tl, "census", t, "--format", "csv"],
+            "census",
+            env=build,
+            setup=[tl, "cache", "clear"],
+        )
+    )
+    return cmds
+
+
 def fmt_table(cmds: list[Command], info: dict) -> str:
     floor = next((c for c in cmds if c.key == "floor" and c.samples), None)
     base = statistics.median(s["wall_s"] for s in floor.samples) if floor else None
+    census = next((c for c in cmds if c.key in ("census_direct", "census") and c.samples), None)
+    census_s = statistics.median(s["wall_s"] for s in census.samples) if census else None
     lines = [
-        "| command | median s | min s | CPU s (median) | peak RSS MB | × bare DuckDB |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| command | median s | min s | CPU s (median) | peak RSS MB | × census | × bare DuckDB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for c in cmds:
         if c.error:
-            lines.append(f"| `{c.label}` | failed: {c.error} | | | | |")
+            lines.append(f"| `{c.label}` | failed: {c.error} | | | | | |")
             continue
         if c.skip or not c.samples:
-            lines.append(f"| `{c.label}` | skipped: {c.skip or 'no samples'} | | | | |")
+            lines.append(f"| `{c.label}` | skipped: {c.skip or 'no samples'} | | | | | |")
             continue
         wall = [s["wall_s"] for s in c.samples]
         med = statistics.median(wall)
         ratio = f"{med / base:.2f}" if base else "—"
+        to_census = f"{med / census_s:.2f}" if census_s else "—"
         label = f"`{c.label}`" + (f" ({c.note})" if c.note else "")
         lines.append(
             f"| {label} | {med:.2f} | {min(wall):.2f} | "
             f"{statistics.median(s['cpu_s'] for s in c.samples):.2f} | "
-            f"{max(s['rss_mb'] for s in c.samples):.0f} | {ratio} |"
+            f"{max(s['rss_mb'] for s in c.samples):.0f} | {to_census} | {ratio} |"
         )
     i = info
     machine = (
@@ -493,6 +548,14 @@ def main(argv: list[str] | None = None) -> None:
         "--no-nsys", action="store_true", help="skip nsys stats even if it is installed"
     )
     ap.add_argument("--only", help="comma-separated command keys to run (census,floor,...)")
+    ap.add_argument(
+        "--commands",
+        action="store_true",
+        help="add every tracelens command, read directly and from the cache, and the build",
+    )
+    ap.add_argument(
+        "--kernel", default="reshape_and_cache", help="stakeout's kernel for --commands"
+    )
     args = ap.parse_args(argv)
     trace = args.trace.resolve()
     if not trace.is_file():
@@ -508,6 +571,8 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="tracelens-bench-") as tmpdir:
         tmp = Path(tmpdir)
         cmds = build_commands(trace, tmp, args.investigate, not args.no_nsys)
+        if args.commands:
+            cmds += command_rows(trace, tmp, args.kernel)
         if args.only:
             keep = set(args.only.split(","))
             cmds = [c for c in cmds if c.key in keep]
@@ -526,7 +591,8 @@ def main(argv: list[str] | None = None) -> None:
             if c.skip:
                 continue
             print(f"warm-up: {c.label}", file=sys.stderr, flush=True)
-            r = run_once(c.argv, c.cwd, capture=c.check is not None)
+            # the warm-up of a cached row builds its cache
+            r = run_once(c.argv, c.cwd, capture=c.check is not None, env=c.env)
             if r["rc"] != 0:
                 last = r.get("stderr", "").strip().splitlines()[-1:] or [""]
                 c.error = f"warm-up exit {r['rc']}: {last[0]}"
@@ -541,7 +607,9 @@ def main(argv: list[str] | None = None) -> None:
                 if c.error or c.skip:
                     continue
                 print(f"run {rep + 1}/{args.repeat}: {c.label}", file=sys.stderr, flush=True)
-                r = run_once(c.argv, c.cwd)
+                if c.setup:
+                    run_once(c.setup, c.cwd, env=c.env)
+                r = run_once(c.argv, c.cwd, env=c.env)
                 if r["rc"] != 0:  # e.g. the trace vanished: never time a failure
                     last = r.get("stderr", "").strip().splitlines()[-1:] or [""]
                     c.error = f"run {rep + 1} exit {r['rc']}: {last[0]}"
