@@ -45,6 +45,14 @@ def _root(
             callback=_print_version,
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Read traces directly: neither use nor build the columnar cache "
+            "(also accepted after the command; TRACELENS_NO_CACHE=1 for a session)",
+        ),
+    ] = False,
 ) -> None:
     """Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ."""
 
@@ -137,18 +145,6 @@ def _take_no_cache(argv: list[str]) -> tuple[list[str], bool]:
     end = argv.index("--") if "--" in argv else len(argv)
     head = [a for a in argv[:end] if a != "--no-cache"]
     return head + argv[end:], len(head) < end
-
-
-@app.callback()
-def _global_options(
-    no_cache: bool = typer.Option(
-        False,
-        "--no-cache",
-        help="Read traces directly: neither use nor build the columnar cache "
-        "(also accepted after the command; TRACELENS_NO_CACHE=1 for a session)",
-    ),
-) -> None:
-    """Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ."""
 
 
 def _fail(message: str, code: int) -> None:
