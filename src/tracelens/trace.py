@@ -449,6 +449,10 @@ class Trace:
             if self._progress:
                 self._progress(notice, None)
             return None
+        finally:
+            # Built for the cache only: load_nvtx_text makes it again (from the entry, with
+            # the nvtx_ranges macro, which needs the _shared helpers installed after this).
+            con.execute("DROP TABLE IF EXISTS nvtx_text")
 
     def _cache_tables(self, con) -> list:
         """What a cache entry holds: each view's table present in the export (its columns
@@ -467,7 +471,7 @@ class Trace:
         ]
         tables.append(Table("StringIds.parquet", "SELECT * FROM strings"))
         if "NVTX_EVENTS" in self.tables:
-            self._load_nvtx_text_into(con)
+            self._load_nvtx_text_into(con, with_ranges=False)
             tables.append(
                 Table("NVTX_EVENTS.parquet", "SELECT * FROM nvtx_text", weight("NVTX_EVENTS"))
             )
@@ -500,7 +504,7 @@ class Trace:
         """
         self._load_nvtx_text_into(self.db)
 
-    def _load_nvtx_text_into(self, con) -> None:
+    def _load_nvtx_text_into(self, con, with_ranges: bool = True) -> None:
         import duckdb
 
         exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_text'"
@@ -526,7 +530,8 @@ class Trace:
                     f"CREATE TEMP TABLE nvtx_text AS SELECT {select}, {text} AS text "
                     f"FROM {_schema.source_sql(table, 'parquet')}"
                 )
-                con.execute(_resources.query("_nvtx_ranges"))
+                if with_ranges:
+                    con.execute(_resources.query("_nvtx_ranges"))
                 return
         if table not in self.tables:
             con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
@@ -547,7 +552,8 @@ class Trace:
                 con.execute("DROP TABLE IF EXISTS nvtx_text")
                 con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
                 self._load_nvtx_text_slowly(con, names, sql)
-        con.execute(_resources.query("_nvtx_ranges"))
+        if with_ranges:
+            con.execute(_resources.query("_nvtx_ranges"))
 
     def _load_nvtx_text_fast(self, con, names: list[str], sql: str) -> None:
         """nvtx_text read by DuckDB itself (SQLite's rowid is only reachable through an
