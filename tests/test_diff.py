@@ -272,8 +272,18 @@ def test_nvtx_glob_per_side(capsys):
         capsys,
     )
     assert rc == 0
-    totals = {r["metric"]: (r["a"], r["b"]) for r in json.loads(out)["totals"]}
+    data = json.loads(out)
+    totals = {r["metric"]: (r["a"], r["b"]) for r in data["totals"]}
     assert totals["kernel launches"] == (1604, 1604)
+    # the board says how many ranges selected each side's work
+    assert data["nvtx_ranges"] == [4, 4]
+    assert "4 ranges matched in A, 4 ranges matched in B" in " ".join(data["notes"])
+
+
+def test_nvtx_range_count_on_the_board(capsys):
+    rc, out, _ = run_cli(["diff", "--demo", "--nvtx", "decode_step_3"], capsys)
+    assert rc == 0
+    assert "1 range matched in A, 1 range matched in B" in out
 
 
 def test_unknown_nvtx_label_suggests_close_ones(capsys):

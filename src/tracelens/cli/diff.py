@@ -93,12 +93,15 @@ def diff(
     where_b = c.event_filter(None, None, None, b_start, b_end)
     from ..filters import select_nvtx
 
+    ranges_a = ranges_b = None
     with c.open_pair(a, b, demo) as (ta, tb):
         if a_nvtx or nvtx:
-            where_a, _ranges = select_nvtx(ta, a_nvtx or nvtx, where_a)
+            where_a, ranges_a = select_nvtx(ta, a_nvtx or nvtx, where_a)
         if b_nvtx or nvtx:
-            where_b, _ranges = select_nvtx(tb, b_nvtx or nvtx, where_b)
-        result = compute(ta, tb, name=name, where_a=where_a, where_b=where_b)
+            where_b, ranges_b = select_nvtx(tb, b_nvtx or nvtx, where_b)
+        result = compute(
+            ta, tb, name=name, where_a=where_a, where_b=where_b, nvtx_ranges=(ranges_a, ranges_b)
+        )
     gates = check_gates(result, fail_if or [])
     if fmt == "json":
         text = render.to_json(result)
