@@ -14,6 +14,9 @@
 --                                        (eventType 59, 60, and nsys's own 70, 71)
 --   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
 --                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
+--   launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id)
+--                               BOOLEAN  that runtime call launched that GPU operation (same
+--                                        correlation id in the same process)
 --   in_selection(global_pid, correlation_id, selection)
 --                               BOOLEAN  the GPU operation is in work selection `selection`
 --                                        (NULL: no selection, everything is in)
@@ -55,6 +58,11 @@ CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e
     AND (stream IS NULL OR stream_id = stream)
     AND (pid IS NULL OR pid_of(global_pid) = pid)
     AND in_window(s, e, t0, t1);
+-- launched_by: the runtime call (globalTid, correlationId) launched the GPU operation
+-- (globalPid, correlationId). Correlation ids are unique per process only, so the process
+-- must match too.
+CREATE OR REPLACE TEMP MACRO launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id) AS
+    call_correlation_id = op_correlation_id AND pid_of(call_global_tid) = pid_of(op_global_pid);
 CREATE OR REPLACE TEMP MACRO api_name(name) AS
     CASE WHEN length(name) >= 6 AND substr(name, length(name) - 5, 2) = '_v' THEN left(name, length(name) - 6) ELSE name END;
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS

@@ -19,7 +19,7 @@ SELECT
     m.streamId AS stream,
     s.value AS api_name
 FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns) AS m
-JOIN runtime_calls AS r ON r.correlationId = m.correlationId
+JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
 JOIN strings AS s ON s.id = r.nameId
 WHERE s.value ILIKE 'cudaMemcpy%Async%' AND (m.srcKind = 0 OR m.dstKind = 0)
 ORDER BY duration_ns DESC, start_ns

@@ -29,7 +29,7 @@ SELECT
     m.streamId AS stream,
     s.value AS api_name
 FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns) AS m
-JOIN runtime_calls AS r ON r.correlationId = m.correlationId
+JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
 JOIN strings AS s ON s.id = r.nameId
 WHERE s.value ILIKE 'cudaMemcpy%' AND s.value NOT ILIKE '%Async%'
   AND NOT (m.bytes <= 64000 AND m.copyKind = 1)

@@ -125,6 +125,31 @@ def tripped(tmp_path_factory):
     return path
 
 
+def test_copies_are_matched_to_the_call_of_their_own_process(tmp_path):
+    """Correlation ids are unique per process only: a synchronous cudaMemcpy in one process
+    must not claim another process's asynchronous copy that reuses its id (nor the reverse)."""
+    b = TraceBuilder("3.0.0")
+    t = 100 * MS
+    b.runtime("cudaMemcpy_v3020", start=t, end=t + 2 * MS, pid=PID, correlation_id=7)
+    b.memcpy("DtoH", 4_000_000, start=t + 1000, end=t + MS, pid=PID, correlation_id=7)
+    other = PID + 1
+    b.runtime("cudaMemcpyAsync_v3020", start=t, end=t + 10_000, pid=other, correlation_id=7)
+    b.memcpy(
+        "DtoH", 2_000_000, start=t + 2 * MS, end=t + 3 * MS, pid=other, correlation_id=7,
+        dst_kind="pageable",
+    )  # fmt: skip
+    path = b.write(tmp_path / "two_processes.sqlite")
+    with tracelens.open(path) as trace:
+        found = find_issues(trace)
+    sync = found.result("sync_memcpy").frame
+    assert (sync["pid"].to_list(), sync["api_name"].to_list()) == ([PID], ["cudaMemcpy_v3020"])
+    pageable = found.result("pageable_async_memcpy").frame
+    assert (pageable["pid"].to_list(), pageable["api_name"].to_list()) == (
+        [other],
+        ["cudaMemcpyAsync_v3020"],
+    )
+
+
 def test_every_rule_fires(tripped):
     with tracelens.open(tripped) as trace:
         found = find_issues(trace)
