@@ -1,8 +1,15 @@
 -- util_communication: communication kernels per device and collective kind (AllReduce,
--- AllGather, ...), and how much of their time no compute kernel hid: a sweep per (device,
--- collective) over that collective's kernels and the device's compute work (kernels that
--- are neither communication nor memory, and graph-level CUDA graph replays), clipped to
--- the analysis window [$t0, $t1]. One row per device and collective, by device, then time.
+-- AllGather, ...), and how much of their time no compute kernel hid, clipped to the
+-- analysis window [$t0, $t1]. Compute work is the device's kernels that are neither
+-- communication nor memory, and graph-level CUDA graph replays. One row per device and
+-- collective, by device, then time.
+--
+-- How (n log n, nothing repeated per collective): the compute intervals of a device and the
+-- intervals of each (device, collective) are merged into disjoint islands (an operation
+-- starts a new island when it starts after the latest end of the earlier ones). With
+-- cover(t) the compute time before t (an ASOF lookup of the last compute island starting
+-- at or before t, plus the compute time of the islands before it), a communication island
+-- [a, b] is hidden for cover(b) - cover(a); the rest of it is exposed.
 --
 -- Parameters: as util_devices ($device, $pid, $stream, $start_ns, $end_ns, $selection, $t0,
 -- $t1, $name_ids, $work_classes), plus
@@ -16,78 +23,82 @@
 --   time_ns      BIGINT   sum of their durations inside the window, ns
 --   busy_ns      BIGINT   union of their intervals, ns
 --   exposed_ns   BIGINT   part of busy_ns with no compute kernel running on the device, ns
-WITH classes AS (
+WITH named AS (
     SELECT unnest($name_ids::BIGINT[]) AS name_id, unnest($work_classes::VARCHAR[]) AS work_class,
-           unnest($collectives::VARCHAR[]) AS collective
+           coalesce(unnest($collectives::VARCHAR[]), 'other') AS collective
 ),
+-- grp: 0 for compute, a number per collective kind for communication.
+classes AS (
+    SELECT name_id, work_class, collective,
+           dense_rank() OVER (ORDER BY collective)::BIGINT AS grp
+    FROM named
+),
+-- Memory work is left out. part: one number per (device, grp), because DuckDB sorts a
+-- window partitioned by one key many times faster than one partitioned by two.
 ops AS (
     SELECT
         w.deviceId AS device,
+        CASE WHEN c.work_class = 'communication' THEN c.grp ELSE 0 END AS grp,
+        w.deviceId * 1048576 + grp AS part,
         greatest(w.start, $t0) AS s,
-        least(w."end", $t1) AS e,
-        CASE WHEN w.kind IN ('memcpy', 'memset') THEN 'memory'
-             ELSE coalesce(c.work_class, 'compute') END AS work_class,
-        c.collective
+        least(w."end", $t1) AS e
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     LEFT JOIN classes AS c ON c.name_id = w.name_id
     WHERE least(w."end", $t1) > greatest(w.start, $t0)
+      AND w.kind NOT IN ('memcpy', 'memset')
+      AND coalesce(c.work_class, 'compute') <> 'memory'
 ),
-comm AS (
-    SELECT device, coalesce(collective, 'other') AS collective, s, e
+marked AS (
+    SELECT device, grp, part, s, e,
+           coalesce(s > max(e) OVER earlier, true)::INTEGER AS starts_island
     FROM ops
-    WHERE work_class = 'communication'
+    WINDOW earlier AS (PARTITION BY part ORDER BY s, e
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
-kinds AS (SELECT DISTINCT device, collective FROM comm),
-points AS (
-    SELECT device, collective, s AS t, 1 AS d_comm, 0 AS d_compute FROM comm
-    UNION ALL
-    SELECT device, collective, e, -1, 0 FROM comm
-    UNION ALL
-    SELECT o.device, k.collective, o.s, 0, 1
-    FROM ops AS o JOIN kinds AS k ON k.device = o.device
-    WHERE o.work_class = 'compute'
-    UNION ALL
-    SELECT o.device, k.collective, o.e, 0, -1
-    FROM ops AS o JOIN kinds AS k ON k.device = o.device
-    WHERE o.work_class = 'compute'
+numbered AS (
+    SELECT device, grp, s, e,
+           sum(starts_island) OVER (PARTITION BY part ORDER BY s, e ROWS UNBOUNDED PRECEDING)
+               AS island
+    FROM marked
 ),
-deltas AS (
-    SELECT device, collective, t, sum(d_comm) AS d_comm, sum(d_compute) AS d_compute
-    FROM points
-    GROUP BY device, collective, t
+islands AS (
+    SELECT device, grp, min(s) AS a, max(e) AS b, count(*) AS calls, sum(e - s) AS time_ns
+    FROM numbered
+    GROUP BY device, grp, island
 ),
-levels AS (
-    SELECT
-        device,
-        collective,
-        lead(t) OVER (PARTITION BY device, collective ORDER BY t) - t AS len,
-        sum(d_comm) OVER running AS n_comm,
-        sum(d_compute) OVER running AS n_compute
-    FROM deltas
-    WINDOW running AS (PARTITION BY device, collective ORDER BY t ROWS UNBOUNDED PRECEDING)
+compute_islands AS (
+    SELECT device, a, b,
+           coalesce(sum(b - a) OVER (PARTITION BY device ORDER BY a
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+               AS covered_before
+    FROM islands
+    WHERE grp = 0
 ),
-overlap AS (
-    SELECT
-        device,
-        collective,
-        coalesce(sum(len) FILTER (WHERE n_comm > 0), 0) AS busy_ns,
-        coalesce(sum(len) FILTER (WHERE n_comm > 0 AND n_compute = 0), 0) AS exposed_ns
-    FROM levels
-    WHERE len IS NOT NULL
-    GROUP BY device, collective
+comm_islands AS (
+    SELECT i.device, k.collective, i.a, i.b, i.calls, i.time_ns
+    FROM islands AS i
+    JOIN (SELECT DISTINCT grp, collective FROM classes) AS k ON k.grp = i.grp
 ),
-totals AS (
-    SELECT device, collective, count(*) AS calls, sum(e - s) AS time_ns
-    FROM comm
-    GROUP BY device, collective
+-- Compute time before each end of a communication island.
+cover_a AS (
+    SELECT k.device, k.collective, k.a, k.b, k.calls, k.time_ns,
+           coalesce(c.covered_before + least(k.a, c.b) - c.a, 0) AS cover_a
+    FROM comm_islands AS k
+    ASOF LEFT JOIN compute_islands AS c ON c.device = k.device AND c.a <= k.a
+),
+hidden AS (
+    SELECT k.device, k.collective, k.calls, k.time_ns, k.b - k.a AS busy_ns,
+           coalesce(c.covered_before + least(k.b, c.b) - c.a, 0) - k.cover_a AS hidden_ns
+    FROM cover_a AS k
+    ASOF LEFT JOIN compute_islands AS c ON c.device = k.device AND c.a <= k.b
 )
 SELECT
-    t.device,
-    t.collective,
-    t.calls,
-    t.time_ns::BIGINT AS time_ns,
-    o.busy_ns::BIGINT AS busy_ns,
-    o.exposed_ns::BIGINT AS exposed_ns
-FROM totals AS t
-JOIN overlap AS o USING (device, collective)
-ORDER BY t.device, t.time_ns DESC, t.collective
+    device,
+    collective,
+    sum(calls)::BIGINT AS calls,
+    sum(time_ns)::BIGINT AS time_ns,
+    sum(busy_ns)::BIGINT AS busy_ns,
+    sum(busy_ns - hidden_ns)::BIGINT AS exposed_ns
+FROM hidden
+GROUP BY device, collective
+ORDER BY device, time_ns DESC, collective

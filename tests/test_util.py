@@ -151,6 +151,26 @@ syncs_strategy = st.lists(st.integers(0, 5_000), max_size=4, unique=True).map(
 )
 
 
+COLLECTIVE = {"communication": "AllReduce", "communication2": "SendRecv"}
+
+
+def reference_communication(ops):
+    """(device, collective) -> (calls, time_ns, busy_ns, exposed_ns), by elementary segments."""
+    out = {}
+    for dev, kind in sorted({(o.device, COLLECTIVE[o.work]) for o in ops if o.work in COLLECTIVE}):
+        mine = [o for o in ops if o.device == dev]
+        comm = [o for o in mine if COLLECTIVE.get(o.work) == kind and o.kind == "kernel"]
+        compute = [o for o in mine if o.kind == "kernel" and _class(o) == "compute"]
+        cuts = sorted({o.start for o in comm + compute} | {o.end for o in comm + compute})
+        busy = exposed = 0
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            if any(o.start <= a and o.end >= b for o in comm):
+                busy += b - a
+                exposed += (b - a) * (not any(o.start <= a and o.end >= b for o in compute))
+        out[dev, kind] = (len(comm), sum(o.end - o.start for o in comm), busy, exposed)
+    return out
+
+
 def _non_overlapping(syncs):
     out = []
     for s, e in syncs:
@@ -193,6 +213,11 @@ def test_parts_add_up_and_match_a_plain_sweep(tmp_path, ops, syncs, window):
         }
         assert got == causes
         assert sum(got.values()) == row["idle_ns"]
+    comm = {
+        (r["device"], r["collective"]): (r["calls"], r["time_ns"], r["busy_ns"], r["exposed_ns"])
+        for r in u.communication.iter_rows(named=True)
+    }
+    assert comm == reference_communication(ops)
 
 
 def test_known_answer(tmp_path):
