@@ -7,6 +7,8 @@ import csv
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import REFERENCE, needs_shared, shared_traces
 from fixtures.builder import XMMA_GEMM
 
@@ -230,3 +232,74 @@ def test_skipped_rules_say_why(tmp_path):
         found = find_issues(trace)
     assert "CUPTI_ACTIVITY_KIND_MEMCPY" in found.result("sync_memcpy").skipped
     assert found.result("gpu_gaps").skipped is None
+
+
+def _nsys_gaps(ops, gap_ns):
+    """gpu-starv as nsys analyze 2022.4 computes it: per (pid, device), the j-th end in end
+    order and the (j+1)-th start in start order bound a gap when the end comes first."""
+    out = []
+    for key in sorted({(o[0], o[1]) for o in ops}):
+        mine = [o for o in ops if (o[0], o[1]) == key]
+        starts = sorted(o[2] for o in mine)
+        ends = sorted(o[3] for o in mine)
+        for j in range(len(mine) - 1):
+            if ends[j] < starts[j + 1] and starts[j + 1] - ends[j] > gap_ns:
+                out.append((starts[j + 1] - ends[j], ends[j], key[0], key[1]))
+    return sorted(out, key=lambda r: (-r[0], r[1]))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from([PID, PID + 1]),  # process
+            st.integers(0, 1),  # device
+            st.integers(0, 3_000),  # start offset
+            st.integers(0, 400),  # duration (0: an instantaneous operation)
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    gap_ns=st.sampled_from([0, 50, 300]),
+)
+def test_gpu_gaps_match_the_nsys_pairing(tmp_path, ops, gap_ns):
+    """Overlapping streams, two processes, two devices, zero-length operations: the union
+    sweep finds the same gaps as nsys's pairing of the j-th end with the (j+1)-th start."""
+    b = TraceBuilder("3.0.0")
+    for pid in (PID, PID + 1):
+        b.process(pid, "python serve.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.gpu(1, "NVIDIA H100 80GB HBM3")
+    spans = []
+    for i, (pid, device, start, dur) in enumerate(ops):
+        s = 1_000_000 + start
+        cid = b.runtime("cudaLaunchKernel_v7000", start=s - 500, end=s - 490, pid=pid)
+        b.kernel(
+            XMMA_GEMM,
+            start=s,
+            end=s + dur,
+            pid=pid,
+            device=device,
+            stream=7 + i % 3,
+            correlation_id=cid,
+        )
+        spans.append((pid, device, s, s + dur))
+    path = b.write(tmp_path / "gaps.sqlite")
+    with tracelens.open(path) as trace:
+        frame = (
+            find_issues(
+                trace,
+                only=("gpu_gaps",),
+                thresholds={("gpu_gaps", "gap_ms"): gap_ns / MS},
+                limit=None,
+            )
+            .result("gpu_gaps")
+            .frame
+        )
+    got = [
+        (r["duration_ns"], r["start_ns"], r["pid"], r["device"])
+        for r in frame.iter_rows(named=True)
+    ]
+    assert got == _nsys_gaps(spans, gap_ns)
