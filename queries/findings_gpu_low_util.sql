@@ -35,23 +35,39 @@ chunks AS (
     FROM ranges AS r, range(0, $chunks) AS c(i)
     WHERE r.range_start + c.i * r.size < least(r.range_start + (c.i + 1) * r.size, r.range_end)
 ),
--- Each operation against the chunks it overlaps (usually one): linear, no range join.
-pieces AS (
+-- Each operation against the chunks it overlaps: most lie inside one chunk and are summed
+-- directly; only those that cross a chunk boundary are cut (unnest), so nothing is joined
+-- per operation. Linear, no range join.
+placed AS (
     SELECT o.pid, o.deviceId, o.start, o."end", r.range_start, r.size,
-           unnest(range(
-               floor((o.start - r.range_start) / r.size)::BIGINT,
-               least(floor((o."end" - r.range_start) / r.size)::BIGINT, $chunks - 1) + 1
-           )) AS chunk
+           floor((o.start - r.range_start) / r.size)::BIGINT AS first_chunk,
+           least(floor((o."end" - r.range_start) / r.size)::BIGINT, $chunks - 1) AS last_chunk
     FROM ops AS o
     JOIN ranges AS r ON r.pid = o.pid AND r.deviceId = o.deviceId
 ),
-used AS (
+inside AS (
+    SELECT pid, deviceId, first_chunk AS chunk, sum("end" - start) AS used_ns
+    FROM placed
+    WHERE first_chunk = last_chunk
+    GROUP BY pid, deviceId, first_chunk
+),
+pieces AS (
+    SELECT pid, deviceId, start, "end", unnest(range(first_chunk, last_chunk + 1)) AS chunk
+    FROM placed
+    WHERE first_chunk < last_chunk
+),
+crossing AS (
     SELECT c.pid, c.deviceId, c.chunk,
            sum(least(p."end", c.chunk_end) - greatest(p.start, c.chunk_start)) AS used_ns
     FROM pieces AS p
     JOIN chunks AS c ON c.pid = p.pid AND c.deviceId = p.deviceId AND c.chunk = p.chunk
     WHERE p.start < c.chunk_end AND p."end" > c.chunk_start
     GROUP BY c.pid, c.deviceId, c.chunk
+),
+used AS (
+    SELECT pid, deviceId, chunk, sum(used_ns) AS used_ns
+    FROM (SELECT * FROM inside UNION ALL SELECT * FROM crossing)
+    GROUP BY pid, deviceId, chunk
 ),
 low AS (
     SELECT c.*, c.chunk_end - c.chunk_start AS len,

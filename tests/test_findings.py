@@ -7,10 +7,10 @@ import csv
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from conftest import REFERENCE, needs_shared, shared_traces
 from fixtures.builder import XMMA_GEMM
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tracelens
 from tracelens.cli import main
