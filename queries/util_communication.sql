@@ -39,7 +39,8 @@ ops AS (
     SELECT
         w.deviceId AS device,
         CASE WHEN c.work_class = 'communication' THEN c.grp ELSE 0 END AS grp,
-        w.deviceId * 1048576 + grp AS part,
+        w.deviceId * 1048576
+            + CASE WHEN c.work_class = 'communication' THEN c.grp ELSE 0 END AS part,
         greatest(w.start, $t0) AS s,
         least(w."end", $t1) AS e
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w

@@ -51,29 +51,39 @@ WITH classes AS (
            CASE unnest($work_classes::VARCHAR[]) WHEN 'communication' THEN 1 ELSE 2 END AS cls
 ),
 -- cls: 0 compute, 1 communication, 2 memory.
+-- launch_start: when the host began the API call that launched the operation (NULL when
+-- the trace does not show it).
 ops AS (
     SELECT
         w.deviceId AS device,
         greatest(w.start, $t0) AS s,
         least(w."end", $t1) AS e,
         CASE WHEN w.kind IN ('memcpy', 'memset') THEN 2 ELSE coalesce(c.cls, 0) END::TINYINT AS cls,
-        w.globalPid,
-        w.correlationId
+        pid_of(w.globalPid) AS pid,
+        r.start AS launch_start
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     LEFT JOIN classes AS c ON c.name_id = w.name_id
+    LEFT JOIN runtime_calls AS r
+        ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)
     WHERE least(w."end", $t1) > greatest(w.start, $t0)
 ),
+-- Operations that start together are peers in start order (their order among themselves
+-- does not change the unions); next_launch and next_pid: the earliest launch and the
+-- smallest process among the operations that start when this one does.
 swept AS (
     SELECT
-        device, s, e, cls, globalPid, correlationId,
+        device, s, e, cls,
         max(e) OVER earlier AS m_all,
         max(e) FILTER (WHERE cls = 0) OVER earlier AS m_c,
         max(e) FILTER (WHERE cls = 1) OVER earlier AS m_n,
         max(e) FILTER (WHERE cls = 2) OVER earlier AS m_m,
-        max(e) FILTER (WHERE cls <= 1) OVER earlier AS m_cn
+        max(e) FILTER (WHERE cls <= 1) OVER earlier AS m_cn,
+        min(launch_start) OVER peers AS next_launch,
+        min(pid) OVER peers AS next_pid
     FROM ops
-    WINDOW earlier AS (PARTITION BY device ORDER BY s, e
-                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+    WINDOW earlier AS (PARTITION BY device ORDER BY s
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+           peers AS (PARTITION BY device ORDER BY s RANGE BETWEEN CURRENT ROW AND CURRENT ROW)
 ),
 sweep AS (
     SELECT
@@ -88,19 +98,13 @@ sweep AS (
     FROM swept
     GROUP BY device
 ),
-gaps AS (
-    SELECT device, m_all AS gap_start, s AS gap_end FROM swept WHERE s > m_all
-),
--- The operations that end each gap (all that start at its end), and when the host began
--- to launch them.
+-- An operation that starts after every earlier one ended ends an idle gap; with it, the
+-- operations that start at the same time and when the host began to launch them.
 next_work AS (
-    SELECT g.device, g.gap_start, g.gap_end, min(r.start) AS launch_start,
-           min(pid_of(o.globalPid)) AS pid
-    FROM gaps AS g
-    JOIN ops AS o ON o.device = g.device AND o.s = g.gap_end
-    LEFT JOIN runtime_calls AS r
-        ON r.correlationId = o.correlationId AND pid_of(r.globalTid) = pid_of(o.globalPid)
-    GROUP BY g.device, g.gap_start, g.gap_end
+    SELECT device, m_all AS gap_start, s AS gap_end, next_launch AS launch_start,
+           next_pid AS pid
+    FROM swept
+    WHERE s > m_all
 ),
 sync_calls AS (
     SELECT pid_of(r.globalTid) AS pid, r.start, r."end"
@@ -110,17 +114,21 @@ sync_calls AS (
 -- A gap whose next work the host launched only after the gap began is the host's doing:
 -- 'sync' when the host was blocked in a synchronizing call during the gap (the first such
 -- call of the process to end after the gap began, if it started before the gap ended),
--- else 'launch_bound'. Work queued before the gap began waited on something else.
+-- else 'launch_bound'. Work queued before the gap began waited on something else
+-- ('unexplained'); only the host's gaps are looked up among the sync calls.
+host_gaps AS (
+    SELECT * FROM next_work WHERE coalesce(launch_start > gap_start, false)
+),
 gap_causes AS (
+    SELECT device, gap_end - gap_start AS len, 'unexplained' AS cause
+    FROM next_work
+    WHERE NOT coalesce(launch_start > gap_start, false)
+    UNION ALL
     SELECT
         n.device,
-        n.gap_end - n.gap_start AS len,
-        CASE
-            WHEN NOT coalesce(n.launch_start > n.gap_start, false) THEN 'unexplained'
-            WHEN sc.start IS NOT NULL AND sc.start < n.gap_end THEN 'sync'
-            ELSE 'launch_bound'
-        END AS cause
-    FROM next_work AS n
+        n.gap_end - n.gap_start,
+        CASE WHEN sc.start IS NOT NULL AND sc.start < n.gap_end THEN 'sync' ELSE 'launch_bound' END
+    FROM host_gaps AS n
     ASOF LEFT JOIN sync_calls AS sc ON sc.pid = n.pid AND sc."end" >= n.gap_start
 ),
 idle AS (
