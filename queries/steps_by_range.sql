@@ -54,29 +54,24 @@ calls AS (
     ASOF JOIN steps AS s ON s.globalTid = r.globalTid AND s.start <= r.start
     WHERE r.start <= s."end"
 ),
+-- part: one number per (step, device): DuckDB sorts a window partitioned by one key many
+-- times faster than one partitioned by two.
 ops AS (
-    SELECT c.step, w.deviceId AS device, w.kind, w.start, w."end"
+    SELECT c.step, w.deviceId AS device, c.step * 1048576 + w.deviceId AS part, w.kind,
+           w.start, w."end"
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     JOIN calls AS c ON c.correlationId = w.correlationId AND c.pid = pid_of(w.globalPid)
 ),
--- Busy time: merge each step's operations on a device into islands of overlapping work.
-marked AS (
-    SELECT *, max("end") OVER (
-        PARTITION BY step, device ORDER BY start, "end"
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM ops
-),
-islands AS (
-    SELECT step, device, start, "end", sum(CASE WHEN prev_end IS NULL OR start > prev_end THEN 1 ELSE 0 END)
-        OVER (PARTITION BY step, device ORDER BY start, "end" ROWS UNBOUNDED PRECEDING) AS island
-    FROM marked
-),
+-- Busy time: in start order, an operation adds what it runs past the latest end of the
+-- step's earlier operations on the device (their union, in one pass).
 busy AS (
-    SELECT step, device, sum(island_end - island_start) AS busy_ns
+    SELECT step, device,
+           sum(greatest(0, "end" - greatest(start, coalesce(prev_end, start)))) AS busy_ns
     FROM (
-        SELECT step, device, island, min(start) AS island_start, max("end") AS island_end
-        FROM islands
-        GROUP BY step, device, island
+        SELECT step, device, start, "end", max("end") OVER (
+            PARTITION BY part ORDER BY start, "end"
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+        FROM ops
     )
     GROUP BY step, device
 ),

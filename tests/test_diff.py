@@ -357,3 +357,28 @@ def test_more_blocks_per_call_is_named_as_more_work(demo_diff):
     (c,) = _clue(demo_diff, "per_call_outlier")
     assert "blocks per launch 55 → 883 (16.00×)" in c.evidence
     assert "does more (or less) work per call" in c.verdict
+
+
+def test_time_accounting_left_out_above_the_launch_limit(monkeypatch):
+    """Above threshold.util_max_launches launches per trace the diff leaves GPU time
+    accounting out and says so; at the limit it is in."""
+    from tracelens.compare import clues
+
+    real = clues.threshold
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        launches = a.info.count("kernel")
+        monkeypatch.setattr(
+            clues, "threshold", lambda n: launches - 1 if n == "util_max_launches" else real(n)
+        )
+        left_out = diff(a, b)
+        monkeypatch.setattr(
+            clues, "threshold", lambda n: launches + 10**6 if n == "util_max_launches" else real(n)
+        )
+        kept = diff(a, b)
+    note = (
+        "GPU time accounting (compute, exposed communication, idle) left out above "
+        f"{launches - 1:,} launches per trace, for speed: run `tracelens util` on each"
+    )
+    assert note in left_out.notes
+    assert not any("GPU time accounting" in n for n in kept.notes)
+    assert real("util_max_launches") == 20_000_000

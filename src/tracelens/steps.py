@@ -205,6 +205,9 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
     trace.load_nvtx_text()
     conf = settings()
     for glob in conf["markers"]["globs"]:
+        # Counting the labels is cheap; projecting ranges on the GPU joins every launch.
+        if not trace.query_rows("steps_range_count", pattern=glob).data[0][0]:
+            continue
         frame = trace.query("steps_by_range", pattern=glob, match="glob", top_level=False, **params)
         if frame["step"].n_unique() >= 2:
             return _finish(

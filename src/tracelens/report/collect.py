@@ -29,11 +29,17 @@ STAKEOUT_KERNELS = 8  # kernels with a duration histogram
 PER_OCTAVE = 4  # histogram bins per doubling of duration
 STAKEOUT_CONFIGS = 3  # launch configurations listed per kernel and trace
 STEP_ROWS = 40  # steps listed per trace (outliers and warm-up steps always are)
-# trace.util() and trace.steps() sweep every interval: about 60x a census on a million
-# launches. Above this many GPU operations per trace the page leaves them out and says so
-# (as the diff does, data/clues.toml threshold.util_max_launches), to stay within a few
-# census times.
-TIMEKEEPING_MAX_OPERATIONS = 250_000
+
+
+# trace.util() and trace.steps() sort every GPU operation; above the diff's limit
+# (data/clues.toml threshold.util_max_launches, with its reason) the page leaves them out
+# and says so.
+def _timekeeping_max_operations() -> int:
+    from ..compare.clues import threshold
+
+    return int(threshold("util_max_launches"))
+
+
 HEADER_PROCESSES = 4  # processes named in the header
 
 
@@ -394,15 +400,16 @@ def _timekeeping(
     trace: Trace, label: str, omitted: list[Omitted]
 ) -> tuple[Util | None, Steps | None]:
     """trace.util() and trace.steps(), unless the trace has more than
-    TIMEKEEPING_MAX_OPERATIONS GPU operations (then None, None, and the page says so)."""
+    threshold.util_max_launches GPU operations (then None, None, and the page says so)."""
     info = trace.info
     ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
-    if ops > TIMEKEEPING_MAX_OPERATIONS:
+    limit = _timekeeping_max_operations()
+    if ops > limit:
         omitted.append(
             Omitted(
                 f"{label}: steps and utilization",
-                f"left out above {TIMEKEEPING_MAX_OPERATIONS:,} GPU operations ({ops:,} here; "
-                "they cost tens of census times): run `tracelens steps` and `tracelens util`; "
+                f"left out above {limit:,} GPU operations ({ops:,} here; they sort every "
+                "operation): run `tracelens steps` and `tracelens util`; "
                 "the detail window is the busiest stretch instead of a step",
             )
         )
