@@ -575,3 +575,29 @@ def test_browser_single_trace_screenshot(tmp_path, trace_copies):
         page = browser.load(page_path.as_uri(), width=1400, height=1200)
         assert page.console_errors == [] and page.network_requests == []
         page.screenshot(ARTIFACTS / "report-gaussian.png")
+
+
+def test_diff_report_reads_each_trace_once(monkeypatch):
+    """The diff view reuses what tracelens.diff read (census, totals, util) instead of
+    running them again per trace."""
+    import tracelens.census
+    import tracelens.util
+    from tracelens.demo import demo_path
+
+    calls: dict[str, list[str]] = {"census": [], "util": []}
+    census, util = tracelens.census.kernel_summary, tracelens.util.gpu_time_accounting
+
+    def counted_census(trace, *args, **kwargs):
+        calls["census"].append(trace.path.name)
+        return census(trace, *args, **kwargs)
+
+    def counted_util(trace, *args, **kwargs):
+        calls["util"].append(trace.path.name)
+        return util(trace, *args, **kwargs)
+
+    monkeypatch.setattr(tracelens.census, "kernel_summary", counted_census)
+    monkeypatch.setattr(tracelens.util, "gpu_time_accounting", counted_util)
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        build_report(a, b)
+    assert sorted(calls["census"]) == ["bs1.sqlite", "bs16.sqlite"]
+    assert sorted(calls["util"]) == ["bs1.sqlite", "bs16.sqlite"]

@@ -11,64 +11,64 @@ import typer
 from . import _common as c
 from . import app
 
+TraceA = Annotated[
+    Path | None, typer.Argument(help="Baseline export (A)", show_default=False, readable=False)
+]
+TraceB = Annotated[
+    Path | None,
+    typer.Argument(help="Export to compare (B)", show_default=False, readable=False),
+]
+DemoOpt = Annotated[
+    bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")
+]
+NameOpt = Annotated[
+    str, typer.Option("--name", help="Match kernels by demangled or short name", metavar="KIND")
+]
+TopOpt = Annotated[int, typer.Option("--top", "-n", help="Kernel rows to show")]
+
+
+def _time(flag: str, help: str):  # noqa: A002
+    return Annotated[str | None, typer.Option(flag, help=help, metavar="TIME")]
+
+
+def _nvtx(flag: str, help: str):  # noqa: A002
+    return Annotated[str | None, typer.Option(flag, help=help, metavar="LABEL")]
+
+
+NVTX_HELP = (
+    "Compare only the GPU work launched inside the NVTX ranges with this label in both "
+    "traces (glob allowed: 'decode_step_*')"
+)
+FailIfOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-if",
+        help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'gpu_time_ratio>1.05' or "
+        "'new_danger>0'; exit 1 when any is true (figures: see the JSON output)",
+        metavar="EXPR",
+    ),
+]
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="table, json or markdown", metavar="FORMAT")
+]
+
 
 @app.command()
 def diff(
-    a: Annotated[
-        Path | None,
-        typer.Argument(help="Baseline export (A)", show_default=False, readable=False),
-    ] = None,
-    b: Annotated[
-        Path | None,
-        typer.Argument(help="Export to compare (B)", show_default=False, readable=False),
-    ] = None,
-    demo: Annotated[
-        bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")
-    ] = False,
-    name: Annotated[
-        str, typer.Option("--name", help="Match kernels by demangled or short name", metavar="KIND")
-    ] = "demangled",
-    top: Annotated[int, typer.Option("--top", "-n", help="Kernel rows to show")] = 15,
-    a_start: Annotated[
-        str | None,
-        typer.Option("--a-start", help="Window start in A (see census --start)", metavar="TIME"),
-    ] = None,
-    a_end: Annotated[
-        str | None, typer.Option("--a-end", help="Window end in A", metavar="TIME")
-    ] = None,
-    b_start: Annotated[
-        str | None, typer.Option("--b-start", help="Window start in B", metavar="TIME")
-    ] = None,
-    b_end: Annotated[
-        str | None, typer.Option("--b-end", help="Window end in B", metavar="TIME")
-    ] = None,
-    nvtx: Annotated[
-        str | None,
-        typer.Option(
-            "--nvtx",
-            help="Compare only the GPU work launched inside the NVTX ranges with this label in both "
-            "traces (glob allowed: 'decode_step_*')",
-            metavar="LABEL",
-        ),
-    ] = None,
-    a_nvtx: Annotated[
-        str | None, typer.Option("--a-nvtx", help="Same, in A only", metavar="LABEL")
-    ] = None,
-    b_nvtx: Annotated[
-        str | None, typer.Option("--b-nvtx", help="Same, in B only", metavar="LABEL")
-    ] = None,
-    fail_if: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--fail-if",
-            help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'gpu_time_ratio>1.05' or "
-            "'new_danger>0'; exit 1 when any is true (figures: see the JSON output)",
-            metavar="EXPR",
-        ),
-    ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", help="table, json or markdown", metavar="FORMAT")
-    ] = "table",
+    a: TraceA = None,
+    b: TraceB = None,
+    demo: DemoOpt = False,
+    name: NameOpt = "demangled",
+    top: TopOpt = 15,
+    a_start: _time("--a-start", "Window start in A (see census --start)") = None,
+    a_end: _time("--a-end", "Window end in A") = None,
+    b_start: _time("--b-start", "Window start in B") = None,
+    b_end: _time("--b-end", "Window end in B") = None,
+    nvtx: _nvtx("--nvtx", NVTX_HELP) = None,
+    a_nvtx: _nvtx("--a-nvtx", "Same, in A only") = None,
+    b_nvtx: _nvtx("--b-nvtx", "Same, in B only") = None,
+    fail_if: FailIfOpt = None,
+    fmt: FormatOpt = "table",
     output: c.OutputOpt = None,
 ) -> None:
     """Why two runs differ: evidence board, then totals, categories, kernels, launch order.
@@ -82,17 +82,15 @@ def diff(
 
         return path_diff_command(a, b, demo, fail_if, fmt, top, output)
     # -- end of the hook ------------------------------------------------------------------
-    from ..compare import check_gates, render
     from ..compare import diff as compute
     from ..errors import UsageError
+    from ..filters import select_nvtx
 
     c.check_choice("--format", fmt, ("table", "json", "markdown"))
     if top < 1:
         raise UsageError(f"--top must be at least 1 (got {top})")
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
-    from ..filters import select_nvtx
-
     ranges_a = ranges_b = None
     with c.open_pair(a, b, demo) as (ta, tb):
         if a_nvtx or nvtx:
@@ -102,7 +100,14 @@ def diff(
         result = compute(
             ta, tb, name=name, where_a=where_a, where_b=where_b, nvtx_ranges=(ranges_a, ranges_b)
         )
-    gates = check_gates(result, fail_if or [])
+    _show(result, fmt=fmt, top=top, output=output, fail_if=fail_if or [])
+
+
+def _show(result, *, fmt: str, top: int, output, fail_if: list[str]) -> None:
+    """Write the diff in ``fmt``; exit 1 (after the output) when a --fail-if gate trips."""
+    from ..compare import check_gates, render
+
+    gates = check_gates(result, fail_if)
     if fmt == "json":
         text = render.to_json(result)
     elif fmt == "markdown":

@@ -27,7 +27,7 @@ from ..filters import EventFilter
 from ..units import fmt_bytes, fmt_ns, fmt_ratio
 from .align import align_sequences
 from .gates import GateResult, check_gates
-from .model import COPY_KIND_LABELS, Clue, SequenceAlignment, TraceDiff
+from .model import COPY_KIND_LABELS, Clue, Comparability, SequenceAlignment, TraceDiff
 
 if TYPE_CHECKING:
     from ..trace import Trace
@@ -65,7 +65,7 @@ def diff(
     from ..errors import UsageError
     from . import model
     from .align import align_devices
-    from .clues import Context, comparability_weights, evidence_board, threshold
+    from .clues import Context, evidence_board, threshold
     from .collect import collect
 
     if name not in ("demangled", "short"):
@@ -74,10 +74,7 @@ def diff(
     util_limit = int(threshold("util_max_launches"))
     sa = collect(a, name, where_a or EventFilter(), util_limit)
     sb = collect(b, name, where_b or EventFilter(), util_limit)
-    label_a = label_a or a.path.name
-    label_b = label_b or b.path.name
-    if label_a == label_b:
-        label_a, label_b = f"A ({label_a})", f"B ({label_b})"
+    label_a, label_b = _labels(label_a or a.path.name, label_b or b.path.name)
 
     joined = model.joined_kernels(sa, sb)
     typical = model.typical_change(joined, threshold("typical_weight_cap"))
@@ -88,22 +85,7 @@ def diff(
         by_demangled = model.ranked_kernels(model.joined_kernels(sa, sb, demangled=True), 1.0)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
     alignment = align_devices(sa, sb)
-
-    # Comparability: do the runs share their kernels, their mix of work, their launch
-    # order? A short window where every kernel was swapped (same launches, other kernels)
-    # is still the same program: launch counts and the category mix say so.
-    score = model.comparability(
-        sa, sb, kernels, alignment, comparability_weights(), threshold("comparable_score")
-    )
-    launches_a, launches_b = int(kernels["a_instances"].sum()), int(kernels["b_instances"].sum())
-    shape_ratio = threshold("same_shape_launch_ratio")
-    same_shape = (
-        min(launches_a, launches_b) >= threshold("same_shape_min_launches")
-        and 1 / shape_ratio <= (launches_b / launches_a if launches_a else 0) <= shape_ratio
-        and score.factors["category_mix"] >= threshold("same_shape_category_overlap")
-    )
-    comparable = score.comparable or (same_shape and bool(kernels["a_total_ns"].sum()))
-    comparable = comparable and bool(kernels["b_total_ns"].sum())
+    score, comparable = _comparability(sa, sb, kernels, alignment)
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
@@ -129,6 +111,60 @@ def diff(
     )
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
+    return TraceDiff(
+        label_a=label_a,
+        label_b=label_b,
+        name_kind=name,
+        totals=model.totals_table(sa, sb),
+        copies=copies,
+        categories=model.categories_table(by_demangled),
+        kernels=kernels,
+        variant_swaps=variant_swaps,
+        alignment=alignment,
+        danger=danger,
+        clues=tuple(clues),
+        figures=figures,
+        comparable=comparable,
+        notes=_notes(sa, sb, alignment, nvtx_ranges, util_limit),
+        typical=typical,
+        comparability=score,
+        steps_a=steps_a,
+        steps_b=steps_b,
+        nvtx_ranges=nvtx_ranges,
+        sides=(sa, sb),
+    )
+
+
+def _labels(label_a: str, label_b: str) -> tuple[str, str]:
+    """The two sides' names; two files of one name become "A (name)" and "B (name)"."""
+    if label_a == label_b:
+        return f"A ({label_a})", f"B ({label_b})"
+    return label_a, label_b
+
+
+def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
+    """The comparability score, and whether the runs are comparable. A short window where
+    every kernel was swapped (same launches, other kernels) is still the same program: the
+    launch counts and the category mix say so."""
+    from . import model
+    from .clues import comparability_weights, threshold
+
+    score = model.comparability(
+        sa, sb, kernels, alignment, comparability_weights(), threshold("comparable_score")
+    )
+    launches_a, launches_b = int(kernels["a_instances"].sum()), int(kernels["b_instances"].sum())
+    shape_ratio = threshold("same_shape_launch_ratio")
+    same_shape = (
+        min(launches_a, launches_b) >= threshold("same_shape_min_launches")
+        and 1 / shape_ratio <= (launches_b / launches_a if launches_a else 0) <= shape_ratio
+        and score.factors["category_mix"] >= threshold("same_shape_category_overlap")
+    )
+    comparable = score.comparable or (same_shape and bool(kernels["a_total_ns"].sum()))
+    return score, comparable and bool(kernels["b_total_ns"].sum())
+
+
+def _notes(sa, sb, alignment, nvtx_ranges, util_limit: int) -> tuple[str, ...]:
+    """What the board's reader should know about how it was made."""
     notes = []
     if nvtx_ranges != (None, None):
         ra, rb = nvtx_ranges
@@ -150,24 +186,4 @@ def diff(
             "launch order compared step by step, or in windows, where the sequences are long: "
             "the matched counts are close estimates (compare/align.py states the bound)"
         )
-    return TraceDiff(
-        label_a=label_a,
-        label_b=label_b,
-        name_kind=name,
-        totals=model.totals_table(sa, sb),
-        copies=copies,
-        categories=model.categories_table(by_demangled),
-        kernels=kernels,
-        variant_swaps=variant_swaps,
-        alignment=alignment,
-        danger=danger,
-        clues=tuple(clues),
-        figures=figures,
-        comparable=comparable,
-        notes=tuple(notes),
-        typical=typical,
-        comparability=score,
-        steps_a=steps_a,
-        steps_b=steps_b,
-        nvtx_ranges=nvtx_ranges,
-    )
+    return tuple(notes)

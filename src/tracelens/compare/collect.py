@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from ..filters import EventFilter
     from ..trace import Trace
+    from ..util import Util
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Side:
     # launches); and the device count
     time: dict[str, int] | None
     devices: int
+    util: Util | None = None  # trace.util(where) the time figures come from
 
 
 TIME_COLUMNS = (
@@ -44,12 +46,25 @@ TIME_COLUMNS = (
 )
 
 
+def trace_totals(trace: Trace, where: EventFilter | None = None) -> dict[str, int | None]:
+    """The headline figures of one trace (``queries/trace_totals.sql``): kernel_launches,
+    distinct_kernels, kernel_time_ns, gpu_busy_ns (time at least one kernel ran, summed over
+    devices), memcpy/memset counts and bytes, runtime_calls, first_ns, last_ns, span_ns."""
+    from ..filters import EventFilter
+
+    return trace.query("trace_totals", **_window(where or EventFilter())).to_dicts()[0]
+
+
+def _window(where: EventFilter) -> dict:
+    return {"start_ns": where.start_ns, "end_ns": where.end_ns, "selection": where.selection}
+
+
 def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -> Side:
     from ..census import kernel_summary
 
     trace.require_kernels()
-    window = {"start_ns": where.start_ns, "end_ns": where.end_ns, "selection": where.selection}
-    totals = trace.query("trace_totals", **window).to_dicts()[0]
+    window = _window(where)
+    totals = trace_totals(trace, where)
     census = kernel_summary(trace, name=name_kind, where=where)
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
     sequences, names = launch_sequences(trace, name_kind, window)
@@ -68,11 +83,11 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
     # GPU time accounting is the costliest part (util's interval sweeps: ~60x census on a
     # million launches): above the limit the board goes without it and says so.
-    time, devices = None, 0
+    time, devices, util = None, 0, None
     if (totals["kernel_launches"] or 0) <= util_limit:
-        frame = trace.util(where).frame
-        time = {c: int(frame[c].sum()) for c in TIME_COLUMNS}
-        devices = frame.height
+        util = trace.util(where)
+        time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
+        devices = util.frame.height
     return Side(
         totals,
         census,
@@ -86,6 +101,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         demangled_of,
         time,
         devices,
+        util,
     )
 
 

@@ -127,6 +127,10 @@ class TraceDiff:
     steps_b: int | None = None
     # NVTX ranges whose launched work each side compares (--nvtx), None: no selection
     nvtx_ranges: tuple[int | None, int | None] = (None, None)
+    # What the diff read from each trace (compare.collect.Side: totals, census, util, ...),
+    # for callers that show more of the same traces (the report) without reading it again.
+    # Not part of the JSON.
+    sides: tuple[Side, Side] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict

@@ -35,7 +35,8 @@ def _signed(fmt, value) -> str:
     return ("+" if value >= 0 else "-") + fmt(abs(value))
 
 
-def _totals_rows(d: TraceDiff) -> list[list[str]]:
+def totals_rows(d: TraceDiff) -> list[list[str]]:
+    """The totals table as text cells: metric, A, B, delta, B/A (times and bytes in units)."""
     rows = []
     for r in d.totals.iter_rows(named=True):
         metric = r["metric"]
@@ -205,7 +206,7 @@ SECTIONS = (
 
 def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
     if key == "totals":
-        return _totals_rows(d)
+        return totals_rows(d)
     if key == "categories":
         return _category_rows(d)
     if key == "kernels":

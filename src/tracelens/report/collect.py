@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from ..compare.collect import trace_totals
 from ..errors import MissingDataError
 from ..units import fmt_bytes, fmt_ns
 from . import svg
@@ -18,6 +19,7 @@ from .text import DecodedField, category_of, danger_hits, decode, labels, pct, s
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..compare.collect import Side as DiffSide
     from ..stakeout import KernelProfiles
     from ..steps import Steps
     from ..trace import Trace
@@ -397,10 +399,11 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
 
 
 def _timekeeping(
-    trace: Trace, label: str, omitted: list[Omitted]
+    trace: Trace, label: str, omitted: list[Omitted], util: Util | None = None
 ) -> tuple[Util | None, Steps | None]:
-    """trace.util() and trace.steps(), unless the trace has more than
-    threshold.util_max_launches GPU operations (then None, None, and the page says so)."""
+    """trace.util() (``util`` when the caller has it) and trace.steps(), unless the trace
+    has more than threshold.util_max_launches GPU operations (then None, None, and the page
+    says so)."""
     info = trace.info
     ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
     limit = _timekeeping_max_operations()
@@ -414,7 +417,7 @@ def _timekeeping(
             )
         )
         return None, None
-    return trace.util(), trace.steps()
+    return util if util is not None else trace.util(), trace.steps()
 
 
 def _has_kernels(trace: Trace) -> bool:
@@ -435,10 +438,10 @@ def collect_side(
     palette: svg.Palette,
     omitted: list[Omitted],
     stakeout: bool = True,
-    census: pl.DataFrame | None = None,
+    read: DiffSide | None = None,
 ) -> Side:
-    """Everything the page shows about one trace. ``census``: the trace's
-    :func:`~tracelens.census.kernel_summary` when the caller already has it."""
+    """Everything the page shows about one trace. ``read``: what :func:`tracelens.diff`
+    read from it (its census, totals and util are not read again)."""
     from .layout import build_timeline
 
     notes: list[str] = []
@@ -448,10 +451,10 @@ def collect_side(
     kernels_total = 0
     kernel_time = 0
     busy_ns = None
+    census = None
     if has_kernels:
-        busy_ns = gpu_busy_ns(trace)
-        if census is None:
-            census = trace.census(name=name_kind)
+        busy_ns = (read.totals if read else trace_totals(trace))["gpu_busy_ns"]
+        census = read.census if read else trace.census(name=name_kind)
         kernels_total = census.height
         kernel_time = int(census["total_ns"].sum())
         categories = category_rows(trace, palette, name_kind)
@@ -467,13 +470,13 @@ def collect_side(
                 )
             )
     else:
-        census = None
         notes.append(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
     danger = danger_rows(census) if census is not None else []
-    util, steps = _timekeeping(trace, label, omitted) if has_kernels else (None, None)
+    prior_util = read.util if read else None
+    util, steps = _timekeeping(trace, label, omitted, prior_util) if has_kernels else (None, None)
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
@@ -508,12 +511,6 @@ def collect_side(
         step_rows=steps_shown,
         step_summary=steps_summary,
     )
-
-
-def gpu_busy_ns(trace: Trace) -> int:
-    """Time at least one kernel ran, summed over devices (``trace_totals``' gpu_busy_ns)."""
-    everything = {"start_ns": None, "end_ns": None, "selection": None}
-    return int(trace.query("trace_totals", **everything)["gpu_busy_ns"][0])
 
 
 def _kernel_bar(k: KernelRow, label: str) -> svg.Bar:

@@ -177,7 +177,7 @@ def diff_view(
 ) -> DiffView:
     import polars as pl
 
-    from ..compare.render import _totals_rows
+    from ..compare.render import totals_rows
 
     categories = [
         {**r, "color": palette(r["category"])} for r in d.categories.iter_rows(named=True)
@@ -221,7 +221,7 @@ def diff_view(
         d=d,
         clues=list(d.clues),
         summary=_summary(d),
-        totals=_totals_rows(d),
+        totals=totals_rows(d),
         categories=categories,
         category_chart=category_chart,
         kernels=kernels,

@@ -306,70 +306,103 @@ def build_timeline(
             for d, s in keys
         ]
 
-    # Overview: top-level NVTX ranges long enough to see, then the binned GPU lanes.
-    ov_nvtx = activity.nvtx_ranges(trace, g0, g1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX)
-    ov_nvtx_lanes, ov_nvtx_spans = nvtx_layout(
-        ov_nvtx.frame, max_depth=1, max_threads=2, notes=[], compact=True
-    )
-    off = len(ov_nvtx_lanes)
-    ov_spans = ov_nvtx_spans + binned_spans(
-        ov, {k: i + off for i, k in enumerate(keys)}, g0, g1 + 1, OVERVIEW_BINS, palette
-    )
-
+    ov_nvtx_lanes, ov_spans = _overview_spans(trace, (g0, g1), ov, keys, palette)
     if window is None:
         window, reason = choose_window(g0, g1, ov, steps)
     else:
         reason = "the requested window"
     w0, w1 = window
     w1 = max(w1, w0 + 1)
+    detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes)
+    _undrawn_note(trace, detail.drawn, notes)
+    overview_svg = svg.timeline(
+        svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
+        width=WIDTH,
+        uid=f"{key}-ov",
+    )
+    detail_svg = svg.timeline(
+        svg.Timeline(w0, w1, detail.nvtx_lanes + gpu_lanes(False), detail.spans, relative=True),
+        width=WIDTH,
+        zoomable=True,
+        uid=f"{key}-dt",
+    )
+    caption = (
+        f"Detail window {fmt_ns(w0)} → {fmt_ns(w1)} ({fmt_ns(w1 - w0)}): {reason}; "
+        f"{detail.how}. Overview: the whole GPU span, {fmt_ns(g0)} → {fmt_ns(g1)}, in "
+        f"{OVERVIEW_BINS} bins per lane."
+    )
+    legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
+    return TimelineView(overview_svg, detail_svg, caption, (w0, w1), reason, legend, notes)
+
+
+def _overview_spans(
+    trace: Trace, span: tuple[int, int], ov: pl.DataFrame, keys: list, palette: svg.Palette
+) -> tuple[list[svg.Lane], list[svg.Span]]:
+    """The overview's top-level NVTX ranges long enough to see, then the binned GPU lanes."""
+    g0, g1 = span
+    span_ns = (g1 + 1 - g0) or 1
+    ov_nvtx = activity.nvtx_ranges(trace, g0, g1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX)
+    lanes, spans = nvtx_layout(ov_nvtx.frame, max_depth=1, max_threads=2, notes=[], compact=True)
+    off = len(lanes)
+    spans += binned_spans(
+        ov, {k: i + off for i, k in enumerate(keys)}, g0, g1 + 1, OVERVIEW_BINS, palette
+    )
+    return lanes, spans
+
+
+@dataclass
+class _Detail:
+    nvtx_lanes: list[svg.Lane]
+    spans: list[svg.Span]
+    how: str  # how the operations are drawn, for the caption
+    drawn: int  # operations drawn one by one
+
+
+def _detail(
+    trace: Trace,
+    window: tuple[int, int],
+    keys: list,
+    cats: activity.KernelCategories,
+    palette: svg.Palette,
+    name_kind: str,
+    notes: list[str],
+) -> _Detail:
+    """The detail window's NVTX lanes and GPU operations: one by one when there are at most
+    DETAIL_MAX_EVENTS, else DETAIL_BINS bins per lane."""
+    w0, w1 = window
     nvtx = activity.nvtx_ranges(trace, w0, w1, limit=NVTX_MAX)
     nvtx_lanes, nvtx_spans = nvtx_layout(
         nvtx.frame, max_depth=NVTX_MAX_DEPTH, max_threads=NVTX_THREADS, notes=notes
     )
     if nvtx.more:
         notes.append(f"only the first {NVTX_MAX:,} NVTX ranges of the detail window are drawn")
-    off_d = len(nvtx_lanes)
-    lane_index = {k: i + off_d for i, k in enumerate(keys)}
+    lane_index = {k: i + len(nvtx_lanes) for i, k in enumerate(keys)}
     ops = activity.gpu_operations(trace, w0, w1, limit=DETAIL_MAX_EVENTS + 1, name=name_kind)
     if ops.height <= DETAIL_MAX_EVENTS:
         category_of_id = dict(zip(cats.name_ids, cats.categories, strict=True))
-        detail_spans = nvtx_spans + operation_spans(ops, lane_index, palette, category_of_id)
-        how = f"{ops.height:,} GPU operations drawn one by one"
-    else:
-        db = activity.activity_bins(trace, w0, w1, DETAIL_BINS, name=name_kind, categories=cats)
-        detail_spans = nvtx_spans + binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
-        how = (
-            f"more than {DETAIL_MAX_EVENTS:,} GPU operations, so aggregated into "
-            f"{DETAIL_BINS:,} bins per lane"
+        spans = nvtx_spans + operation_spans(ops, lane_index, palette, category_of_id)
+        return _Detail(
+            nvtx_lanes, spans, f"{ops.height:,} GPU operations drawn one by one", ops.height
         )
-        notes.append(
-            f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "
-            f"{DETAIL_BINS:,} time bins per lane (color: the category with most time; shade: "
-            "how busy), not one by one"
-        )
+    db = activity.activity_bins(trace, w0, w1, DETAIL_BINS, name=name_kind, categories=cats)
+    spans = nvtx_spans + binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
+    notes.append(
+        f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "
+        f"{DETAIL_BINS:,} time bins per lane (color: the category with most time; shade: "
+        "how busy), not one by one"
+    )
+    how = (
+        f"more than {DETAIL_MAX_EVENTS:,} GPU operations, so aggregated into "
+        f"{DETAIL_BINS:,} bins per lane"
+    )
+    return _Detail(nvtx_lanes, spans, how, 0)
+
+
+def _undrawn_note(trace: Trace, drawn: int, notes: list[str]) -> None:
     info = trace.info
     total_ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
-    drawn = ops.height if ops.height <= DETAIL_MAX_EVENTS else 0
     if total_ops > drawn:
         notes.append(
             f"{total_ops - drawn:,} of the {total_ops:,} GPU operations are not drawn one by one: "
             f"the overview aggregates the whole trace into {OVERVIEW_BINS} time bins per lane"
         )
-    overview = svg.timeline(
-        svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
-        width=WIDTH,
-        uid=f"{key}-ov",
-    )
-    detail = svg.timeline(
-        svg.Timeline(w0, w1, nvtx_lanes + gpu_lanes(False), detail_spans, relative=True),
-        width=WIDTH,
-        zoomable=True,
-        uid=f"{key}-dt",
-    )
-    caption = (
-        f"Detail window {fmt_ns(w0)} → {fmt_ns(w1)} ({fmt_ns(w1 - w0)}): {reason}; {how}. "
-        f"Overview: the whole GPU span, {fmt_ns(g0)} → {fmt_ns(g1)}, in {OVERVIEW_BINS} bins "
-        "per lane."
-    )
-    legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
-    return TimelineView(overview, detail, caption, (w0, w1), reason, legend, notes)

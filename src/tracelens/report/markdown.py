@@ -1,7 +1,7 @@
 """The Markdown summary, for CI job summaries and PR comments: the diff's Markdown for two
-traces; header, time by category, top kernels and danger-zone kernels for one. Text from the
-trace (kernel, GPU, process and file names) goes through render.md_text / md_code, the
-escaping every Markdown writer of tracelens shares."""
+traces; header, time by category, top kernels and danger-zone kernels for one. Tables go
+through render.markdown, the Markdown writer of every command; other text from the trace
+(kernel, GPU, process and file names) through render.md_text / md_code, its escaping."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..units import fmt_ns
 from . import svg
 from .collect import category_rows, danger_rows, kernel_rows
 from .page import check_top
-from .text import count, pct, share_pct, short
+from .text import pct, share_pct, short
 
 if TYPE_CHECKING:
     from ..trace import Trace
@@ -39,14 +39,19 @@ def build_markdown(
     return _single(trace_a, top=top, name_kind=name)
 
 
-def _table(headers: list[str], aligns: str, rows: list[list[str]]) -> list[str]:
-    """Table lines; cells are already Markdown (escaped with md_text / md_code).
-    ``aligns``: one letter per column, l (left) or r (right)."""
-    marks = {"l": ":---", "r": "---:"}
-    lines = ["| " + " | ".join(headers) + " |"]
-    lines.append("| " + " | ".join(marks[a] for a in aligns) + " |")
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-    return lines
+def _table(columns: list[tuple[str, str]], rows: list[list[object]]) -> list[str]:
+    """Table lines through :func:`tracelens.render.markdown`, the writer every command's
+    Markdown uses: ``columns`` are (column name, kind) pairs, kind 'str', 'int' (with
+    thousands separators) or 'num': a number already written as text ("1.2 ms", "45.0%"),
+    right-aligned as render aligns numbers. Names in render's wide-text set ('kernel')
+    become code spans, every other cell escaped text."""
+    from ..render import markdown
+    from ..rows import Rows
+
+    names = tuple(c for c, _ in columns)
+    # render.markdown right-aligns numeric columns and writes str values as they are
+    kinds = tuple("float" if k == "num" else k for _, k in columns)
+    return markdown(Rows(names, kinds, tuple(tuple(r) for r in rows))).rstrip("\n").split("\n")
 
 
 def _header_line(trace: Trace) -> str:
@@ -67,7 +72,7 @@ def _header_line(trace: Trace) -> str:
 
 
 def _single(trace: Trace, *, top: int, name_kind: str) -> str:
-    from ..render import md_code, md_text
+    from ..render import md_code
 
     palette = svg.Palette()
     out = [f"## tracelens report: {md_code(trace.path.name)}", "", _header_line(trace), ""]
@@ -90,26 +95,17 @@ def _single(trace: Trace, *, top: int, name_kind: str) -> str:
         "",
     ]
     out += _table(
-        ["Category", "Share", "Time", "Calls"],
-        "lrrr",
-        [
-            [md_text(c.category), share_pct(c.time_pct), fmt_ns(c.total_ns), f"{c.calls:,}"]
-            for c in cats[:top]
-        ],
+        [("category", "str"), ("share", "num"), ("time", "num"), ("calls", "int")],
+        [[c.category, share_pct(c.time_pct), fmt_ns(c.total_ns), c.calls] for c in cats[:top]],
     )
     out += ["", "### Top kernels", ""]
+    kernel_columns = [("kernel", "str"), ("category", "str"), ("calls", "int")]
+    kernel_columns += [("Total", "num"), ("Avg", "num"), ("share_of_kernel_time", "num")]
     out += _table(
-        ["Kernel", "Category", "Calls", "Total", "Avg", "Share of kernel time"],
-        "llrrrr",
+        kernel_columns,
         [
-            [
-                md_code(short(k.name, 70), table=True),
-                md_text(k.category),
-                f"{k.calls:,}",
-                fmt_ns(k.total_ns),
-                fmt_ns(k.avg_ns),
-                pct(k.share),
-            ]
+            [short(k.name, 70), k.category, k.calls, fmt_ns(k.total_ns), fmt_ns(k.avg_ns)]
+            + [pct(k.share)]
             for k in kernel_rows(census.head(top), palette, total)
         ],
     )
@@ -118,18 +114,13 @@ def _single(trace: Trace, *, top: int, name_kind: str) -> str:
     danger = danger_rows(census)
     if danger:
         out += ["", "### Danger-zone kernels", ""]
+        danger_columns = [("risk", "str"), ("kernel", "str"), ("Rule", "str")]
+        danger_columns += [("calls", "int"), ("time", "num"), ("Fix", "str")]
         out += _table(
-            ["Risk", "Kernel", "Rule", "Calls", "Time", "Fix"],
-            "lllrrl",
+            danger_columns,
             [
-                [
-                    md_text(r["level"]),
-                    md_code(short(r["name"], 60), table=True),
-                    md_text(r["rule_id"]),
-                    count(r["calls"]),
-                    fmt_ns(r["total_ns"]),
-                    md_text(r["fix"]),
-                ]
+                [r["level"], short(r["name"], 60), r["rule_id"], r["calls"]]
+                + [fmt_ns(r["total_ns"]), r["fix"]]
                 for r in danger[:top]
             ],
         )

@@ -101,8 +101,10 @@ def build_report(
         from .diffview import diff_view
 
         d = compute(trace_a, trace_b, name=name)
-        sa = collect_side(trace_a, key="a", label=d.label_a, stakeout=False, **side_args)
-        sb = collect_side(trace_b, key="b", label=d.label_b, stakeout=False, **side_args)
+        read_a, read_b = d.sides
+        side_args["stakeout"] = False
+        sa = collect_side(trace_a, key="a", label=d.label_a, read=read_a, **side_args)
+        sb = collect_side(trace_b, key="b", label=d.label_b, read=read_b, **side_args)
         context.update(
             mode="diff",
             title=title or f"tracelens report: {d.label_a} → {d.label_b}",
