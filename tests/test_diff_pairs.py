@@ -101,6 +101,45 @@ def test_a_kernel_called_twice_per_step_is_a_clue(tmp_path):
     assert "uniform_change" not in ids(d)
 
 
+def test_a_swapped_kernel_is_the_variant_clues_time_not_the_path_clues_too(tmp_path):
+    """B runs another GEMM in the same places (60 µs instead of 40 µs per call): the path
+    clue and the variant clue see the same launches; the variant clue counts their time,
+    the path clue says so and counts nothing twice."""
+    swapped = [(GEMM_B, 60_000) if n == XMMA_GEMM else (n, t) for n, t in STEP]
+    d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, swapped))
+    (variant,) = [c for c in d.clues if c.id == "variant_swap"]
+    (path,) = [c for c in d.clues if c.id == "same_count_different_path"]
+    assert variant.impact_ns == pytest.approx(2 * 20_000)  # two GEMMs per step, +20 µs each
+    assert variant.rows == ("gemm",)
+    assert path.impact_ns is None
+    assert path.evidence.endswith(
+        "+40.00 µs/step of the time these launches moved is counted by the variant clues "
+        "(kernels only one run launches)"
+    )
+    assert path.rows == ("0",)
+
+
+def test_an_extra_call_per_step_is_counted_once(tmp_path):
+    """One more attention call per step: the calls-per-step clue counts its time; the
+    path clue names the change and leaves the time to it."""
+    doubled = STEP[:3] + [(FLASH_FWD, 30_000)] + STEP[3:]
+    d = pair(tmp_path, build_steps(tmp_path, "a", 30), build_steps(tmp_path, "b", 30, step=doubled))
+    (calls,) = [c for c in d.clues if c.id == "calls_per_step"]
+    (path,) = [c for c in d.clues if c.id == "launch_sequence_diverges"]
+    assert calls.impact_ns == pytest.approx(30_000, rel=0.01)
+    assert path.impact_ns is None
+    assert "of the time these launches moved is counted by the calls-per-step clue" in path.evidence
+
+
+def test_a_reordered_step_keeps_the_path_clues_time(tmp_path):
+    """Kernels both runs have, in another order: no other clue explains the change, the
+    path clue keeps its impact."""
+    reordered = [STEP[1], STEP[0], *STEP[2:]]
+    d = pair(tmp_path, build_steps(tmp_path, "a", 30), build_steps(tmp_path, "b", 30, reordered))
+    path = [c for c in d.clues if c.id == "same_count_different_path"]
+    assert path and "counted by" not in path[0].evidence
+
+
 def test_all_kernels_slower_alike_is_uniform(tmp_path):
     scale = {name: 1.3 for name, _ in STEP}
     d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, scale=scale))

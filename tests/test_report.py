@@ -96,6 +96,33 @@ def check_self_contained(html: str, page: Page) -> None:
     assert "url(" not in rest.replace("url(#", "")
 
 
+def check_row_links(d, page: Page) -> None:
+    """Each clue that names rows links to the first of them; every row it names is marked
+    as backing it and links back to the clue."""
+    links = [a["href"] for a in page.find("a", class_="evidence-link")]
+    rows = {r["id"]: r for r in page.find("tr") if r.get("id")}
+    backs: dict[str, set[str]] = {}  # row id -> clue ids it links back to
+    row_id = None
+    for tag, attrs in page.tags:
+        if tag == "tr" and attrs.get("id"):  # (a kernel name's field table has plain rows)
+            row_id = attrs["id"]
+        elif tag == "a" and "back-link" in (attrs.get("class") or "").split() and row_id:
+            backs.setdefault(row_id, set()).add(attrs["href"].lstrip("#"))
+    named = 0
+    for number, (c, href) in enumerate(zip(d.clues, links, strict=True), 1):
+        target = href.lstrip("#")
+        if not c.rows:
+            assert target == c.anchor, (c.id, href)
+            continue
+        named += 1
+        assert target.startswith(c.anchor + "-r"), (c.id, href)
+        assert "backs" in (rows[target].get("class") or ""), (c.id, href)
+        assert f"clue-{number}" in backs[target], (c.id, href)
+    assert named, "no clue names its rows"
+    marked = {i for i, r in rows.items() if "backs" in (r.get("class") or "").split()}
+    assert marked == set(backs)
+
+
 # -- the demo pair: the diff view ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def demo_pair():
@@ -137,6 +164,7 @@ def test_demo_diff_sections_and_evidence_links(demo_pair):
         assert link["href"].lstrip("#") in page.ids, link["href"]
     for c in d.clues:
         assert c.clue in page.text
+    check_row_links(d, page)
     # The story of the demo: same launch count, 5x slower cache writes, cascade merge kernel.
     assert "reshape_and_cache_flash_kernel" in page.text
     assert "1,949 → 1,949" in page.text

@@ -46,10 +46,12 @@ def make(
     *,
     strength: str | None = None,
     impact_ns: float | None = None,
+    rows: tuple[str, ...] | list[str] = (),
     **fields,
 ) -> Clue:
     """A Clue with the headline, verdict, strength and anchor of ``clue_id``'s entry;
-    ``fields`` fill their ``{placeholders}``; ``verdict=`` overrides the verdict text."""
+    ``fields`` fill their ``{placeholders}``; ``verdict=`` overrides the verdict text;
+    ``rows``: the keys of the anchor table's rows that back it."""
     spec = _spec(clue_id)
     verdict = fields.pop("verdict", None) or spec["verdict"].format(**fields)
     return Clue(
@@ -60,6 +62,7 @@ def make(
         strength or spec["strength"],
         spec["anchor"],
         None if impact_ns is None else float(impact_ns),
+        tuple(str(r) for r in rows),
     )
 
 
@@ -194,6 +197,7 @@ def capture_difference(x: Context) -> list[Clue]:
             f"device {al.device}: {_count(al.launches_a)} → {_count(al.launches_b)} launches; "
             f"{_count(al.matched_in_order)} in common, in order",
             impact_ns=None,
+            rows=(al.device,),
             side="B" if fewer_b else "A",
             share=f"{share:.0%}",
             fewer="fewer",
@@ -262,6 +266,7 @@ def time_accounting(x: Context) -> list[Clue]:
             )
             + f" ({unit}; from util)",
             impact_ns=span_b - span_a,
+            rows=("GPU busy", "wall span"),
             unit=unit.split(",")[0],
             a=fmt_ns(span_a),
             b=fmt_ns(span_b),
@@ -289,6 +294,7 @@ def exposed_communication(x: Context) -> list[Clue]:
             f"exposed communication {fmt_ns(ea)} → {fmt_ns(eb)} {unit}, of a GPU wall time of "
             f"{fmt_ns(x.sa.time['span_ns'] * fa)} → {fmt_ns(x.sb.time['span_ns'] * fb)}",
             impact_ns=eb - ea,
+            rows=("GPU busy", "wall span"),
             a=fmt_ns(ea),
             b=fmt_ns(eb),
             unit=unit.split(",")[0],
@@ -308,6 +314,7 @@ def weak_evidence(x: Context) -> list[Clue]:
             "weak_evidence",
             f"launches {_count(x.launches_a)} → {_count(x.launches_b)} ({fmt_ratio(launch_r)}), "
             f"wall span {fmt_ns(x.sa.totals['span_ns'])} → {fmt_ns(x.sb.totals['span_ns'])}",
+            rows=("kernel launches", "wall span"),
         )
     ]
 
@@ -377,6 +384,7 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         f"kernel changed {fmt_ratio(x.overall)}{grid}",
         strength=None if same_calls else "moderate",
         impact_ns=x.per_unit(r["impact"]),
+        rows=(r["name"],),
         name=short_name(r["name"]),
         word=word,
         attention=" (attention-related)" if attention else "",
@@ -455,6 +463,7 @@ def calls_per_step(x: Context) -> list[Clue]:
                 "calls_per_step",
                 evidence,
                 impact_ns=x.per_unit(impact),
+                rows=(name,),
                 name=short_name(name),
                 ratio=ratio_text,
                 unit=unit,
@@ -463,15 +472,33 @@ def calls_per_step(x: Context) -> list[Clue]:
     return clues
 
 
-def variant_swaps(x: Context) -> list[Clue]:
-    """Kernels of one category that only one side runs: swapped, new or vanished."""
-    clues = []
+def _variant_rows(x: Context) -> list[tuple[dict[str, Any], float]]:
+    """The categories whose kernels only one side runs, with enough time to be a clue:
+    (row of the variants table, share of both runs' kernel time)."""
+    rows = []
     for r in x.swaps.iter_rows(named=True):
         if r["only_b_kernels"] == 0 and r["only_a_kernels"] == 0:
             continue
         share = (r["only_a_ns"] + r["only_b_ns"]) / ((x.time_a + x.time_b) or 1)
-        if share < threshold("variant_share"):
-            continue
+        if share >= threshold("variant_share"):
+            rows.append((r, share))
+    return rows
+
+
+def _explained_by_variants(x: Context) -> set[str]:
+    """Kernels whose time a variant clue (variant_swap, new_kernels, vanished_kernels)
+    already counts: those only one side runs, in the categories that have such a clue."""
+    import polars as pl
+
+    cats = [r["category"] for r, _share in _variant_rows(x)]
+    only = x.kernels.filter((pl.col("status") != "both") & pl.col("category").is_in(cats))
+    return set(only["name"].to_list())
+
+
+def variant_swaps(x: Context) -> list[Clue]:
+    """Kernels of one category that only one side runs: swapped, new or vanished."""
+    clues = []
+    for r, share in _variant_rows(x):
         cat = r["category"]
         parts = []
         if r["only_b_kernels"]:
@@ -498,6 +525,7 @@ def variant_swaps(x: Context) -> list[Clue]:
                     evidence,
                     strength="strong" if strong else None,
                     impact_ns=impact,
+                    rows=(cat,),
                     category=cat,
                     verdict=verdict,
                 )
@@ -505,7 +533,11 @@ def variant_swaps(x: Context) -> list[Clue]:
         else:
             clue_id = "new_kernels" if r["only_b_kernels"] else "vanished_kernels"
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
-            clues.append(make(clue_id, evidence, impact_ns=impact, category=cat, verdict=verdict))
+            clues.append(
+                make(
+                    clue_id, evidence, impact_ns=impact, rows=(cat,), category=cat, verdict=verdict
+                )
+            )
     return clues
 
 
@@ -534,6 +566,7 @@ def copy_changes(x: Context) -> list[Clue]:
                 f"{_count(r['a_count'])} → {_count(r['b_count'])} copies, "
                 f"{fmt_bytes(r['a_bytes'])} → {fmt_bytes(r['b_bytes'])}",
                 impact_ns=x.per_unit(_copy_ns(x.sb, r) - _copy_ns(x.sa, r)),
+                rows=(r["operation"],),
                 change=change,
                 verdict=prose("copy_growth", "verdict_d2d") if d2d_grew else None,
             )
@@ -555,6 +588,7 @@ def memset_changes(x: Context) -> list[Clue]:
             "memset_growth" if mr > 1 else "memset_shrink",
             f"{_count(ma)} → {_count(mb)} memsets, "
             f"{fmt_bytes(x.sa.totals['memset_bytes'])} → {fmt_bytes(x.sb.totals['memset_bytes'])}",
+            rows=("memset count", "memset bytes"),
             change=fmt_pct_change(mr),
         )
     ]
@@ -588,28 +622,68 @@ def launch_structure(x: Context) -> list[Clue]:
         matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
             f", {more}{'+' if more >= 9 else ''} more changes per step)" if more else ")"
         )
-    impact = x.per_unit(_path_ns(x, al))
+    # Launches of kernels only one run has are the variant clue's time, extra or missing
+    # calls of a kernel per step the calls-per-step clue's: the path clue counts the rest
+    # (kernels both runs have, reordered), and says what the others explain.
+    explained = dict.fromkeys(
+        _explained_by_variants(x), "the variant clues (kernels only one run launches)"
+    )
+    for c in calls_per_step(x):
+        explained.update(dict.fromkeys(c.rows, "the calls-per-step clue"))
+    rest, counted = _path_ns(x, al, explained)
+    impact = x.per_unit(rest) if rest or not counted else None
+    note = "".join(
+        f"; {fmt_signed_ns(x.per_unit(ns))}{'/step' if x.steps else ''} of the time these "
+        f"launches moved is counted by {who}"
+        for who, ns in counted.items()
+    )
     if x.launches_a == x.launches_b:
         return [
             make(
                 "same_count_different_path",
-                f"{where}; {matched}, {_count(differing)} differ{per_step}",
+                f"{where}; {matched}, {_count(differing)} differ{per_step}{note}",
                 impact_ns=impact,
+                rows=(al.device,),
                 launches=_count(x.launches_a),
             )
         ]
-    return [make("launch_sequence_diverges", f"{where}; {matched}{per_step}", impact_ns=impact)]
+    return [
+        make(
+            "launch_sequence_diverges",
+            f"{where}; {matched}{per_step}{note}",
+            impact_ns=impact,
+            rows=(al.device,),
+        )
+    ]
 
 
-def _path_ns(x: Context, al: SequenceAlignment) -> float:
+def _path_ns(
+    x: Context, al: SequenceAlignment, explained: dict[str, str]
+) -> tuple[float, dict[str, float]]:
     """GPU time the changed launches moved: each replaced launch's mean time in B minus its
-    predecessor's in A, plus launches only one side makes."""
+    predecessor's in A, plus launches only one side makes. Split: the launches of kernels
+    not in ``explained`` (name -> the clue that counts it), and per explaining clue the
+    time of the launches involving its kernels."""
     avg_a = dict(zip(x.kernels["name"], x.kernels["a_avg_ns"], strict=True))
     avg_b = dict(zip(x.kernels["name"], x.kernels["b_avg_ns"], strict=True))
-    total = sum(n * ((avg_b.get(y) or 0) - (avg_a.get(a) or 0)) for a, y, n in al.replaced)
-    total += sum(n * (avg_b.get(y) or 0) for y, n in al.only_in_b)
-    total -= sum(n * (avg_a.get(a) or 0) for a, n in al.only_in_a)
-    return total
+    rest = 0.0
+    counted: dict[str, float] = {}
+
+    def add(names: tuple[str, ...], ns: float) -> None:
+        nonlocal rest
+        who = next((explained[n] for n in names if n in explained), None)
+        if who is None:
+            rest += ns
+        else:
+            counted[who] = counted.get(who, 0.0) + ns
+
+    for a, y, n in al.replaced:
+        add((a, y), n * ((avg_b.get(y) or 0) - (avg_a.get(a) or 0)))
+    for y, n in al.only_in_b:
+        add((y,), n * (avg_b.get(y) or 0))
+    for a, n in al.only_in_a:
+        add((a,), -n * (avg_a.get(a) or 0))
+    return rest, counted
 
 
 def danger_changes(x: Context) -> list[Clue]:
@@ -649,6 +723,7 @@ def danger_changes(x: Context) -> list[Clue]:
                 "; ".join(parts),
                 strength="strong" if first["level"] == "high" else None,
                 impact_ns=x.per_unit(impact),
+                rows=[r["name"] for r in rows],
                 what=short_name(first["name"], 50) if n == 1 else f"{n} kernels",
                 rule_id=rule_id,
                 level=first["level"],

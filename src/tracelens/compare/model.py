@@ -27,6 +27,10 @@ class Clue:
     # GPU time the clue accounts for, ns (B's terms; per step when steps_b is set on the
     # TraceDiff, total otherwise); None for clues that explain results, not time
     impact_ns: float | None = None
+    # The rows of the ``anchor`` table that back it, by their key there: kernel names
+    # (kernels, danger), categories (variants), copy kinds' operation (copies), devices
+    # (alignment), metrics (totals); empty: the table as a whole
+    rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,11 @@ ALIGNMENT_ONLY = 3  # launches only one side makes, listed per device
 class DiffView:
     d: Any
     clues: list[Any]  # the evidence board, in the diff's order
+    # per clue (same order): the link to its evidence, the first row that backs it (or its
+    # table when it names no row)
+    clue_links: list[str]
     summary: list[tuple[str, str, str]]  # (label, value, css class)
-    totals: list[list[str]]
+    totals: list[dict[str, Any]]  # cells, row_id, clues (numbers of the clues it backs)
     categories: list[dict[str, Any]]
     category_chart: Markup
     kernels: list[dict[str, Any]]
@@ -165,6 +168,54 @@ def _alignment(d: TraceDiff) -> list[dict[str, Any]]:
     return rows
 
 
+# Which column of each anchored table keys its rows (Clue.rows holds such keys).
+ROW_KEYS = {
+    "kernels": "name",
+    "variants": "category",
+    "copies": "operation",
+    "alignment": "device",
+    "danger": "name",
+    "totals": "metric",
+}
+
+
+def backing_rows(clues: list[Any]) -> dict[tuple[str, str], list[int]]:
+    """(anchor table, row key) -> the numbers (1-based, board order) of the clues that row
+    backs."""
+    marks: dict[tuple[str, str], list[int]] = {}
+    for number, c in enumerate(clues, 1):
+        for key in c.rows:
+            marks.setdefault((c.anchor, key), []).append(number)
+    return marks
+
+
+def link_evidence(clues: list[Any], tables: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Give every row of ``tables`` (anchor -> rows as shown) an id and the clues it backs
+    (``row_id``, ``clues``); return each clue's link: its first backing row, else its
+    table."""
+    marks = backing_rows(clues)
+    first: dict[tuple[str, str], str] = {}
+    for anchor, rows in tables.items():
+        for i, row in enumerate(rows):
+            key = str(row[ROW_KEYS[anchor]])
+            row["row_id"] = f"{anchor}-r{i}"
+            row["clues"] = marks.get((anchor, key), [])
+            first.setdefault((anchor, key), row["row_id"])
+    links = []
+    for c in clues:
+        shown = [first[(c.anchor, k)] for k in c.rows if (c.anchor, k) in first]
+        links.append("#" + (shown[0] if shown else c.anchor))
+    return links
+
+
+def _clue_kernels(d: TraceDiff, top: int) -> list[str]:
+    """Kernels a clue names that the first ``top`` rows of the kernel table leave out:
+    the table lists them too, so that every clue links to its rows."""
+    shown = set(d.kernels.head(top)["name"].to_list())
+    named = [k for c in d.clues if c.anchor == "kernels" for k in c.rows]
+    return [k for k in dict.fromkeys(named) if k not in shown]
+
+
 def diff_view(
     d: TraceDiff,
     ta: Trace,
@@ -184,8 +235,10 @@ def diff_view(
     ]
     category_chart = _category_chart(categories)
     kernels = []
-    label = labels(d.kernels.head(top)["name"].to_list())
-    for r in d.kernels.head(top).iter_rows(named=True):
+    extra = _clue_kernels(d, top)
+    shown = pl.concat([d.kernels.head(top), d.kernels.filter(pl.col("name").is_in(extra))])
+    label = labels(shown["name"].to_list())
+    for r in shown.iter_rows(named=True):
         family, fields = decode(r["name"])
         kernels.append(
             {
@@ -197,11 +250,12 @@ def diff_view(
                 "danger": danger_hits(r["name"]),
             }
         )
-    if d.kernels.height > top:
+    if d.kernels.height > len(kernels):
         omitted.append(
             Omitted(
                 "diff: kernels",
-                f"{d.kernels.height - top:,} more kernels with smaller changes are not listed; "
+                f"{d.kernels.height - len(kernels):,} more kernels with smaller changes are not "
+                "listed; "
                 "raise --top to see them",
             )
         )
@@ -216,21 +270,31 @@ def diff_view(
     stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios)
     danger_label = labels(d.danger["name"].unique(maintain_order=True).to_list())
     danger = [{**r, "short": danger_label[r["name"]]} for r in d.danger.iter_rows(named=True)]
+    tables = {
+        "totals": [{"metric": row[0], "cells": row} for row in totals_rows(d)],
+        "kernels": kernels,
+        "variants": list(d.variant_swaps.iter_rows(named=True)),
+        "copies": list(d.copies.iter_rows(named=True)),
+        "alignment": _alignment(d),
+        "danger": danger,
+    }
     # The diff orders its clues once (strongest first); the page keeps that order.
+    clues = list(d.clues)
     return DiffView(
         d=d,
-        clues=list(d.clues),
+        clues=clues,
+        clue_links=link_evidence(clues, tables),
         summary=_summary(d),
-        totals=totals_rows(d),
+        totals=tables["totals"],
         categories=categories,
         category_chart=category_chart,
         kernels=kernels,
         kernel_chart=kernel_chart,
         stakeout=stakeout,
-        variants=list(d.variant_swaps.iter_rows(named=True)),
-        copies=list(d.copies.iter_rows(named=True)),
-        alignment=_alignment(d),
+        variants=tables["variants"],
+        copies=tables["copies"],
+        alignment=tables["alignment"],
         danger=danger,
         danger_rules=danger_rule_notes(danger),
-        kernels_more=max(d.kernels.height - top, 0),
+        kernels_more=d.kernels.height - len(kernels),
     )
