@@ -315,3 +315,66 @@ def test_the_board_says_how_many_nvtx_ranges_selected_each_side(tmp_path):
         "67 ranges matched in B"
     ) in d.notes
     assert d.to_dict()["nvtx_ranges"] == [1, 67]
+
+
+# -- NVTX region deltas -----------------------------------------------------------------------
+def build_nvtx_steps(tmp_path, stem, steps, *, attn_ns=30_000):
+    """``steps`` steps, each an NVTX range 'step' holding an 'attn' range around the
+    attention kernel's launch and an 'mlp' range around each GEMM's."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    r.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+    for _ in range(steps):
+        s0 = t - 10_000
+        for name, dur in STEP:
+            d = attn_ns if name == FLASH_FWD else dur
+            r.kernel(name, t, d, pid=PID)  # launched by an API call at [t - 7 µs, t - 3 µs]
+            region = {FLASH_FWD: "attn", XMMA_GEMM: "mlp"}.get(name)
+            if region:
+                r.nvtx(region, t - 8_000, t - 2_000, pid=PID)
+            t += d + 1_000
+        r.nvtx("step", s0, t, pid=PID)
+        t += 20_000
+    return r.write(tmp_path, stem).path
+
+
+def test_nvtx_region_deltas_per_step(tmp_path):
+    """The attention kernel takes 60 µs instead of 30 µs: the 'step / attn' region grew
+    30 µs per step, in every step; 'step / mlp' did not move."""
+    d = pair(
+        tmp_path,
+        build_nvtx_steps(tmp_path, "a", 12),
+        build_nvtx_steps(tmp_path, "b", 12, attn_ns=60_000),
+    )
+    regions = {r["path"]: r for r in d.nvtx_regions.iter_rows(named=True)}
+    assert set(regions) == {"step", "step / attn", "step / mlp"}
+    attn, mlp = regions["step / attn"], regions["step / mlp"]
+    assert (attn["a_ops"], attn["b_ops"]) == (12, 12)
+    assert (attn["a_step_ns"], attn["b_step_ns"], attn["delta_ns"]) == (30_000, 60_000, 30_000)
+    assert attn["ratio"] == 2.0
+    assert (mlp["a_step_ns"], mlp["delta_ns"]) == (80_000, 0)
+    assert d.nvtx_regions["path"][0] == "step / attn"  # the largest change first
+    per_step = d.nvtx_steps.filter(d.nvtx_steps["path"] == "step / attn")
+    assert per_step.height == 12 and set(per_step["delta_ns"]) == {30_000}
+    data = d.to_dict()
+    assert data["nvtx_regions"][0]["path"] == "step / attn"
+    assert len(data["nvtx_steps"]) == d.nvtx_steps.height
+
+
+def test_nvtx_region_deltas_follow_the_nvtx_selection(tmp_path):
+    from tracelens.filters import select_nvtx
+
+    a = build_nvtx_steps(tmp_path, "a", 6)
+    b = build_nvtx_steps(tmp_path, "b", 6, attn_ns=60_000)
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        wa, _ = select_nvtx(ta, "attn")
+        wb, _ = select_nvtx(tb, "attn")
+        d = diff(ta, tb, where_a=wa, where_b=wb)
+    assert d.nvtx_regions["path"].to_list() == ["step / attn"]
+
+
+def test_no_nvtx_regions_without_ranges(tmp_path):
+    d = pair(tmp_path, build_steps(tmp_path, "a", 10), build_steps(tmp_path, "b", 10))
+    assert d.nvtx_regions is None and d.nvtx_steps is None
+    assert d.to_dict()["nvtx_regions"] is None

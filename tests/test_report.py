@@ -629,3 +629,48 @@ def test_diff_report_reads_each_trace_once(monkeypatch):
         build_report(a, b)
     assert sorted(calls["census"]) == ["bs1.sqlite", "bs16.sqlite"]
     assert sorted(calls["util"]) == ["bs1.sqlite", "bs16.sqlite"]
+
+
+def test_diff_header_rows_one_side_lacks(trace_copies):
+    """CUDA graphs traced at graph level add a header row to one side only: the other side
+    shows a dash there (the page used to fail on such a pair)."""
+    with (
+        tracelens.open(trace_copies["nsys2024.6_a100_2.7B_cudagraph"]) as a,
+        tracelens.open(trace_copies["nsys2024.6_a100_2.7B_nvtx"]) as b,
+    ):
+        html = build_report(a, b)
+    row = html.split("<th>not in this report</th>", 1)[1].split("</tr>", 1)[0]
+    cells = row.split("</td>")
+    assert "CUDA graph replays" in cells[0] and cells[1].endswith("—")
+
+
+def test_nvtx_tree_and_region_deltas(tmp_path):
+    """Each trace's NVTX tree nests ranges by path with their GPU time; the diff view lists
+    the NVTX region deltas per step (the attention region grew 30 µs per step)."""
+    from test_diff_pairs import build_nvtx_steps
+
+    a = build_nvtx_steps(tmp_path, "a", 12)
+    b = build_nvtx_steps(tmp_path, "b", 12, attn_ns=60_000)
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        html = build_report(ta, tb)
+    page = Page(html)
+    check_self_contained(html, page)
+    assert {"nvtx-regions", "a-nvtx", "b-nvtx"} <= page.ids
+    regions = html.split('id="nvtx-regions"', 1)[1].split("</section>", 1)[0]
+    first = regions.split("<tr>")[2]  # the header row, then the largest change
+    assert "step / attn" in first and "+30.00 µs" in first and "2.00×" in first
+    assert regions.count('class="chart spark"') == 3
+    tree = html.split('id="b-nvtx"', 1)[1].split("</section>", 1)[0]
+    step = tree.split('<div class="nvtx-children">', 1)
+    assert '<code title="step">step</code> <span class="num">1.96 ms GPU</span>' in step[0]
+    assert '<code title="step / attn">attn</code> <span class="num">720.0 µs GPU</span>' in step[1]
+
+
+def test_single_report_nvtx_tree_on_real_traces(trace_copies):
+    with tracelens.open(trace_copies["nsys2024.6_a100_2.7B_nvtx"]) as t:
+        html = build_report(t)
+    tree = html.split('id="nvtx"', 1)[1].split("</section>", 1)[0]
+    assert tree.count('class="nvtx-node"') == 12  # every range path that launched GPU work
+    assert '<code title="benchmark_loop / scaled dot product attention">' in tree
+    with tracelens.open(trace_copies["nsys2022.4_gaussian_7gpu"]) as t:
+        assert 'id="nvtx"' not in build_report(t)  # no NVTX ranges: no tree

@@ -78,3 +78,15 @@ def test_launch_sequence_follows_start_order_per_device(mixed):
         for k in sorted(mixed.expected.kernels, key=lambda k: (k.device, k.start, k.stream, k.end))
     ]
     assert got == want
+
+
+def test_work_selection_ops(mixed):
+    """The work --nvtx forward keeps: the 17 launches of the training process inside the
+    'forward' range (the evaluation process's launches in that time are not in it)."""
+    from tracelens.filters import select_nvtx
+
+    def select(trace):
+        where, _ranges = select_nvtx(trace, "forward")
+        assert where.selection == 1  # the first selection of a freshly opened trace
+
+    assert_golden(mixed.path, "work_selection_ops", "forward", select, selection=1)

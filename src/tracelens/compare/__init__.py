@@ -12,6 +12,7 @@ function ``tracelens.diff`` as soon as it was imported. Layout:
     collect.py  what is read from one trace (query files, public functions)
     model.py    TraceDiff, Clue, SequenceAlignment; one builder per table
     align.py    the launch sequences of two runs, aligned per device
+    regions.py  NVTX region deltas: GPU time per range path, per step, A vs B
     clues.py    the evidence board: one function per clue; rules in data/clues.toml
     gates.py    --fail-if
     render.py   terminal, Markdown and JSON views
@@ -131,8 +132,19 @@ def diff(
         steps_a=steps_a,
         steps_b=steps_b,
         nvtx_ranges=nvtx_ranges,
+        **_regions(sa, sb),
         sides=(sa, sb),
     )
+
+
+def _regions(sa, sb) -> dict:
+    """The NVTX region deltas, when both runs have ranges that launched GPU work."""
+    if sa.regions is None or sb.regions is None:
+        return {}
+    from .regions import region_table, steps_table
+
+    table = region_table(sa.regions, sb.regions, sa.steps, sb.steps)
+    return {"nvtx_regions": table, "nvtx_steps": steps_table(sa.regions, sb.regions, table)}
 
 
 def _labels(label_a: str, label_b: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..filters import EventFilter
+    from ..steps import Steps
     from ..trace import Trace
     from ..util import Util
 
@@ -34,6 +35,10 @@ class Side:
     time: dict[str, int] | None
     devices: int
     util: Util | None = None  # trace.util(where) the time figures come from
+    steps: Steps | None = None  # trace.steps(where=where) (None: left out, as util)
+    # GPU time per NVTX path and step (compare.regions.region_times; None: no range holds
+    # any of the work, or left out as util)
+    regions: pl.DataFrame | None = None
 
 
 TIME_COLUMNS = (
@@ -83,11 +88,16 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
     # GPU time accounting is the costliest part (util's interval sweeps: ~60x census on a
     # million launches): above the limit the board goes without it and says so.
-    time, devices, util = None, 0, None
+    # Steps and NVTX regions cost as much (interval sweeps, the NVTX projection).
+    time, devices, util, steps, regions = None, 0, None, None, None
     if (totals["kernel_launches"] or 0) <= util_limit:
+        from .regions import region_times
+
         util = trace.util(where)
         time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
         devices = util.frame.height
+        steps = trace.steps(where=where)
+        regions = region_times(trace, where, steps)
     return Side(
         totals,
         census,
@@ -102,6 +112,8 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         time,
         devices,
         util,
+        steps,
+        regions,
     )
 
 

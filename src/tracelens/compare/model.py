@@ -131,6 +131,10 @@ class TraceDiff:
     steps_b: int | None = None
     # NVTX ranges whose launched work each side compares (--nvtx), None: no selection
     nvtx_ranges: tuple[int | None, int | None] = (None, None)
+    # NVTX region deltas (compare.regions) when both runs have ranges that launched work:
+    # per region (region_table) and step k against step k (steps_table); None otherwise
+    nvtx_regions: pl.DataFrame | None = None
+    nvtx_steps: pl.DataFrame | None = None
     # What the diff read from each trace (compare.collect.Side: totals, census, util, ...),
     # for callers that show more of the same traces (the report) without reading it again.
     # Not part of the JSON.
@@ -159,6 +163,8 @@ class TraceDiff:
             "steps_a": self.steps_a,
             "steps_b": self.steps_b,
             "nvtx_ranges": list(self.nvtx_ranges),
+            "nvtx_regions": None if self.nvtx_regions is None else self.nvtx_regions.to_dicts(),
+            "nvtx_steps": None if self.nvtx_steps is None else self.nvtx_steps.to_dicts(),
         }
 
 

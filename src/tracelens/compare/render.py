@@ -133,6 +133,26 @@ def _alignment_rows(d: TraceDiff, short) -> list[list[str]]:
     return rows
 
 
+def _region_rows(d: TraceDiff, top: int) -> list[list[str]]:
+    """The NVTX regions that moved most (per step when both runs have steps)."""
+    if d.nvtx_regions is None:
+        return []
+    return [
+        [
+            r["path"],
+            _num(r["a_ops"]),
+            _num(r["b_ops"]),
+            fmt_ns(r["a_total_ns"]),
+            fmt_ns(r["b_total_ns"]),
+            fmt_ns(r["a_step_ns"]),
+            fmt_ns(r["b_step_ns"]),
+            fmt_signed_ns(r["delta_ns"]),
+            fmt_ratio(r["ratio"]),
+        ]
+        for r in d.nvtx_regions.head(top).iter_rows(named=True)
+    ]
+
+
 def _danger_rows(d: TraceDiff, short) -> list[list[str]]:
     return [
         [
@@ -197,6 +217,22 @@ SECTIONS = (
         ],
     ),
     (
+        "nvtx_regions",
+        "NVTX regions: GPU time of the work each range path launched itself (Δ per step when "
+        "both runs have steps: the median over steady steps)",
+        [
+            "Region",
+            "Ops A",
+            "Ops B",
+            "Total A",
+            "Total B",
+            "Per step A",
+            "Per step B",
+            "Δ",
+            "B/A",
+        ],
+    ),
+    (
         "danger",
         "Danger-zone kernels",
         ["Risk", "Change", "Kernel", "Rule", "Calls A", "Calls B", "Time A", "Time B", "Fix"],
@@ -217,6 +253,8 @@ def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
         return _copy_rows(d)
     if key == "alignment":
         return _alignment_rows(d, short)
+    if key == "nvtx_regions":
+        return _region_rows(d, top)
     return _danger_rows(d, short)
 
 
@@ -333,7 +371,16 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
                 Text(h),
                 justify="left"
                 if i == 0
-                or h in ("Kernel", "Category", "Fix", "Rule", "Seen in", "Most common replacements")
+                or h
+                in (
+                    "Kernel",
+                    "Category",
+                    "Fix",
+                    "Rule",
+                    "Seen in",
+                    "Most common replacements",
+                    "Region",
+                )
                 else "right",
                 overflow="fold",
             )

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..trace import Trace
     from ..util import Util
     from .layout import TimelineView
+    from .nvtxtree import NvtxTree
 
 CHART_ROWS = 12  # bars in a chart
 STAKEOUT_KERNELS = 8  # kernels with a duration histogram
@@ -130,6 +131,7 @@ class Side:
     steps: Steps | None = None  # trace.steps()
     step_rows: list[dict[str, Any]] = field(default_factory=list)  # what the steps table shows
     step_summary: dict[str, Any] = field(default_factory=dict)
+    nvtx: NvtxTree | None = None  # NVTX ranges by path with their GPU time
 
 
 def gpu_kinds(trace: Trace) -> list[str]:
@@ -477,6 +479,7 @@ def collect_side(
     danger = danger_rows(census) if census is not None else []
     prior_util = read.util if read else None
     util, steps = _timekeeping(trace, label, omitted, prior_util) if has_kernels else (None, None)
+    tree = _nvtx_tree(trace, label, omitted) if has_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
@@ -510,7 +513,38 @@ def collect_side(
         steps=steps,
         step_rows=steps_shown,
         step_summary=steps_summary,
+        nvtx=tree,
     )
+
+
+def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | None:
+    """The NVTX tree, unless the trace has more than TIMEKEEPING_MAX_OPERATIONS GPU
+    operations (the GPU projection costs as much as the time accounting)."""
+    from .nvtxtree import TREE_NODES, nvtx_tree
+
+    info = trace.info
+    ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+    if ops > TIMEKEEPING_MAX_OPERATIONS:
+        if info.count("nvtx"):
+            omitted.append(
+                Omitted(
+                    f"{label}: NVTX tree",
+                    f"left out above {TIMEKEEPING_MAX_OPERATIONS:,} GPU operations ({ops:,} "
+                    "here): run `tracelens nvtx --gpu --group path`",
+                )
+            )
+        return None
+    tree = nvtx_tree(trace)
+    if tree is not None and tree.left_out:
+        omitted.append(
+            Omitted(
+                f"{label}: NVTX tree",
+                f"{tree.left_out:,} of {tree.ranges:,} range paths with less GPU time are not "
+                f"drawn (the {TREE_NODES} with the most are): `tracelens nvtx --gpu --group "
+                "path` lists them all",
+            )
+        )
+    return tree
 
 
 def _kernel_bar(k: KernelRow, label: str) -> svg.Bar:

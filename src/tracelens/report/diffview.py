@@ -3,7 +3,7 @@ evidence board, summary cards, charts and tables of the diff view."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
@@ -50,6 +50,9 @@ class DiffView:
     danger: list[dict[str, Any]]
     danger_rules: list[dict[str, Any]]  # each rule of ``danger`` once, with its why and fix
     kernels_more: int
+    regions: list[dict[str, Any]] = field(default_factory=list)  # NVTX region deltas
+    regions_more: int = 0
+    region_steps: bool = False  # the deltas are per step (both runs have steps)
 
 
 def _summary(d: TraceDiff) -> list[tuple[str, str, str]]:
@@ -297,4 +300,27 @@ def diff_view(
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         kernels_more=d.kernels.height - len(kernels),
+        **_regions(d, top),
     )
+
+
+def _regions(d: TraceDiff, top: int) -> dict[str, Any]:
+    """The NVTX region deltas the page lists: the ``top`` that moved most, each with its
+    step-by-step deltas as a sparkline when both runs have steps."""
+    if d.nvtx_regions is None:
+        return {}
+    import polars as pl
+
+    per_step = d.nvtx_regions["a_step_ns"].null_count() == 0
+    rows = []
+    for r in d.nvtx_regions.head(top).iter_rows(named=True):
+        deltas = d.nvtx_steps.filter(pl.col("path") == r["path"]) if per_step else None
+        spark = None
+        if deltas is not None and deltas.height > 1:
+            spark = svg.sparkline(deltas["step"].to_list(), deltas["delta_ns"].to_list())
+        rows.append({**r, "spark": spark})
+    return {
+        "regions": rows,
+        "regions_more": max(d.nvtx_regions.height - top, 0),
+        "region_steps": per_step,
+    }

@@ -119,7 +119,16 @@ def build_report(
                 omitted.append(Omitted(f"{side.label}: timeline", n))
     context["omitted"] = omitted
     context["legend"] = _page_legend(context["sides"])
+    context["files"] = file_rows(context["sides"])
     return _environment().get_template("report.html.j2").render(**context)
+
+
+def file_rows(sides: list[Side]) -> list[tuple[str, list[str]]]:
+    """The header table: each label any side has (a side may have a row the other lacks,
+    e.g. CUDA graphs traced at graph level), with each side's value or a dash."""
+    labels = list(dict.fromkeys(label for s in sides for label, _value in s.header))
+    values = [dict(s.header) for s in sides]
+    return [(label, [v.get(label, "—") for v in values]) for label in labels]
 
 
 def _page_legend(sides: list[Side]) -> list[tuple[str, str]]:

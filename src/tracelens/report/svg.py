@@ -260,6 +260,26 @@ def histogram(
     return _svg(width, height, out, cls="hist")
 
 
+def sparkline(
+    steps: list[int], values: list[float], *, width: int = 160, height: int = 22
+) -> Markup:
+    """A signed value per step as bars about a zero line (red above: B took longer)."""
+    top = max((abs(v) for v in values), default=0) or 1
+    mid = height / 2
+    w = width / max(len(values), 1)
+    out = [f'<line x1="0" y1="{_n(mid)}" x2="{width}" y2="{_n(mid)}" stroke="{GRID}"/>']
+    for i, (step, v) in enumerate(zip(steps, values, strict=True)):
+        h = abs(v) / top * (mid - 1)
+        y = mid - h if v > 0 else mid
+        color = "#dc2626" if v > 0 else ("#2563eb" if v < 0 else GRID)
+        tip = escape(f"step {step}: {'+' if v >= 0 else '-'}{fmt_ns(abs(v))}")
+        out.append(
+            f'<rect x="{_n(i * w)}" y="{_n(y)}" width="{_n(max(w - 0.5, 0.5))}" '
+            f'height="{_n(max(h, 0.5))}" fill="{color}" data-tip="{tip}"/>'
+        )
+    return _svg(width, height, out, cls="spark")
+
+
 # -- timelines -------------------------------------------------------------------------------
 @dataclass
 class Lane:

@@ -1,0 +1,142 @@
+"""NVTX region deltas: how the GPU time of each NVTX region (the range path that launched
+the work, ``layer 3 / attn``) changed from A to B, per step when both runs have steps. A
+region's time is that of the work its innermost range launched: 'layer 3' does not count
+again what 'layer 3 / attn' launched, so the regions add up to the work inside ranges.
+
+One side's region time comes from :meth:`Trace.nvtx_paths` (every GPU operation with the
+path of the ranges holding its launch) and :meth:`Trace.steps` (each operation counted in
+the step of its device it starts in); the diff joins the two sides by path."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..filters import EventFilter
+    from ..steps import Steps
+    from ..trace import Trace
+
+# Regions listed per step in ``steps_table`` (the ones that moved most): a trace with
+# thousands of ranges and steps would otherwise give millions of rows.
+STEP_REGIONS = 20
+
+
+def region_times(trace: Trace, where: EventFilter, steps: Steps | None) -> pl.DataFrame | None:
+    """GPU time per NVTX path and step of one trace: path, step (null: outside every step,
+    or no steps), ops, gpu_ns (sum of the operations' durations). None when no range holds
+    any of the (filtered) GPU work."""
+    import polars as pl
+
+    from ..nvtx import NVTX_TABLE, RUNTIME_TABLE
+
+    if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
+        return None
+    ops = trace.nvtx_paths().filter(pl.col("path").is_not_null())
+    # The event filter's rule: operations that start in, end in or span the window.
+    if where.start_ns is not None:
+        ops = ops.filter(pl.col("end") >= where.start_ns)
+    if where.end_ns is not None:
+        ops = ops.filter(pl.col("start") <= where.end_ns)
+    if where.selection is not None:
+        kept = trace.query("work_selection_ops", selection=where.selection)
+        ops = ops.join(kept, on=["globalPid", "correlationId"], how="semi")
+    if ops.height == 0:
+        return None
+    ops = _with_steps(ops.sort("start"), steps)
+    return (
+        ops.group_by("path", "step")
+        .agg(ops=pl.len(), gpu_ns=(pl.col("end") - pl.col("start")).sum())
+        .sort("path", "step", nulls_last=True)
+    )
+
+
+def _with_steps(ops: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
+    """``ops`` (sorted by start) with the step of its device each one starts in."""
+    import polars as pl
+
+    if steps is None or not steps.count:
+        return ops.with_columns(step=pl.lit(None, dtype=pl.Int64))
+    bounds = steps.frame.select("device", "step", "start_ns", "end_ns").sort("start_ns")
+    joined = ops.join_asof(
+        bounds, left_on="start", right_on="start_ns", by="device", check_sortedness=False
+    )
+    return joined.with_columns(
+        step=pl.when(pl.col("start") < pl.col("end_ns")).then(pl.col("step"))
+    ).drop("start_ns", "end_ns")
+
+
+def _per_step(times: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
+    """Per path: the median GPU time per steady step (steps without the region count 0)."""
+    import polars as pl
+
+    steady = steps.steady["step"].unique().sort() if steps is not None else None
+    if steady is None or steady.len() == 0:
+        return times.select("path").unique().with_columns(step_ns=pl.lit(None, pl.Float64))
+    grid = times.select("path").unique().join(steady.to_frame("step"), how="cross")
+    filled = grid.join(times.select("path", "step", "gpu_ns"), on=["path", "step"], how="left")
+    return filled.group_by("path").agg(step_ns=pl.col("gpu_ns").fill_null(0).median())
+
+
+def region_table(
+    ta: pl.DataFrame, tb: pl.DataFrame, steps_a: Steps | None, steps_b: Steps | None
+) -> pl.DataFrame:
+    """One row per region of either run: path, a_ops, b_ops, a_total_ns, b_total_ns,
+    a_step_ns, b_step_ns (median per steady step; null unless both runs have steps),
+    delta_ns (per step when both have steps, else of the totals), ratio (B / A of the same);
+    the largest change first."""
+    import polars as pl
+
+    def side(times: pl.DataFrame, steps: Steps | None, key: str) -> pl.DataFrame:
+        totals = times.group_by("path").agg(
+            ops=pl.col("ops").sum(), total_ns=pl.col("gpu_ns").sum()
+        )
+        both = totals.join(_per_step(times, steps), on="path", how="left")
+        return both.rename({c: f"{key}_{c}" for c in ("ops", "total_ns", "step_ns")})
+
+    per_step = bool(steps_a and steps_a.count and steps_b and steps_b.count)
+    joined = side(ta, steps_a, "a").join(
+        side(tb, steps_b, "b"), on="path", how="full", coalesce=True
+    )
+    joined = joined.with_columns(pl.col("a_ops", "b_ops", "a_total_ns", "b_total_ns").fill_null(0))
+    if per_step:
+        joined = joined.with_columns(pl.col("a_step_ns", "b_step_ns").fill_null(0.0))
+        a, b = "a_step_ns", "b_step_ns"
+    else:
+        none = pl.lit(None, pl.Float64)
+        joined = joined.with_columns(a_step_ns=none, b_step_ns=none)
+        a, b = "a_total_ns", "b_total_ns"
+    return (
+        joined.with_columns(
+            delta_ns=(pl.col(b) - pl.col(a)).cast(pl.Float64),
+            ratio=pl.when(pl.col(a) > 0).then(pl.col(b) / pl.col(a)),
+        )
+        .sort(pl.col("delta_ns").abs(), "path", descending=[True, False])
+        .select(
+            "path", "a_ops", "b_ops", "a_total_ns", "b_total_ns", "a_step_ns", "b_step_ns",
+            "delta_ns", "ratio",
+        )
+    )  # fmt: skip
+
+
+def steps_table(ta: pl.DataFrame, tb: pl.DataFrame, regions: pl.DataFrame) -> pl.DataFrame:
+    """Step k of A against step k of B, for the STEP_REGIONS regions that moved most and
+    the steps both runs have (where either run has GPU time in the region): path, step,
+    a_ns, b_ns, delta_ns."""
+    import polars as pl
+
+    top = regions.head(STEP_REGIONS).select("path")
+    cols = ["path", "step", "gpu_ns"]
+    a = ta.filter(pl.col("step").is_not_null()).select(cols).rename({"gpu_ns": "a_ns"})
+    b = tb.filter(pl.col("step").is_not_null()).select(cols).rename({"gpu_ns": "b_ns"})
+    steps = a.select("step").unique().join(b.select("step").unique(), on="step")
+    grid = top.join(steps, how="cross")
+    return (
+        grid.join(a, on=["path", "step"], how="left")
+        .join(b, on=["path", "step"], how="left")
+        .with_columns(pl.col("a_ns", "b_ns").fill_null(0))
+        .filter((pl.col("a_ns") > 0) | (pl.col("b_ns") > 0))
+        .with_columns(delta_ns=pl.col("b_ns") - pl.col("a_ns"))
+        .sort("path", "step")
+    )
