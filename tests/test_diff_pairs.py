@@ -378,3 +378,21 @@ def test_no_nvtx_regions_without_ranges(tmp_path):
     d = pair(tmp_path, build_steps(tmp_path, "a", 10), build_steps(tmp_path, "b", 10))
     assert d.nvtx_regions is None and d.nvtx_steps is None
     assert d.to_dict()["nvtx_regions"] is None
+
+
+def test_nvtx_region_deltas_left_out_above_the_limit(tmp_path, monkeypatch):
+    """Above threshold.nvtx_max_launches launches the diff leaves the NVTX regions out and
+    names the command that shows them."""
+    from tracelens.compare import clues
+
+    real = clues.threshold
+    monkeypatch.setattr(clues, "threshold", lambda n: 95 if n == "nvtx_max_launches" else real(n))
+    a = build_nvtx_steps(tmp_path, "a", 12)  # 96 launches
+    b = build_nvtx_steps(tmp_path, "b", 11)  # 88
+    d = pair(tmp_path, a, b)
+    assert d.nvtx_regions is None
+    assert (
+        "NVTX region deltas left out above 95 launches per trace (A), for speed: run "
+        "`tracelens nvtx --gpu --group path` on each"
+    ) in d.notes
+    assert real("nvtx_max_launches") == 1_000_000

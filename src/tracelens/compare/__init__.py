@@ -73,8 +73,9 @@ def diff(
         raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
     check_name_kind(name)
     util_limit = int(threshold("util_max_launches"))
-    sa = collect(a, name, where_a or EventFilter(), util_limit)
-    sb = collect(b, name, where_b or EventFilter(), util_limit)
+    nvtx_limit = int(threshold("nvtx_max_launches"))
+    sa = collect(a, name, where_a or EventFilter(), util_limit, nvtx_limit)
+    sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit)
     label_a, label_b = _labels(label_a or a.path.name, label_b or b.path.name)
 
     joined = model.joined_kernels(sa, sb)
@@ -177,6 +178,8 @@ def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
 
 def _notes(sa, sb, alignment, nvtx_ranges, util_limit: int) -> tuple[str, ...]:
     """What the board's reader should know about how it was made."""
+    from .clues import threshold
+
     notes = []
     if nvtx_ranges != (None, None):
         ra, rb = nvtx_ranges
@@ -192,6 +195,17 @@ def _notes(sa, sb, alignment, nvtx_ranges, util_limit: int) -> tuple[str, ...]:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "
             f"{util_limit:,} launches per trace, for speed: run `tracelens util` on each"
+        )
+    big = [
+        side
+        for side, s in (("A", sa), ("B", sb))
+        if s.has_nvtx and s.totals["kernel_launches"] > int(threshold("nvtx_max_launches"))
+    ]
+    if big:
+        notes.append(
+            f"NVTX region deltas left out above {int(threshold('nvtx_max_launches')):,} "
+            f"launches per trace ({' and '.join(big)}), for speed: run `tracelens nvtx --gpu "
+            "--group path` on each"
         )
     if any(al.truncated for al in alignment):
         notes.append(

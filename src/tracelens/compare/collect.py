@@ -39,6 +39,7 @@ class Side:
     # GPU time per NVTX path and step (compare.regions.region_times; None: no range holds
     # any of the work, or left out as util)
     regions: pl.DataFrame | None = None
+    has_nvtx: bool = False  # the export has NVTX ranges and CUDA API calls to project them
 
 
 TIME_COLUMNS = (
@@ -64,7 +65,9 @@ def _window(where: EventFilter) -> dict:
     return {"start_ns": where.start_ns, "end_ns": where.end_ns, "selection": where.selection}
 
 
-def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -> Side:
+def collect(
+    trace: Trace, name_kind: str, where: EventFilter, util_limit: int, nvtx_limit: int
+) -> Side:
     from ..census import kernel_summary
 
     trace.require_kernels()
@@ -97,7 +100,8 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
         devices = util.frame.height
         steps = trace.steps(where=where)
-        regions = region_times(trace, where, steps)
+        if (totals["kernel_launches"] or 0) <= nvtx_limit:
+            regions = region_times(trace, where, steps)
     return Side(
         totals,
         census,
@@ -114,6 +118,7 @@ def collect(trace: Trace, name_kind: str, where: EventFilter, util_limit: int) -
         util,
         steps,
         regions,
+        "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
     )
 
 

@@ -518,18 +518,19 @@ def collect_side(
 
 
 def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | None:
-    """The NVTX tree, unless the trace has more than TIMEKEEPING_MAX_OPERATIONS GPU
-    operations (the GPU projection costs as much as the time accounting)."""
+    """The NVTX tree, unless the trace has more than threshold.nvtx_max_launches kernel
+    launches (data/clues.toml: the GPU projection's cost)."""
+    from ..compare.clues import threshold
     from .nvtxtree import TREE_NODES, nvtx_tree
 
     info = trace.info
-    ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
-    if ops > TIMEKEEPING_MAX_OPERATIONS:
+    limit = int(threshold("nvtx_max_launches"))
+    if info.count("kernel") > limit:
         if info.count("nvtx"):
             omitted.append(
                 Omitted(
                     f"{label}: NVTX tree",
-                    f"left out above {TIMEKEEPING_MAX_OPERATIONS:,} GPU operations ({ops:,} "
+                    f"left out above {limit:,} kernel launches ({info.count('kernel'):,} "
                     "here): run `tracelens nvtx --gpu --group path`",
                 )
             )
