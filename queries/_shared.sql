@@ -32,7 +32,7 @@
 --                         "end", name_id (demangled kernel name id; NULL for the others)
 --   mem_kind_name(kind)  VARCHAR  memory kind as nsys analyze prints it (Pageable, Pinned,
 --                        Device, Array, Managed, Device Static, Managed Static, Unknown)
---   nsys_gpu_ops(device, pid, stream, t0, t1)  the GPU operations of `nsys analyze`'s
+--   nsys_gpu_ops(device, pid, stream, t0, t1, selection := NULL)  the GPU operations of `nsys analyze`'s
 --                         utilization rules (kernels, memcpys, memsets, profiler flush
 --                         overheads): start, "end", process_id, deviceId, contextId
 --   gpu_operations()   every GPU operation: kind ('kernel', 'memcpy', 'memset', 'graph' for a
@@ -113,11 +113,11 @@ CREATE OR REPLACE TEMP MACRO gpu_work(device, pid, stream, t0, t1, selection := 
 -- graph replays are not among them), plus the CUDA profiling flush/stop overheads of the
 -- process that lie strictly inside its first-to-last operation range on a device (the
 -- user cannot address that time). Columns: start, "end", process_id, deviceId, contextId.
-CREATE OR REPLACE TEMP MACRO nsys_gpu_ops(device, pid, stream, t0, t1) AS TABLE
+CREATE OR REPLACE TEMP MACRO nsys_gpu_ops(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     -- Columns are not named pid: a macro parameter of that name would replace them.
     WITH ops AS (
         SELECT start, "end", pid_of(globalPid) AS process_id, deviceId, contextId
-        FROM gpu_work(device, pid, stream, t0, t1)
+        FROM gpu_work(device, pid, stream, t0, t1, selection := selection)
         WHERE kind <> 'graph' AND start > 0
     ),
     op_ranges AS (

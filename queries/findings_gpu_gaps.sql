@@ -13,7 +13,8 @@
 --
 -- Parameters:
 --   $gap_ns                         BIGINT  report gaps strictly longer than this, ns
---   $device, $pid, $stream, $start_ns, $end_ns  the event filter (NULL: all)
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all;
+--                                   $selection: a work_selection id)
 --
 -- Columns:
 --   duration_ns  BIGINT  length of the gap, ns
@@ -25,7 +26,7 @@
 WITH ops AS (
     SELECT start, "end", process_id AS pid, deviceId, contextId,
            process_id * 1048576 + deviceId AS part
-    FROM nsys_gpu_ops($device, $pid, $stream, $start_ns, $end_ns)
+    FROM nsys_gpu_ops($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 swept AS (
     SELECT part, start, pid, deviceId, max("end") OVER earlier AS gap_start

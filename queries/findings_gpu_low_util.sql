@@ -9,7 +9,8 @@
 -- Parameters:
 --   $chunks         BIGINT  number of chunks per process and device (nsys: 1..1000)
 --   $threshold_pct  DOUBLE  keep chunks whose in-use percentage is below this
---   $device, $pid, $stream, $start_ns, $end_ns  the event filter (NULL: all)
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all;
+--                                   $selection: a work_selection id)
 --
 -- Columns:
 --   in_use_pct   DOUBLE  weighted average in-use percentage, rounded to 0.1
@@ -20,7 +21,7 @@
 --   context      BIGINT  CUDA context id (the smallest of the device's operations)
 WITH ops AS (
     SELECT start, "end", process_id AS pid, deviceId, contextId
-    FROM nsys_gpu_ops($device, $pid, $stream, $start_ns, $end_ns)
+    FROM nsys_gpu_ops($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 ranges AS (
     SELECT pid, deviceId, min(contextId) AS contextId, min(start) AS range_start,

@@ -4,7 +4,8 @@
 -- the driver stages and returns from early) and copies within one device are left out.
 -- Longest first.
 --
--- Parameters: $device, $pid, $stream, $start_ns, $end_ns (the event filter; NULL: all)
+-- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection (the event filter;
+-- NULL: all; $selection: a work_selection id)
 --
 -- Columns:
 --   duration_ns  BIGINT   length of the copy on the GPU, ns
@@ -28,7 +29,7 @@ SELECT
     m.contextId AS context,
     m.streamId AS stream,
     s.value AS api_name
-FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns) AS m
+FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
 JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
 JOIN strings AS s ON s.id = r.nameId
 WHERE s.value ILIKE 'cudaMemcpy%' AND s.value NOT ILIKE '%Async%'

@@ -2,7 +2,8 @@
 -- (names starting with cudaMemset without "async", case-insensitive), as `nsys analyze`
 -- 2022.4's cuda-sync-memset rule lists them. Longest first.
 --
--- Parameters: $device, $pid, $stream, $start_ns, $end_ns (the event filter; NULL: all)
+-- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection (the event filter;
+-- NULL: all; $selection: a work_selection id)
 --
 -- Columns:
 --   duration_ns  BIGINT   length of the memset on the GPU, ns
@@ -24,7 +25,7 @@ SELECT
     m.contextId AS context,
     m.streamId AS stream,
     s.value AS api_name
-FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns) AS m
+FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
 JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
 JOIN strings AS s ON s.id = r.nameId
 WHERE s.value ILIKE 'cudaMemset%' AND s.value NOT ILIKE '%async%'

@@ -23,6 +23,7 @@
 --   busy_ns       BIGINT  union of the step's GPU operations on the device
 --   kernels       BIGINT  kernels of the step on the device
 --   kernel_ns     BIGINT  their summed duration
+--   global_tid    BIGINT  the range's thread (globalTid): select_steps picks the step's work
 WITH labelled AS (
     SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label
     FROM nvtx_text AS n
@@ -93,7 +94,8 @@ SELECT
     (p.end_ns - p.start_ns)::BIGINT AS duration_ns,
     b.busy_ns::BIGINT AS busy_ns,
     p.kernels,
-    p.kernel_ns::BIGINT AS kernel_ns
+    p.kernel_ns::BIGINT AS kernel_ns,
+    s.globalTid AS global_tid
 FROM per_device AS p
 JOIN busy AS b USING (step, device)
 JOIN steps AS s USING (step)

@@ -169,8 +169,9 @@ def test_select_steps(tmp_path):
         p.range(f"ProfilerStep#{i}", lambda: _step(p))
     with tracelens.open(p.write(tmp_path / "sel.sqlite")) as trace:
         frame = trace.steps().frame
-        where = select_steps(trace, "2:3")
+        where = select_steps(trace, "2:3").where
         assert (where.start_ns, where.end_ns) == (frame["start_ns"][1], frame["end_ns"][2])
+        assert where.selection is not None
         assert trace.census(where=where)["instances"].sum() == 10
         with pytest.raises(UsageError, match="steps 1 to 6"):
             select_steps(trace, "7")

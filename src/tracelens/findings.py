@@ -149,10 +149,15 @@ def find_issues(
                 util = trace.util(where)
             frame = _util_rule(util, rule["id"], values)
         results.append(_result(rule, frame, skipped, values, limit))
-    notes = ()
+    notes: tuple[str, ...] = ()
+    if where.selection is not None and any(r.rule == "sync_api" for r in results):
+        notes += (
+            "sync_api looks at host calls, which are in no work selection: those that overlap "
+            "the selected work's GPU span",
+        )
     replays = trace.graph_replays(where)[0]
     if replays and any(r.rule in ("gpu_gaps", "gpu_low_util") for r in results):
-        notes = (
+        notes += (
             f"gpu_gaps and gpu_low_util follow nsys analyze 2022.4, which does not count the "
             f"{replays:,} CUDA graph replays traced at graph level as GPU work: their time "
             "can show as idle here (tracelens util counts it)",
@@ -171,9 +176,10 @@ def _skipped(trace: Trace, rule: dict[str, Any]) -> str | None:
 
 def _nsys_rule(trace: Trace, rule: dict[str, Any], values: dict[str, float], where: EventFilter):
     params = dict(where.params())
-    params.pop("selection", None)
     if rule["id"] == "sync_api":
         params = {k: params[k] for k in ("pid", "start_ns", "end_ns")}
+        if where.selection is not None:
+            params |= _selection_window(trace, where)
     if rule["id"] == "gpu_gaps":
         params["gap_ns"] = round(values["gap_ms"] * 1_000_000)
     if rule["id"] == "gpu_low_util":
@@ -182,6 +188,18 @@ def _nsys_rule(trace: Trace, rule: dict[str, Any], values: dict[str, float], whe
             raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
         params |= {"chunks": chunks, "threshold_pct": float(values["threshold_pct"])}
     return trace.query(rule["query"], **params)
+
+
+def _selection_window(trace: Trace, where: EventFilter) -> dict[str, int | None]:
+    """Host calls launch no GPU work, so a work selection (--nvtx, --step) cannot hold them:
+    the sync calls looked at are those overlapping the selected work's GPU span, inside
+    ``where``'s window."""
+    t0, t1 = trace.query_rows("_selection_span", selection=where.selection).data[0]
+    if where.start_ns is not None and t0 is not None:
+        t0 = max(t0, where.start_ns)
+    if where.end_ns is not None and t1 is not None:
+        t1 = min(t1, where.end_ns)
+    return {"start_ns": t0, "end_ns": t1}
 
 
 def _util_rule(util, rule_id: str, values: dict[str, float]):

@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["FRAME_COLUMNS", "METHODS", "Steps", "find_steps", "parse_step_spec", "select_steps"]
+__all__ = [
+    "FRAME_COLUMNS",
+    "METHODS",
+    "StepSelection",
+    "Steps",
+    "find_steps",
+    "parse_step_spec",
+    "select_steps",
+]
 
 METHODS = ("range", "marker", "period", "none")
 #: Columns of :attr:`Steps.frame`, in order (times in ns from session start).
@@ -75,6 +83,11 @@ class Steps:
     detail: str
     frame: pl.DataFrame
     motif: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: What the steps were found from, without the counts ("NVTX ranges 'ProfilerStep#*'").
+    source: str = ""
+    #: For steps from NVTX ranges: one row per step with its range (step, global_tid,
+    #: cpu_start_ns, cpu_end_ns), what :func:`select_steps` selects the step's work by.
+    ranges: pl.DataFrame | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
@@ -244,6 +257,11 @@ def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``."""
     import polars as pl
 
+    ranges = None
+    if "global_tid" in frame.columns:
+        ranges = frame.select("step", "global_tid", "cpu_start_ns", "cpu_end_ns").unique(
+            "step", keep="first", maintain_order=True
+        )
     frame = frame.select(FRAME_COLUMNS[:-2])
     per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
     warmup, outlier = flag_steps(per_step["duration_ns"].to_list(), settings()["robust"])
@@ -252,6 +270,7 @@ def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
     )
     frame = frame.join(flags, on="step", how="left").sort("step", "device")
     steps = per_step.height
+    source = detail
     detail = f"{steps:,} steps from {detail}"
     warm = per_step.filter(flags["warmup"])["step"].to_list()
     if warm:
@@ -259,7 +278,7 @@ def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:
         detail += f"; outliers: {_list(odd)}"
-    return Steps(method, detail, frame, motif or {})
+    return Steps(method, detail, frame, motif or {}, source, ranges)
 
 
 def _list(steps: list[int]) -> str:
@@ -297,8 +316,10 @@ def _median(values: list[float]) -> float:
 
 
 # -- selecting some ------------------------------------------------------------------------
-def parse_step_spec(spec: str) -> tuple[int, int]:
-    """``"N"`` -> (N, N); ``"A:B"`` -> (A, B), inclusive and 1-based."""
+def parse_step_spec(spec: str | int | tuple[int, int]) -> tuple[int, int]:
+    """``"N"`` or ``N`` -> (N, N); ``"A:B"`` or ``(A, B)`` -> (A, B), inclusive and 1-based."""
+    if isinstance(spec, tuple) and len(spec) == 2:
+        spec = f"{spec[0]}:{spec[1]}"
     text = str(spec).strip()
     try:
         if ":" in text:
@@ -313,30 +334,118 @@ def parse_step_spec(spec: str) -> tuple[int, int]:
     return first, last
 
 
+def _steps_label(first: int, last: int) -> str:
+    return f"step {first}" if first == last else f"steps {first} to {last}"
+
+
+@dataclass(frozen=True)
+class StepSelection:
+    """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
+    steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
+    ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
+    filter (a step number with no GPU work is not counted)."""
+
+    where: EventFilter
+    first: int
+    last: int
+    steps: Steps
+    selected: int
+
+    def note(self) -> str:
+        """One line for the output: which steps, of how many, found how."""
+        found = self.steps
+        return (
+            f"only the GPU work of {_steps_label(self.first, self.last)} of {found.count:,} "
+            f"(steps from {found.source})"
+        )
+
+
 def select_steps(
     trace: Trace,
-    spec: str,
+    spec: str | int | tuple[int, int],
     where: EventFilter | None = None,
     range: str | None = None,  # noqa: A002
-) -> EventFilter:
-    """``where`` narrowed to steps ``spec`` (``"N"`` or ``"A:B"``) of ``trace.steps()``: the
-    time window from the first step's GPU start to the last one's GPU end (on every device).
-    UsageError when the trace has no steps or fewer than asked."""
+) -> StepSelection:
+    """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
+    (A, B)) of ``trace.steps(range, where)``, through the work selection
+    (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
+    launching API call starts inside the step's range on its thread (as the steps table
+    counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
+    each device's operations from the step's first kernel to the next step's
+    (``queries/steps_window_work.sql``). This is not a time window: work launched in step 3
+    that runs while step 4's ranges are open stays in step 3; the window is set to the
+    selected work's GPU span too (util's span), within ``where``'s own window.
+
+    UsageError when the trace has no steps, fewer steps than asked, or the asked steps
+    hold no GPU work that passes ``where``."""
     from dataclasses import replace
 
-    first, last = parse_step_spec(spec)
-    found = find_steps(trace, range=range, where=where)
-    if not found.count:
-        raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
     import polars as pl
 
+    from .filters import select_work
+
+    first, last = parse_step_spec(spec)
+    where = where or EventFilter()
+    found = find_steps(trace, range=range, where=where)
+    label = _steps_label(first, last)
+    if not found.count:
+        raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
+    low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
+    if last > top:
+        raise UsageError(
+            f"{trace.path}: --steps {first}:{last}: the trace has steps {low} to {top}"
+        )
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
     if chosen.is_empty():
-        top = found.frame["step"].max()
-        raise UsageError(f"{trace.path}: --steps {spec}: the trace has steps 1 to {top}")
-    return replace(
-        where or EventFilter(), start_ns=chosen["start_ns"].min(), end_ns=chosen["end_ns"].max()
+        raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
+    if found.ranges is not None:
+        r = found.ranges
+        narrowed = select_work(
+            trace, "steps_range_work", where,
+            steps=r["step"].to_list(), tids=r["global_tid"].to_list(),
+            starts=r["cpu_start_ns"].to_list(), ends=r["cpu_end_ns"].to_list(),
+            first=first, last=last,
+        )  # fmt: skip
+    else:
+        windows = _period_windows(found.frame, first, last)
+        narrowed = select_work(trace, "steps_window_work", where, **windows)
+    if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
+        raise UsageError(
+            f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
+        )
+    # The analysis window becomes the steps' GPU span (util's span, timeline's stretch),
+    # inside the window the filter already had.
+    t0, t1 = trace.query_rows("_selection_span", selection=narrowed.selection).data[0]
+    if where.start_ns is not None:
+        t0 = max(t0, where.start_ns)
+    if where.end_ns is not None:
+        t1 = min(t1, where.end_ns)
+    narrowed = replace(narrowed, start_ns=t0, end_ns=max(t0, t1))
+    return StepSelection(narrowed, first, last, found, int(chosen["step"].n_unique()))
+
+
+def _period_windows(frame: pl.DataFrame, first: int, last: int) -> dict[str, list[int]]:
+    """Per device, the start of its first selected step's first kernel and the start of the
+    first kernel after the selection (its last selected step's end + 1 when none follows)."""
+    import polars as pl
+
+    per_device = (
+        frame.sort("step")
+        .group_by("device", maintain_order=True)
+        .agg(
+            lo=pl.col("start_ns").filter(pl.col("step").is_between(first, last)).min(),
+            next_start=pl.col("start_ns").filter(pl.col("step") > last).min(),
+            last_end=pl.col("end_ns").filter(pl.col("step").is_between(first, last)).max(),
+        )
+        .drop_nulls("lo")
+        .sort("device")
     )
+    hi = per_device.select(pl.coalesce("next_start", pl.col("last_end") + 1))
+    return {
+        "devices": per_device["device"].to_list(),
+        "starts": per_device["lo"].to_list(),
+        "ends": hi.to_series().to_list(),
+    }
 
 
 def render(

@@ -46,7 +46,8 @@ class Filters(TypedDict, total=False):
     start: int | str  # window start: ns from session start, or "1.5s", "200ms"
     end: int | str  # window end
     nvtx: str  # GPU work launched inside NVTX ranges with this label (glob allowed)
-    step: int | str  # step N or steps "A:B" (see Trace.steps)
+    step: int | str | tuple[int, int]  # GPU work of step N or steps "A:B" (see Trace.steps)
+    steps: int | str | tuple[int, int]  # the same as step (the CLI's --steps A:B)
 
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -795,7 +796,8 @@ class Trace:
         """``where`` (default: everything) narrowed by the keyword filters: ``device``,
         ``pid``, ``stream`` (ids), ``start``/``end`` (ns from session start, or text such as
         ``"1.5s"``), ``nvtx`` (GPU work launched in the NVTX ranges with this label or glob),
-        ``step`` (``"N"`` or ``"A:B"``: the window of those steps, see :meth:`steps`)."""
+        ``step`` or ``steps`` (N, ``"N"``, ``"A:B"`` or (A, B): the GPU work launched inside
+        those steps, see :meth:`steps` and :func:`tracelens.steps.select_steps`)."""
         from dataclasses import replace
 
         from .errors import UsageError
@@ -814,10 +816,13 @@ class Trace:
         where = replace(where, **ids) if ids else where
         if filters.get("nvtx") is not None:
             where, _ranges = select_nvtx(self, filters["nvtx"], where)
-        if filters.get("step") is not None:
+        if filters.get("step") is not None and filters.get("steps") is not None:
+            raise UsageError("give step= or steps=, not both")
+        spec = filters.get("step") if filters.get("step") is not None else filters.get("steps")
+        if spec is not None:
             from .steps import select_steps
 
-            where = select_steps(self, str(filters["step"]), where)
+            where = select_steps(self, spec, where).where
         return where
 
     def census(
@@ -968,17 +973,21 @@ class Trace:
 
         return find_steps(self, range=range, where=where)
 
-    def findings(self, **options: Any) -> Findings:
-        """nsys analyze's rules and tracelens's; see :func:`tracelens.findings.find_issues`."""
+    def findings(self, where: EventFilter | None = None, **options: Any) -> Findings:
+        """nsys analyze's rules and tracelens's; see :func:`tracelens.findings.find_issues`
+        (``only``, ``thresholds``, ``limit``). Filters: see :meth:`filter` (``nvtx``,
+        ``step``: the rules look at that work only)."""
         from .findings import find_issues
 
-        return find_issues(self, **options)
+        filters = {k: options.pop(k) for k in list(options) if k in Filters.__annotations__}
+        return find_issues(self, where=self.filter(where, **filters), **options)
 
-    def util(self, where: EventFilter | None = None) -> Util:
-        """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`."""
+    def util(self, where: EventFilter | None = None, **filters: Unpack[Filters]) -> Util:
+        """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`.
+        Filters: see :meth:`filter` (``step``: over those steps' GPU span and work)."""
         from .util import gpu_time_accounting
 
-        return gpu_time_accounting(self, where)
+        return gpu_time_accounting(self, self.filter(where, **filters))
 
     # -- NVTX and CUDA API summaries (nvtx.py, api.py) ---------------------------------------
     def nvtx(

@@ -14,7 +14,7 @@ from tracelens.synth import TraceBuilder
 
 PID = 4141
 MS = 1_000_000
-FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None)
+FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
 
 
 @pytest.fixture(scope="module")

@@ -91,6 +91,17 @@ class AtLeast(ParamType):
             raise UsageError(exc.naming(flag)) from None
 
 
+class StepSpec(ParamType):
+    """``N`` or ``A:B`` (1-based, inclusive), as (first, last)."""
+
+    name = "steps"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from ..steps import parse_step_spec
+
+        return value if isinstance(value, tuple) else parse_step_spec(value)
+
+
 def choice(
     *flags: str, values: tuple[str, ...], help: str | None = None, metavar: str | None = None
 ) -> Any:
@@ -168,6 +179,20 @@ NvtxOpt = Annotated[
         help="Only the GPU work launched inside the NVTX ranges with this name (glob "
         "allowed: 'decode_step_*'; the union over the ranges; CUDA graph launches count)",
         metavar="GLOB",
+    ),
+]
+
+# Declared as text for typer (a tuple type would make it take two values); the parser
+# gives (first, last).
+StepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--step",
+        "--steps",
+        help="Only the GPU work launched inside step N or steps A:B (1-based, inclusive: the "
+        "steps `tracelens steps` finds; with --nvtx, the steps of that work)",
+        metavar="N|A:B",
+        click_type=StepSpec(),
     ),
 ]
 
@@ -252,19 +277,29 @@ def event_filter(
     return EventFilter(device=device, pid=pid, stream=stream, start_ns=start, end_ns=end)
 
 
-def nvtx_filter(trace: Trace, pattern: str | None, where: EventFilter):
-    """``where`` narrowed by ``--nvtx`` and the note that says how many ranges matched
-    (None without ``--nvtx``)."""
-    if pattern is None:
-        return where, None
-    from ..filters import select_nvtx
+def nvtx_filter(
+    trace: Trace, pattern: str | None, where: EventFilter, step: tuple[int, int] | None = None
+):
+    """``where`` narrowed by ``--nvtx`` then ``--step``, and the note that says how many
+    ranges matched and which steps were kept (None without either)."""
+    from ._notes import join_notes
 
-    narrowed, ranges = select_nvtx(trace, pattern, where)
-    one = ranges == 1
-    return narrowed, (
-        f"only the GPU work launched inside the {ranges:,} NVTX range{'' if one else 's'} "
-        f"matching {pattern!r}"
-    )
+    note = None
+    if pattern is not None:
+        from ..filters import select_nvtx
+
+        where, ranges = select_nvtx(trace, pattern, where)
+        one = ranges == 1
+        note = (
+            f"only the GPU work launched inside the {ranges:,} NVTX range{'' if one else 's'} "
+            f"matching {pattern!r}"
+        )
+    if step is not None:
+        from ..steps import select_steps
+
+        chosen = select_steps(trace, step, where)
+        where, note = chosen.where, join_notes(note, chosen.note())
+    return where, note
 
 
 def check_output(output: Path | None) -> None:

@@ -33,6 +33,7 @@ def census(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -50,7 +51,7 @@ def census(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
         rows = kernel_summary_rows(
             tr, name=name, by_launch_config=by_launch_config, top=top, where=where
         )

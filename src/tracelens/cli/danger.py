@@ -44,6 +44,7 @@ def danger(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -64,7 +65,7 @@ def danger(
     ruleset = load_danger_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
         df = danger_kernels(tr, rules=ruleset, where=where)
         note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
     c.show(

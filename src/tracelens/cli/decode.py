@@ -11,6 +11,7 @@ import typer
 from ..errors import UsageError
 from . import _common as c
 from . import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -40,6 +41,8 @@ def decode(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -66,8 +69,9 @@ def decode(
         return
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, note = c.nvtx_filter(tr, nvtx, where, step)
         df = decoded_kernels(tr, where=where, top=top)
-        note = tr.graph_note(where)
+        note = join_notes(note, tr.graph_note(where))
     c.show(
         views.decoded_kernels,
         df,

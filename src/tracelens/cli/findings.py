@@ -47,6 +47,8 @@ def findings(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -64,10 +66,13 @@ def findings(
     overrides = {(r, k): v for r, k, v in map(parse_threshold, threshold or ())}
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, note = c.nvtx_filter(tr, nvtx, where, step)
         result = find_issues(
             tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
         )
-    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+    c.show(
+        render, result, fmt=fmt, output=output, note=note, timeunit=timeunit, source=tr.path.name
+    )
     failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:
         print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)

@@ -74,6 +74,7 @@ def lineup(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -95,7 +96,7 @@ def lineup(
     ruleset = load_rules(rules)
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
         if show_other:  # all of them: the caption counts those --top leaves out
             df = unclassified_kernels(tr, by=by, rules=ruleset, where=where)
         else:

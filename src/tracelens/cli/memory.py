@@ -28,6 +28,7 @@ def memory(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -39,7 +40,7 @@ def memory(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where)
+        where, note = c.nvtx_filter(tr, nvtx, where, step)
         df = memory_summary(tr, by=by, where=where)
         hint = c.empty_hint(tr, where, df.height)
     c.show(

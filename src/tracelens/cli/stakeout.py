@@ -57,6 +57,7 @@ def stakeout(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -76,7 +77,7 @@ def stakeout(
         raise UsageError("missing KERNEL: give a kernel name or part of one")
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
+        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
         result = analysis.stakeout(
             tr,
             kernel,

@@ -41,6 +41,7 @@ def timeline(
     start: c.StartOpt = None,
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -52,7 +53,7 @@ def timeline(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where)
+        where, note = c.nvtx_filter(tr, nvtx, where, step)
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )

@@ -15,6 +15,8 @@ def util(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    nvtx: c.NvtxOpt = None,
+    step: c.StepOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -35,5 +37,8 @@ def util(
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
+        where, note = c.nvtx_filter(tr, nvtx, where, step)
         result = gpu_time_accounting(tr, where)
-    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+    c.show(
+        render, result, fmt=fmt, output=output, note=note, timeunit=timeunit, source=tr.path.name
+    )

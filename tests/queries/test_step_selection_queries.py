@@ -1,0 +1,76 @@
+"""Golden tests of the queries behind --step/--steps on a tiny trace built here: process
+A's thread has two step ranges (step 2 holds a nested range that is also a step, step 3);
+process B launches on the same GPU with the same correlation ids; a memcpy is launched in
+step 1; device 1 runs one kernel."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures.builder import FILL, REDUCE_SUM, XMMA_GEMM
+
+import tracelens
+from queries.golden import assert_golden
+from tracelens.synth import TraceBuilder
+
+A, B = 5151, 6262
+# A's main thread as the builder stores it (globalPid | tid; globalPid carries the pid in
+# bits 24-47 and a host id above).
+A_TID = (1 << 48) | (A << 24) | A
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(A, "python train.py")
+    b.process(B, "python other.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.gpu(1, "NVIDIA H100 80GB HBM3")
+
+    def launch(pid, name, at, start, dur, device=0, stream=7, cid=None):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5, pid=pid, correlation_id=cid)
+        b.kernel(name, start=start, end=start + dur, device=device, stream=stream, pid=pid,
+                 correlation_id=cid)  # fmt: skip
+        return cid
+
+    c1 = launch(A, XMMA_GEMM, 1_010, 2_000, 300)  # step 1
+    launch(B, FILL, 1_010, 2_100, 50, stream=20, cid=c1)  # B, same correlation id
+    m = b.runtime("cudaMemcpyAsync_v3020", start=1_020, end=1_025, pid=A)
+    b.memcpy("DtoD", 4096, start=2_400, end=2_450, pid=A, correlation_id=m)
+    launch(A, FILL, 1_210, 2_500, 40)  # step 2, before the nested range
+    launch(A, REDUCE_SUM, 1_260, 2_600, 60)  # inside the nested step 3
+    launch(A, FILL, 1_400, 3_000, 30, device=1)  # outside every step, device 1
+    return b.write(tmp_path_factory.mktemp("stepsel") / "step_selection.sqlite")
+
+
+RANGES = dict(
+    steps=[1, 2, 3], tids=[A_TID] * 3, starts=[1_000, 1_200, 1_250], ends=[1_100, 1_300, 1_280]
+)
+
+
+def test_steps_range_work_one_step(trace_path):
+    assert_golden(trace_path, "steps_range_work", "step_1", first=1, last=1, **RANGES)
+
+
+def test_steps_range_work_nested_goes_to_the_inner_step(trace_path):
+    assert_golden(trace_path, "steps_range_work", "step_2", first=2, last=2, **RANGES)
+
+
+def test_steps_window_work(trace_path):
+    # Device 0 from 2,000 up to (not including) 2,500: step 1's kernels, B's kernel, the copy.
+    params = dict(devices=[0, 1], starts=[2_000, 0], ends=[2_500, 1])
+    assert_golden(trace_path, "steps_window_work", "device_0", **params)
+
+
+def _select_step_1(trace):
+    from tracelens.filters import select_work
+
+    select_work(trace, "steps_range_work", first=1, last=1, **RANGES)
+
+
+def test_selection_span(trace_path):
+    assert_golden(trace_path, "_selection_span", "step_1", prepare=_select_step_1, selection=1)
+
+
+def test_selection_span_empty(trace_path):
+    with tracelens.open(trace_path) as trace:
+        assert trace.query("_selection_span", selection=99).row(0) == (None, None)
