@@ -226,7 +226,7 @@ MOTIF = ("gemm", "fill", "attn", "gemm", "reduce")
 SCALES = (1.0, 1.5, 1.0, 2.0, 1.0, 1.2, 1.0, 3.0)
 
 
-def build_period_steps(path):
+def build_period_steps(path, scales=SCALES):
     """No NVTX: each step launches MOTIF, the first kernel long on stream 8 while the others
     run on stream 7 (overlapping streams), plus one memcpy; steps of different lengths,
     an idle gap between steps, and a second device with one kernel per step."""
@@ -236,8 +236,8 @@ def build_period_steps(path):
     b.gpu(1, "NVIDIA H100 80GB HBM3")
     t = 1_000_000
     expected = []
-    for scale in SCALES:
-        per_step = {"kernels": 0, "gpu_ns": 0}
+    for scale in scales:
+        per_step = {"kernels": 0, "gpu_ns": 0, "gemm_ns": 0}
         gpu, end = t + 2_000, 0
         for k, name in enumerate(MOTIF):
             long = k == 0
@@ -247,6 +247,7 @@ def build_period_steps(path):
                      correlation_id=cid)  # fmt: skip
             per_step["kernels"] += 1
             per_step["gpu_ns"] += dur
+            per_step["gemm_ns"] += dur if name == "gemm" else 0
             end = max(end, gpu + dur)
             if k == 2:
                 cid = b.runtime("cudaMemcpyAsync_v3020", start=t + 6, end=t + 9, pid=APP)
@@ -287,6 +288,44 @@ def test_period_steps_select_their_slice(periodic):
             trace.census(steps="1:8", device=1)
 
 
+def test_census_per_step(periodic, capsys):
+    path, expected = periodic
+    with tracelens.open(path) as trace:
+        rows = {r["name"]: r for r in trace.census(per_step=True).iter_rows(named=True)}
+        two = {r["name"]: r for r in trace.census(per_step=True, steps="3:4").iter_rows(named=True)}
+    gemm = sum(s["gemm_ns"] for s in expected)
+    assert rows["gemm"]["per_step_ns"] == gemm / len(SCALES)
+    assert rows["gemm"]["calls_per_step"] == 2.0 and rows["attn"]["calls_per_step"] == 1.0
+    assert "dev1_kernel" not in rows  # outside every step
+    assert two["gemm"]["per_step_ns"] == (expected[2]["gemm_ns"] + expected[3]["gemm_ns"]) / 2
+    rc, out, err = run_cli(["census", str(path), "--per-step", "--steps", "3:4"], capsys)
+    assert rc == 0, err
+    assert "Per step (ns)" in out and "Calls per step" in out
+    assert out.rstrip().endswith(
+        "note: per step: the GPU work of steps 3 to 4 of 8, divided by 2 (steps from the period "
+        "of the kernel launch sequence (device 0: a motif of 5 kernels))"
+    )
+
+
+def test_per_step_sets_the_warmup_aside(tmp_path, capsys):
+    scales = (6.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0)
+    path = tmp_path / "warm.sqlite"
+    expected = build_period_steps(path, scales)
+    with tracelens.open(path) as trace:
+        assert trace.steps().summary()["warmup_steps"] == [1]
+        rows = {r["name"]: r for r in trace.census(per_step=True).iter_rows(named=True)}
+    assert rows["gemm"]["per_step_ns"] == sum(s["gemm_ns"] for s in expected[1:]) / 6
+    rc, out, err = run_cli(["census", str(path), "--per-step", "-f", "csv"], capsys)
+    assert rc == 0 and out.startswith("time_pct,per_step_ns,calls_per_step,avg_ns")
+    assert err == (
+        "tracelens: note: per step: the GPU work of steps 2 to 7 of 7, divided by 6 (steps "
+        "from the period of the kernel launch sequence (device 0: a motif of 5 kernels); "
+        "warm-up step 1 set aside)\n"
+    )
+    rc, out, err = run_cli(["census", str(path), "--per-step", "--steps", "1:2"], capsys)
+    assert rc == 0 and "divided by 2" in out and "warm-up step 1 included" in out
+
+
 def test_a_trace_without_steps_says_why(tmp_path, capsys):
     b = TraceBuilder("3.0.0")
     b.process(APP, "python once.py")
@@ -295,9 +334,10 @@ def test_a_trace_without_steps_says_why(tmp_path, capsys):
         cid = b.runtime("cudaLaunchKernel_v7000", start=1000 + i * 100, end=1005 + i * 100)
         b.kernel(name, start=5000 + i * 1000, end=5500 + i * 1000, correlation_id=cid)
     path = b.write(tmp_path / "flat.sqlite")
-    rc, out, err = run_cli(["census", str(path), "--step", "1"], capsys)
-    assert (rc, out) == (2, "")
-    assert "no steps to select: no step structure found" in err and err.count("\n") == 1
+    for option in (["--step", "1"], ["--per-step"]):
+        rc, out, err = run_cli(["census", str(path), *option], capsys)
+        assert (rc, out) == (2, "")
+        assert "no steps to select: no step structure found" in err and err.count("\n") == 1
 
 
 @needs_shared

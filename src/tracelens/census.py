@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .choices import NAME_KINDS
 from .errors import check_at_least, check_choice
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .rows import Rows
+    from .steps import StepSelection
     from .trace import Trace
 
 
@@ -58,3 +59,38 @@ def kernel_summary_rows(
     if not by_launch_config:
         rows = rows.drop("grid_xyz", "block_xyz")
     return rows.head(top)
+
+
+def kernel_summary_per_step_rows(
+    trace: Trace,
+    steps: str | int | tuple[int, int] | None = None,
+    where: EventFilter | None = None,
+    **options: Any,
+) -> tuple[Rows, StepSelection]:
+    """The kernel summary (``options``: name, by_launch_config, top) of the work of some
+    steps, per step: ``total_ns`` and ``instances`` divided by the number of steps that hold
+    work (``per_step_ns``, ``calls_per_step``); the other columns are per call, unchanged.
+    ``steps``: ``"A:B"`` (see :func:`tracelens.steps.select_steps`); None: the steady
+    state, from the first step after the warm-up to the last. Returns the rows and the
+    selection (how many steps, found how: :meth:`~tracelens.steps.StepSelection.note`)."""
+    from .steps import select_steps
+
+    chosen = select_steps(trace, steps, where)
+    rows = kernel_summary_rows(trace, **options, where=chosen.where)
+    return per_step(rows, chosen.selected), chosen
+
+
+def per_step(rows: Rows, steps: int) -> Rows:
+    """``rows`` of a kernel summary with ``total_ns`` and ``instances`` divided by
+    ``steps`` and renamed ``per_step_ns`` and ``calls_per_step``."""
+    from .rows import Rows
+
+    renamed = {"total_ns": "per_step_ns", "instances": "calls_per_step"}
+    scaled = [i for i, c in enumerate(rows.columns) if c in renamed]
+    return Rows(
+        tuple(renamed.get(c, c) for c in rows.columns),
+        tuple("float" if i in scaled else k for i, k in enumerate(rows.kinds)),
+        tuple(
+            tuple(v / steps if i in scaled else v for i, v in enumerate(row)) for row in rows.data
+        ),
+    )

@@ -338,6 +338,10 @@ def _steps_label(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first} to {last}"
 
 
+def _list_label(steps: list[int]) -> str:
+    return f"step{'s' if len(steps) > 1 else ''} {_list(steps)}"
+
+
 @dataclass(frozen=True)
 class StepSelection:
     """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
@@ -351,23 +355,32 @@ class StepSelection:
     steps: Steps
     selected: int
 
-    def note(self) -> str:
-        """One line for the output: which steps, of how many, found how."""
+    def note(self, per_step: bool = False) -> str:
+        """One line for the output: which steps, of how many, found how (``per_step``: and
+        that the figures are divided by the number of steps, warm-up set aside or not)."""
         found = self.steps
-        return (
-            f"only the GPU work of {_steps_label(self.first, self.last)} of {found.count:,} "
-            f"(steps from {found.source})"
-        )
+        which = f"{_steps_label(self.first, self.last)} of {found.count:,}"
+        how = f"steps from {found.source}"
+        if not per_step:
+            return f"only the GPU work of {which} ({how})"
+        warm = found.summary()["warmup_steps"]
+        aside = [w for w in warm if w < self.first]
+        if aside:
+            how += f"; warm-up {_list_label(aside)} set aside"
+        elif set(warm) & set(range(self.first, self.last + 1)):
+            how += f"; warm-up {_list_label(warm)} included"
+        return f"per step: the GPU work of {which}, divided by {self.selected:,} ({how})"
 
 
 def select_steps(
     trace: Trace,
-    spec: str | int | tuple[int, int],
+    spec: str | int | tuple[int, int] | None,
     where: EventFilter | None = None,
     range: str | None = None,  # noqa: A002
 ) -> StepSelection:
     """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
-    (A, B)) of ``trace.steps(range, where)``, through the work selection
+    (A, B); None: the steady state, from the first step after the warm-up to the last) of
+    ``trace.steps(range, where)``, through the work selection
     (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
     launching API call starts inside the step's range on its thread (as the steps table
     counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
@@ -384,12 +397,16 @@ def select_steps(
 
     from .filters import select_work
 
-    first, last = parse_step_spec(spec)
+    if spec is not None:
+        first, last = parse_step_spec(spec)
     where = where or EventFilter()
     found = find_steps(trace, range=range, where=where)
-    label = _steps_label(first, last)
     if not found.count:
         raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
+    if spec is None:
+        steady = found.steady if found.steady.height else found.frame
+        first, last = int(steady["step"].min()), int(found.frame["step"].max())
+    label = _steps_label(first, last)
     low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
     if last > top:
         raise UsageError(

@@ -831,6 +831,7 @@ class Trace:
         name: str = "demangled",
         by_launch_config: bool = False,
         top: int | None = None,
+        per_step: bool = False,
         where: EventFilter | None = None,
         **filters: Unpack[Filters],
     ) -> pl.DataFrame:
@@ -839,9 +840,23 @@ class Trace:
         ``name``: demangled, short or mangled; ``by_launch_config``: also group by grid and
         block; ``top``: the first rows only. Columns (times in ns): time_pct (share of all
         kernel time that passes the filters), total_ns, instances, avg_ns, med_ns, min_ns,
-        max_ns, stddev_ns, [grid_xyz, block_xyz,] name. Filters: see :meth:`filter`."""
-        from .census import kernel_summary
+        max_ns, stddev_ns, [grid_xyz, block_xyz,] name. ``per_step``: per_step_ns and
+        calls_per_step instead of total_ns and instances, over the steady-state steps (or
+        ``step``/``steps``; see :func:`tracelens.census.kernel_summary_per_step_rows`).
+        Filters: see :meth:`filter`."""
+        from .census import kernel_summary, kernel_summary_per_step_rows
+        from .errors import UsageError
 
+        if per_step:
+            spec, other = filters.pop("step", None), filters.pop("steps", None)
+            if spec is not None and other is not None:
+                raise UsageError("give step= or steps=, not both")
+            spec = other if spec is None else spec
+            rows, _chosen = kernel_summary_per_step_rows(
+                self, name=name, by_launch_config=by_launch_config, top=top,
+                where=self.filter(where, **filters), steps=spec,
+            )  # fmt: skip
+            return rows.to_polars()
         where = self.filter(where, **filters)
         return kernel_summary(
             self, name=name, by_launch_config=by_launch_config, top=top, where=where

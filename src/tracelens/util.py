@@ -376,15 +376,18 @@ def render(
     return body + notes
 
 
-def figures(trace: Trace, where: EventFilter | None = None) -> dict[str, float]:
+def figures(
+    trace: Trace, where: EventFilter | None = None, util: Util | None = None
+) -> dict[str, float]:
     """The util and steps figures of one trace in one dict, for gates such as
     ``--fail-if 'util<0.8'``: :meth:`Util.figures` (util, util_min, busy_ms, idle_ms,
     exposed_communication_ms, exposed_memory_ms, idle_<cause>_ms) and
     :meth:`tracelens.steps.Steps.figures` (steps, step_median_ms, step_p90_ms,
-    step_std_ms, outlier_steps, warmup_steps; absent without steps)."""
+    step_std_ms, outlier_steps, warmup_steps; absent without steps). ``util``: the
+    accounting of ``where`` when the caller already has it."""
     from .steps import find_steps
 
-    out = gpu_time_accounting(trace, where).figures()
+    out = (util or gpu_time_accounting(trace, where)).figures()
     if trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
         out |= find_steps(trace, where=where).figures()
     return out

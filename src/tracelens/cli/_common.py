@@ -196,6 +196,19 @@ StepOpt = Annotated[
     ),
 ]
 
+FailIfOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-if",
+        help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'util<0.8' or "
+        "'exposed_communication_ms>5'; exit 1, after printing, when any is true. Figures of "
+        "steps: steps, step_median_ms, step_p90_ms, step_std_ms, outlier_steps, "
+        "warmup_steps; of util: those and util, util_min, busy_ms, idle_ms, "
+        "exposed_communication_ms, exposed_memory_ms, idle_<cause>_ms",
+        metavar="EXPR",
+    ),
+]
+
 
 # Every trace this command opened, so that ``emit`` never writes -o onto one of them.
 # main() clears it before each command.
@@ -404,3 +417,22 @@ def empty_hint(trace: Trace, where: EventFilter, rows: int) -> str | None:
     from ..hints import why_empty
 
     return None if rows else why_empty(trace, where)
+
+
+def check_gates(figures: Any, expressions: list[str] | None):
+    """The ``--fail-if`` gates over ``figures`` (a mapping, or a TraceDiff), evaluated now
+    so that a bad expression fails before any output; see :func:`fail_if_tripped`."""
+    from ..compare.gates import check_gates as evaluate
+
+    return evaluate(figures, expressions or [])
+
+
+def fail_if_tripped(gates) -> None:
+    """After the output: one stderr line per tripped gate, and exit 1 when there is one."""
+    tripped = [g for g in gates if g.tripped]
+    for g in tripped:
+        print(
+            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:.4g})", file=sys.stderr
+        )
+    if tripped:
+        raise typer.Exit(1)

@@ -26,6 +26,14 @@ def census(
         bool,
         typer.Option("--by-launch-config", help="Also group by grid and block (GridXYZ, BlockXYZ)"),
     ] = False,
+    per_step: Annotated[
+        bool,
+        typer.Option(
+            "--per-step",
+            help="Time and calls per step: the work of the steady-state steps (or --steps "
+            "A:B), divided by their number",
+        ),
+    ] = False,
     top: c.TopOpt = None,
     device: c.DeviceOpt = None,
     pid: c.PidOpt = None,
@@ -45,16 +53,24 @@ def census(
     a last line 'note: N CUDA graph replays (T of GPU time) ...' says so (table, markdown),
     or 'tracelens: note: ...' on stderr (csv, json: stdout stays data only). The same
     holds for lineup, danger, stakeout and decode --trace.
+
+    --per-step: Per step (time) and Calls per step instead of Total and Instances, over the
+    GPU work of the steps (see `tracelens steps`): the steady state, warm-up set aside, or
+    --steps A:B; a note says how many steps and how they were found.
     """
     from .. import views
-    from ..census import kernel_summary_rows
+    from ..census import kernel_summary_per_step_rows, kernel_summary_rows
 
     where = c.event_filter(device, pid, stream, start, end)
+    options = dict(name=name, by_launch_config=by_launch_config, top=top)
     with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
-        rows = kernel_summary_rows(
-            tr, name=name, by_launch_config=by_launch_config, top=top, where=where
-        )
+        if per_step:
+            where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
+            rows, chosen = kernel_summary_per_step_rows(tr, **options, where=where, steps=step)
+            where, nvtx_note = chosen.where, join_notes(nvtx_note, chosen.note(per_step=True))
+        else:
+            where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
+            rows = kernel_summary_rows(tr, **options, where=where)
         note, hint = (
             join_notes(nvtx_note, tr.graph_note(where)),
             c.empty_hint(tr, where, rows.height),

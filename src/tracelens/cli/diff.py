@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -43,8 +42,9 @@ FailIfOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-if",
-        help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'gpu_time_ratio>1.05' or "
-        "'new_danger>0'; exit 1 when any is true (figures: see the JSON output)",
+        help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'gpu_time_ratio>1.05', "
+        "'new_danger>0' or 'util<0.8' (B's util and steps figures; A's end in _a: "
+        "'util_a'); exit 1 when any is true (figures: see the JSON output)",
         metavar="EXPR",
     ),
 ]
@@ -105,9 +105,9 @@ def diff(
 
 def _show(result, *, fmt: str, top: int, output, fail_if: list[str]) -> None:
     """Write the diff in ``fmt``; exit 1 (after the output) when a --fail-if gate trips."""
-    from ..compare import check_gates, render
+    from ..compare import render
 
-    gates = check_gates(result, fail_if)
+    gates = c.check_gates(result, fail_if)
     if fmt == "json":
         text = render.to_json(result)
     elif fmt == "markdown":
@@ -115,10 +115,4 @@ def _show(result, *, fmt: str, top: int, output, fail_if: list[str]) -> None:
     else:
         text = render.table(result, top=top, **c.terminal(output))
     c.emit(text, output)
-    tripped = [g for g in gates if g.tripped]
-    for g in tripped:
-        print(
-            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:.4g})", file=sys.stderr
-        )
-    if tripped:
-        raise typer.Exit(1)
+    c.fail_if_tripped(gates)

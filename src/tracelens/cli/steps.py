@@ -27,6 +27,7 @@ def steps(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    fail_if: c.FailIfOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -43,4 +44,6 @@ def steps(
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         result = find_steps(tr, range=range_glob, where=where)
+    gates = c.check_gates(result.figures(), fail_if)
     c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+    c.fail_if_tripped(gates)

@@ -17,6 +17,7 @@ def util(
     end: c.EndOpt = None,
     nvtx: c.NvtxOpt = None,
     step: c.StepOpt = None,
+    fail_if: c.FailIfOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -33,12 +34,14 @@ def util(
     gap began, no sync: the GPU waited for the host), unexplained (the work after the gap
     was already queued: a dependency, an event wait), and before_first / after_last (the
     window before the device's first and after its last GPU operation)."""
-    from ..util import gpu_time_accounting, render
+    from ..util import figures, gpu_time_accounting, render
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
         where, note = c.nvtx_filter(tr, nvtx, where, step)
         result = gpu_time_accounting(tr, where)
+        gates = c.check_gates(figures(tr, where, result) if fail_if else {}, fail_if)
     c.show(
         render, result, fmt=fmt, output=output, note=note, timeunit=timeunit, source=tr.path.name
     )
+    c.fail_if_tripped(gates)

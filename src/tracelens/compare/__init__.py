@@ -68,6 +68,7 @@ def diff(
     from .align import align_devices
     from .clues import Context, evidence_board, threshold
     from .collect import collect
+    from .gates import side_figures
 
     if name not in ("demangled", "short"):
         raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
@@ -94,6 +95,7 @@ def diff(
     figures = model.figures(
         sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"]
     )
+    figures |= side_figures(sa, sb)
     figures["launch_overlap"] = score.factors["shared_launches"]
     figures["comparability"] = score.score
     steps_a, steps_b = model.steps_of(alignment)
