@@ -16,7 +16,7 @@ from conftest import has_cuda_work, needs_shared, run_cli, shared_traces
 
 import tracelens
 from tracelens.errors import UsageError
-from tracelens.steps import select_steps
+from tracelens.stepwork import select_steps
 from tracelens.synth import TraceBuilder
 
 APP, OTHER = 111, 222
@@ -366,3 +366,62 @@ def test_every_shared_trace(trace_copies, capsys, path):
     rows = json.loads(out)
     assert sum(r["instances"] for r in rows) == first["kernels"].sum()
     assert sum(r["total_ns"] for r in rows) == first["kernel_ns"].sum()
+
+
+# -- what runs in each step, and the pacing ------------------------------------------------
+def test_top_kernels_per_step(lagging, periodic):
+    from tracelens.stepwork import step_report
+
+    path, expected = lagging
+    with tracelens.open(path) as trace:
+        top = step_report(trace, top_kernels=2).top_kernels
+    first = top.filter(rank=1)
+    assert first["name"].to_list() == [f"step{i}_long" for i in range(1, STEPS + 1)]
+    for i in range(1, STEPS + 1):
+        share = 100 * LONG_NS / expected[i]["gpu_ns"]
+        assert first.filter(step=i)["time_pct"].item() == round(share, 1)
+    assert top.group_by("step").len()["len"].max() == 2
+    path, expected = periodic
+    with tracelens.open(path) as trace:
+        top = step_report(trace, top_kernels=1).top_kernels
+    assert top["name"].to_list() == ["gemm"] * len(SCALES) and set(top["calls"]) == {2}
+    assert top["total_ns"].to_list() == [s["gemm_ns"] for s in expected]
+
+
+def test_pacing():
+    import polars as pl
+
+    from tracelens.steps import Steps
+    from tracelens.stepwork import pacing
+
+    def steps(durations, devices=1):
+        rows = [
+            {"step": i + 1, "device": d, "duration_ns": dur if d == 0 else dur // 2}
+            for i, dur in enumerate(durations)
+            for d in range(devices)
+        ]
+        schema = {"step": pl.Int64, "device": pl.Int64, "duration_ns": pl.Int64}
+        return Steps("period", "", pl.DataFrame(rows, schema=schema))
+
+    assert pacing(steps([8, 8, 4, 8, 1])) == "██▅█▂"
+    assert pacing(steps([8, 8, 4, 8, 1], devices=2)) == "██▅█▂"  # the slowest device
+    # More steps than the width: each mark is the slowest of its run of steps.
+    assert pacing(steps([1] * 95 + [10] + [1] * 4), width=10) == "▁" * 9 + "█"
+    assert pacing(steps([])) == ""
+
+
+def test_steps_command_shows_pacing_and_top_kernels(lagging, capsys):
+    path, _ = lagging
+    rc, out, err = run_cli(["steps", str(path), "--kernels", "1"], capsys)
+    assert rc == 0, err
+    assert "\npacing (step time in order, from 0 to the slowest step): " in out
+    assert "top kernels per step" in out and "step4_long" in out
+    assert "the kernel with the most time per step and device" in out
+    rc, out, _ = run_cli(["steps", str(path), "--kernels", "0"], capsys)
+    assert "top kernels per step" not in out
+    rc, out, _ = run_cli(["steps", str(path), "-f", "json"], capsys)
+    doc = json.loads(out)
+    assert len(doc["pacing"]) == STEPS
+    assert len(doc["top_kernels"]) == sum(min(3, n + 1) for n in LENGTHS.values())
+    rc, out, err = run_cli(["steps", str(path), "--kernels", "-1"], capsys)
+    assert (rc, out) == (2, "") and "--kernels" in err

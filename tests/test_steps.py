@@ -14,7 +14,8 @@ from fixtures.builder import DIRECT_COPY, FILL, FLASH_FWD, REDUCE_SUM, XMMA_GEMM
 import tracelens
 from tracelens.cli import main
 from tracelens.errors import MissingDataError, UsageError
-from tracelens.steps import FRAME_COLUMNS, flag_steps, parse_step_spec, select_steps, settings
+from tracelens.steps import FRAME_COLUMNS, flag_steps, settings
+from tracelens.stepwork import parse_step_spec, select_steps
 from tracelens.synth import TraceBuilder
 
 PID = 777

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .rows import Rows
-    from .steps import StepSelection
+    from .stepwork import StepSelection
     from .trace import Trace
 
 
@@ -73,7 +73,7 @@ def kernel_summary_per_step_rows(
     ``steps``: ``"A:B"`` (see :func:`tracelens.steps.select_steps`); None: the steady
     state, from the first step after the warm-up to the last. Returns the rows and the
     selection (how many steps, found how: :meth:`~tracelens.steps.StepSelection.note`)."""
-    from .steps import select_steps
+    from .stepwork import select_steps
 
     chosen = select_steps(trace, steps, where)
     rows = kernel_summary_rows(trace, **options, where=chosen.where)

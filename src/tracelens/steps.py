@@ -35,15 +35,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = [
-    "FRAME_COLUMNS",
-    "METHODS",
-    "StepSelection",
-    "Steps",
-    "find_steps",
-    "parse_step_spec",
-    "select_steps",
-]
+__all__ = ["FRAME_COLUMNS", "METHODS", "Steps", "find_steps"]
 
 METHODS = ("range", "marker", "period", "none")
 #: Columns of :attr:`Steps.frame`, in order (times in ns from session start).
@@ -88,6 +80,9 @@ class Steps:
     #: For steps from NVTX ranges: one row per step with its range (step, global_tid,
     #: cpu_start_ns, cpu_end_ns), what :func:`select_steps` selects the step's work by.
     ranges: pl.DataFrame | None = field(default=None, repr=False)
+    #: With :func:`tracelens.stepwork.step_report`: per step and device the kernels with the
+    #: most time in it (step, device, rank, calls, total_ns, time_pct, name); else None.
+    top_kernels: pl.DataFrame | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
@@ -315,154 +310,8 @@ def _median(values: list[float]) -> float:
     return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-# -- selecting some ------------------------------------------------------------------------
-def parse_step_spec(spec: str | int | tuple[int, int]) -> tuple[int, int]:
-    """``"N"`` or ``N`` -> (N, N); ``"A:B"`` or ``(A, B)`` -> (A, B), inclusive and 1-based."""
-    if isinstance(spec, tuple) and len(spec) == 2:
-        spec = f"{spec[0]}:{spec[1]}"
-    text = str(spec).strip()
-    try:
-        if ":" in text:
-            a, b = text.split(":", 1)
-            first, last = int(a), int(b)
-        else:
-            first = last = int(text)
-    except ValueError:
-        raise UsageError(f"--step/--steps {spec!r}: use N or A:B (1-based step numbers)") from None
-    if first < 1 or last < first:
-        raise UsageError(f"--steps {spec!r}: need 1 <= A <= B")
-    return first, last
-
-
-def _steps_label(first: int, last: int) -> str:
-    return f"step {first}" if first == last else f"steps {first} to {last}"
-
-
-def _list_label(steps: list[int]) -> str:
-    return f"step{'s' if len(steps) > 1 else ''} {_list(steps)}"
-
-
-@dataclass(frozen=True)
-class StepSelection:
-    """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
-    steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
-    ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
-    filter (a step number with no GPU work is not counted)."""
-
-    where: EventFilter
-    first: int
-    last: int
-    steps: Steps
-    selected: int
-
-    def note(self, per_step: bool = False) -> str:
-        """One line for the output: which steps, of how many, found how (``per_step``: and
-        that the figures are divided by the number of steps, warm-up set aside or not)."""
-        found = self.steps
-        which = f"{_steps_label(self.first, self.last)} of {found.count:,}"
-        how = f"steps from {found.source}"
-        if not per_step:
-            return f"only the GPU work of {which} ({how})"
-        warm = found.summary()["warmup_steps"]
-        aside = [w for w in warm if w < self.first]
-        if aside:
-            how += f"; warm-up {_list_label(aside)} set aside"
-        elif set(warm) & set(range(self.first, self.last + 1)):
-            how += f"; warm-up {_list_label(warm)} included"
-        return f"per step: the GPU work of {which}, divided by {self.selected:,} ({how})"
-
-
-def select_steps(
-    trace: Trace,
-    spec: str | int | tuple[int, int] | None,
-    where: EventFilter | None = None,
-    range: str | None = None,  # noqa: A002
-) -> StepSelection:
-    """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
-    (A, B); None: the steady state, from the first step after the warm-up to the last) of
-    ``trace.steps(range, where)``, through the work selection
-    (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
-    launching API call starts inside the step's range on its thread (as the steps table
-    counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
-    each device's operations from the step's first kernel to the next step's
-    (``queries/steps_window_work.sql``). This is not a time window: work launched in step 3
-    that runs while step 4's ranges are open stays in step 3; the window is set to the
-    selected work's GPU span too (util's span), within ``where``'s own window.
-
-    UsageError when the trace has no steps, fewer steps than asked, or the asked steps
-    hold no GPU work that passes ``where``."""
-    from dataclasses import replace
-
-    import polars as pl
-
-    from .filters import select_work
-
-    if spec is not None:
-        first, last = parse_step_spec(spec)
-    where = where or EventFilter()
-    found = find_steps(trace, range=range, where=where)
-    if not found.count:
-        raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
-    if spec is None:
-        steady = found.steady if found.steady.height else found.frame
-        first, last = int(steady["step"].min()), int(found.frame["step"].max())
-    label = _steps_label(first, last)
-    low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
-    if last > top:
-        raise UsageError(
-            f"{trace.path}: --steps {first}:{last}: the trace has steps {low} to {top}"
-        )
-    chosen = found.frame.filter(pl.col("step").is_between(first, last))
-    if chosen.is_empty():
-        raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
-    if found.ranges is not None:
-        r = found.ranges
-        narrowed = select_work(
-            trace, "steps_range_work", where,
-            steps=r["step"].to_list(), tids=r["global_tid"].to_list(),
-            starts=r["cpu_start_ns"].to_list(), ends=r["cpu_end_ns"].to_list(),
-            first=first, last=last,
-        )  # fmt: skip
-    else:
-        windows = _period_windows(found.frame, first, last)
-        narrowed = select_work(trace, "steps_window_work", where, **windows)
-    if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
-        raise UsageError(
-            f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
-        )
-    # The analysis window becomes the steps' GPU span (util's span, timeline's stretch),
-    # inside the window the filter already had.
-    t0, t1 = trace.query_rows("_selection_span", selection=narrowed.selection).data[0]
-    if where.start_ns is not None:
-        t0 = max(t0, where.start_ns)
-    if where.end_ns is not None:
-        t1 = min(t1, where.end_ns)
-    narrowed = replace(narrowed, start_ns=t0, end_ns=max(t0, t1))
-    return StepSelection(narrowed, first, last, found, int(chosen["step"].n_unique()))
-
-
-def _period_windows(frame: pl.DataFrame, first: int, last: int) -> dict[str, list[int]]:
-    """Per device, the start of its first selected step's first kernel and the start of the
-    first kernel after the selection (its last selected step's end + 1 when none follows)."""
-    import polars as pl
-
-    per_device = (
-        frame.sort("step")
-        .group_by("device", maintain_order=True)
-        .agg(
-            lo=pl.col("start_ns").filter(pl.col("step").is_between(first, last)).min(),
-            next_start=pl.col("start_ns").filter(pl.col("step") > last).min(),
-            last_end=pl.col("end_ns").filter(pl.col("step").is_between(first, last)).max(),
-        )
-        .drop_nulls("lo")
-        .sort("device")
-    )
-    hi = per_device.select(pl.coalesce("next_start", pl.col("last_end") + 1))
-    return {
-        "devices": per_device["device"].to_list(),
-        "starts": per_device["lo"].to_list(),
-        "ends": hi.to_series().to_list(),
-    }
+#: Steps whose top kernels the table and Markdown list (JSON lists every step's).
+TOP_KERNEL_STEPS_SHOWN = 24
 
 
 def render(
@@ -475,16 +324,21 @@ def render(
     color: bool = False,
 ) -> str:
     """The result as text: ``table``/``markdown`` (how the steps were found, the steps, the
-    summary), ``json`` (one object: method, detail, summary, steps, motif) or ``csv`` (the
+    summary, the pacing sparkline, the top kernels per step when computed), ``json`` (one
+    object: method, detail, summary, steps, motif, pacing, top_kernels) or ``csv`` (the
     steps frame)."""
     import json
 
+    import polars as pl
+
     from . import render as r
+    from .stepwork import pacing
     from .units import fmt_ns
 
     if fmt == "csv":
         return r.frame(result.frame, fmt="csv", timeunit=timeunit)
     summary = result.summary()
+    top = result.top_kernels
     if fmt == "json":
         factor = r.TIME_UNITS_NS[timeunit]
         times = {k: v for k, v in summary.items() if k.endswith("_ns")}
@@ -498,6 +352,8 @@ def render(
             },
             "steps": r.convert_times(result.frame, timeunit).to_dicts(),
             "motif": {str(d): list(names) for d, names in result.motif.items()},
+            "pacing": pacing(result),
+            "top_kernels": None if top is None else r.convert_times(top, timeunit).to_dicts(),
         }
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     title = f"steps of {source}: {result.detail}"
@@ -508,16 +364,29 @@ def render(
         f"{fmt_ns(summary['median_ns'])}, mean {fmt_ns(summary['mean_ns'])}, std "
         f"{fmt_ns(summary['std_ns'])}, p90 {fmt_ns(summary['p90_ns'])}"
     )
+    spark = pacing(result, width=max(10, width - 30))
+    per = -(-result.count // len(spark))
+    each = "" if per == 1 else f"; each mark the slowest of {per} steps"
+    pace = f"pacing (step time in order, from 0 to the slowest step{each}): {spark}"
+    sections = [(result.frame, title, stats, pace)]
+    if top is not None and top.height:
+        steps_shown = sorted(top["step"].unique().to_list())[:TOP_KERNEL_STEPS_SHOWN]
+        n = top["rank"].max()
+        caption = (
+            f"the {f'{n} kernels' if n > 1 else 'kernel'} with the most time per step and device"
+        )
+        if result.count > len(steps_shown):
+            caption += f"; the first {len(steps_shown)} steps of {result.count:,} (--format json lists all)"
+        shown = top.filter(pl.col("step").is_in(steps_shown))
+        sections.append((shown, "top kernels per step", caption, None))
     if fmt == "markdown":
-        return r.markdown(
-            r.convert_times(result.frame, timeunit), timeunit=timeunit, title=title
-        ) + (f"\n{r.md_text(stats)}\n")
-    return r.frame(
-        result.frame,
-        fmt="table",
-        timeunit=timeunit,
-        title=title,
-        caption=stats,
-        width=width,
-        color=color,
+        return "\n".join(
+            r.markdown(r.convert_times(df, timeunit), timeunit=timeunit, title=t)
+            + "".join(f"\n{r.md_text(line)}\n" for line in (c, more) if line)
+            for df, t, c, more in sections
+        )
+    return "\n".join(
+        r.frame(df, fmt="table", timeunit=timeunit, title=t, caption=c, width=width, color=color)
+        + (f"{more}\n" if more else "")
+        for df, t, c, more in sections
     )

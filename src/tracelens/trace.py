@@ -820,7 +820,7 @@ class Trace:
             raise UsageError("give step= or steps=, not both")
         spec = filters.get("step") if filters.get("step") is not None else filters.get("steps")
         if spec is not None:
-            from .steps import select_steps
+            from .stepwork import select_steps
 
             where = select_steps(self, spec, where).where
         return where

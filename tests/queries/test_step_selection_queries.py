@@ -56,9 +56,12 @@ def test_steps_range_work_nested_goes_to_the_inner_step(trace_path):
 
 
 def test_steps_window_work(trace_path):
-    # Device 0 from 2,000 up to (not including) 2,500: step 1's kernels, B's kernel, the copy.
-    params = dict(devices=[0, 1], starts=[2_000, 0], ends=[2_500, 1])
-    assert_golden(trace_path, "steps_window_work", "device_0", **params)
+    # Device 0: step 1 from 2,000 up to (not including) 2,500 holds A's GEMM, B's kernel and
+    # the copy; step 2 from 2,500 to 2,650 A's FILL and REDUCE. Device 1: a window before
+    # its kernel holds nothing.
+    params = dict(devices=[0, 0, 1], steps=[1, 2, 1], starts=[2_000, 2_500, 0],
+                  ends=[2_500, 2_650, 1])  # fmt: skip
+    assert_golden(trace_path, "steps_window_work", "two_steps", **params)
 
 
 def _select_step_1(trace):
@@ -74,3 +77,26 @@ def test_selection_span(trace_path):
 def test_selection_span_empty(trace_path):
     with tracelens.open(trace_path) as trace:
         assert trace.query("_selection_span", selection=99).row(0) == (None, None)
+
+
+WINDOWS = dict(devices=[0, 0], steps=[1, 2], starts=[2_000, 2_500], ends=[2_500, 2_650])
+NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
+
+
+def _step_work(trace):
+    from tracelens import _resources
+
+    sql = "CREATE TEMP TABLE step_work AS " + _resources.query("steps_window_work")
+    trace.db.execute(sql, WINDOWS)
+
+
+def test_steps_top_kernels(trace_path):
+    # Step 1: A's GEMM (300) and B's FILL (50, another process on the same GPU); step 2:
+    # REDUCE (60) over FILL (40).
+    params = dict(top=2, **NO_FILTER)
+    assert_golden(trace_path, "steps_top_kernels", "two_steps", prepare=_step_work, **params)
+
+
+def test_steps_top_kernels_of_one_process(trace_path):
+    params = dict(top=1, **(NO_FILTER | {"pid": A}))
+    assert_golden(trace_path, "steps_top_kernels", "pid_a", prepare=_step_work, **params)

@@ -97,7 +97,7 @@ class StepSpec(ParamType):
     name = "steps"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        from ..steps import parse_step_spec
+        from ..stepwork import parse_step_spec
 
         return value if isinstance(value, tuple) else parse_step_spec(value)
 
@@ -308,7 +308,7 @@ def nvtx_filter(
             f"matching {pattern!r}"
         )
     if step is not None:
-        from ..steps import select_steps
+        from ..stepwork import select_steps
 
         chosen = select_steps(trace, step, where)
         where, note = chosen.where, join_notes(note, chosen.note())

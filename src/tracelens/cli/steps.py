@@ -27,6 +27,14 @@ def steps(
     stream: c.StreamOpt = None,
     start: c.StartOpt = None,
     end: c.EndOpt = None,
+    top_kernels: Annotated[
+        int,
+        c.at_least(
+            "--kernels",
+            minimum=0,
+            help="Kernels with the most time listed per step and device (0: none)",
+        ),
+    ] = 3,
     fail_if: c.FailIfOpt = None,
     timeunit: c.TimeUnitOpt = "ns",
     fmt: c.FormatOpt = "table",
@@ -38,12 +46,14 @@ def steps(
     none, saying why. Per step and device: GPU start/end (the work the step launched),
     CPU range, duration, GPU busy, kernels and kernel time; warm-up steps (leading
     outliers) and outliers (median absolute deviation) are flagged; the summary gives the
-    steady state's median, mean, std and p90."""
-    from ..steps import find_steps, render
+    steady state's median, mean, std and p90, and the pacing (step time in order, as a
+    sparkline); then the kernels with the most time in each step (--kernels)."""
+    from ..steps import render
+    from ..stepwork import step_report
 
     where = c.event_filter(device, pid, stream, start, end)
     with c.open_trace(trace, demo) as tr:
-        result = find_steps(tr, range=range_glob, where=where)
+        result = step_report(tr, range=range_glob, where=where, top_kernels=top_kernels)
     gates = c.check_gates(result.figures(), fail_if)
     c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
     c.fail_if_tripped(gates)

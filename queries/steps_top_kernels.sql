@@ -1,0 +1,36 @@
+-- steps_top_kernels: per step and device, the kernels with the most GPU time in that step
+-- (tracelens steps' top kernels). Needs the temp table step_work (globalPid, correlationId,
+-- step: the GPU work of each step, from steps_range_work or steps_window_work), filled by
+-- tracelens.steps.
+--
+-- Parameters:
+--   $top  BIGINT  kernels kept per step and device
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
+--
+-- Columns (by step, device, rank):
+--   step      BIGINT   step number
+--   device    BIGINT   CUDA device ordinal
+--   rank      BIGINT   1 for the kernel with the most time in the step on the device
+--   calls     BIGINT   its launches in the step
+--   total_ns  BIGINT   their summed duration, ns
+--   time_pct  DOUBLE   share of the step's kernel time on the device, % (one decimal)
+--   name      VARCHAR  demangled kernel name
+WITH per_kernel AS (
+    SELECT w.step, k.deviceId AS device, k.demangledName AS name_id, count(*) AS calls,
+           sum(k."end" - k.start) AS total_ns
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS k
+    JOIN step_work AS w ON w.globalPid = k.globalPid AND w.correlationId = k.correlationId
+    GROUP BY ALL
+),
+ranked AS (
+    SELECT *,
+           row_number() OVER (PARTITION BY step, device ORDER BY total_ns DESC, name_id) AS rank,
+           total_ns / sum(total_ns) OVER (PARTITION BY step, device) AS share
+    FROM per_kernel
+)
+SELECT r.step, r.device, r.rank, r.calls, r.total_ns::BIGINT AS total_ns,
+       round(100 * r.share, 1) AS time_pct, s.value AS name
+FROM ranked AS r
+JOIN strings AS s ON s.id = r.name_id
+WHERE r.rank <= $top
+ORDER BY r.step, r.device, r.rank

@@ -1,0 +1,229 @@
+"""The GPU work of steps: selecting it (``--step N`` / ``--steps A:B``, ``step=``), what
+runs in each step (its top kernels), and the pacing of the steps over the capture.
+
+A step's work is what :mod:`tracelens.steps` counts for it: for NVTX steps, the GPU
+operations whose launching API call starts inside the step's range on its thread
+(``queries/steps_range_work.sql``); for steps from the launch-sequence period, each
+device's operations from the step's first kernel to the next step's
+(``queries/steps_window_work.sql``). Both list every operation with its step, so one
+query serves the selection (:func:`select_steps`, through
+:func:`tracelens.filters.select_work`) and the per-step top kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import UsageError
+from .filters import EventFilter
+from .steps import Steps, _list, find_steps
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = ["StepSelection", "pacing", "parse_step_spec", "select_steps", "step_report"]
+
+
+def parse_step_spec(spec: str | int | tuple[int, int]) -> tuple[int, int]:
+    """``"N"`` or ``N`` -> (N, N); ``"A:B"`` or ``(A, B)`` -> (A, B), inclusive and 1-based."""
+    if isinstance(spec, tuple) and len(spec) == 2:
+        spec = f"{spec[0]}:{spec[1]}"
+    text = str(spec).strip()
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            first, last = int(a), int(b)
+        else:
+            first = last = int(text)
+    except ValueError:
+        raise UsageError(f"--step/--steps {spec!r}: use N or A:B (1-based step numbers)") from None
+    if first < 1 or last < first:
+        raise UsageError(f"--steps {spec!r}: need 1 <= A <= B")
+    return first, last
+
+
+def _steps_label(first: int, last: int) -> str:
+    return f"step {first}" if first == last else f"steps {first} to {last}"
+
+
+def _list_label(steps: list[int]) -> str:
+    return f"step{'s' if len(steps) > 1 else ''} {_list(steps)}"
+
+
+@dataclass(frozen=True)
+class StepSelection:
+    """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
+    steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
+    ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
+    filter (a step number with no GPU work is not counted)."""
+
+    where: EventFilter
+    first: int
+    last: int
+    steps: Steps
+    selected: int
+
+    def note(self, per_step: bool = False) -> str:
+        """One line for the output: which steps, of how many, found how (``per_step``: and
+        that the figures are divided by the number of steps, warm-up set aside or not)."""
+        found = self.steps
+        which = f"{_steps_label(self.first, self.last)} of {found.count:,}"
+        how = f"steps from {found.source}"
+        if not per_step:
+            return f"only the GPU work of {which} ({how})"
+        warm = found.summary()["warmup_steps"]
+        aside = [w for w in warm if w < self.first]
+        if aside:
+            how += f"; warm-up {_list_label(aside)} set aside"
+        elif set(warm) & set(range(self.first, self.last + 1)):
+            how += f"; warm-up {_list_label(warm)} included"
+        return f"per step: the GPU work of {which}, divided by {self.selected:,} ({how})"
+
+
+def select_steps(
+    trace: Trace,
+    spec: str | int | tuple[int, int] | None,
+    where: EventFilter | None = None,
+    range: str | None = None,  # noqa: A002
+) -> StepSelection:
+    """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
+    (A, B); None: the steady state, from the first step after the warm-up to the last) of
+    ``trace.steps(range, where)``, through the work selection
+    (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
+    launching API call starts inside the step's range on its thread (as the steps table
+    counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
+    each device's operations from the step's first kernel to the next step's
+    (``queries/steps_window_work.sql``). This is not a time window: work launched in step 3
+    that runs while step 4's ranges are open stays in step 3; the window is set to the
+    selected work's GPU span too (util's span), within ``where``'s own window.
+
+    UsageError when the trace has no steps, fewer steps than asked, or the asked steps
+    hold no GPU work that passes ``where``."""
+    from dataclasses import replace
+
+    import polars as pl
+
+    from .filters import select_work
+
+    if spec is not None:
+        first, last = parse_step_spec(spec)
+    where = where or EventFilter()
+    found = find_steps(trace, range=range, where=where)
+    if not found.count:
+        raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
+    if spec is None:
+        steady = found.steady if found.steady.height else found.frame
+        first, last = int(steady["step"].min()), int(found.frame["step"].max())
+    label = _steps_label(first, last)
+    low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
+    if last > top:
+        raise UsageError(
+            f"{trace.path}: --steps {first}:{last}: the trace has steps {low} to {top}"
+        )
+    chosen = found.frame.filter(pl.col("step").is_between(first, last))
+    if chosen.is_empty():
+        raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
+    query, params = _step_work(found, first, last)
+    narrowed = select_work(trace, query, where, **params)
+    if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
+        raise UsageError(
+            f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
+        )
+    # The analysis window becomes the steps' GPU span (util's span, timeline's stretch),
+    # inside the window the filter already had.
+    t0, t1 = trace.query_rows("_selection_span", selection=narrowed.selection).data[0]
+    if where.start_ns is not None:
+        t0 = max(t0, where.start_ns)
+    if where.end_ns is not None:
+        t1 = min(t1, where.end_ns)
+    narrowed = replace(narrowed, start_ns=t0, end_ns=max(t0, t1))
+    return StepSelection(narrowed, first, last, found, int(chosen["step"].n_unique()))
+
+
+def _period_windows(frame: pl.DataFrame, first: int, last: int) -> dict[str, list[int]]:
+    """One window per device and step in [first, last]: from the step's first kernel start
+    to the next step's first kernel start on that device (the step's end + 1 when none
+    follows)."""
+    import polars as pl
+
+    windows = (
+        frame.sort("device", "step")
+        .with_columns(next_start=pl.col("start_ns").shift(-1).over("device"))
+        .filter(pl.col("step").is_between(first, last))
+        .with_columns(window_end=pl.coalesce("next_start", pl.col("end_ns") + 1))
+    )
+    return {
+        "devices": windows["device"].to_list(),
+        "steps": windows["step"].to_list(),
+        "starts": windows["start_ns"].to_list(),
+        "ends": windows["window_end"].to_list(),
+    }
+
+
+def _step_work(found: Steps, first: int, last: int) -> tuple[str, dict[str, Any]]:
+    """The query that lists the GPU work of steps [first, last] with its step number, and
+    its parameters: NVTX steps by their ranges, period steps by their windows."""
+    if found.ranges is None:
+        return "steps_window_work", _period_windows(found.frame, first, last)
+    r = found.ranges
+    return "steps_range_work", {
+        "steps": r["step"].to_list(),
+        "tids": r["global_tid"].to_list(),
+        "starts": r["cpu_start_ns"].to_list(),
+        "ends": r["cpu_end_ns"].to_list(),
+        "first": first,
+        "last": last,
+    }
+
+
+def step_report(
+    trace: Trace,
+    range: str | None = None,  # noqa: A002
+    where: EventFilter | None = None,
+    top_kernels: int = 3,
+) -> Steps:
+    """``trace.steps(range, where)`` with ``top_kernels`` set: per step and device, the
+    ``top_kernels`` kernels with the most GPU time in the step (the work the step launched,
+    as :func:`select_steps` selects it; 0: none)."""
+    from dataclasses import replace
+
+    from . import _resources
+
+    where = where or EventFilter()
+    found = find_steps(trace, range=range, where=where)
+    if not found.count or top_kernels < 1:
+        return found
+    query, params = _step_work(
+        found, int(found.frame["step"].min()), int(found.frame["step"].max())
+    )
+    con = trace.db
+    con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
+    try:
+        top = trace.query("steps_top_kernels", top=top_kernels, **where.params())
+    finally:
+        con.execute("DROP TABLE IF EXISTS step_work")
+    return replace(found, top_kernels=top)
+
+
+#: Sparkline levels, lowest first.
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def pacing(steps: Steps, width: int = 60) -> str:
+    """Step time over the capture as a sparkline: one character per step in order (the
+    slowest device's duration), scaled from 0 to the slowest step; with more steps than
+    ``width``, each character is the slowest of consecutive steps. Empty without steps."""
+    import polars as pl
+
+    durations = (
+        steps.frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")["duration_ns"]
+    ).to_list()
+    if not durations:
+        return ""
+    per = -(-len(durations) // max(width, 1))
+    peaks = [max(durations[i : i + per]) for i in range(0, len(durations), per)]
+    top = max(peaks) or 1
+    return "".join(_BARS[min(len(_BARS) - 1, int(d * len(_BARS) / top))] for d in peaks)
