@@ -86,6 +86,9 @@ class Util:
     start_ns: int | None
     end_ns: int | None
     notes: tuple[str, ...] = field(default=())
+    #: NCCL message sizes from NCCL's NVTX payloads (:func:`tracelens.nccl.message_sizes`):
+    #: collective, calls, total_bytes, min_bytes, median_bytes, max_bytes; None without.
+    message_sizes: pl.DataFrame | None = None
 
     def figures(self) -> dict[str, float]:
         """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over all
@@ -224,10 +227,11 @@ def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
             "exposed_ns": pl.Int64,
         }
     )
-    notes = []
+    notes, sizes = [], None
     if "communication" in params["work_classes"]:
         comm = trace.query("util_communication", **params)
-        notes.append(_message_size_note(trace))
+        sizes, note = _message_sizes(trace, params)
+        notes.append(note)
     replays = trace.graph_replays(where)[0]
     if replays:
         notes.append(
@@ -238,6 +242,7 @@ def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
         frame=devices.select(FRAME_COLUMNS),
         idle_causes=causes,
         communication=comm,
+        message_sizes=sizes if sizes is not None and sizes.height else None,
         start_ns=params["t0"],
         end_ns=params["t1"],
         notes=tuple(notes),
@@ -275,18 +280,37 @@ def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _message_size_note(trace: Trace) -> str:
-    """Say whether NCCL message sizes are known. NCCL records them as NVTX payloads on its
-    own ranges (ncclAllReduce, ...) when built with NVTX and traced with -t nvtx."""
+def _message_sizes(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame | None, str]:
+    """NCCL message sizes (:mod:`tracelens.nccl`) over the window and process of ``params``,
+    and the note that says where they come from, or why there are none. NCCL records them
+    as NVTX payloads on its own ranges (ncclAllReduce, ...) when built with NVTX and traced
+    with -t nvtx."""
+    from .nccl import message_sizes
+
     if not trace.has_table("NVTX_EVENTS"):
-        return "message sizes unknown: the trace has no NVTX data (NCCL records sizes as NVTX payloads; profile with -t nvtx)"
+        return (
+            None,
+            "message sizes unknown: the trace has no NVTX data (NCCL records sizes as NVTX payloads; profile with -t nvtx)",
+        )
+    window = EventFilter(pid=params["pid"], start_ns=params["t0"], end_ns=params["t1"])
+    sizes, payloads, undecoded = message_sizes(trace, window)
+    if sizes.height:
+        calls = int(sizes["calls"].sum())
+        left = f"; {undecoded:,} without a message size" if undecoded else ""
+        return sizes, (
+            f"message sizes from the payloads of {calls:,} NCCL NVTX ranges{left} (per "
+            "NCCL call, not per kernel; any device)"
+        )
     trace.load_nvtx_text()
     ranges = trace.query("util_nccl_ranges")["ranges"].item()
     if not ranges:
-        return "message sizes unknown: the trace has no NCCL NVTX ranges (NCCL records sizes as NVTX payloads; enable NCCL's NVTX and profile with -t nvtx)"
-    return (
-        f"the trace has {ranges:,} NCCL NVTX ranges, but tracelens does not decode their "
-        "payloads yet: message sizes are not shown"
+        return (
+            None,
+            "message sizes unknown: the trace has no NCCL NVTX ranges (NCCL records sizes as NVTX payloads; enable NCCL's NVTX and profile with -t nvtx)",
+        )
+    return None, (
+        f"message sizes unknown: the trace's {ranges:,} NCCL NVTX ranges carry no message "
+        "size payload (NCCL 2.19+ records one; nsys exports it from schema 3.25, 2025.x)"
     )
 
 
@@ -316,6 +340,9 @@ def render(
             "devices": r.convert_times(result.frame, timeunit).to_dicts(),
             "idle_causes": r.convert_times(result.idle_causes, timeunit).to_dicts(),
             "communication": r.convert_times(result.communication, timeunit).to_dicts(),
+            "message_sizes": None
+            if result.message_sizes is None
+            else result.message_sizes.to_dicts(),
             "notes": list(result.notes),
         }
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -348,6 +375,8 @@ def render(
     ]
     if not result.communication.is_empty():
         sections.append((result.communication, "communication by collective"))
+    if result.message_sizes is not None:
+        sections.append((result.message_sizes, "NCCL message sizes (NVTX payloads, bytes)"))
     if result.frame.is_empty():
         return f"util of {source}: no GPU work in the window\n"
     notes = "".join(f"note: {n}\n" for n in result.notes)
