@@ -384,6 +384,8 @@ def test_top_kernels_per_step(lagging, periodic):
     path, expected = periodic
     with tracelens.open(path) as trace:
         top = step_report(trace, top_kernels=1).top_kernels
+        assert trace.steps(top_kernels=1).top_kernels.equals(top)
+        assert trace.steps().top_kernels is None
     assert top["name"].to_list() == ["gemm"] * len(SCALES) and set(top["calls"]) == {2}
     assert top["total_ns"].to_list() == [s["gemm_ns"] for s in expected]
 

@@ -982,10 +982,21 @@ class Trace:
         return decoded_kernels(self, top=top, where=self.filter(where, **filters))
 
     # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
-    def steps(self, range: str | None = None, where: EventFilter | None = None) -> Steps:  # noqa: A002
-        """The iterations of the program; see :func:`tracelens.steps.find_steps`."""
+    def steps(
+        self,
+        range: str | None = None,  # noqa: A002
+        where: EventFilter | None = None,
+        top_kernels: int = 0,
+    ) -> Steps:
+        """The iterations of the program; see :func:`tracelens.steps.find_steps`. With
+        ``top_kernels``, ``.top_kernels`` lists that many kernels per step and device (see
+        :func:`tracelens.stepwork.step_report`)."""
         from .steps import find_steps
 
+        if top_kernels:
+            from .stepwork import step_report
+
+            return step_report(self, range=range, where=where, top_kernels=top_kernels)
         return find_steps(self, range=range, where=where)
 
     def findings(self, where: EventFilter | None = None, **options: Any) -> Findings:
