@@ -427,3 +427,21 @@ def test_steps_command_shows_pacing_and_top_kernels(lagging, capsys):
     assert len(doc["top_kernels"]) == sum(min(3, n + 1) for n in LENGTHS.values())
     rc, out, err = run_cli(["steps", str(path), "--kernels", "-1"], capsys)
     assert (rc, out) == (2, "") and "--kernels" in err
+
+
+def test_findings_and_util_honour_nvtx(lagging, capsys):
+    path, expected = lagging
+    gaps = ["findings", str(path), "--rule", "gpu_gaps", "--threshold", "gpu_gaps.gap_ms=0.45"]
+    rc, out, err = run_cli([*gaps, "--nvtx", f"ProfilerStep#{GAP_STEP}", "-f", "csv"], capsys)
+    assert rc == 0, err
+    assert f",{GAP_NS + 2_000}," in out  # the host-blocked gap inside step 4
+    assert err.startswith(
+        f"tracelens: note: only the GPU work launched inside the 1 NVTX range matching "
+        f"'ProfilerStep#{GAP_STEP}'"
+    )
+    rc, out, _ = run_cli([*gaps, "--nvtx", "ProfilerStep#2", "-f", "csv"], capsys)
+    assert rc == 0 and out.count("\n") == 1  # the header only
+    with tracelens.open(path) as trace:
+        busy = trace.util(nvtx="ProfilerStep#2").frame["busy_ns"].item()
+    # Step 2's kernels do not overlap one another: busy is their summed time.
+    assert busy == expected[2]["gpu_ns"]
