@@ -366,6 +366,21 @@ def test_every_shared_trace(trace_copies, capsys, path):
     rows = json.loads(out)
     assert sum(r["instances"] for r in rows) == first["kernels"].sum()
     assert sum(r["total_ns"] for r in rows) == first["kernel_ns"].sum()
+    import polars as pl
+
+    with tracelens.open(copy) as trace:
+        # Every kernel of every step, per step and device: the steps table's kernel time.
+        top = trace.steps(top_kernels=1_000_000).top_kernels
+        per = top.group_by("step", "device").agg(pl.col("total_ns").sum(), pl.col("calls").sum())
+        both = steps.frame.join(per, on=["step", "device"], how="left")
+        assert both["total_ns"].to_list() == both["kernel_ns"].to_list()
+        assert both["calls"].to_list() == both["kernels"].to_list()
+        # One device: util's span over step 1 is the step's duration. (With graph-level CUDA
+        # graph replays, a period step's table covers its kernels only, while its work, and
+        # so util's span, includes the replay launched between them.)
+        if first.height == 1 and not trace.graph_replays()[0]:
+            util = trace.util(step=1).frame.row(0, named=True)
+            assert util["span_ns"] == first["duration_ns"].item()
 
 
 # -- what runs in each step, and the pacing ------------------------------------------------
