@@ -255,3 +255,13 @@ def test_built_exports_equal_live_nsys(shapes, tmp_path):
             for r in df.select(df.columns[: len(header)]).iter_rows()
         )
         assert got == sorted(tuple(r) for r in rows), report
+
+
+def test_trace_methods_return_the_report_frames(shapes):
+    """``Trace.nvtx(...)`` is the notebook face of ``tracelens nvtx``: the same frames."""
+    with tracelens.open(shapes) as t:
+        assert t.nvtx().equals(range_summary(t))
+        assert t.nvtx(gpu=True, group="path").equals(gpu_summary(t, group="path"))
+        assert t.nvtx(gpu=True, each=True).equals(gpu_projection(t))
+        assert t.nvtx(kernels=True).equals(kernels_by_range(t, group="name"))
+        assert t.nvtx_paths().equals(op_paths(t))

@@ -1030,8 +1030,9 @@ class Trace:
         See :mod:`tracelens.nvtx`."""
         from .nvtx import nvtx_report
 
-        df, _what = nvtx_report(self, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
-        return df
+        return nvtx_report(
+            self, style=style, gpu=gpu, each=each, kernels=kernels, group=group
+        ).frame
 
     def nvtx_paths(self) -> pl.DataFrame:
         """Every GPU operation with the NVTX range path of its launch; see
