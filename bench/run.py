@@ -437,6 +437,11 @@ def command_rows(trace: Path, tmp: Path, kernel: str) -> list[Command]:
         ("timeline_10ms", ["timeline", t, "--start", "5s", "--end", "5.01s"]),
         ("stakeout", ["stakeout", t, kernel, "--limit", "100"]),
         ("report", ["report", t, "-o", str(tmp / "report.html")]),
+        ("steps", ["steps", t, "--format", "csv"]),
+        ("util", ["util", t, "--format", "csv"]),
+        ("findings", ["findings", t, "--format", "csv"]),
+        ("fingerprint", ["fingerprint", t, "-o", str(tmp / "fingerprint.json")]),
+        ("diff", ["diff", t, t, "--format", "json"]),
     ]
     cmds = []
     for key, args in uses:

@@ -51,7 +51,60 @@ def test_fingerprint_names(run_trace, all_strings):
 def test_fingerprint_nvtx_paths(run_trace):
     run_trace.load_nvtx_text()
     run_trace.db.execute("SET merge_join_threshold = 0")
-    _check(_csv(run_trace, "fingerprint_nvtx_paths"), "fingerprint_nvtx_paths", "run")
+    band = build_module._band_ns(run_trace.db)
+    _check(_csv(run_trace, "fingerprint_nvtx_paths", band_ns=band), "fingerprint_nvtx_paths", "run")
+
+
+def test_fingerprint_nvtx_paths_keep_to_the_launching_thread(tmp_path):
+    """Ranges of another thread that enclose a call in time are not on its path."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(77, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.nvtx_range("mine", start=1_000, end=9_000, pid=77, tid=77)
+    b.nvtx_range("other thread", start=500, end=10_000, pid=77, tid=78)
+    cid = b.runtime("cudaLaunchKernel_v7000", start=2_000, end=2_010, pid=77, tid=77)
+    b.kernel("k", start=3_000, end=3_100, pid=77, device=0, stream=7, correlation_id=cid)
+    path = b.write(tmp_path / "threads.sqlite")
+    with tracelens.open(path) as trace:
+        trace.load_nvtx_text()
+        trace.db.execute("SET merge_join_threshold = 0")
+        rows = trace.sql(query("fingerprint_nvtx_paths"), band_ns=build_module._band_ns(trace.db))
+    assert rows["ranges"].to_list() == [[{"label": "mine", "start": 1_000, "end": 9_000}]]
+
+
+def test_fingerprint_nvtx_paths_plan_is_an_iejoin(tmp_path):
+    """The two time inequalities (thread bands folded in) must plan as an IEJoin: any other
+    plan compares every call with every range (minutes and GBs on real traces)."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(77, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    for i in range(3_000):
+        tid = 77 + i % 4
+        b.nvtx_range(f"op {i}", start=i * 1_000, end=i * 1_000 + 900, pid=77, tid=tid)
+        cid = b.runtime(
+            "cudaLaunchKernel_v7000", start=i * 1_000 + 10, end=i * 1_000 + 20, pid=77, tid=tid
+        )
+        b.kernel(
+            "k",
+            start=i * 1_000 + 30,
+            end=i * 1_000 + 40,
+            pid=77,
+            device=0,
+            stream=7,
+            correlation_id=cid,
+        )
+    path = b.write(tmp_path / "many.sqlite")
+    with tracelens.open(path) as trace:
+        trace.load_nvtx_text()
+        con = trace.db
+        con.execute("SET merge_join_threshold = 0")
+        sql = "EXPLAIN " + query("fingerprint_nvtx_paths")
+        plan = con.execute(sql, {"band_ns": build_module._band_ns(con)}).fetchall()[0][1]
+    assert "IE_JOIN" in plan
 
 
 # Steps as trace.steps() gives them: the GPU and CPU span of each step_N range.

@@ -191,10 +191,22 @@ def _create_paths(trace: Trace) -> bool:
     trace.load_nvtx_text()
     con.execute("SET merge_join_threshold = 0")  # see fingerprint_nvtx_paths.sql
     try:
-        con.execute("CREATE OR REPLACE TEMP TABLE fp_paths AS " + query("fingerprint_nvtx_paths"))
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_paths AS " + query("fingerprint_nvtx_paths"),
+            {"band_ns": _band_ns(con)},
+        )
     finally:
         con.execute("RESET merge_join_threshold")
     return bool(con.execute("SELECT count(*) FROM fp_paths").fetchone()[0])
+
+
+def _band_ns(con) -> int:
+    """One thread's band in fingerprint_nvtx_paths: past every range and call end."""
+    sql = (
+        'SELECT greatest((SELECT max("end") FROM nvtx_text), '
+        '(SELECT max("end") FROM runtime_calls), 0) + 1'
+    )
+    return int(con.execute(sql).fetchone()[0])
 
 
 def _digest(block: dict[str, int]) -> str:
