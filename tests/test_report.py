@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from conftest import REPO, run_cli
 
 import tracelens
 from tracelens.compare import fmt_ns
+from tracelens.demo import demo_path
 from tracelens.report import CSP, build_markdown, build_report
 from tracelens.synth import TraceBuilder
 
@@ -674,3 +676,75 @@ def test_single_report_nvtx_tree_on_real_traces(trace_copies):
     assert '<code title="benchmark_loop / scaled dot product attention">' in tree
     with tracelens.open(trace_copies["nsys2022.4_gaussian_7gpu"]) as t:
         assert 'id="nvtx"' not in build_report(t)  # no NVTX ranges: no tree
+
+
+# -- numerical path and ranks --------------------------------------------------------------
+def test_diff_report_shows_the_numerical_path(demo_pair):
+    """Two traces: the page has the path comparison (each side fingerprinted) with the
+    demo's first divergence and the merge kernel added."""
+    from tracelens.fingerprint import board
+
+    _, html, _ = demo_pair
+    page = Page(html)
+    assert "path" in page.ids
+    section = html.split('<section id="path">', 1)[1].split("</section>", 1)[0]
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        diff = tracelens.fingerprint.compare(tracelens.fingerprint(a), tracelens.fingerprint(b))
+    assert escape(board.divergence_text(diff.first)) in section
+    assert "merge_attn_states_kernel" in section
+    assert section.count('<span class="badge b-high">variant</span>') >= 1
+
+
+def test_cli_report_with_a_fingerprint(tmp_path, capsys):
+    """A fingerprint .json on either side: the path page alone (HTML) or the board
+    (Markdown); identical paths say so."""
+    base = tmp_path / "bs1.json"
+    code, _out, err = run_cli(["fingerprint", "--demo", "bs1", "-o", str(base)], capsys)
+    assert code == 0, err
+    page_path = tmp_path / "path.html"
+    code, _out, err = run_cli(
+        ["report", str(base), str(demo_path("bs16")), "-o", str(page_path)], capsys
+    )
+    assert code == 0, err
+    html = page_path.read_text(encoding="utf-8")
+    page = Page(html)
+    check_self_contained(html, page)
+    assert "path" in page.ids and "board" not in page.ids
+    assert "differs from bs1.json" in page.text
+    code, out, err = run_cli(["report", str(base), str(base), "-f", "markdown"], capsys)
+    assert code == 0, err
+    assert out.startswith("```text\nnumerical path: bs1.json follows bs1.json exactly")
+    code, _out, err = run_cli(["report", str(base)], capsys)
+    assert code == 2 and "pass A and B" in err
+
+
+def test_report_for_many_ranks(tmp_path, capsys):
+    """--ranks: the rank x step heat map (the slow rank's cells stand out) and the
+    straggler table, from the same analysis as `tracelens ranks`."""
+    from fixtures.ranks import build_rank_set
+
+    from tracelens.ranks import analyse_ranks
+
+    ranks = build_rank_set(tmp_path / "ranks")
+    page_path = tmp_path / "ranks.html"
+    code, _out, err = run_cli(["report", "--ranks", str(ranks.dest), "-o", str(page_path)], capsys)
+    assert code == 0, err
+    html = page_path.read_text(encoding="utf-8")
+    page = Page(html)
+    check_self_contained(html, page)
+    assert {"findings", "heatmap", "stragglers", "ranks", "clock"} <= page.ids
+    result = analyse_ranks([ranks.dest], jobs=1)
+    assert escape(result.findings[0]) in html
+    heat = html.split('id="heatmap"', 1)[1].split("</section>", 1)[0]
+    cells = [d for t, d in Page(heat).tags if t == "rect" and d.get("data-tip")]
+    assert len(cells) == result.ranks.height * ranks.steps
+    slow = [d for d in cells if d["data-tip"].startswith(f"rank {ranks.slow_rank}, ")]
+    others = [d for d in cells if d not in slow]
+    assert {d["fill"] for d in slow} == {"#dc2626"}  # well above each step's median
+    assert {d["fill"] for d in others} == {"#f1f5f9"}  # at it
+    straggler_rows = html.split('id="stragglers"', 1)[1].split("</section>", 1)[0]
+    assert straggler_rows.count(f"rank {ranks.slow_rank}</td>") == 2 * ranks.steps
+    code, out, _err = run_cli(["report", "--ranks", str(ranks.dest), "-f", "markdown"], capsys)
+    assert code == 0 and result.findings[0] in out.replace("\\", "")
+    code, _out, err = run_cli(["report", "--ranks", str(ranks.dest), str(page_path)], capsys)
+    assert code == 2 and "no TRACE arguments" in err

@@ -39,17 +39,35 @@ def report(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="html or markdown", metavar="FORMAT")
     ] = "html",
+    ranks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ranks",
+            help="Per-rank exports of one run instead of A/B (files, globs, directories; "
+            "repeatable): the rank x step heat map and the stragglers, as `tracelens ranks`",
+            metavar="TRACES",
+        ),
+    ] = None,
     output: c.OutputOpt = None,
 ) -> None:
     """One self-contained HTML page (works offline): evidence board, census, lineup, stakeout,
-    timeline, danger zone. Two traces: the diff view on top. --format markdown: a compact
-    summary for CI job summaries and PR comments."""
+    timeline, danger zone. Two traces: the diff view on top, with the numerical-path
+    comparison; a fingerprint .json on either side: the path comparison alone. --ranks:
+    many ranks of one run. --format markdown: a compact summary for CI job summaries and
+    PR comments."""
     from ..errors import UsageError
+    from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report
 
+    c.check_choice("--format", fmt, ("html", "markdown"))
+    if ranks:
+        if a is not None or b is not None or demo:
+            raise UsageError("--ranks takes the rank files itself: no TRACE arguments")
+        return _ranks_page(ranks, fmt, output)
     if a is None and not demo:
         raise UsageError("missing TRACE: pass one or two nsys SQLite exports, or --demo")
-    c.check_choice("--format", fmt, ("html", "markdown"))
+    if is_fingerprint_file(a) or is_fingerprint_file(b):
+        return _path_page(a, b, fmt, output)
     c.check_choice("--name", name, ("demangled", "short"))
     render = build_report if fmt == "html" else build_markdown
     if demo or b is not None:
@@ -60,4 +78,34 @@ def report(
         with c.open_trace(a, None) as ta:
             ta.require_kernels()
             text = render(ta, top=top, name=name)
+    c.emit(text, output)
+
+
+def _ranks_page(ranks: list[str], fmt: str, output: Path | None) -> None:
+    from ..ranks import analyse_ranks
+    from ..ranks.render import render_ranks
+    from ..report import build_ranks_report
+
+    c._INPUTS.extend(Path(r) for r in ranks)
+    result = analyse_ranks(ranks)
+    text = build_ranks_report(result) if fmt == "html" else render_ranks(result, fmt="markdown")
+    c.emit(text, output)
+
+
+def _path_page(a: Path | None, b: Path | None, fmt: str, output: Path | None) -> None:
+    """A fingerprint on either side: the numerical-path comparison alone (the other side
+    may be a trace, fingerprinted on the fly)."""
+    from ..errors import UsageError
+    from ..fingerprint import board, compare
+    from ..fingerprint.sources import of
+    from ..report import build_path_report
+
+    if a is None or b is None:
+        raise UsageError("a fingerprint is compared with another: pass A and B")
+    c._INPUTS.extend((a, b))
+    doc_a, doc_b = of(a), of(b)
+    if fmt == "html":
+        text = build_path_report(doc_a, doc_b, label_a=a.name, label_b=b.name)
+    else:
+        text = board.markdown(compare(doc_a, doc_b), a.name, b.name)
     c.emit(text, output)

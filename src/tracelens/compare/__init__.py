@@ -79,13 +79,7 @@ def diff(
     sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit)
     label_a, label_b = _labels(label_a or a.path.name, label_b or b.path.name)
 
-    joined = model.joined_kernels(sa, sb)
-    typical = model.typical_change(joined, threshold("typical_weight_cap"))
-    kernels = model.ranked_kernels(joined, typical.ratio)
-    if name == "demangled":
-        by_demangled = kernels
-    else:
-        by_demangled = model.ranked_kernels(model.joined_kernels(sa, sb, demangled=True), 1.0)
+    typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
     alignment = align_devices(sa, sb)
     score, comparable = _comparability(sa, sb, kernels, alignment)
@@ -148,6 +142,21 @@ def _regions(sa, sb) -> dict:
 
     table = region_table(sa.regions, sb.regions, sa.steps, sb.steps)
     return {"nvtx_regions": table, "nvtx_steps": steps_table(sa.regions, sb.regions, table)}
+
+
+def _kernel_tables(sa, sb, name: str):
+    """The typical per-call change, the kernels ranked by surprise (by the name the diff
+    shows), and the same by demangled name (what categories and danger rules read)."""
+    from . import model
+    from .clues import threshold
+
+    joined = model.joined_kernels(sa, sb)
+    typical = model.typical_change(joined, threshold("typical_weight_cap"))
+    kernels = model.ranked_kernels(joined, typical.ratio)
+    if name == "demangled":
+        return typical, kernels, kernels
+    by_demangled = model.ranked_kernels(model.joined_kernels(sa, sb, demangled=True), 1.0)
+    return typical, kernels, by_demangled
 
 
 def _labels(label_a: str, label_b: str) -> tuple[str, str]:

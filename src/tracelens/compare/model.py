@@ -576,6 +576,7 @@ def figures(
     alignment: tuple[SequenceAlignment, ...],
     overlap: float,
 ) -> dict[str, float]:
+    """The named numbers --fail-if gates read (more are added by compare.diff)."""
     import polars as pl
 
     def r(a, b):

@@ -14,6 +14,11 @@ The report composes the library's public analyses; it computes nothing of its ow
   and its default window (the first steady step);
 - ``page.py``: the Jinja2 page (autoescaped: kernel names and NVTX text come from the
   profiled program and always render as text); ``svg.py``: its charts;
+- ``nvtxtree.py``: each trace's NVTX ranges nested by path with their GPU time;
+- ``pathview.py``: the numerical-path comparison (:mod:`tracelens.fingerprint`), for two
+  traces or fingerprints (:func:`build_path_report`);
+- ``ranksview.py``: many ranks of one run (:func:`build_ranks_report`): the rank x step
+  heat map and the stragglers;
 - ``markdown.py``: the Markdown summary; ``text.py``: how numbers and names are written.
 
 Big traces stay small: the timeline is aggregated in SQL into bins per lane, individual
@@ -24,6 +29,13 @@ left out. Nothing here prints.
 from __future__ import annotations
 
 from .markdown import build_markdown
-from .page import CSP, DEFAULT_TOP, build_report
+from .page import CSP, DEFAULT_TOP, build_path_report, build_ranks_report, build_report
 
-__all__ = ["CSP", "DEFAULT_TOP", "build_markdown", "build_report"]
+__all__ = [
+    "CSP",
+    "DEFAULT_TOP",
+    "build_markdown",
+    "build_path_report",
+    "build_ranks_report",
+    "build_report",
+]

@@ -401,11 +401,11 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
 
 
 def _timekeeping(
-    trace: Trace, label: str, omitted: list[Omitted], util: Util | None = None
+    trace: Trace, label: str, omitted: list[Omitted], read: DiffSide | None = None
 ) -> tuple[Util | None, Steps | None]:
-    """trace.util() (``util`` when the caller has it) and trace.steps(), unless the trace
-    has more than threshold.util_max_launches GPU operations (then None, None, and the page
-    says so)."""
+    """trace.util() and trace.steps() (those the diff read, ``read``, when it did), unless
+    the trace has more than threshold.util_max_launches GPU operations (then None, None,
+    and the page says so)."""
     info = trace.info
     ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
     limit = _timekeeping_max_operations()
@@ -419,7 +419,25 @@ def _timekeeping(
             )
         )
         return None, None
-    return util if util is not None else trace.util(), trace.steps()
+    if read is not None and read.util is not None and read.steps is not None:
+        return read.util, read.steps
+    return trace.util(), trace.steps()
+
+
+def _kernels_left_out(census: pl.DataFrame, top: int, label: str, omitted: list[Omitted]):
+    """Say how many kernels (and how much of the kernel time) the table leaves out."""
+    if census.height <= top:
+        return
+    kernel_time = int(census["total_ns"].sum())
+    rest = int(census.tail(census.height - top)["total_ns"].sum())
+    omitted.append(
+        Omitted(
+            f"{label}: kernels",
+            f"{census.height - top:,} more kernels ({fmt_ns(rest)}, "
+            f"{pct(rest / kernel_time if kernel_time else 0)} "
+            "of kernel time) are not listed; raise --top to see them",
+        )
+    )
 
 
 def _has_kernels(trace: Trace) -> bool:
@@ -450,10 +468,8 @@ def collect_side(
     has_kernels = _has_kernels(trace)
     kernels: list[KernelRow] = []
     categories: list[CategoryRow] = []
-    kernels_total = 0
-    kernel_time = 0
-    busy_ns = None
-    census = None
+    kernels_total = kernel_time = 0
+    busy_ns = census = None
     if has_kernels:
         busy_ns = (read.totals if read else trace_totals(trace))["gpu_busy_ns"]
         census = read.census if read else trace.census(name=name_kind)
@@ -461,24 +477,16 @@ def collect_side(
         kernel_time = int(census["total_ns"].sum())
         categories = category_rows(trace, palette, name_kind)
         kernels = kernel_rows(census.head(top), palette, kernel_time)
-        if kernels_total > top:
-            rest = int(census.tail(kernels_total - top)["total_ns"].sum())
-            omitted.append(
-                Omitted(
-                    f"{label}: kernels",
-                    f"{kernels_total - top:,} more kernels ({fmt_ns(rest)}, "
-                    f"{pct(rest / kernel_time if kernel_time else 0)} "
-                    "of kernel time) are not listed; raise --top to see them",
-                )
-            )
+        _kernels_left_out(census, top, label, omitted)
     else:
         notes.append(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
     danger = danger_rows(census) if census is not None else []
-    prior_util = read.util if read else None
-    util, steps = _timekeeping(trace, label, omitted, prior_util) if has_kernels else (None, None)
+    util, steps = None, None
+    if has_kernels:
+        util, steps = _timekeeping(trace, label, omitted, read)
     tree = _nvtx_tree(trace, label, omitted) if has_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:

@@ -219,6 +219,29 @@ def _clue_kernels(d: TraceDiff, top: int) -> list[str]:
     return [k for k in dict.fromkeys(named) if k not in shown]
 
 
+def _kernel_rows(d: TraceDiff, top: int, palette: svg.Palette) -> list[dict[str, Any]]:
+    """The kernel table: the ``top`` most surprising, then those a clue names beyond them."""
+    import polars as pl
+
+    extra = _clue_kernels(d, top)
+    shown = pl.concat([d.kernels.head(top), d.kernels.filter(pl.col("name").is_in(extra))])
+    label = labels(shown["name"].to_list())
+    rows = []
+    for r in shown.iter_rows(named=True):
+        family, fields = decode(r["name"])
+        rows.append(
+            {
+                **r,
+                "short": label[r["name"]],
+                "color": palette(r["category"]),
+                "family": family,
+                "fields": fields,
+                "danger": danger_hits(r["name"]),
+            }
+        )
+    return rows
+
+
 def diff_view(
     d: TraceDiff,
     ta: Trace,
@@ -237,29 +260,13 @@ def diff_view(
         {**r, "color": palette(r["category"])} for r in d.categories.iter_rows(named=True)
     ]
     category_chart = _category_chart(categories)
-    kernels = []
-    extra = _clue_kernels(d, top)
-    shown = pl.concat([d.kernels.head(top), d.kernels.filter(pl.col("name").is_in(extra))])
-    label = labels(shown["name"].to_list())
-    for r in shown.iter_rows(named=True):
-        family, fields = decode(r["name"])
-        kernels.append(
-            {
-                **r,
-                "short": label[r["name"]],
-                "color": palette(r["category"]),
-                "family": family,
-                "fields": fields,
-                "danger": danger_hits(r["name"]),
-            }
-        )
+    kernels = _kernel_rows(d, top, palette)
     if d.kernels.height > len(kernels):
         omitted.append(
             Omitted(
                 "diff: kernels",
                 f"{d.kernels.height - len(kernels):,} more kernels with smaller changes are not "
-                "listed; "
-                "raise --top to see them",
+                "listed; raise --top to see them",
             )
         )
     kernel_chart = _kernel_chart(d, palette)

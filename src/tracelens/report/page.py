@@ -16,6 +16,7 @@ from .collect import PER_OCTAVE, Omitted, Side, collect_side
 from .text import count, pct, ratio_class, short, signed_ns
 
 if TYPE_CHECKING:
+    from ..ranks import RanksResult
     from ..trace import Trace
 
 DEFAULT_TOP = 20  # rows of the kernel tables
@@ -76,17 +77,10 @@ def build_report(
 ) -> str:
     """The HTML page: one trace (census, lineup, stakeout, timeline, danger, memory) or two
     (the diff's evidence board and tables on top, each trace's detail below)."""
-    from .. import __version__
-
     check_top(top)
     palette = svg.Palette()
     omitted: list[Omitted] = []
-    context: dict[str, Any] = {
-        "version": __version__,
-        "csp": CSP,
-        "top": top,
-        "per_octave": PER_OCTAVE,
-    }
+    context = _base_context(top=top)
     side_args = {"top": top, "name_kind": name, "palette": palette, "omitted": omitted}
     if trace_b is None:
         side = collect_side(trace_a, key="t", label=trace_a.path.name, **side_args)
@@ -112,6 +106,7 @@ def build_report(
             diff=diff_view(
                 d, trace_a, trace_b, top=top, name_kind=name, palette=palette, omitted=omitted
             ),
+            path=_path(trace_a, trace_b, d.label_a, d.label_b, omitted),
         )
     for side in context["sides"]:
         if side.timeline:
@@ -120,7 +115,100 @@ def build_report(
     context["omitted"] = omitted
     context["legend"] = _page_legend(context["sides"])
     context["files"] = file_rows(context["sides"])
+    return _render(context)
+
+
+def _base_context(**extra: Any) -> dict[str, Any]:
+    """What every page's template reads, whatever it shows."""
+    from .. import __version__
+
+    return {"version": __version__, "csp": CSP, "per_octave": PER_OCTAVE, "path": None} | extra
+
+
+def _render(context: dict[str, Any]) -> str:
     return _environment().get_template("report.html.j2").render(**context)
+
+
+def _path(trace_a: Trace, trace_b: Trace, label_a: str, label_b: str, omitted: list[Omitted]):
+    """The numerical-path comparison of two traces (each fingerprinted), unless either has
+    more than threshold.path_max_launches kernel launches (data/clues.toml: its cost)."""
+    from ..compare.clues import threshold
+    from ..fingerprint import build, compare
+    from .pathview import path_view
+
+    limit = int(threshold("path_max_launches"))
+    if max(trace_a.info.count("kernel"), trace_b.info.count("kernel")) > limit:
+        omitted.append(
+            Omitted(
+                "numerical path",
+                f"left out above {limit:,} kernel launches per trace: run "
+                "`tracelens diff A B --fail-if path_changed` (or fingerprint each trace)",
+            )
+        )
+        return None
+    return path_view(compare(build(trace_a), build(trace_b)), label_a, label_b)
+
+
+def build_path_report(
+    doc_a: dict[str, Any],
+    doc_b: dict[str, Any],
+    *,
+    label_a: str = "A",
+    label_b: str = "B",
+    title: str | None = None,
+) -> str:
+    """The HTML page of a numerical-path comparison alone: two fingerprint documents
+    (:func:`tracelens.fingerprint.build`, or read from a ``.json`` baseline)."""
+    from ..fingerprint import compare
+    from .pathview import path_view
+
+    files = [
+        ("file", [label_a, label_b]),
+        ("regions", [str(doc_a.get("regions", "—")), str(doc_b.get("regions", "—"))]),
+        ("launches", [f"{doc_a.get('launches', 0):,}", f"{doc_b.get('launches', 0):,}"]),
+        ("generator", [str(doc_a.get("generator", "—")), str(doc_b.get("generator", "—"))]),
+    ]
+    context = _base_context(
+        mode="path",
+        title=title or f"tracelens numerical path: {label_a} → {label_b}",
+        sides=[],
+        diff=None,
+        path=path_view(compare(doc_a, doc_b), label_a, label_b),
+        files=files,
+        omitted=[],
+        legend=[],
+    )
+    return _render(context)
+
+
+def build_ranks_report(result: RanksResult, *, title: str | None = None) -> str:
+    """The HTML page of many ranks of one run (:func:`tracelens.ranks.analyse_ranks`): the
+    findings, the rank x step heat map, the stragglers per step, the per-rank overview,
+    the clock corrections, and the ranks that differ or could not be read."""
+    from .ranksview import ranks_view
+
+    view = ranks_view(result)
+    n = len(view.ranks)
+    files = [
+        (
+            "ranks",
+            f"{n:,} analysed" + (f", {len(view.failures):,} could not be" if view.failures else ""),
+        ),
+        ("steps", f"{view.steps_total:,} (rank x step matrix)"),
+    ]
+    if view.missing:
+        files.append(("missing ranks", ", ".join(map(str, view.missing))))
+    context = _base_context(
+        mode="ranks",
+        title=title or f"tracelens ranks: {n} rank{'s' if n != 1 else ''}",
+        sides=[],
+        diff=None,
+        ranks=view,
+        files=[(label, [value]) for label, value in files],
+        omitted=[],
+        legend=[],
+    )
+    return _render(context)
 
 
 def file_rows(sides: list[Side]) -> list[tuple[str, list[str]]]:
