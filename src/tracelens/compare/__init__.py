@@ -68,7 +68,6 @@ def diff(
     from .align import align_devices
     from .clues import Context, evidence_board, threshold
     from .collect import collect
-    from .gates import side_figures
 
     if name not in ("demangled", "short"):
         raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
@@ -86,12 +85,7 @@ def diff(
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
-    figures = model.figures(
-        sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"]
-    )
-    figures |= side_figures(sa, sb)
-    figures["launch_overlap"] = score.factors["shared_launches"]
-    figures["comparability"] = score.score
+    figures = _figures(sa, sb, copies, kernels, danger, alignment, score)
     steps_a, steps_b = model.steps_of(alignment)
     context = Context(
         sa,
@@ -157,6 +151,20 @@ def _kernel_tables(sa, sb, name: str):
         return typical, kernels, kernels
     by_demangled = model.ranked_kernels(model.joined_kernels(sa, sb, demangled=True), 1.0)
     return typical, kernels, by_demangled
+
+
+def _figures(sa, sb, copies, kernels, danger, alignment, score) -> dict[str, float]:
+    """The named figures --fail-if reads (``clues`` is added with the board)."""
+    from . import model
+    from .gates import side_figures
+
+    figures = model.figures(
+        sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"]
+    )
+    figures |= side_figures(sa, sb)
+    figures["launch_overlap"] = score.factors["shared_launches"]
+    figures["comparability"] = score.score
+    return figures
 
 
 def _labels(label_a: str, label_b: str) -> tuple[str, str]:
