@@ -54,7 +54,7 @@ def test_unknown_tokens_are_shown_and_other_names_still_print(capsys):
         in lines
     )
     assert (
-        "  flag       large                  token not documented                               unknown"
+        "  flag_2     large                  token not documented                               unknown"
         in lines
     )
     i = lines.index("my_kernel_v2")

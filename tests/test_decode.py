@@ -20,6 +20,7 @@ from tracelens.danger import match_danger
 from tracelens.kernelnames import (
     CONFIDENCES,
     FAMILIES,
+    KernelName,
     base_name,
     decode,
     decode_column,
@@ -65,6 +66,8 @@ def test_every_real_name_decodes(tsv_names):
         for f in k.fields:
             assert f.confidence in CONFIDENCES, (name, f)
             assert f.name and f.meaning, (name, f)
+        names_of_fields = [f.name for f in k.fields]
+        assert len(set(names_of_fields)) == len(names_of_fields), (name, names_of_fields)
         json.dumps(k.to_dict())
         assert isinstance(k._repr_html_(), str)
 
@@ -636,7 +639,7 @@ def test_no_demangler_falls_back_gracefully(monkeypatch):
     monkeypatch.setattr(names, "_DEMANGLER", NoDemangler())
     kn._normalize_full.cache_clear()
     kn._name_parts.cache_clear()
-    decode.cache_clear()
+    kn._decode_name.cache_clear()
     try:
         k = decode(MANGLED)
         assert k.demangling == "unavailable"
@@ -648,7 +651,7 @@ def test_no_demangler_falls_back_gracefully(monkeypatch):
         monkeypatch.undo()
         kn._normalize_full.cache_clear()
         kn._name_parts.cache_clear()
-        decode.cache_clear()
+        kn._decode_name.cache_clear()
     assert decode(MANGLED).demangling == "demangled"
 
 
@@ -666,13 +669,13 @@ def test_to_dict_and_html_are_escaped():
 
 def test_decode_column_decodes_each_distinct_name_once(monkeypatch):
     calls = []
-    real = kn.decode
+    real = kn._decode_name
 
     def counting(name):
         calls.append(name)
         return real(name)
 
-    monkeypatch.setattr(kn, "decode", counting)
+    monkeypatch.setattr(kn, "_decode_name", counting)
     names = ["nvjet_tst_64x8_64x16_2x1_v_bz_TNT", None, "triton_poi_fused_add_mul_0"] * 1000
     out = decode_column(pl.Series("kernel", names))
     assert out.height == len(names)
@@ -689,8 +692,49 @@ def test_decode_column_decodes_each_distinct_name_once(monkeypatch):
     assert out["name"].to_list() == names  # input order kept
     assert out["family"].to_list()[:3] == ["nvjet", None, "inductor_triton"]
     assert out["category"].to_list()[:3] == ["gemm", None, "compiler_generated"]
-    fields = json.loads(out["fields"][0])
-    assert {"name", "value", "meaning", "confidence"} <= set(fields[0])
+    assert out.schema["fields"] == kn.fields_dtype()
+    first = decode("nvjet_tst_64x8_64x16_2x1_v_bz_TNT")
+    assert out["fields"][0].to_list() == [f.to_dict() for f in first.fields]
+    assert out["fields"][1] is None
+
+
+XMMA_TWO_ALIGNMENTS = (
+    "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_"
+    "alignc4_execute_kernel__5x_cublas"
+)
+
+
+def test_decoded_fields_explode_and_unnest_into_one_row_per_field():
+    names = [XMMA_TWO_ALIGNMENTS, "nvjet_tst_64x8_64x16_2x1_v_bz_TNT", None]
+    rows = decode(names).explode("fields").unnest("fields")
+    assert rows.columns[-4:] == ["field", "value", "meaning", "confidence"]
+    xmma = rows.filter(pl.col("name") == XMMA_TWO_ALIGNMENTS)
+    assert xmma.height == len(decode(XMMA_TWO_ALIGNMENTS).fields)
+    by_field = dict(zip(xmma["field"], xmma["value"], strict=True))  # a field name is a key
+    assert (by_field["alignment_a"], by_field["alignment_c"]) == ("aligna4", "alignc4")
+    assert "alignment" not in by_field
+    # a name that repeats an undocumented token keeps both, under distinct names
+    k = decode("nvjet_tst_64x8_64x16_2x1_v_bz_frob_frob_TNT")
+    flags = [(f.name, f.value) for f in k.fields if f.value == "frob"]
+    assert flags == [("flag", "frob"), ("flag_2", "frob")]
+
+
+def test_decode_takes_a_string_a_list_an_iterable_or_a_series():
+    names = ["nvjet_tst_64x8_64x16_2x1_v_bz_TNT", "triton_poi_fused_add_mul_0", None]
+    assert isinstance(decode(names[0]), KernelName)
+    frame = decode(names)
+    assert isinstance(frame, pl.DataFrame)
+    assert frame.equals(decode_column(pl.Series("name", names)))
+    assert frame["name"].to_list() == names
+    assert decode(n for n in names).equals(frame)  # a generator
+    assert decode(tuple(names)).equals(frame)
+    assert decode(pl.Series("kernel", names)).equals(frame)
+    assert decode([]).height == 0 and decode([]).columns == frame.columns
+    with pytest.raises(TypeError, match="kernel name 1 must be str, not int"):
+        decode(["ok", 3])
+    for bad in (42, b"nvjet", {"a": 1}):
+        with pytest.raises(TypeError, match="must be a str, a polars Series or an iterable"):
+            decode(bad)
 
 
 def test_decode_column_on_a_large_column_with_few_names():
@@ -713,6 +757,7 @@ def test_arbitrary_text_never_crashes(text):
     k = decode(text)
     assert k.family in FAMILIES and k.category in CATEGORIES
     assert all(f.confidence in CONFIDENCES for f in k.fields)
+    assert len({f.name for f in k.fields}) == len(k.fields)  # a field name is a key
     assert classify(text).category in CATEGORIES
     for hit in match_danger(text):
         assert hit.level in ("high", "medium", "info")

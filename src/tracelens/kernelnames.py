@@ -25,10 +25,9 @@ matching look at most at the first :data:`MAX_PARSE_CHARS` characters of the res
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from .categories import classify_parts
 from .decoders import _family_and_fields
@@ -48,6 +47,8 @@ from .names import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
+
     import polars as pl
 
 __all__ = [
@@ -167,10 +168,60 @@ class KernelName:
         )
 
 
+@overload
+def decode(names: str) -> KernelName: ...
+@overload
+def decode(names: pl.Series | Iterable[str | None]) -> pl.DataFrame: ...
+
+
+def decode(names: str | pl.Series | Iterable[str | None]) -> KernelName | pl.DataFrame:
+    """Decode one kernel name, or many.
+
+    A string gives a :class:`KernelName`. A polars Series, a list or any other iterable of
+    strings gives a polars DataFrame, one row per name in input order, as
+    :func:`decode_column` (``None`` gives a row of nulls). Never raises on any string; a
+    TypeError for anything else (naming the position of a non-string in an iterable).
+    """
+    if isinstance(names, str):
+        return _decode_name(names)
+    if type(names).__module__.startswith("polars") and hasattr(names, "dtype"):
+        return decode_column(names)  # a polars Series
+    if isinstance(names, (bytes, bytearray, dict)) or not hasattr(names, "__iter__"):
+        raise TypeError(
+            f"kernel names must be a str, a polars Series or an iterable of str, "
+            f"not {type(names).__name__}"
+        )
+    import polars as pl
+
+    items = list(names)
+    for i, item in enumerate(items):
+        if item is not None and not isinstance(item, str):
+            raise TypeError(f"kernel name {i} must be str, not {type(item).__name__}")
+    return decode_column(pl.Series("name", items, dtype=pl.String))
+
+
+def _unique_field_names(fields: list[Field]) -> list[Field]:
+    """The fields with a name each: a repeated name gets ``_2``, ``_3``... in order (two
+    undocumented ``flag`` tokens become ``flag`` and ``flag_2``), so that a name is a key
+    (a dict, a polars struct unnested into columns)."""
+    seen: set[str] = {f.name for f in fields}
+    if len(seen) == len(fields):
+        return fields
+    used: set[str] = set()
+    out: list[Field] = []
+    for f in fields:
+        name = f.name
+        n = 1
+        while name in used:
+            n += 1
+            name = f"{f.name}_{n}"
+        used.add(name)
+        out.append(f if name == f.name else Field(name, f.value, f.meaning, f.confidence))
+    return out
+
+
 @lru_cache(maxsize=8192)
-def decode(name: str) -> KernelName:
-    """Normalize ``name``, find its family, decode its fields and classify it. Never raises
-    on any string (a TypeError for non-strings)."""
+def _decode_name(name: str) -> KernelName:
     if not isinstance(name, str):
         raise TypeError(f"kernel name must be str, not {type(name).__name__}")
 
@@ -217,7 +268,7 @@ def decode(name: str) -> KernelName:
         category=cat.category,
         subfamily=cat.subfamily,
         rule_id=cat.rule_id,
-        fields=tuple(fields),
+        fields=tuple(_unique_field_names(fields)),
         demangling=norm.demangling,
     )
 
@@ -226,16 +277,16 @@ def decode_column(series: pl.Series) -> pl.DataFrame:
     """Decode a column of kernel names; each distinct name is decoded once and joined back.
 
     Returns one row per input row, in input order, with columns ``name`` (the input),
-    ``normalized``, ``base``, ``family``, ``category``, ``subfamily`` and ``fields``: a JSON
-    string holding a list of ``{"name", "value", "meaning", "confidence"}`` objects (a JSON
-    string rather than a struct because different families have different fields).
-    Null names give null in every other column.
+    ``normalized``, ``base``, ``family``, ``category``, ``subfamily`` and ``fields``: a
+    ``List(Struct{field, value, meaning, confidence})``, one struct per decoded field, field
+    names unique within a row, so ``df.explode("fields").unnest("fields")`` gives one row
+    per field. Null names give null in every other column.
     """
     import polars as pl
 
     s = series.cast(pl.String).rename("name")
     distinct = s.drop_nulls().unique(maintain_order=True).to_list()
-    decoded = [decode(n) for n in distinct]
+    decoded = [_decode_name(n) for n in distinct]
     lookup = pl.DataFrame(
         {
             "name": distinct,
@@ -244,7 +295,7 @@ def decode_column(series: pl.Series) -> pl.DataFrame:
             "family": [k.family for k in decoded],
             "category": [k.category for k in decoded],
             "subfamily": [k.subfamily for k in decoded],
-            "fields": [json.dumps([f.to_dict() for f in k.fields]) for k in decoded],
+            "fields": [[f.to_dict() for f in k.fields] for k in decoded],
         },
         schema={
             "name": pl.String,
@@ -253,7 +304,14 @@ def decode_column(series: pl.Series) -> pl.DataFrame:
             "family": pl.String,
             "category": pl.String,
             "subfamily": pl.String,
-            "fields": pl.String,
+            "fields": fields_dtype(),
         },
     )
     return s.to_frame().join(lookup, on="name", how="left", maintain_order="left")
+
+
+def fields_dtype() -> pl.DataType:
+    """The polars type of a ``fields`` column: a list of {field, value, meaning, confidence}."""
+    import polars as pl
+
+    return pl.List(pl.Struct({k: pl.String for k in ("field", "value", "meaning", "confidence")}))

@@ -273,9 +273,6 @@ def unclassified_kernels(
     return _finish_by(out, by)
 
 
-_FIELD = {"name": "String", "value": "String", "meaning": "String", "confidence": "String"}
-
-
 def decoded_kernels(
     trace: Trace, *, where: EventFilter | None = None, top: int | None = None
 ) -> pl.DataFrame:
@@ -284,7 +281,7 @@ def decoded_kernels(
     Columns: time_pct (share of kernel time, as census), total_ns, instances, family (the
     decoder that recognised the name; ``other`` when none did), category, subfamily, name,
     fields_summary (``field=value`` pairs, space-separated; ``?`` after a field whose meaning
-    is unknown, e.g. an undocumented token), fields (list of {name, value, meaning,
+    is unknown, e.g. an undocumented token), fields (list of {field, value, meaning,
     confidence}, as ``KernelName.to_dict()["fields"]``).
     """
     import polars as pl
@@ -293,12 +290,11 @@ def decoded_kernels(
 
     census = kernel_summary(trace, where=where, top=top)
     dec = decode_column(census["name"])
-    field = pl.Struct({k: getattr(pl, v) for k, v in _FIELD.items()})
-    fields = dec["fields"].str.json_decode(dtype=pl.List(field))
+    fields = dec["fields"]
     e = pl.element().struct
     summary = pl.col("fields").list.eval(
         pl.concat_str(
-            e.field("name"),
+            e.field("field"),
             pl.lit("="),
             e.field("value"),
             pl.when(e.field("confidence") == "unknown").then(pl.lit("?")).otherwise(pl.lit("")),

@@ -24,8 +24,10 @@ class Field:
     confidence: str  # "confirmed" | "inferred" | "unknown"
 
     def to_dict(self) -> dict[str, str]:
+        # "field", not "name": a row of decoded fields sits next to the kernel's own name
+        # (decode_column, lineup), and polars' unnest needs distinct column names.
         return {
-            "name": self.name,
+            "field": self.name,
             "value": self.value,
             "meaning": self.meaning,
             "confidence": self.confidence,

@@ -81,8 +81,19 @@ def _parse_xmma(c: _Ctx) -> tuple[str, list[Field]] | None:
             fields.append(_f("mma_shape", t[6:], "tensor-core instruction shape", INFERRED))
         elif t == "ffma":
             fields.append(_f("math", "ffma", "FFMA: no tensor cores", INFERRED))
-        elif re.fullmatch(r"align[a-z]*\d+", t):
-            fields.append(_f("alignment", t, "operand alignment (elements)", INFERRED))
+        elif m := re.fullmatch(r"align([a-z]*)(\d+)", t):
+            # aligna4_alignc4: one alignment per operand, each its own field name
+            operand = m.group(1)
+            fields.append(
+                _f(
+                    f"alignment_{operand}" if operand else "alignment",
+                    t,
+                    f"operand {operand.upper()} alignment (elements)"
+                    if operand
+                    else "operand alignment (elements)",
+                    INFERRED,
+                )
+            )
         elif t == "execute":
             k = j + 1
             while k < len(rest) and rest[k] != "kernel":
