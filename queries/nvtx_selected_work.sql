@@ -12,15 +12,16 @@
 -- before s is >= e (an ASOF join).
 --
 -- Parameters:
---   $pattern  VARCHAR  glob (* ? [..]) or exact text, matched against the range's label
---                      and its domain-qualified name
+--   $label_re  VARCHAR  an RE2 regex matched in full against the range's label and its
+--                       domain-qualified name: filters.glob_regex of the --nvtx glob (RE2
+--                       is linear in the label; DuckDB's GLOB backtracks on many *)
 -- Columns (ordered by both):
 --   globalPid      BIGINT  the GPU operation's globalPid
 --   correlationId  BIGINT  its correlationId
 WITH ranges AS (
     SELECT global_tid, start, max("end") AS "end"
     FROM nvtx_ranges()
-    WHERE same_thread AND (label GLOB $pattern OR name GLOB $pattern)
+    WHERE same_thread AND (regexp_full_match(label, $label_re) OR regexp_full_match(name, $label_re))
     GROUP BY global_tid, start
 ),
 reach AS (

@@ -5,9 +5,10 @@
 -- Needs the nvtx_text table (Trace.load_nvtx_text()).
 --
 -- Parameters:
---   $pattern    VARCHAR  a label glob (* ? [..]) when $match = 'glob'; a family (label with
---                        digit runs as '#', see steps_range_families) when $match = 'family'
---   $match      VARCHAR  'glob' | 'family'
+--   $pattern    VARCHAR  an RE2 regex matched in full when $match = 'regex' (filters.glob_regex
+--                        of a label glob); a family (label with digit runs as '#', see
+--                        steps_range_families) when $match = 'family'
+--   $match      VARCHAR  'regex' | 'family'
 --   $top_level  BOOLEAN  only ranges inside no other range of their thread
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
 --
@@ -42,7 +43,7 @@ matching AS (
     WHERE (NOT $top_level OR enclosing_end IS NULL OR enclosing_end < "end")
       AND CASE $match
           WHEN 'family' THEN regexp_replace(label, '[0-9]+', '#', 'g') = $pattern
-          ELSE label GLOB $pattern
+          ELSE regexp_full_match(label, $pattern)
       END
 ),
 steps AS (

@@ -12,6 +12,7 @@ from test_nvtx import build_shapes
 
 import tracelens
 from tracelens import _resources
+from tracelens.filters import glob_regex
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
 # end at.)
@@ -51,6 +52,6 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         if query.startswith("_"):
             ops = _operators(con, _select(query))
         else:
-            ops = _operators(con, _resources.query(query), {"pattern": "*"})
+            ops = _operators(con, _resources.query(query), {"label_re": glob_regex("*")})
     assert ops, query
     assert not ops & set(QUADRATIC), f"{query} plans {sorted(ops & set(QUADRATIC))}"

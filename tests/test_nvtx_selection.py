@@ -16,7 +16,7 @@ from test_graph_trace import GRAPH_TRACE_DDL
 
 import tracelens
 from tracelens.errors import UsageError
-from tracelens.filters import EventFilter, select_nvtx, select_work
+from tracelens.filters import EventFilter, glob_regex, select_nvtx, select_work
 from tracelens.synth import TraceBuilder, global_pid, global_tid
 
 PID = 100
@@ -154,7 +154,7 @@ def test_golden_selected_work(selection_trace, pattern):
         "nvtx_selected_work",
         pattern,
         prepare=tracelens.Trace.load_nvtx_text,
-        pattern=pattern,
+        label_re=glob_regex(pattern),
     )
 
 
@@ -164,7 +164,7 @@ def test_golden_matching_ranges(selection_trace):
         "nvtx_matching_ranges",
         "async",
         prepare=tracelens.Trace.load_nvtx_text,
-        pattern="async",
+        label_re=glob_regex("async"),
     )
 
 

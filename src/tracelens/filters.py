@@ -31,6 +31,84 @@ def parse_time_ns(text: str | int | None, *, param: str = "time") -> int | None:
     return round(float(m.group(1)) * TIME_UNITS_NS[unit])
 
 
+#: Longest glob accepted: an NVTX label glob is a few words; the cap keeps the compiled
+#: RE2 program (linear in the pattern) far below RE2's memory budget.
+MAX_GLOB_CHARS = 4096
+
+
+def glob_regex(pattern: str) -> str:
+    """An RE2 regex, to match in full (``regexp_full_match``), for the glob ``pattern``.
+
+    The glob syntax is SQL's GLOB (as DuckDB and SQLite): ``*`` any text, ``?`` one
+    character, ``[abc]``, ``[a-z]`` and ``[!abc]`` one character of (not of) a set, ``\\x``
+    a literal ``x``; everything else matches itself, case-sensitively. DuckDB's own GLOB
+    backtracks: ``*a*a*a*a*a*a*b`` against a long label takes minutes (100 characters:
+    65 s). RE2 runs in time linear in the label whatever the pattern, hence the translation.
+    An unclosed ``[`` or a trailing ``\\`` can match nothing (as in GLOB): a UsageError
+    saying so; so is a glob over :data:`MAX_GLOB_CHARS` characters.
+    """
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise UsageError(
+            f"glob of {len(pattern):,} characters; at most {MAX_GLOB_CHARS:,} are accepted"
+        )
+    out = ["(?s)"]  # ? and * also match a newline, as in GLOB
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            while i < n and pattern[i] == "*":
+                i += 1  # ** is *: one .* (fewer states, same language)
+            out.append(".*")
+            continue
+        if c == "?":
+            out.append(".")
+        elif c == "\\":
+            if i + 1 == n:
+                raise UsageError(f"glob {pattern!r} ends with a lone \\; write \\\\ for a \\")
+            i += 1
+            out.append(_re2_char(pattern[i]))
+        elif c == "[":
+            cls, i = _glob_class(pattern, i + 1)
+            out.append(cls)
+            continue
+        else:
+            out.append(_re2_char(c))
+        i += 1
+    return "".join(out)
+
+
+def _glob_class(pattern: str, i: int) -> tuple[str, int]:
+    """The RE2 class for the glob set whose text starts at ``i`` (after ``[``), and the index
+    after its ``]``. As GLOB: ``!`` first inverts, ``]`` first is a literal, ``a-z`` a
+    range (an inverted one such as ``z-a`` is empty)."""
+    n = len(pattern)
+    invert = i < n and pattern[i] == "!"
+    i += invert
+    first, items = i, []
+    while i < n and not (pattern[i] == "]" and i > first):
+        if i + 2 < n and pattern[i + 1] == "-" and pattern[i + 2] != "]":
+            lo, hi = pattern[i], pattern[i + 2]
+            if lo <= hi:
+                items.append(f"{_re2_char(lo)}-{_re2_char(hi)}")
+            i += 3
+        else:
+            items.append(_re2_char(pattern[i]))
+            i += 1
+    if i >= n:
+        raise UsageError(f"glob {pattern!r} has a [ without its ]; write [[] for a literal [")
+    if not items:  # only empty ranges: a class of nothing
+        return ("." if invert else r"[^\x00-\x{10FFFF}]"), i + 1
+    return ("[^" if invert else "[") + "".join(items) + "]", i + 1
+
+
+def _re2_char(c: str) -> str:
+    """``c`` as an RE2 literal: letters, digits, _ and other printable non-ASCII as they
+    are, the rest as a \\x{..} escape (never a metacharacter, in a class or out)."""
+    if c == "_" or c.isalnum() or (not c.isascii() and c.isprintable()):
+        return c
+    return f"\\x{{{ord(c):x}}}"
+
+
 @dataclass(frozen=True)
 class EventFilter:
     """Which events an analysis looks at. None means "all".
@@ -112,8 +190,9 @@ def select_nvtx(
     """
     import difflib
 
+    label_re = glob_regex(pattern)
     trace.load_nvtx_text()
-    ranges, projectable = trace.query_rows("nvtx_matching_ranges", pattern=pattern).data[0]
+    ranges, projectable = trace.query_rows("nvtx_matching_ranges", label_re=label_re).data[0]
     if not ranges:
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not labels:
@@ -123,7 +202,7 @@ def select_nvtx(
             f"{trace.path}: no NVTX range labelled {pattern!r}; "
             f"closest: {', '.join(repr(x) for x in close)}"
         )
-    narrowed = select_work(trace, "nvtx_selected_work", where, pattern=pattern)
+    narrowed = select_work(trace, "nvtx_selected_work", where, label_re=label_re)
     if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
         if where is not None and where.selection is not None:
             raise UsageError(

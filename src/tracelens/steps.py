@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._resources import data_dir
 from .errors import UsageError
-from .filters import EventFilter
+from .filters import EventFilter, glob_regex
 from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
@@ -192,10 +192,13 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
     if not trace.has_table("NVTX_EVENTS"):
         raise UsageError(f"{trace.path}: no NVTX data to match --range {pattern!r}")
     trace.load_nvtx_text()
-    frame = trace.query("steps_by_range", pattern=pattern, match="glob", top_level=False, **params)
+    label_re = glob_regex(pattern)
+    frame = trace.query(
+        "steps_by_range", pattern=label_re, match="regex", top_level=False, **params
+    )
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
-        if not trace.query("steps_range_count", pattern=pattern)["ranges"].item():
+        if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
             close = difflib.get_close_matches(pattern, labels, n=3, cutoff=0.4) or labels[:3]
             hint = f"; closest: {', '.join(repr(x) for x in close)}" if close else ""
             raise UsageError(f"{trace.path}: no NVTX range labelled {pattern!r}{hint}")
@@ -214,9 +217,12 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
     conf = settings()
     for glob in conf["markers"]["globs"]:
         # Counting the labels is cheap; projecting ranges on the GPU joins every launch.
-        if not trace.query_rows("steps_range_count", pattern=glob).data[0][0]:
+        label_re = glob_regex(glob)
+        if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame = trace.query("steps_by_range", pattern=glob, match="glob", top_level=False, **params)
+        frame = trace.query(
+            "steps_by_range", pattern=label_re, match="regex", top_level=False, **params
+        )
         if frame["step"].n_unique() >= 2:
             return _finish(
                 "marker", f"{frame['ranges'][0]:,} NVTX ranges {glob!r} (step markers)", frame

@@ -10,6 +10,7 @@ from fixtures.builder import FILL, XMMA_GEMM
 
 import tracelens
 from queries.golden import assert_golden
+from tracelens.filters import glob_regex
 from tracelens.synth import TraceBuilder
 
 PID = 6060
@@ -59,12 +60,12 @@ def test_steps_by_range_family(trace_path):
 
 
 def test_steps_by_range_glob(trace_path):
-    params = dict(pattern="lay*", match="glob", top_level=False, **NO_FILTER)
+    params = dict(pattern=glob_regex("lay*"), match="regex", top_level=False, **NO_FILTER)
     _golden(trace_path, "steps_by_range", "nested_glob", **params)
 
 
 def test_steps_range_count(trace_path):
-    _golden(trace_path, "steps_range_count", "decode", pattern="decode_step_*")
+    _golden(trace_path, "steps_range_count", "decode", label_re=glob_regex("decode_step_*"))
 
 
 def test_steps_launches(trace_path):
