@@ -7,6 +7,8 @@ ends in ``_ns`` are times and are converted to the requested unit (and renamed, 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
 import re
 from typing import TYPE_CHECKING
@@ -164,6 +166,29 @@ def _cell(value: object, decimals: int, column: str = "") -> str:
     return printable(str(value))
 
 
+def _formatter(column: str, decimals: int):
+    """``_cell`` for one column, with the column's decisions taken once (a table of a
+    million rows formats ten million cells)."""
+    float_format = f"{{:,.{decimals}f}}"
+    if column.endswith("_pct"):
+        float_format = "{:.1f}"
+    for suffix, (_u, fixed) in UNIT_SUFFIXES.items():
+        if column.endswith(suffix):
+            float_format = f"{{:,.{fixed}f}}"
+
+    def cell(value: object) -> str:
+        kind = type(value)
+        if kind is str:
+            return printable(value)
+        if kind is int:
+            return f"{value:,}"
+        if kind is float:
+            return float_format.format(value)
+        return _cell(value, decimals, column)
+
+    return cell
+
+
 #: Width of a table when the output is not a terminal (a file, a pipe): wide enough for
 #: the common columns, so that captured output reads as the terminal shows it.
 DEFAULT_WIDTH = 160
@@ -184,12 +209,87 @@ def table(
     ``row_styles`` (one rich style per row, such as "cyan"); the caller decides (a color
     terminal, ``NO_COLOR`` unset), this function never looks at the terminal."""
     df = _as_rows(df)
+    with _no_gc():
+        return _table(df, timeunit, title, caption, row_styles, width, color)
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cycle collector off while a table is built: its millions of small strings all
+    survive, and each generational pass re-scans them (10x the rows took 12x the time with
+    it on, 10x with it off). Nothing made here forms a reference cycle."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _table(
+    df: Rows,
+    timeunit: str,
+    title: str | None,
+    caption: str | None,
+    row_styles: list[str | None] | None,
+    width: int,
+    color: bool,
+) -> str:
+    decimals = DECIMALS[timeunit]
+    formats = [_formatter(col, decimals) for col in df.columns]
+    cells = [[f(v) for f, v in zip(formats, row, strict=True)] for row in df.iter_rows()]
+    # Never crop: numbers keep their natural width and wide text (kernel names) at least 40
+    # columns; a narrower terminal wraps the lines instead of losing characters.
+    natural = 2
+    for j, col in enumerate(df.columns):
+        longest = max([len(_header(col, timeunit))] + [len(r[j]) for r in cells])
+        natural += 43 if col in _WIDE_TEXT else longest + 3
+    console_width = max(width, natural)
+    if not color or len(cells) > RICH_MAX_ROWS:
+        from ._table import ColumnSpec, plain_table
+
+        specs = [
+            ColumnSpec(
+                _header(col, timeunit),
+                right=df.is_numeric(col),
+                wrap=col in _WIDE_TEXT,
+                min_width=20 if col in _WIDE_TEXT else None,
+            )
+            for col in df.columns
+        ]
+        title_text = printable(title) if title else None
+        caption_text = printable(caption) if caption else None
+        lines = plain_table(
+            specs, cells, title=title_text, caption=caption_text, console_width=console_width
+        )
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+    return _rich_table(df, cells, title, caption, row_styles, timeunit, console_width, color=True)
+
+
+#: Above this many rows a table is written without colour (the plain writer, linear in the
+#: cells): rich takes ~70 µs a cell, minutes for a census of a million kernels.
+RICH_MAX_ROWS = 5_000
+
+
+def _rich_table(
+    df: Rows,
+    cells: list[list[str]],
+    title: str | None,
+    caption: str | None,
+    row_styles: list[str | None] | None,
+    timeunit: str,
+    console_width: int,
+    *,
+    color: bool,
+) -> str:
+    """The table as rich writes it, with ANSI styles when ``color``: without, the same
+    text as the plain writer (tests/test_render_speed.py compares them)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    decimals = DECIMALS[timeunit]
     t = Table(
         title=Text(printable(title)) if title else None,
         caption=Text(printable(caption)) if caption else None,
@@ -208,23 +308,13 @@ def table(
             ratio=1 if wide else None,
             min_width=20 if wide else None,
         )
-    cells = [
-        [_cell(v, decimals, col) for v, col in zip(row, df.columns, strict=True)]
-        for row in df.iter_rows()
-    ]
     for i, row in enumerate(cells):
         # Text(), not str: kernel names such as `[lambda(float) (instance 1)]` are not markup.
         t.add_row(*(Text(c) for c in row), style=row_styles[i] if row_styles else None)
-    # Never crop: numbers keep their natural width and wide text (kernel names) at least 40
-    # columns; a narrower terminal wraps the lines instead of losing characters.
-    natural = 2
-    for j, col in enumerate(df.columns):
-        longest = max([len(_header(col, timeunit))] + [len(r[j]) for r in cells])
-        natural += 43 if col in _WIDE_TEXT else longest + 3
     out = io.StringIO()
     console = Console(
         file=out,
-        width=max(width, natural),
+        width=console_width,
         color_system="auto" if color else None,
         force_terminal=color,
         highlight=False,
