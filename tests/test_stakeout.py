@@ -229,11 +229,6 @@ def test_nothing_passes_the_filters(tmp_path, capsys):
     "args, message",
     [
         (
-            ["Gemm"],
-            "tracelens: no kernel in small.sqlite has a name containing 'Gemm'; 4 names match "
-            "ignoring case ('gemm', ...): add --ignore-case\n",
-        ),
-        (
             ["gemm<double>", "--match", "exact"],
             "tracelens: no kernel in small.sqlite is named 'gemm<double>'; closest: 'gemm'\n",
         ),
@@ -271,12 +266,32 @@ def test_bad_input_is_one_line(args, message, tmp_path, capsys):
     assert (rc, out, err) == (2, "", message)
 
 
-def test_library_raises_usage_error(tmp_path):
+def test_a_name_that_matches_only_ignoring_case_is_an_empty_result_with_a_hint(tmp_path, capsys):
+    # a valid pattern with no match in this case: exit 0, the offer of -i on stderr
+    for fmt in ("table", "csv", "json", "markdown"):
+        rc, out, err = run_cli(["stakeout", _small(tmp_path), "Gemm", "-f", fmt], capsys)
+        assert rc == 0 and out, fmt
+        assert err == (
+            "tracelens: no kernel in small.sqlite has a name containing 'Gemm'; 4 names match "
+            "ignoring case ('gemm', ...): add --ignore-case\n"
+        )
+    rc, out, _ = run_cli(["stakeout", _small(tmp_path), "Gemm"], capsys)
+    assert out == (
+        "stakeout of small.sqlite: 'Gemm' (contains), 0 launches\n"
+        "no kernel name matches in this case (some do ignoring case)\n"
+    )
+    rc, out, err = run_cli(["stakeout", _small(tmp_path), "Gemm", "-i"], capsys)
+    assert rc == 0 and err == "" and "0 launches" not in out
+
+
+def test_library_says_why_or_raises_usage_error(tmp_path):
     with tracelens.open(_small(tmp_path)) as trace:
-        with pytest.raises(
-            UsageError, match=r"4 names match ignoring case \('gemm', ...\): add ignore_case$"
-        ):
-            trace.stakeout("Gemm")
+        result = trace.stakeout("Gemm")
+        assert result.total_launches == 0 and result.launches.is_empty()
+        assert str(result.hint).endswith(
+            "4 names match ignoring case ('gemm', ...): add ignore_case"
+        )
+        assert trace.stakeout("gemm").hint is None
         with pytest.raises(UsageError, match="closest: 'gemm'"):
             trace.stakeout("gemmm")
 

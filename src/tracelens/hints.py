@@ -6,6 +6,7 @@ lies outside the trace or the device does not exist; :func:`why_empty` says whic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .units import fmt_ns
@@ -13,6 +14,22 @@ from .units import fmt_ns
 if TYPE_CHECKING:
     from .filters import EventFilter
     from .trace import Trace
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Why a result is empty, when the fix is a parameter: ``template`` has ``{param}``
+    where its name goes, so that the command line can say its flag instead (as
+    :meth:`tracelens.errors.UsageError.naming`)."""
+
+    template: str
+    param: str
+
+    def __str__(self) -> str:
+        return self.naming(self.param)
+
+    def naming(self, name: str) -> str:
+        return self.template.replace("{param}", name)
 
 
 def why_empty(trace: Trace, where: EventFilter | None) -> str | None:

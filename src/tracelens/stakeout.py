@@ -12,6 +12,7 @@ from .census import check_name_kind
 from .choices import MATCHES, SORTS
 from .errors import UsageError, check_at_least, check_choice
 from .filters import EventFilter
+from .hints import Hint
 from .render import DEFAULT_WIDTH
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class Stakeout:
     configs: pl.DataFrame
     histogram: pl.DataFrame
     launches: pl.DataFrame
+    #: Why nothing matched, when ignoring case would have (``str()`` it): a valid but empty
+    #: result, not an error.
+    hint: Hint | None = None
 
     @property
     def total_launches(self) -> int:
@@ -102,7 +106,8 @@ def stakeout(
     Start times count from session start, as ``where`` and every analysis.
 
     Raises UsageError when no kernel name matches (naming the closest ones) or the regex is
-    invalid; returns an empty Stakeout when names match but no launch passes ``where``.
+    invalid; returns an empty Stakeout when names match but no launch passes ``where``,
+    and one with ``hint`` set when names match only ignoring case.
     """
     import duckdb
     import polars as pl
@@ -134,8 +139,7 @@ def stakeout(
             f"{{param}} regex: {kernel!r} is not a valid regular expression: {reason}",
             param="match",
         ) from None
-    if df.is_empty():
-        _explain_empty(trace, kernel, pattern, match, ignore_case)
+    hint = _explain_empty(trace, kernel, pattern, match, ignore_case) if df.is_empty() else None
 
     # kernels, stats, configurations and histogram cover every launch, before --limit
     kernels = _launches_by(df, ("name",))
@@ -155,6 +159,7 @@ def stakeout(
         configs=configs.with_columns(pl.col("config").cast(pl.Int64)),
         histogram=histogram(durations),
         launches=_with_nvtx(trace, df),
+        hint=hint,
     )
 
 
@@ -295,20 +300,20 @@ def _case_blind(kernel: str, match: str) -> dict[str, Any]:
 
 def _explain_empty(
     trace: Trace, kernel: str, pattern: dict[str, Any], match: str, ignore_case: bool
-) -> None:
-    """Nothing passed: if no name matches at all, raise UsageError naming close names and,
-    when some match but for case, saying so. (If some match, the filters hid every launch:
-    an empty result, not an error.)"""
+) -> Hint | None:
+    """Nothing passed. If some name matches, the filters hid every launch: None. If some
+    match but for case: the Hint offering ``ignore_case`` (an empty result, exit 0). If
+    none matches at all: a UsageError naming the closest names."""
     names = trace.query("stakeout_names", **pattern)
     if names["matched"].any():
-        return
+        return None
     how = {"exact": "is named", "contains": "has a name containing", "regex": "has a name matching"}
     message = f"no kernel in {trace.path.name} {how[match]} {kernel!r}"
     if not ignore_case:
         loose = trace.query("stakeout_names", **_case_blind(kernel, match))
-        hits = loose.filter(loose["matched"])["name"].to_list()
+        hits = list(dict.fromkeys(loose.filter(loose["matched"])["name"].to_list()))
         if hits:
-            raise UsageError(
+            return Hint(
                 f"{message}; {len(hits):,} {'name matches' if len(hits) == 1 else 'names match'} "
                 f"ignoring case ({hits[0]!r}{', ...' if len(hits) > 1 else ''}): add {{param}}",
                 param="ignore_case",
@@ -461,7 +466,12 @@ def render(
         )
 
     if n == 0:
-        return title + "\nno launch of a matching kernel passes the filters\n"
+        why = (
+            "no kernel name matches in this case (some do ignoring case)"
+            if result.hint
+            else "no launch of a matching kernel passes the filters"
+        )
+        return f"{title}\n{why}\n"
     # table: one line per launch. The configuration is its number in the configurations
     # table, and what is the same in every listed launch is said once, above the table.
     launches = launches.join(

@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 
 if TYPE_CHECKING:
     from ..filters import EventFilter
+    from ..hints import Hint
     from ..trace import Trace
 
 FORMATS = choices.FORMATS
@@ -410,6 +411,13 @@ def show(
     emit(with_note(text, note, fmt), output)
     if hint:
         print(f"tracelens: {hint}", file=sys.stderr)
+
+
+def hint_text(hint: Hint | None) -> str | None:
+    """A library :class:`~tracelens.hints.Hint` saying the command line's flag."""
+    from . import _flag
+
+    return hint.naming(_flag(hint.param)) if hint else None
 
 
 def empty_hint(trace: Trace, where: EventFilter, rows: int) -> str | None:

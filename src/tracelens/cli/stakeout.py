@@ -90,7 +90,7 @@ def stakeout(
         )
         note, hint = (
             join_notes(nvtx_note, tr.graph_note(where)),
-            c.empty_hint(tr, where, result.total_launches),
+            c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches),
         )
     c.show(
         analysis.render,
