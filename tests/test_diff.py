@@ -382,3 +382,29 @@ def test_time_accounting_left_out_above_the_launch_limit(monkeypatch):
     assert note in left_out.notes
     assert not any("GPU time accounting" in n for n in kept.notes)
     assert real("util_max_launches") == 20_000_000
+
+
+# -- naming the sides ---------------------------------------------------------------------
+def test_a_file_compared_with_itself_is_named_once_and_said_to_be_the_same(capsys):
+    path = demo_path("bs1")
+    rc, out, _ = run_cli(["diff", str(path), str(path)], capsys)
+    assert rc == 0
+    assert out.splitlines()[0] == f"tracelens diff: A = {path.name}  →  B = {path.name}"
+    assert f"Note: A and B are the same file ({path.name}), compared with itself." in out
+    with tracelens.open(path) as a, tracelens.open(path) as b:
+        d = diff(a, b)
+    assert (d.label_a, d.label_b) == (path.name, path.name)
+    assert not d.clues and set(d.totals["delta"].drop_nulls().to_list()) == {0}
+
+
+def test_two_files_of_one_name_are_told_apart_by_their_directories(tmp_path, capsys):
+    for run in ("run1", "run2"):
+        (tmp_path / "exp" / run).mkdir(parents=True)
+        shutil.copy(demo_path("bs1"), tmp_path / "exp" / run / "trace.sqlite")
+    a, b = (str(tmp_path / "exp" / run / "trace.sqlite") for run in ("run1", "run2"))
+    rc, out, _ = run_cli(["diff", a, b], capsys)
+    assert out.splitlines()[0] == "tracelens diff: A = run1/trace.sqlite  →  B = run2/trace.sqlite"
+    assert "same file" not in out
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        assert diff(ta, tb, label_a="x", label_b="x").label_a == "A (x)"
+        assert diff(ta, tb, label_a="base").label_b == "trace.sqlite"

@@ -22,6 +22,7 @@ Nothing here prints; the CLI and the report render a ``TraceDiff``.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from ..filters import EventFilter
@@ -31,6 +32,8 @@ from .gates import GateResult, check_gates
 from .model import COPY_KIND_LABELS, Clue, Comparability, SequenceAlignment, TraceDiff
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..trace import Trace
 
 __all__ = [
@@ -46,6 +49,31 @@ __all__ = [
     "fmt_ns",
     "fmt_ratio",
 ]
+
+
+def side_labels(
+    path_a: Path, path_b: Path, label_a: str | None = None, label_b: str | None = None
+) -> tuple[str, str, bool]:
+    """How the two sides are named, and whether they are one file. By default each side is
+    its file name; two files of the same name in different directories are told apart by
+    as many parent directories as it takes (``run1/x.sqlite``, ``run2/x.sqlite``); a file
+    compared with itself keeps its name on both sides (a note says so). Given labels are
+    kept as they are unless they are equal (then ``A (...)``/``B (...)``)."""
+    try:
+        same_file = os.path.samefile(path_a, path_b)
+    except OSError:
+        same_file = False
+    if label_a is None and label_b is None and not same_file and path_a.name == path_b.name:
+        parts_a, parts_b = path_a.resolve().parts, path_b.resolve().parts
+        keep = 1
+        while keep < min(len(parts_a), len(parts_b)) and parts_a[-keep:] == parts_b[-keep:]:
+            keep += 1
+        label_a, label_b = "/".join(parts_a[-keep:]), "/".join(parts_b[-keep:])
+    label_a = label_a or path_a.name
+    label_b = label_b or path_b.name
+    if label_a == label_b and not same_file:
+        label_a, label_b = f"A ({label_a})", f"B ({label_b})"
+    return label_a, label_b, same_file
 
 
 def diff(
@@ -76,7 +104,7 @@ def diff(
     nvtx_limit = int(threshold("nvtx_max_launches"))
     sa = collect(a, name, where_a or EventFilter(), util_limit, nvtx_limit)
     sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit)
-    label_a, label_b = _labels(label_a or a.path.name, label_b or b.path.name)
+    label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
@@ -117,7 +145,7 @@ def diff(
         clues=tuple(clues),
         figures=figures,
         comparable=comparable,
-        notes=_notes(sa, sb, alignment, nvtx_ranges, util_limit),
+        notes=_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None),
         typical=typical,
         comparability=score,
         steps_a=steps_a,
@@ -167,13 +195,6 @@ def _figures(sa, sb, copies, kernels, danger, alignment, score) -> dict[str, flo
     return figures
 
 
-def _labels(label_a: str, label_b: str) -> tuple[str, str]:
-    """The two sides' names; two files of one name become "A (name)" and "B (name)"."""
-    if label_a == label_b:
-        return f"A ({label_a})", f"B ({label_b})"
-    return label_a, label_b
-
-
 def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
     """The comparability score, and whether the runs are comparable. A short window where
     every kernel was swapped (same launches, other kernels) is still the same program: the
@@ -195,11 +216,16 @@ def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
     return score, comparable and bool(kernels["b_total_ns"].sum())
 
 
-def _notes(sa, sb, alignment, nvtx_ranges, util_limit: int) -> tuple[str, ...]:
-    """What the board's reader should know about how it was made."""
+def _notes(
+    sa, sb, alignment, nvtx_ranges, util_limit: int, same_file: str | None
+) -> tuple[str, ...]:
+    """What the board's reader should know about how it was made (``same_file``: the name
+    of the file compared with itself, if it is)."""
     from .clues import threshold
 
     notes = []
+    if same_file:
+        notes.append(f"A and B are the same file ({same_file}), compared with itself")
     if nvtx_ranges != (None, None):
         ra, rb = nvtx_ranges
         notes.append(
