@@ -135,7 +135,7 @@ params = {"name_kind": "demangled", "by_launch_config": False, "device": None, "
           "stream": None, "start_ns": None, "end_ns": None}
 cur = con.execute(_resources.query("kernel_summary"), params)
 cols = [d[0] for d in cur.description]
-keep = [i for i, c in enumerate(cols) if c not in ("grid_xyz", "block_xyz")]
+keep = [i for i, c in enumerate(cols) if not c.startswith(("grid_", "block_"))]
 w = csv.writer(sys.stdout, lineterminator="\n")
 w.writerow([cols[i] for i in keep])
 for row in cur.fetchall():
@@ -237,7 +237,11 @@ def summarize(kind: str, text: str) -> dict[tuple, tuple]:
             out[key] = (int(r["Total Time (ns)"]), int(r["Instances"]), float(r["Med (ns)"]))
     elif kind == "census_lc":
         for r in _csv_rows(text, "time_pct"):
-            key = (r["name"], r["grid_xyz"], r["block_xyz"])
+            dims = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+            grid, block = (
+                " ".join(f"{int(r[d]):4d}" for d in part) for part in (dims[:3], dims[3:])
+            )
+            key = (r["name"], grid, block)
             out[key] = (int(r["total_ns"]), int(r["instances"]), float(r["med_ns"]))
     else:
         for r in _csv_rows(text, "time_pct" if kind == "census" else "name"):

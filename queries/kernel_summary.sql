@@ -23,9 +23,10 @@
 --   min_ns     BIGINT   shortest launch, ns
 --   max_ns     BIGINT   longest launch, ns
 --   stddev_ns  DOUBLE   sample standard deviation (n - 1; 0 for one launch), ns, 0.1
---   grid_xyz   VARCHAR  'X Y Z' printed as nsys does (printf '%4d %4d %4d'); NULL unless
---                       $by_launch_config
---   block_xyz  VARCHAR  same for the block
+--   grid_x, grid_y, grid_z     BIGINT  grid dimensions (thread blocks); NULL unless
+--                                      $by_launch_config (tables print them as nsys's
+--                                      GridXYZ, '%4d %4d %4d': tracelens.render)
+--   block_x, block_y, block_z  BIGINT  block dimensions (threads), likewise
 --   name       VARCHAR  kernel name of the requested kind
 WITH launches AS (
     SELECT
@@ -47,9 +48,7 @@ WITH launches AS (
 ),
 per_id AS (
     SELECT
-        name_id,
-        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', grid_x, grid_y, grid_z) END AS grid_xyz,
-        CASE WHEN $by_launch_config THEN printf('%4d %4d %4d', block_x, block_y, block_z) END AS block_xyz,
+        name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
         sum(dur_ns) AS total_ns,
         count(*) AS instances,
         avg(dur_ns) AS avg_ns,
@@ -69,9 +68,9 @@ SELECT
     min_ns,
     max_ns,
     round(stddev_ns, 1) AS stddev_ns,
-    grid_xyz,
-    block_xyz,
+    grid_x, grid_y, grid_z,
+    block_x, block_y, block_z,
     coalesce(s.value, '<unknown string id ' || name_id || '>') AS name
 FROM per_id
 LEFT JOIN strings AS s ON s.id = per_id.name_id
-ORDER BY total_ns DESC, name, grid_xyz, block_xyz
+ORDER BY total_ns DESC, name, grid_x, grid_y, grid_z, block_x, block_y, block_z

@@ -23,8 +23,8 @@
 --   queue_ns            BIGINT   kernel start - end of the API call that launched it, ns
 --                               (negative: the kernel started before the call returned)
 --   name                VARCHAR  kernel name of kind $name_kind
---   grid_xyz            VARCHAR  grid dimensions, printf('%4d %4d %4d') as census
---   block_xyz           VARCHAR  block dimensions, same format
+--   grid_x, grid_y, grid_z     BIGINT  grid dimensions (thread blocks)
+--   block_x, block_y, block_z  BIGINT  block dimensions (threads)
 --   registers           BIGINT   registers per thread
 --   static_smem_bytes   BIGINT   static shared memory per block, bytes
 --   dynamic_smem_bytes  BIGINT   dynamic shared memory per block, bytes
@@ -79,8 +79,8 @@ SELECT
     l."end" - l.start AS duration_ns,
     l.start - c."end" AS queue_ns,
     coalesce(sn.value, '<unknown string id ' || l.name_id || '>') AS name,
-    printf('%4d %4d %4d', l.gridX, l.gridY, l.gridZ) AS grid_xyz,
-    printf('%4d %4d %4d', l.blockX, l.blockY, l.blockZ) AS block_xyz,
+    l.gridX AS grid_x, l.gridY AS grid_y, l.gridZ AS grid_z,
+    l.blockX AS block_x, l.blockY AS block_y, l.blockZ AS block_z,
     l.registersPerThread AS registers,
     l.staticSharedMemory AS static_smem_bytes,
     l.dynamicSharedMemory AS dynamic_smem_bytes,

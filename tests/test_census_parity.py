@@ -43,8 +43,9 @@ def test_by_launch_config_equals_nsys_gpukernsum(stem, trace_copies):
             str(r["min_ns"]),
             str(r["max_ns"]),
             f"{r['stddev_ns']:.1f}",
-            r["grid_xyz"],
-            r["block_xyz"],
+            # nsys prints GridXYZ/BlockXYZ as '%4d %4d %4d'; the data carry the integers
+            "{:4d} {:4d} {:4d}".format(r["grid_x"], r["grid_y"], r["grid_z"]),
+            "{:4d} {:4d} {:4d}".format(r["block_x"], r["block_y"], r["block_z"]),
             r["name"],
         )
         for r in df.iter_rows(named=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import polars as pl
 import pytest
 from conftest import needs_shared, run_cli
 
@@ -128,10 +129,37 @@ def test_by_launch_config_columns(trace_copies, capsys):
     rc, out, _ = run_cli(
         ["census", trace_copies[MOCK], "--by-launch-config", "-f", "csv", "--name", "short"], capsys
     )
-    assert (
-        out.splitlines()[1]
-        == "65.1,2689,1,2689.0,2689.0,2689,2689,0.0,   1    1    1,  16    1    1,reduce_kernel"
+    lines = out.splitlines()
+    assert lines[0].endswith("stddev_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,name")
+    assert lines[1] == "65.1,2689,1,2689.0,2689.0,2689,2689,0.0,1,1,1,16,1,1,reduce_kernel"
+    # data outputs carry integers; the terminal table prints nsys's aligned GridXYZ
+    rc, out, _ = run_cli(
+        ["census", trace_copies[MOCK], "--by-launch-config", "-f", "json", "--name", "short"],
+        capsys,
     )
+    first = json.loads(out)[0]
+    assert [first[k] for k in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")] == [
+        1,
+        1,
+        1,
+        16,
+        1,
+        1,
+    ]
+    assert "grid_xyz" not in first
+    with tracelens.open(trace_copies[MOCK]) as t:
+        df = t.census(by_launch_config=True, name="short")
+    assert df.schema["grid_x"] == df.schema["block_z"] == pl.Int64
+    rc, out, _ = run_cli(
+        ["census", trace_copies[MOCK], "--by-launch-config", "--name", "short"], capsys
+    )
+    assert "   GridXYZ          BlockXYZ " in out
+    assert "      1    1    1     16    1    1   reduce_kernel" in out
+    rc, out, _ = run_cli(
+        ["census", trace_copies[MOCK], "--by-launch-config", "-f", "markdown", "--top", "1"],
+        capsys,
+    )
+    assert "| GridXYZ | BlockXYZ |" in out
 
 
 def _window_expected(path, start, end):

@@ -121,13 +121,14 @@ def test_csv_is_exact_and_converts_units(tmp_path, capsys):
     rc, out, err = run_cli(["stakeout", path, "gemm", "-f", "csv"], capsys)
     assert (rc, err) == (0, "")
     assert out.splitlines() == [
-        "start_ns,duration_ns,queue_ns,name,grid_xyz,block_xyz,registers,static_smem_bytes,"
+        "start_ns,duration_ns,queue_ns,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,"
+        "registers,static_smem_bytes,"
         "dynamic_smem_bytes,device,stream,pid,tid,correlation_id,api,nvtx",
-        f'15000,10000,1000,"{GEMM}",  64    1    1, 256    1    1,64,1024,0,0,7,4242,4242,1,cudaLaunchKernel,bad \\xff text',
-        f'30500,12000,-500,"{GEMM}",  64    1    1, 256    1    1,64,1024,0,0,7,4242,4242,2,cudaLaunchKernel,step 1',
-        f'80000,8000,4000,"{GEMM}", 128    2    1, 128    1    1,96,0,4096,0,9,4242,4242,3,cuLaunchKernel,registered step',
-        "100000,1000,22500,void gemm_small(float *),   1    1    1, 128    1    1,32,0,0,0,7,5151,5151,3,cudaLaunchKernel,",
-        f'162000,9000,1000,"{GEMM}",   1    1    1, 128    1    1,32,0,0,1,7,4242,4243,4,cudaLaunchKernel,worker loop',
+        f'15000,10000,1000,"{GEMM}",64,1,1,256,1,1,64,1024,0,0,7,4242,4242,1,cudaLaunchKernel,bad \\xff text',
+        f'30500,12000,-500,"{GEMM}",64,1,1,256,1,1,64,1024,0,0,7,4242,4242,2,cudaLaunchKernel,step 1',
+        f'80000,8000,4000,"{GEMM}",128,2,1,128,1,1,96,0,4096,0,9,4242,4242,3,cuLaunchKernel,registered step',
+        "100000,1000,22500,void gemm_small(float *),1,1,1,128,1,1,32,0,0,0,7,5151,5151,3,cudaLaunchKernel,",
+        f'162000,9000,1000,"{GEMM}",1,1,1,128,1,1,32,0,0,1,7,4242,4243,4,cudaLaunchKernel,worker loop',
     ]
     rc, out, _ = run_cli(
         ["stakeout", path, "gemm", "-f", "csv", "--timeunit", "us", "--limit", "1"], capsys
@@ -355,8 +356,8 @@ def test_built_exports_every_launch_and_call(schema, tmp_path):
                     "duration_ns": k.duration,
                     "queue_ns": k.start - call.end,
                     "name": name,
-                    "grid_xyz": "{:4d} {:4d} {:4d}".format(*k.grid),
-                    "block_xyz": "{:4d} {:4d} {:4d}".format(*k.block),
+                    **dict(zip(("grid_x", "grid_y", "grid_z"), k.grid, strict=True)),
+                    **dict(zip(("block_x", "block_y", "block_z"), k.block, strict=True)),
                     "device": k.device,
                     "stream": k.stream,
                     "pid": k.pid,

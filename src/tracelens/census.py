@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .choices import NAME_KINDS
 from .errors import check_at_least, check_choice
 from .filters import EventFilter
+from .render import LAUNCH_DIMS
 
 if TYPE_CHECKING:
     import polars as pl
@@ -31,7 +32,8 @@ def kernel_summary(
     """One row per kernel (per kernel and launch configuration with ``by_launch_config``).
 
     Columns, all times in ns: time_pct, total_ns, instances, avg_ns, med_ns, min_ns,
-    max_ns, stddev_ns, [grid_xyz, block_xyz,] name. ``time_pct`` is the share of all kernel
+    max_ns, stddev_ns, [grid_x, grid_y, grid_z, block_x, block_y, block_z,] name (the
+    launch configuration as integers; tables print it as nsys's GridXYZ/BlockXYZ). ``time_pct`` is the share of all kernel
     time that passes ``where``, so it does not change with ``top``.
     """
     rows = kernel_summary_rows(
@@ -57,7 +59,7 @@ def kernel_summary_rows(
         "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
     )
     if not by_launch_config:
-        rows = rows.drop("grid_xyz", "block_xyz")
+        rows = rows.drop(*LAUNCH_DIMS)
     return rows.head(top)
 
 

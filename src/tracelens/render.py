@@ -88,6 +88,40 @@ def _as_rows(df: Frame) -> Rows:
     return df if isinstance(df, Rows) else Rows.from_polars(df)
 
 
+#: A launch configuration in data (DataFrames, CSV, JSON): six integer columns.
+LAUNCH_DIMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+
+
+def launch_dims_text(rows: Rows) -> Rows:
+    """For tables and Markdown: ``grid_x/y/z`` as one ``grid_xyz`` text column where
+    ``grid_x`` was, printed as nsys prints GridXYZ (``'%4d %4d %4d'``), and the block
+    likewise. Rows without those columns come back unchanged."""
+    if not set(LAUNCH_DIMS) <= set(rows.columns):
+        return rows
+    at = {c: rows.columns.index(c) for c in LAUNCH_DIMS}
+    groups = {"grid_xyz": LAUNCH_DIMS[:3], "block_xyz": LAUNCH_DIMS[3:]}
+    columns, kinds, picks = [], [], []
+    for i, col in enumerate(rows.columns):
+        if col in ("grid_x", "block_x"):
+            name = "grid_xyz" if col == "grid_x" else "block_xyz"
+            columns.append(name)
+            kinds.append("str")
+            picks.append(tuple(at[c] for c in groups[name]))
+        elif col not in LAUNCH_DIMS:
+            columns.append(col)
+            kinds.append(rows.kinds[i])
+            picks.append(i)
+
+    def dims(row: tuple, idx: tuple[int, ...]) -> str | None:
+        values = [row[j] for j in idx]
+        return None if None in values else "{:4d} {:4d} {:4d}".format(*values)
+
+    data = tuple(
+        tuple(dims(row, p) if isinstance(p, tuple) else row[p] for p in picks) for row in rows.data
+    )
+    return Rows(tuple(columns), tuple(kinds), data)
+
+
 def _convert_rows(rows: Rows, timeunit: str) -> Rows:
     """``convert_times`` for Rows: no polars needed."""
     if timeunit == "ns":
@@ -208,7 +242,7 @@ def table(
     cannot fit: it wraps lines rather than crop). ``color``: emit ANSI styles, e.g.
     ``row_styles`` (one rich style per row, such as "cyan"); the caller decides (a color
     terminal, ``NO_COLOR`` unset), this function never looks at the terminal."""
-    df = _as_rows(df)
+    df = launch_dims_text(_as_rows(df))
     with _no_gc():
         return _table(df, timeunit, title, caption, row_styles, width, color)
 
@@ -429,7 +463,7 @@ def md_code(value: object, *, table: bool = False) -> str:
 def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> str:
     """A GitHub-flavoured Markdown table; text columns of names (:data:`_WIDE_TEXT`) are
     code spans, every other cell and the title escaped text."""
-    df = _as_rows(df)
+    df = launch_dims_text(_as_rows(df))
     decimals = DECIMALS[timeunit]
     lines = []
     if title:

@@ -13,7 +13,7 @@ from .choices import MATCHES, SORTS
 from .errors import UsageError, check_at_least, check_choice
 from .filters import EventFilter
 from .hints import Hint
-from .render import DEFAULT_WIDTH
+from .render import DEFAULT_WIDTH, LAUNCH_DIMS
 
 if TYPE_CHECKING:
     import polars as pl
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 40  # characters of the longest bar
-CONFIG_COLUMNS = ("grid_xyz", "block_xyz", "registers", "static_smem_bytes", "dynamic_smem_bytes")
+CONFIG_COLUMNS = (*LAUNCH_DIMS, "registers", "static_smem_bytes", "dynamic_smem_bytes")
 _PROBE_COLUMNS = ("api_global_tid", "api_start", "api_end")
 
 
@@ -46,7 +46,7 @@ class Stakeout:
 
     ``kernels``: one row per matched kernel name (of the requested kind) with launches:
     launches, total_ns, avg_ns, name; most launched first. ``stats``: None when no launch passed the filters. ``configs``: one row
-    per launch configuration (launches, total_ns, avg_ns, grid_xyz, block_xyz, registers,
+    per launch configuration (launches, total_ns, avg_ns, grid_x/y/z, block_x/y/z, registers,
     static_smem_bytes, dynamic_smem_bytes) numbered from 1 (``config``), most launches
     first. ``histogram``: lo_ns and
     hi_ns (inclusive) and launches of equal-width duration bins. ``launches``: one row per

@@ -840,10 +840,10 @@ class Trace:
         ``name``: demangled, short or mangled; ``by_launch_config``: also group by grid and
         block; ``top``: the first rows only. Columns (times in ns): time_pct (share of all
         kernel time that passes the filters), total_ns, instances, avg_ns, med_ns, min_ns,
-        max_ns, stddev_ns, [grid_xyz, block_xyz,] name. ``per_step``: per_step_ns and
-        calls_per_step instead of total_ns and instances, over the steady-state steps (or
-        ``step``/``steps``; see :func:`tracelens.census.kernel_summary_per_step_rows`).
-        Filters: see :meth:`filter`."""
+        max_ns, stddev_ns, [grid_x, grid_y, grid_z, block_x, block_y, block_z,] name.
+        ``per_step``: per_step_ns and calls_per_step instead of total_ns and instances, over
+        the steady-state steps (or ``step``/``steps``; see
+        :func:`tracelens.census.kernel_summary_per_step_rows`). Filters: see :meth:`filter`."""
         from .census import kernel_summary, kernel_summary_per_step_rows
         from .errors import UsageError
 
