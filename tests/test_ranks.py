@@ -307,3 +307,10 @@ def test_cli_draws_a_progress_bar_only_on_a_terminal(eight, capsys, monkeypatch)
     code, out, err = run(capsys, "ranks", *eight.paths[:2], "-j", "1", "-f", "csv")
     assert code == 0 and "2/2" in err and "ranks" in err and err.endswith("\n")
     assert out.startswith("rank,path,")  # stdout stays data
+
+
+def test_the_result_gives_its_tables_to_a_notebook(eight_result):
+    tables = eight_result.tables()
+    assert list(tables)[0] == "ranks" and eight_result.to_polars().equals(eight_result.ranks)
+    assert eight_result.to_polars("waits").equals(eight_result.waits)
+    assert "<p><code>step_stragglers</code>" in eight_result._repr_html_()

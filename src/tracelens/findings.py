@@ -20,6 +20,7 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -65,7 +66,7 @@ class RuleResult:
 
 
 @dataclass(frozen=True)
-class Findings:
+class Findings(Result):
     results: tuple[RuleResult, ...]
     notes: tuple[str, ...] = ()
 
@@ -97,6 +98,16 @@ class Findings:
         out = {f"findings_{r.rule}": float(r.total) for r in self.results if r.skipped is None}
         out["findings"] = float(sum(r.total for r in self.results if r.skipped is None))
         return out
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """findings (one row per rule, the main table), then each rule's rows by rule id."""
+        return {"findings": self.frame, **{r.rule: r.frame for r in self.results}}
+
+    def _summary(self) -> str:
+        fired = self.fired
+        return f"{len(fired)} of {len(self.results)} rules fired" + (
+            f": {', '.join(fired)}" if fired else ""
+        )
 
 
 def parse_threshold(text: str) -> tuple[str, str, float]:

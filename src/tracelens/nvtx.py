@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .choices import NVTX_GROUPS as GROUPS
 from .errors import MissingDataError, UsageError
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -142,7 +143,7 @@ def op_paths(trace: Trace) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class NvtxReport:
+class NvtxReport(Result):
     """What ``tracelens nvtx`` (or ``api``, the ``command``) shows: ``frame`` (every
     column), ``what`` it is (the title after 'nvtx of FILE: ') and the columns a terminal
     table keeps (None: all)."""
@@ -151,6 +152,13 @@ class NvtxReport:
     what: str
     table_columns: tuple[str, ...] | None = None
     command: str = "nvtx"
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """ranges: the NVTX summary rows."""
+        return {"ranges": self.frame}
+
+    def _summary(self) -> str:
+        return self.what
 
 
 def nvtx_report(

@@ -14,6 +14,7 @@ from .errors import UsageError, check_at_least, check_choice
 from .filters import EventFilter
 from .hints import Hint
 from .render import DEFAULT_WIDTH, LAUNCH_DIMS
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -41,7 +42,7 @@ class LaunchStats:
 
 
 @dataclass(frozen=True)
-class Stakeout:
+class Stakeout(Result):
     """What :func:`stakeout` found.
 
     ``kernels``: one row per matched kernel name (of the requested kind) with launches:
@@ -70,6 +71,20 @@ class Stakeout:
     @property
     def total_launches(self) -> int:
         return self.stats.launches if self.stats else 0
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """launches (the main table), kernels, summary, configs, histogram."""
+        return {
+            "launches": self.launches,
+            "kernels": self.kernels,
+            "summary": summary_frame(self),
+            "configs": self.configs,
+            "histogram": self.histogram,
+        }
+
+    def _summary(self) -> str:
+        said = f"{self.pattern!r} ({self.match}): {self.total_launches:,} launches"
+        return f"{said}; {self.hint}" if self.hint else said
 
 
 def check_match(match: str) -> str:
@@ -519,7 +534,7 @@ def render(
 
 # -- several kernels at once (the report's stakeout) ------------------------------------
 @dataclass(frozen=True)
-class KernelProfiles:
+class KernelProfiles(Result):
     """The stakeout of several kernels at once, aggregated in DuckDB, one entry per name.
 
     ``spread``: name, launches, total_ns, min/p10/p50/p90/p99/max_ns, cv, devices, streams
@@ -535,6 +550,10 @@ class KernelProfiles:
     spread: pl.DataFrame
     histogram: pl.DataFrame
     configs: pl.DataFrame
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """spread (the main table), histogram, configs."""
+        return {"spread": self.spread, "histogram": self.histogram, "configs": self.configs}
 
 
 def kernel_profiles(

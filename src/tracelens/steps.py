@@ -29,6 +29,7 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, glob_regex
 from .render import DEFAULT_WIDTH
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -63,7 +64,7 @@ def settings() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Steps:
+class Steps(Result):
     """The steps of a trace (see the module docstring).
 
     ``frame``: one row per step and device (:data:`FRAME_COLUMNS`). ``method``: how they were
@@ -149,6 +150,14 @@ class Steps:
             "outlier_steps": float(len(s["outlier_steps"])),
             "warmup_steps": float(len(s["warmup_steps"])),
         }
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """steps (one row per step and device, the main table) and steady (the steps left
+        after warm-up and outliers)."""
+        return {"steps": self.frame, "steady": self.steady}
+
+    def _summary(self) -> str:
+        return f"{self.method}: {self.detail}"
 
 
 def _stat(series: pl.Series, how: str) -> float | None:

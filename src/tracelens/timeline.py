@@ -10,6 +10,7 @@ from .census import check_name_kind
 from .errors import MissingDataError, check_at_least
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,7 +45,7 @@ EXACT_TOTAL_MAX_EVENTS = 1_000_000
 
 
 @dataclass(frozen=True)
-class Timeline:
+class Timeline(Result):
     """``events``: the rows asked for (see ``queries/timeline_events.sql`` for the columns;
     start_ns counts from ``origin_ns``); ``total``: rows before ``limit``/``offset``, or None
     when the page was read without counting them (more than ``EXACT_TOTAL_MAX_EVENTS``
@@ -56,6 +57,14 @@ class Timeline:
     offset: int
     origin_ns: int
     events_total: int | None = None
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """events: one row per GPU operation (and idle gap) of the page."""
+        return {"events": self.events}
+
+    def _summary(self) -> str:
+        total = "" if self.total is None else f" of {self.total:,}"
+        return f"{self.events.height:,} rows{total} from row {self.offset:,}"
 
 
 def check_paging(limit: int | None, offset: int) -> None:

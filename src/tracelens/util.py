@@ -31,6 +31,7 @@ from .categories import classify
 from .errors import MissingDataError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
+from .results import Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -71,7 +72,7 @@ _NON_COMPUTE = ("communication", "memory")
 
 
 @dataclass(frozen=True)
-class Util:
+class Util(Result):
     """GPU time accounting of one trace (see the module docstring).
 
     ``frame``: one row per device (:data:`FRAME_COLUMNS`, times in ns). ``idle_causes``:
@@ -115,6 +116,14 @@ class Util:
         for cause in IDLE_CAUSES:
             out[f"idle_{cause}_ms"] = by_cause.get(cause, 0) / 1e6
         return out
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """devices (one row per device, the main table), idle_causes, communication."""
+        return {
+            "devices": self.frame,
+            "idle_causes": self.idle_causes,
+            "communication": self.communication,
+        }
 
 
 @dataclass(frozen=True)

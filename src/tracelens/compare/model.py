@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..results import Result
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -106,7 +108,7 @@ class Comparability:
 
 
 @dataclass
-class TraceDiff:
+class TraceDiff(Result):
     """Everything ``tracelens diff`` shows. Times in ns; ratios are B / A."""
 
     label_a: str
@@ -166,6 +168,25 @@ class TraceDiff:
             "nvtx_regions": None if self.nvtx_regions is None else self.nvtx_regions.to_dicts(),
             "nvtx_steps": None if self.nvtx_steps is None else self.nvtx_steps.to_dicts(),
         }
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """kernels (the main table), clues (the evidence board), alignment (launch order per
+        device), totals, categories, copies, variant_swaps, danger."""
+        from ..results import records
+
+        return {
+            "kernels": self.kernels,
+            "clues": records(self.clues, tuple(Clue.__dataclass_fields__)),
+            "alignment": records(self.alignment, tuple(SequenceAlignment.__dataclass_fields__)),
+            "totals": self.totals,
+            "categories": self.categories,
+            "copies": self.copies,
+            "variant_swaps": self.variant_swaps,
+            "danger": self.danger,
+        }
+
+    def _summary(self) -> str:
+        return f"A = {self.label_a} → B = {self.label_b}: {len(self.clues)} clues"
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..results import Result
 from .rules import ranks_rules
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RanksResult:
+class RanksResult(Result):
     """A run seen across its ranks. Times in ns; frames are polars.
 
     - ``ranks``: one row per analysed rank: rank, path, the summary's overview columns
@@ -75,6 +76,19 @@ class RanksResult:
             "rank", pl.format("step_{}_ns", "step").alias("col"), pl.col(value)
         ).pivot(on="col", index="rank", values=value)
         return wide.sort("rank")
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """ranks (one row per rank, the main table), steps, step_stragglers, collectives,
+        waits, clock, inconsistencies."""
+        return {
+            "ranks": self.ranks,
+            "steps": self.steps,
+            "step_stragglers": self.step_stragglers,
+            "collectives": self.collectives,
+            "waits": self.waits,
+            "clock": self.clock,
+            "inconsistencies": self.inconsistencies,
+        }
 
 
 def reduce(
