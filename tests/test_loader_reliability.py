@@ -168,6 +168,29 @@ def test_stray_wal_leaves_the_directory_alone(tmp_path, capsys):
     assert not list(cache_root.glob(".copy-*"))  # the private copy is removed on close
 
 
+def test_a_path_that_is_not_utf8(tmp_path, capsys):
+    # os.fsdecode gives the \xff byte as a surrogate escape; DuckDB cannot take such text
+    path = _copy(tmp_path, os.fsdecode(b"run\xff.sqlite"))
+    before = sha256(path)
+    listing = sorted(os.listdir(path.parent))
+    cache_root = Path(os.environ["TRACELENS_CACHE_DIR"])
+    for args in COMMANDS:
+        rc, out, err = _run(args, path, capsys, tmp_path)
+        assert rc == 0, (args, err)
+        assert err == (
+            "tracelens: run\\xff.sqlite: its path is not UTF-8; reading a private copy in "
+            f"{cache_root}\n"
+        )
+        if args[0] != "report":
+            assert "run\\xff.sqlite" in out.splitlines()[0]  # the byte shown, not written raw
+    rc, out, err = run_cli(
+        ["census", str(tmp_path / "work" / os.fsdecode(b"no\xff.sqlite"))], capsys
+    )
+    assert (rc, out) == (2, "") and err.endswith("no\\xff.sqlite: no such file\n")
+    assert sorted(os.listdir(path.parent)) == listing and sha256(path) == before
+    assert not list(cache_root.glob(".copy-*"))
+
+
 def test_hot_journal(tmp_path, capsys):
     path = _copy(tmp_path)
     # A writer that dies mid-transaction leaves a hot journal (and maybe half-written pages).

@@ -100,7 +100,8 @@ def check_file(path: Path) -> None:
 def connect_readonly(path: Path, shown_as: Path | None = None) -> sqlite3.Connection:
     """A read-only, lock-free SQLite connection. ``path`` must have passed check_file;
     errors name ``shown_as`` (the path as the user gave it)."""
-    uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro&immutable=1"
+    # quote the bytes: a path that is not UTF-8 (surrogate escapes in Python) stays exact
+    uri = f"file:{urllib.parse.quote(os.fsencode(path))}?mode=ro&immutable=1"
     try:
         con = sqlite3.connect(uri, uri=True, check_same_thread=False)
         # Names written by the profiled program may not be valid UTF-8: keep the bytes and

@@ -158,14 +158,26 @@ def _header(col: str, unit: str) -> str:
 # Kernel, process and NVTX names and paths come from the profiled program: a name holding
 # ESC sequences would retitle the terminal, clear it or plant a link. Every text output
 # shows such characters as \xNN (as bad UTF-8 bytes are shown), C0 and C1 controls and DEL.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# A path's bytes that are not UTF-8 arrive as surrogate escapes (U+DC80..U+DCFF): shown as
+# the byte, \xNN, too (they cannot be written as UTF-8 at all).
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udcff]")
 # What a color table writes itself (rich's SGR styles), kept by ``escape_controls``.
 _OUR_STYLES = re.compile(r"(\x1b\[[0-9;]*m)")
 
 
 def _hex(m: re.Match) -> str:
-    return f"\\x{ord(m.group()):02x}"
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00 if code >= 0xDC80 else code:02x}"
+
+
+_SURROGATES = re.compile(r"[\udc80-\udcff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` writable as UTF-8: the surrogate escapes of bytes that were not UTF-8 (in a
+    path, say) shown as ``\\xNN``; everything else as it is."""
+    return text if text.isascii() else _SURROGATES.sub(_hex, text)
 
 
 def printable(text: str) -> str:

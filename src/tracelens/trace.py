@@ -132,6 +132,16 @@ _EVENT_KINDS = (
 )
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (a path with bytes that are not UTF-8 holds
+    surrogate escapes, which DuckDB cannot take)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def graph_level_reason(replays: int) -> str:
     """Why kernels are missing from an export with ``replays`` graph-level CUDA graph replays
     (for messages that say a kernel was not found)."""
@@ -197,15 +207,19 @@ class Trace:
         self.tables: dict[str, tuple[str, ...]] = table_columns(self._sqlite, self.path)
         if beside := sidecars(self._real_path, self.path):
             self._real_path = self._private_copy(beside)
+        elif not _utf8(str(self._real_path)):
+            self._real_path = self._private_copy([], why="its path is not UTF-8")
 
-    def _private_copy(self, beside: list[Path]) -> Path:
+    def _private_copy(self, beside: list[Path], why: str | None = None) -> Path:
         """DuckDB's scanner opens the file read-write, so with a -wal or -journal beside it
-        SQLite would create or rewrite files there. Give the scanner a copy of the file alone
-        (in the cache directory, removed on close); Python's sqlite3 keeps reading the
-        original immutably, which ignores those files too."""
+        SQLite would create or rewrite files there; and it takes its path as UTF-8 text.
+        Give the scanner a copy of the file alone (in the cache directory, removed on close);
+        Python's sqlite3 keeps reading the original immutably, which ignores those files
+        too. ``why``: the reason when it is not files ``beside`` the trace."""
         import tempfile
 
         names = ", ".join(p.name for p in beside)
+        why = why or f"{names} beside it, which DuckDB's reader would write to"
         root = self._cache_settings().root
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -215,12 +229,15 @@ class Trace:
         except OSError as exc:
             raise TraceError(
                 self.path,
-                f"has {names} beside it, which DuckDB's reader would write to, and no private "
-                f"copy can be made in {root} ({exc.strerror}); copy the .sqlite file alone to "
-                "another directory and pass the copy",
+                f"cannot be read in place ({why}) and no private copy can be made in {root} "
+                f"({exc.strerror}); copy the .sqlite file alone to another directory and pass "
+                "the copy",
             ) from None
         self._copy_path = Path(name)
-        notice = f"{names} beside {self.path.name} left alone; reading a private copy in {root}"
+        if beside:
+            notice = f"{names} beside {self.path.name} left alone; reading a private copy in {root}"
+        else:
+            notice = f"{self.path.name}: {why}; reading a private copy in {root}"
         self.notices.append(notice)
         if self._progress:
             self._progress(notice, None)

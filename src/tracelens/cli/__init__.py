@@ -148,7 +148,9 @@ def _take_no_cache(argv: list[str]) -> tuple[list[str], bool]:
 
 
 def _fail(message: str, code: int) -> None:
-    print(f"tracelens: {message}", file=sys.stderr)
+    from ..render import escape_controls
+
+    print(f"tracelens: {escape_controls(message)}", file=sys.stderr)
     sys.exit(code)
 
 

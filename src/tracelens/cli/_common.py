@@ -331,6 +331,9 @@ def check_output(output: Path | None) -> None:
 
 def emit(text: str, output: Path | None) -> None:
     """Results go to stdout (or FILE); never to stderr."""
+    from ..render import encodable
+
+    text = encodable(text)
     if output is None:
         try:
             sys.stdout.write(text)
@@ -410,7 +413,9 @@ def show(
         text = escape_controls(text, keep_styles=tty["color"])
     emit(with_note(text, note, fmt), output)
     if hint:
-        print(f"tracelens: {hint}", file=sys.stderr)
+        from ..render import escape_controls
+
+        print(f"tracelens: {escape_controls(hint)}", file=sys.stderr)
 
 
 def hint_text(hint: Hint | None) -> str | None:

@@ -24,7 +24,9 @@ def with_note(text: str, note: str | None, fmt: str) -> str:
     if not note:
         return text
     if fmt in MACHINE_FORMATS:
-        print(f"tracelens: note: {note}", file=sys.stderr)
+        from ..render import escape_controls
+
+        print(f"tracelens: note: {escape_controls(note)}", file=sys.stderr)
         return text
     blank = "\n" if fmt == "markdown" else ""
     return f"{text}{blank}note: {note}\n"

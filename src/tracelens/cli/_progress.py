@@ -20,7 +20,9 @@ class StderrProgress:
     def __call__(self, message: str | None, fraction: float | None) -> None:
         if message is not None:
             self._end_bar()
-            print(f"tracelens: {message}", file=self.stream, flush=True)
+            from ..render import escape_controls
+
+            print(f"tracelens: {escape_controls(message)}", file=self.stream, flush=True)
         if fraction is None or not self.tty:
             return
         filled = round(max(0.0, min(1.0, fraction)) * BAR_WIDTH)
