@@ -56,3 +56,25 @@ def test_a_misspelt_filter_is_a_usage_error(trace):
         trace.census(devic=1)
     with pytest.raises(UsageError, match="^start 'soon' is not a time"):
         trace.timeline(start="soon")
+
+
+def test_steps_util_and_findings_take_the_keyword_filters_too(trace):
+    import inspect
+
+    from tracelens import findings
+
+    where = EventFilter(start_ns=2_010_000_000, end_ns=2_030_000_000)
+    narrowed = trace.util(start="2.01s", end="2.03s")
+    assert narrowed.frame.equals(trace.util(where).frame)
+    assert narrowed.frame["span_ns"].sum() < trace.util().frame["span_ns"].sum()
+    steps = trace.steps(start="2.01s", end="2.03s")
+    assert steps.frame.equals(trace.steps(where=where).frame)
+    assert steps.count < trace.steps().count
+    assert trace.findings(device=0).frame.equals(trace.findings(where=EventFilter(device=0)).frame)
+    limit = inspect.signature(tracelens.Trace.findings).parameters["limit"].default
+    assert limit == findings.DEFAULT_LIMIT
+    for method in ("steps", "findings", "util", "api"):  # real signatures, no **options: Any
+        params = inspect.signature(getattr(tracelens.Trace, method)).parameters.values()
+        assert all(p.annotation != "Any" for p in params), method
+    with pytest.raises(UsageError, match="^unknown filter 'devcie'"):
+        trace.util(devcie=0)

@@ -1001,33 +1001,58 @@ class Trace:
     # -- steps and time accounting (steps.py, util.py, findings.py) ------------------------
     def steps(
         self,
-        range: str | None = None,  # noqa: A002
+        range: str | None = None,  # noqa: A002 - the CLI's --range
         where: EventFilter | None = None,
         top_kernels: int = 0,
+        **filters: Unpack[Filters],
     ) -> Steps:
-        """The iterations of the program; see :func:`tracelens.steps.find_steps`. With
-        ``top_kernels``, ``.top_kernels`` lists that many kernels per step and device (see
-        :func:`tracelens.stepwork.step_report`)."""
+        """The iterations of the program: the NVTX ranges labelled ``range`` (a glob) when
+        given, else ProfilerStep markers, a repeated top-level NVTX range, or the period of
+        the kernel launches (see :func:`tracelens.steps.find_steps`). ``Steps.frame``: one
+        row per step and device (start_ns, end_ns, duration_ns, busy_ns, kernels, warmup,
+        outlier, ...; ns from session start). With ``top_kernels``, ``.top_kernels`` lists
+        that many kernels per step and device (see :func:`tracelens.stepwork.step_report`).
+        Filters: see :meth:`filter`."""
         from .steps import find_steps
 
+        where = self.filter(where, **filters)
         if top_kernels:
             from .stepwork import step_report
 
             return step_report(self, range=range, where=where, top_kernels=top_kernels)
         return find_steps(self, range=range, where=where)
 
-    def findings(self, where: EventFilter | None = None, **options: Any) -> Findings:
-        """nsys analyze's rules and tracelens's; see :func:`tracelens.findings.find_issues`
-        (``only``, ``thresholds``, ``limit``). Filters: see :meth:`filter` (``nvtx``,
-        ``step``: the rules look at that work only)."""
+    def findings(
+        self,
+        where: EventFilter | None = None,
+        *,
+        only: tuple[str, ...] = (),
+        thresholds: dict[tuple[str, str], float] | None = None,
+        limit: int | None = 50,  # findings.DEFAULT_LIMIT (tests/test_api.py checks)
+        **filters: Unpack[Filters],
+    ) -> Findings:
+        """nsys analyze's rules and tracelens's (``only`` these rule ids when given);
+        ``thresholds`` overrides a rule's default by (rule id, key); ``limit``: rows kept per
+        rule (None or 0: all). ``Findings.frame``: one row per rule (rule, fired, rows,
+        title, why, fix); each rule's rows in ``Findings.result(rule).frame``. Filters: see
+        :meth:`filter` (``nvtx``, ``step``: the rules look at that work only). See
+        :func:`tracelens.findings.find_issues`."""
         from .findings import find_issues
 
-        filters = {k: options.pop(k) for k in list(options) if k in Filters.__annotations__}
-        return find_issues(self, where=self.filter(where, **filters), **options)
+        return find_issues(
+            self,
+            only=only,
+            thresholds=thresholds,
+            limit=limit,
+            where=self.filter(where, **filters),
+        )
 
     def util(self, where: EventFilter | None = None, **filters: Unpack[Filters]) -> Util:
-        """Per-device busy/idle accounting; see :func:`tracelens.util.gpu_time_accounting`.
-        Filters: see :meth:`filter` (``step``: over those steps' GPU span and work)."""
+        """Per-device GPU time accounting: span, busy (compute, exposed communication, exposed
+        copies) and idle split by cause, all in ns; ``Util.frame`` one row per device,
+        ``idle_causes`` and ``communication`` per cause and collective kind. Filters: see
+        :meth:`filter` (``step``: over those steps' GPU span and work). See
+        :func:`tracelens.util.gpu_time_accounting`."""
         from .util import gpu_time_accounting
 
         return gpu_time_accounting(self, self.filter(where, **filters))
@@ -1058,12 +1083,19 @@ class Trace:
 
         return op_paths(self)
 
-    def api(self, exec: bool = False, **options: Any) -> pl.DataFrame:  # noqa: A002
+    def api(
+        self,
+        exec: bool = False,  # noqa: A002 - the CLI's --exec
+        *,
+        name: str = "demangled",
+        pid: int | None = None,
+    ) -> pl.DataFrame:
         """CUDA API time per function (nsys cuda_api_sum), or with ``exec`` API, queue and
-        kernel time per kernel (cuda_kern_exec_sum). See :mod:`tracelens.api`."""
+        kernel time per kernel (cuda_kern_exec_sum; kernels named by ``name``: demangled,
+        short or mangled); ``pid``: one process only. Times in ns. See :mod:`tracelens.api`."""
         from .api import api_report
 
-        return api_report(self, exec=exec, **options).frame
+        return api_report(self, exec=exec, name=name, pid=pid).frame
 
     # -- numerical-path fingerprint (fingerprint/) ------------------------------------------
 
