@@ -176,6 +176,24 @@ def select_work(
     return replace(where, selection=int(selection_id))
 
 
+#: Characters of a label quoted in a message (a label can be megabytes long).
+LABEL_SHOWN_CHARS = 80
+
+
+def closest_labels(pattern: str, labels: list[str]) -> str:
+    """The three labels closest to ``pattern`` (else the first three), quoted, each cut to
+    :data:`LABEL_SHOWN_CHARS` characters, for a "no such range" message."""
+    import difflib
+
+    # difflib is quadratic in the text: compare the labels' starts only
+    starts = {label[: 4 * LABEL_SHOWN_CHARS]: label for label in labels}
+    close = difflib.get_close_matches(pattern, list(starts), n=3, cutoff=0.4)
+    shown = [starts[c] for c in close] or labels[:3]
+    return ", ".join(
+        repr(x if len(x) <= LABEL_SHOWN_CHARS else x[:LABEL_SHOWN_CHARS] + "…") for x in shown
+    )
+
+
 def select_nvtx(
     trace: Trace, pattern: str, where: EventFilter | None = None
 ) -> tuple[EventFilter, int]:
@@ -188,8 +206,6 @@ def select_nvtx(
     usually runs later on the GPU, so this is not a time window. A pattern that matches no
     range, or ranges that launched no GPU work, is a UsageError naming the closest labels.
     """
-    import difflib
-
     label_re = glob_regex(pattern)
     trace.load_nvtx_text()
     ranges, projectable = trace.query_rows("nvtx_matching_ranges", label_re=label_re).data[0]
@@ -197,10 +213,9 @@ def select_nvtx(
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not labels:
             raise UsageError(f"{trace.path}: no NVTX ranges to match {pattern!r}")
-        close = difflib.get_close_matches(pattern, labels, n=3, cutoff=0.4) or labels[:3]
         raise UsageError(
-            f"{trace.path}: no NVTX range labelled {pattern!r}; "
-            f"closest: {', '.join(repr(x) for x in close)}"
+            f"{trace.path}: no NVTX range labelled {pattern!r}; closest: "
+            + closest_labels(pattern, labels)
         )
     narrowed = select_work(trace, "nvtx_selected_work", where, label_re=label_re)
     if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._resources import data_dir
 from .errors import UsageError
-from .filters import EventFilter, glob_regex
+from .filters import EventFilter, closest_labels, glob_regex
 from .render import DEFAULT_WIDTH
 from .results import Result
 
@@ -196,8 +196,6 @@ def find_steps(trace: Trace, range: str | None = None, where: EventFilter | None
 
 
 def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
-    import difflib
-
     if not trace.has_table("NVTX_EVENTS"):
         raise UsageError(f"{trace.path}: no NVTX data to match --range {pattern!r}")
     trace.load_nvtx_text()
@@ -208,8 +206,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
-            close = difflib.get_close_matches(pattern, labels, n=3, cutoff=0.4) or labels[:3]
-            hint = f"; closest: {', '.join(repr(x) for x in close)}" if close else ""
+            hint = f"; closest: {closest_labels(pattern, labels)}" if labels else ""
             raise UsageError(f"{trace.path}: no NVTX range labelled {pattern!r}{hint}")
         raise UsageError(
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
