@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracelens import render
+from tracelens._table import cell_len
 from tracelens.rows import Rows
 
 WORDS = st.sampled_from(
@@ -45,9 +47,33 @@ def tables(draw):
     return rows, draw(st.integers(20, 220)), draw(st.none() | TEXT), draw(st.none() | TEXT)
 
 
+CJK = "漢字カーネル 漢字カーネル"
+REGRESSIONS = [  # found by the property below: double-width text in columns that never wrap
+    (
+        Rows(
+            ("name", "time_pct", "grid_xyz", "total_ns", "kind"),
+            ("str", "float", "str", "int", "str"),
+            (("", 0.0, "", 0, ""),) * 3 + (("", 0.0, CJK, 0, CJK),),
+        ),
+        20,
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", REGRESSIONS)
+def test_known_cases_print_what_rich_prints(case):
+    _compare(case)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_the_plain_writer_prints_what_rich_prints(case):
+    _compare(case)
+
+
+def _compare(case):
     rows, width, title, caption = case
     plain = render.table(rows, title=title, caption=caption, width=width)
     cells = [
@@ -57,7 +83,7 @@ def test_the_plain_writer_prints_what_rich_prints(case):
     natural = 2 + sum(
         43
         if c in render._WIDE_TEXT
-        else max([len(render._header(c, "ns"))] + [len(r[j]) for r in cells]) + 3
+        else max([cell_len(render._header(c, "ns"))] + [cell_len(r[j]) for r in cells]) + 3
         for j, c in enumerate(rows.columns)
     )
     by_rich = render._rich_table(

@@ -25,12 +25,13 @@ class ColumnSpec:
     min_width: int | None
 
 
-def _cell_len(text: str) -> int:
+def cell_len(text: str) -> int:
+    """Terminal cells ``text`` takes (a CJK character two), fast for ASCII."""
     if text.isascii():
         return len(text)
-    from rich.cells import cell_len
+    from rich.cells import cell_len as rich_cell_len
 
-    return cell_len(text)
+    return rich_cell_len(text)
 
 
 def plain_table(
@@ -65,11 +66,11 @@ def plain_table(
 def _row(row: list[str], columns: list[ColumnSpec], inner: list[int]) -> list[str]:
     parts: list[list[str]] = []
     for text, column, width in zip(row, columns, inner, strict=True):
-        length = _cell_len(text)
+        length = cell_len(text)
         if length <= width:
             if column.right:
                 text = text.rstrip()
-                parts.append([" " * (width - _cell_len(text)) + text])
+                parts.append([" " * (width - cell_len(text)) + text])
             else:
                 parts.append([text + " " * (width - length)])
         else:
@@ -123,10 +124,10 @@ def _column_widths(columns: list[ColumnSpec], cells: list[list[str]], width: int
     from rich.text import Text
 
     widest = [c.header for c in columns]
-    longest = [_cell_len(c.header) for c in columns]
+    longest = [cell_len(c.header) for c in columns]
     for row in cells:
         for j, text in enumerate(row):
-            n = len(text) if text.isascii() else _cell_len(text)
+            n = len(text) if text.isascii() else cell_len(text)
             if n > longest[j]:
                 longest[j], widest[j] = n, text
     proxy = Table(box=box.SIMPLE_HEAD)

@@ -13,6 +13,7 @@ import io
 import re
 from typing import TYPE_CHECKING
 
+from ._table import cell_len
 from .filters import TIME_UNITS_NS
 from .rows import Rows
 from .units import fmt_ns
@@ -285,11 +286,13 @@ def _table(
     decimals = DECIMALS[timeunit]
     formats = [_formatter(col, decimals) for col in df.columns]
     cells = [[f(v) for f, v in zip(formats, row, strict=True)] for row in df.iter_rows()]
+
     # Never crop: numbers keep their natural width and wide text (kernel names) at least 40
     # columns; a narrower terminal wraps the lines instead of losing characters.
     natural = 2
     for j, col in enumerate(df.columns):
-        longest = max([len(_header(col, timeunit))] + [len(r[j]) for r in cells])
+        # in terminal cells: a CJK character takes two
+        longest = max([cell_len(_header(col, timeunit))] + [cell_len(r[j]) for r in cells])
         natural += 43 if col in _WIDE_TEXT else longest + 3
     console_width = max(width, natural)
     if not color or len(cells) > RICH_MAX_ROWS:
