@@ -460,3 +460,18 @@ def test_findings_and_util_honour_nvtx(lagging, capsys):
         busy = trace.util(nvtx="ProfilerStep#2").frame["busy_ns"].item()
     # Step 2's kernels do not overlap one another: busy is their summed time.
     assert busy == expected[2]["gpu_ns"]
+
+
+def test_diff_step_compares_step_with_step(capsys):
+    from tracelens.demo import demo_path
+
+    kernels = []
+    for name in ("bs1", "bs16"):
+        with tracelens.open(demo_path(name)) as trace:
+            kernels.append(trace.steps().frame.filter(step=2)["kernels"].sum())
+    rc, out, err = run_cli(["diff", "--demo", "--step", "2", "-f", "json"], capsys)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [doc["figures"]["launches_a"], doc["figures"]["launches_b"]] == kernels
+    assert doc["notes"][0].startswith("A: only the GPU work of step 2 of 4 (steps from")
+    assert doc["notes"][1].startswith("B: only the GPU work of step 2 of 4 (steps from")

@@ -67,6 +67,7 @@ def diff(
     nvtx: _nvtx("--nvtx", NVTX_HELP) = None,
     a_nvtx: _nvtx("--a-nvtx", "Same, in A only") = None,
     b_nvtx: _nvtx("--b-nvtx", "Same, in B only") = None,
+    step: c.StepOpt = None,
     fail_if: FailIfOpt = None,
     fmt: FormatOpt = "table",
     output: c.OutputOpt = None,
@@ -97,9 +98,16 @@ def diff(
             where_a, ranges_a = select_nvtx(ta, a_nvtx or nvtx, where_a)
         if b_nvtx or nvtx:
             where_b, ranges_b = select_nvtx(tb, b_nvtx or nvtx, where_b)
+        selected: tuple[str, ...] = ()
+        if step is not None:
+            (where_a, note_a), (where_b, note_b) = (
+                c.nvtx_filter(tr, None, where, step) for tr, where in ((ta, where_a), (tb, where_b))
+            )
+            selected = (f"A: {note_a}", f"B: {note_b}")
         result = compute(
-            ta, tb, name=name, where_a=where_a, where_b=where_b, nvtx_ranges=(ranges_a, ranges_b)
-        )
+            ta, tb, name=name, where_a=where_a, where_b=where_b,
+            nvtx_ranges=(ranges_a, ranges_b), selected=selected,
+        )  # fmt: skip
     _show(result, fmt=fmt, top=top, output=output, fail_if=fail_if or [])
 
 

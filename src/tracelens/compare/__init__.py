@@ -86,10 +86,12 @@ def diff(
     label_a: str | None = None,
     label_b: str | None = None,
     nvtx_ranges: tuple[int | None, int | None] = (None, None),
+    selected: tuple[str, ...] = (),
 ) -> TraceDiff:
     """Compare trace ``a`` (the baseline) with ``b``. Ratios are B / A. ``nvtx_ranges``:
     how many NVTX ranges selected the work of each side (``filters.select_nvtx``), stated
-    on the board."""
+    on the board; ``selected``: other sentences saying what narrowed the sides (the steps
+    of ``stepwork.select_steps``), stated on the board too."""
     from ..census import check_name_kind
     from ..errors import UsageError
     from . import model
@@ -145,7 +147,8 @@ def diff(
         clues=tuple(clues),
         figures=figures,
         comparable=comparable,
-        notes=_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None),
+        notes=tuple(selected)
+        + _notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None),
         typical=typical,
         comparability=score,
         steps_a=steps_a,
