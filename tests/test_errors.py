@@ -454,6 +454,23 @@ def test_internal_query_errors_are_not_translated(monkeypatch):
             trace.query("anything")
 
 
+def test_report_top_names_the_parameter():
+    """The library names its parameter; the CLI says --top (below)."""
+    from tracelens.errors import UsageError
+    from tracelens.report.page import check_top
+
+    with pytest.raises(UsageError) as exc:
+        check_top(0)
+    assert str(exc.value) == "top must be at least 1 (got 0)"
+    assert exc.value.naming("--top") == "--top must be at least 1 (got 0)"
+
+
+@pytest.mark.parametrize("top", ["0", "-1"])
+def test_report_top_must_be_positive(top, capsys):
+    rc, out, err = run_cli(["report", "--demo", "--top", top], capsys)
+    assert (rc, out, err) == (2, "", f"tracelens: --top must be at least 1 (got {top})\n")
+
+
 @pytest.mark.parametrize("top", ["0", "-1"])
 def test_diff_top_must_be_positive(top, capsys):
     rc, out, err = run_cli(["diff", "--demo", "--top", top], capsys)

@@ -7,7 +7,7 @@ import csv
 import json
 
 import pytest
-from conftest import REFERENCE, needs_shared, shared_traces
+from conftest import REFERENCE, needs_shared, run_cli, shared_traces
 from fixtures.builder import XMMA_GEMM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -192,6 +192,25 @@ def test_thresholds_and_limit(tripped):
     for bad in ("gpu_gaps=1", "nope.gap_ms=1", "gpu_gaps.gap_ms=x", "sync_api.x=1"):
         with pytest.raises(UsageError):
             parse_threshold(bad)
+
+
+def test_threshold_messages_name_the_parameter_then_the_flag(tripped, capsys):
+    """The library names its parameter (threshold), the command line its flag."""
+    with pytest.raises(UsageError) as exc:
+        parse_threshold("gpu_gaps.gap_ms=x")
+    assert str(exc.value) == "threshold 'gpu_gaps.gap_ms=x': 'x' is not a number"
+    with pytest.raises(UsageError) as exc:
+        parse_threshold("gpu_gaps.gap_ms=-1")
+    assert str(exc.value) == "threshold 'gpu_gaps.gap_ms=-1': must not be negative"
+    rc, out, err = run_cli(["findings", str(tripped), "--threshold", "gpu_gaps.gap_ms=x"], capsys)
+    assert (rc, out, err) == (
+        2,
+        "",
+        "tracelens: --threshold 'gpu_gaps.gap_ms=x': 'x' is not a number\n",
+    )
+    rc, out, err = run_cli(["findings", str(tripped), "--threshold", "gpu_gaps=1"], capsys)
+    assert (rc, out) == (2, "")
+    assert err.startswith("tracelens: --threshold 'gpu_gaps=1': use RULE.KEY=VALUE with one of ")
 
 
 def test_cli_csv_and_fail_on(tripped, capsys):

@@ -127,6 +127,29 @@ def test_steps_range_and_forms_of_the_spec(lagging):
             trace.census(step="two")
 
 
+def test_step_messages_name_the_parameter_then_the_flag(lagging, capsys):
+    """The library says step/steps (its keywords), the command line its flags."""
+    path, _ = lagging
+    with tracelens.open(path) as trace:
+        with pytest.raises(UsageError) as exc:
+            trace.census(step="two")
+        assert str(exc.value) == "step 'two': use N or A:B (1-based step numbers)"
+        with pytest.raises(UsageError) as exc:
+            trace.census(steps="3:2")
+        assert str(exc.value) == "steps '3:2': need 1 <= A <= B"
+        with pytest.raises(UsageError) as exc:
+            trace.census(steps="9:9")
+        assert str(exc.value) == f"{path}: steps 9:9: the trace has steps 1 to 6"
+    rc, out, err = run_cli(["census", str(path), "--step", "two"], capsys)
+    assert (rc, out, err) == (
+        2,
+        "",
+        "tracelens: --step/--steps 'two': use N or A:B (1-based step numbers)\n",
+    )
+    rc, out, err = run_cli(["census", str(path), "--steps", "3:2"], capsys)
+    assert (rc, out, err) == (2, "", "tracelens: --steps '3:2': need 1 <= A <= B\n")
+
+
 def test_selection_object(lagging):
     path, _ = lagging
     with tracelens.open(path) as trace:

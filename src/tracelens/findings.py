@@ -110,20 +110,21 @@ class Findings(Result):
         )
 
 
-def parse_threshold(text: str) -> tuple[str, str, float]:
-    """``"gpu_gaps.gap_ms=100"`` -> ("gpu_gaps", "gap_ms", 100.0); UsageError otherwise."""
+def parse_threshold(text: str, param: str = "threshold") -> tuple[str, str, float]:
+    """``"gpu_gaps.gap_ms=100"`` -> ("gpu_gaps", "gap_ms", 100.0); otherwise a UsageError
+    naming ``param`` (the CLI says its flag)."""
     known = {(r["id"], k) for r in rules() for k in r.get("thresholds", {})}
     key, sep, value = text.partition("=")
     rule, dot, name = key.strip().partition(".")
     if not (sep and dot) or (rule, name) not in known:
         names = ", ".join(f"{r}.{k}" for r, k in sorted(known))
-        raise UsageError(f"--threshold {text!r}: use RULE.KEY=VALUE with one of {names}")
+        raise UsageError(f"{{param}} {text!r}: use RULE.KEY=VALUE with one of {names}", param=param)
     try:
         number = float(value)
     except ValueError:
-        raise UsageError(f"--threshold {text!r}: {value!r} is not a number") from None
+        raise UsageError(f"{{param}} {text!r}: {value!r} is not a number", param=param) from None
     if number < 0:
-        raise UsageError(f"--threshold {text!r}: must not be negative")
+        raise UsageError(f"{{param}} {text!r}: must not be negative", param=param)
     return rule, name, number
 
 

@@ -197,7 +197,9 @@ def find_steps(trace: Trace, range: str | None = None, where: EventFilter | None
 
 def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
     if not trace.has_table("NVTX_EVENTS"):
-        raise UsageError(f"{trace.path}: no NVTX data to match --range {pattern!r}")
+        raise UsageError(
+            f"{trace.path}: no NVTX data to match {{param}} {pattern!r}", param="range"
+        )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
     frame = trace.query(

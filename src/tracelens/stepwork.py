@@ -39,9 +39,11 @@ def parse_step_spec(spec: str | int | tuple[int, int]) -> tuple[int, int]:
         else:
             first = last = int(text)
     except ValueError:
-        raise UsageError(f"--step/--steps {spec!r}: use N or A:B (1-based step numbers)") from None
+        raise UsageError(
+            f"{{param}} {spec!r}: use N or A:B (1-based step numbers)", param="step"
+        ) from None
     if first < 1 or last < first:
-        raise UsageError(f"--steps {spec!r}: need 1 <= A <= B")
+        raise UsageError(f"{{param}} {spec!r}: need 1 <= A <= B", param="steps")
     return first, last
 
 
@@ -121,7 +123,8 @@ def select_steps(
     low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
     if last > top:
         raise UsageError(
-            f"{trace.path}: --steps {first}:{last}: the trace has steps {low} to {top}"
+            f"{trace.path}: {{param}} {first}:{last}: the trace has steps {low} to {top}",
+            param="steps",
         )
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
     if chosen.is_empty():

@@ -100,7 +100,13 @@ class StepSpec(ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         from ..stepwork import parse_step_spec
 
-        return value if isinstance(value, tuple) else parse_step_spec(value)
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_step_spec(value)
+        except UsageError as exc:  # the library names step/steps; say the flags
+            flag = "/".join(param.opts) if param is not None else "step"
+            raise UsageError(exc.naming("--steps" if exc.param == "steps" else flag)) from None
 
 
 def choice(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from ..errors import UsageError
+from ..errors import check_at_least
 from ..units import fmt_bytes, fmt_ns, fmt_ratio
 from . import svg
 from .collect import PER_OCTAVE, Omitted, Side, collect_side
@@ -62,8 +62,7 @@ def _asset(name: str) -> Markup:
 
 
 def check_top(top: int) -> int:
-    if top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    check_at_least("top", top, 1)
     return top
 
 
