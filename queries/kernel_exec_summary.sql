@@ -8,7 +8,8 @@
 -- Per launch: API time = call end - call start; queue time = kernel start - call end, only
 -- when >= 0 (a kernel can start before its launch call returns); kernel time = kernel end -
 -- kernel start; total = max(call end, kernel end) - call start (the phases overlap).
--- A kernel is matched to every API row with its process and correlationId, as nsys does.
+-- A kernel is matched to every API row with its process and correlationId, as nsys does
+-- (launched_by, queries/_shared.sql).
 --
 -- Parameters:
 --   $name_kind  VARCHAR  kernel name: 'demangled' | 'short' | 'mangled' (mangled falls back
@@ -42,8 +43,7 @@ WITH launches AS (
         k."end" - k.start AS kernel_ns,
         greatest(r."end", k."end") - r.start AS total_ns
     FROM kernels AS k
-    JOIN runtime_calls AS r
-      ON r.correlationId = k.correlationId AND r.globalTid - tid_of(r.globalTid) = k.globalPid
+    JOIN runtime_calls AS r ON launched_by(k.globalPid, k.correlationId, r.globalTid, r.correlationId)
     WHERE $pid IS NULL OR pid_of(r.globalTid) = $pid
 ),
 per_group AS (
