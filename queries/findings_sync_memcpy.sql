@@ -4,6 +4,8 @@
 -- the driver stages and returns from early) and copies within one device are left out.
 -- Longest first.
 --
+-- The rows come from issued_memcpys (queries/_issued_transfers.sql).
+--
 -- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection (the event filter;
 -- NULL: all; $selection: a work_selection id)
 --
@@ -18,21 +20,9 @@
 --   context      BIGINT   CUDA context id
 --   stream       BIGINT   CUDA stream id
 --   api_name     VARCHAR  the API call that issued it
-SELECT
-    m."end" - m.start AS duration_ns,
-    m.start AS start_ns,
-    mem_kind_name(m.srcKind) AS src_kind,
-    mem_kind_name(m.dstKind) AS dst_kind,
-    m.bytes / 1e6 AS bytes_mb,
-    pid_of(m.globalPid) AS pid,
-    m.deviceId AS device,
-    m.contextId AS context,
-    m.streamId AS stream,
-    s.value AS api_name
-FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
-JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
-JOIN strings AS s ON s.id = r.nameId
-WHERE s.value ILIKE 'cudaMemcpy%' AND s.value NOT ILIKE '%Async%'
-  AND NOT (m.bytes <= 64000 AND m.copyKind = 1)
-  AND NOT coalesce(m.srcDeviceId = m.dstDeviceId, false)
+SELECT duration_ns, start_ns, src_kind, dst_kind, bytes_mb, pid, device, context, stream, api_name
+FROM issued_memcpys('cudaMemcpy%', $device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+WHERE api_name NOT ILIKE '%Async%'
+  AND NOT (bytes <= 64000 AND copy_kind = 1)
+  AND NOT same_device
 ORDER BY duration_ns DESC, start_ns

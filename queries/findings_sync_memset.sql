@@ -2,6 +2,8 @@
 -- (names starting with cudaMemset without "async", case-insensitive), as `nsys analyze`
 -- 2022.4's cuda-sync-memset rule lists them. Longest first.
 --
+-- The rows come from issued_memsets (queries/_issued_transfers.sql).
+--
 -- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection (the event filter;
 -- NULL: all; $selection: a work_selection id)
 --
@@ -15,19 +17,7 @@
 --   context      BIGINT   CUDA context id
 --   stream       BIGINT   CUDA stream id
 --   api_name     VARCHAR  the API call that issued it
-SELECT
-    m."end" - m.start AS duration_ns,
-    m.start AS start_ns,
-    mem_kind_name(m.memKind) AS memory_kind,
-    m.bytes / 1e6 AS bytes_mb,
-    pid_of(m.globalPid) AS pid,
-    m.deviceId AS device,
-    m.contextId AS context,
-    m.streamId AS stream,
-    s.value AS api_name
-FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
-JOIN runtime_calls AS r ON launched_by(m.globalPid, m.correlationId, r.globalTid, r.correlationId)
-JOIN strings AS s ON s.id = r.nameId
-WHERE s.value ILIKE 'cudaMemset%' AND s.value NOT ILIKE '%async%'
-  AND m.memKind IN (1, 4)
+SELECT duration_ns, start_ns, memory_kind, bytes_mb, pid, device, context, stream, api_name
+FROM issued_memsets('cudaMemset%', $device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+WHERE api_name NOT ILIKE '%async%' AND mem_kind IN (1, 4)
 ORDER BY duration_ns DESC, start_ns

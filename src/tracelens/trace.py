@@ -384,6 +384,7 @@ class Trace:
                 self.parquet_dir = entry
                 self._install_parquet(con, entry, inputs.parquet_tables(con, entry), guard=False)
         con.execute(_resources.query("_shared"))
+        con.execute(_resources.query("_issued_transfers"))
         return con
 
     def _install_parquet(
