@@ -134,11 +134,17 @@ def test_rank_from_the_export_or_the_regex(tmp_path):
     # names whose last integer is the same for all: the MPI rank in the export decides
     rs = build_rank_set(tmp_path, ranks=3, slow_rank=2, mpi_ranks=True, stem="w{rank}-of-3")
     r = analyse_ranks([rs.dest], jobs=1)
-    assert r.ranks.select("rank", "mpi_rank").rows() == [(0, 0), (1, 1), (2, 2)]
+    assert r.ranks.select("rank", "recorded_rank", "rank_source").rows() == [
+        (0, 0, "MPI_RANKS"), (1, 1, "MPI_RANKS"), (2, 2, "MPI_RANKS")
+    ]  # fmt: skip
     assert r.findings[0].startswith("rank 2 made")
+    assert render_ranks(r, fmt="table").startswith(
+        "ranks: 3 ranks analysed (rank numbers from: MPI_RANKS)\n"
+    )
     # an explicit --rank-regex wins over the export
     r = analyse_ranks([rs.dest], jobs=1, rank_regex=r"w(\d+)-of")
     assert r.ranks["rank"].to_list() == [0, 1, 2]
+    assert set(r.ranks["rank_source"]) == {"--rank-regex"}
     other = tmp_path / "nompi"
     plain = build_rank_set(other, ranks=2, stem="w{rank}-of-3")
     with pytest.raises(UsageError, match="rank 3 is both"):
@@ -166,19 +172,47 @@ def test_local_pool_gives_the_serial_answer(eight, eight_result):
     assert render_ranks(pooled, fmt="json") == render_ranks(eight_result, fmt="json")
 
 
-def test_ray_gives_the_local_answer(eight, eight_result):
+@pytest.fixture(scope="module")
+def ray_local():
+    """One local two-CPU Ray instance for this module's Ray tests (starting one costs ~15 s
+    of a 2-core machine). address='local': never join a cluster RAY_ADDRESS or an earlier
+    `ray start` names (ray.init() would, and refuses num_cpus there). Ray's memory monitor
+    is off: on a machine others load it kills the task workers of whoever uses the most
+    memory, and a killed worker would fail a rank here."""
     ray = pytest.importorskip("ray", reason="Ray is the optional extra nsys-tracelens[ray]")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        on_ray = analyse_ranks([eight.dest], engine="ray")
-    finally:
-        ray.shutdown()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("RAY_ADDRESS", raising=False)
+        mp.setenv("RAY_memory_monitor_refresh_ms", "0")
+        mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(
+            address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+            configure_logging=False,
+        )  # fmt: skip
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+def test_ray_gives_the_local_answer(eight, eight_result, ray_local, tmp_path):
+    on_ray = analyse_ranks([eight.dest], engine="ray")
     assert render_ranks(on_ray, fmt="json") == render_ranks(eight_result, fmt="json")
+    # a bad file fails on its own, as locally; the limits reach each task's DuckDB
+    bad = tmp_path / "rank_9.sqlite"
+    bad.write_bytes(b"x" * 512)
+    from tracelens.ranks.engine import map_traces
+
+    results = map_traces([str(eight.paths[0]), str(bad)], engine="ray", memory="300MiB")
+    assert results[0].duckdb_settings == {"threads": 1, "memory_limit": "300.0 MiB"}
+    assert "is not a SQLite database" in results[1].reason
+    with pytest.raises(UsageError, match="--worker-threads 3: no Ray node has that many CPUs"):
+        map_traces([str(eight.paths[0])], engine="ray", threads=3)
 
 
 def test_reduce_ignores_input_order(eight, eight_result):
     sums = [(i, summarise(p)) for i, p in enumerate(eight.paths)]
-    again = reduce(list(reversed(sums)), [])
+    sources = {s.path: "file name" for _, s in sums}
+    again = reduce(list(reversed(sums)), [], sources)
     assert render_ranks(again, fmt="json") == render_ranks(eight_result, fmt="json")
 
 
@@ -195,7 +229,8 @@ def test_every_view_renders(eight_result):
         for fmt in ("table", "csv", "markdown", "json"):
             assert render_ranks(eight_result, fmt=fmt, table=view, timeunit="ms")
     md = render_ranks(eight_result, fmt="markdown")
-    assert md.startswith("**8 ranks analysed**") and "| Rank |" in md
+    assert md.startswith("**8 ranks analysed (rank numbers from: file name)**")
+    assert "| Rank |" in md
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -206,7 +241,10 @@ def run(capsys, *args):
 def test_cli_table_and_csv(eight, capsys):
     code, out, err = run(capsys, "ranks", *eight.paths[3:], "-j", "1", "--timeunit", "ms")
     assert code == 0 and err == ""
-    assert out.startswith("ranks: 5 ranks analysed\n- rank 5 made the others wait 38.00 ms")
+    assert out.startswith(
+        "ranks: 5 ranks analysed (rank numbers from: file name)\n"
+        "- rank 5 made the others wait 38.00 ms"
+    )
     assert "stragglers per step" in out and "clock alignment" in out
     code, out, _ = run(capsys, "ranks", *eight.paths[:3], "-j", "1", "-f", "csv")
     assert code == 0 and out.splitlines()[0].startswith("rank,path,")

@@ -45,6 +45,24 @@ def ranks(
         int | None,
         c.at_least("--jobs", "-j", minimum=1, help="Local worker processes (default: CPU count)"),
     ] = None,
+    worker_threads: Annotated[
+        int | None,
+        c.at_least(
+            "--worker-threads",
+            minimum=1,
+            help="DuckDB threads per worker (default: cores / --jobs locally, 1 on Ray, "
+            "where each task asks for that many CPUs)",
+        ),
+    ] = None,
+    worker_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--worker-memory",
+            metavar="SIZE",
+            help="DuckDB memory limit per worker, e.g. 4GB (default: 80% of RAM / --jobs "
+            "locally, DuckDB's own on Ray)",
+        ),
+    ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
     ] = False,
@@ -69,7 +87,7 @@ def ranks(
     c._INPUTS.extend(traces)
     result = analyse_ranks(
         [str(t) for t in traces], rank_regex=rank_regex, engine=engine, jobs=jobs,
-        strict=strict, progress=_progress_bar() if sys.stderr.isatty() else None,
+        worker_threads=worker_threads, worker_memory=worker_memory, strict=strict, progress=_progress_bar() if sys.stderr.isatty() else None,
     )  # fmt: skip
     c.show(render_ranks, result, fmt=fmt, output=output, timeunit=timeunit, table=view)
 

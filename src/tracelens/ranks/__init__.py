@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
 from .inputs import compile_rank_regex, find_traces, rank_from_name
+from .recorded import FILE_NAME, RANK_REGEX
 from .reduce import RanksResult, reduce
 from .summary import RankFailure, RankSummary, summarise
 
@@ -40,44 +41,67 @@ def analyse_ranks(
     rank_regex: str | None = None,
     engine: str = "local",
     jobs: int | None = None,
+    worker_threads: int | None = None,
+    worker_memory: int | str | None = None,
     strict: bool = False,
     progress: Progress | None = None,
 ) -> RanksResult:
     """Analyse the per-rank exports of one run (paths, globs or directories).
 
-    A trace's rank is the MPI rank its export records (MPI_RANKS, with ``--trace mpi``),
-    else the first group of ``rank_regex`` over its file name (default: the last integer
-    in the name); an explicit ``rank_regex`` takes precedence over the export. A file that
-    cannot be analysed is listed in ``failures`` (and its rank in ``missing_ranks``) while
-    the others are analysed, unless ``strict``: then its error is raised. Two files with
-    one rank are a UsageError.
+    A trace's rank is the one its export records (:mod:`.recorded`: MPI_RANKS, NCCL's
+    communicator-creation payloads, the recorded launch environment), else the first group
+    of ``rank_regex`` over its file name (default: the last integer in the name); an
+    explicit ``rank_regex`` takes precedence over the export. ``ranks.rank_source`` says
+    which decided. A file that cannot be analysed is listed in ``failures`` (and its rank in
+    ``missing_ranks``) while the others are analysed, unless ``strict``: then its error is
+    raised. Two files with one rank are a UsageError.
+
+    ``worker_threads`` and ``worker_memory`` (bytes, or text such as ``'4GB'``) cap each
+    worker's DuckDB; see :func:`.engine.worker_limits` for the defaults.
     """
     paths = find_traces(traces)
     rx = compile_rank_regex(rank_regex)
     named = [rank_from_name(p, rx) for p in paths]
-    results = map_traces([str(p) for p in paths], engine=engine, jobs=jobs, progress=progress)
+    results = map_traces(
+        [str(p) for p in paths], engine=engine, jobs=jobs, threads=worker_threads,
+        memory=worker_memory, progress=progress,
+    )  # fmt: skip
     summaries: list[tuple[int, RankSummary]] = []
+    sources: dict[str, str] = {}
     failures: list[tuple[int | None, RankFailure]] = []
     for name_rank, result in zip(named, results, strict=True):
         if isinstance(result, RankFailure):
             failures.append((name_rank, result))
             continue
-        rank = name_rank if rank_regex or result.mpi_rank is None else result.mpi_rank
+        rank, source = _rank_of(result, name_rank, rank_regex)
         if rank is None:
             reason = (
                 "has no rank: no integer in its file name matches the rank regex and the "
-                "export records no MPI rank; pass --rank-regex"
+                "export records none (MPI_RANKS, NCCL, environment); pass --rank-regex"
             )
             failures.append((None, RankFailure(result.path, reason)))
         else:
             summaries.append((rank, result))
+            sources[result.path] = source
     _check_unique(summaries)
     if failures and (strict or not summaries):
         _, first = min(failures, key=lambda f: f[1].path)
         error = MissingDataError if first.exit_code == 3 else TraceError
         more = f" ({len(failures) - 1} more file(s) failed)" if len(failures) > 1 else ""
         raise error(first.path, first.reason + more)
-    return reduce(summaries, failures)
+    return reduce(summaries, failures, sources)
+
+
+def _rank_of(
+    summary: RankSummary, name_rank: int | None, rank_regex: str | None
+) -> tuple[int | None, str]:
+    """The rank and what it came from: --rank-regex when given, else the export's own
+    record, else the file name."""
+    if rank_regex:
+        return name_rank, RANK_REGEX
+    if summary.recorded_rank is not None:
+        return summary.recorded_rank, summary.recorded_rank_source or ""
+    return name_rank, FILE_NAME
 
 
 def _check_unique(summaries: list[tuple[int, RankSummary]]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..choices import RANK_ENGINES
 from ..errors import UsageError
@@ -37,43 +38,132 @@ def map_traces(
     *,
     engine: str = "local",
     jobs: int | None = None,
+    threads: int | None = None,
+    memory: int | str | None = None,
     progress: Progress | None = None,
 ) -> list[Result]:
     """Summarise every trace (``summarise_or_failure``), in the order of ``paths``.
 
     ``jobs``: worker processes for the local engine (default: the CPU count; 1 runs in this
     process); ignored by Ray, which schedules one task per trace on the cluster's CPUs.
+    ``threads`` and ``memory``: each worker's DuckDB limits (:func:`worker_limits`).
+    A worker that dies (killed for memory, a lost Ray node) fails its trace only.
     """
     check_engine(engine)
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    paths = list(paths)
+    if engine == "local":
+        jobs = min(jobs or os.cpu_count() or 1, len(paths)) or 1
+    limits = worker_limits(engine, jobs or 1, threads, memory)
     if engine == "ray":
-        return _map_ray(list(paths), progress)
-    jobs = min(jobs or os.cpu_count() or 1, len(paths)) or 1
+        return _map_ray(paths, limits, progress)
     if jobs == 1:
-        return _map_serial(list(paths), progress)
-    return _map_pool(list(paths), jobs, progress)
+        return _map_serial(paths, limits, progress)
+    return _map_pool(paths, jobs, limits, progress)
 
 
-def _summarise_safely(path: str) -> Result:
+@dataclass(frozen=True)
+class Limits:
+    """What each worker's DuckDB may take: threads, and memory in bytes (None: DuckDB's
+    default, every core and 80% of the machine's RAM)."""
+
+    threads: int | None
+    memory: int | None
+
+
+def worker_limits(
+    engine: str, jobs: int, threads: int | None = None, memory: int | str | None = None
+) -> Limits:
+    """Each worker's DuckDB limits. Defaults: in this process (one job) DuckDB's own; in a
+    local pool of ``jobs`` workers, the cores and 80% of RAM shared out (cores // jobs,
+    at least 1); on Ray, one thread (each task asks Ray for as many CPUs as it has threads,
+    so Ray packs tasks onto cores) and no memory cap unless given."""
+    if threads is not None and threads < 1:
+        raise UsageError(f"--worker-threads must be at least 1 (got {threads})")
+    mem = parse_size(memory) if memory is not None else None
+    if engine == "ray":
+        return Limits(threads or 1, mem)
+    if jobs == 1:
+        return Limits(threads, mem)
+    cores = os.cpu_count() or 1
+    ram = _physical_memory()
+    default_mem = int(ram * 0.8 / jobs) if ram else None
+    return Limits(threads or max(cores // jobs, 1), mem if mem is not None else default_mem)
+
+
+_UNITS = {
+    "": 1, "B": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+}  # fmt: skip
+_MIN_MEMORY = 2**24  # DuckDB needs a few MB to run at all
+
+
+def parse_size(value: int | str) -> int:
+    """Bytes from an int or text such as '4GB', '512 MiB', '2e9' (a UsageError otherwise)."""
+    import re
+
+    if isinstance(value, int):
+        size = value
+    else:
+        m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([KMGT]?i?B?)\s*", str(value), re.IGNORECASE)
+        unit = m.group(2).upper() if m else None
+        if m is None or unit not in _UNITS:
+            raise UsageError(
+                f"--worker-memory {value!r} is not a size; write e.g. 4GB, 512MiB or bytes"
+            )
+        try:
+            size = int(float(m.group(1)) * _UNITS[unit])
+        except ValueError:
+            raise UsageError(f"--worker-memory {value!r} is not a size") from None
+    if size < _MIN_MEMORY:
+        raise UsageError(f"--worker-memory {value!r} is too small (DuckDB needs at least 16MiB)")
+    return size
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _summarise_safely(path: str, limits: Limits = Limits(None, None)) -> Result:
     """What a worker runs: a failure record for bad input, and for a bug too (one trace
     that trips tracelens must not stop a thousand others; the message says it is a bug)."""
     try:
-        return summarise_or_failure(path)
+        return summarise_or_failure(path, threads=limits.threads, memory_limit=limits.memory)
     except Exception as exc:  # noqa: BLE001 - reported per file, see above
         return RankFailure(path, f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
 
-def _map_serial(paths: list[str], progress: Progress | None) -> list[Result]:
+def _check_ray_fits(ray, cpus: int) -> None:
+    """A task asking for more CPUs than any node has would wait forever: say so instead."""
+    most = max((n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
+    if cpus > most:
+        raise UsageError(
+            f"--worker-threads {cpus}: no Ray node has that many CPUs (the largest has "
+            f"{most:g}); each task asks Ray for one CPU per thread"
+        )
+
+
+def _worker_died(path: str, exc: BaseException, where: str) -> RankFailure:
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    return RankFailure(path, f"its {where} died before it finished ({type(exc).__name__}: {first})")
+
+
+def _map_serial(paths: list[str], limits: Limits, progress: Progress | None) -> list[Result]:
     out = []
     for i, path in enumerate(paths, 1):
-        out.append(_summarise_safely(path))
+        out.append(_summarise_safely(path, limits))
         if progress:
             progress(i, len(paths), path)
     return out
 
 
-def _map_pool(paths: list[str], jobs: int, progress: Progress | None) -> list[Result]:
+def _map_pool(
+    paths: list[str], jobs: int, limits: Limits, progress: Progress | None
+) -> list[Result]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -82,16 +172,19 @@ def _map_pool(paths: list[str], jobs: int, progress: Progress | None) -> list[Re
     ctx = multiprocessing.get_context("spawn")
     results: list[Result | None] = [None] * len(paths)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(_summarise_safely, p): i for i, p in enumerate(paths)}
+        futures = {pool.submit(_summarise_safely, p, limits): i for i, p in enumerate(paths)}
         for done, future in enumerate(as_completed(futures), 1):
             i = futures[future]
-            results[i] = future.result()
+            try:
+                results[i] = future.result()
+            except Exception as exc:  # noqa: BLE001 - BrokenProcessPool: a worker was killed
+                results[i] = _worker_died(paths[i], exc, "worker process")
             if progress:
                 progress(done, len(paths), paths[i])
     return results  # type: ignore[return-value]
 
 
-def _map_ray(paths: list[str], progress: Progress | None) -> list[Result]:
+def _map_ray(paths: list[str], limits: Limits, progress: Progress | None) -> list[Result]:
     try:
         import ray
     except ImportError:
@@ -102,8 +195,10 @@ def _map_ray(paths: list[str], progress: Progress | None) -> list[Result]:
     if started:
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        task = ray.remote(num_cpus=1)(_summarise_safely)
-        refs = [task.remote(p) for p in paths]
+        cpus = limits.threads or 1
+        _check_ray_fits(ray, cpus)
+        task = ray.remote(num_cpus=cpus)(_summarise_safely)
+        refs = [task.remote(p, limits) for p in paths]
         index = {ref: i for i, ref in enumerate(refs)}
         results: list[Result | None] = [None] * len(paths)
         pending, done = list(refs), 0
@@ -111,7 +206,10 @@ def _map_ray(paths: list[str], progress: Progress | None) -> list[Result]:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
                 i = index[ref]
-                results[i] = ray.get(ref)
+                try:
+                    results[i] = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # the task's worker or node died
+                    results[i] = _worker_died(paths[i], exc, "Ray task")
                 done += 1
                 if progress:
                     progress(done, len(paths), paths[i])

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..results import Result
+from .consistency import inconsistencies
 from .rules import ranks_rules
 
 if TYPE_CHECKING:
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 class RanksResult(Result):
     """A run seen across its ranks. Times in ns; frames are polars.
 
-    - ``ranks``: one row per analysed rank: rank, path, the summary's overview columns
+    - ``ranks``: one row per analysed rank: rank, path, rank_source (where the rank number
+      came from: 'MPI_RANKS', 'NCCL ncclCommInitRank', 'environment RANK', 'file name',
+      '--rank-regex'), the summary's overview columns
       (span, busy, compute, exposed communication, top kernel, danger, steps,
       steady step time...), ``waited_ns`` (time it waited for later ranks in collectives),
       ``caused_ns`` (the spreads of the instances it was last in), ``clock_correction_ns``.
@@ -65,6 +68,12 @@ class RanksResult(Result):
     reference_rank: int | None
     findings: tuple[str, ...]
 
+    def rank_sources(self) -> list[tuple[str, int]]:
+        """Where the rank numbers came from (``rank_source``) and for how many ranks, the
+        most common first: [('file name', 8)]."""
+        counts = Counter(s for s in self.ranks["rank_source"].to_list() if s is not None)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
     def step_matrix(self, value: str = "duration_ns") -> pl.DataFrame:
         """One row per rank, one column per step of ``value`` (a column of :attr:`steps`),
         named ``step_1_ns``... (the unit suffix kept so that renderers convert it)."""
@@ -94,13 +103,15 @@ class RanksResult(Result):
 def reduce(
     summaries: list[tuple[int, RankSummary]],
     failures: list[tuple[int | None, RankFailure]],
+    sources: dict[str, str] | None = None,
 ) -> RanksResult:
     """Combine the summaries of one run's ranks (``(rank, summary)``) and the files that
-    failed; deterministic whatever order they come in."""
+    failed; deterministic whatever order they come in. ``sources``: path -> where its rank
+    came from (the ranks table's rank_source; null when not given)."""
     import polars as pl
 
     summaries = sorted(summaries, key=lambda rs: rs[0])
-    ranks = _ranks_frame(summaries)
+    ranks = _ranks_frame(summaries, sources or {})
     colls = _collectives(summaries)
     clock = _clock(ranks, colls)
     colls = colls.join(clock.select("rank", "shift_ns"), on="rank").with_columns(
@@ -136,7 +147,7 @@ def reduce(
     span = range(min(expected), max(expected) + 1) if expected else range(0)
     missing = tuple(r for r in span if r not in found)
     reference = _reference(ranks, colls)
-    inconsistent = _inconsistencies(summaries, calls)
+    inconsistent = inconsistencies(summaries, calls)
     return RanksResult(
         ranks=ranks,
         steps=steps,
@@ -152,18 +163,18 @@ def reduce(
     )
 
 
-def _ranks_frame(summaries) -> pl.DataFrame:
+def _ranks_frame(summaries, sources: dict[str, str]) -> pl.DataFrame:
     import polars as pl
 
     rows = []
     for rank, s in summaries:
         row = s.overview.to_pylist()[0]
-        rows.append({"rank": rank, "path": s.path, **row})
+        rows.append({"rank": rank, "path": s.path, "rank_source": sources.get(s.path), **row})
     if not rows:
         from .summary import OVERVIEW_COLUMNS, TEXT_COLUMNS
 
         return pl.DataFrame(
-            schema={"rank": pl.Int64, "path": pl.String}
+            schema={"rank": pl.Int64, "path": pl.String, "rank_source": pl.String}
             | {n: pl.String if n in TEXT_COLUMNS else pl.Int64 for n, _ in OVERVIEW_COLUMNS}
         )
     return pl.DataFrame(rows)
@@ -413,100 +424,6 @@ def _waits(calls: pl.DataFrame, n_steps: int) -> pl.DataFrame:
         )
         .sort("rank", "kind")
     )
-
-
-def _inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
-    """Ranks whose kernel set differs from the most common one, and ranks whose
-    collective calls differ in number or kind from the other ranks'."""
-    import polars as pl
-
-    rows: list[dict[str, object]] = []
-    sets = {rank: frozenset(s.kernels.column("name").to_pylist()) for rank, s in summaries}
-    if sets:
-        common, _ = Counter(sets.values()).most_common(1)[0]
-        for rank, names in sets.items():
-            if names != common:
-                extra, missing = sorted(names - common), sorted(common - names)
-                rows.append(
-                    {"rank": rank, "what": "kernel set", "detail": _set_detail(extra, missing)}
-                )
-    rows += _path_differences(summaries)
-    if calls.height:
-        per_rank = calls.group_by("rank").agg(n=pl.len())
-        usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
-        for rank, n in per_rank.sort("rank").iter_rows():
-            if n != usual:
-                rows.append(
-                    {
-                        "rank": rank,
-                        "what": "collectives",
-                        "detail": f"{n} collective calls where most ranks make {usual}",
-                    }
-                )
-        calls = calls.with_columns(pl.col("kind").cast(pl.String))
-        modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
-        odd = (
-            calls.join(modal, on=["comm", "seq"])
-            .filter(pl.col("kind") != pl.col("usual_kind"))
-            .group_by("rank")
-            .agg(
-                first=pl.col("seq").min(),
-                kind=pl.col("kind").sort_by("seq").first(),
-                usual=pl.col("usual_kind").sort_by("seq").first(),
-                n=pl.len(),
-            )
-            .sort("rank")
-        )
-        for rank, first, kind, usual_kind, n in odd.iter_rows():
-            rows.append(
-                {
-                    "rank": rank,
-                    "what": "collectives",
-                    "detail": f"call #{first} is {kind} where the others run {usual_kind} "
-                    f"({n} calls differ)",
-                }
-            )
-    return pl.DataFrame(
-        rows, schema={"rank": pl.Int64, "what": pl.String, "detail": pl.String}
-    ).sort("rank", "what")
-
-
-def _path_differences(summaries) -> list[dict[str, object]]:
-    """Ranks whose numerical path (the fingerprint) differs from the most common one, with
-    where it first diverges from the lowest rank that has the common path."""
-    from .. import fingerprint
-    from ..fingerprint.board import divergence_text
-
-    docs = {rank: s.fingerprint for rank, s in summaries if s.fingerprint}
-    if len(set(docs.values())) < 2:
-        return []
-    common, _ = Counter(docs.values()).most_common(1)[0]
-    model = min(rank for rank, doc in docs.items() if doc == common)
-    base = fingerprint.loads(common)
-    rows = []
-    for rank, doc in sorted(docs.items()):
-        if doc == common:
-            continue
-        diff = fingerprint.compare(base, fingerprint.loads(doc))
-        first = diff.first_math or diff.first
-        where = divergence_text(first) if first is not None else "same kernels, other counts"
-        rows.append(
-            {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
-        )
-    return rows
-
-
-def _set_detail(extra: list[str], missing: list[str]) -> str:
-    def some(names: list[str]) -> str:
-        shown = ", ".join(n if len(n) <= 60 else n[:57] + "..." for n in names[:2])
-        return shown + (f" and {len(names) - 2} more" if len(names) > 2 else "")
-
-    parts = []
-    if extra:
-        parts.append(f"runs {len(extra)} kernel(s) the others do not: {some(extra)}")
-    if missing:
-        parts.append(f"lacks {len(missing)} kernel(s) the others run: {some(missing)}")
-    return "; ".join(parts)
 
 
 def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[str, ...]:

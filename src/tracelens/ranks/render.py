@@ -65,6 +65,9 @@ def render_ranks(
 def _headline(result: RanksResult) -> str:
     n = result.ranks.height
     text = f"{n} rank{'s' if n != 1 else ''} analysed"
+    if sources := result.rank_sources():
+        named = ", ".join(f"{s} ({k})" if len(sources) > 1 else s for s, k in sources)
+        text += f" (rank numbers from: {named})"
     if result.missing_ranks:
         text += f"; missing: {', '.join(map(str, result.missing_ranks))}"
     return text
@@ -96,6 +99,7 @@ def _json(result: RanksResult, timeunit: str) -> str:
         "ranks_analysed": result.ranks.height,
         "missing_ranks": list(result.missing_ranks),
         "reference_rank": result.reference_rank,
+        "rank_sources": dict(result.rank_sources()),
         "findings": list(result.findings),
     }
     for view in VIEWS:

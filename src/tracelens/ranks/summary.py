@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import _resources
@@ -41,9 +41,18 @@ class RankSummary:
     # renumbered 0.. so that ranks on different GPUs compare; None when it failed.
     fingerprint: str | None = None
 
+    # The DuckDB settings the worker's connection ran with ({"threads": 2, "memory_limit":
+    # "3.7 GiB"}, as DuckDB reports them): what --worker-threads/--worker-memory became.
+    duckdb_settings: dict[str, object] | None = None
+
     @property
-    def mpi_rank(self) -> int | None:
-        return self.overview.column("mpi_rank")[0].as_py()
+    def recorded_rank(self) -> int | None:
+        """The rank the export records (:mod:`.recorded`), or None."""
+        return self.overview.column("recorded_rank")[0].as_py()
+
+    @property
+    def recorded_rank_source(self) -> str | None:
+        return self.overview.column("recorded_rank_source")[0].as_py()
 
     @property
     def nbytes(self) -> int:
@@ -63,7 +72,8 @@ class RankFailure:
 
 #: The overview's columns: (name, meaning). Times in ns; GPU figures summed over devices.
 OVERVIEW_COLUMNS = (
-    ("mpi_rank", "the MPI rank the export records (MPI_RANKS), else null"),
+    ("recorded_rank", "the rank the export records (MPI_RANKS, NCCL, environment), else null"),
+    ("recorded_rank_source", "where the export records it (see ranks.recorded), else null"),
     ("session_start_utc_ns", "the session start, ns since the epoch (null when unrecorded)"),
     ("devices", "CUDA devices with work"),
     ("gpu", "name of the first GPU"),
@@ -86,25 +96,45 @@ OVERVIEW_COLUMNS = (
 )
 
 
-TEXT_COLUMNS = frozenset({"gpu", "top_kernel", "step_method", "path_digest"})
+TEXT_COLUMNS = frozenset(
+    {"recorded_rank_source", "gpu", "top_kernel", "step_method", "path_digest"}
+)
 
 
-def summarise(path: str | os.PathLike[str]) -> RankSummary:
-    """Open one rank's export and summarise it (raises TracelensError on bad input)."""
+def summarise(
+    path: str | os.PathLike[str], *, threads: int | None = None, memory_limit: int | None = None
+) -> RankSummary:
+    """Open one rank's export and summarise it (raises TracelensError on bad input).
+
+    ``threads`` and ``memory_limit`` (bytes) cap the trace's DuckDB connection (None:
+    DuckDB's defaults, every core and 80% of RAM), so that several workers on one machine
+    share it instead of each taking all of it.
+    """
     from ..trace import open as open_trace
 
     with open_trace(path) as trace:
         trace.require_kernels()
+        con = trace.db
         # Workers share the terminal with the driver's progress bar: no DuckDB bar of its own.
-        trace.db.execute("SET enable_progress_bar = false")
-        return _summarise(trace)
+        con.execute("SET enable_progress_bar = false")
+        if threads is not None:
+            con.execute("SET threads = $n", {"n": threads})
+        if memory_limit is not None:
+            con.execute("SET memory_limit = $m", {"m": f"{memory_limit}B"})
+        settings = con.execute(
+            "SELECT current_setting('threads'), current_setting('memory_limit')"
+        ).fetchone()
+        summary = _summarise(trace)
+    return replace(summary, duckdb_settings={"threads": settings[0], "memory_limit": settings[1]})
 
 
-def summarise_or_failure(path: str) -> RankSummary | RankFailure:
+def summarise_or_failure(
+    path: str, *, threads: int | None = None, memory_limit: int | None = None
+) -> RankSummary | RankFailure:
     """:func:`summarise`, with a failure record instead of an exception (what the workers
     run: one bad file must not stop the others)."""
     try:
-        return summarise(path)
+        return summarise(path, threads=threads, memory_limit=memory_limit)
     except TracelensError as exc:
         return RankFailure(path, getattr(exc, "problem", None) or str(exc), exc.exit_code)
     except OSError as exc:
@@ -116,6 +146,7 @@ def _summarise(trace: Trace) -> RankSummary:
 
     from ..danger import danger_table
     from ..kernelnames import base_name
+    from .recorded import recorded_rank
 
     kernels = trace.census()
     load_comm_kernels(trace)
@@ -128,8 +159,10 @@ def _summarise(trace: Trace) -> RankSummary:
     steady = steps.filter(~steps["warmup"]) if steps.height else steps
     gpus = trace.gpus()
     span, devices = time["span_ns"] or 0, time["devices"]
+    recorded, source = recorded_rank(trace)
     overview = {
-        "mpi_rank": trace.mpi_rank(),
+        "recorded_rank": recorded,
+        "recorded_rank_source": source,
         "session_start_utc_ns": trace.session_start_utc_ns(),
         "devices": devices,
         "gpu": gpus[0].name if gpus else None,

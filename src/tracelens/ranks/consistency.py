@@ -1,0 +1,104 @@
+"""Which ranks run something else: another kernel set, another numerical path (the
+fingerprint), another number or order of collective calls."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+def inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
+    """Ranks whose kernel set differs from the most common one, and ranks whose
+    collective calls differ in number or kind from the other ranks'."""
+    import polars as pl
+
+    rows: list[dict[str, object]] = []
+    sets = {rank: frozenset(s.kernels.column("name").to_pylist()) for rank, s in summaries}
+    if sets:
+        common, _ = Counter(sets.values()).most_common(1)[0]
+        for rank, names in sets.items():
+            if names != common:
+                extra, missing = sorted(names - common), sorted(common - names)
+                rows.append(
+                    {"rank": rank, "what": "kernel set", "detail": _set_detail(extra, missing)}
+                )
+    rows += _path_differences(summaries)
+    if calls.height:
+        per_rank = calls.group_by("rank").agg(n=pl.len())
+        usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
+        for rank, n in per_rank.sort("rank").iter_rows():
+            if n != usual:
+                rows.append(
+                    {
+                        "rank": rank,
+                        "what": "collectives",
+                        "detail": f"{n} collective calls where most ranks make {usual}",
+                    }
+                )
+        calls = calls.with_columns(pl.col("kind").cast(pl.String))
+        modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
+        odd = (
+            calls.join(modal, on=["comm", "seq"])
+            .filter(pl.col("kind") != pl.col("usual_kind"))
+            .group_by("rank")
+            .agg(
+                first=pl.col("seq").min(),
+                kind=pl.col("kind").sort_by("seq").first(),
+                usual=pl.col("usual_kind").sort_by("seq").first(),
+                n=pl.len(),
+            )
+            .sort("rank")
+        )
+        for rank, first, kind, usual_kind, n in odd.iter_rows():
+            rows.append(
+                {
+                    "rank": rank,
+                    "what": "collectives",
+                    "detail": f"call #{first} is {kind} where the others run {usual_kind} "
+                    f"({n} calls differ)",
+                }
+            )
+    return pl.DataFrame(
+        rows, schema={"rank": pl.Int64, "what": pl.String, "detail": pl.String}
+    ).sort("rank", "what")
+
+
+def _path_differences(summaries) -> list[dict[str, object]]:
+    """Ranks whose numerical path (the fingerprint) differs from the most common one, with
+    where it first diverges from the lowest rank that has the common path."""
+    from .. import fingerprint
+    from ..fingerprint.board import divergence_text
+
+    docs = {rank: s.fingerprint for rank, s in summaries if s.fingerprint}
+    if len(set(docs.values())) < 2:
+        return []
+    common, _ = Counter(docs.values()).most_common(1)[0]
+    model = min(rank for rank, doc in docs.items() if doc == common)
+    base = fingerprint.loads(common)
+    rows = []
+    for rank, doc in sorted(docs.items()):
+        if doc == common:
+            continue
+        diff = fingerprint.compare(base, fingerprint.loads(doc))
+        first = diff.first_math or diff.first
+        where = divergence_text(first) if first is not None else "same kernels, other counts"
+        rows.append(
+            {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
+        )
+    return rows
+
+
+def _set_detail(extra: list[str], missing: list[str]) -> str:
+    def some(names: list[str]) -> str:
+        shown = ", ".join(n if len(n) <= 60 else n[:57] + "..." for n in names[:2])
+        return shown + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+
+    parts = []
+    if extra:
+        parts.append(f"runs {len(extra)} kernel(s) the others do not: {some(extra)}")
+    if missing:
+        parts.append(f"lacks {len(missing)} kernel(s) the others run: {some(missing)}")
+    return "; ".join(parts)
