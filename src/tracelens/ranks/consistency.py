@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
+_DETAIL_CHARS = 240  # a path difference's "where" is cut to this many characters
+
 
 def inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
     """Ranks whose kernel set differs from the most common one, and ranks whose
@@ -85,6 +87,8 @@ def _path_differences(summaries) -> list[dict[str, object]]:
         diff = fingerprint.compare(base, fingerprint.loads(doc))
         first = diff.first_math or diff.first
         where = divergence_text(first) if first is not None else "same kernels, other counts"
+        if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
+            where = where[: _DETAIL_CHARS - 3] + "..."
         rows.append(
             {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
         )
