@@ -138,9 +138,13 @@ def _summarise_safely(path: str, limits: Limits = Limits(None, None)) -> Result:
 
 
 def _check_ray_fits(ray, cpus: int) -> None:
-    """A task asking for more CPUs than any node has would wait forever: say so instead."""
+    """A task asking for more CPUs than any node has would wait forever: say so instead.
+    Not checked for one CPU, nor on a cluster whose nodes report no CPUs yet (an
+    autoscaling cluster with a zero-CPU head starts its workers on demand)."""
+    if cpus <= 1:
+        return
     most = max((n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
-    if cpus > most:
+    if 0 < most < cpus:
         raise UsageError(
             f"--worker-threads {cpus}: no Ray node has that many CPUs (the largest has "
             f"{most:g}); each task asks Ray for one CPU per thread"
