@@ -21,9 +21,6 @@ PENDING = {
     "compare/__init__.py",
     "compare/gates.py",
     "nvtx.py",
-    "ranks/__init__.py",
-    "ranks/engine.py",
-    "ranks/inputs.py",
 }
 
 

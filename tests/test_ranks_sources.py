@@ -108,9 +108,9 @@ def test_worker_limits_defaults_and_errors():
     assert parse_size("512MiB") == 512 * 2**20 and parse_size("2e9") == 2_000_000_000
     assert parse_size("4 GB") == 4 * 10**9 and parse_size(1 << 30) == 1 << 30
     for bad in ("lots", "4XB", "1KB"):
-        with pytest.raises(UsageError, match="--worker-memory"):
+        with pytest.raises(UsageError, match="^worker_memory "):
             parse_size(bad)
-    with pytest.raises(UsageError, match="--worker-threads must be at least 1"):
+    with pytest.raises(UsageError, match="^worker_threads must be at least 1"):
         worker_limits("local", 2, 0)
 
 

@@ -109,7 +109,8 @@ def _check_unique(summaries: list[tuple[int, RankSummary]]) -> None:
     for rank, s in summaries:
         if rank in seen:
             raise UsageError(
-                f"rank {rank} is both {seen[rank]} and {s.path}; pass --rank-regex to say "
-                "where the rank is in the file names"
+                f"rank {rank} is both {seen[rank]} and {s.path}; pass {{param}} to say "
+                "where the rank is in the file names",
+                param="rank_regex",
             )
         seen[rank] = s.path

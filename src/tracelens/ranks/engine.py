@@ -29,7 +29,9 @@ Result = RankSummary | RankFailure
 
 def check_engine(engine: str) -> str:
     if engine not in ENGINES:
-        raise UsageError(f"unknown --engine {engine!r}; use one of: {', '.join(ENGINES)}")
+        raise UsageError(
+            f"unknown {{param}} {engine!r}; use one of: {', '.join(ENGINES)}", param="engine"
+        )
     return engine
 
 
@@ -51,7 +53,7 @@ def map_traces(
     """
     check_engine(engine)
     if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+        raise UsageError(f"{{param}} must be at least 1 (got {jobs})", param="jobs")
     paths = list(paths)
     if engine == "local":
         jobs = min(jobs or os.cpu_count() or 1, len(paths)) or 1
@@ -80,7 +82,7 @@ def worker_limits(
     at least 1); on Ray, one thread (each task asks Ray for as many CPUs as it has threads,
     so Ray packs tasks onto cores) and no memory cap unless given."""
     if threads is not None and threads < 1:
-        raise UsageError(f"--worker-threads must be at least 1 (got {threads})")
+        raise UsageError(f"{{param}} must be at least 1 (got {threads})", param="worker_threads")
     mem = parse_size(memory) if memory is not None else None
     if engine == "ray":
         return Limits(threads or 1, mem)
@@ -110,14 +112,17 @@ def parse_size(value: int | str) -> int:
         unit = m.group(2).upper() if m else None
         if m is None or unit not in _UNITS:
             raise UsageError(
-                f"--worker-memory {value!r} is not a size; write e.g. 4GB, 512MiB or bytes"
+                f"{{param}} {value!r} is not a size; write e.g. 4GB, 512MiB or bytes",
+                param="worker_memory",
             )
         try:
             size = int(float(m.group(1)) * _UNITS[unit])
         except ValueError:
-            raise UsageError(f"--worker-memory {value!r} is not a size") from None
+            raise UsageError(f"{{param}} {value!r} is not a size", param="worker_memory") from None
     if size < _MIN_MEMORY:
-        raise UsageError(f"--worker-memory {value!r} is too small (DuckDB needs at least 16MiB)")
+        raise UsageError(
+            f"{{param}} {value!r} is too small (DuckDB needs at least 16MiB)", param="worker_memory"
+        )
     return size
 
 
@@ -146,8 +151,9 @@ def _check_ray_fits(ray, cpus: int) -> None:
     most = max((n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
     if 0 < most < cpus:
         raise UsageError(
-            f"--worker-threads {cpus}: no Ray node has that many CPUs (the largest has "
-            f"{most:g}); each task asks Ray for one CPU per thread"
+            f"{{param}} {cpus}: no Ray node has that many CPUs (the largest has "
+            f"{most:g}); each task asks Ray for one CPU per thread",
+            param="worker_threads",
         )
 
 
@@ -193,7 +199,8 @@ def _map_ray(paths: list[str], limits: Limits, progress: Progress | None) -> lis
         import ray
     except ImportError:
         raise UsageError(
-            "--engine ray needs Ray, an optional extra: pip install 'nsys-tracelens[ray]'"
+            "{param} ray needs Ray, an optional extra: pip install 'nsys-tracelens[ray]'",
+            param="engine",
         ) from None
     started = not ray.is_initialized()
     if started:

@@ -45,9 +45,14 @@ def compile_rank_regex(pattern: str | None) -> re.Pattern[str]:
     try:
         rx = re.compile(pattern or LAST_INTEGER)
     except re.error as exc:
-        raise UsageError(f"--rank-regex {pattern!r} is not a regular expression ({exc})") from None
+        raise UsageError(
+            f"{{param}} {pattern!r} is not a regular expression ({exc})", param="rank_regex"
+        ) from None
     if rx.groups < 1 and pattern is not None:
-        raise UsageError(f"--rank-regex {pattern!r} needs a group around the rank number: (\\d+)")
+        raise UsageError(
+            f"{{param}} {pattern!r} needs a group around the rank number: (\\d+)",
+            param="rank_regex",
+        )
     return rx
 
 
@@ -60,5 +65,6 @@ def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
         return int(m.group(1))
     except (TypeError, ValueError):
         raise UsageError(
-            f"{path}: --rank-regex matched {m.group(0)!r}, whose first group is not a number"
+            f"{path}: {{param}} matched {m.group(0)!r}, whose first group is not a number",
+            param="rank_regex",
         ) from None
