@@ -13,7 +13,8 @@ Per device, over the analysis window (the capture span, or ``where``'s start/end
 
 Kernels are classified on their demangled names by the category rules
 (``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
-distinct name once; the sweeps over start/end points run in DuckDB (``queries/util_*.sql``),
+distinct name once; the operations come from ``queries/util_ops.sql`` and the sweeps over
+them run in vectorized polars (:mod:`tracelens.util_sweep`, which says why not in DuckDB),
 so nothing runs per kernel in Python. Sync API names and collective kinds are data
 (``data/util.toml``).
 """
@@ -32,6 +33,7 @@ from .errors import MissingDataError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
 from .results import Result
+from .util_sweep import communication_sweep, device_sweep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -217,28 +219,21 @@ def work_params(trace: Trace, where: EventFilter | None) -> dict[str, Any]:
 def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
     """Per-device span, busy, idle, the busy split and the idle causes (see the module
     docstring); :class:`Util`. Raises MissingDataError when the export has no CUDA work."""
-    import polars as pl
 
     params = work_params(trace, where)
-    devices = trace.query(
-        "util_devices",
-        **{k: v for k, v in params.items() if k != "collectives"},
-        sync_regex=sync_api_regex(),
+    ops = trace.query("util_ops", **_ops_params(params))
+    devices = device_sweep(
+        ops,
+        trace.query("util_sync_calls", sync_regex=sync_api_regex()),
+        params["t0"],
+        params["t1"],
     )
     causes = _idle_causes(devices)
-    comm = pl.DataFrame(
-        schema={
-            "device": pl.Int64,
-            "collective": pl.String,
-            "calls": pl.Int64,
-            "time_ns": pl.Int64,
-            "busy_ns": pl.Int64,
-            "exposed_ns": pl.Int64,
-        }
-    )
     notes, sizes = [], None
+    kinds = _collective_kinds(params)
+    comm = communication_sweep(ops, kinds)
+    del ops
     if "communication" in params["work_classes"]:
-        comm = trace.query("util_communication", **params)
         sizes, note = _message_sizes(trace, params)
         notes.append(note)
     replays = trace.graph_replays(where)[0]
@@ -256,6 +251,29 @@ def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
         end_ns=params["t1"],
         notes=tuple(notes),
     )
+
+
+def _collective_kinds(params: dict[str, Any]) -> list[str]:
+    """The distinct collective kinds of the communication kernel names, sorted: collective
+    ``k`` of util_ops is ``kinds[k - 1]``."""
+    return sorted(
+        {
+            kind or "other"
+            for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
+            if work == "communication"
+        }
+    )
+
+
+def _ops_params(params: dict[str, Any]) -> dict[str, Any]:
+    """util_ops' parameters: the event filter, the window and the kernel classes, with each
+    name's collective kind as its number in :func:`_collective_kinds` (0: not communication)."""
+    number = {kind: k for k, kind in enumerate(_collective_kinds(params), start=1)}
+    ids = [
+        number[kind or "other"] if work == "communication" else 0
+        for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
+    ]
+    return {k: v for k, v in params.items() if k != "collectives"} | {"collective_ids": ids}
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:

@@ -8,9 +8,10 @@ import pytest
 from fixtures.builder import DIRECT_COPY, XMMA_GEMM
 
 import tracelens
-from queries.golden import assert_golden
+from queries.golden import GOLDEN, assert_golden
 from tracelens.synth import TraceBuilder
 from tracelens.util import sync_api_regex, work_params
+from tracelens.util_sweep import communication_sweep, device_sweep
 
 PID = 5150
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
@@ -52,20 +53,50 @@ def test_util_kernel_names(trace_path):
     assert_golden(trace_path, "util_kernel_names", "three_names")
 
 
-def test_util_devices(trace_path):
-    params = _params(trace_path)
-    params.pop("collectives")
-    assert_golden(trace_path, "util_devices", "two_devices", sync_regex=sync_api_regex(), **params)
+def _ops_params(path, **where):
+    from tracelens.util import _ops_params
+
+    return _ops_params(_params(path, **where))
 
 
-def test_util_devices_window(trace_path):
-    params = _params(trace_path, start_ns=1_000_060, end_ns=1_000_450)
-    params.pop("collectives")
-    assert_golden(trace_path, "util_devices", "window", sync_regex=sync_api_regex(), **params)
+def test_util_ops(trace_path):
+    assert_golden(trace_path, "util_ops", "two_devices", **_ops_params(trace_path))
 
 
-def test_util_communication(trace_path):
-    assert_golden(trace_path, "util_communication", "allreduce", **_params(trace_path))
+def test_util_ops_window(trace_path):
+    params = _ops_params(trace_path, start_ns=1_000_060, end_ns=1_000_450)
+    assert_golden(trace_path, "util_ops", "window", **params)
+
+
+def test_util_sync_calls(trace_path):
+    assert_golden(trace_path, "util_sync_calls", "one_sync", sync_regex=sync_api_regex())
+
+
+# The sweeps over util_ops (tracelens.util_sweep) have goldens too: the CSVs the SQL sweeps
+# they replaced gave on this trace, unchanged.
+def _sweep_csv(path, sweep, **where):
+    from tracelens.util import _collective_kinds
+
+    params = _params(path, **where)
+    with tracelens.open(path) as trace:
+        ops = trace.query("util_ops", **_ops_params(path, **where))
+        if sweep == "util_devices":
+            syncs = trace.query("util_sync_calls", sync_regex=sync_api_regex())
+            return device_sweep(ops, syncs, params["t0"], params["t1"]).write_csv()
+        return communication_sweep(ops, _collective_kinds(params)).write_csv()
+
+
+@pytest.mark.parametrize(
+    ("sweep", "case", "where"),
+    [
+        ("util_devices", "two_devices", {}),
+        ("util_devices", "window", {"start_ns": 1_000_060, "end_ns": 1_000_450}),
+        ("util_communication", "allreduce", {}),
+    ],
+)
+def test_sweeps(trace_path, sweep, case, where):
+    expected = (GOLDEN / f"{sweep}__{case}.csv").read_text()
+    assert _sweep_csv(trace_path, sweep, **where) == expected
 
 
 def test_util_nccl_ranges(trace_path):
