@@ -13,7 +13,8 @@ from conftest import REFERENCE, needs_shared, run_cli, shared_traces
 import tracelens
 from tracelens.errors import UsageError
 from tracelens.filters import EventFilter
-from tracelens.stakeout import histogram, histogram_lines, launch_stats
+from tracelens.stakeout import histogram, launch_stats
+from tracelens.stakeout_text import histogram_lines
 
 KERNEL_TRACES = [
     p.stem for p in shared_traces() if (REFERENCE / f"{p.stem}_gpukernsum.csv").exists()

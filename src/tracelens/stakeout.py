@@ -1,5 +1,6 @@
 """Stakeout: every launch of one kernel, with its launch configuration, the CUDA API call
-that launched it and the NVTX range that call was made in."""
+that launched it and the NVTX range that call was made in. Its text output is
+:mod:`tracelens.stakeout_text`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .choices import MATCHES, SORTS
 from .errors import UsageError, check_at_least, check_choice
 from .filters import EventFilter
 from .hints import Hint
-from .render import DEFAULT_WIDTH, LAUNCH_DIMS
+from .render import LAUNCH_DIMS
 from .results import Result
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 HISTOGRAM_BINS = 10
-HISTOGRAM_WIDTH = 40  # characters of the longest bar
 CONFIG_COLUMNS = (*LAUNCH_DIMS, "registers", "static_smem_bytes", "dynamic_smem_bytes")
 _PROBE_COLUMNS = ("api_global_tid", "api_start", "api_end")
 
@@ -352,7 +352,6 @@ def _explain_empty(
     raise UsageError(message)
 
 
-# -- text output ------------------------------------------------------------------------
 def summary_frame(result: Stakeout) -> pl.DataFrame:
     """``result.stats`` as a one-row DataFrame (no row when there is no launch)."""
     import polars as pl
@@ -363,173 +362,6 @@ def summary_frame(result: Stakeout) -> pl.DataFrame:
             schema={f: pl.Float64 if f in floats else pl.Int64 for f in LaunchStats.__annotations__}
         )
     return pl.DataFrame([asdict(result.stats)])
-
-
-def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WIDTH) -> list[str]:
-    """Text bars, one line per bin: 'lo – hi  ████ count'. The longest bar is ``width``
-    characters; a bin with launches gets at least one."""
-    from .filters import TIME_UNITS_NS
-
-    if hist.is_empty():
-        return []
-    factor = TIME_UNITS_NS[timeunit]
-
-    def fmt(ns: int) -> str:
-        return f"{ns:,}" if factor == 1 else f"{ns / factor:,.3f}"
-
-    peak = max(hist["launches"])
-    rows = [(fmt(lo), fmt(hi), n) for lo, hi, n in hist.iter_rows()]
-    w_lo = max(len(r[0]) for r in rows)
-    w_hi = max(len(r[1]) for r in rows)
-    lines = []
-    for lo, hi, n in rows:
-        bar = "█" * (max(1, round(n * width / peak)) if n else 0)
-        lines.append(f"  {lo:>{w_lo}} – {hi:>{w_hi}}  {bar:<{width}}  {n:,}".rstrip())
-    return lines
-
-
-EARLY_NOTE = (
-    "early: the kernel started before its launch call returned (the call returns after "
-    "queueing the work, or the host and GPU clocks differ), so the queue time is no latency"
-)
-
-
-def _mark_early(launches: pl.DataFrame, timeunit: str) -> tuple[pl.DataFrame, int]:
-    """``launches`` with its queue column as text in ``timeunit``, negative values marked
-    ``early`` (see :data:`EARLY_NOTE`), and how many are; unchanged when none is."""
-    import polars as pl
-
-    from . import render as r
-    from .filters import TIME_UNITS_NS
-
-    early = int((launches["queue_ns"] < 0).sum())
-    if not early:
-        return launches, 0
-    factor, decimals = TIME_UNITS_NS[timeunit], r.DECIMALS[timeunit] if timeunit != "ns" else 0
-    text = [
-        None if v is None else f"{v / factor:,.{decimals}f}" + (" early" if v < 0 else " " * 6)
-        for v in launches["queue_ns"].to_list()
-    ]
-    width = max(len(t) for t in text if t is not None)
-    text = [None if t is None else t.rjust(width) for t in text]  # numbers stay aligned
-    column = pl.Series(f"queue_{timeunit}", text, dtype=pl.String)
-    return launches.with_columns(column).select(
-        [column.name if c == "queue_ns" else c for c in launches.columns]
-    ), early
-
-
-def render(
-    result: Stakeout,
-    *,
-    fmt: str,
-    timeunit: str,
-    source: str,
-    width: int = DEFAULT_WIDTH,
-    color: bool = False,
-) -> str:
-    """The whole result as text: ``table`` (summary, configurations, histogram, launches;
-    ``width`` and ``color`` as :func:`tracelens.render.table`), ``markdown`` (the same
-    sections), ``json`` (one object) or ``csv`` (the launches)."""
-    import json
-
-    from . import render as r
-
-    launches = result.launches
-    if fmt == "csv":
-        return r.frame(launches, fmt="csv", timeunit=timeunit)
-    summary = summary_frame(result)
-    if fmt == "json":
-        doc = {
-            "pattern": result.pattern,
-            "match": result.match,
-            "name": result.name_kind,
-            "kernels": r.convert_times(result.kernels, timeunit).to_dicts(),
-            "summary": (r.convert_times(summary, timeunit).to_dicts() or [None])[0],
-            "configs": r.convert_times(result.configs, timeunit).to_dicts(),
-            "histogram": r.convert_times(result.histogram, timeunit).to_dicts(),
-            "launches": r.convert_times(launches, timeunit).to_dicts(),
-        }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-    n = result.total_launches
-    title = f"stakeout of {source}: {result.pattern!r} ({result.match}), {n:,} launch" + (
-        "" if n == 1 else "es"
-    )
-    if result.kernels.height == 1:
-        title += f" of {result.kernels['name'][0]}"
-    elif result.kernels.height:
-        title += f" of {result.kernels.height} kernels"
-    order = "longest first" if result.sort == "duration" else "by start"
-    shown = f"launches, {order}" + (
-        f" (first {launches.height:,} of {n:,}; --limit 0 for all)" if launches.height < n else ""
-    )
-    if fmt == "markdown":
-        launches, early = _mark_early(launches, timeunit)
-        if early:
-            shown += f"; {early:,} {EARLY_NOTE}"
-        sections = [(summary, title)]
-        if result.kernels.height > 1:
-            sections.append((result.kernels, "kernels"))
-        sections += [
-            (result.configs, "launch configurations"),
-            (result.histogram, "durations"),
-            (launches, shown),
-        ]
-        return "\n".join(
-            r.markdown(r.convert_times(df, timeunit), timeunit=timeunit, title=t)
-            for df, t in sections
-        )
-
-    if n == 0:
-        why = (
-            "no kernel name matches in this case (some do ignoring case)"
-            if result.hint
-            else "no launch of a matching kernel passes the filters"
-        )
-        return f"{title}\n{why}\n"
-    # table: one line per launch. The configuration is its number in the configurations
-    # table, and what is the same in every listed launch is said once, above the table.
-    launches = launches.join(
-        result.configs.select("config", *CONFIG_COLUMNS),
-        on=CONFIG_COLUMNS,
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    ).select(
-        "start_ns", "duration_ns", "queue_ns", "name", "config", "device", "stream", "pid",
-        "tid", "correlation_id", "api", "nvtx",
-    )  # fmt: skip
-    same = []
-    for col in ("name", "config", "device", "stream", "pid", "tid", "api", "nvtx"):
-        values = launches[col].unique()
-        if launches.height > 1 and len(values) == 1 or values.null_count() == len(values):
-            launches = launches.drop(col)
-            if values[0] is not None and not (col == "name" and result.kernels.height == 1):
-                same.append(f"{r.HEADERS.get(col, col)} {values[0]}")
-    if same:
-        shown += "; in every one: " + ", ".join(same)
-    launches, early = _mark_early(launches, timeunit)
-    tty = {"width": width, "color": color}
-    parts = [title + "\n", r.frame(summary, fmt="table", timeunit=timeunit, **tty)]
-    if result.kernels.height > 1:
-        parts.append(
-            r.frame(result.kernels, fmt="table", timeunit=timeunit, **tty, title="kernels")
-        )
-    parts.append(
-        r.frame(
-            result.configs, fmt="table", timeunit=timeunit, **tty, title="launch configurations"
-        )
-    )
-    parts.append(
-        f"durations ({timeunit})\n"
-        + "\n".join(histogram_lines(result.histogram, timeunit))
-        + "\n\n"
-    )
-    parts.append(shown + "\n")
-    parts.append(r.frame(launches, fmt="table", timeunit=timeunit, **tty))
-    if early:
-        parts.append(f"{early:,} {'launch' if early == 1 else 'launches'} {EARLY_NOTE}\n")
-    return "".join(parts).rstrip("\n") + "\n"
 
 
 # -- several kernels at once (the report's stakeout) ------------------------------------

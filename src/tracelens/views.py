@@ -3,7 +3,7 @@
 Pure functions (result in, string out) that the command line calls after the analysis, and
 a notebook can call too. ``width`` and ``color`` describe the terminal a table is for
 (:func:`tracelens.render.table`); nothing here looks at the terminal itself. Timeline and
-stakeout keep their views next to their results (``timeline.render``, ``stakeout.render``).
+stakeout keep their views next to their results (``timeline.render``, ``stakeout_text.render``).
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ def stakeout(
     range around that call. -i/--ignore-case matches any way without regard to case. csv lists the launches only.
     --start/--end count from session start, as in census."""
     from .. import stakeout as analysis
+    from ..stakeout_text import render
 
     if demo is not None and kernel is None and trace is not None:
         trace, kernel = None, str(trace)  # `stakeout --demo bs1 KERNEL`
@@ -93,7 +94,7 @@ def stakeout(
             c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches),
         )
     c.show(
-        analysis.render,
+        render,
         result,
         fmt=fmt,
         output=output,
