@@ -173,21 +173,36 @@ def category_summary(
         part=pl.lit(None, dtype=pl.String)
     )
     parts = _summarise(acts, ["group_key", "category", "part"])
-    if subfamily is True:
-        broken = set(CATEGORIES)
-    elif subfamily is None:
-        broken = set(DEFAULT_BREAKDOWN)
-    elif subfamily is False:
-        broken = set()
-    else:
-        broken = set(subfamily)
     parts = parts.filter(
-        pl.col("category").is_in(sorted(broken))
+        pl.col("category").is_in(sorted(_broken_down(subfamily)))
         & (pl.col("part") != NO_SUBFAMILY).any().over("group_key", "category")
     )
+    rows = _in_order(cats.select(parts.columns), parts)
+    if top is not None:
+        rows = rows.filter((~pl.col("_is_part")).cast(pl.Int64).cum_sum().over("group_key") <= top)
+    return _finish_by(_summary_columns(rows, grand), by)
+
+
+def _broken_down(subfamily: bool | Collection[str] | None) -> set[str]:
+    """The categories whose rows break down (see :func:`category_summary`)."""
+    if subfamily is True:
+        return set(CATEGORIES)
+    if subfamily is None:
+        return set(DEFAULT_BREAKDOWN)
+    if subfamily is False:
+        return set()
+    return set(subfamily)
+
+
+def _in_order(cats: pl.DataFrame, parts: pl.DataFrame) -> pl.DataFrame:
+    """Category rows and their breakdown rows as one table: per group, categories largest
+    first (ties in :data:`CATEGORIES` order), each followed by its parts, largest first.
+    ``_is_part`` says which rows are parts."""
+    import polars as pl
+
     order = {c: i for i, c in enumerate(CATEGORIES)}
-    rows = (
-        pl.concat([cats.select(parts.columns), parts], how="vertical")
+    return (
+        pl.concat([cats, parts], how="vertical")
         .with_columns(
             _cat_total=pl.col("total_ns")
             .filter(pl.col("part").is_null())
@@ -204,9 +219,13 @@ def category_summary(
             nulls_last=True,
         )
     )
-    if top is not None:
-        rows = rows.filter((~pl.col("_is_part")).cast(pl.Int64).cum_sum().over("group_key") <= top)
-    out = rows.select(
+
+
+def _summary_columns(rows: pl.DataFrame, grand: int) -> pl.DataFrame:
+    """The columns of :func:`category_summary` (``group_key`` still first)."""
+    import polars as pl
+
+    return rows.select(
         "group_key",
         "category",
         pl.col("part").alias("subfamily"),
@@ -217,7 +236,6 @@ def category_summary(
         pl.col("top_kernel_ns").cast(pl.Int64),
         "top_kernel",
     )
-    return _finish_by(out, by)
 
 
 def _finish_by(df: pl.DataFrame, by: str | None) -> pl.DataFrame:
