@@ -114,14 +114,32 @@ def _parse_cutlass2(c: _Ctx) -> tuple[str, list[Field]] | None:
 
 
 # -- CUTLASS 3.x ------------------------------------------------------------------------------
+_CUTLASS3_TYPES = (
+    ("a_type", "A type"),
+    ("b_type", "B type"),
+    ("acc_type", "accumulator type"),
+    ("c_type", "C type (void: no C source)"),
+    ("d_type", "D (output) type"),
+)
+
+
 def _parse_cutlass3(c: _Ctx) -> tuple[str, list[Field]] | None:
     b = c.base
     if not b.startswith("cutlass3x_"):
         return None
     toks = b.split("_")[1:]
-    conf = CONFIRMED
     fields: list[Field] = []
-    i = 0
+    i = _cutlass3_head(toks, fields)
+    i = _cutlass3_types(toks, i, fields)
+    i = _cutlass3_shapes(toks, i, fields)
+    _cutlass3_schedules(toks[i:], fields)
+    return "cutlass3", fields
+
+
+def _cutlass3_head(toks: list[str], fields: list[Field]) -> int:
+    """Architecture, opcode class and the operation token (``s64x128x16gemm``: accumulator
+    letter, instruction shape, operation); the next index."""
+    conf, i = CONFIRMED, 0
     if i < len(toks) and re.fullmatch(r"sm\d+[a-z]?", toks[i]):
         fields.append(_f("arch", toks[i], "target architecture", conf))
         i += 1
@@ -133,40 +151,37 @@ def _parse_cutlass3(c: _Ctx) -> tuple[str, list[Field]] | None:
         m = re.fullmatch(r"([a-z]?)(\d+x\d+x\d+)?([a-z]*gemm|fprop|dgrad|wgrad)", core)
         if m:
             if m.group(1):
-                fields.append(
-                    _f(
-                        "accumulator",
-                        _SHORT_TYPES.get(m.group(1), m.group(1)),
-                        "accumulator type letter",
-                        conf,
-                    )
-                )  # noqa: E501
+                letter = _SHORT_TYPES.get(m.group(1), m.group(1))
+                fields.append(_f("accumulator", letter, "accumulator type letter", conf))
             if m.group(2):
                 fields.append(_f("mma_shape", m.group(2), "instruction shape", conf))
             fields.append(_f("op", m.group(3), "operation kind", conf))
         else:
             fields.append(_f("op", core, "operation kind", conf))
         i += 1
+    return i
+
+
+def _cutlass3_types(toks: list[str], i: int, fields: list[Field]) -> int:
+    """The type tokens up to the tile: A, B, accumulator, C, D when there are five, else
+    each a ``type``; the next index."""
     types: list[str] = []
     while i < len(toks) and not _TILE3.match(toks[i]):
         types.append(toks[i])
         i += 1
     if len(types) == 5:
-        for (fname, meaning), t in zip(
-            [
-                ("a_type", "A type"),
-                ("b_type", "B type"),
-                ("acc_type", "accumulator type"),
-                ("c_type", "C type (void: no C source)"),
-                ("d_type", "D (output) type"),
-            ],  # noqa: E501
-            types,
-            strict=True,
-        ):
-            fields.append(_f(fname, t, meaning, conf))
+        for (fname, meaning), t in zip(_CUTLASS3_TYPES, types, strict=True):
+            fields.append(_f(fname, t, meaning, CONFIRMED))
     else:
         for t in types:
             fields.append(_f("type", t, "data type token", INFERRED))
+    return i
+
+
+def _cutlass3_shapes(toks: list[str], i: int, fields: list[Field]) -> int:
+    """Tile, cluster, stages, layouts and alignment, each when present in that order; the
+    next index."""
+    conf = CONFIRMED
     if i < len(toks) and _TILE3.match(toks[i]):
         fields.append(_f("tile", toks[i], "CTA tile M x N x K", conf))
         i += 1
@@ -177,12 +192,17 @@ def _parse_cutlass3(c: _Ctx) -> tuple[str, list[Field]] | None:
         fields.append(_f("stages", toks[i], "pipeline stages (0: chosen automatically)", conf))
         i += 1
     if i < len(toks) and re.fullmatch(r"[ntx]{3}", toks[i]):
-        fields.append(_f("layout", toks[i], "A, B, C layouts (n column-major, t row-major)", conf))  # noqa: E501
+        fields.append(_f("layout", toks[i], "A, B, C layouts (n column-major, t row-major)", conf))
         i += 1
     if i < len(toks) and re.fullmatch(r"align\d+", toks[i]):
         fields.append(_f("alignment", toks[i][5:], "max A/B alignment (elements)", conf))
         i += 1
-    rest = toks[i:]
+    return i
+
+
+def _cutlass3_schedules(rest: list[str], fields: list[Field]) -> None:
+    """The tail: stream-K, then the kernel schedule and the epilogue schedule (from epi)."""
+    conf = CONFIRMED
     # "_stream_k" follows align<N> in cutlass_library; accept it anywhere in the tail.
     for j in range(len(rest) - 1):
         if rest[j : j + 2] == ["stream", "k"]:
@@ -198,7 +218,6 @@ def _parse_cutlass3(c: _Ctx) -> tuple[str, list[Field]] | None:
         fields.append(_f("kernel_schedule", "_".join(kernel), "kernel schedule", conf))
     if epi:
         fields.append(_f("epilogue_schedule", "_".join(epi), "epilogue schedule", conf))
-    return "cutlass3", fields
 
 
 def _parse_cute(c: _Ctx) -> tuple[str, list[Field]] | None:
