@@ -602,72 +602,27 @@ class TraceBuilder:
         """
         major, minor = compute_capability
         uuid = uuid or f"00000000-0000-4000-8000-{id:012x}"
+        common = {
+            "name": name,
+            "bus_location": bus_location,
+            "l2_cache_size": l2_cache_size,
+            "total_memory": total_memory,
+            "memory_bandwidth": memory_bandwidth,
+            "clock_rate": clock_rate,
+            "sm_count": sm_count,
+            "major": major,
+            "minor": minor,
+        }
         written = False
         if self.has_table("TARGET_INFO_GPU"):
-            row = {
-                "vmId": self.vm_id << 48,
-                "id": id,
-                "deviceId": id,  # the 2020.5 name of the column
-                "name": name,
-                "busLocation": bus_location,
-                "isDiscrete": 1,
-                "l2CacheSize": l2_cache_size,
-                "totalMemory": total_memory,
-                "memoryBandwidth": memory_bandwidth,
-                "clockRate": clock_rate,
-                "smCount": sm_count,
-                "pwGpuId": id,
-                "uuid": uuid,
-                "luid": 0,
-                "chipName": chip_name,
-                "cuDevice": id if cuda_device is None else cuda_device,
-                "computeMajor": major,
-                "computeMinor": minor,
-                "smMajor": major,
-                "smMinor": minor,
-                "threadsPerWarp": 32,
-                "maxThreadsPerBlock": 1024,
-                "maxRegistersPerBlock": 65536,
-                "maxBlockDimX": 1024,
-                "maxBlockDimY": 1024,
-                "maxBlockDimZ": 64,
-                "maxGridDimX": 2147483647,
-                "maxGridDimY": 65535,
-                "maxGridDimZ": 65535,
-            }
+            row = _gpu_row(
+                self.vm_id, id, uuid=uuid, chip_name=chip_name, cuda_device=cuda_device, **common
+            )
             row.update(extra)
             self.add_row("TARGET_INFO_GPU", **row)
             written = True
         if self.has_table("TARGET_INFO_CUDA_GPU"):  # nsys <= 2021
-            self.add_row(
-                "TARGET_INFO_CUDA_GPU",
-                vmId=self.vm_id << 48,
-                name=name,
-                pciBusId=bus_location,
-                globalMemoryBandwidth=memory_bandwidth,
-                globalMemorySize=total_memory,
-                constantMemorySize=65536,
-                l2CacheSize=l2_cache_size,
-                numThreadsPerWarp=32,
-                coreClockRate=clock_rate,
-                numMemcpyEngines=3,
-                numMultiprocessors=sm_count,
-                maxIPC=4,
-                maxWarpsPerMultiprocessor=64,
-                maxBlocksPerMultiprocessor=32,
-                maxRegistersPerBlock=65536,
-                maxSharedMemoryPerBlock=49152,
-                maxThreadsPerBlock=1024,
-                maxBlockDimX=1024,
-                maxBlockDimY=1024,
-                maxBlockDimZ=64,
-                maxGridDimX=2147483647,
-                maxGridDimY=65535,
-                maxGridDimZ=65535,
-                computeCapabilityMajor=major,
-                computeCapabilityMinor=minor,
-                deviceId=id,
-            )
+            self.add_row("TARGET_INFO_CUDA_GPU", **_cuda_gpu_row(self.vm_id, id, **common))
             written = True
         return written
 
@@ -1083,3 +1038,99 @@ class TraceBuilder:
 
 def _mem_kind(kind: str | int) -> int:
     return MEM_KINDS[kind] if isinstance(kind, str) else int(kind)
+
+
+def _gpu_row(
+    vm_id: int,
+    id: int,  # noqa: A002 - the column's name
+    *,
+    name: str,
+    bus_location: str,
+    l2_cache_size: int,
+    total_memory: int,
+    memory_bandwidth: int,
+    clock_rate: int,
+    sm_count: int,
+    major: int,
+    minor: int,
+    uuid: str,
+    chip_name: str,
+    cuda_device: int | None,
+) -> dict[str, Any]:
+    """A TARGET_INFO_GPU row (see :meth:`TraceBuilder.gpu`)."""
+    return {
+        "vmId": vm_id << 48,
+        "id": id,
+        "deviceId": id,  # the 2020.5 name of the column
+        "name": name,
+        "busLocation": bus_location,
+        "isDiscrete": 1,
+        "l2CacheSize": l2_cache_size,
+        "totalMemory": total_memory,
+        "memoryBandwidth": memory_bandwidth,
+        "clockRate": clock_rate,
+        "smCount": sm_count,
+        "pwGpuId": id,
+        "uuid": uuid,
+        "luid": 0,
+        "chipName": chip_name,
+        "cuDevice": id if cuda_device is None else cuda_device,
+        "computeMajor": major,
+        "computeMinor": minor,
+        "smMajor": major,
+        "smMinor": minor,
+        "threadsPerWarp": 32,
+        "maxThreadsPerBlock": 1024,
+        "maxRegistersPerBlock": 65536,
+        "maxBlockDimX": 1024,
+        "maxBlockDimY": 1024,
+        "maxBlockDimZ": 64,
+        "maxGridDimX": 2147483647,
+        "maxGridDimY": 65535,
+        "maxGridDimZ": 65535,
+    }
+
+
+def _cuda_gpu_row(
+    vm_id: int,
+    id: int,  # noqa: A002 - the column's name
+    *,
+    name: str,
+    bus_location: str,
+    l2_cache_size: int,
+    total_memory: int,
+    memory_bandwidth: int,
+    clock_rate: int,
+    sm_count: int,
+    major: int,
+    minor: int,
+) -> dict[str, Any]:
+    """A TARGET_INFO_CUDA_GPU row, the table of nsys <= 2021 (see :meth:`TraceBuilder.gpu`)."""
+    return {
+        "vmId": vm_id << 48,
+        "name": name,
+        "pciBusId": bus_location,
+        "globalMemoryBandwidth": memory_bandwidth,
+        "globalMemorySize": total_memory,
+        "constantMemorySize": 65536,
+        "l2CacheSize": l2_cache_size,
+        "numThreadsPerWarp": 32,
+        "coreClockRate": clock_rate,
+        "numMemcpyEngines": 3,
+        "numMultiprocessors": sm_count,
+        "maxIPC": 4,
+        "maxWarpsPerMultiprocessor": 64,
+        "maxBlocksPerMultiprocessor": 32,
+        "maxRegistersPerBlock": 65536,
+        "maxSharedMemoryPerBlock": 49152,
+        "maxThreadsPerBlock": 1024,
+        "maxBlockDimX": 1024,
+        "maxBlockDimY": 1024,
+        "maxBlockDimZ": 64,
+        "maxGridDimX": 2147483647,
+        "maxGridDimY": 65535,
+        "maxGridDimZ": 65535,
+        "computeCapabilityMajor": major,
+        "computeCapabilityMinor": minor,
+        "deviceId": id,
+    }
