@@ -13,6 +13,7 @@ from ._notes import join_notes
 
 
 @app.command()
+@c.grouped
 def census(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -35,16 +36,8 @@ def census(
         ),
     ] = False,
     top: c.TopOpt = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Top kernels by GPU time, as `nsys stats --report cuda_gpu_kern_sum`.
 
@@ -61,28 +54,15 @@ def census(
     from .. import views
     from ..census import kernel_summary_per_step_rows, kernel_summary_rows
 
-    where = c.event_filter(device, pid, stream, start, end)
     options = dict(name=name, by_launch_config=by_launch_config, top=top)
-    with c.open_trace(trace, demo) as tr:
+    with c.open_filtered(trace, demo, filters, step=not per_step) as (tr, where, nvtx_note):
         if per_step:
-            where, nvtx_note = c.nvtx_filter(tr, nvtx, where)
-            rows, chosen = kernel_summary_per_step_rows(tr, **options, where=where, steps=step)
+            rows, chosen = kernel_summary_per_step_rows(
+                tr, **options, where=where, steps=filters.step
+            )
             where, nvtx_note = chosen.where, join_notes(nvtx_note, chosen.note(per_step=True))
         else:
-            where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
             rows = kernel_summary_rows(tr, **options, where=where)
-        note, hint = (
-            join_notes(nvtx_note, tr.graph_note(where)),
-            c.empty_hint(tr, where, rows.height),
-        )
-    c.show(
-        views.census,
-        rows,
-        fmt=fmt,
-        output=output,
-        note=note,
-        hint=hint,
-        timeunit=timeunit,
-        source=tr.path.name,
-        top=top,
-    )
+        note = join_notes(nvtx_note, tr.graph_note(where))
+        hint = c.empty_hint(tr, where, rows.height)
+    out.show(views.census, rows, tr, note=note, hint=hint, top=top)

@@ -15,6 +15,7 @@ from ._notes import join_notes
 
 
 @app.command()
+@c.grouped
 def danger(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -38,16 +39,8 @@ def danger(
         ),
     ] = None,
     top: c.TopOpt = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Kernels whose results may change between runs (nondeterminism) or with the batch size
     (no batch invariance): each with the rule that fired, its level (high, medium, info),
@@ -63,22 +56,10 @@ def danger(
     from ..danger import danger_kernels, kernels_at_or_above, load_danger_rules
 
     ruleset = load_danger_rules(rules)
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, nvtx_note):
         df = danger_kernels(tr, rules=ruleset, where=where)
         note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
-    c.show(
-        views.danger,
-        df,
-        fmt=fmt,
-        output=output,
-        note=note,
-        hint=hint,
-        timeunit=timeunit,
-        source=tr.path.name,
-        top=top,
-    )
+    out.show(views.danger, df, tr, note=note, hint=hint, top=top)
     failing = kernels_at_or_above(df, fail_on) if fail_on else 0
     if failing:
         print(

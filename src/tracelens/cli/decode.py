@@ -15,6 +15,7 @@ from ._notes import join_notes
 
 
 @app.command()
+@c.grouped
 def decode(
     names: Annotated[
         list[str] | None,
@@ -36,16 +37,8 @@ def decode(
     ] = None,
     demo: c.DemoOpt = None,
     top: c.TopOpt = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Decode kernel names into fields (value, meaning, confidence: confirmed, inferred or
     unknown), or with --trace/--demo every kernel of a trace, largest GPU time first.
@@ -65,23 +58,12 @@ def decode(
         raise UsageError("nothing to decode: give kernel NAMEs, or --trace TRACE / --demo NAME")
     if names:
         decoded = [decode_name(n) for n in _read_names(names)]
-        c.show(views.decoded_names, decoded, fmt=fmt, output=output, timeunit=timeunit)
+        c.show(views.decoded_names, decoded, fmt=out.fmt, output=out.output, timeunit=out.timeunit)
         return
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, note):
         df = decoded_kernels(tr, where=where, top=top)
         note = join_notes(note, tr.graph_note(where))
-    c.show(
-        views.decoded_kernels,
-        df,
-        fmt=fmt,
-        output=output,
-        note=note,
-        timeunit=timeunit,
-        source=tr.path.name,
-        top=top,
-    )
+    out.show(views.decoded_kernels, df, tr, note=note, top=top)
 
 
 def _read_names(names: list[str]) -> list[str]:

@@ -13,6 +13,7 @@ from . import app
 
 
 @app.command()
+@c.grouped
 def findings(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -42,16 +43,8 @@ def findings(
             metavar="RULE",
         ),
     ] = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """nsys analyze's rules with its defaults and the same rows: gpu_gaps [gpu-starv],
     gpu_low_util [gpu-low-util], sync_memcpy [cuda-sync-memcpy], sync_memset
@@ -64,15 +57,11 @@ def findings(
         if name != "any":
             c.check_choice("--fail-on", name, rule_ids())
     overrides = {(r, k): v for r, k, v in map(parse_threshold, threshold or ())}
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = find_issues(
             tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
         )
-    c.show(
-        render, result, fmt=fmt, output=output, note=note, timeunit=timeunit, source=tr.path.name
-    )
+    out.show(render, result, tr, note=note)
     failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:
         print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)

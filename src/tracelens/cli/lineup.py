@@ -14,6 +14,7 @@ from ._notes import join_notes
 
 
 @app.command()
+@c.grouped
 def lineup(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -68,16 +69,8 @@ def lineup(
             "--top", "-n", minimum=1, help="Only the N largest categories (names with --show-other)"
         ),
     ] = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """GPU time by kernel category (gemm, attention, elementwise, ..., other), with calls,
     average and the top kernel of each; memcpys (one row per copy kind) and memsets are rows
@@ -94,9 +87,7 @@ def lineup(
     from ..lineup import category_summary, unclassified_kernels
 
     ruleset = load_rules(rules)
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, nvtx_note):
         if show_other:  # all of them: the caption counts those --top leaves out
             df = unclassified_kernels(tr, by=by, rules=ruleset, where=where)
         else:
@@ -105,15 +96,4 @@ def lineup(
             )
         note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
     view = views.unclassified if show_other else views.lineup
-    c.show(
-        view,
-        df,
-        fmt=fmt,
-        output=output,
-        note=note,
-        hint=hint,
-        timeunit=timeunit,
-        source=tr.path.name,
-        by=by,
-        top=top,
-    )
+    out.show(view, df, tr, note=note, hint=hint, by=by, top=top)

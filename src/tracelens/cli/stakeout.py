@@ -14,6 +14,7 @@ from ._notes import join_notes
 
 
 @app.command()
+@c.grouped
 def stakeout(
     trace: c.TraceArg = None,
     kernel: Annotated[
@@ -51,16 +52,8 @@ def stakeout(
             help="Launches to list (0: every one); the summary covers all",
         ),
     ] = 50,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = c.FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Every launch of one kernel: summary, launch configurations, duration histogram, then
     per launch its start (from session start), duration, configuration, device,
@@ -76,9 +69,7 @@ def stakeout(
         trace, kernel = None, str(trace)  # `stakeout --demo bs1 KERNEL`
     if kernel is None:
         raise UsageError("missing KERNEL: give a kernel name or part of one")
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, nvtx_note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, nvtx_note):
         result = analysis.stakeout(
             tr,
             kernel,
@@ -89,17 +80,6 @@ def stakeout(
             where=where,
             ignore_case=ignore_case,
         )
-        note, hint = (
-            join_notes(nvtx_note, tr.graph_note(where)),
-            c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches),
-        )
-    c.show(
-        render,
-        result,
-        fmt=fmt,
-        output=output,
-        note=note,
-        hint=hint,
-        timeunit=timeunit,
-        source=tr.path.name,
-    )
+        note = join_notes(nvtx_note, tr.graph_note(where))
+        hint = c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches)
+    out.show(render, result, tr, note=note, hint=hint)

@@ -11,6 +11,7 @@ from . import app
 
 
 @app.command()
+@c.grouped
 def steps(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -22,11 +23,7 @@ def steps(
             metavar="GLOB",
         ),
     ] = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
+    filters: c.Filters = c.WINDOW_FILTERS,
     top_kernels: Annotated[
         int,
         c.at_least(
@@ -36,9 +33,7 @@ def steps(
         ),
     ] = 3,
     fail_if: c.FailIfOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """The iterations of the program: the NVTX ranges --range names; else well-known step
     markers (ProfilerStep#N) or a repeated top-level NVTX range that launched much of the
@@ -51,9 +46,8 @@ def steps(
     from ..steps import render
     from ..stepwork import step_report
 
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
+    with c.open_filtered(trace, demo, filters) as (tr, where, _):
         result = step_report(tr, range=range_glob, where=where, top_kernels=top_kernels)
     gates = c.check_gates(result.figures(), fail_if)
-    c.show(render, result, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name)
+    out.show(render, result, tr)
     c.fail_if_tripped(gates)

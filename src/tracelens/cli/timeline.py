@@ -9,8 +9,21 @@ import typer
 from . import _common as c
 from . import app
 
+# timeline filters only its GPU rows by device and stream; NVTX ranges and API calls stay.
+_GpuRowsDevice = Annotated[
+    int | None,
+    typer.Option("--device", help="Only GPU rows of this CUDA device (NVTX and API stay)"),
+]
+_GpuRowsStream = Annotated[
+    int | None,
+    typer.Option("--stream", help="Only GPU rows of this CUDA stream (NVTX and API stay)"),
+]
+
+_FILTERS = c.filter_options(device=_GpuRowsDevice, stream=_GpuRowsStream)
+
 
 @app.command()
+@c.grouped
 def timeline(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
@@ -29,42 +42,17 @@ def timeline(
         ),
     ] = 100,
     offset: Annotated[int, c.at_least("--offset", minimum=0, help="Rows to skip first")] = 0,
-    device: Annotated[
-        int | None,
-        typer.Option("--device", help="Only GPU rows of this CUDA device (NVTX and API stay)"),
-    ] = None,
-    pid: c.PidOpt = None,
-    stream: Annotated[
-        int | None,
-        typer.Option("--stream", help="Only GPU rows of this CUDA stream (NVTX and API stay)"),
-    ] = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    filters: c.Filters = _FILTERS,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Kernels, memcpys (kind, bytes, GB/s), memsets and NVTX ranges in time order, with the
     idle gaps of each device; times (the Start column, --start/--end) from session start,
     as in every command."""
     from .. import timeline as analysis
 
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )
         hint = c.empty_hint(tr, where, result.total)
-    c.show(
-        analysis.render,
-        result,
-        fmt=fmt,
-        output=output,
-        note=note,
-        hint=hint,
-        timeunit=timeunit,
-        source=tr.path.name,
-    )
+    out.show(analysis.render, result, tr, note=note, hint=hint)

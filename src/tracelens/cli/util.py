@@ -7,20 +7,13 @@ from . import app
 
 
 @app.command()
+@c.grouped
 def util(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
-    device: c.DeviceOpt = None,
-    pid: c.PidOpt = None,
-    stream: c.StreamOpt = None,
-    start: c.StartOpt = None,
-    end: c.EndOpt = None,
-    nvtx: c.NvtxOpt = None,
-    step: c.StepOpt = None,
+    filters: c.Filters = c.FILTERS,
     fail_if: c.FailIfOpt = None,
-    timeunit: c.TimeUnitOpt = "ns",
-    fmt: c.FormatOpt = "table",
-    output: c.OutputOpt = None,
+    out: c.Output = c.OUTPUT,
 ) -> None:
     """Per device over the capture span (or --start/--end): busy (kernels, copies and memsets
     across streams), idle, utilization; busy split into compute, communication and memory
@@ -36,12 +29,8 @@ def util(
     window before the device's first and after its last GPU operation)."""
     from ..util import figures, gpu_time_accounting, render
 
-    where = c.event_filter(device, pid, stream, start, end)
-    with c.open_trace(trace, demo) as tr:
-        where, note = c.nvtx_filter(tr, nvtx, where, step)
+    with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = gpu_time_accounting(tr, where)
         gates = c.check_gates(figures(tr, where, result) if fail_if else {}, fail_if)
-    c.show(
-        render, result, fmt=fmt, output=output, note=note, timeunit=timeunit, source=tr.path.name
-    )
+    out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)
