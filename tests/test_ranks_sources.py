@@ -132,3 +132,29 @@ def test_cli_takes_the_worker_limits(nccl_set, capsys):
     assert code == 0, err
     code, _, err = run_cli([*args, "--worker-memory", "plenty"], capsys)
     assert code == 2 and err.count("\n") == 1 and "--worker-memory 'plenty' is not a size" in err
+
+
+def test_a_killed_pool_worker_fails_only_its_trace(tmp_path):
+    """A worker process killed mid-run (the kernel's OOM killer, a signal) breaks the pool
+    but not the run: the traces in flight run again, one worker at a time, and a death
+    there fails exactly the trace that worker held, with the reason; the others are kept."""
+    import multiprocessing
+    import signal
+
+    from tracelens.ranks.summary import RankFailure, RankSummary
+
+    rs = build_rank_set(tmp_path, ranks=8, steps=1)
+    seen = []
+
+    def kill_the_workers(done, total, path):
+        seen.append(done)
+        if done in (1, 4):  # 1: in the pool of two; 4: in the pool of one
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGKILL)
+
+    results = map_traces([str(p) for p in rs.paths], jobs=2, progress=kill_the_workers)
+    assert seen == list(range(1, 9))
+    died = [r for r in results if isinstance(r, RankFailure)]
+    assert len(died) == 1
+    assert died[0].reason.startswith("not analysed: its worker process died (BrokenProcessPool")
+    assert sum(isinstance(r, RankSummary) for r in results) == 7

@@ -159,7 +159,7 @@ def _check_ray_fits(ray, cpus: int) -> None:
 
 def _worker_died(path: str, exc: BaseException, where: str) -> RankFailure:
     first = (str(exc).strip().splitlines() or [""])[0][:200]
-    return RankFailure(path, f"its {where} died before it finished ({type(exc).__name__}: {first})")
+    return RankFailure(path, f"not analysed: {where} ({type(exc).__name__}: {first})")
 
 
 def _map_serial(paths: list[str], limits: Limits, progress: Progress | None) -> list[Result]:
@@ -174,23 +174,42 @@ def _map_serial(paths: list[str], limits: Limits, progress: Progress | None) -> 
 def _map_pool(
     paths: list[str], jobs: int, limits: Limits, progress: Progress | None
 ) -> list[Result]:
+    """The map in a pool of ``jobs`` processes. A worker that dies (the kernel's OOM killer,
+    a signal) breaks the whole pool, and nothing says which of the traces in flight killed
+    it: those traces and the ones not yet started run again in a new pool of one worker, in
+    which a death names its trace (the earliest unfinished one): that trace fails with the
+    reason and the rest go on in a fresh one-worker pool."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn, not fork: the driver may hold DuckDB connections and threads, which a forked
     # child must not inherit.
     ctx = multiprocessing.get_context("spawn")
     results: list[Result | None] = [None] * len(paths)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(_summarise_safely, p, limits): i for i, p in enumerate(paths)}
-        for done, future in enumerate(as_completed(futures), 1):
-            i = futures[future]
-            try:
-                results[i] = future.result()
-            except Exception as exc:  # noqa: BLE001 - BrokenProcessPool: a worker was killed
-                results[i] = _worker_died(paths[i], exc, "worker process")
-            if progress:
-                progress(done, len(paths), paths[i])
+    pending, workers, done = list(range(len(paths))), jobs, 0
+
+    def finish(i: int, result: Result) -> None:
+        nonlocal done
+        results[i], done = result, done + 1
+        if progress:
+            progress(done, len(paths), paths[i])
+
+    while pending:
+        broken: list[tuple[int, BaseException]] = []
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = {pool.submit(_summarise_safely, paths[i], limits): i for i in pending}
+            for future in as_completed(futures):
+                try:
+                    finish(futures[future], future.result())
+                except BrokenProcessPool as exc:
+                    broken.append((futures[future], exc))
+        pending = sorted(i for i, _ in broken)
+        if pending and workers == 1:
+            culprit = pending.pop(0)
+            exc = next(e for i, e in broken if i == culprit)
+            finish(culprit, _worker_died(paths[culprit], exc, "its worker process died"))
+        workers = 1
     return results  # type: ignore[return-value]
 
 
@@ -220,7 +239,7 @@ def _map_ray(paths: list[str], limits: Limits, progress: Progress | None) -> lis
                 try:
                     results[i] = ray.get(ref)
                 except ray.exceptions.RayError as exc:  # the task's worker or node died
-                    results[i] = _worker_died(paths[i], exc, "Ray task")
+                    results[i] = _worker_died(paths[i], exc, "its Ray task failed")
                 done += 1
                 if progress:
                     progress(done, len(paths), paths[i])
