@@ -24,18 +24,15 @@
 --   global_tid     BIGINT   the thread of the launching call (NULL: no call recorded)
 --   range_id       BIGINT   innermost range holding the call (NULL: none)
 CREATE OR REPLACE TEMP TABLE nvtx_op_ranges AS
-WITH ops AS (
-    SELECT * FROM gpu_operations()
-),
-calls AS MATERIALIZED (
-    SELECT global_pid, correlationId, c.global_tid, c.start, c."end"
+WITH calls AS MATERIALIZED (
+    -- every CUDA API call, one per (process, correlationId); no join with the GPU work
+    -- first: the sweep is cheaper than a 5M x 5M semi join that only drops calls
+    SELECT global_pid, correlation_id, c.global_tid, c.start, c."end"
     FROM (
-        SELECT r.globalTid - tid_of(r.globalTid) AS global_pid, r.correlationId,
-               arg_min({'global_tid': r.globalTid, 'start': r.start, 'end': r."end"},
-                       (r.eventClass, r.start)) AS c
-        FROM runtime_calls AS r
-        SEMI JOIN ops AS o
-          ON o.globalPid = r.globalTid - tid_of(r.globalTid) AND o.correlationId = r.correlationId
+        SELECT globalTid - tid_of(globalTid) AS global_pid, correlationId AS correlation_id,
+               arg_min({'global_tid': globalTid, 'start': start, 'end': "end"},
+                       (eventClass, start)) AS c
+        FROM runtime_calls
         GROUP BY 1, 2
     )
 ),
@@ -55,10 +52,11 @@ marks AS (
     GROUP BY global_tid, key
 ),
 candidates AS MATERIALIZED (
-    SELECT c.global_tid, c.start, c."end", c.global_pid, c.correlationId AS correlation_id,
+    -- calls on threads without ranges keep their thread and no range (ASOF LEFT)
+    SELECT c.global_tid, c.start, c."end", c.global_pid, c.correlation_id,
            p.range_id, p."end" AS range_end
     FROM calls AS c
-    ASOF JOIN marks AS m ON m.global_tid = c.global_tid AND m.key <= c.start * 4 + 3
+    ASOF LEFT JOIN marks AS m ON m.global_tid = c.global_tid AND m.key <= c.start * 4 + 3
     LEFT JOIN nvtx_tree AS p ON p.range_id = m.open_id
 ),
 -- threads whose ranges do not all nest (start/end ranges that overlap): there a call with
@@ -78,13 +76,13 @@ refit AS (
         ORDER BY (c.start - p.start) + (p."end" - c."end"), p.range_id) = 1
 ),
 held AS (
-    SELECT global_pid, correlation_id, range_id FROM candidates
-    WHERE range_id IS NOT NULL AND range_end >= "end"
-    UNION ALL
-    SELECT global_pid, correlation_id, range_id FROM refit
+    -- a candidate that holds the whole call, else the refit (usually none: an empty join)
+    SELECT c.global_pid, c.correlation_id, c.global_tid,
+           CASE WHEN c.range_end >= c."end" THEN c.range_id ELSE f.range_id END AS range_id
+    FROM candidates AS c
+    LEFT JOIN refit AS f ON f.global_pid = c.global_pid AND f.correlation_id = c.correlation_id
 )
 SELECT o.kind, o.globalPid, o.correlationId, o.device, o.start, o."end", o.name_id,
-       o.short_id, c.global_tid, h.range_id
-FROM ops AS o
-LEFT JOIN calls AS c ON c.global_pid = o.globalPid AND c.correlationId = o.correlationId
+       o.short_id, h.global_tid, h.range_id
+FROM gpu_operations() AS o
 LEFT JOIN held AS h ON h.global_pid = o.globalPid AND h.correlation_id = o.correlationId
