@@ -7,7 +7,8 @@
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
 --       name (the names sorted) and a 31-bit code of the normalized name (stable across
 --       traces)
---   fp_paths(pid, correlation_id, ranges)  fingerprint_nvtx_paths; may be empty
+--   fp_paths(pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
+--   fp_path_lists(path_id, ranges)          fingerprint_range_paths: each path's ranges
 --
 -- Columns:
 --   device          BIGINT     CUDA device ordinal
@@ -40,10 +41,11 @@ SELECT
         + (coalesce(k.blockZ, -1) + 1) * 17
     ) % 2147483647 AS code,
     NULL::BIGINT AS step,
-    coalesce(list_transform(p.ranges, lambda r: r.label), []::VARCHAR[]) AS region,
-    p.ranges,
+    coalesce(list_transform(l.ranges, lambda r: r.label), []::VARCHAR[]) AS region,
+    l.ranges,
     k.correlationId AS correlation_id,
     k.start
 FROM kernels AS k
 JOIN fp_names AS n ON n.name_id = k.demangledName
 LEFT JOIN fp_paths AS p ON p.pid = pid_of(k.globalPid) AND p.correlation_id = k.correlationId
+LEFT JOIN fp_path_lists AS l ON l.path_id = p.path_id

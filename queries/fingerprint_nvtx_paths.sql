@@ -1,63 +1,19 @@
--- fingerprint_nvtx_paths: for each CUDA API call that launched a kernel, the NVTX ranges on
--- its thread that enclose it, outermost first: the call's NVTX path. Calls inside no range
--- are absent.
+-- fingerprint_nvtx_paths: for each CUDA API call that launched a kernel inside an NVTX range
+-- on its thread, the id of its path in fp_path_lists (fingerprint_range_paths): on threads
+-- whose ranges nest, the innermost range holding the call (nvtx_op_ranges, the sweep of
+-- tracelens.nvtx); on the others, the call's own entry of fp_overlap_paths. Calls inside
+-- no range are absent. No parameters.
 --
--- Inputs: the nvtx_text table (Trace.load_nvtx_text). Run with merge_join_threshold = 0 (see
--- _nvtx_innermost.sql: DuckDB then plans the two time inequalities as an IEJoin).
---
--- The thread is folded into the times: each thread with NVTX ranges gets a band of its own
--- on one time axis (band = thread index x a span longer than the capture), so the IEJoin's
--- two inequalities alone pair a call only with the ranges of its own thread. (Testing the
--- thread after the IEJoin paired every call with the enclosing-in-time ranges of every
--- thread: 9 GB on 5M calls and 250k ranges on 8 threads.)
---
--- Parameters:
---   $band_ns  BIGINT  a span longer than any time in the trace (past the last range and call
---                     end), ns: the width of one thread's band
+-- Inputs: nvtx_op_ranges, and the temp tables fp_overlap_threads and fp_overlap_paths.
 --
 -- Columns:
---   pid             BIGINT   operating-system pid of the launching process
---   correlation_id  BIGINT   correlation id shared by the call and the GPU work it launched
---   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
---                            the enclosing ranges, outermost first (by start, then the
---                            longest first): label (text, or its registered string), start
---                            and end in ns from session start
-SELECT
-    c.pid,
-    c.correlation_id,
-    list(
-        {'label': coalesce(n.text, s.value, ''), 'start': n.start, 'end': n."end"}
-        ORDER BY n.start, n."end" DESC, coalesce(n.text, s.value, '')
-    ) AS ranges
-FROM (
-    SELECT f.pid, f.correlation_id, t.band + f.c.start AS band_start,
-           t.band + f.c."end" AS band_end
-    FROM (
-        SELECT pid_of(globalTid) AS pid, correlationId AS correlation_id,
-               arg_min({'global_tid': globalTid, 'start': start, 'end': "end"},
-                       (eventClass, start)) AS c
-        FROM runtime_calls
-        WHERE (pid_of(globalTid), correlationId) IN (
-            SELECT (pid_of(globalPid), correlationId) FROM kernels
-        )
-        GROUP BY 1, 2
-    ) AS f
-    JOIN (
-        SELECT globalTid,
-               (row_number() OVER (ORDER BY globalTid) - 1) * $band_ns AS band
-        FROM (SELECT DISTINCT globalTid FROM nvtx_text WHERE globalTid IS NOT NULL)
-    ) AS t ON t.globalTid = f.c.global_tid
-) AS c
-JOIN (
-    SELECT n.*, t.band + n.start AS band_start, t.band + n."end" AS band_end
-    FROM nvtx_text AS n
-    JOIN (
-        SELECT globalTid,
-               (row_number() OVER (ORDER BY globalTid) - 1) * $band_ns AS band
-        FROM (SELECT DISTINCT globalTid FROM nvtx_text WHERE globalTid IS NOT NULL)
-    ) AS t ON t.globalTid = n.globalTid
-    WHERE is_nvtx_range(n.eventType, n."end")
-) AS n ON n.band_start <= c.band_start AND n.band_end >= c.band_end
-LEFT JOIN strings AS s ON s.id = n.textId
-GROUP BY ALL
-ORDER BY pid, correlation_id
+--   pid             BIGINT  operating-system pid of the launching process
+--   correlation_id  BIGINT  correlation id shared by the call and the kernels it launched
+--   path_id         BIGINT  fp_path_lists.path_id
+SELECT pid_of(globalPid) AS pid, correlationId AS correlation_id, any_value(range_id) AS path_id
+FROM nvtx_op_ranges
+WHERE kind = 'kernel' AND range_id IS NOT NULL
+  AND global_tid NOT IN (SELECT global_tid FROM fp_overlap_threads)
+GROUP BY 1, 2
+UNION ALL
+SELECT pid, correlation_id, path_id FROM fp_overlap_paths

@@ -70,20 +70,32 @@ def range_summary(trace: Trace, *, style: str | None = None) -> pl.DataFrame:
     return trace.query("nvtx_summary", style=nsys_style)
 
 
-def build_projection(trace: Trace) -> None:
-    """Build the temp tables the GPU-projection queries read, once per trace: nvtx_tree
-    (range nesting), nvtx_op_ranges (each GPU operation's innermost range) and
-    nvtx_projection (per range)."""
+def _built(trace: Trace, table: str) -> bool:
+    sql = "SELECT count(*) FROM duckdb_tables() WHERE table_name = $name"
+    return bool(trace.db.execute(sql, {"name": table}).fetchone()[0])
+
+
+def build_attribution(trace: Trace) -> None:
+    """Build, once per trace, nvtx_tree (range nesting) and nvtx_op_ranges (each GPU
+    operation's innermost range): the sweep every NVTX attribution reads."""
     trace.load_nvtx_text()
-    con = trace.db
-    exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_op_ranges'"
-    if con.execute(exists).fetchone()[0]:
+    if _built(trace, "nvtx_op_ranges"):
         return
     from . import _resources
 
-    con.execute(_resources.query("_nvtx_tree"))
-    con.execute(_resources.query("_nvtx_op_ranges"))
-    con.execute(_resources.query("_nvtx_projection"))
+    trace.db.execute(_resources.query("_nvtx_tree"))
+    trace.db.execute(_resources.query("_nvtx_op_ranges"))
+
+
+def build_projection(trace: Trace) -> None:
+    """Build the temp tables the GPU-projection queries read, once per trace: those of
+    :func:`build_attribution` and nvtx_projection (per range)."""
+    build_attribution(trace)
+    if _built(trace, "nvtx_projection"):
+        return
+    from . import _resources
+
+    trace.db.execute(_resources.query("_nvtx_projection"))
 
 
 def require_projection(trace: Trace) -> None:
@@ -126,7 +138,7 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
         raise UsageError(f"unknown --name {name!r}; use one of: {', '.join(KERNEL_NAME_KINDS)}")
     require_projection(trace)
     trace.require_kernels()
-    build_projection(trace)
+    build_attribution(trace)
     return trace.query("nvtx_kernel_summary", group_by=group, name_kind=name)
 
 
@@ -138,7 +150,7 @@ def op_paths(trace: Trace) -> pl.DataFrame:
     gives every operation a null path."""
     if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
         return trace.query("nvtx_op_paths_none")
-    build_projection(trace)
+    build_attribution(trace)
     return trace.query("nvtx_op_paths")
 
 

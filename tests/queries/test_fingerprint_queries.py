@@ -48,14 +48,79 @@ def test_fingerprint_names(run_trace, all_strings):
     _check(_csv(run_trace, "fingerprint_names", all_strings=all_strings), "fingerprint_names", case)
 
 
+def _attribution(trace) -> None:
+    """The tables fingerprint_nvtx_paths and fingerprint_range_paths read."""
+    from tracelens import nvtx
+
+    nvtx.build_attribution(trace)
+    con = trace.db
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS " + query("fingerprint_overlap_threads")
+    )
+    build_module._create_overlap_paths(trace)
+
+
+def _sorted_csv(trace, name: str, order: str, **params) -> str:
+    con = trace.db
+    sql = f"CREATE OR REPLACE TEMP TABLE golden_result AS SELECT * FROM ({query(name)}) ORDER BY {order}"
+    con.execute(sql, params)
+    cols = [r[0] for r in con.execute("DESCRIBE golden_result").fetchall()]
+    casts = ", ".join(f'CAST("{c}" AS VARCHAR) AS "{c}"' for c in cols)
+    return con.execute(f"SELECT {casts} FROM golden_result").pl().write_csv()
+
+
 def test_fingerprint_nvtx_paths(run_trace):
-    run_trace.load_nvtx_text()
-    run_trace.db.execute("SET merge_join_threshold = 0")
-    band = build_module._band_ns(run_trace.db)
-    _check(_csv(run_trace, "fingerprint_nvtx_paths", band_ns=band), "fingerprint_nvtx_paths", "run")
+    _attribution(run_trace)
+    csv = _sorted_csv(run_trace, "fingerprint_nvtx_paths", "pid, correlation_id")
+    _check(csv, "fingerprint_nvtx_paths", "run")
 
 
-def test_fingerprint_nvtx_paths_keep_to_the_launching_thread(tmp_path):
+def test_fingerprint_range_paths(run_trace):
+    _attribution(run_trace)
+    csv = _sorted_csv(run_trace, "fingerprint_range_paths", "path_id")
+    _check(csv, "fingerprint_range_paths", "run")
+
+
+def _overlapping_trace(tmp_path):
+    """Start/end ranges that cross on thread 77 (and a push/pop pair that nests on 78)."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(77, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.nvtx_range("a", start=1_000, end=9_000, pid=77, tid=77, event_type=60)
+    b.nvtx_range("b", start=5_000, end=20_000, pid=77, tid=77, event_type=60)
+    b.nvtx_range("outer", start=1_000, end=30_000, pid=77, tid=78)
+    b.nvtx_range("inner", start=2_000, end=8_000, pid=77, tid=78)
+    for i, (tid, start) in enumerate([(77, 6_000), (77, 12_000), (78, 3_000), (78, 9_000)]):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=start, end=start + 10, pid=77, tid=tid)
+        b.kernel(f"k{i}", start=40_000 + i * 100, end=40_050 + i * 100, pid=77, device=0,
+                 stream=7, correlation_id=cid)  # fmt: skip
+    return b.write(tmp_path / "overlap.sqlite")
+
+
+def test_fingerprint_overlap_threads_and_paths(tmp_path):
+    """A thread whose ranges cross pairs its calls with every enclosing range; a nested
+    thread takes the sweep's chain; both give the enclosing ranges, outermost first."""
+    with tracelens.open(_overlapping_trace(tmp_path)) as trace:
+        _attribution(trace)
+        con = trace.db
+        threads = [
+            r[0] & 0xFFFFFF for r in con.execute("SELECT * FROM fp_overlap_threads").fetchall()
+        ]
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_path_lists AS " + query("fingerprint_range_paths")
+        )
+        rows = con.execute(
+            "SELECT l.ranges FROM (" + query("fingerprint_nvtx_paths") + ") AS p "
+            "JOIN fp_path_lists AS l ON l.path_id = p.path_id ORDER BY p.correlation_id"
+        ).fetchall()
+    labels = [[r["label"] for r in row[0]] for row in rows]
+    assert threads == [77]
+    assert labels == [["a", "b"], ["b"], ["outer", "inner"], ["outer"]]
+
+
+def test_fingerprint_nvtx_overlaps_keep_to_the_launching_thread(tmp_path):
     """Ranges of another thread that enclose a call in time are not on its path."""
     from tracelens.synth import TraceBuilder
 
@@ -63,18 +128,19 @@ def test_fingerprint_nvtx_paths_keep_to_the_launching_thread(tmp_path):
     b.process(77, "python train.py")
     b.gpu(0, "NVIDIA H100 80GB HBM3")
     b.nvtx_range("mine", start=1_000, end=9_000, pid=77, tid=77)
+    b.nvtx_range("crossing", start=8_000, end=12_000, pid=77, tid=77)
     b.nvtx_range("other thread", start=500, end=10_000, pid=77, tid=78)
     cid = b.runtime("cudaLaunchKernel_v7000", start=2_000, end=2_010, pid=77, tid=77)
     b.kernel("k", start=3_000, end=3_100, pid=77, device=0, stream=7, correlation_id=cid)
     path = b.write(tmp_path / "threads.sqlite")
     with tracelens.open(path) as trace:
-        trace.load_nvtx_text()
-        trace.db.execute("SET merge_join_threshold = 0")
-        rows = trace.sql(query("fingerprint_nvtx_paths"), band_ns=build_module._band_ns(trace.db))
+        _attribution(trace)
+        rows = trace.sql("SELECT * FROM fp_overlap_paths")
+    assert rows["path_id"].to_list() == [-1]
     assert rows["ranges"].to_list() == [[{"label": "mine", "start": 1_000, "end": 9_000}]]
 
 
-def test_fingerprint_nvtx_paths_plan_is_an_iejoin(tmp_path):
+def test_fingerprint_nvtx_overlaps_plan_is_an_iejoin(tmp_path):
     """The two time inequalities (thread bands folded in) must plan as an IEJoin: any other
     plan compares every call with every range (minutes and GBs on real traces)."""
     from tracelens.synth import TraceBuilder
@@ -84,7 +150,9 @@ def test_fingerprint_nvtx_paths_plan_is_an_iejoin(tmp_path):
     b.gpu(0, "NVIDIA H100 80GB HBM3")
     for i in range(3_000):
         tid = 77 + i % 4
-        b.nvtx_range(f"op {i}", start=i * 1_000, end=i * 1_000 + 900, pid=77, tid=tid)
+        # each range crosses the next one on its thread: no thread nests
+        b.nvtx_range(f"op {i}", start=i * 1_000, end=i * 1_000 + 4_500, pid=77, tid=tid,
+                     event_type=60)  # fmt: skip
         cid = b.runtime(
             "cudaLaunchKernel_v7000", start=i * 1_000 + 10, end=i * 1_000 + 20, pid=77, tid=tid
         )
@@ -99,10 +167,17 @@ def test_fingerprint_nvtx_paths_plan_is_an_iejoin(tmp_path):
         )
     path = b.write(tmp_path / "many.sqlite")
     with tracelens.open(path) as trace:
-        trace.load_nvtx_text()
+        from tracelens import nvtx
+
+        nvtx.build_attribution(trace)
         con = trace.db
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS "
+            + query("fingerprint_overlap_threads")
+        )
+        assert con.execute("SELECT count(*) FROM fp_overlap_threads").fetchone()[0] == 4
         con.execute("SET merge_join_threshold = 0")
-        sql = "EXPLAIN " + query("fingerprint_nvtx_paths")
+        sql = "EXPLAIN " + query("fingerprint_nvtx_overlaps")
         plan = con.execute(sql, {"band_ns": build_module._band_ns(con)}).fetchall()[0][1]
     assert "IE_JOIN" in plan
 

@@ -179,29 +179,57 @@ def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple])
 
 
 def _create_paths(trace: Trace) -> bool:
+    """fp_paths (each kernel-launching call's path id) and fp_path_lists (each path's
+    ranges): the sweep of tracelens.nvtx on threads whose ranges nest, a direct pairing of
+    calls and ranges on the others (usually none)."""
+    from .. import nvtx
     from .._resources import query
 
     con = trace.db
     if not _has_nvtx_ranges(trace):
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE fp_paths (pid BIGINT, correlation_id BIGINT, "
+            "CREATE OR REPLACE TEMP TABLE fp_paths "
+            "(pid BIGINT, correlation_id BIGINT, path_id BIGINT)"
+        )
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_path_lists (path_id BIGINT, "
             'ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
         )
         return False
-    trace.load_nvtx_text()
-    con.execute("SET merge_join_threshold = 0")  # see fingerprint_nvtx_paths.sql
+    nvtx.build_attribution(trace)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS " + query("fingerprint_overlap_threads")
+    )
+    _create_overlap_paths(trace)
+    con.execute("CREATE OR REPLACE TEMP TABLE fp_path_lists AS " + query("fingerprint_range_paths"))
+    con.execute("CREATE OR REPLACE TEMP TABLE fp_paths AS " + query("fingerprint_nvtx_paths"))
+    return bool(con.execute("SELECT count(*) FROM fp_paths").fetchone()[0])
+
+
+def _create_overlap_paths(trace: Trace) -> None:
+    """fp_overlap_paths: the calls on threads whose ranges do not nest, with their ranges."""
+    from .._resources import query
+
+    con = trace.db
+    if not con.execute("SELECT count(*) FROM fp_overlap_threads").fetchone()[0]:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_overlap_paths (path_id BIGINT, pid BIGINT, "
+            'correlation_id BIGINT, ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
+        )
+        return
+    con.execute("SET merge_join_threshold = 0")  # see fingerprint_nvtx_overlaps.sql
     try:
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE fp_paths AS " + query("fingerprint_nvtx_paths"),
+            "CREATE OR REPLACE TEMP TABLE fp_overlap_paths AS "
+            + query("fingerprint_nvtx_overlaps"),
             {"band_ns": _band_ns(con)},
         )
     finally:
         con.execute("RESET merge_join_threshold")
-    return bool(con.execute("SELECT count(*) FROM fp_paths").fetchone()[0])
 
 
 def _band_ns(con) -> int:
-    """One thread's band in fingerprint_nvtx_paths: past every range and call end."""
+    """One thread's band in fingerprint_nvtx_overlaps: past every range and call end."""
     sql = (
         'SELECT greatest((SELECT max("end") FROM nvtx_text), '
         '(SELECT max("end") FROM runtime_calls), 0) + 1'

@@ -1,0 +1,72 @@
+-- fingerprint_nvtx_overlaps: for each CUDA API call that launched a kernel on a thread whose
+-- NVTX ranges do not nest (fp_overlap_threads, fingerprint_overlap_threads), the ranges on
+-- its thread that enclose it, outermost first: the call's NVTX path. Calls inside no range
+-- are absent. Every other thread's calls take the sweep (fingerprint_nvtx_paths): this
+-- join pairs each such call with every range of its thread that encloses it, so its cost is
+-- bounded by (calls x enclosing ranges) on those threads only, zero on a trace of push/pop
+-- ranges.
+--
+-- Inputs: the nvtx_text table (Trace.load_nvtx_text) and fp_overlap_threads. Run with
+-- merge_join_threshold = 0 (see _nvtx_innermost.sql: DuckDB then plans the two time
+-- inequalities as an IEJoin).
+--
+-- The thread is folded into the times: each thread with NVTX ranges gets a band of its own
+-- on one time axis (band = thread index x a span longer than the capture), so the IEJoin's
+-- two inequalities alone pair a call only with the ranges of its own thread. (Testing the
+-- thread after the IEJoin paired every call with the enclosing-in-time ranges of every
+-- thread: 9 GB on 5M calls and 250k ranges on 8 threads.)
+--
+-- Parameters:
+--   $band_ns  BIGINT  a span longer than any time in the trace (past the last range and call
+--                     end), ns: the width of one thread's band
+--
+-- Columns:
+--   path_id         BIGINT   an id of the call's path, negative (-1, -2, ... in the order of
+--                            pid and correlation id), apart from nvtx_tree's range ids
+--   pid             BIGINT   operating-system pid of the launching process
+--   correlation_id  BIGINT   correlation id shared by the call and the GPU work it launched
+--   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
+--                            the enclosing ranges, outermost first (by start, then the
+--                            longest first): label (text, or its registered string), start
+--                            and end in ns from session start
+SELECT
+    -row_number() OVER (ORDER BY c.pid, c.correlation_id) AS path_id,
+    c.pid,
+    c.correlation_id,
+    list(
+        {'label': coalesce(n.text, s.value, ''), 'start': n.start, 'end': n."end"}
+        ORDER BY n.start, n."end" DESC, coalesce(n.text, s.value, '')
+    ) AS ranges
+FROM (
+    SELECT f.pid, f.correlation_id, t.band + f.c.start AS band_start,
+           t.band + f.c."end" AS band_end
+    FROM (
+        SELECT pid_of(globalTid) AS pid, correlationId AS correlation_id,
+               arg_min({'global_tid': globalTid, 'start': start, 'end': "end"},
+                       (eventClass, start)) AS c
+        FROM runtime_calls
+        WHERE (pid_of(globalTid), correlationId) IN (
+            SELECT (pid_of(globalPid), correlationId) FROM kernels
+        )
+        GROUP BY 1, 2
+    ) AS f
+    JOIN (
+        SELECT globalTid,
+               (row_number() OVER (ORDER BY globalTid) - 1) * $band_ns AS band
+        FROM (SELECT DISTINCT globalTid FROM nvtx_text WHERE globalTid IS NOT NULL)
+    ) AS t ON t.globalTid = f.c.global_tid
+    WHERE f.c.global_tid IN (SELECT global_tid FROM fp_overlap_threads)
+) AS c
+JOIN (
+    SELECT n.*, t.band + n.start AS band_start, t.band + n."end" AS band_end
+    FROM nvtx_text AS n
+    JOIN (
+        SELECT globalTid,
+               (row_number() OVER (ORDER BY globalTid) - 1) * $band_ns AS band
+        FROM (SELECT DISTINCT globalTid FROM nvtx_text WHERE globalTid IS NOT NULL)
+    ) AS t ON t.globalTid = n.globalTid
+    WHERE is_nvtx_range(n.eventType, n."end")
+) AS n ON n.band_start <= c.band_start AND n.band_end >= c.band_end
+LEFT JOIN strings AS s ON s.id = n.textId
+GROUP BY c.pid, c.correlation_id
+ORDER BY c.pid, c.correlation_id

@@ -1,0 +1,42 @@
+-- fingerprint_range_paths: per NVTX range on a thread whose ranges nest, the ranges that
+-- enclose the work launched inside it, outermost first: the range itself and its
+-- ancestors (nvtx_tree's parent links, followed from the roots down once per range, not
+-- per call), closed ranges only. Plus the paths fingerprint_nvtx_overlaps computed per
+-- call on the other threads, under their own (negative) ids. Labels are the fingerprint's
+-- (the range's text, else its registered string; no domain prefix).
+--
+-- Inputs: nvtx_tree, nvtx_text, strings, and the temp tables fp_overlap_threads
+-- (fingerprint_overlap_threads) and fp_overlap_paths (fingerprint_nvtx_overlaps).
+--
+-- Columns:
+--   path_id  BIGINT   nvtx_tree.range_id, or fp_overlap_paths.path_id (< 0)
+--   ranges   STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
+--                     outermost first (by start, then the longest first, then label):
+--                     label, start and end in ns from session start
+WITH RECURSIVE
+nodes AS MATERIALIZED (
+    SELECT t.range_id, t.parent_id,
+           CASE WHEN n."end" IS NOT NULL THEN
+               {'label': coalesce(n.text, s.value, ''), 'start': n.start, 'end': n."end"}
+           END AS own
+    FROM nvtx_tree AS t
+    JOIN nvtx_text AS n ON n.row_id = t.range_id
+    LEFT JOIN strings AS s ON s.id = n.textId
+    WHERE t.global_tid NOT IN (SELECT global_tid FROM fp_overlap_threads)
+),
+chains AS (
+    SELECT range_id, CASE WHEN own IS NULL THEN [] ELSE [own] END AS ranges
+    FROM nodes WHERE parent_id IS NULL
+    UNION ALL
+    SELECT n.range_id, CASE WHEN n.own IS NULL THEN c.ranges ELSE list_append(c.ranges, n.own) END
+    FROM chains AS c JOIN nodes AS n ON n.parent_id = c.range_id
+)
+SELECT range_id AS path_id,
+       list_transform(
+           list_sort(list_transform(ranges, lambda r: {'s': r.start, 'e': -r."end", 'l': r.label})),
+           lambda k: {'label': k.l, 'start': k.s, 'end': -k.e}
+       ) AS ranges
+FROM chains
+WHERE len(ranges) > 0
+UNION ALL
+SELECT path_id, ranges FROM fp_overlap_paths
