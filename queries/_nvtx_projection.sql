@@ -2,7 +2,8 @@
 -- --report nvtx_gpu_proj_trace` (2022.4: nvtxgpuproj): one row per range that launched GPU
 -- work, from the start of the first operation it holds to the end of the last. A range holds
 -- the operations whose launching API call lies inside it on its thread, its nested ranges'
--- included. Needs nvtx_tree and nvtx_op_ranges (tracelens.nvtx builds them).
+-- included. Needs nvtx_tree, nvtx_op_ranges and nvtx_paths (tracelens.nvtx
+-- builds them).
 --
 -- Columns of nvtx_projection:
 --   name             VARCHAR  range name (nsys's: 'domain:label' in a named domain)
@@ -31,7 +32,7 @@ held AS (
     SELECT CAST(a.id AS BIGINT) AS range_id, min(d.first_ns) AS first_ns,
            max(d.last_ns) AS last_ns, sum(d.ops) AS ops
     FROM direct AS d
-    JOIN nvtx_tree AS t ON t.range_id = d.range_id
+    JOIN nvtx_paths AS t ON t.range_id = d.range_id
     CROSS JOIN unnest(string_split(t.stack[2:], ':')) AS a(id)
     GROUP BY 1
 ),
@@ -42,12 +43,12 @@ children AS (
     GROUP BY 1
 )
 SELECT
-    t.name,
+    n.name,
     h.first_ns AS proj_start_ns,
     h.last_ns - h.first_ns AS proj_duration_ns,
     t.start AS start_ns,
     t."end" - t.start AS duration_ns,
-    t.style,
+    n.style,
     pid_of(t.global_tid) AS pid,
     tid_of(t.global_tid) AS tid,
     h.ops::BIGINT AS gpu_ops,
@@ -55,8 +56,9 @@ SELECT
     coalesce(c.children, 0) AS children,
     t.range_id,
     t.parent_id,
-    t.stack,
-    t.path
+    n.stack,
+    n.path
 FROM held AS h
 JOIN nvtx_tree AS t ON t.range_id = h.range_id
+JOIN nvtx_paths AS n ON n.range_id = h.range_id
 LEFT JOIN children AS c ON c.range_id = h.range_id

@@ -1,8 +1,8 @@
 -- nvtx_kernel_summary: kernels per NVTX range group, the semantics of `nsys stats --report
 -- nvtx_kern_sum` (2022.4: nvtxkernsum): each kernel counts in every range that holds its
--- launching call (the innermost and all its ancestors, nvtx_tree.stack), grouped by range,
+-- launching call (the innermost and all its ancestors, nvtx_paths.stack), grouped by range,
 -- kernel name and the launching process and thread. Kernels launched outside every range
--- form the rows whose range is NULL, as in nsys. Needs nvtx_tree and nvtx_op_ranges.
+-- form the rows whose range is NULL, as in nsys. Needs nvtx_op_ranges and nvtx_paths.
 -- Ordered by range, pid, tid, then total time, largest first.
 --
 -- Parameters:
@@ -32,7 +32,7 @@ WITH kernels_held AS (
 ),
 ancestry AS (
     SELECT t.range_id, CAST(a.id AS BIGINT) AS holder_id
-    FROM nvtx_tree AS t
+    FROM nvtx_paths AS t
     CROSS JOIN unnest(string_split(t.stack[2:], ':')) AS a(id)
     WHERE t.range_id IN (SELECT range_id FROM kernels_held)
 ),
@@ -46,7 +46,7 @@ pairs AS (
            h.style
     FROM kernels_held AS k
     LEFT JOIN ancestry AS a ON a.range_id = k.range_id
-    LEFT JOIN nvtx_tree AS h ON h.range_id = a.holder_id
+    LEFT JOIN nvtx_paths AS h ON h.range_id = a.holder_id
 )
 SELECT
     p.range,

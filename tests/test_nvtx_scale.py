@@ -36,7 +36,8 @@ def shapes(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "query", ["_nvtx_tree", "_nvtx_op_ranges", "_nvtx_projection", "nvtx_selected_work"]
+    "query",
+    ["_nvtx_tree", "_nvtx_op_ranges", "_nvtx_paths", "_nvtx_projection", "nvtx_selected_work"],
 )
 def test_no_quadratic_join_in_the_plan(shapes, query):
     with tracelens.open(shapes) as t:
@@ -46,7 +47,7 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         # (asof_loop_join_threshold 64, merge_join_threshold 1000, nested_loop 5).
         for setting in ("asof_loop_join", "merge_join", "nested_loop_join"):
             con.execute(f"SET {setting}_threshold = 0")
-        built = ("_nvtx_tree", "_nvtx_op_ranges")
+        built = ("_nvtx_tree", "_nvtx_op_ranges", "_nvtx_paths")
         for prerequisite in built[: built.index(query)] if query in built else built:
             con.execute(_resources.query(prerequisite))
         if query.startswith("_"):

@@ -76,8 +76,9 @@ def _built(trace: Trace, table: str) -> bool:
 
 
 def build_attribution(trace: Trace) -> None:
-    """Build, once per trace, nvtx_tree (range nesting) and nvtx_op_ranges (each GPU
-    operation's innermost range): the sweep every NVTX attribution reads."""
+    """Build, once per trace, nvtx_tree (range nesting), nvtx_op_ranges (each GPU
+    operation's innermost range) and nvtx_paths (names, stacks and paths of the ranges that
+    hold GPU work): the sweep every NVTX attribution reads."""
     trace.load_nvtx_text()
     if _built(trace, "nvtx_op_ranges"):
         return
@@ -85,6 +86,7 @@ def build_attribution(trace: Trace) -> None:
 
     trace.db.execute(_resources.query("_nvtx_tree"))
     trace.db.execute(_resources.query("_nvtx_op_ranges"))
+    trace.db.execute(_resources.query("_nvtx_paths"))
 
 
 def build_projection(trace: Trace) -> None:
