@@ -23,7 +23,7 @@
 --   depth       BIGINT     ranges open on the thread when it started (= level when nested)
 CREATE OR REPLACE TEMP TABLE nvtx_tree AS
 WITH RECURSIVE
-ranges AS MATERIALIZED (
+ranges AS (
     SELECT range_id, global_tid, start, "end"
     FROM nvtx_ranges()
     WHERE same_thread
