@@ -1115,14 +1115,6 @@ class Trace:
         """The GPUs the export describes (``info.gpus``, without reading the events)."""
         return self._info.gpus if self._info is not None else self._gpus()
 
-    def mpi_rank(self) -> int | None:
-        """The MPI rank of the traced process, from the MPI_RANKS table nsys writes when it
-        traces MPI (``--trace mpi``); the lowest when the file holds several, None without."""
-        if "MPI_RANKS" not in self.tables or "rank" not in self.tables["MPI_RANKS"]:
-            return None
-        rows = self._sqlite_rows("SELECT min(rank) FROM MPI_RANKS")
-        return rows[0][0] if rows else None
-
 
 def open(  # noqa: A001 - mirrors builtins.open on purpose
     path: str | os.PathLike[str],
