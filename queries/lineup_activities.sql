@@ -32,7 +32,7 @@ WITH kernel_launches AS (
         CASE $by
             WHEN 'device' THEN deviceId
             WHEN 'stream' THEN streamId
-            WHEN 'pid' THEN (globalPid >> 24) & 16777215
+            WHEN 'pid' THEN pid_of(globalPid)
         END AS group_key,
         demangledName AS name_id,
         CASE $name_kind
@@ -53,7 +53,7 @@ memory_ops AS (
         CASE $by
             WHEN 'device' THEN m.deviceId
             WHEN 'stream' THEN m.streamId
-            WHEN 'pid' THEN (m.globalPid >> 24) & 16777215
+            WHEN 'pid' THEN pid_of(m.globalPid)
         END AS group_key,
         'memcpy' AS kind,
         coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS label,
@@ -65,7 +65,7 @@ memory_ops AS (
         CASE $by
             WHEN 'device' THEN deviceId
             WHEN 'stream' THEN streamId
-            WHEN 'pid' THEN (globalPid >> 24) & 16777215
+            WHEN 'pid' THEN pid_of(globalPid)
         END,
         'memset',
         '[CUDA memset]',

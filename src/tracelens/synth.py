@@ -562,7 +562,7 @@ class TraceBuilder:
 
     def _gtid(self, pid: int | None, tid: int | None) -> int:
         gpid = self._gpid(pid)
-        tid = (gpid >> 24) & 0xFFFFFF if tid is None else tid
+        tid = self._pid(pid) if tid is None else tid  # a process's main thread: tid = pid
         if not 0 <= tid < (1 << 24):
             raise ValueError(f"tid {tid} does not fit in 24 bits")
         return gpid | tid

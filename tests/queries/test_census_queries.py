@@ -1,0 +1,110 @@
+"""Golden CSVs for the queries behind census, lineup, memory, stakeout and timeline, on the
+fixture builder's realistic mix (tests/fixtures/builder.build_mixed: 2 processes, 2 GPUs,
+3 streams, 6 kernel names, copies of 4 kinds, memsets, API calls, NVTX ranges)."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures.builder import EVAL_PID, build_mixed
+
+from queries.golden import assert_golden
+from tracelens.timeline import copy_labels
+
+NO_FILTER = {
+    "device": None,
+    "pid": None,
+    "stream": None,
+    "start_ns": None,
+    "end_ns": None,
+    "selection": None,
+}
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    return build_mixed(tmp_path_factory.mktemp("census_queries"), "3.25.0").path
+
+
+@pytest.mark.parametrize(
+    ("case", "params"),
+    [
+        ("demangled", {**NO_FILTER, "name_kind": "demangled", "by_launch_config": False}),
+        ("short_by_config", {**NO_FILTER, "name_kind": "short", "by_launch_config": True}),
+        (
+            "mangled_device_1",
+            {**NO_FILTER, "device": 1, "name_kind": "mangled", "by_launch_config": False},
+        ),
+    ],
+)
+def test_kernel_summary(mixed, case, params):
+    assert_golden(mixed, "kernel_summary", case, **params)
+
+
+@pytest.mark.parametrize(
+    ("case", "params"),
+    [
+        ("all", {**NO_FILTER, "by": None, "name_kind": "short"}),
+        ("by_pid", {**NO_FILTER, "by": "pid", "name_kind": "demangled"}),
+        ("eval_by_stream", {**NO_FILTER, "pid": EVAL_PID, "by": "stream", "name_kind": "short"}),
+    ],
+)
+def test_lineup_activities(mixed, case, params):
+    assert_golden(mixed, "lineup_activities", case, **params)
+
+
+@pytest.mark.parametrize("query", ["memory_time_summary", "memory_size_summary"])
+def test_memory_summaries(mixed, query):
+    assert_golden(mixed, query, "all", **NO_FILTER)
+    assert_golden(mixed, query, "device_0", **{**NO_FILTER, "device": 0})
+
+
+STAKEOUT = {"name_kind": "short", "origin_ns": 0}
+
+
+@pytest.mark.parametrize(
+    ("case", "params"),
+    [
+        ("contains_gemm", {"pattern": "gemm", "regex": None, "match": "contains"}),
+        ("regex_case_blind", {"pattern": "FLASH", "regex": "(?i)flash", "match": "regex"}),
+        ("exact_none", {"pattern": "gemm", "regex": None, "match": "exact"}),
+    ],
+)
+def test_stakeout_queries(mixed, case, params):
+    assert_golden(mixed, "stakeout_names", case, **params)
+    assert_golden(
+        mixed, "stakeout_launches", case, lambda t: t.load_nvtx_text(), **STAKEOUT, **params,
+        **NO_FILTER,
+    )  # fmt: skip
+
+
+TIMELINE = {"origin_ns": 0, "name_kind": "short", "bound_ns": None, "offset": 0}
+
+
+@pytest.mark.parametrize(
+    ("case", "params"),
+    [
+        ("first_20_with_api", {**NO_FILTER, "api": True, "gap_ns": 100_000, "limit": 20}),
+        ("device_1_all", {**NO_FILTER, "device": 1, "api": False, "gap_ns": 0, "limit": None}),
+        (
+            "window_offset",
+            {
+                **NO_FILTER,
+                "start_ns": 2_000_000,
+                "end_ns": 3_000_000,
+                "api": False,
+                "gap_ns": 50_000,
+                "limit": 5,
+                "offset": 3,
+            },
+        ),
+    ],
+)
+def test_timeline_events(mixed, case, params):
+    assert_golden(
+        mixed,
+        "timeline_events",
+        case,
+        lambda t: t.load_nvtx_text(),
+        **{**TIMELINE, **params},
+        copy_labels=copy_labels(),
+    )
