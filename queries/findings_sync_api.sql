@@ -17,9 +17,7 @@ SELECT
     pid_of(r.globalTid) AS pid,
     tid_of(r.globalTid) AS tid,
     s.value AS api_name
-FROM runtime_calls AS r
+FROM filtered_runtime_calls($pid, $start_ns, $end_ns) AS r
 JOIN strings AS s ON s.id = r.nameId
-WHERE (s.value ILIKE 'cudaDeviceSynchronize%' OR s.value ILIKE 'cudaStreamSynchronize%')
-  AND ($pid IS NULL OR pid_of(r.globalTid) = $pid)
-  AND in_window(r.start, r."end", $start_ns, $end_ns)
+WHERE s.value ILIKE 'cudaDeviceSynchronize%' OR s.value ILIKE 'cudaStreamSynchronize%'
 ORDER BY duration_ns DESC, start_ns

@@ -43,8 +43,8 @@ WITH launches AS (
         k."end" - k.start AS kernel_ns,
         greatest(r."end", k."end") - r.start AS total_ns
     FROM kernels AS k
-    JOIN runtime_calls AS r ON launched_by(k.globalPid, k.correlationId, r.globalTid, r.correlationId)
-    WHERE $pid IS NULL OR pid_of(r.globalTid) = $pid
+    JOIN filtered_runtime_calls($pid, NULL, NULL) AS r
+      ON launched_by(k.globalPid, k.correlationId, r.globalTid, r.correlationId)
 ),
 per_group AS (
     SELECT
