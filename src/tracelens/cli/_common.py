@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 FORMATS = choices.FORMATS
 TIME_UNITS = choices.TIME_UNITS
+BOARD_FORMATS = ("table", "json", "markdown")  # diff and fingerprint --check boards
 
 
 def _or(values: tuple[str, ...]) -> str:

@@ -48,9 +48,7 @@ FailIfOpt = Annotated[
         metavar="EXPR",
     ),
 ]
-FormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="table, json or markdown", metavar="FORMAT")
-]
+FormatOpt = Annotated[str, c.format_option(c.BOARD_FORMATS)]
 
 
 @app.command()
@@ -87,7 +85,6 @@ def diff(
     from ..errors import UsageError
     from ..filters import select_nvtx
 
-    c.check_choice("--format", fmt, ("table", "json", "markdown"))
     if top < 1:
         raise UsageError(f"--top must be at least 1 (got {top})")
     where_a = c.event_filter(None, None, None, a_start, a_end)

@@ -12,7 +12,7 @@ import typer
 from . import _common as c
 from . import app
 
-BOARD_FORMATS = ("table", "json", "markdown")
+BOARD_FORMATS = c.BOARD_FORMATS
 
 
 @app.command()
@@ -34,8 +34,8 @@ def fingerprint(
     ] = 10,
     fmt: Annotated[
         str,
-        typer.Option(
-            "--format", "-f", help="With --check: table, json or markdown", metavar="FORMAT"
+        c.choice(
+            "--format", "-f", values=BOARD_FORMATS, help="With --check: {values}", metavar="FORMAT"
         ),
     ] = "table",
     output: c.OutputOpt = None,
@@ -45,7 +45,6 @@ def fingerprint(
     danger rules; no timing. The same trace always gives the same bytes."""
     from ..fingerprint import build, compare, dumps, load
 
-    c.check_choice("--format", fmt, BOARD_FORMATS)
     baseline = load(check) if check is not None else None
     with c.open_trace(trace, demo) as tr:
         doc = build(tr)
@@ -84,7 +83,6 @@ def path_diff_command(
     from ..errors import UsageError
     from ..fingerprint.sources import gate_expressions, path_diff
 
-    c.check_choice("--format", fmt, BOARD_FORMATS)
     if demo:
         if a is not None or b is not None:
             raise UsageError("give either two traces A B or --demo, not both")

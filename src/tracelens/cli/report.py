@@ -34,10 +34,16 @@ def report(
     ] = False,
     top: Annotated[int, typer.Option("--top", "-n", help="Kernel rows per table")] = 20,
     name: Annotated[
-        str, typer.Option("--name", help="Group kernels by demangled or short name", metavar="KIND")
+        str,
+        c.choice(
+            "--name",
+            values=("demangled", "short"),
+            help="Group kernels by {values} name",
+            metavar="KIND",
+        ),
     ] = "demangled",
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="html or markdown", metavar="FORMAT")
+        str, c.choice("--format", "-f", values=("html", "markdown"), metavar="FORMAT")
     ] = "html",
     ranks: Annotated[
         list[str] | None,
@@ -59,7 +65,6 @@ def report(
     from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report
 
-    c.check_choice("--format", fmt, ("html", "markdown"))
     if ranks:
         if a is not None or b is not None or demo:
             raise UsageError("--ranks takes the rank files itself: no TRACE arguments")
@@ -68,7 +73,6 @@ def report(
         raise UsageError("missing TRACE: pass one or two nsys SQLite exports, or --demo")
     if is_fingerprint_file(a) or is_fingerprint_file(b):
         return _path_page(a, b, fmt, output)
-    c.check_choice("--name", name, ("demangled", "short"))
     render = build_report if fmt == "html" else build_markdown
     if demo or b is not None:
         with c.open_pair(a, b, demo) as (ta, tb):
