@@ -139,11 +139,11 @@ def timeline(
     elif df.height:
         total = int(df["total_rows"][0])
     else:
-        total = _count(trace, where, api, gap_ns, origin)
+        total = _total_rows(trace, where, api, gap_ns, origin)
     return Timeline(df.drop("total_rows"), total, offset, origin, events_total)
 
 
-def _count(trace: Trace, where: EventFilter, api: bool, gap_ns: int, origin: int) -> int:
+def _total_rows(trace: Trace, where: EventFilter, api: bool, gap_ns: int, origin: int) -> int:
     """Rows before paging when the page itself is empty (an offset past the end)."""
     df = trace.query(
         "timeline_events",

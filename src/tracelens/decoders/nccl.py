@@ -35,27 +35,15 @@ def _parse_nccl(c: _Ctx) -> tuple[str, list[Field]] | None:
             toks = toks[:-1]
         fields = [_f("collective", toks[0], "collective", CONFIRMED)] if toks else []
         algo = toks[1:]
-        if toks and toks[0] in ("AllReduce", "ReduceScatter") and len(toks) >= 4:
-            algo = toks[1:-2]
-            fields.append(
-                _f(
-                    "algorithm",
-                    "_".join(algo),
-                    f"symmetric-memory algorithm ({_NCCL_NOTE})",
-                    CONFIRMED,
-                )
-            )  # noqa: E501
+        reduces = bool(toks) and toks[0] in ("AllReduce", "ReduceScatter") and len(toks) >= 4
+        if reduces:
+            algo = toks[1:-2]  # then the reduction operator and the data type
+        if algo:
+            meaning = f"symmetric-memory algorithm ({_NCCL_NOTE})"
+            fields.append(_f("algorithm", "_".join(algo), meaning, CONFIRMED))
+        if reduces:
             fields.append(_f("reduction", toks[-2], "reduction operator", CONFIRMED))
             fields.append(_f("dtype", toks[-1], "data type", CONFIRMED))
-        elif algo:
-            fields.append(
-                _f(
-                    "algorithm",
-                    "_".join(algo),
-                    f"symmetric-memory algorithm ({_NCCL_NOTE})",
-                    CONFIRMED,
-                )
-            )  # noqa: E501
         return "nccl_symmetric", fields
     if b.startswith("ncclDevKernel_"):
         toks = b[len("ncclDevKernel_") :].split("_")
