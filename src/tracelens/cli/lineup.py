@@ -12,63 +12,66 @@ from . import _common as c
 from . import app
 from ._notes import join_notes
 
+ByOpt = Annotated[
+    str | None,
+    c.choice("--by", values=LINEUP_BY, help="Repeat the line-up per {values} (adds that column)"),
+]
+SubfamilyOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--subfamily/--no-subfamily",
+        help="Break every category down by subfamily (default: only gemm, by library, "
+        "and memory, by copy kind; --no-subfamily: categories only)",
+        show_default=False,
+    ),
+]
+ShowOtherOpt = Annotated[
+    bool,
+    typer.Option(
+        "--show-other",
+        help="List the kernels no rule matched (category other), by time, with the "
+        "demangled and base names rules match on",
+    ),
+]
+RulesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rules",
+        help="TOML file of extra category rules, tried before the built-in ones "
+        "(same format as tracelens/data/categories.toml; a rule with a built-in id "
+        "replaces it)",
+        metavar="FILE",
+    ),
+]
+NameOpt = Annotated[
+    str,
+    c.choice(
+        "--name",
+        values=NAME_KINDS,
+        help="How to print the top kernels: {values} (categories are always decided on "
+        "the demangled name)",
+        metavar="KIND",
+    ),
+]
+TopOpt = Annotated[
+    int | None,
+    c.at_least(
+        "--top", "-n", minimum=1, help="Only the N largest categories (names with --show-other)"
+    ),
+]
+
 
 @app.command()
 @c.grouped
 def lineup(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
-    by: Annotated[
-        str | None,
-        c.choice(
-            "--by",
-            values=LINEUP_BY,
-            help="Repeat the line-up per {values} (adds that column)",
-        ),
-    ] = None,
-    subfamily: Annotated[
-        bool | None,
-        typer.Option(
-            "--subfamily/--no-subfamily",
-            help="Break every category down by subfamily (default: only gemm, by library, "
-            "and memory, by copy kind; --no-subfamily: categories only)",
-            show_default=False,
-        ),
-    ] = None,
-    show_other: Annotated[
-        bool,
-        typer.Option(
-            "--show-other",
-            help="List the kernels no rule matched (category other), by time, with the "
-            "demangled and base names rules match on",
-        ),
-    ] = False,
-    rules: Annotated[
-        Path | None,
-        typer.Option(
-            "--rules",
-            help="TOML file of extra category rules, tried before the built-in ones "
-            "(same format as tracelens/data/categories.toml; a rule with a built-in id "
-            "replaces it)",
-            metavar="FILE",
-        ),
-    ] = None,
-    name: Annotated[
-        str,
-        c.choice(
-            "--name",
-            values=NAME_KINDS,
-            help="How to print the top kernels: {values} (categories are always decided on "
-            "the demangled name)",
-            metavar="KIND",
-        ),
-    ] = "short",
-    top: Annotated[
-        int | None,
-        c.at_least(
-            "--top", "-n", minimum=1, help="Only the N largest categories (names with --show-other)"
-        ),
-    ] = None,
+    by: ByOpt = None,
+    subfamily: SubfamilyOpt = None,
+    show_other: ShowOtherOpt = False,
+    rules: RulesOpt = None,
+    name: NameOpt = "short",
+    top: TopOpt = None,
     filters: c.Filters = c.FILTERS,
     out: c.Output = c.OUTPUT,
 ) -> None:
