@@ -20,7 +20,6 @@ SRC = Path(tracelens.__file__).parent
 PENDING = {
     "compare/__init__.py",
     "compare/gates.py",
-    "nvtx.py",
 }
 
 

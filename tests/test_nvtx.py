@@ -22,6 +22,7 @@ from tracelens.nvtx import (
     gpu_projection,
     gpu_summary,
     kernels_by_range,
+    nvtx_report,
     op_paths,
     range_summary,
 )
@@ -218,12 +219,27 @@ def test_missing_data_and_bad_options(tmp_path, shapes, capsys):
             range_summary(t)
         with pytest.raises(MissingDataError, match="no CUDA API data"):
             api_summary(t)
-    with tracelens.open(shapes) as t, pytest.raises(UsageError, match="unknown --style"):
+    with tracelens.open(shapes) as t, pytest.raises(UsageError) as raised:
         range_summary(t, style="nested")
+    assert str(raised.value) == "unknown style 'nested'; use one of: pushpop, startend"
+    assert raised.value.naming("--style").startswith("unknown --style 'nested'")
+    with tracelens.open(shapes) as t, pytest.raises(UsageError) as raised:
+        nvtx_report(t, each=True)
+    assert str(raised.value) == "each needs gpu (one row per range projected onto the GPU)"
     rc, out, err = run_cli(["nvtx", str(plain)], capsys)
     assert (rc, out) == (3, "") and "no NVTX data" in err
     rc, out, err = run_cli(["nvtx", str(shapes), "--group", "path"], capsys)
-    assert (rc, out) == (2, "") and "--group needs --gpu or --kernels" in err
+    assert (rc, out, err) == (
+        2,
+        "",
+        "tracelens: --group needs --gpu or --kernels (CPU times are per range name)\n",
+    )
+    rc, out, err = run_cli(["nvtx", str(shapes), "--each"], capsys)
+    assert (rc, out, err) == (
+        2,
+        "",
+        "tracelens: --each needs --gpu (one row per range projected onto the GPU)\n",
+    )
 
 
 NSYS = shutil.which("nsys")

@@ -35,9 +35,16 @@ TABLE_COLUMNS = {
 }  # fmt: skip
 
 
+# Option combinations nvtx_report refuses; the command line says them with its flags.
+EACH_NEEDS_GPU = "{each} needs {gpu} (one row per range projected onto the GPU)"
+GROUP_NEEDS_GPU = "{group} needs {gpu} or {kernels} (CPU times are per range name)"
+
+
 def check_group(group: str) -> str:
     if group not in GROUPS:
-        raise UsageError(f"unknown --group {group!r}; use one of: {', '.join(GROUPS)}")
+        raise UsageError(
+            f"unknown {{param}} {group!r}; use one of: {', '.join(GROUPS)}", param="group"
+        )
     return group
 
 
@@ -47,7 +54,9 @@ def check_style(style: str | None) -> str | None:
         return None
     key = style.lower().replace("/", "").replace("-", "").replace("_", "")
     if key not in STYLES:
-        raise UsageError(f"unknown --style {style!r}; use one of: {', '.join(STYLES)}")
+        raise UsageError(
+            f"unknown {{param}} {style!r}; use one of: {', '.join(STYLES)}", param="style"
+        )
     return STYLES[key]
 
 
@@ -137,7 +146,10 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
     total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name."""
     check_group(group)
     if name not in KERNEL_NAME_KINDS:
-        raise UsageError(f"unknown --name {name!r}; use one of: {', '.join(KERNEL_NAME_KINDS)}")
+        raise UsageError(
+            f"unknown {{param}} {name!r}; use one of: {', '.join(KERNEL_NAME_KINDS)}",
+            param="name",
+        )
     require_projection(trace)
     trace.require_kernels()
     build_attribution(trace)
@@ -189,7 +201,7 @@ def nvtx_report(
     kernels per range group (``kernels``)."""
     check_group(group)
     if each and not gpu:
-        raise UsageError("--each needs --gpu (one row per range projected onto the GPU)")
+        raise UsageError(EACH_NEEDS_GPU.format(each="each", gpu="gpu"))
     if kernels:
         return NvtxReport(kernels_by_range(trace, group=group), f"kernels by NVTX range {group}")
     if gpu and each:
@@ -199,7 +211,7 @@ def nvtx_report(
         what = f"GPU time by NVTX range {group}"
         return NvtxReport(gpu_summary(trace, group=group), what, TABLE_COLUMNS["gpu"])
     if group != "name":
-        raise UsageError("--group needs --gpu or --kernels (CPU times are per range name)")
+        raise UsageError(GROUP_NEEDS_GPU.format(group="group", gpu="gpu", kernels="kernels"))
     return NvtxReport(range_summary(trace, style=style), "CPU time by NVTX range")
 
 

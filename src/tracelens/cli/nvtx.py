@@ -63,7 +63,14 @@ def nvtx(
     A GPU operation belongs to a range when the CUDA API call that launched it lies inside
     the range on the same thread (nsys's rule; nested ranges all hold it)."""
     from .. import nvtx as lib
+    from ..errors import UsageError
 
+    if each and not gpu:
+        raise UsageError(lib.EACH_NEEDS_GPU.format(each="--each", gpu="--gpu"))
+    if group != "name" and not (gpu or kernels):
+        raise UsageError(
+            lib.GROUP_NEEDS_GPU.format(group="--group", gpu="--gpu", kernels="--kernels")
+        )
     with c.open_trace(trace, demo) as tr:
         report = lib.nvtx_report(tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
     c.show(
