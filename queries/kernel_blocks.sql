@@ -9,6 +9,7 @@
 --   name        VARCHAR  kernel name of the requested kind
 --   avg_blocks  DOUBLE   mean thread blocks per launch
 --   threads     DOUBLE   mean threads per block (blockX * blockY * blockZ)
+-- By name.
 SELECT
     s.value AS name,
     avg(k.gridX * k.gridY * k.gridZ) AS avg_blocks,
@@ -17,3 +18,4 @@ FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $select
 JOIN strings AS s
   ON s.id = CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END
 GROUP BY s.value
+ORDER BY name

@@ -6,6 +6,6 @@
 SELECT coalesce(n.text, s.value) AS label, count(*) AS ranges
 FROM nvtx_text AS n
 LEFT JOIN strings AS s ON s.id = n.textId
-WHERE n."end" IS NOT NULL AND coalesce(n.text, s.value) IS NOT NULL
+WHERE is_nvtx_range(n.eventType, n."end") AND coalesce(n.text, s.value) IS NOT NULL
 GROUP BY 1
 ORDER BY ranges DESC, label

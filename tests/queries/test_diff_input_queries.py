@@ -1,0 +1,72 @@
+"""Golden tests of the queries the diff and the hints read per trace (trace_totals,
+copy_kinds, kernel_blocks, nvtx_labels), on one tiny trace built here: two devices with
+overlapping kernels, copies of three kinds, a memset, and NVTX ranges (one left open, one
+of a start/end kind, one with a registered string)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tracelens
+from queries.golden import assert_golden
+from tracelens.synth import TraceBuilder
+
+PID = 77
+GEMM = "void gemm_kernel<float>(float*, int)"
+SOFTMAX = "softmax_kernel(float*)"
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python serve.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.gpu(1, "NVIDIA H100 80GB HBM3")
+
+    def launch(name, start, end, *, device=0, stream=7, grid=(1, 1, 1), block=(128, 1, 1)):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=start - 20, end=start - 10, pid=PID)
+        b.kernel(name, start=start, end=end, device=device, stream=stream, correlation_id=cid,
+                 pid=PID, grid=grid, block=block, short_name=name.split("(")[0].split()[-1])  # fmt: skip
+
+    launch(GEMM, 1_000, 1_100, grid=(4, 2, 1), block=(256, 1, 1))
+    launch(GEMM, 1_050, 1_200, stream=8, grid=(8, 2, 1), block=(256, 1, 1))  # overlaps
+    launch(SOFTMAX, 1_300, 1_350, grid=(3, 1, 1), block=(64, 2, 1))
+    launch(SOFTMAX, 1_400, 1_420, device=1, grid=(1, 1, 1), block=(32, 1, 1))
+    b.memcpy("HtoD", 4096, start=900, end=950, pid=PID)
+    b.memcpy("DtoH", 1024, start=1_500, end=1_530, pid=PID)
+    b.memcpy("HtoD", 2048, start=1_600, end=1_610, pid=PID, device=1)
+    b.memcpy("DtoD", 512, start=1_700, end=1_705, pid=PID)
+    b.memset(256, start=1_800, end=1_802, pid=PID)
+    b.nvtx_range("decode_step", start=950, end=1_450, pid=PID)
+    b.nvtx_range("decode_step", start=1_460, end=1_900, pid=PID)
+    b.nvtx_range("attention", start=1_000, end=1_100, pid=PID, registered=True)
+    b.nvtx_range("warmup", start=800, end=900, pid=PID, event_type=60)
+    b.nvtx_range("left open", start=1_950, end=None, pid=PID)
+    path = tmp_path_factory.mktemp("diff_inputs") / "diff_inputs.sqlite"
+    b.write(path)
+    return path
+
+
+ALL = {"start_ns": None, "end_ns": None, "selection": None}
+
+
+def test_trace_totals(trace_path):
+    assert_golden(trace_path, "trace_totals", "two_devices", **ALL)
+
+
+def test_trace_totals_window(trace_path):
+    params = ALL | {"start_ns": 1_250, "end_ns": 1_650}
+    assert_golden(trace_path, "trace_totals", "window", **params)
+
+
+def test_copy_kinds(trace_path):
+    assert_golden(trace_path, "copy_kinds", "three_kinds", **ALL)
+
+
+@pytest.mark.parametrize("name_kind", ["demangled", "short"])
+def test_kernel_blocks(trace_path, name_kind):
+    assert_golden(trace_path, "kernel_blocks", name_kind, name_kind=name_kind, **ALL)
+
+
+def test_nvtx_labels(trace_path):
+    assert_golden(trace_path, "nvtx_labels", "four_labels", prepare=tracelens.Trace.load_nvtx_text)
