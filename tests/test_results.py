@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import tracelens
-from tracelens.compare.model import Clue, SequenceAlignment
+from tracelens.compare.model import Clue, SequenceAlignment, alignment_frame, clues_frame
 from tracelens.demo import demo_path
 from tracelens.errors import UsageError
 from tracelens.nvtx import nvtx_report
@@ -78,12 +78,48 @@ def test_a_diffs_clues_and_alignment_are_dataframes(results):
     assert clues.height == len(d.clues) > 0
     assert clues["id"].to_list() == [c.id for c in d.clues]
     assert clues["impact_ns"].to_list() == [c.impact_ns for c in d.clues]
+    assert clues["rows"].to_list() == [list(c.rows) for c in d.clues]
+    # no clues: an empty frame with the same columns and types, not a frame without any
+    assert clues_frame(()).schema == clues.schema
+    assert records((), tuple(Clue.__dataclass_fields__)).columns == clues.columns
+
+
+def test_a_diffs_alignment_is_typed_ints_names_and_structs(results):
+    d = results["diff"][0]
     alignment = d.to_polars("alignment")
     assert alignment.columns == list(SequenceAlignment.__dataclass_fields__)
     assert alignment["device"].to_list() == [a.device for a in d.alignment]
     assert alignment["matched_in_order"].to_list() == [a.matched_in_order for a in d.alignment]
-    # no clues: an empty frame with the columns, not a frame without any
-    assert records((), tuple(Clue.__dataclass_fields__)).columns == clues.columns
+    schema = alignment.schema
+    for col in ("device", "launches_a", "aligned", "first_divergence", "steps_b"):
+        assert schema[col] == pl.Int64, col
+    assert schema["a_at_divergence"] == schema["relation"] == pl.String
+    assert schema["truncated"] == pl.Boolean
+    named = pl.Struct({"name_a": pl.String, "name_b": pl.String, "launches": pl.Int64})
+    assert schema["replaced"] == pl.List(named)
+    assert schema["only_in_a"] == pl.List(pl.Struct({"name": pl.String, "launches": pl.Int64}))
+    changes = pl.Struct({"launch": pl.Int64, "name_a": pl.String, "name_b": pl.String})
+    assert schema["step_changes"] == pl.List(changes)
+    # the demo pair differs: every nested tuple is there, member by member, typed
+    (al,) = d.alignment
+    assert al.replaced and al.only_in_a and al.only_in_b and al.step_changes and al.step_calls
+    replaced = alignment.select("replaced").explode("replaced").unnest("replaced")
+    assert replaced.rows() == [tuple(r) for r in al.replaced]
+    assert replaced["launches"].sum() == sum(n for _, _, n in al.replaced)
+    steps = alignment.select("step_calls").explode("step_calls").unnest("step_calls")
+    assert steps.columns == ["name", "per_step_a", "per_step_b"]
+    assert steps.rows() == [tuple(r) for r in al.step_calls]
+    changed = alignment.select("step_changes").explode("step_changes").unnest("step_changes")
+    assert changed.rows() == [tuple(r) for r in al.step_changes]
+    assert changed["name_a"].null_count() > 0  # a launch B makes and A does not: null, not "None"
+    # the JSON names the members the same way
+    (js,) = d.to_dict()["alignment"]
+    name_a, name_b, launches = al.replaced[0]
+    assert js["replaced"][0] == {"name_a": name_a, "name_b": name_b, "launches": launches}
+    name, per_a, per_b = al.step_calls[0]
+    assert js["step_calls"][0] == {"name": name, "per_step_a": per_a, "per_step_b": per_b}
+    # no devices: the same columns and types
+    assert alignment_frame(()).schema == schema
 
 
 def test_html_shows_the_first_rows_and_escapes_text(tmp_path):

@@ -5,7 +5,7 @@ in ``align.py``, the evidence board in ``clues.py``; nothing here prints."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..results import Result
@@ -76,6 +76,55 @@ class SequenceAlignment:
     @property
     def identical(self) -> bool:
         return self.first_divergence is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name; each nested tuple a list of dicts with named members
+        (:data:`ALIGNMENT_PARTS`), as the JSON and :func:`alignment_frame` give them."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        for key, parts in ALIGNMENT_PARTS.items():
+            out[key] = [dict(zip(parts, item, strict=True)) for item in out[key]]
+        return out
+
+
+# The members of SequenceAlignment's nested tuples, by name: names are text, the rest counts
+# of launches (``launch``: its 1-based position in the step).
+ALIGNMENT_PARTS: dict[str, tuple[str, ...]] = {
+    "replaced": ("name_a", "name_b", "launches"),
+    "only_in_a": ("name", "launches"),
+    "only_in_b": ("name", "launches"),
+    "step_changes": ("launch", "name_a", "name_b"),
+    "step_calls": ("name", "per_step_a", "per_step_b"),
+}
+_ALIGNMENT_TEXT = frozenset(
+    {"a_at_divergence", "b_at_divergence", "relation", "name", "name_a", "name_b"}
+)
+
+
+def alignment_frame(alignment: tuple[SequenceAlignment, ...]) -> pl.DataFrame:
+    """One row per device (:class:`SequenceAlignment`'s fields as columns): positions and
+    counts Int64, names String, ``truncated`` Boolean, each nested tuple a
+    ``List(Struct)`` with the members of :data:`ALIGNMENT_PARTS` (explode and unnest it)."""
+    import polars as pl
+
+    def dtype(key: str) -> pl.DataType:
+        if key in ALIGNMENT_PARTS:
+            return pl.List(pl.Struct({p: dtype(p) for p in ALIGNMENT_PARTS[key]}))
+        if key == "truncated":
+            return pl.Boolean()
+        return pl.String() if key in _ALIGNMENT_TEXT else pl.Int64()
+
+    schema = {k: dtype(k) for k in SequenceAlignment.__dataclass_fields__}
+    return pl.DataFrame([al.to_dict() for al in alignment], schema=schema)
+
+
+def clues_frame(clues: tuple[Clue, ...]) -> pl.DataFrame:
+    """One row per clue (:class:`Clue`'s fields as columns): text String, ``impact_ns``
+    Float64, ``rows`` List(String); the same columns and types when there are none."""
+    import polars as pl
+
+    schema = {k: pl.String() for k in Clue.__dataclass_fields__}
+    schema |= {"impact_ns": pl.Float64(), "rows": pl.List(pl.String())}
+    return pl.DataFrame([asdict(c) for c in clues], schema=schema)
 
 
 @dataclass(frozen=True)
@@ -158,7 +207,7 @@ class TraceDiff(Result):
             "categories": self.categories.to_dicts(),
             "kernels": self.kernels.to_dicts(),
             "variant_swaps": self.variant_swaps.to_dicts(),
-            "alignment": [asdict(a) for a in self.alignment],
+            "alignment": [a.to_dict() for a in self.alignment],
             "danger": self.danger.to_dicts(),
             "typical": asdict(self.typical) if self.typical else None,
             "comparability": asdict(self.comparability) if self.comparability else None,
@@ -172,12 +221,10 @@ class TraceDiff(Result):
     def tables(self) -> dict[str, pl.DataFrame]:
         """kernels (the main table), clues (the evidence board), alignment (launch order per
         device), totals, categories, copies, variant_swaps, danger."""
-        from ..results import records
-
         return {
             "kernels": self.kernels,
-            "clues": records(self.clues, tuple(Clue.__dataclass_fields__)),
-            "alignment": records(self.alignment, tuple(SequenceAlignment.__dataclass_fields__)),
+            "clues": clues_frame(self.clues),
+            "alignment": alignment_frame(self.alignment),
             "totals": self.totals,
             "categories": self.categories,
             "copies": self.copies,
