@@ -575,7 +575,7 @@ def generate(
     randrange = rng.randrange
     n_specs = len(specs)
     done = 0
-    first_pass = True
+    warmed = 0  # names launched by the warm-up so far
     while done < kernels:
         chunk = min(BATCH, kernels - done)
         krows: list[tuple] = []
@@ -586,13 +586,13 @@ def generate(
         for p, n in zip(procs, per_dev, strict=True):
             if n == 0:
                 continue
-            if first_pass and p["dev"] == 0:
-                # Every kernel name runs at least once (warm-up on device 0), then by weight.
-                picks = list(range(min(n_specs, n))) + rng.choices(
-                    range(n_specs), cum_weights=cum, k=max(0, n - n_specs)
-                )
-            else:
-                picks = rng.choices(range(n_specs), cum_weights=cum, k=n)
+            # Every kernel name runs at least once (a warm-up: device 0 first, then the next
+            # device or batch while names are left), then by weight. With at most one
+            # batch's share of names, only device 0's first batch warms up.
+            w = min(n_specs - warmed, n)
+            picks = list(range(warmed, warmed + w))
+            picks += rng.choices(range(n_specs), cum_weights=cum, k=n - w)
+            warmed += w
             dev, ctx, gpid, gtid = p["dev"], p["ctx"], p["gpid"], p["gtid"]
             s_compute, s_side, s_nccl = p["streams"]
             cursor = p["cursor"]
@@ -692,7 +692,6 @@ def generate(
                         )
                     )
             p["corr"], p["grid"] = corr, grid_id
-        first_pass = False
         ktab.insert(krows)
         rtab.insert(rrows)
         if crows:

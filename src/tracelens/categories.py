@@ -189,7 +189,8 @@ def classify_parts(normalized: str, qualname: str, base: str) -> Category:
 
 
 def classify_column(series: pl.Series, rules: Rules | None = None) -> pl.DataFrame:
-    """Classify a column of kernel names; each distinct name is classified once.
+    """Classify a column of kernel names; each distinct name is classified once, all of
+    them by vectorized rule tests (:meth:`~tracelens.rules.RuleSet.first_frame`).
 
     Returns one row per input row, in input order: ``name``, ``category``, ``subfamily``,
     ``rule_id``. Null names give null categories.
@@ -198,20 +199,20 @@ def classify_column(series: pl.Series, rules: Rules | None = None) -> pl.DataFra
 
     rules = rules or _builtin_rules()
     s = series.cast(pl.String).rename("name")
-    distinct = s.drop_nulls().unique(maintain_order=True).to_list()
-    cats = [rules.classify(n) for n in distinct]
-    lookup = pl.DataFrame(
+    first = rules.first_frame(s)
+    by_rule = pl.DataFrame(
         {
-            "name": distinct,
-            "category": [c.category for c in cats],
-            "subfamily": [c.subfamily for c in cats],
-            "rule_id": [c.rule_id for c in cats],
+            "rule": list(range(len(rules.rules))),
+            "category": [r.category for r in rules.rules],
+            "subfamily": [r.subfamily for r in rules.rules],
+            "rule_id": [r.id for r in rules.rules],
         },
-        schema={
-            "name": pl.String,
-            "category": pl.String,
-            "subfamily": pl.String,
-            "rule_id": pl.String,
-        },
+        schema={"rule": pl.UInt32, "category": pl.String, "subfamily": pl.String,
+                "rule_id": pl.String},
+    )  # fmt: skip
+    lookup = (
+        first.join(by_rule, on="rule", how="left", maintain_order="left")
+        .with_columns(pl.col("category").fill_null(_OTHER.category))
+        .drop("rule")
     )
     return s.to_frame().join(lookup, on="name", how="left", maintain_order="left")

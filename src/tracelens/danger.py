@@ -13,7 +13,7 @@ rule with a built-in rule's id replaces it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -70,17 +70,20 @@ class DangerRule:
     def matches(self, subject: Subject) -> bool:
         if not self.matcher.matches(subject):
             return False
-        if self.fields:
-            from .kernelnames import decode
+        return not self.fields or self.fields_hold(subject.raw)
 
-            decoded = decode(subject.raw)
-            for fname, want in self.fields:
-                got = decoded.get(fname)
-                if want == ABSENT:
-                    if got is not None:
-                        return False
-                elif got != want:
+    def fields_hold(self, raw: str) -> bool:
+        """Whether the decoded fields of ``raw`` are as :attr:`fields` asks."""
+        from .kernelnames import decode
+
+        decoded = decode(raw)
+        for fname, want in self.fields:
+            got = decoded.get(fname)
+            if want == ABSENT:
+                if got is not None:
                     return False
+            elif got != want:
+                return False
         return True
 
 
@@ -101,6 +104,9 @@ class DangerRules(RuleSet[DangerRule]):
 
     def match(self, name: str) -> list[DangerHit]:
         return [DangerHit(r.id, r.level, name, r.why, r.fix, r.source) for r in self.every(name)]
+
+    def _confirmers(self) -> list[Callable[[str], bool] | None]:
+        return [r.fields_hold if r.fields else None for r in self.rules]
 
 
 def _text(table: Mapping[str, object], key: str, *, required: bool) -> str:
@@ -189,35 +195,25 @@ def danger_table(kernels: pl.DataFrame, rules: DangerRules | None = None) -> pl.
         )
     rules = rules or _builtin()
     schema = {k: getattr(pl, v) for k, v in _TABLE_SCHEMA.items()}
-    order = {level: i for i, level in enumerate(LEVELS)}
-    rows = []
-    for r in kernels.select(_NEEDED).iter_rows(named=True):
-        name = r["name"]
-        if name is None:
-            continue
-        for hit in rules.match(str(name)):
-            rows.append(
-                {
-                    "rule_id": hit.rule_id,
-                    "level": hit.level,
-                    "name": name,
-                    "instances": r["instances"],
-                    "total_ns": r["total_ns"],
-                    "time_pct": r["time_pct"],
-                    "why": hit.why,
-                    "fix": hit.fix,
-                    "source": hit.source,
-                }
-            )
-    rows.sort(
-        key=lambda x: (
-            order[x["level"]],
-            -(x["total_ns"] or 0),
-            x["name"],
-            x["rule_id"],
-        )
+    table = kernels.select(_NEEDED).with_columns(pl.col("name").cast(pl.String))
+    table = table.filter(pl.col("name").is_not_null())
+    hits = rules.every_frame(table["name"])  # each distinct name matched once, vectorized
+    by_rule = pl.DataFrame(
+        {
+            "rule": list(range(len(rules.rules))),
+            "rule_id": [r.id for r in rules.rules],
+            "level": [r.level for r in rules.rules],
+            "why": [r.why for r in rules.rules],
+            "fix": [r.fix for r in rules.rules],
+            "source": [r.source for r in rules.rules],
+            "order": [LEVELS.index(r.level) for r in rules.rules],
+        },
+        schema_overrides={"rule": pl.UInt32},
     )
-    return pl.DataFrame(rows, schema=schema, strict=False)
+    out = table.join(hits, on="name", how="inner").join(by_rule, on="rule", how="inner")
+    out = out.with_columns(pl.col("total_ns").fill_null(0).neg().alias("neg_total"))
+    out = out.sort("order", "neg_total", "name", "rule_id", maintain_order=True)
+    return out.select([pl.col(k).cast(t) for k, t in schema.items()])
 
 
 def check_level(level: str, param: str = "level") -> str:

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
 from .errors import UsageError
 from .names import _name_parts
+
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
 
 SCOPES = ("name", "qualname", "base")
 MATCH_KEYS = frozenset({"on", "tokens", "all_tokens", "not_tokens", "regex"})
@@ -204,6 +207,7 @@ def check_rule_id(table: Mapping[str, object], seen: set[str], allowed: Iterable
 # -- rule sets ----------------------------------------------------------------------------------
 class RuleLike(Protocol):
     id: str
+    matcher: Matcher
 
     def matches(self, subject: Subject) -> bool: ...
 
@@ -255,6 +259,47 @@ class RuleSet(Generic[R]):
         """Every rule that matches ``name``, in rule order."""
         self._check(name)
         return self._every(name)
+
+    # -- a column of names at once (tracelens.rulecolumn) ----------------------------------
+    def _confirmers(self) -> list[Callable[[str], bool] | None]:
+        """Per rule, a test of the raw name beyond its matcher (None: the matcher decides)."""
+        return []
+
+    def _masks(self, names: Sequence[str] | pl.Series) -> tuple[pl.DataFrame, list[pl.Series]]:
+        from .rulecolumn import rule_masks, views_frame
+
+        views = views_frame(names)
+        masks = rule_masks([r.matcher for r in self.rules], views, self._confirmers())
+        return views, masks
+
+    def first_frame(self, names: Sequence[str] | pl.Series) -> pl.DataFrame:
+        """Each distinct name of ``names`` once (``name``) and the position in :attr:`rules`
+        of the first rule that matches it (``rule``, UInt32; null: none), as :meth:`first`
+        says for each name, without a Python loop over names."""
+        import polars as pl
+
+        views, masks = self._masks(names)
+        first = pl.lit(None, dtype=pl.UInt32)
+        for i in reversed(range(len(masks))):
+            first = pl.when(masks[i]).then(pl.lit(i, dtype=pl.UInt32)).otherwise(first)
+        return views.select(pl.col("raw").alias("name"), first.alias("rule"))
+
+    def every_frame(self, names: Sequence[str] | pl.Series) -> pl.DataFrame:
+        """One row per (distinct name, rule that matches it): ``name`` and ``rule`` (its
+        position in :attr:`rules`, UInt32), names in first-seen order and each name's rules
+        in rule order, as :meth:`every` says."""
+        import polars as pl
+
+        views, masks = self._masks(names)
+        at = views.select(pl.col("raw").alias("name"), pl.int_range(pl.len()).alias("row"))
+        parts = [
+            at.filter(m).with_columns(rule=pl.lit(i, dtype=pl.UInt32))
+            for i, m in enumerate(masks)
+            if m.any()
+        ]
+        if not parts:
+            return pl.DataFrame(schema={"name": pl.String, "rule": pl.UInt32})
+        return pl.concat(parts).sort("row", "rule").select("name", "rule")
 
     def overridden_by(self, user: list[R], source: str) -> Self:
         """``user``'s rules first, then the rules of this set whose id none of them has."""

@@ -349,19 +349,22 @@ def joined_kernels(sa: Side, sb: Side, *, demangled: bool = False) -> pl.DataFra
     join the demangled census whatever name the diff shows (for the category table)."""
     import polars as pl
 
-    from ..categories import classify
+    from ..categories import classify_column
 
     cols = ["name", "instances", "total_ns", "avg_ns", "med_ns"]
     ca, cb = (sa.census_demangled, sb.census_demangled) if demangled else (sa.census, sb.census)
     ka = ca.select(cols).rename({c: f"a_{c}" for c in cols[1:]})
     kb = cb.select(cols).rename({c: f"b_{c}" for c in cols[1:]})
     kernels = ka.join(kb, on="name", how="full", coalesce=True)
-    names = kernels["name"].to_list()
     full = {} if demangled else {**sa.demangled_of, **sb.demangled_of}
-    cats = {n: classify(full.get(n, n)) for n in names}
+    # each name by its demangled form (a short name's dominant one), all at once
+    by = kernels["name"]
+    if full:
+        by = by.replace_strict(full, default=by, return_dtype=pl.String)
+    cats = classify_column(by)
     return kernels.with_columns(
-        category=pl.Series([cats[n].category for n in names], dtype=pl.String),
-        subfamily=pl.Series([cats[n].subfamily for n in names], dtype=pl.String),
+        category=cats["category"],
+        subfamily=cats["subfamily"],
     ).with_columns(
         pl.col("a_instances").fill_null(0),
         pl.col("b_instances").fill_null(0),
