@@ -73,9 +73,7 @@ def views_frame(names: Sequence[str] | pl.Series) -> pl.DataFrame:
         },
         schema={"raw": pl.String, **{v: pl.String for v in VIEWS}},
     )
-    simple = frame.filter(pl.col("plain")).select(
-        "raw", *(pl.col("raw").alias(v) for v in VIEWS)
-    )
+    simple = frame.filter(pl.col("plain")).select("raw", *(pl.col("raw").alias(v) for v in VIEWS))
     both = pl.concat([simple, parsed])
     return frame.select("raw").join(both, on="raw", how="left", maintain_order="left")
 

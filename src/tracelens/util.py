@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ._resources import data_dir
-from .categories import classify
+from .categories import classify_column
 from .errors import MissingDataError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
@@ -175,9 +175,13 @@ def _classes(trace: Trace) -> tuple[list[int], list[str], list[str | None]]:
     ids: list[int] = []
     classes: list[str] = []
     collectives: list[str | None] = []
+    import polars as pl
+
     data = _data()
-    for name_id, name in trace.query_rows("util_kernel_names").data:
-        category = classify(name).category
+    rows = trace.query_rows("util_kernel_names").data
+    names = pl.Series("name", [name for _, name in rows], dtype=pl.String)
+    categories = classify_column(names)["category"].to_list()  # vectorized, each name once
+    for (name_id, name), category in zip(rows, categories, strict=True):
         if category in _NON_COMPUTE:
             ids.append(name_id)
             classes.append(category)

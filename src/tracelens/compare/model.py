@@ -595,46 +595,55 @@ def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> 
     ``growth``× the ``typical`` change of every kernel) or same; riskiest and newest first."""
     import polars as pl
 
-    from ..danger import match_danger
+    from ..danger import load_danger_rules
 
-    rows = []
-    for r in kernels.iter_rows(named=True):
-        for hit in match_danger(r["name"]):
-            a_ns, b_ns = r["a_total_ns"], r["b_total_ns"]
-            if r["status"] == "only_b":
-                status = "new"
-            elif r["status"] == "only_a":
-                status = "vanished"
-            elif b_ns > a_ns * typical * growth:
-                status = "grew"
-            elif b_ns < a_ns * typical / growth:
-                status = "shrank"
-            else:
-                status = "same"
-            rows.append(
-                {
-                    "rule_id": hit.rule_id,
-                    "level": hit.level,
-                    "status": status,
-                    "name": r["name"],
-                    "a_calls": r["a_instances"],
-                    "b_calls": r["b_instances"],
-                    "a_total_ns": a_ns,
-                    "b_total_ns": b_ns,
-                    "why": hit.why,
-                    "fix": hit.fix,
-                }
-            )
-    rows.sort(
-        key=lambda r: (
-            _LEVEL_ORDER.get(r["level"], 9),
-            _STATUS_ORDER[r["status"]],
-            -r["b_total_ns"],
-            r["name"],
-        )
-    )
+    rules = load_danger_rules()
     schema = {k: getattr(pl, v) for k, v in DANGER_SCHEMA.items()}
-    return pl.DataFrame(rows, schema=schema)
+    hits = rules.every_frame(kernels["name"])  # each name once, vectorized
+    by_rule = pl.DataFrame(
+        {
+            "rule": list(range(len(rules.rules))),
+            "rule_id": [r.id for r in rules.rules],
+            "level": [r.level for r in rules.rules],
+            "why": [r.why for r in rules.rules],
+            "fix": [r.fix for r in rules.rules],
+        },
+        schema_overrides={"rule": pl.UInt32},
+    )
+    a, b = pl.col("a_total_ns"), pl.col("b_total_ns")
+    status = (
+        pl.when(pl.col("status") == "only_b")
+        .then(pl.lit("new"))
+        .when(pl.col("status") == "only_a")
+        .then(pl.lit("vanished"))
+        .when(b > a * typical * growth)
+        .then(pl.lit("grew"))
+        .when(b < a * typical / growth)
+        .then(pl.lit("shrank"))
+        .otherwise(pl.lit("same"))
+    )
+    out = (
+        kernels.select(
+            "name",
+            status.alias("status"),
+            pl.col("a_instances").alias("a_calls"),
+            pl.col("b_instances").alias("b_calls"),
+            "a_total_ns",
+            "b_total_ns",
+        )
+        .join(hits, on="name", how="inner", maintain_order="left")
+        .join(by_rule, on="rule", how="inner", maintain_order="left")
+    )
+    order = pl.col("level").replace_strict(_LEVEL_ORDER, default=9, return_dtype=pl.Int64)
+    out = out.sort(
+        order,
+        pl.col("status").replace_strict(_STATUS_ORDER, return_dtype=pl.Int64),
+        -pl.col("b_total_ns"),
+        "name",
+        "rule",
+        maintain_order=True,
+    )
+    return out.select([pl.col(k).cast(t) for k, t in schema.items()])
 
 
 # -- figures for --fail-if ------------------------------------------------------------------

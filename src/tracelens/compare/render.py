@@ -153,7 +153,9 @@ def _region_rows(d: TraceDiff, top: int) -> list[list[str]]:
     ]
 
 
-def _danger_rows(d: TraceDiff, short) -> list[list[str]]:
+def _danger_rows(d: TraceDiff, top: int, short) -> list[list[str]]:
+    """The first ``top`` danger-zone rows (riskiest and newest first); :func:`_left_out`
+    says how many more."""
     return [
         [
             r["level"],
@@ -166,8 +168,20 @@ def _danger_rows(d: TraceDiff, short) -> list[list[str]]:
             fmt_ns(r["b_total_ns"]),
             r["fix"],
         ]
-        for r in d.danger.iter_rows(named=True)
+        for r in d.danger.head(top).iter_rows(named=True)
     ]
+
+
+def _left_out(d: TraceDiff, key: str, top: int) -> str | None:
+    """What a section leaves out beyond ``top`` rows (kernels, danger), in words."""
+    if key == "kernels" and d.kernels.height > top:
+        return f"{d.kernels.height - top:,} more kernels not shown (use --top)"
+    if key == "danger" and d.danger.height > top:
+        return (
+            f"{d.danger.height - top:,} more danger-zone rows not shown (use --top, or "
+            "--format json for every row)"
+        )
+    return None
 
 
 SECTIONS = (
@@ -255,7 +269,7 @@ def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
         return _alignment_rows(d, short)
     if key == "nvtx_regions":
         return _region_rows(d, top)
-    return _danger_rows(d, short)
+    return _danger_rows(d, top, short)
 
 
 def impact_text(d: TraceDiff, impact_ns: float | None) -> str:
@@ -314,8 +328,9 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
             + " |"
             for row in rows
         ]
-        if key == "kernels" and d.kernels.height > top:
-            out.append(f"\n_{d.kernels.height - top:,} more kernels not shown (use --top)._")
+        more = _left_out(d, key, top)
+        if more:
+            out.append(f"\n_{more}._")
         out.append("")
     return "\n".join(out)
 
@@ -387,6 +402,9 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
         for row in rows:
             t.add_row(*(Text(c) for c in row))
         console.print(t)
+        more = _left_out(d, key, top)
+        if more:
+            console.print(Text(more + ".", style="dim"))
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 

@@ -340,14 +340,16 @@ def memory_rows(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
-def danger_rows(census: pl.DataFrame) -> list[dict[str, Any]]:
-    """Danger-zone kernels of one trace (every kernel of ``census``, not only those shown):
-    :func:`tracelens.danger.danger_table`."""
+def danger_rows(census: pl.DataFrame, top: int | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Danger-zone kernels of one trace (every kernel of ``census`` is matched, not only
+    those shown: :func:`tracelens.danger.danger_table`): its first ``top`` rows (all when
+    None), and how many rows it has in all."""
     from ..danger import danger_table
 
     table = danger_table(census)
-    label = labels(table["name"].unique(maintain_order=True).to_list())
-    return [
+    shown = table if top is None else table.head(top)
+    label = labels(shown["name"].unique(maintain_order=True).to_list())
+    rows = [
         {
             "level": r["level"],
             "rule_id": r["rule_id"],
@@ -358,8 +360,21 @@ def danger_rows(census: pl.DataFrame) -> list[dict[str, Any]]:
             "why": r["why"],
             "fix": r["fix"],
         }
-        for r in table.iter_rows(named=True)
+        for r in shown.iter_rows(named=True)
     ]
+    return rows, table.height
+
+
+def danger_left_out(shown: int, total: int, label: str, omitted: list[Omitted]) -> None:
+    """Say how many danger-zone rows the page leaves out (``tracelens danger`` lists all)."""
+    if total > shown:
+        omitted.append(
+            Omitted(
+                f"{label}: danger zone",
+                f"{total - shown:,} more danger-zone rows (riskiest and largest are listed) "
+                "are not shown; raise --top, or run `tracelens danger` for every row",
+            )
+        )
 
 
 def danger_rule_notes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -483,7 +498,10 @@ def collect_side(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
-    danger = danger_rows(census) if census is not None else []
+    danger: list[dict[str, Any]] = []
+    if census is not None:
+        danger, danger_total = danger_rows(census, top)
+        danger_left_out(len(danger), danger_total, label, omitted)
     util, steps = None, None
     if has_kernels:
         util, steps = _timekeeping(trace, label, omitted, read)

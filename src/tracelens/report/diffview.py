@@ -15,6 +15,7 @@ from .collect import (
     STAKEOUT_KERNELS,
     Omitted,
     StakeoutRow,
+    danger_left_out,
     danger_rule_notes,
     stakeout_rows,
 )
@@ -278,8 +279,10 @@ def diff_view(
         zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
     )
     stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios)
-    danger_label = labels(d.danger["name"].unique(maintain_order=True).to_list())
-    danger = [{**r, "short": danger_label[r["name"]]} for r in d.danger.iter_rows(named=True)]
+    shown = d.danger.head(top)
+    danger_label = labels(shown["name"].unique(maintain_order=True).to_list())
+    danger = [{**r, "short": danger_label[r["name"]]} for r in shown.iter_rows(named=True)]
+    danger_left_out(len(danger), d.danger.height, "diff", omitted)
     tables = {
         "totals": [{"metric": row[0], "cells": row} for row in totals_rows(d)],
         "kernels": kernels,

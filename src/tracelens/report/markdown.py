@@ -111,7 +111,7 @@ def _single(trace: Trace, *, top: int, name_kind: str) -> str:
     )
     if census.height > top:
         out.append(f"\n_{census.height - top:,} more kernels not shown._")
-    danger = danger_rows(census)
+    danger, danger_total = danger_rows(census, top)
     if danger:
         out += ["", "### Danger-zone kernels", ""]
         danger_columns = [("risk", "str"), ("kernel", "str"), ("Rule", "str")]
@@ -121,8 +121,10 @@ def _single(trace: Trace, *, top: int, name_kind: str) -> str:
             [
                 [r["level"], short(r["name"], 60), r["rule_id"], r["calls"]]
                 + [fmt_ns(r["total_ns"]), r["fix"]]
-                for r in danger[:top]
+                for r in danger
             ],
         )
+        if danger_total > len(danger):
+            out.append(f"\n_{danger_total - len(danger):,} more danger-zone rows not shown._")
     out.append("")
     return "\n".join(out)
