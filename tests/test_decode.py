@@ -669,13 +669,13 @@ def test_to_dict_and_html_are_escaped():
 
 def test_decode_column_decodes_each_distinct_name_once(monkeypatch):
     calls = []
-    real = kn._decode_name
+    real = kn._decoded_parts
 
     def counting(name):
         calls.append(name)
         return real(name)
 
-    monkeypatch.setattr(kn, "_decode_name", counting)
+    monkeypatch.setattr(kn, "_decoded_parts", counting)
     names = ["nvjet_tst_64x8_64x16_2x1_v_bz_TNT", None, "triton_poi_fused_add_mul_0"] * 1000
     out = decode_column(pl.Series("kernel", names))
     assert out.height == len(names)

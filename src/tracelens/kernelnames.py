@@ -224,7 +224,24 @@ def _unique_field_names(fields: list[Field]) -> list[Field]:
 def _decode_name(name: str) -> KernelName:
     if not isinstance(name, str):
         raise TypeError(f"kernel name must be str, not {type(name).__name__}")
+    normalized, base, family, fields, demangling = _decoded_parts(name)
+    cat = classify_parts(*_name_parts(name))
+    return KernelName(
+        raw=name,
+        normalized=normalized,
+        base=base,
+        family=family,
+        category=cat.category,
+        subfamily=cat.subfamily,
+        rule_id=cat.rule_id,
+        fields=fields,
+        demangling=demangling,
+    )
 
+
+def _decoded_parts(name: str) -> tuple[str, str, str, tuple[Field, ...], str]:
+    """(normalized, base, family, fields, demangling) of ``name``: all of a KernelName but
+    the category, which a column gets from its rules at once."""
     norm = _normalize_full(name)
     normalized = norm.normalized
     capped, qual, base = _name_parts(name)
@@ -259,18 +276,12 @@ def _decode_name(name: str) -> KernelName:
                     INFERRED,
                 ),
             )  # noqa: E501
-    cat = classify_parts(capped, qual, base)
-    return KernelName(
-        raw=name,
-        normalized=normalized,
-        base=base,
-        family=family,
-        category=cat.category,
-        subfamily=cat.subfamily,
-        rule_id=cat.rule_id,
-        fields=tuple(_unique_field_names(fields)),
-        demangling=norm.demangling,
-    )
+    return normalized, base, family, tuple(_unique_field_names(fields)), norm.demangling
+
+
+#: Distinct names decoded per chunk in decode_column (the Python objects of one chunk
+#: are freed before the next).
+DECODE_CHUNK = 20_000
 
 
 def decode_column(series: pl.Series) -> pl.DataFrame:
@@ -285,17 +296,33 @@ def decode_column(series: pl.Series) -> pl.DataFrame:
     import polars as pl
 
     s = series.cast(pl.String).rename("name")
-    distinct = s.drop_nulls().unique(maintain_order=True).to_list()
-    decoded = [_decode_name(n) for n in distinct]
-    lookup = pl.DataFrame(
+    distinct = s.drop_nulls().unique(maintain_order=True)
+    chunks = [
+        _decoded_chunk(distinct.slice(i, DECODE_CHUNK))
+        for i in range(0, distinct.len(), DECODE_CHUNK)
+    ]
+    lookup = pl.concat(chunks) if chunks else _decoded_chunk(distinct)
+    return s.to_frame().join(lookup, on="name", how="left", maintain_order="left")
+
+
+def _decoded_chunk(names: pl.Series) -> pl.DataFrame:
+    """decode_column's lookup rows for distinct ``names``: fields per name in Python (the
+    decoders), categories for all of them at once (classify_column)."""
+    import polars as pl
+
+    from .categories import classify_column
+
+    decoded = [_decoded_parts(n) for n in names.to_list()]
+    cats = classify_column(names)
+    return pl.DataFrame(
         {
-            "name": distinct,
-            "normalized": [k.normalized for k in decoded],
-            "base": [k.base for k in decoded],
-            "family": [k.family for k in decoded],
-            "category": [k.category for k in decoded],
-            "subfamily": [k.subfamily for k in decoded],
-            "fields": [[f.to_dict() for f in k.fields] for k in decoded],
+            "name": names,
+            "normalized": [k[0] for k in decoded],
+            "base": [k[1] for k in decoded],
+            "family": [k[2] for k in decoded],
+            "category": cats["category"],
+            "subfamily": cats["subfamily"],
+            "fields": [[f.to_dict() for f in k[3]] for k in decoded],
         },
         schema={
             "name": pl.String,
@@ -307,7 +334,6 @@ def decode_column(series: pl.Series) -> pl.DataFrame:
             "fields": fields_dtype(),
         },
     )
-    return s.to_frame().join(lookup, on="name", how="left", maintain_order="left")
 
 
 def fields_dtype() -> pl.DataType:
