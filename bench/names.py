@@ -55,7 +55,9 @@ def run(trace: Path, key: str, args: list[str], tmp: Path, timeout: float) -> di
 
 def fmt(results: dict[str, dict[str, dict]], names: dict[str, int]) -> str:
     traces = list(results)
-    head = "| command | " + " | ".join(f"{names[t]:,} names: CPU s, RSS MB, × census" for t in traces)
+    head = "| command | " + " | ".join(
+        f"{names[t]:,} names: CPU s, RSS MB, × census" for t in traces
+    )
     lines = [head + " |", "|---" * (len(traces) + 1) + "|"]
     keys = [k for k, _ in COMMANDS if any(k in results[t] for t in traces)]
     for k in keys:
