@@ -322,7 +322,7 @@ def _decoded_chunk(names: pl.Series) -> pl.DataFrame:
             "family": [k[2] for k in decoded],
             "category": cats["category"],
             "subfamily": cats["subfamily"],
-            "fields": [[f.to_dict() for f in k[3]] for k in decoded],
+            "fields": _fields_column([k[3] for k in decoded]),
         },
         schema={
             "name": pl.String,
@@ -334,6 +334,28 @@ def _decoded_chunk(names: pl.Series) -> pl.DataFrame:
             "fields": fields_dtype(),
         },
     )
+
+
+def _fields_column(per_name: list[tuple[Field, ...]]) -> pl.Series:
+    """The ``fields`` column from each name's fields: built from flat Arrow arrays and
+    offsets (a list of dicts per row made polars peak at ~10x the column's size)."""
+    import polars as pl
+    import pyarrow as pa
+
+    offsets = [0]
+    flat: list[Field] = []
+    for fields in per_name:
+        flat.extend(fields)
+        offsets.append(len(flat))
+    parts = [
+        pa.array([f.name for f in flat], pa.large_string()),
+        pa.array([f.value for f in flat], pa.large_string()),
+        pa.array([f.meaning for f in flat], pa.large_string()),
+        pa.array([f.confidence for f in flat], pa.large_string()),
+    ]
+    structs = pa.StructArray.from_arrays(parts, names=["field", "value", "meaning", "confidence"])
+    lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), structs)
+    return pl.Series("fields", lists).cast(fields_dtype())
 
 
 def fields_dtype() -> pl.DataType:
