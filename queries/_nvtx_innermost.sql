@@ -23,7 +23,7 @@ FROM nvtx_probes AS p
 JOIN nvtx_text AS n ON n.start <= p.start AND n."end" >= p."end"
 LEFT JOIN strings AS s ON s.id = n.textId
 WHERE n.globalTid - p.global_tid = 0
-  AND n.eventType IN (59, 60, 70, 71)
+  AND is_nvtx_range(n.eventType, n."end")
 QUALIFY row_number() OVER (
     PARTITION BY p.probe ORDER BY n.start DESC, n."end", coalesce(n.text, s.value)
 ) = 1

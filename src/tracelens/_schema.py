@@ -165,6 +165,17 @@ DAMAGE_MARK = "tracelens-damage: "
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def pid_of(global_id: int) -> int:
+    """The operating-system pid in a globalPid/globalTid (bits 24-47), as the SQL macro
+    ``pid_of`` of ``queries/_shared.sql`` decodes it, for rows read in Python."""
+    return (global_id >> 24) & 0xFFFFFF
+
+
+def tid_of(global_tid: int) -> int:
+    """The operating-system tid in a globalTid (bits 0-23), as the SQL macro ``tid_of``."""
+    return global_tid & 0xFFFFFF
+
+
 def _quote(identifier: str) -> str:
     # Only identifiers from VIEWS (our own constants) reach here; refuse anything else.
     if not _IDENT.match(identifier):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
+from ._schema import pid_of
 from .filters import EventFilter
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def message_sizes(trace: Trace, where: EventFilter | None = None) -> tuple[pl.Da
     }
     rows, seen = [], 0
     for label, start, end, tid, blob in trace._sqlite_rows(_resources.query("nccl_payloads")):
-        if where.pid is not None and (tid >> 24) & 0xFFFFFF != where.pid:
+        if where.pid is not None and pid_of(tid) != where.pid:
             continue
         if (where.start_ns is not None and end < where.start_ns) or (
             where.end_ns is not None and start > where.end_ns
