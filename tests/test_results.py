@@ -137,3 +137,17 @@ def test_html_shows_the_first_rows_and_escapes_text(tmp_path):
     assert f"<p><code>launches</code>: {HTML_ROWS + 5} rows</p>" in page
     assert result.launches.head(HTML_ROWS)._repr_html_() in page  # the first rows only
     assert result.launches._repr_html_() not in page
+
+
+def test_diff_takes_paths_as_well_as_open_traces(results):
+    d = results["diff"][0]
+    by_path = tracelens.diff(demo_path("bs1"), str(demo_path("bs16")))
+    assert (by_path.label_a, by_path.label_b) == (d.label_a, d.label_b)
+    assert [c.id for c in by_path.clues] == [c.id for c in d.clues]
+    assert by_path.kernels.equals(d.kernels)
+    with tracelens.open(demo_path("bs1")) as a:  # one open, one path
+        assert (
+            tracelens.diff(a, demo_path("bs16"))
+            .to_polars("alignment")
+            .equals(d.to_polars("alignment"))
+        )

@@ -77,8 +77,8 @@ def side_labels(
 
 
 def diff(
-    a: Trace,
-    b: Trace,
+    a: Trace | str | os.PathLike[str],
+    b: Trace | str | os.PathLike[str],
     *,
     name: str = "demangled",
     where_a: EventFilter | None = None,
@@ -88,10 +88,39 @@ def diff(
     nvtx_ranges: tuple[int | None, int | None] = (None, None),
     selected: tuple[str, ...] = (),
 ) -> TraceDiff:
-    """Compare trace ``a`` (the baseline) with ``b``. Ratios are B / A. ``nvtx_ranges``:
+    """Compare trace ``a`` (the baseline) with ``b``: open traces, or paths (opened with
+    :func:`tracelens.open` and closed again before this returns). Ratios are B / A. ``nvtx_ranges``:
     how many NVTX ranges selected the work of each side (``filters.select_nvtx``), stated
     on the board; ``selected``: other sentences saying what narrowed the sides (the steps
     of ``stepwork.select_steps``), stated on the board too."""
+    if isinstance(a, str | os.PathLike) or isinstance(b, str | os.PathLike):
+        from contextlib import ExitStack
+
+        from ..trace import open as open_trace
+
+        with ExitStack() as stack:
+            ta, tb = (
+                stack.enter_context(open_trace(t)) if isinstance(t, str | os.PathLike) else t
+                for t in (a, b)
+            )
+            return _diff_traces(
+                ta, tb, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected
+            )
+    return _diff_traces(a, b, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected)
+
+
+def _diff_traces(
+    a: Trace,
+    b: Trace,
+    name: str,
+    where_a: EventFilter | None,
+    where_b: EventFilter | None,
+    label_a: str | None,
+    label_b: str | None,
+    nvtx_ranges: tuple[int | None, int | None],
+    selected: tuple[str, ...],
+) -> TraceDiff:
+    """:func:`diff` of two open traces."""
     from ..census import check_name_kind
     from ..errors import UsageError
     from . import model
