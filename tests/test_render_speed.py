@@ -115,13 +115,15 @@ def _best_times(*fns, reps: int = 3) -> list[float]:
 
 
 def test_a_table_of_distinct_kernels_is_linear_and_near_the_csv_floor():
-    small, large = _census_rows(8_000), _census_rows(80_000)
+    # 16x the rows: linear is ~16x the CPU time, quadratic ~256x; the bound leaves room for
+    # a loaded machine (a 12x bound on 10x the rows failed twice at load 30-45).
+    small, large = _census_rows(5_000), _census_rows(80_000)
     t_small, t_large, t_csv = _best_times(
         lambda: render.table(small, title="census"),
         lambda: render.table(large, title="census"),
         lambda: render.frame(large, fmt="csv"),
     )
-    assert t_large <= 12 * t_small, (t_small, t_large)
+    assert t_large <= 40 * t_small, (t_small, t_large)
     # rich took ~50x the CSV writer's time per row; the plain writer ~1.5x
     assert t_large <= 4 * t_csv, (t_large, t_csv)
     out = render.table(large, title="census")

@@ -23,7 +23,9 @@ DemoOpt = Annotated[
 NameOpt = Annotated[
     str, typer.Option("--name", help="Match kernels by demangled or short name", metavar="KIND")
 ]
-TopOpt = Annotated[int, typer.Option("--top", "-n", help="Kernel rows to show")]
+TopOpt = Annotated[
+    int, typer.Option("--top", "-n", help="Kernel rows (and danger-zone rows) to show")
+]
 
 
 def _time(flag: str, help: str):  # noqa: A002
