@@ -291,6 +291,16 @@ def test_diff_between_two_ranks_of_one_run(eight, capsys):
     text = json.dumps(doc)
     assert "vectorized_layer_norm_kernel" in text
     assert doc["figures"]["launches_a"] == doc["figures"]["launches_b"]
+    # Each rank runs on its own GPU (rank 0 on device 0, the straggler on its own): the two
+    # launch sequences are compared with each other, not each with nothing ("B is A cut
+    # short" on device 0 was the board before).
+    [al] = doc["alignment"]
+    assert (al["device"], al["device_b"]) == (0, eight.slow_rank)
+    assert al["relation"] == "identical" and al["launches_a"] == al["launches_b"] > 0
+    assert "capture_difference" not in {c["id"] for c in doc["clues"]}
+    code, out, err = run(capsys, "diff", eight.paths[0], eight.paths[eight.slow_rank])
+    assert code == 0, err
+    assert f"0 (A) / {eight.slow_rank} (B)" in out
 
 
 # -- real traces ----------------------------------------------------------------------------

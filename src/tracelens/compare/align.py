@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .model import SequenceAlignment
@@ -376,5 +376,11 @@ def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
         remap = pl.Series([vocabulary[n] for n in side.sequence_names], dtype=pl.Int64)
         return remap.gather(local)
 
-    devices = sorted(set(sa.sequences) | set(sb.sequences))
+    only_a, only_b = set(sa.sequences), set(sb.sequences)
+    if len(only_a) == 1 and len(only_b) == 1 and only_a != only_b:
+        # One device on each side, not the same one (two ranks of one job, each on its own
+        # GPU): their sequences are the ones to compare, not each against nothing.
+        (da,), (db,) = only_a, only_b
+        return (replace(align_tokens(da, tokens(sa, da), tokens(sb, db), names), device_b=db),)
+    devices = sorted(only_a | only_b)
     return tuple(align_tokens(d, tokens(sa, d), tokens(sb, d), names) for d in devices)

@@ -194,7 +194,7 @@ def capture_difference(x: Context) -> list[Clue]:
     return [
         make(
             "capture_difference",
-            f"device {al.device}: {_count(al.launches_a)} → {_count(al.launches_b)} launches; "
+            f"{al.where}: {_count(al.launches_a)} → {_count(al.launches_b)} launches; "
             f"{_count(al.matched_in_order)} in common, in order",
             impact_ns=None,
             rows=(al.device,),
@@ -603,7 +603,7 @@ def launch_structure(x: Context) -> list[Clue]:
         return []
     al = max(diverged, key=lambda a: a.aligned - a.matched_in_order)
     differing = al.aligned - al.matched_in_order
-    where = f"first divergence at launch #{al.first_divergence + 1:,} on device {al.device}" + (
+    where = f"first divergence at launch #{al.first_divergence + 1:,} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
         if al.a_at_divergence and al.b_at_divergence
         else ""

@@ -67,6 +67,17 @@ class SequenceAlignment:
     step_changes: tuple[tuple[int, str | None, str | None], ...] = ()
     # Kernels launched a different number of times per step: (name, per step in A, in B)
     step_calls: tuple[tuple[str, int, int], ...] = ()
+    # B's device when it is not ``device``: each run launched on one device only, a
+    # different one (two ranks of one job), and those two sequences are the ones compared
+    device_b: int | None = None
+
+    @property
+    def where(self) -> str:
+        """The device(s) compared, as the board says them: ``device 0``, or ``device 0 (A)
+        / 5 (B)`` when the runs used different devices."""
+        if self.device_b is None or self.device_b == self.device:
+            return f"device {self.device}"
+        return f"device {self.device} (A) / {self.device_b} (B)"
 
     @property
     def capture_difference(self) -> bool:

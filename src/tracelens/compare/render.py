@@ -120,7 +120,7 @@ def _alignment_rows(d: TraceDiff, short) -> list[list[str]]:
         replaced = "; ".join(f"{short(x, 30)} → {short(y, 30)} ×{n}" for x, y, n in al.replaced[:3])
         rows.append(
             [
-                str(al.device),
+                al.where.removeprefix("device "),
                 _num(al.launches_a),
                 _num(al.launches_b),
                 f"{al.matched_in_order:,} of {al.aligned:,}",

@@ -153,6 +153,7 @@ def _alignment(d: TraceDiff) -> list[dict[str, Any]]:
         rows.append(
             {
                 "device": al.device,
+                "device_b": al.device_b,
                 "launches_a": al.launches_a,
                 "launches_b": al.launches_b,
                 "matched": al.matched_in_order,
