@@ -73,7 +73,7 @@ def _on_sigint(signum, frame) -> None:
 
 
 # Library parameters whose command-line spelling is not ``--`` + the name with dashes.
-_FLAGS = {"gap_ns": "--gap", "kernel": "KERNEL"}
+_FLAGS = {"gap_ns": "--gap", "kernel": "KERNEL", "gate": "--fail-if"}
 
 
 def _flag(param: str) -> str:

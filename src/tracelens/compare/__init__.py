@@ -129,7 +129,7 @@ def _diff_traces(
     from .collect import collect
 
     if name not in ("demangled", "short"):
-        raise UsageError(f"unknown --name {name!r}; use one of: demangled, short")
+        raise UsageError(f"unknown {{param}} {name!r}; use one of: demangled, short", param="name")
     check_name_kind(name)
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))

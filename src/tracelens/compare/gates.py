@@ -46,13 +46,14 @@ def check_gates(d: TraceDiff | Mapping[str, float], expressions: list[str]) -> l
         m = _GATE.match(expr)
         if not m:
             raise UsageError(
-                f"--fail-if {expr!r} is not FIGURE OP NUMBER (e.g. gpu_time_ratio>1.05); "
-                "OP is one of < <= > >= == !="
+                f"{{param}} {expr!r} is not FIGURE OP NUMBER (e.g. gpu_time_ratio>1.05); "
+                "OP is one of < <= > >= == !=",
+                param="gate",
             )
         fig, op, num = m.groups()
         if fig not in figures:
             known = f"known: {', '.join(sorted(figures))}" if figures else "this result has none"
-            raise UsageError(f"--fail-if: unknown figure {fig!r}; {known}")
+            raise UsageError(f"{{param}}: unknown figure {fig!r}; {known}", param="gate")
         value = figures[fig]
         results.append(GateResult(expr.strip(), fig, value, bool(_OPS[op](value, float(num)))))
     return results
