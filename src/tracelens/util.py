@@ -33,7 +33,7 @@ from .errors import MissingDataError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
 from .results import Result
-from .util_sweep import communication_sweep, device_sweep
+from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -42,19 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FRAME_COLUMNS", "IDLE_CAUSES", "Util", "figures", "gpu_time_accounting", "work_params"]
 
-#: Columns of :attr:`Util.frame`, in order.
-FRAME_COLUMNS = (
-    "device",
-    "span_ns",
-    "busy_ns",
-    "idle_ns",
-    "compute_ns",
-    "communication_ns",
-    "exposed_communication_ns",
-    "memory_ns",
-    "exposed_memory_ns",
-    "utilization",
-)
+#: Columns of :attr:`Util.frame`, in order (device, span_ns, busy_ns, idle_ns, compute_ns,
+#: communication_ns, exposed_communication_ns, memory_ns, exposed_memory_ns, utilization).
+FRAME_COLUMNS = ACCOUNTING_COLUMNS
 
 #: Idle causes, in display order, with what each means.
 IDLE_CAUSES = {
@@ -234,10 +224,11 @@ def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
     )
     causes = _idle_causes(devices)
     notes, sizes = [], None
-    kinds = _collective_kinds(params)
-    comm = communication_sweep(ops, kinds)
+    # Without communication kernels the sweep has nothing to hide: its empty frame, at once.
+    has_comm = "communication" in params["work_classes"]
+    comm = communication_sweep(ops if has_comm else ops.clear(), _collective_kinds(params))
     del ops
-    if "communication" in params["work_classes"]:
+    if has_comm:
         sizes, note = _message_sizes(trace, params)
         notes.append(note)
     replays = trace.graph_replays(where)[0]

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DEVICE_COLUMNS", "communication_sweep", "device_sweep"]
+__all__ = ["ACCOUNTING_COLUMNS", "DEVICE_COLUMNS", "communication_sweep", "device_sweep"]
 
 COMPUTE, COMMUNICATION, MEMORY = 0, 1, 2
 
-#: Columns of :func:`device_sweep` (times in ns), in order.
-DEVICE_COLUMNS = (
+#: The time accounting of a device (times in ns), in order: what ``Util.frame`` shows.
+ACCOUNTING_COLUMNS = (
     "device",
     "span_ns",
     "busy_ns",
@@ -37,6 +37,12 @@ DEVICE_COLUMNS = (
     "memory_ns",
     "exposed_memory_ns",
     "utilization",
+)
+
+#: Columns of :func:`device_sweep` (times in ns), in order: the accounting, then the
+#: first and last work and the idle time by cause.
+DEVICE_COLUMNS = (
+    *ACCOUNTING_COLUMNS,
     "first_ns",
     "last_ns",
     "before_first_ns",
