@@ -102,8 +102,8 @@ def test_worker_limits_defaults_and_errors():
     assert worker_limits("local", 1) == worker_limits("local", 1, None, None)
     assert worker_limits("local", 1).threads is None  # one job: DuckDB's own
     pooled = worker_limits("local", 2)
-    assert pooled.threads == max(cores // 2, 1) and pooled.memory > 0
-    assert worker_limits("ray", 1).threads == 1 and worker_limits("ray", 1).memory is None
+    assert pooled.threads == max(cores // 2, 1) and pooled.memory_limit > 0
+    assert worker_limits("ray", 1).threads == 1 and worker_limits("ray", 1).memory_limit is None
     assert worker_limits("local", 2, 3, "1GB").threads == 3
     assert parse_size("512MiB") == 512 * 2**20 and parse_size("2e9") == 2_000_000_000
     assert parse_size("4 GB") == 4 * 10**9 and parse_size(1 << 30) == 1 << 30
@@ -124,6 +124,52 @@ def test_the_limits_reach_each_workers_connection(nccl_set):
     # in this process: DuckDB's own unless given
     (serial,) = map_traces(nccl_set.paths[:1], jobs=1, threads=1)
     assert serial.duckdb_settings["threads"] == 1
+
+
+def test_the_limits_reach_the_connection_that_builds_the_cache(nccl_set, monkeypatch):
+    """A rank opened for the first time builds its columnar cache (TRACELENS_CACHE_MIN_MB=0
+    caches even these small traces) on a connection of its own making: the worker's caps
+    must hold there too, not only on the connection handed back afterwards."""
+    from tracelens import cache
+
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    seen = []
+    real_copy = cache._copy
+
+    def copy_and_record(con, table, dest):
+        seen.append(
+            con.execute(
+                "SELECT current_setting('threads'), current_setting('memory_limit')"
+            ).fetchone()
+        )
+        return real_copy(con, table, dest)
+
+    monkeypatch.setattr(cache, "_copy", copy_and_record)
+    (summary,) = map_traces(nccl_set.paths[:1], jobs=1, threads=1, memory="200MiB")
+    assert summary.duckdb_settings == {"threads": 1, "memory_limit": "200.0 MiB"}
+    assert seen and set(seen) == {(1, "200.0 MiB")}  # every table of the build
+    assert cache.lookup(cache.default_root(), cache.identity(nccl_set.paths[0])) is not None
+
+
+def test_limits_hold_inside_the_block_only():
+    from tracelens import _engine
+
+    def caps(con):
+        return con.execute(
+            "SELECT current_setting('threads'), current_setting('memory_limit')"
+        ).fetchone()
+
+    outside = _engine.connect()
+    with _engine.limits(threads=1, memory_limit=300 * 2**20):
+        inside = _engine.connect()
+        with _engine.limits(memory_limit=100 * 2**20):
+            nested = _engine.connect()
+    after = _engine.connect()
+    assert caps(inside) == (1, "300.0 MiB")
+    assert caps(nested)[1] == "100.0 MiB"  # an inner block replaces the outer caps
+    assert caps(outside) == caps(after) != caps(inside)
+    for con in (outside, inside, nested, after):
+        con.close()
 
 
 def test_cli_takes_the_worker_limits(nccl_set, capsys):

@@ -9,13 +9,45 @@ built for exactly one DuckDB version) is a dependency and is loaded from its ins
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ExtensionError
 
 EXTENSION_PACKAGE = "duckdb_extension_sqlite_scanner"
 EXTENSION_ENV = "TRACELENS_SQLITE_EXTENSION"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps for every DuckDB connection :func:`connect` opens: threads, and memory in bytes
+    (None: DuckDB's default, every core and 80% of the machine's RAM)."""
+
+    threads: int | None = None
+    memory_limit: int | None = None
+
+
+# A context variable rather than a connect() argument: the connections are opened deep
+# inside Trace (its views, and the columnar cache built on a trace's first open), and every
+# one of them must obey the caps a worker was given, not only the one handed back.
+UNLIMITED = Limits()
+_LIMITS: ContextVar[Limits] = ContextVar("tracelens_duckdb_limits", default=UNLIMITED)
+
+
+@contextlib.contextmanager
+def limits(*, threads: int | None = None, memory_limit: int | None = None) -> Iterator[Limits]:
+    """Within this block every DuckDB connection opened (by ``tracelens.open`` and what it
+    builds) runs with at most ``threads`` threads and ``memory_limit`` bytes (None: DuckDB's
+    default). Connections opened before the block keep their settings."""
+    token = _LIMITS.set(Limits(threads, memory_limit))
+    try:
+        yield _LIMITS.get()
+    finally:
+        _LIMITS.reset(token)
 
 
 def extension_path() -> Path | None:
@@ -47,17 +79,21 @@ def extension_path() -> Path | None:
 
 
 def connect():
-    """A new in-memory DuckDB connection with the sqlite extension loaded."""
+    """A new in-memory DuckDB connection with the sqlite extension loaded, capped by the
+    enclosing :func:`limits` block if any."""
     import duckdb
 
-    con = duckdb.connect(
-        ":memory:",
-        config={
-            # Never reach for the network: everything must already be on disk.
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-        },
-    )
+    config: dict[str, object] = {
+        # Never reach for the network: everything must already be on disk.
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    }
+    caps = _LIMITS.get()
+    if caps.threads is not None:
+        config["threads"] = caps.threads
+    if caps.memory_limit is not None:
+        config["memory_limit"] = f"{caps.memory_limit}B"
+    con = duckdb.connect(":memory:", config=config)
     # DuckDB draws its own progress bar on the terminal for long queries; a library never
     # prints (cache builds report through tracelens.cache's progress callback instead).
     con.execute("SET enable_progress_bar = false")

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from .._engine import UNLIMITED, Limits
 from ..choices import RANK_ENGINES
 from ..errors import UsageError
 from .summary import RankFailure, RankSummary, summarise_or_failure
@@ -65,19 +65,11 @@ def map_traces(
     return _map_pool(paths, jobs, limits, progress)
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What each worker's DuckDB may take: threads, and memory in bytes (None: DuckDB's
-    default, every core and 80% of the machine's RAM)."""
-
-    threads: int | None
-    memory: int | None
-
-
 def worker_limits(
     engine: str, jobs: int, threads: int | None = None, memory: int | str | None = None
 ) -> Limits:
-    """Each worker's DuckDB limits. Defaults: in this process (one job) DuckDB's own; in a
+    """Each worker's DuckDB limits (every connection its trace opens obeys them, see
+    ``_engine.limits``). Defaults: in this process (one job) DuckDB's own; in a
     local pool of ``jobs`` workers, the cores and 80% of RAM shared out (cores // jobs,
     at least 1); on Ray, one thread (each task asks Ray for as many CPUs as it has threads,
     so Ray packs tasks onto cores) and no memory cap unless given."""
@@ -133,11 +125,11 @@ def _physical_memory() -> int | None:
         return None
 
 
-def _summarise_safely(path: str, limits: Limits = Limits(None, None)) -> Result:
+def _summarise_safely(path: str, limits: Limits = UNLIMITED) -> Result:
     """What a worker runs: a failure record for bad input, and for a bug too (one trace
     that trips tracelens must not stop a thousand others; the message says it is a bug)."""
     try:
-        return summarise_or_failure(path, threads=limits.threads, memory_limit=limits.memory)
+        return summarise_or_failure(path, threads=limits.threads, memory_limit=limits.memory_limit)
     except Exception as exc:  # noqa: BLE001 - reported per file, see above
         return RankFailure(path, f"internal error: {type(exc).__name__}: {exc} (please report it)")
 

@@ -106,22 +106,17 @@ def summarise(
 ) -> RankSummary:
     """Open one rank's export and summarise it (raises TracelensError on bad input).
 
-    ``threads`` and ``memory_limit`` (bytes) cap the trace's DuckDB connection (None:
-    DuckDB's defaults, every core and 80% of RAM), so that several workers on one machine
-    share it instead of each taking all of it.
+    ``threads`` and ``memory_limit`` (bytes) cap every DuckDB connection the trace opens,
+    the one that builds its columnar cache on first use included (None: DuckDB's defaults,
+    every core and 80% of RAM), so that several workers on one machine share it instead of
+    each taking all of it.
     """
+    from .._engine import limits
     from ..trace import open as open_trace
 
-    with open_trace(path) as trace:
+    with limits(threads=threads, memory_limit=memory_limit), open_trace(path) as trace:
         trace.require_kernels()
-        con = trace.db
-        # Workers share the terminal with the driver's progress bar: no DuckDB bar of its own.
-        con.execute("SET enable_progress_bar = false")
-        if threads is not None:
-            con.execute("SET threads = $n", {"n": threads})
-        if memory_limit is not None:
-            con.execute("SET memory_limit = $m", {"m": f"{memory_limit}B"})
-        settings = con.execute(
+        settings = trace.db.execute(
             "SELECT current_setting('threads'), current_setting('memory_limit')"
         ).fetchone()
         summary = _summarise(trace)
