@@ -18,6 +18,7 @@
 -- Columns:
 --   probe  BIGINT   the probe's key
 --   nvtx   VARCHAR  range label: its text, or its registered string (StringIds[textId])
+-- Rows by probe.
 SELECT p.probe, coalesce(n.text, s.value) AS nvtx
 FROM nvtx_probes AS p
 JOIN nvtx_text AS n ON n.start <= p.start AND n."end" >= p."end"
@@ -27,3 +28,4 @@ WHERE n.globalTid - p.global_tid = 0
 QUALIFY row_number() OVER (
     PARTITION BY p.probe ORDER BY n.start DESC, n."end", coalesce(n.text, s.value)
 ) = 1
+ORDER BY p.probe

@@ -1,0 +1,158 @@
+"""Golden tests of the NVTX helper files (queries/_nvtx_ranges, _nvtx_tree, _nvtx_op_ranges,
+_nvtx_paths, _nvtx_projection, _nvtx_innermost) on one tiny trace built here. Process 5555;
+range ids are NVTX_EVENTS rowids, in the order written:
+
+thread 5555 (push/pop)                      thread 5556 (start/end, overlapping)
+  1 step      [1000, 10000]                   5 A [2000, 6000]
+  2 forward   [1100, 5000] (registered text)  6 B [4000, 8500] (overlaps A: not inside it)
+  3 layer     [1200, 3000] in domain 2        7 C [6500, 7500] (inside B only)
+  4 backward  [5000, 9000]                    8 handoff [2100, 2200] ends on thread 5555
+  9 aten::mm, seq = 1, ... [6000, 7000]
+ 10 open      [10200, -] (never closed)
+ 11 domain 2's name 'mydomain' (eventType 75), 12 a mark at 12000 (the last NVTX time)
+
+CUDA API calls (cid: thread [span] -> operation [on the GPU]):
+  21: 5555 [1300, 1400] runtime, and a driver record [1150, 1160] -> kernel [1500, 2500]
+  22: 5555 [5500, 5600] -> kernel [6000, 6500]
+  23: 5555 [5000, 5010] (forward has ended, backward begins) -> memset [5100, 5200]
+  24: 5556 [2500, 2600] -> memcpy [7000, 7100]
+  25: 5556 [7000, 7100] -> kernel [7200, 7300]
+  26: 5555 [10500, 10600] -> kernel [11000, 11500]
+  27: 5557 [300, 400] (a thread without ranges) -> kernel [500, 600]
+StringIds: 0 forward, 1 cudaLaunchKernel_v7000, 2 cuLaunchKernel, 3 the gemm (its short
+name is the same string), then the API names of the copy and memset.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from fixtures.builder import XMMA_GEMM
+
+import tracelens
+from queries.golden import assert_golden
+from tracelens.nvtx import build_projection
+from tracelens.synth import TraceBuilder, global_tid
+
+PID = 5555
+DOMAIN = 2
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    main, side = PID, PID + 1
+    b.string("forward")  # StringIds id 0: the registered label
+    ranges = [
+        ("step", 1000, 10000, main, 59, {}),
+        ("forward", 1100, 5000, main, 59, {"registered": True}),
+        ("layer", 1200, 3000, main, 59, {"domain_id": DOMAIN}),
+        ("backward", 5000, 9000, main, 59, {}),
+        ("A", 2000, 6000, side, 60, {}),
+        ("B", 4000, 8500, side, 60, {}),
+        ("C", 6500, 7500, side, 60, {}),
+        ("handoff", 2100, 2200, side, 60, {"endGlobalTid": global_tid(PID, main)}),
+        ("aten::mm, seq = 1, op_id = 9, sizes = [[2, 3]]", 6000, 7000, main, 59, {}),
+    ]
+    for text, start, end, tid, kind, extra in ranges:
+        b.nvtx_range(text, start=start, end=end, tid=tid, event_type=kind, **extra)
+    b.add_row("NVTX_EVENTS", start=10200, end=None, eventType=59, text="open",
+              globalTid=global_tid(PID, main))  # fmt: skip
+    b.add_row("NVTX_EVENTS", start=0, end=None, eventType=75, text="mydomain",
+              domainId=DOMAIN, globalTid=global_tid(PID, main))  # fmt: skip
+    b.nvtx_mark("mark", at=12000, tid=main)
+
+    def call(cid, tid, start, end, name="cudaLaunchKernel_v7000", event_class=0):
+        b.runtime(name, start=start, end=end, tid=tid, correlation_id=cid,
+                  event_class=event_class)  # fmt: skip
+
+    call(21, main, 1300, 1400)
+    call(21, main, 1150, 1160, "cuLaunchKernel", event_class=1)
+    b.kernel(XMMA_GEMM, start=1500, end=2500, correlation_id=21)
+    call(22, main, 5500, 5600)
+    b.kernel(XMMA_GEMM, start=6000, end=6500, correlation_id=22)
+    call(23, main, 5000, 5010, "cudaMemsetAsync_v3020")
+    b.memset(64, start=5100, end=5200, correlation_id=23)
+    call(24, side, 2500, 2600, "cudaMemcpyAsync_v3020")
+    b.memcpy("HtoD", 64, start=7000, end=7100, correlation_id=24)
+    call(25, side, 7000, 7100)
+    b.kernel(XMMA_GEMM, start=7200, end=7300, correlation_id=25)
+    call(26, main, 10500, 10600)
+    b.kernel(XMMA_GEMM, start=11000, end=11500, correlation_id=26)
+    call(27, PID + 2, 300, 400)
+    b.kernel(XMMA_GEMM, start=500, end=600, correlation_id=27)
+    return b.write(tmp_path_factory.mktemp("nvtx_helpers") / "nvtx_helpers.sqlite")
+
+
+def test_nvtx_ranges(trace_path):
+    # The nine closed ranges and the open one (its end the last NVTX time, the mark's 12000;
+    # closed false); not the domain name or the mark. 'forward' is labelled from StringIds;
+    # 'layer' is named 'mydomain:layer'; handoff ends on another thread (same_thread false).
+    assert_golden(trace_path, "_nvtx_ranges", "all", tracelens.Trace.load_nvtx_text)
+
+
+def test_nvtx_ranges_torch_label(trace_path):
+    assert_golden(trace_path, "_nvtx_ranges", "torch_label", tracelens.Trace.load_nvtx_text)
+
+
+def test_nvtx_tree(trace_path):
+    # Thread 5555 nests: step (level 0) holds forward and backward (1), forward holds layer
+    # (2), backward holds aten::mm (2); open is a root. Thread 5556: A is a root; B's
+    # candidate parent (A, one level up) does not contain it, and no range does, so B is a
+    # root too (level 0, though A was open when it started: depth 1); C's candidate is A
+    # too (A had ended: depth 1), which does not contain it either, so its parent is the
+    # range that does, B (level 1). handoff (ended on another thread) is not in the tree.
+    # (Not tested: a range inside two overlapping ranges, where nsys takes the tighter and
+    # this takes the one-level-up candidate when it contains the range.)
+    assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
+
+
+def test_nvtx_op_ranges(trace_path):
+    # Each operation with the innermost range holding its call: cid 21's runtime call (the
+    # driver record is later in the (eventClass, start) order) lies in layer (3); cid 27's
+    # thread has no ranges (range NULL); cid 23 starts when forward ends, so backward (4);
+    # cid 24 lies in A (5); cid 22 in backward (4) (aten::mm starts later); cid 25 on 5556
+    # at 7000 lies in B and C, innermost C (7); cid 26 in the open range (10).
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+
+
+def test_nvtx_paths(trace_path):
+    # The ranges holding work and their ancestors: step, forward, layer, backward, A, B, C,
+    # open (not aten::mm, 9: no work); stacks and paths from the roots down (layer in
+    # domain 2 by its full name).
+    assert_golden(trace_path, "_nvtx_paths", "all", build_projection)
+
+
+def test_nvtx_projection(trace_path):
+    # Per range, from the first operation it holds to the end of the last: step holds cids
+    # 21, 22, 23 ([1500, 6500], 3 ops, children forward and backward); forward holds 21 via
+    # layer ([1500, 2500]); backward 22 and 23 ([5100, 6500]); A holds 24 ([7000, 7100]);
+    # B holds 25 via C, its one child ([7200, 7300]); open 26 ([11000, 11500]). Not cid 27
+    # (no range).
+    # (Not tested: work launched where two start/end ranges of one thread overlap, which
+    # nsys counts in both and this in the innermost and its ancestors only.)
+    assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
+
+
+PROBES = pl.DataFrame(
+    {
+        "probe": [1, 2, 3, 4, 5, 6],
+        "global_tid": [global_tid(PID, t) for t in (PID, PID, PID + 1, PID + 2, PID, PID + 1)],
+        "start": [1300, 5000, 4600, 300, 9999, 2150],
+        "end": [1400, 5010, 4700, 400, 10001, 2160],
+    }
+)
+
+
+def _register_probes(trace: tracelens.Trace) -> None:
+    trace.load_nvtx_text()
+    trace.db.register("nvtx_probes", PROBES.to_arrow())
+
+
+def test_nvtx_innermost(trace_path):
+    # 1 in layer; 2 in backward (forward ends at 5000, before the probe does); 3 in B (the
+    # later-starting of A and B); 4 on a thread without ranges and 5 straddling step's end:
+    # absent; 6 in handoff, which started on thread 5556 (where it ends does not matter)
+    assert_golden(trace_path, "_nvtx_innermost", "six_probes", _register_probes)
