@@ -60,15 +60,27 @@ def query_csv(
 
 def export_query_csv(trace_path: str | os.PathLike[str], query: str, **params: Any) -> str:
     """The result of ``queries/<query>.sql`` run by SQLite on the export's own tables, as CSV
-    text; BLOB values as hex."""
+    text. Text and BLOBs are read as bytes (as the library reads them): printable UTF-8 is
+    written as text, anything else (a binary payload: nsys declares binaryData TEXT) as hex."""
     con = sqlite3.connect(f"file:{Path(trace_path)}?mode=ro", uri=True)
+    con.text_factory = bytes
     try:
         cursor = con.execute(_resources.query(query), params)
         names = [d[0] for d in cursor.description]
-        rows = [[v.hex() if isinstance(v, bytes) else v for v in row] for row in cursor]
+        rows = [[_export_value(v) for v in row] for row in cursor]
     finally:
         con.close()
     return pl.DataFrame(rows, schema=names, orient="row").write_csv()
+
+
+def _export_value(value: Any) -> Any:
+    if not isinstance(value, bytes):
+        return value
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.hex()
+    return text if text.isprintable() else value.hex()
 
 
 def assert_golden(

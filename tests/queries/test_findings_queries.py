@@ -6,8 +6,6 @@ the device's range (which nsys counts as GPU busy time)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from fixtures.builder import XMMA_GEMM
 
@@ -91,15 +89,4 @@ def test_pageable_async_memcpy(trace_path):
 def test_issued_transfers(trace_path, macro, pattern):
     """The helper macros of queries/_issued_transfers.sql, every column: each copy or memset
     with the call that issued it (synchronous and asynchronous alike)."""
-    import tracelens
-    from queries.golden import GOLDEN
-
-    text = (
-        f"SELECT * FROM {macro}($pattern, NULL, NULL, NULL, NULL, NULL) ORDER BY start_ns, api_name"
-    )
-    with tracelens.open(trace_path) as trace:
-        actual = trace.sql(text, pattern=pattern).write_csv()
-    expected = GOLDEN / f"_issued_transfers__{macro}.csv"
-    if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
-        expected.write_text(actual)
-    assert actual == expected.read_text()
+    assert_golden(trace_path, "_issued_transfers", macro, pattern=pattern)

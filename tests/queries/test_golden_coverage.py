@@ -33,7 +33,5 @@ def test_every_probe_has_its_golden():
     # a probe's cases are named after it: <query>__<probe>.csv, <query>__<probe>_<more>.csv
     probes = {path.stem for path in PROBES.glob("*.sql")}
     cases = {path.stem for path in GOLDEN.glob("*__*.csv")}
-    missing = sorted(
-        p for p in probes if not any(c == p or c.startswith(f"{p}_") for c in cases)
-    )
+    missing = sorted(p for p in probes if not any(c == p or c.startswith(f"{p}_") for c in cases))
     assert not missing, f"probes without a golden CSV: {missing}"

@@ -48,3 +48,9 @@ def test_ranks_gpu_time_overlap(tmp_path):
     path = b.write(tmp_path / "overlap.sqlite")
     # busy 15+2+3 = 20 us, compute 10, comm 10+3, not-comm 10+2 -> exposed 20-12 = 8 us
     assert_golden(path, "ranks_gpu_time", "overlap", load_comm_kernels)
+
+
+def test_ranks_comm_kernels(pair):
+    # the two NCCL kernels of the run, each with its collective; the compute kernels (gemm,
+    # split-K gemm, layer norm) are not communication
+    assert_golden(pair.paths[0], "_ranks_comm_kernels", "rank0", load_comm_kernels)
