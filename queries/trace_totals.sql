@@ -1,4 +1,7 @@
--- trace_totals: the headline figures of one trace, for comparing two runs. One row.
+-- trace_totals: the headline figures of one trace, for comparing two runs. One row. The time
+-- at least one kernel ran (gpu_busy_ns) is not here: compare.collect.trace_totals sweeps the
+-- kernels it reads in launch order anyway (a framed window here cost ~0.4 CPU s per million
+-- kernels, most of this query).
 -- Parameters: $start_ns, $end_ns BIGINT or NULL: time window (nsys rule: keep events that
 --   start in, end in or span it), applied to every kind of event.
 --   $selection BIGINT or NULL: a work_selection id (--nvtx, --step): only the GPU work in
@@ -7,8 +10,6 @@
 --   kernel_launches   BIGINT  kernels launched
 --   distinct_kernels  BIGINT  distinct demangled kernel names
 --   kernel_time_ns    BIGINT  sum of kernel durations (overlapping kernels count twice), ns
---   gpu_busy_ns       BIGINT  time at least one kernel ran, summed over devices (overlaps
---                             on one device merged), ns
 --   memcpy_count      BIGINT  memory copies
 --   memcpy_bytes      BIGINT  bytes copied
 --   memcpy_time_ns    BIGINT  sum of copy durations, ns
@@ -21,25 +22,6 @@
 WITH k AS (
     SELECT deviceId, start, "end", demangledName
     FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
-),
--- Busy time is the union of kernel intervals per device: each kernel adds only the part of
--- it that ends after every earlier kernel on its device (one sorted window pass).
-covered AS (
-    SELECT
-        start, "end",
-        max("end") OVER (
-            PARTITION BY deviceId ORDER BY start, "end"
-            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ) AS prev_end
-    FROM k
-),
-busy AS (
-    SELECT sum(CASE
-        WHEN prev_end IS NULL OR start >= prev_end THEN "end" - start
-        WHEN "end" > prev_end THEN "end" - prev_end
-        ELSE 0
-    END) AS gpu_busy_ns
-    FROM covered
 ),
 c AS (
     SELECT * FROM filtered_memcpys(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
@@ -60,7 +42,6 @@ SELECT
     (SELECT count(*) FROM k) AS kernel_launches,
     (SELECT count(DISTINCT demangledName) FROM k) AS distinct_kernels,
     (SELECT coalesce(sum("end" - start), 0) FROM k)::BIGINT AS kernel_time_ns,
-    (SELECT coalesce(gpu_busy_ns, 0) FROM busy)::BIGINT AS gpu_busy_ns,
     (SELECT count(*) FROM c) AS memcpy_count,
     (SELECT coalesce(sum(bytes), 0) FROM c)::BIGINT AS memcpy_bytes,
     (SELECT coalesce(sum("end" - start), 0) FROM c)::BIGINT AS memcpy_time_ns,

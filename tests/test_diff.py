@@ -245,8 +245,10 @@ def test_gpu_busy_merges_overlapping_kernels_per_device(tmp_path):
         b.kernel("k0", start=1000 + start, end=1000 + end, pid=100, device=0)
     b.kernel("k1", start=1000, end=1100, pid=100, device=1)  # another device: 100
     path = b.write(tmp_path / "overlap.sqlite")
+    from tracelens.compare.collect import trace_totals
+
     with tracelens.open(path) as t:
-        totals = t.query("trace_totals", start_ns=None, end_ns=None, selection=None).to_dicts()[0]
+        totals = trace_totals(t)
     assert totals["gpu_busy_ns"] == 15 + 10 + 100
     assert totals["kernel_time_ns"] == 10 + 10 + 2 + 10 + 100
     assert totals["kernel_launches"] == 5 and totals["distinct_kernels"] == 2

@@ -169,8 +169,16 @@ def _stat(series: pl.Series, how: str) -> float | None:
 
 
 # -- finding them -------------------------------------------------------------------------
-def find_steps(trace: Trace, range: str | None = None, where: EventFilter | None = None) -> Steps:  # noqa: A002
+def find_steps(
+    trace: Trace,
+    range: str | None = None,  # noqa: A002
+    where: EventFilter | None = None,
+    launches: pl.DataFrame | None = None,
+) -> Steps:
     """The steps of ``trace`` (see the module docstring); ``range`` is an NVTX label glob.
+    ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns,
+    name_id, as ``queries/steps_launches.sql``) when the caller has already read them
+    (the diff reads them once, with util's operations: ``util.work_in_order``).
 
     Raises MissingDataError without CUDA kernels, UsageError when ``range`` matches no NVTX
     range (naming the closest labels) or when its ranges launched no GPU work."""
@@ -184,7 +192,7 @@ def find_steps(trace: Trace, range: str | None = None, where: EventFilter | None
         return found
     from .steps_period import period_steps
 
-    found = period_steps(trace, params, settings())
+    found = period_steps(trace, params, settings(), launches)
     if found is not None:
         return found
     return Steps(

@@ -30,13 +30,17 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 
-def period_steps(trace: Trace, params: dict[str, Any], conf: dict[str, Any]) -> Steps | None:
-    """Steps from the launch-sequence period of each device, or None when no device has one."""
+def period_steps(
+    trace: Trace, params: dict[str, Any], conf: dict[str, Any], launches: pl.DataFrame | None
+) -> Steps | None:
+    """Steps from the launch-sequence period of each device, or None when no device has one.
+    ``launches``: ``queries/steps_launches.sql``'s rows for ``params``, when already read."""
     import polars as pl
 
     from .steps import _finish
 
-    launches = trace.query("steps_launches", **params)
+    if launches is None:
+        launches = trace.query("steps_launches", **params)
     frames, motifs, parts = [], {}, []
     for (device,), seq in sorted(launches.partition_by("device", as_dict=True).items()):
         found = device_period(seq, conf["period"])

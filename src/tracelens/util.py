@@ -13,9 +13,10 @@ Per device, over the analysis window (the capture span, or ``where``'s start/end
 
 Kernels are classified on their demangled names by the category rules
 (``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
-distinct name once; the operations come from ``queries/util_ops.sql`` and the sweeps over
-them run in vectorized polars (:mod:`tracelens.util_sweep`, which says why not in DuckDB),
-so nothing runs per kernel in Python. Sync API names and collective kinds are data
+distinct name once; the operations come from ``queries/work_in_order.sql`` (one sorted read
+that the diff shares with the step search and its launch sequences, :func:`work_in_order`)
+and the sweeps over them run in vectorized polars (:mod:`tracelens.util_sweep`, which says
+why not in DuckDB), so nothing runs per kernel in Python. Sync API names and collective kinds are data
 (``data/util.toml``).
 """
 
@@ -33,14 +34,31 @@ from .errors import MissingDataError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
 from .results import Result
-from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
+from .util_sweep import (
+    ACCOUNTING_COLUMNS,
+    COMMUNICATION,
+    COMPUTE,
+    GRAPH,
+    KERNEL,
+    MEMORY,
+    communication_sweep,
+    device_sweep,
+)
 
 if TYPE_CHECKING:
     import polars as pl
 
     from .trace import Trace
 
-__all__ = ["FRAME_COLUMNS", "IDLE_CAUSES", "Util", "figures", "gpu_time_accounting", "work_params"]
+__all__ = [
+    "FRAME_COLUMNS",
+    "IDLE_CAUSES",
+    "Util",
+    "figures",
+    "gpu_time_accounting",
+    "work_in_order",
+    "work_params",
+]
 
 #: Columns of :attr:`Util.frame`, in order (device, span_ns, busy_ns, idle_ns, compute_ns,
 #: communication_ns, exposed_communication_ns, memory_ns, exposed_memory_ns, utilization).
@@ -210,12 +228,23 @@ def work_params(trace: Trace, where: EventFilter | None) -> dict[str, Any]:
     }
 
 
-def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
+def work_in_order(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
+    """Every GPU operation that passes ``where``, per device in start order, with its kind,
+    kernel name ids, process and launch time (``queries/work_in_order.sql``): what
+    :func:`gpu_time_accounting` sweeps, and (its kernels) what the step search and the
+    diff's launch sequences read. Read it once and hand it to each of them."""
+    return trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
+
+
+def gpu_time_accounting(
+    trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
+) -> Util:
     """Per-device span, busy, idle, the busy split and the idle causes (see the module
-    docstring); :class:`Util`. Raises MissingDataError when the export has no CUDA work."""
+    docstring); :class:`Util`. ``work``: :func:`work_in_order` of ``where`` when the caller
+    has already read it. Raises MissingDataError when the export has no CUDA work."""
 
     params = work_params(trace, where)
-    ops = trace.query("util_ops", **_ops_params(params))
+    ops = operations(work_in_order(trace, where) if work is None else work, params)
     devices = device_sweep(
         ops,
         trace.query("util_sync_calls", sync_regex=sync_api_regex()),
@@ -250,7 +279,7 @@ def gpu_time_accounting(trace: Trace, where: EventFilter | None = None) -> Util:
 
 def _collective_kinds(params: dict[str, Any]) -> list[str]:
     """The distinct collective kinds of the communication kernel names, sorted: collective
-    ``k`` of util_ops is ``kinds[k - 1]``."""
+    ``k`` of :func:`operations` is ``kinds[k - 1]``."""
     return sorted(
         {
             kind or "other"
@@ -260,15 +289,48 @@ def _collective_kinds(params: dict[str, Any]) -> list[str]:
     )
 
 
-def _ops_params(params: dict[str, Any]) -> dict[str, Any]:
-    """util_ops' parameters: the event filter, the window and the kernel classes, with each
-    name's collective kind as its number in :func:`_collective_kinds` (0: not communication)."""
+def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
+    """The input of the util sweeps from :func:`work_in_order`'s rows: each operation
+    clipped to the window ``t0``..``t1`` (those left with no time dropped), with its class
+    of work and collective kind (:data:`util_sweep.OPS_COLUMNS`), still by device and
+    start. Clipping keeps the order: operations that start before ``t0`` all start at it."""
+    import polars as pl
+
     number = {kind: k for k, kind in enumerate(_collective_kinds(params), start=1)}
-    ids = [
+    ids = params["name_ids"]
+    classes = [
+        COMMUNICATION if work == "communication" else MEMORY for work in params["work_classes"]
+    ]
+    collectives = [
         number[kind or "other"] if work == "communication" else 0
         for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
     ]
-    return {k: v for k, v in params.items() if k != "collectives"} | {"collective_ids": ids}
+    name_id, kind = pl.col("name_id"), pl.col("kind")
+    is_kernel = kind == KERNEL
+    t0, t1 = params["t0"], params["t1"]
+    return work.select(
+        "device",
+        pl.col("start_ns").clip(lower_bound=t0).alias("s"),
+        pl.col("end_ns").clip(upper_bound=t1).alias("e"),
+        pl.when(is_kernel)
+        .then(
+            name_id.replace_strict(ids, classes, default=COMPUTE, return_dtype=pl.Int8).fill_null(
+                COMPUTE
+            )
+        )
+        .when(kind == GRAPH)
+        .then(pl.lit(COMPUTE, pl.Int8))
+        .otherwise(pl.lit(MEMORY, pl.Int8))
+        .alias("cls"),
+        pl.when(is_kernel)
+        .then(
+            name_id.replace_strict(ids, collectives, default=0, return_dtype=pl.Int32).fill_null(0)
+        )
+        .otherwise(pl.lit(0, pl.Int32))
+        .alias("collective"),
+        "pid",
+        "launch_start",
+    ).filter(pl.col("e") > pl.col("s"))
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:

@@ -1,6 +1,6 @@
 """The sweeps behind util: unions of intervals, idle gaps and hidden communication, over the
-GPU operations of ``queries/util_ops.sql`` (one row per operation, sorted by device and
-start), in vectorized polars.
+GPU operations of ``util.operations`` (:data:`OPS_COLUMNS`: one row per operation, sorted
+by device and start), in vectorized polars.
 
 Why not SQL: each union needs the running maximum of the earlier operations' ends, which
 DuckDB 1.5 computes as a framed window aggregate (a segment tree per frame). On the 5M-kernel
@@ -21,9 +21,27 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["ACCOUNTING_COLUMNS", "DEVICE_COLUMNS", "communication_sweep", "device_sweep"]
+__all__ = [
+    "ACCOUNTING_COLUMNS",
+    "DEVICE_COLUMNS",
+    "OPS_COLUMNS",
+    "communication_sweep",
+    "device_sweep",
+    "union_ns",
+]
 
+# Classes of work (the ``cls`` column of the operations).
 COMPUTE, COMMUNICATION, MEMORY = 0, 1, 2
+# Kinds of GPU operation (``kind`` of queries/work_in_order.sql).
+KERNEL, MEMCPY, MEMSET, GRAPH = 0, 1, 2, 3
+
+#: The operations the sweeps read, one row each, sorted by device and s (rows that start
+#: together in any order: no result depends on it): device; s, e (start and end clipped to
+#: the window, ns, e > s); cls (:data:`COMPUTE`, :data:`COMMUNICATION` or :data:`MEMORY`:
+#: memcpys, memsets, copy kernels; graph replays are compute); collective (communication
+#: kernels: 1 + the index of their collective kind; else 0); pid (of the launching process);
+#: launch_start (start of the launching API call, ns; null when unknown).
+OPS_COLUMNS = ("device", "s", "e", "cls", "collective", "pid", "launch_start")
 
 #: The time accounting of a device (times in ns), in order: what ``Util.frame`` shows.
 ACCOUNTING_COLUMNS = (
@@ -79,10 +97,21 @@ def _added(earlier: str) -> pl.Expr:
     return (e - pl.max_horizontal(s, pl.col(earlier).fill_null(s))).clip(lower_bound=0)
 
 
+def union_ns(intervals: pl.DataFrame) -> int:
+    """The time covered by at least one of ``intervals`` (device, s, e; sorted by device
+    and s), summed over devices: overlaps on one device count once."""
+    import polars as pl
+
+    if intervals.is_empty():
+        return 0
+    earlier = _earlier_max(pl.col("e"), "device").alias("m")
+    return int(intervals.select("s", "e", earlier).select(_added("m").sum()).item())
+
+
 def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) -> pl.DataFrame:
     """One row per device with operations (:data:`DEVICE_COLUMNS`), by device.
 
-    ``ops``: device, s, e, cls, pid, launch_start, sorted by device and s (util_ops.sql).
+    ``ops``: :data:`OPS_COLUMNS`, sorted by device and s.
     ``sync_calls``: pid, start, end of the synchronizing API calls (util_sync_calls.sql).
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
     were launched after the gap began, while the process was blocked in a synchronizing

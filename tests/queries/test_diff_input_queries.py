@@ -59,6 +59,26 @@ def test_trace_totals_window(trace_path):
     assert_golden(trace_path, "trace_totals", "window", **params)
 
 
+@pytest.mark.parametrize(
+    ("window", "busy"),
+    [
+        # device 0: [1000, 1100] and [1050, 1200] overlap (200), [1300, 1350] (50); device 1: 20
+        ({}, 200 + 50 + 20),
+        # only [1300, 1350] starts, ends or spans [1250, 1650] on device 0; device 1: 20
+        ({"start_ns": 1_250, "end_ns": 1_650}, 50 + 20),
+    ],
+)
+def test_trace_totals_busy(trace_path, window, busy):
+    """gpu_busy_ns, which trace_totals.sql leaves to compare.collect.trace_totals: the
+    union of the kernels per device (the overlap counted once), summed over devices; the
+    same figures the golden files held when the query computed it."""
+    from tracelens.compare.collect import trace_totals
+    from tracelens.filters import EventFilter
+
+    with tracelens.open(trace_path) as trace:
+        assert trace_totals(trace, EventFilter(**window))["gpu_busy_ns"] == busy
+
+
 def test_copy_kinds(trace_path):
     assert_golden(trace_path, "copy_kinds", "three_kinds", **ALL)
 

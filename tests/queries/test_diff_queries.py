@@ -1,5 +1,5 @@
-"""Golden tests for the diff's query files: launch order per device as name ids, the names
-they refer to, and each short name's dominant demangled name (the category source)."""
+"""Golden tests for the diff's query files: the GPU work in launch order per device (kernels
+as name ids), the names they refer to, and each short name's dominant demangled name (the category source)."""
 
 from __future__ import annotations
 
@@ -14,30 +14,17 @@ def mixed(tmp_path_factory):
     return build_mixed(tmp_path_factory.mktemp("diffq"), "3.25.0")
 
 
-@pytest.mark.parametrize("name_kind", ["demangled", "short"])
-def test_launch_sequence(mixed, name_kind):
-    assert_golden(
-        mixed.path,
-        "launch_sequence",
-        name_kind,
-        name_kind=name_kind,
-        start_ns=None,
-        end_ns=None,
-        selection=None,
-    )
+NO_FILTER = {"device": None, "pid": None, "stream": None, "selection": None}
 
 
-def test_launch_sequence_window(mixed):
+def test_work_in_order(mixed):
+    assert_golden(mixed.path, "work_in_order", "mixed", start_ns=None, end_ns=None, **NO_FILTER)
+
+
+def test_work_in_order_window(mixed):
     k = mixed.expected.kernels
-    assert_golden(
-        mixed.path,
-        "launch_sequence",
-        "window",
-        name_kind="demangled",
-        start_ns=k[10].start,
-        end_ns=k[20].end,
-        selection=None,
-    )
+    window = {"start_ns": k[10].start, "end_ns": k[20].end}
+    assert_golden(mixed.path, "work_in_order", "window", **window, **NO_FILTER)
 
 
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
@@ -59,20 +46,20 @@ def test_kernel_name_pairs(mixed):
     )
 
 
-def test_launch_sequence_follows_start_order_per_device(mixed):
-    """The golden file's claim, restated from what the fixture inserted."""
+def test_work_in_order_lists_kernels_in_start_order_per_device(mixed):
+    """The golden file's claim, restated from what the fixture inserted: its kernels are
+    each device's launch sequence."""
     import tracelens
 
     with tracelens.open(mixed.path) as t:
-        seq = t.query(
-            "launch_sequence", name_kind="demangled", start_ns=None, end_ns=None, selection=None
-        )
+        work = t.query("work_in_order", start_ns=None, end_ns=None, **NO_FILTER)
         names = dict(
             t.query(
                 "launch_names", name_kind="demangled", start_ns=None, end_ns=None, selection=None
             ).iter_rows()
         )
-    got = [(d, names[i]) for d, i in seq.iter_rows()]
+    kernels = work.filter(work["kind"] == 0).select("device", "name_id")
+    got = [(d, names[i]) for d, i in kernels.iter_rows()]
     want = [
         (k.device, k.name)
         for k in sorted(mixed.expected.kernels, key=lambda k: (k.device, k.start, k.stream, k.end))

@@ -53,33 +53,45 @@ def test_util_kernel_names(trace_path):
     assert_golden(trace_path, "util_kernel_names", "three_names")
 
 
-def _ops_params(path, **where):
-    from tracelens.util import _ops_params
-
-    return _ops_params(_params(path, **where))
+NO_FILTER = {"device": None, "pid": None, "stream": None, "selection": None}
 
 
-def test_util_ops(trace_path):
-    assert_golden(trace_path, "util_ops", "two_devices", **_ops_params(trace_path))
+def test_work_in_order(trace_path):
+    assert_golden(trace_path, "work_in_order", "util", start_ns=None, end_ns=None, **NO_FILTER)
 
 
-def test_util_ops_window(trace_path):
-    params = _ops_params(trace_path, start_ns=1_000_060, end_ns=1_000_450)
-    assert_golden(trace_path, "util_ops", "window", **params)
+def _ops(path, **where):
+    """util.operations over work_in_order: the input of the sweeps."""
+    from tracelens.filters import EventFilter
+    from tracelens.util import operations, work_in_order
+
+    with tracelens.open(path) as trace:
+        return operations(work_in_order(trace, EventFilter(**where)), _params(path, **where))
+
+
+# The operations the sweeps read were a query of their own (util_ops.sql) before they were
+# derived from work_in_order: its golden CSVs, unchanged, are what util.operations must give.
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [("two_devices", {}), ("window", {"start_ns": 1_000_060, "end_ns": 1_000_450})],
+)
+def test_util_operations(trace_path, case, where):
+    expected = (GOLDEN / f"util_ops__{case}.csv").read_text()
+    assert _ops(trace_path, **where).write_csv() == expected
 
 
 def test_util_sync_calls(trace_path):
     assert_golden(trace_path, "util_sync_calls", "one_sync", sync_regex=sync_api_regex())
 
 
-# The sweeps over util_ops (tracelens.util_sweep) have goldens too: the CSVs the SQL sweeps
-# they replaced gave on this trace, unchanged.
+# The sweeps over the operations (tracelens.util_sweep) have goldens too: the CSVs the SQL
+# sweeps they replaced gave on this trace, unchanged.
 def _sweep_csv(path, sweep, **where):
     from tracelens.util import _collective_kinds
 
     params = _params(path, **where)
+    ops = _ops(path, **where)
     with tracelens.open(path) as trace:
-        ops = trace.query("util_ops", **_ops_params(path, **where))
         if sweep == "util_devices":
             syncs = trace.query("util_sync_calls", sync_regex=sync_api_regex())
             return device_sweep(ops, syncs, params["t0"], params["t1"]).write_csv()

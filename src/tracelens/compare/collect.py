@@ -52,13 +52,26 @@ TIME_COLUMNS = (
 )
 
 
-def trace_totals(trace: Trace, where: EventFilter | None = None) -> dict[str, int | None]:
+def trace_totals(
+    trace: Trace, where: EventFilter | None = None, launches: pl.DataFrame | None = None
+) -> dict[str, int | None]:
     """The headline figures of one trace (``queries/trace_totals.sql``): kernel_launches,
     distinct_kernels, kernel_time_ns, gpu_busy_ns (time at least one kernel ran, summed over
-    devices), memcpy/memset counts and bytes, runtime_calls, first_ns, last_ns, span_ns."""
+    devices), memcpy/memset counts and bytes, runtime_calls, first_ns, last_ns, span_ns.
+    ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns), when
+    already read; gpu_busy_ns is their union (a sweep over sorted rows in polars: DuckDB
+    runs the running maximum it needs as a framed window, ~0.4 CPU s per million kernels)."""
     from ..filters import EventFilter
+    from ..util_sweep import union_ns
 
-    return trace.query("trace_totals", **_window(where or EventFilter())).to_dicts()[0]
+    where = where or EventFilter()
+    totals = trace.query("trace_totals", **_window(where)).to_dicts()[0]
+    if launches is None:
+        params = {"device": None, "pid": None, "stream": None, **_window(where)}
+        launches = trace.query("steps_launches", **params)
+    intervals = launches.select("device", s="start_ns", e="end_ns")
+    totals["gpu_busy_ns"] = union_ns(intervals)
+    return totals
 
 
 def _window(where: EventFilter) -> dict:
@@ -68,14 +81,21 @@ def _window(where: EventFilter) -> dict:
 def collect(
     trace: Trace, name_kind: str, where: EventFilter, util_limit: int, nvtx_limit: int
 ) -> Side:
+    import polars as pl
+
     from ..census import kernel_summary
+    from ..util import work_in_order
 
     trace.require_kernels()
     window = _window(where)
-    totals = trace_totals(trace, where)
+    # One sorted read of the GPU work serves the totals, the launch sequences, util and
+    # the step search (each read its own before: ~4 census times on a million launches).
+    work = work_in_order(trace, where)
+    launches = work.filter(pl.col("kind") == 0)
+    totals = trace_totals(trace, where, launches)
     census = kernel_summary(trace, name=name_kind, where=where)
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
-    sequences, names = launch_sequences(trace, name_kind, window)
+    sequences, names = launch_sequences(trace, name_kind, window, launches)
     blocks = {
         name: avg
         for name, avg, _threads in trace.query(
@@ -94,12 +114,17 @@ def collect(
     # Steps and NVTX regions cost as much (interval sweeps, the NVTX projection).
     time, devices, util, steps, regions = None, 0, None, None, None
     if (totals["kernel_launches"] or 0) <= util_limit:
+        from .. import util as util_module
+        from ..steps import find_steps
         from .regions import region_times
 
-        util = trace.util(where)
+        util = util_module.gpu_time_accounting(trace, where, work)
+        del work
         time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
         devices = util.frame.height
-        steps = trace.steps(where=where)
+        steps = find_steps(
+            trace, where=where, launches=launches.select("device", "start_ns", "end_ns", "name_id")
+        )
         if (totals["kernel_launches"] or 0) <= nvtx_limit:
             regions = region_times(trace, where, steps)
     return Side(
@@ -122,16 +147,21 @@ def collect(
     )
 
 
-def launch_sequences(trace: Trace, name_kind: str, window: dict) -> tuple[dict, list[str]]:
-    """Each device's launches in order as small integers (indices into the name list):
-    a million launches are 8 MB, not a million strings."""
+def launch_sequences(
+    trace: Trace, name_kind: str, window: dict, launches: pl.DataFrame
+) -> tuple[dict, list[str]]:
+    """Each device's launches in order (``launches``: device, name_id, short_id in launch
+    order) as small integers (indices into the name list): a million launches are 8 MB,
+    not a million strings."""
     import polars as pl
 
-    frame = trace.query("launch_sequence", name_kind=name_kind, **window)
+    column = "short_id" if name_kind == "short" else "name_id"
     names = dict(trace.query("launch_names", name_kind=name_kind, **window).iter_rows())
     ids = sorted(names)
     index = {raw: i for i, raw in enumerate(ids)}
-    frame = frame.with_columns(token=pl.col("name_id").replace_strict(index, return_dtype=pl.Int64))
+    frame = launches.select(
+        "device", token=pl.col(column).replace_strict(index, return_dtype=pl.Int64)
+    )
     parts = frame.partition_by("device", maintain_order=True, as_dict=True)
     sequences = {int(device): part["token"] for (device,), part in parts.items()}
     return sequences, [names[raw] for raw in ids]

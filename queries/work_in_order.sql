@@ -1,0 +1,49 @@
+-- work_in_order: every GPU operation that passes the event filter (kernels, memcpys,
+-- memsets, graph-level CUDA graph replays), per device in start order, with what each
+-- analysis of one trace needs from it: util's sweeps (all of it), the step search, the
+-- kernel union and the diff's launch sequence (the kernels). One sorted read of a trace
+-- serves all four (tracelens.util.work_in_order): on a million launches each extra sorted
+-- read costs about a census.
+--
+-- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
+--   (NULL: all; an operation is kept when it starts in, ends in or spans the window)
+--
+-- Columns (ordered by device, start, stream, end, kind: the kernels alone are in
+-- launch order, as steps_launches lists them):
+--   device        BIGINT   CUDA device ordinal
+--   start_ns      BIGINT   start, ns from session start
+--   end_ns        BIGINT   end, ns
+--   kind          TINYINT  0 kernel, 1 memcpy, 2 memset, 3 graph-level CUDA graph replay
+--   name_id       BIGINT   kernels: StringIds id of the demangled name; else NULL
+--   short_id      BIGINT   kernels: StringIds id of the short name; else NULL
+--   pid           BIGINT   operating-system pid of the launching process
+--   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
+--                          does not show it)
+WITH work AS (
+    SELECT 0::TINYINT AS kind, deviceId, streamId, globalPid, correlationId, start, "end",
+           demangledName AS name_id, shortName AS short_id
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    UNION ALL
+    SELECT 1::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    UNION ALL
+    SELECT 2::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    UNION ALL
+    SELECT 3::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns,
+                                selection := $selection)
+)
+SELECT
+    w.deviceId::BIGINT AS device,
+    w.start::BIGINT AS start_ns,
+    w."end"::BIGINT AS end_ns,
+    w.kind,
+    w.name_id::BIGINT AS name_id,
+    w.short_id::BIGINT AS short_id,
+    pid_of(w.globalPid)::BIGINT AS pid,
+    r.start::BIGINT AS launch_start
+FROM work AS w
+LEFT JOIN runtime_calls AS r
+    ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)
+ORDER BY w.deviceId, w.start, w.streamId, w."end", w.kind
