@@ -1,4 +1,5 @@
--- launch_names: the kernel names that launch_sequence refers to, one row per name id.
+-- launch_names: the kernel names that work_in_order's name_id (short_id) refers to, one row
+-- per name id (the diff's launch sequences).
 -- Parameters:
 --   $name_kind          VARCHAR  'short' | 'demangled'
 --   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
