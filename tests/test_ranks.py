@@ -9,7 +9,13 @@ import json
 import polars as pl
 import pytest
 from conftest import has_cuda_work, needs_shared, run_cli
-from fixtures.ranks import build_rank_set
+from fixtures.ranks import (
+    ALLGATHER_NS,
+    ALLREDUCE_NS,
+    GEMM_NS,
+    STEP_PERIOD_NS,
+    build_rank_set,
+)
 
 from tracelens.errors import MissingDataError, TraceError, UsageError
 from tracelens.ranks import analyse_ranks, summarise
@@ -80,6 +86,24 @@ def test_per_rank_figures(eight, eight_result):
         == eight.slow_ns * eight.steps
     )
     assert slow["danger_high"] == 1  # the split-K GEMM
+    # span, busy/idle, kernel count and top kernel, from the fixture's step layout: each
+    # step runs AllGather, three compute kernels and the AllReduce back to back (the others'
+    # AllReduce spans their wait), one device, gaps between the steps
+    compute = sum(GEMM_NS)
+    busy_step = ALLGATHER_NS + compute + eight.slow_ns + ALLREDUCE_NS
+    span = (eight.steps - 1) * STEP_PERIOD_NS + busy_step
+    for row in (slow, other):
+        assert (row["span_ns"], row["busy_ns"]) == (span, busy_step * eight.steps)
+        assert row["idle_ns"] == span - busy_step * eight.steps
+        assert (row["kernels"], row["distinct_kernels"]) == (5 * eight.steps, 5)
+        assert row["danger_kernels"] == 3  # split-K (high), the legacy xmma GEMM, NCCL AllReduce
+    waited_ar = eight.slow_ns + ALLREDUCE_NS  # the others' AllReduce covers their wait
+    assert (other["top_kernel"], other["top_kernel_ns"]) == (
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", waited_ar * eight.steps
+    )  # fmt: skip
+    assert (slow["top_kernel"], slow["top_kernel_ns"]) == (
+        "vectorized_layer_norm_kernel", (GEMM_NS[2] + eight.slow_ns) * eight.steps
+    )  # fmt: skip
     assert eight_result.inconsistencies.is_empty()
     assert eight_result.ranks["path_digest"].n_unique() == 1  # GPUs 0-7, one path
     assert eight_result.step_matrix("active_ns").height == eight.ranks
