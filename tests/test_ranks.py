@@ -257,6 +257,44 @@ def test_every_view_renders(eight_result):
     assert "| Rank |" in md
 
 
+def test_the_summary_lists_the_costliest_steps(eight_result, monkeypatch):
+    """A long run's summary lists the steps whose straggler cost the most, not thousands of
+    rows; the stragglers view keeps every step."""
+    from dataclasses import replace
+
+    from tracelens.ranks import render, rules
+
+    few = replace(rules.ranks_rules(), straggler_steps_shown=3)
+    monkeypatch.setattr(rules, "ranks_rules", lambda: few)
+    steps = pl.DataFrame(
+        {
+            "step": [1, 2, 3, 4, 5],
+            "caused_ns": [5, 40, 40, 0, 10],
+            "slowest_active_ns": [10, 11, 13, 19, 10],
+            "median_active_ns": [10] * 5,
+        }
+    )
+    shown, title = render._costliest_steps(steps)
+    assert shown["step"].to_list() == [2, 3, 5]  # most caused, then widest spread; in order
+    assert title == (
+        "stragglers per step: the 3 costliest of 5 steps (longest wait caused, then widest "
+        "spread of active time; all: --view stragglers)"
+    )
+    assert render._costliest_steps(steps.head(3))[0].equals(steps.head(3))
+    assert render.costliest_steps(steps, 1)["step"].to_list() == [3]
+    text = render_ranks(eight_result, fmt="table")
+    assert "stragglers per step: the 3 costliest of 4 steps" in text
+    everything = render_ranks(eight_result, fmt="csv", table="stragglers")
+    assert len(everything.splitlines()) == 1 + eight_result.step_stragglers.height
+    # the HTML report's straggler table picks its rows the same way
+    from tracelens.report import ranksview
+
+    monkeypatch.setattr(ranksview, "STRAGGLER_ROWS", 3)
+    view = ranksview.ranks_view(eight_result)
+    assert [r["step"] for r in view.stragglers] == [1, 2, 3]  # all cost the same: earliest
+    assert view.stragglers_more == 1
+
+
 # -- command line ---------------------------------------------------------------------------
 def run(capsys, *args):
     return run_cli(list(args), capsys)

@@ -84,7 +84,7 @@ def _sections(result: RanksResult, fmt: str, timeunit: str, look: dict) -> str:
     shown = [c for c in _OVERVIEW if c in result.ranks.columns]
     sections = [
         (result.ranks.select(shown), "per rank"),
-        (result.step_stragglers, "stragglers per step"),
+        _costliest_steps(result.step_stragglers),
         (result.clock, "clock alignment"),
     ]
     for df, title in sections:
@@ -92,6 +92,42 @@ def _sections(result: RanksResult, fmt: str, timeunit: str, look: dict) -> str:
             out.append("\n")
             out.append(render.frame(df, fmt=fmt, timeunit=timeunit, title=title, **look))
     return "".join(out)
+
+
+def costliest_steps(stragglers: pl.DataFrame, limit: int) -> pl.DataFrame:
+    """At most ``limit`` rows of :attr:`RanksResult.step_stragglers`: the steps whose
+    straggler made the others wait longest (ties: the widest spread of active time, then
+    the earliest step), in step order. A straggler in step 3,000 of a long run is listed,
+    not cut off after the first steps."""
+    import polars as pl
+
+    if stragglers.height <= limit:
+        return stragglers
+    spread = pl.col("slowest_active_ns") - pl.col("median_active_ns")
+    return (
+        stragglers.sort(
+            [pl.col("caused_ns"), spread, pl.col("step")],
+            descending=[True, True, False],
+            nulls_last=True,
+        )
+        .head(limit)
+        .sort("step")
+    )
+
+
+def _costliest_steps(stragglers: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """The summary's straggler table (``straggler_steps_shown`` rows at most, see
+    data/ranks.toml) and its title."""
+    from .rules import ranks_rules
+
+    limit = ranks_rules().straggler_steps_shown
+    if stragglers.height <= limit:
+        return stragglers, "stragglers per step"
+    title = (
+        f"stragglers per step: the {limit} costliest of {stragglers.height:,} steps (longest "
+        "wait caused, then widest spread of active time; all: --view stragglers)"
+    )
+    return costliest_steps(stragglers, limit), title
 
 
 def _json(result: RanksResult, timeunit: str) -> str:

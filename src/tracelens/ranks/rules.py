@@ -1,5 +1,5 @@
-"""The data `tracelens ranks` works from (``data/ranks.toml``): when a late rank is noise.
-Each entry carries its reason in the file."""
+"""The data `tracelens ranks` works from (``data/ranks.toml``): when a late rank is noise,
+and how many steps the summary lists. Each entry carries its reason in the file."""
 
 from __future__ import annotations
 
@@ -13,10 +13,14 @@ from .._resources import data_dir
 @dataclass(frozen=True)
 class RanksRules:
     on_time_ns: int  # a collective whose start times spread less than this is on time
+    straggler_steps_shown: int  # steps listed under "stragglers per step" in the summary
 
 
 @cache
 def ranks_rules() -> RanksRules:
     with (data_dir() / "ranks.toml").open("rb") as fh:
         doc = tomllib.load(fh)
-    return RanksRules(int(doc["stragglers"]["on_time_ns"]))
+    return RanksRules(
+        on_time_ns=int(doc["stragglers"]["on_time_ns"]),
+        straggler_steps_shown=int(doc["summary"]["straggler_steps_shown"]),
+    )

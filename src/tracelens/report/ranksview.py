@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from ..ranks.render import costliest_steps
 from ..units import fmt_ns
 from . import svg
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from ..ranks import RanksResult
 
 HEAT_CELLS = 40_000  # heat-map cells drawn (ranks x steps); later steps are left out
-STRAGGLER_ROWS = 100  # steps listed in the straggler table
+STRAGGLER_ROWS = 100  # steps listed in the straggler table: the costliest (ranks.render)
 
 
 @dataclass
@@ -38,14 +39,14 @@ def ranks_view(result: RanksResult) -> RanksView:
     steps = sorted(set(result.steps["step"].to_list())) if result.steps.height else []
     ranks = result.ranks["rank"].to_list()
     shown = steps[: max(HEAT_CELLS // max(len(ranks), 1), 1)]
-    stragglers = result.step_stragglers.sort("step").to_dicts()
+    stragglers = costliest_steps(result.step_stragglers, STRAGGLER_ROWS).sort("step")
     return RanksView(
         findings=list(result.findings),
         heatmap=_heatmap(result, ranks, shown) if shown else None,
         steps_shown=len(shown),
         steps_total=len(steps),
-        stragglers=stragglers[:STRAGGLER_ROWS],
-        stragglers_more=max(len(stragglers) - STRAGGLER_ROWS, 0),
+        stragglers=stragglers.to_dicts(),
+        stragglers_more=result.step_stragglers.height - stragglers.height,
         ranks=result.ranks.to_dicts(),
         clock=result.clock.to_dicts(),
         inconsistencies=result.inconsistencies.to_dicts(),
