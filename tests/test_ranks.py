@@ -154,7 +154,9 @@ def test_nothing_analysable_raises_the_first_error(tmp_path):
         analyse_ranks([tmp_path], jobs=1)
 
 
-def test_rank_from_the_export_or_the_regex(tmp_path):
+def test_rank_from_the_export_or_the_regex(tmp_path, monkeypatch):
+    from tracelens.ranks import engine as ranks_engine
+
     # names whose last integer is the same for all: the MPI rank in the export decides
     rs = build_rank_set(tmp_path, ranks=3, slow_rank=2, mpi_ranks=True, stem="w{rank}-of-3")
     r = analyse_ranks([rs.dest], jobs=1)
@@ -175,6 +177,13 @@ def test_rank_from_the_export_or_the_regex(tmp_path):
         analyse_ranks([plain.dest], jobs=1)
     with pytest.raises(UsageError, match="needs a group"):
         analyse_ranks([plain.dest], jobs=1, rank_regex=r"w\d")
+    # with --rank-regex the names alone decide: a repeated rank fails before any trace is
+    # read (the map of a big run takes hours)
+    read = []
+    monkeypatch.setattr(ranks_engine, "_summarise_safely", lambda p, *a: read.append(p))
+    with pytest.raises(UsageError, match="rank 3 is both .*w0-of-3.sqlite and .*w1-of-3"):
+        analyse_ranks([plain.dest], jobs=1, rank_regex=r"-of-(\d)")
+    assert read == []
 
 
 def test_inputs_globs_and_errors(eight, tmp_path):

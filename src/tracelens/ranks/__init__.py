@@ -62,6 +62,10 @@ def analyse_ranks(
     paths = find_traces(traces)
     rx = compile_rank_regex(rank_regex)
     named = [rank_from_name(p, rx) for p in paths]
+    if rank_regex:
+        # The names alone decide: two files with one rank are an error before the map
+        # (which can take hours), not after it.
+        _check_unique([(r, str(p)) for r, p in zip(named, paths, strict=True) if r is not None])
     results = map_traces(
         [str(p) for p in paths], engine=engine, jobs=jobs, threads=worker_threads,
         memory=worker_memory, progress=progress,
@@ -83,7 +87,7 @@ def analyse_ranks(
         else:
             summaries.append((rank, result))
             sources[result.path] = source
-    _check_unique(summaries)
+    _check_unique([(rank, s.path) for rank, s in summaries])
     if failures and (strict or not summaries):
         _, first = min(failures, key=lambda f: f[1].path)
         error = MissingDataError if first.exit_code == 3 else TraceError
@@ -104,13 +108,13 @@ def _rank_of(
     return name_rank, FILE_NAME
 
 
-def _check_unique(summaries: list[tuple[int, RankSummary]]) -> None:
+def _check_unique(ranked_paths: list[tuple[int, str]]) -> None:
     seen: dict[int, str] = {}
-    for rank, s in summaries:
+    for rank, path in ranked_paths:
         if rank in seen:
             raise UsageError(
-                f"rank {rank} is both {seen[rank]} and {s.path}; pass {{param}} to say "
+                f"rank {rank} is both {seen[rank]} and {path}; pass {{param}} to say "
                 "where the rank is in the file names",
                 param="rank_regex",
             )
-        seen[rank] = s.path
+        seen[rank] = path
