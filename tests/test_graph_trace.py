@@ -74,20 +74,26 @@ def _build(path: Path, *, kernels: bool = True, graph_ddl: str | None = GRAPH_TR
             b.kernel(KERNEL, start=start, end=start + 10_000, correlation_id=cid)
     b.write(path)
     if graph_ddl is not None:
-        con = sqlite3.connect(path)
-        con.execute(graph_ddl)
-        cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)")]
-        names = [
-            "start", "end", "deviceId", "contextId", "greenContextId", "streamId",
-            "correlationId", "globalPid", "graphId", "graphExecId",
-        ]  # fmt: skip
-        keep = [i for i, n in enumerate(names) if n in cols]
-        rows = [tuple(r[i] for i in keep) for r in _replays()]
-        marks = ", ".join("?" * len(keep))
-        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES ({marks})", rows)
-        con.commit()
-        con.close()
+        _add_replays(path, _replays(), graph_ddl)
     return path
+
+
+def _add_replays(path: Path, replays: list[tuple], graph_ddl: str = GRAPH_TRACE_DDL) -> None:
+    """Create the graph-trace table in the export at ``path`` and insert ``replays``
+    (rows in the column order of GRAPH_TRACE_DDL; columns ``graph_ddl`` lacks are dropped)."""
+    con = sqlite3.connect(path)
+    con.execute(graph_ddl)
+    cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)")]
+    names = [
+        "start", "end", "deviceId", "contextId", "greenContextId", "streamId",
+        "correlationId", "globalPid", "graphId", "graphExecId",
+    ]  # fmt: skip
+    keep = [i for i, n in enumerate(names) if n in cols]
+    rows = [tuple(r[i] for i in keep) for r in replays]
+    marks = ", ".join("?" * len(keep))
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES ({marks})", rows)
+    con.commit()
+    con.close()
 
 
 @pytest.fixture(scope="module")
@@ -334,3 +340,79 @@ def test_report_header_says_graph_replays_are_left_out(graphs, plain):
     assert "200 CUDA graph replays (1.00 s of GPU time) are not broken down by kernel" in page
     with tracelens.open(plain) as t:
         assert "not in this report" not in build_report(t)
+
+
+# -- steps -----------------------------------------------------------------------------------
+# A CUDA-graph decode loop as torch.compile (reduce-overhead) and vLLM run it: per step two
+# kernels (sampling, a copy) and one replay of the graph that holds the model, ~1,000x longer
+# than the kernels; graph 3 on even steps, graph 5 (another batch size) on odd ones.
+LOOP_STEPS, LOOP_EVERY, LOOP_REPLAY_NS, LOOP_KERNEL_NS = 12, 10_000_000, 8_000_000, 5_000
+
+
+def _decode_loop(path: Path) -> Path:
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python -m vllm.entrypoints.openai.api_server")
+    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
+    replays = []
+    for i in range(LOOP_STEPS):
+        t = 1_000_000 + i * LOOP_EVERY
+        for j, name in enumerate((KERNEL, "void copy_kernel<float>(float *, int)")):
+            start = t + j * 10_000
+            b.kernel(name, start=start, end=start + LOOP_KERNEL_NS, stream=7)
+        start = t + 30_000
+        graph = 3 if i % 2 == 0 else 5
+        replays.append(
+            (
+                start,
+                start + LOOP_REPLAY_NS,
+                0,
+                1,
+                None,
+                7,
+                20_000 + i,
+                global_pid(PID),
+                graph,
+                graph,
+            )
+        )
+    b.write(path)
+    _add_replays(path, replays)
+    return path
+
+
+@pytest.fixture(scope="module")
+def decode_loop(tmp_path_factory) -> Path:
+    return _decode_loop(tmp_path_factory.mktemp("loop") / "decode_loop.sqlite")
+
+
+def test_period_steps_count_graph_replays_as_launches(decode_loop):
+    """The period is 2 kernels + 1 replay of graph 3, then of graph 5 (6 launches): each
+    step lasts two replays (~18 ms), not the microseconds of its kernels, and its busy time
+    holds the replays while Kernels / Kernel (ns) count the kernels the export lists."""
+    with tracelens.open(decode_loop) as t:
+        steps = t.steps()
+    assert steps.method == "period"
+    assert "a motif of 4 kernels and 2 CUDA graph replays" in steps.detail
+    motif = steps.motif[0]
+    assert sorted(n for n in motif if n.startswith("CUDA graph")) == [
+        "CUDA graph 3 (replay traced at graph level)",
+        "CUDA graph 5 (replay traced at graph level)",
+    ]
+    frame = steps.frame
+    assert frame.height == LOOP_STEPS // 2
+    assert set(frame["kernels"]) == {4}
+    assert set(frame["kernel_ns"]) == {4 * LOOP_KERNEL_NS}
+    # Each step: 2 replays + 4 kernels, none overlapping.
+    assert set(frame["busy_ns"]) == {2 * LOOP_REPLAY_NS + 4 * LOOP_KERNEL_NS}
+    assert all(d > 2 * LOOP_REPLAY_NS for d in frame["duration_ns"])
+
+
+def test_steps_launches_lists_replays_with_their_graph(decode_loop):
+    with tracelens.open(decode_loop) as t:
+        seq = t.query(
+            "steps_launches",
+            device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None,
+        )  # fmt: skip
+    assert seq.height == 3 * LOOP_STEPS
+    assert seq["graph_id"].head(6).to_list() == [None, None, 3, None, None, 5]
+    assert seq.filter(seq["graph_id"].is_not_null())["name_id"].null_count() == LOOP_STEPS

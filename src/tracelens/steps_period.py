@@ -1,7 +1,10 @@
 """Steps from the period of the kernel launch sequence (when a trace has no step markers).
 
 Per device, on the kernel name ids in launch order (vectorized in polars, no loop per
-kernel):
+kernel). A CUDA graph replay traced at graph level is a launch too, its token the replayed
+graph (:func:`launch_tokens`): with torch.compile or vLLM's CUDA graphs a step is a few
+kernels and one replay that holds nearly all its GPU time, and a period of the kernels
+alone would make each step a few microseconds long.
 
 1. candidates: for each kernel name, the most common distance between consecutive
    launches of it, kept when it holds for at least half of them (a kernel launched once
@@ -50,15 +53,50 @@ def period_steps(
         frames.append(frame.with_columns(device=pl.lit(device, dtype=pl.Int64)))
         motifs[device] = motif
         parts.append(
-            f"device {device}: a motif of {len(motif):,} kernels"
-            + (f" ({outside:,} kernels outside complete periods)" if outside else "")
+            f"device {device}: a motif of {_launch_count(motif)}"
+            + (f" ({outside:,} {_launch_noun(motif)} outside complete periods)" if outside else "")
         )
     if not frames:
         return None
     names = dict(trace.query_rows("util_kernel_names").data)
-    motif_names = {d: tuple(names.get(i, str(i)) for i in ids) for d, ids in motifs.items()}
+    motif_names = {d: tuple(_token_name(i, names) for i in ids) for d, ids in motifs.items()}
     detail = "the period of the kernel launch sequence (" + "; ".join(parts) + ")"
     return _finish("period", detail, pl.concat(frames, how="diagonal_relaxed"), motif_names)
+
+
+# Tokens of the launch sequence: a kernel's demangled-name id (>= 0), -1 for a kernel
+# without a name, and -2 - graphId for a replay of that graph.
+NO_NAME = -1
+
+
+def launch_tokens(seq: pl.DataFrame) -> pl.Series:
+    """One token per launch of ``seq`` (``name_id`` and, when present, ``graph_id``)."""
+    import polars as pl
+
+    name = pl.col("name_id").fill_null(NO_NAME)
+    if "graph_id" not in seq.columns:
+        return seq.select(name)["name_id"]
+    token = pl.when(pl.col("graph_id").is_null()).then(name).otherwise(-2 - pl.col("graph_id"))
+    return seq.select(token.alias("token"))["token"]
+
+
+def _token_name(token: int, names: dict[int, str]) -> str:
+    if token <= -2:
+        return f"CUDA graph {-2 - token} (replay traced at graph level)"
+    return names.get(token, str(token))
+
+
+def _launch_count(motif: tuple[int, ...]) -> str:
+    replays = sum(1 for t in motif if t <= -2)
+    kernels = len(motif) - replays
+    text = f"{kernels:,} kernel{'s' if kernels != 1 else ''}"
+    if replays:
+        text += f" and {replays:,} CUDA graph replay{'s' if replays != 1 else ''}"
+    return text
+
+
+def _launch_noun(motif: tuple[int, ...]) -> str:
+    return "launches" if any(t <= -2 for t in motif) else "kernels"
 
 
 def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
@@ -105,11 +143,11 @@ def _match_share(ids: pl.Series, p: int) -> float:
 
 
 def device_period(seq: pl.DataFrame, conf: dict[str, Any]):
-    """(steps frame, motif name ids, kernels outside complete periods) for one device's
-    launches (``start_ns``, ``end_ns``, ``name_id`` in launch order), or None."""
+    """(steps frame, motif tokens, launches outside complete periods) for one device's
+    launches (``start_ns``, ``end_ns``, ``name_id``, ``graph_id`` in launch order), or None."""
     import polars as pl
 
-    ids = seq["name_id"].fill_null(-1)
+    ids = launch_tokens(seq)
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
         return None
@@ -161,9 +199,13 @@ def _phase(seq: pl.DataFrame, a: int, b: int, p: int) -> int:
 
 
 def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
-    """Per step: GPU start/end, duration, busy (union of its kernels), kernels, kernel time."""
+    """Per step: GPU start/end, duration, busy (union of its kernels and graph replays),
+    kernels and kernel time (kernels only: a replay's kernels are not in the export)."""
     import polars as pl
 
+    is_kernel = pl.col("graph_id").is_null() if "graph_id" in steps.columns else pl.lit(True)
+    steps = steps.with_columns(is_kernel=is_kernel)
+    kernel = pl.col("is_kernel")
     islands = steps.with_columns(
         prev_end=pl.col("end_ns").cum_max().shift(1).over("step")
     ).with_columns(
@@ -183,8 +225,8 @@ def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
         .agg(
             start_ns=pl.col("start_ns").min(),
             end_ns=pl.col("end_ns").max(),
-            kernels=pl.len().cast(pl.Int64),
-            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).sum(),
+            kernels=kernel.sum().cast(pl.Int64),
+            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).filter(kernel).sum(),
         )
         .join(busy, on="step")
         .with_columns(

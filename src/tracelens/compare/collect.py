@@ -61,6 +61,8 @@ def trace_totals(
     ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns), when
     already read; gpu_busy_ns is their union (a sweep over sorted rows in polars: DuckDB
     runs the running maximum it needs as a framed window, ~0.4 CPU s per million kernels)."""
+    import polars as pl
+
     from ..filters import EventFilter
     from ..util_sweep import union_ns
 
@@ -68,7 +70,7 @@ def trace_totals(
     totals = trace.query("trace_totals", **_window(where)).to_dicts()[0]
     if launches is None:
         params = {"device": None, "pid": None, "stream": None, **_window(where)}
-        launches = trace.query("steps_launches", **params)
+        launches = trace.query("steps_launches", **params).filter(pl.col("graph_id").is_null())
     intervals = launches.select("device", s="start_ns", e="end_ns")
     totals["gpu_busy_ns"] = union_ns(intervals)
     return totals
@@ -122,9 +124,10 @@ def collect(
         del work
         time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
         devices = util.frame.height
-        steps = find_steps(
-            trace, where=where, launches=launches.select("device", "start_ns", "end_ns", "name_id")
-        )
+        # The step search counts graph replays as launches: on a trace that has them it
+        # reads its own sequence (the kernels alone would make each step microseconds long).
+        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
+        steps = find_steps(trace, where=where, launches=None if graph[0] else step_launches)
         if (totals["kernel_launches"] or 0) <= nvtx_limit:
             regions = region_times(trace, where, steps)
     return Side(
