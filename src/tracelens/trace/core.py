@@ -1,0 +1,218 @@
+"""``tracelens.open(path) -> Trace``: one nsys SQLite export, opened read-only."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _resources
+from .._sqlite import NSYS_MARKER_TABLES, explain_scan_error
+from ..errors import MissingDataError, QueryError, TraceError
+from .analyses import AnalysisMethods
+from .info import InfoMethods, TraceInfo, graph_level_reason
+from .opening import InputMethods
+from .text import TextMethods
+from .views import ViewMethods
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
+
+    from ..cache import Progress
+    from ..rows import Rows
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods):
+    """An nsys SQLite export. Use ``with tracelens.open(path) as trace:``.
+
+    The file is opened read-only (SQLite ``mode=ro&immutable=1``; DuckDB's scanner opens it
+    ``O_RDONLY``) and nothing is written next to it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        cache: bool | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self._sqlite: sqlite3.Connection | None = None
+        self._duck: duckdb.DuckDBPyConnection | None = None
+        self._raw: duckdb.DuckDBPyConnection | None = None  # a parquetdir's own tables
+        self._closed = False
+        self._info: TraceInfo | None = None
+        self._origin_ns: int | None = None
+        self._cache_wanted = cache
+        self._progress = progress
+        # One line each, for the user: why the cache was not used (the CLI prints them).
+        self.notices: list[str] = []
+        # The Parquet directory the views read: a parquetdir input, or the cache entry.
+        self.parquet_dir: Path | None = None
+        self._parquet_tables: dict[str, tuple[str, ...]] = {}
+        from .. import inputs
+
+        if inputs.is_parquet_dir(self.path):
+            self._open_parquet_input()
+        else:
+            self._open_sqlite_input()
+        if not NSYS_MARKER_TABLES.intersection(self.tables):
+            self.close()
+            raise TraceError(
+                self.path,
+                "is a SQLite database but not an nsys export (no StringIds or TARGET_INFO "
+                "tables); pass the file written by `nsys export --type sqlite`",
+            )
+
+    # -- context management -------------------------------------------------------------
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the connections; any later use of this Trace raises TraceError."""
+        self._closed = True
+        for name in ("_sqlite", "_duck", "_raw"):
+            con = getattr(self, name, None)
+            if con is not None:
+                con.close()
+                setattr(self, name, None)
+        if getattr(self, "_copy_path", None) is not None:
+            self._copy_path.unlink(missing_ok=True)
+            self._copy_path = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TraceError(self.path, "is closed; open it again with tracelens.open()")
+
+    def __repr__(self) -> str:
+        return f"Trace({str(self.path)!r})" + (" (closed)" if self._closed else "")
+
+    # -- low level ----------------------------------------------------------------------
+    def has_table(self, table: str) -> bool:
+        return table in self.tables
+
+    def require_kernels(self) -> None:
+        """Raise MissingDataError unless the export has a kernel table the views can read."""
+        if KERNEL_TABLE not in self.tables:
+            if replays := self.graph_replays()[0]:
+                raise MissingDataError(
+                    self.path, f"no CUDA kernel data: {graph_level_reason(replays)}"
+                )
+            raise MissingDataError(self.path, "no CUDA kernel data: was it captured with -t cuda?")
+        missing = {"start", "end", "demangledName", "shortName"} - set(self.tables[KERNEL_TABLE])
+        if missing:
+            raise TraceError(
+                self.path,
+                f"uses an nsys export schema tracelens does not support (kernel table lacks "
+                f"{', '.join(sorted(missing))}); export it again with nsys 2020.5 or newer",
+            )
+
+    def _sqlite_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of a query on the export's own tables (by their nsys names): through SQLite,
+        or for a parquetdir input through DuckDB on its Parquet files."""
+        self._check_open()
+        if self._sqlite is None:
+            return self._parquet_rows(sql, params)
+        try:
+            return self._sqlite.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise TraceError(
+                self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
+
+    def _sqlite_batches(self, sql: str, size: int):
+        """The rows of ``sql`` in lists of at most ``size`` (errors as ``_sqlite_rows``)."""
+        self._check_open()
+        try:
+            cursor = self._sqlite.execute(sql)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        except sqlite3.DatabaseError as exc:
+            raise TraceError(
+                self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
+
+    @property
+    def db(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection with the normalized views (see ``_schema.VIEWS``)."""
+        self._check_open()
+        if self._duck is None:
+            self._duck = self._open_duckdb()
+        return self._duck
+
+    def _parquet_rows(self, sql: str, params: tuple) -> list[tuple]:
+        import duckdb
+
+        try:
+            return self._raw.execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise TraceError(self.path, f"cannot be read ({first}); export it again") from None
+
+    def query(self, name: str, **params: Any) -> pl.DataFrame:
+        """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back.
+        A DuckDB error here is a bug in tracelens, so it is not translated (see ``sql``)."""
+        return self._execute(_resources.query(name), params, lambda cursor: cursor.pl())
+
+    def query_rows(self, name: str, **params: Any) -> Rows:
+        """Like ``query``, as plain rows (no polars or pyarrow): for small results that go
+        straight to the command line."""
+        from ..rows import Rows
+
+        return self._execute(_resources.query(name), params, Rows.from_cursor)
+
+    def sql(self, text: str, **params: Any) -> pl.DataFrame:
+        """Run SQL against the normalized views (kernels, memcpys, memsets, runtime_calls,
+        nvtx_events, syncs, strings) with named parameters (``$name``).
+
+        SQL that DuckDB rejects (unknown table or column, syntax, a missing parameter)
+        raises QueryError with the first line of DuckDB's message."""
+        import duckdb
+
+        con = self.db  # opening the trace can fail too, but that is not the query's fault
+        try:
+            return self._execute(text, params, lambda cursor: cursor.pl(), con)
+        except duckdb.Error as exc:
+            lines = str(exc).strip().splitlines()
+            raise QueryError(self.path, lines[0] if lines else type(exc).__name__) from None
+
+    def _execute(self, text: str, params: dict[str, Any], fetch, con=None):
+        import duckdb
+
+        try:
+            cursor = (con or self.db).execute(text, params)
+            return fetch(cursor)
+        except duckdb.Error as exc:
+            raise self._explain(exc) or exc from None
+
+    def _explain(self, exc: Exception) -> TraceError | None:
+        """A DuckDB error caused by the export's content, as one TraceError line."""
+        return explain_scan_error(self.path, self._sqlite, self.tables, exc)
+
+
+def open(  # noqa: A001 - mirrors builtins.open on purpose
+    path: str | os.PathLike[str],
+    *,
+    cache: bool | None = None,
+    progress: Progress | None = None,
+) -> Trace:
+    """Open an nsys export read-only: a SQLite file, a ``.nsys-rep``/``.qdrep`` report (exported
+    with ``nsys`` into the cache directory) or an ``nsys export --type parquetdir`` directory.
+
+    ``cache``: read big SQLite exports through the columnar cache (None: unless
+    ``TRACELENS_NO_CACHE`` is set; see :mod:`tracelens.cache`). ``progress(message,
+    fraction)`` hears about cache builds and exports (what is written where, then 0..1) and
+    about a cache that cannot be used; nothing is printed.
+    """
+    return Trace(path, cache=cache, progress=progress)

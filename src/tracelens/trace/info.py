@@ -1,0 +1,280 @@
+"""What the export is: versions, hardware, processes, span and event counts
+(:class:`TraceInfo`), read through SQLite from the export's own tables, and the CUDA graph
+replays the views cannot break down."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import _schema
+from .._sqlite import decode_text
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..filters import EventFilter
+
+# CUDA graph replays traced at graph level: their kernels are missing from the kernel table.
+GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One GPU as the export describes it (fields the file lacks are None)."""
+
+    id: int | None
+    name: str | None
+    bus_location: str | None = None
+    sm_count: int | None = None
+    memory_bytes: int | None = None
+    compute_capability: str | None = None
+    cuda_device: int | None = None
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    name: str | None
+
+
+@dataclass(frozen=True)
+class EventCount:
+    kind: str  # kernel, memcpy, memset, runtime, nvtx, graph (CUDA graph replays)
+    table: str  # the nsys table it comes from
+    present: bool  # False when the export has no such table (nothing was captured)
+    count: int
+    first_ns: int | None
+    last_ns: int | None
+
+
+@dataclass(frozen=True)
+class TraceInfo:
+    """What the export is: versions, hardware, processes, span and event counts."""
+
+    path: str
+    size_bytes: int
+    nsys_version: str | None
+    schema_version: str | None
+    metadata_table: str | None  # META_DATA_EXPORT, EXPORT_META_DATA or None (<= 2021)
+    session_start_utc_ns: int | None
+    start_ns: int | None  # first event of any kind, ns from session start
+    end_ns: int | None
+    gpus: tuple[GpuInfo, ...]
+    processes: tuple[ProcessInfo, ...]
+    events: tuple[EventCount, ...]
+    # Summed duration of the CUDA graph replays traced at graph level (the `graph` events),
+    # ns: GPU time whose kernels the export does not list. 0 without such replays.
+    graph_replay_ns: int
+    tables: tuple[str, ...] = field(repr=False)
+    metadata: dict[str, str] = field(repr=False)
+
+    @property
+    def duration_ns(self) -> int | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return self.end_ns - self.start_ns
+
+    def count(self, kind: str) -> int:
+        return next((e.count for e in self.events if e.kind == kind), 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["duration_ns"] = self.duration_ns
+        return d
+
+
+_EVENT_KINDS = (
+    ("kernel", "kernels"),
+    ("memcpy", "memcpys"),
+    ("memset", "memsets"),
+    ("runtime", "runtime_calls"),
+    ("nvtx", "nvtx_events"),
+    ("graph", "graph_replays"),
+)
+
+
+def graph_level_reason(replays: int) -> str:
+    """Why kernels are missing from an export with ``replays`` graph-level CUDA graph replays
+    (for messages that say a kernel was not found)."""
+    one = replays == 1
+    return (
+        f"its {replays:,} CUDA graph {'replay was' if one else 'replays were'} traced at graph "
+        "level, which records no kernels; profile with --cuda-graph-trace=node"
+    )
+
+
+class InfoMethods:
+    """The :class:`~tracelens.Trace` methods that say what the export is (metadata, GPUs,
+    processes, session start, event counts) and what its views leave out (graph replays)."""
+
+    def _metadata(self) -> tuple[str | None, dict[str, str]]:
+        for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+            if table in self.tables:
+                rows = self._sqlite_rows(f'SELECT name, value FROM "{table}"')
+                return table, {decode_text(k): decode_text(v) for k, v in rows}
+        return None, {}
+
+    def _nsys_version(self, meta: dict[str, str]) -> str | None:
+        if meta.get("EXPORT_PRODUCT_VERSION"):
+            return meta["EXPORT_PRODUCT_VERSION"]
+        if "TARGET_INFO_SYSTEM_ENV" in self.tables:
+            # Filter in SQL: other rows of this table hold bytes that are not UTF-8.
+            rows = self._sqlite_rows(
+                "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'TargetInstallDir'"
+            )
+            for (value,) in rows:
+                m = re.search(r"(20\d\d\.\d+(?:\.\d+)*)", decode_text(value) or "")
+                if m:
+                    return m.group(1)
+        return None
+
+    def _gpus(self) -> tuple[GpuInfo, ...]:
+        if "TARGET_INFO_GPU" not in self.tables:
+            return ()
+        cols = self.tables["TARGET_INFO_GPU"]
+        rows = self._sqlite_rows('SELECT * FROM "TARGET_INFO_GPU"')
+        extra: dict[int, dict[str, Any]] = {}
+        if "TARGET_INFO_CUDA_GPU" in self.tables:  # nsys <= 2021 keeps SMs/memory here
+            ccols = self.tables["TARGET_INFO_CUDA_GPU"]
+            for r in self._sqlite_rows('SELECT * FROM "TARGET_INFO_CUDA_GPU"'):
+                d = dict(zip(ccols, r, strict=False))
+                extra[d.get("deviceId")] = d
+        gpus = []
+        for r in rows:
+            d = dict(zip(cols, r, strict=False))
+            gid = d.get("id", d.get("deviceId"))
+            e = extra.get(gid, {})
+            major = d.get("computeMajor", e.get("computeCapabilityMajor"))
+            minor = d.get("computeMinor", e.get("computeCapabilityMinor"))
+            gpus.append(
+                GpuInfo(
+                    id=gid,
+                    name=decode_text(d.get("name")),
+                    bus_location=decode_text(d.get("busLocation", e.get("pciBusId"))),
+                    sm_count=d.get("smCount", e.get("numMultiprocessors")),
+                    memory_bytes=d.get("totalMemory", e.get("globalMemorySize")),
+                    compute_capability=f"{major}.{minor}" if major is not None else None,
+                    # the CUDA ordinal that activity rows (and --device) use; nsys <= 2021
+                    # describes GPUs by it directly (deviceId)
+                    cuda_device=d.get("cuDevice", d.get("deviceId")),
+                )
+            )
+        return tuple(sorted(gpus, key=lambda g: (g.id is None, g.id)))
+
+    def _processes(self, counts: pl.DataFrame) -> tuple[ProcessInfo, ...]:
+        pids = sorted({pid for kind_pids in counts["pids"].to_list() for pid in kind_pids or ()})
+        names: dict[int, str | None] = {}
+        if "PROCESSES" in self.tables and "pid" in self.tables["PROCESSES"]:
+            for pid, name in self._sqlite_rows("SELECT pid, name FROM PROCESSES"):
+                names.setdefault(pid, decode_text(name))
+        return tuple(ProcessInfo(pid, names.get(pid)) for pid in pids)
+
+    @property
+    def origin_ns(self) -> int:
+        """The start of the first event of any kind, ns from session start (0 when there is
+        none): what the Start columns of stakeout and timeline count from. Same as
+        ``info.start_ns``, without reading the counts and processes when info is not loaded."""
+        self._check_open()
+        if self._info is not None:
+            return self._info.start_ns or 0
+        if self._origin_ns is None:
+            self._origin_ns = self.query_rows("_first_event").data[0][0] or 0
+        return self._origin_ns
+
+    @property
+    def info(self) -> TraceInfo:
+        """What the export is (read once, then kept; raises TraceError once closed)."""
+        self._check_open()
+        if self._info is None:
+            self._info = self._read_info()
+        return self._info
+
+    def _read_info(self) -> TraceInfo:
+        table, meta = self._metadata()
+        counts = self.query("_event_counts")
+        by_kind = {row["kind"]: row for row in counts.iter_rows(named=True)}
+        events = []
+        for kind, view in _EVENT_KINDS:
+            source = _schema.VIEWS[view][0]
+            row = by_kind[kind]
+            events.append(
+                EventCount(
+                    kind,
+                    source,
+                    source in self.tables,
+                    row["events"],
+                    row["first_ns"],
+                    row["last_ns"],
+                )
+            )
+        firsts = [e.first_ns for e in events if e.first_ns is not None]
+        lasts = [e.last_ns for e in events if e.last_ns is not None]
+        session_start = self.session_start_utc_ns()
+        return TraceInfo(
+            path=str(self.path),
+            size_bytes=self.path.stat().st_size,
+            nsys_version=self._nsys_version(meta),
+            schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
+            metadata_table=table,
+            session_start_utc_ns=session_start,
+            start_ns=min(firsts) if firsts else None,
+            end_ns=max(lasts) if lasts else None,
+            gpus=self._gpus(),
+            processes=self._processes(counts),
+            events=tuple(events),
+            graph_replay_ns=self.graph_replays()[1],
+            tables=tuple(sorted(self.tables)),
+            metadata=meta,
+        )
+
+    # -- what the views leave out -------------------------------------------------------
+    def graph_replays(self, where: EventFilter | None = None) -> tuple[int, int]:
+        """(replays, summed duration in ns) of the CUDA graph replays traced at graph level
+        that pass ``where`` (device, pid, stream, time window: the rules of census).
+
+        nsys traces CUDA graphs at graph level by default (``--cuda-graph-trace=graph``):
+        each replay is one row of CUPTI_ACTIVITY_KIND_GRAPH_TRACE, and its kernels, memcpys
+        and memsets are in no other table. (0, 0) when the export has no such table.
+        """
+        if GRAPH_TABLE not in self.tables:
+            return 0, 0  # the common case costs nothing: no query, no DuckDB
+        from ..filters import EventFilter
+
+        rows = self.query_rows("_graph_replays", **(where or EventFilter()).params())
+        replays, total_ns = rows.data[0]
+        return int(replays), int(total_ns)
+
+    def graph_note(self, where: EventFilter | None = None) -> str | None:
+        """One sentence saying what every kernel and memory figure leaves out: the CUDA
+        graph replays traced at graph level that pass ``where``; None when there are none
+        (then nothing is left out).
+
+        The sentence has no prefix; the command line prints it as ``note: …`` after a
+        table or Markdown output and as ``tracelens: note: …`` on stderr for csv/json.
+        """
+        replays, total_ns = self.graph_replays(where)
+        if not replays:
+            return None
+        from ..units import fmt_ns
+
+        one = replays == 1
+        return (
+            f"{replays:,} CUDA graph {'replay' if one else 'replays'} "
+            f"({fmt_ns(total_ns)} of GPU time) {'is' if one else 'are'} not broken down by "
+            f"kernel and {'is' if one else 'are'} not in these numbers; profile with "
+            f"--cuda-graph-trace=node to see {'its' if one else 'their'} kernels"
+        )
+
+    def session_start_utc_ns(self) -> int | None:
+        """When the profiling session started, ns since the epoch (the base of every time in
+        the export), without reading the events as ``info`` does; None when unrecorded."""
+        if "TARGET_INFO_SESSION_START_TIME" not in self.tables:
+            return None
+        rows = self._sqlite_rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
+        return rows[0][0] if rows else None
+
+    def gpus(self) -> tuple[GpuInfo, ...]:
+        """The GPUs the export describes (``info.gpus``, without reading the events)."""
+        return self._info.gpus if self._info is not None else self._gpus()
