@@ -36,6 +36,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .demo_workload import (
+    CASCADE_MEMSETS,
+    D2D_BYTES,
+    D2D_COPIES,
+    DURATIONS,
+    GEMM_OUT,
+    GEMMS,
+    MEMSETS_PER_LAYER,
+    MEMSETS_PER_STEP,
+    K,
+    Kernel,
+    nvjet,
+)
 from .errors import UsageError
 from .synth import TraceBuilder
 
@@ -56,231 +69,6 @@ def demo_path(name: str) -> Path:
     if name not in DEMO_NAMES:
         raise UsageError(f"unknown demo {name!r}; choose one of: {', '.join(DEMO_NAMES)}")
     return DEMO_DIR / f"{name}.sqlite"
-
-
-# -- kernels -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Kernel:
-    name: str
-    registers: int
-    block: tuple[int, int, int]
-    static_shared: int = 0
-    dynamic_shared: int = 0
-    api: str = "cudaLaunchKernel_v7000"
-
-    @property
-    def cluster(self) -> tuple[int, int, int]:
-        # nvjet names carry the cluster shape: nvjet_..._<tile>_<kblock>_<cluster>_...
-        m = re.match(r"^nvjet_(?:sm\d+_)?[a-z]+_\d+x\d+_\d+x\d+_(\d+)x(\d+)_", self.name)
-        return (int(m.group(1)), int(m.group(2)), 1) if m else (0, 0, 0)
-
-
-def _nvjet(name: str) -> _Kernel:
-    # cuBLASLt launches its kernels through the driver API, 3 warpgroups, TMA + big smem.
-    return _Kernel(name, 168, (384, 1, 1), 0, 200_704, api="cuLaunchKernelEx")
-
-
-K = {
-    "rms_norm": _Kernel(
-        "void vllm::rms_norm_kernel<c10::BFloat16, 8, 2>(c10::BFloat16*, c10::BFloat16 const*, "
-        "long, long, long, long, long, c10::BFloat16 const*, float, int, int)",
-        20,
-        (512, 1, 1),
-        136,
-    ),
-    "fused_add_rms_norm": _Kernel(
-        "std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type "
-        "vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long, "
-        "c10::BFloat16*, c10::BFloat16 const*, float, int, int)",
-        24,
-        (512, 1, 1),
-        136,
-    ),
-    "rotary": _Kernel(
-        "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, "
-        "c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)",
-        40,
-        (512, 1, 1),
-    ),
-    "reshape_and_cache": _Kernel(
-        "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, "
-        "(vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*, __nv_bfloat16 const*, unsigned "
-        "char*, unsigned char*, long const*, long, long, long, long, long, int, int, int, "
-        "float const*, float const*)",
-        26,
-        (512, 1, 1),
-    ),
-    "splitkv": _Kernel(
-        "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<256, 64, 64, 4, false, "
-        "false, cutlass::bfloat16_t, Flash_kernel_traits<256, 64, 64, 4, cutlass::bfloat16_t> "
-        ">, false, false, false, false, true, false, true, false>(flash::Flash_fwd_params)",
-        255,
-        (128, 1, 1),
-        0,
-        98_304,
-    ),
-    # spelled from flash-attention v2 (flash_fwd_kernel.h / flash_fwd_launch_template.h)
-    "splitkv_combine": _Kernel(
-        "void flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<256, 64, 64, 4, "
-        "false, false, cutlass::bfloat16_t, Flash_kernel_traits<256, 64, 64, 4, "
-        "cutlass::bfloat16_t> >, 4, 3, true>(flash::Flash_fwd_params)",
-        64,
-        (128, 1, 1),
-        8_704,
-    ),
-    "flash_fwd": _Kernel(
-        "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<(int)128, (int)128, (int)64, "
-        "(int)4, (bool)0, (bool)0, cutlass::bfloat16_t, Flash_kernel_traits<(int)128, "
-        "(int)128, (int)64, (int)4, cutlass::bfloat16_t>>, (bool)0, (bool)0, (bool)0, "
-        "(bool)0, (bool)0, (bool)1, (bool)0, (bool)0>(flash::Flash_fwd_params)",
-        255,
-        (128, 1, 1),
-        0,
-        65_536,
-    ),
-    # spelled from vllm/csrc/attention/merge_attn_states.cu (cascade attention's LSE merge)
-    "merge_attn_states": _Kernel(
-        "void vllm::merge_attn_states_kernel<__nv_bfloat16, 128u>(__nv_bfloat16*, float*, "
-        "__nv_bfloat16 const*, float const*, __nv_bfloat16 const*, float const*, unsigned int, "
-        "unsigned int, unsigned int)",
-        32,
-        (128, 1, 1),
-    ),
-    "out_copy": _Kernel(
-        "void at::native::elementwise_kernel<(int)128, (int)4, void at::native::"
-        "gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase &)"
-        "::[lambda() (instance 3)]::operator ()() const::[lambda() (instance 12)]::operator ()"
-        "() const::[lambda(c10::BFloat16) (instance 1)]>(at::TensorIteratorBase &, const T1 &)"
-        "::[lambda(int) (instance 1)]>(int, T3)",
-        30,
-        (128, 1, 1),
-    ),
-    "act_and_mul": _Kernel(
-        "void vllm::act_and_mul_kernel<c10::BFloat16, __nv_bfloat162, &(c10::BFloat16 "
-        "vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), &(__nv_bfloat162 "
-        "vllm::packed_silu_kernel<__nv_bfloat162>(__nv_bfloat162 const&)), true, true, false>",
-        22,
-        (1024, 1, 1),
-    ),
-    "splitk_reduce": _Kernel(
-        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, "
-        "__nv_bfloat16, false, float, __nv_bfloat16, __nv_bfloat16, true, true, false, false>("
-        "cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, float*, "
-        "__nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, "
-        "__nv_bfloat16*, void*, long, float*, int*, float*, float*, float const*, float const*, "
-        "float const*, float const*, float const*)",
-        32,
-        (512, 1, 1),
-        api="cuLaunchKernelEx",
-    ),
-    "embedding": _Kernel(
-        "void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, "
-        "unsigned int, 2, 2, -2>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, "
-        "at::cuda::detail::TensorInfo<c10::BFloat16 const, unsigned int>, at::cuda::detail::"
-        "TensorInfo<long const, unsigned int>, int, int, unsigned int, long)",
-        28,
-        (128, 1, 1),
-    ),
-    "fill_long": _Kernel(
-        "void at::native::vectorized_elementwise_kernel<(int)2, at::native::FillFunctor<long>, "
-        "std::array<char *, (unsigned long)1>>(int, T2, T3)",
-        16,
-        (64, 1, 1),
-    ),
-    "logits_cast": _Kernel(
-        "void at::native::vectorized_elementwise_kernel<(int)8, at::native::"
-        "bfloat16_copy_kernel_cuda(at::TensorIteratorBase &)::[lambda(float) (instance 1)], "
-        "std::array<char *, (unsigned long)2>>(int, T2, T3)",
-        24,
-        (128, 1, 1),
-    ),
-    "softmax": _Kernel(
-        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, "
-        "c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>("
-        "c10::BFloat16*, c10::BFloat16 const*, int)",
-        36,
-        (1024, 1, 1),
-        32,
-    ),
-    "argmax": _Kernel(
-        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<int, at::native::"
-        "ArgMaxOps<int>, unsigned int, long, 4> >(at::native::ReduceOp<int, at::native::"
-        "ArgMaxOps<int>, unsigned int, long, 4>)",
-        40,
-        (32, 16, 1),
-        0,
-        2_048,
-    ),
-    "positions_add": _Kernel(
-        "void at::native::vectorized_elementwise_kernel<(int)2, at::native::CUDAFunctor_add<long>"
-        ", std::array<char *, (unsigned long)3>>(int, T2, T3)",
-        16,
-        (64, 1, 1),
-    ),
-}
-
-# GEMM variants cuBLASLt picks, per batch size: (kernel, split-K factor or 0).
-GEMMS = {
-    1: {
-        "qkv": ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_bias_TNT", 4),
-        "o_proj": ("nvjet_tst_64x8_64x16_2x1_v_bz_TNT", 0),
-        "gate_up": ("nvjet_tst_64x8_64x16_2x4_h_bz_TNT", 0),
-        "down": ("nvjet_tst_64x8_64x16_4x1_v_bz_splitK_TNT", 4),
-        "lm_head": ("nvjet_tst_128x8_64x12_2x1_v_bz_splitK_TNT", 2),
-        "prefill_attn": ("nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT", 0),
-        "prefill_mlp": ("nvjet_sm90_tst_64x88_64x11_1x4_h_bz_bias_TNT", 0),
-    },
-    16: {
-        "qkv": ("nvjet_sm90_tst_192x8_64x8_4x1_v_bz_splitK_bias_TNT", 2),
-        "o_proj": ("nvjet_tst_64x24_64x16_4x1_v_bz_TNT", 0),
-        "gate_up": ("nvjet_tst_256x32_64x5_2x1_v_bz_TNT", 0),
-        "down": ("nvjet_tst_64x24_64x16_4x1_v_bz_splitK_TNT", 2),
-        "lm_head": ("nvjet_sm90_tst_32x64_64x16_1x2_h_bz_splitK_TNN", 2),
-        "prefill_attn": ("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN", 0),
-        "prefill_mlp": ("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_bias_TNN", 0),
-    },
-}
-# Output features of each GEMM (Qwen2.5-7B: hidden 3584, 28 q + 2x4 kv heads of 128,
-# intermediate 18944, vocabulary 152064).
-GEMM_OUT = {"qkv": 4608, "o_proj": 3584, "gate_up": 37888, "down": 3584, "lm_head": 152064}
-
-# Mean durations in ns: (decode bs1, decode bs16, prefill bs1, prefill bs16).
-# The 16 requests share their prompt prefix (the condition for cascade attention), and with
-# prefix caching the prefix is computed once: so batch 16 costs little more than batch 1 in
-# kernels both runs share. Decode is memory-bound, so per-call times barely move either;
-# reshape_and_cache is the exception (5.15x per call, as in the seed traces). The GEMMs
-# cuBLASLt picks for batch 16 are other, bigger kernels (seed: 88 ms vs 18 ms).
-DURATIONS = {
-    "fill_long": (1_400, 1_450, 1_500, 1_600),
-    "embedding": (2_600, 2_900, 5_200, 6_500),
-    "norm": (3_100, 3_400, 9_000, 11_500),
-    "qkv": (14_500, 16_200, 21_000, 300_000),
-    "o_proj": (9_800, 11_000, 16_000, 235_000),
-    "gate_up": (92_000, 103_000, 160_000, 2_400_000),
-    "down": (48_000, 54_000, 82_000, 1_200_000),
-    "splitk_reduce": (2_600, 2_900, 2_600, 2_900),
-    "rotary": (2_400, 2_900, 6_100, 7_800),
-    "reshape_and_cache": (3_060, 15_760, 3_060, 15_760),  # 5.15x per call at batch 16
-    "splitkv": (11_800, 7_400, 48_000, 62_000),
-    "splitkv_combine": (2_900, 2_900, 3_800, 4_600),
-    "out_copy": (2_200, 2_200, 3_300, 4_000),
-    "flash_fwd": (9_700, 9_700, 9_700, 9_700),
-    "merge_attn_states": (3_300, 3_300, 3_300, 3_300),
-    "act_and_mul": (2_900, 3_600, 14_000, 18_000),
-    "lm_head": (380_000, 410_000, 380_000, 410_000),
-    "lm_head_reduce": (4_100, 4_600, 4_100, 4_600),
-    "logits_cast": (2_800, 3_900, 2_800, 3_900),
-    "softmax": (7_200, 9_000, 7_200, 9_000),
-    "argmax": (6_800, 7_500, 6_800, 7_500),
-    "positions_add": (1_500, 1_550, 1_500, 1_550),
-}
-
-# Copies and memsets: device-to-device copies per pass (prefill, each decode pass) and
-# their total bytes; memsets per pass (step-level, per layer, cascade extra per decode).
-D2D_COPIES = {1: (9, 5), 16: (9, 11)}  # 9 + 4*5 = 29; 9 + 4*11 = 53
-D2D_BYTES = {1: 81_000_000, 16: 163_000_000}
-MEMSETS_PER_STEP, MEMSETS_PER_LAYER = 13, 2  # 5 * (13 + 28*2) = 345
-CASCADE_MEMSETS = 21  # per decode pass at batch 16: 345 + 4*21 = 429
 
 
 # -- the simulated run -------------------------------------------------------------------
@@ -313,7 +101,7 @@ class _Run:
         return max(500, round(mean * min(1.25, max(0.85, self.rng.gauss(1.0, 0.03)))))
 
     def kernel(
-        self, key: str, mean: int, grid: tuple[int, int, int], kernel: _Kernel | None = None
+        self, key: str, mean: int, grid: tuple[int, int, int], kernel: Kernel | None = None
     ) -> None:
         k = kernel or K[key]
         cid, api_start = self._api(k.api, 0 if k.api.startswith("cuda") else 1)  # 1: driver API
@@ -382,6 +170,108 @@ def _gemm_grid(bs: int, which: str, tokens: int) -> tuple[int, int, int]:
     return (gx, math.ceil(tokens / tile_n), split or 1)
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One forward pass at batch ``bs``: the prefill (step 0) or decode step ``step``."""
+
+    bs: int
+    step: int
+
+    @property
+    def prefill(self) -> bool:
+        return self.step == 0
+
+    @property
+    def tokens(self) -> int:
+        return self.bs * PREFILL_TOKENS if self.prefill else self.bs
+
+    @property
+    def col(self) -> int:
+        """Its column of :data:`DURATIONS`."""
+        return (2 if self.prefill else 0) + (1 if self.bs == 16 else 0)
+
+    @property
+    def cascade(self) -> bool:
+        """Whether the attention backend runs cascade attention (batch 16 decoding)."""
+        return self.bs == 16 and not self.prefill
+
+
+def _gemm(run: _Run, p: _Pass, which: str, tokens: int, gemm_key: str | None = None) -> None:
+    """cuBLASLt's GEMM ``which`` over ``tokens`` rows (and its split-K reduction when it
+    splits)."""
+    name, split = GEMMS[p.bs][which]
+    grid = _gemm_grid(p.bs, which, tokens)
+    run.kernel(which, DURATIONS[gemm_key or which][p.col], grid, nvjet(name))
+    if split:
+        reduce_key = "lm_head_reduce" if which == "lm_head" else "splitk_reduce"
+        out = GEMM_OUT[which]
+        run.kernel("splitk_reduce", DURATIONS[reduce_key][p.col], (math.ceil(out / 512), tokens, 1))
+
+
+def _inputs(run: _Run, p: _Pass, d2d_sizes: list[int]) -> None:
+    """Input preparation: memsets, host-to-device metadata, persistent-buffer copies (the
+    next of ``d2d_sizes``), then the embedding."""
+    col, tokens = p.col, p.tokens
+    for _ in range(MEMSETS_PER_STEP + (CASCADE_MEMSETS if p.cascade else 0)):
+        run.memset(run.rng.choice((4_096, 8_192, 65_536, 262_144)))
+    for per_token in (8, 8, 8, 4, 4, 4 * 64):  # ids, positions, slots, lens, block table
+        run.memcpy("HtoD", max(per_token * tokens, 64))
+    d2d_prefill, d2d_decode = D2D_COPIES[p.bs]
+    for _ in range(d2d_prefill if p.prefill else d2d_decode):
+        run.memcpy("DtoD", d2d_sizes.pop(0))
+    run.kernel("fill_long", DURATIONS["fill_long"][col], (1, 1, 1))
+    run.kernel("embedding", DURATIONS["embedding"][col], (max(1, tokens * 28 // 64), 1, 1))
+
+
+def _attention(run: _Run, p: _Pass) -> None:
+    """The attention of one layer: cascade (shared prefix once, suffixes per request, then
+    the LSE merge) or split-KV with its combine and output copy."""
+    col, tokens = p.col, p.tokens
+    if p.cascade:
+        run.kernel("flash_fwd", DURATIONS["flash_fwd"][col], (1, 1, 28))
+        run.kernel("splitkv", DURATIONS["splitkv"][col], (1, p.bs, 4))
+        run.kernel("merge_attn_states", DURATIONS["merge_attn_states"][col], (56, 1, 1))
+    else:
+        grid = (1, 8, 4) if not p.prefill else (math.ceil(PREFILL_TOKENS / 64), p.bs, 28)
+        run.kernel("splitkv", DURATIONS["splitkv"][col], grid)
+        run.kernel("splitkv_combine", DURATIONS["splitkv_combine"][col], (max(1, tokens * 7), 1, 1))
+        run.kernel("out_copy", DURATIONS["out_copy"][col], (max(2, tokens * 7 // 4), 1, 1))
+
+
+def _layer(run: _Run, p: _Pass, layer: int) -> None:
+    """Decoder layer ``layer``, inside its NVTX range ``model.layers.N``."""
+    col, tokens = p.col, p.tokens
+    layer_start = run.cpu
+    norm = "rms_norm" if layer == 0 else "fused_add_rms_norm"
+    run.kernel(norm, DURATIONS["norm"][col], (tokens, 1, 1))
+    _gemm(run, p, "prefill_attn" if p.prefill else "qkv", tokens, "qkv")
+    run.kernel("rotary", DURATIONS["rotary"][col], (tokens, 1, 1))
+    for _ in range(MEMSETS_PER_LAYER):
+        run.memset(tokens * 28 * 4 * 2)
+    run.kernel("reshape_and_cache", DURATIONS["reshape_and_cache"][col], (tokens, 1, 1))
+    _attention(run, p)
+    _gemm(run, p, "prefill_attn" if p.prefill else "o_proj", tokens, "o_proj")
+    run.kernel("fused_add_rms_norm", DURATIONS["norm"][col], (tokens, 1, 1))
+    _gemm(run, p, "prefill_mlp" if p.prefill else "gate_up", tokens, "gate_up")
+    run.kernel("act_and_mul", DURATIONS["act_and_mul"][col], (tokens, 1, 1))
+    _gemm(run, p, "prefill_mlp" if p.prefill else "down", tokens, "down")
+    run.b.nvtx_range(f"model.layers.{layer}", start=layer_start, end=run.cpu, registered=True)
+
+
+def _sampling(run: _Run, p: _Pass) -> None:
+    """Final norm, logits of the last token of each request, sampling, and the sampled
+    token ids back to the host."""
+    col, bs = p.col, p.bs
+    run.kernel("fused_add_rms_norm", DURATIONS["norm"][col], (bs, 1, 1))
+    _gemm(run, p, "lm_head", bs)  # the last token of each request
+    run.kernel("logits_cast", DURATIONS["logits_cast"][col], (max(1, bs * 152_064 // 4_096), 1, 1))
+    run.kernel("softmax", DURATIONS["softmax"][col], (bs, 1, 1))
+    run.kernel("argmax", DURATIONS["argmax"][col], (bs, 1, 1))
+    run.kernel("positions_add", DURATIONS["positions_add"][col], (1, 1, 1))
+    run.memcpy("DtoH", 8 * bs)  # sampled token ids
+    run.synchronize()
+
+
 def _build(bs: int) -> TraceBuilder:
     rng = random.Random(SEED * 100 + bs)
     b = TraceBuilder(DEMO_SCHEMA)
@@ -391,77 +281,18 @@ def _build(bs: int) -> TraceBuilder:
     b.add_row("TARGET_INFO_CUDA_DEVICE", gpuId=0, cudaId=0, pid=PID)
     b.metadata("TRACELENS_DEMO", f"vLLM-style decode loop, batch size {bs}")
     run = _Run(b, rng, t0=2_000_000_000)
-
     d2d_prefill, d2d_decode = D2D_COPIES[bs]
     d2d_sizes = _split(D2D_BYTES[bs], d2d_prefill + DECODE_STEPS * d2d_decode, rng)
-
-    def gemm(which: str, col: int, tokens: int, gemm_key: str | None = None) -> None:
-        name, split = GEMMS[bs][which]
-        run.kernel(
-            which, DURATIONS[gemm_key or which][col], _gemm_grid(bs, which, tokens), _nvjet(name)
-        )
-        if split:
-            reduce_key = "lm_head_reduce" if which == "lm_head" else "splitk_reduce"
-            out = GEMM_OUT[which]
-            run.kernel(
-                "splitk_reduce", DURATIONS[reduce_key][col], (math.ceil(out / 512), tokens, 1)
-            )
-
     for step in range(DECODE_STEPS + 1):
-        prefill = step == 0
-        tokens = bs * PREFILL_TOKENS if prefill else bs
-        col = (2 if prefill else 0) + (1 if bs == 16 else 0)
-        cascade = bs == 16 and not prefill
+        p = _Pass(bs, step)
         step_start = run.cpu
-        # input preparation: memsets, host-to-device metadata, persistent-buffer copies
-        for _ in range(MEMSETS_PER_STEP + (CASCADE_MEMSETS if cascade else 0)):
-            run.memset(rng.choice((4_096, 8_192, 65_536, 262_144)))
-        for per_token in (8, 8, 8, 4, 4, 4 * 64):  # ids, positions, slots, lens, block table
-            run.memcpy("HtoD", max(per_token * tokens, 64))
-        for _ in range(d2d_prefill if prefill else d2d_decode):
-            run.memcpy("DtoD", d2d_sizes.pop(0))
-        run.kernel("fill_long", DURATIONS["fill_long"][col], (1, 1, 1))
-        run.kernel("embedding", DURATIONS["embedding"][col], (max(1, tokens * 28 // 64), 1, 1))
-
+        _inputs(run, p, d2d_sizes)
         for layer in range(LAYERS):
-            layer_start = run.cpu
-            norm = "rms_norm" if layer == 0 else "fused_add_rms_norm"
-            run.kernel(norm, DURATIONS["norm"][col], (tokens, 1, 1))
-            gemm("prefill_attn" if prefill else "qkv", col, tokens, "qkv")
-            run.kernel("rotary", DURATIONS["rotary"][col], (tokens, 1, 1))
-            for _ in range(MEMSETS_PER_LAYER):
-                run.memset(tokens * 28 * 4 * 2)
-            run.kernel("reshape_and_cache", DURATIONS["reshape_and_cache"][col], (tokens, 1, 1))
-            if cascade:  # shared prefix once, suffixes per request, then the LSE merge
-                run.kernel("flash_fwd", DURATIONS["flash_fwd"][col], (1, 1, 28))
-                run.kernel("splitkv", DURATIONS["splitkv"][col], (1, bs, 4))
-                run.kernel("merge_attn_states", DURATIONS["merge_attn_states"][col], (56, 1, 1))
-            else:
-                grid = (1, 8, 4) if not prefill else (math.ceil(PREFILL_TOKENS / 64), bs, 28)
-                run.kernel("splitkv", DURATIONS["splitkv"][col], grid)
-                run.kernel(
-                    "splitkv_combine", DURATIONS["splitkv_combine"][col], (max(1, tokens * 7), 1, 1)
-                )
-                run.kernel("out_copy", DURATIONS["out_copy"][col], (max(2, tokens * 7 // 4), 1, 1))
-            gemm("prefill_attn" if prefill else "o_proj", col, tokens, "o_proj")
-            run.kernel("fused_add_rms_norm", DURATIONS["norm"][col], (tokens, 1, 1))
-            gemm("prefill_mlp" if prefill else "gate_up", col, tokens, "gate_up")
-            run.kernel("act_and_mul", DURATIONS["act_and_mul"][col], (tokens, 1, 1))
-            gemm("prefill_mlp" if prefill else "down", col, tokens, "down")
-            b.nvtx_range(f"model.layers.{layer}", start=layer_start, end=run.cpu, registered=True)
-
-        # final norm, logits of the last token of each request, sampling
-        run.kernel("fused_add_rms_norm", DURATIONS["norm"][col], (bs, 1, 1))
-        gemm("lm_head", col, bs)
-        run.kernel(
-            "logits_cast", DURATIONS["logits_cast"][col], (max(1, bs * 152_064 // 4_096), 1, 1)
+            _layer(run, p, layer)
+        _sampling(run, p)
+        b.nvtx_range(
+            "prefill" if p.prefill else f"decode_step_{step}", start=step_start, end=run.cpu
         )
-        run.kernel("softmax", DURATIONS["softmax"][col], (bs, 1, 1))
-        run.kernel("argmax", DURATIONS["argmax"][col], (bs, 1, 1))
-        run.kernel("positions_add", DURATIONS["positions_add"][col], (1, 1, 1))
-        run.memcpy("DtoH", 8 * bs)  # sampled token ids
-        run.synchronize()
-        b.nvtx_range("prefill" if prefill else f"decode_step_{step}", start=step_start, end=run.cpu)
         run.cpu += rng.randint(150_000, 250_000)  # scheduler work between passes
     assert not d2d_sizes
     return b
