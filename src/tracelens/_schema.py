@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import re
 
+# The columns every GPU activity row starts with (kernels, copies, memsets, graph replays,
+# synchronizations).
+_GPU_ACTIVITY: tuple[tuple[str, str], ...] = (
+    ("start", "BIGINT"),
+    ("end", "BIGINT"),
+    ("deviceId", "BIGINT"),
+    ("contextId", "BIGINT"),
+    ("streamId", "BIGINT"),
+    ("correlationId", "BIGINT"),
+    ("globalPid", "BIGINT"),
+)
+
 # view name -> (source table, ((column, DuckDB type), ...)); columns are read by name.
 VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "kernels": (
         "CUPTI_ACTIVITY_KIND_KERNEL",
         (
-            ("start", "BIGINT"),
-            ("end", "BIGINT"),
-            ("deviceId", "BIGINT"),
-            ("contextId", "BIGINT"),
-            ("streamId", "BIGINT"),
-            ("correlationId", "BIGINT"),
-            ("globalPid", "BIGINT"),
+            *_GPU_ACTIVITY,
             ("demangledName", "BIGINT"),
             ("shortName", "BIGINT"),
             ("mangledName", "BIGINT"),
@@ -43,13 +49,7 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "memcpys": (
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         (
-            ("start", "BIGINT"),
-            ("end", "BIGINT"),
-            ("deviceId", "BIGINT"),
-            ("contextId", "BIGINT"),
-            ("streamId", "BIGINT"),
-            ("correlationId", "BIGINT"),
-            ("globalPid", "BIGINT"),
+            *_GPU_ACTIVITY,
             ("bytes", "BIGINT"),
             ("copyKind", "BIGINT"),
             ("srcKind", "BIGINT"),
@@ -62,13 +62,7 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "memsets": (
         "CUPTI_ACTIVITY_KIND_MEMSET",
         (
-            ("start", "BIGINT"),
-            ("end", "BIGINT"),
-            ("deviceId", "BIGINT"),
-            ("contextId", "BIGINT"),
-            ("streamId", "BIGINT"),
-            ("correlationId", "BIGINT"),
-            ("globalPid", "BIGINT"),
+            *_GPU_ACTIVITY,
             ("value", "BIGINT"),
             ("bytes", "BIGINT"),
             ("memKind", "BIGINT"),
@@ -81,13 +75,7 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "graph_replays": (
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
         (
-            ("start", "BIGINT"),
-            ("end", "BIGINT"),
-            ("deviceId", "BIGINT"),
-            ("contextId", "BIGINT"),
-            ("streamId", "BIGINT"),
-            ("correlationId", "BIGINT"),
-            ("globalPid", "BIGINT"),
+            *_GPU_ACTIVITY,
             ("graphId", "BIGINT"),
             ("graphExecId", "BIGINT"),
         ),
@@ -136,13 +124,7 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "syncs": (
         "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
         (
-            ("start", "BIGINT"),
-            ("end", "BIGINT"),
-            ("deviceId", "BIGINT"),
-            ("contextId", "BIGINT"),
-            ("streamId", "BIGINT"),
-            ("correlationId", "BIGINT"),
-            ("globalPid", "BIGINT"),
+            *_GPU_ACTIVITY,
             ("syncType", "BIGINT"),
         ),
     ),

@@ -227,6 +227,14 @@ def _pop_to(stack: list[str], counts: dict[str, int], opener: str) -> None:
             return
 
 
+def _is_angle_bracket(s: str, i: int) -> bool:
+    """Whether the ``<`` or ``>`` at ``s[i]`` opens or closes template arguments: not the
+    ``<`` of ``operator<``/``operator<<``, nor the ``>`` of ``->``."""
+    if s[i] == "<":
+        return not (s.endswith("operator", 0, i) or s.endswith("operator<", 0, i))
+    return not (i and s[i - 1] == "-")
+
+
 def _scan_top_level(s: str) -> tuple[int, int]:
     """(index of the first top-level ``(`` that starts an argument list, else len(s);
     index of the last top-level space before it, else -1). Linear in len(s)."""
@@ -254,12 +262,12 @@ def _scan_top_level(s: str) -> tuple[int, int]:
         elif c == ")":
             _pop_to(stack, counts, "(")
         elif c == "<":
-            if s.endswith("operator", 0, i) or s.endswith("operator<", 0, i):
+            if not _is_angle_bracket(s, i):
                 continue
             stack.append(c)
             counts[c] += 1
         elif c == ">":
-            if i and s[i - 1] == "-":
+            if not _is_angle_bracket(s, i):
                 continue
             if stack and stack[-1] == "<":
                 stack.pop()
@@ -363,14 +371,14 @@ def _strip_templates(s: str) -> str:
             skip_to = i + len(_ANON)
             continue
         if c in "(<[{":
-            if c == "<" and (s.endswith("operator", 0, i) or s.endswith("operator<", 0, i)):
+            if c == "<" and not _is_angle_bracket(s, i):
                 continue
             if not depth_stack:
                 out.append(s[start:i])
             depth_stack.append(c)
             counts[c] += 1
         elif c == ">":
-            if i and s[i - 1] == "-":
+            if not _is_angle_bracket(s, i):
                 continue
             if depth_stack and depth_stack[-1] == "<":
                 depth_stack.pop()
