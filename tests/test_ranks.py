@@ -354,6 +354,26 @@ def test_cli_ray_without_ray_names_the_extra(eight, capsys, monkeypatch):
     assert code == 2 and "pip install 'nsys-tracelens[ray]'" in err
 
 
+def test_cli_ray_cluster_unreachable_is_one_line(eight, capsys, monkeypatch):
+    """A cluster that cannot be reached (wrong RAY_ADDRESS, not running, token
+    authentication) is the user's to fix: one line naming the address, exit 2 (it was
+    'internal error: ConnectionError ... please report it', exit 70)."""
+    ray = pytest.importorskip("ray", reason="Ray is the optional extra nsys-tracelens[ray]")
+
+    def refuse(**_kw):
+        raise ConnectionError("Failed to connect to Ray cluster at 192.0.2.9:6379")
+
+    monkeypatch.setenv("RAY_ADDRESS", "192.0.2.9:6379")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    code, out, err = run(capsys, "ranks", eight.dest, "--engine", "ray")
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(
+        "tracelens: --engine ray: cannot connect to the Ray cluster RAY_ADDRESS=192.0.2.9:6379 "
+        "names (Failed to connect to Ray cluster at 192.0.2.9:6379); check that it runs"
+    )
+
+
 def test_diff_between_two_ranks_of_one_run(eight, capsys):
     # two ranks of one run are two traces: the diff names the straggler's longer kernel
     code, out, err = run(capsys, "diff", eight.paths[0], eight.paths[eight.slow_rank], "-f", "json")

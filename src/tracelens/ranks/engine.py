@@ -205,6 +205,23 @@ def _map_pool(
     return results  # type: ignore[return-value]
 
 
+def _connect_ray(ray) -> None:
+    """ray.init(): the cluster RAY_ADDRESS names, else a new local instance. A cluster that
+    cannot be reached (wrong address, not running, its token authentication not satisfied)
+    is the user's to fix: one line naming the address, not an internal error."""
+    try:
+        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, ray.exceptions.RayError) as exc:
+        address = os.environ.get("RAY_ADDRESS")
+        where = f"the Ray cluster RAY_ADDRESS={address} names" if address else "Ray"
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise UsageError(
+            f"{{param}} ray: cannot connect to {where} ({first}); check that it runs and, if "
+            "it uses token authentication, set RAY_AUTH_MODE=token with its token",
+            param="engine",
+        ) from None
+
+
 def _map_ray(paths: list[str], limits: Limits, progress: Progress | None) -> list[Result]:
     try:
         import ray
@@ -215,7 +232,7 @@ def _map_ray(paths: list[str], limits: Limits, progress: Progress | None) -> lis
         ) from None
     started = not ray.is_initialized()
     if started:
-        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        _connect_ray(ray)
     try:
         cpus = limits.threads or 1
         _check_ray_fits(ray, cpus)
