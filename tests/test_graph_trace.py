@@ -416,3 +416,23 @@ def test_steps_launches_lists_replays_with_their_graph(decode_loop):
     assert seq.height == 3 * LOOP_STEPS
     assert seq["graph_id"].head(6).to_list() == [None, None, 3, None, None, 5]
     assert seq.filter(seq["graph_id"].is_not_null())["name_id"].null_count() == LOOP_STEPS
+
+
+# -- memory: no copies, and why -----------------------------------------------------------------
+def test_memory_without_copies_says_the_replays_hide_them(graphs, capsys):
+    rc, out, err = run_cli(["memory", graphs], capsys)
+    assert (rc, out) == (3, "")
+    assert err == (
+        f"tracelens: {graphs}: no CUDA memcpy or memset data: none ran outside its 200 CUDA "
+        "graph replays, which were traced at graph level and list no copies or memsets; "
+        "profile with --cuda-graph-trace=node\n"
+    )
+
+
+def test_memory_without_copies_of_a_cuda_capture_does_not_blame_the_capture(plain, capsys):
+    rc, out, err = run_cli(["memory", plain], capsys)
+    assert (rc, out) == (3, "")
+    assert err == (
+        f"tracelens: {plain}: no CUDA memcpy or memset data: CUDA was traced (the export has "
+        "kernels) and no copy or memset ran\n"
+    )

@@ -19,6 +19,24 @@ _QUERIES = {"time": "memory_time_summary", "size": "memory_size_summary"}
 _TABLES = ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
+def _why_none(trace: Trace) -> str:
+    """Why an export has no memcpy or memset table: CUDA was not traced, or it was and no
+    copy ran where the trace can see it (a graph replay traced at graph level lists none of
+    the copies inside it)."""
+    from .trace.core import KERNEL_TABLE
+
+    if replays := trace.graph_replays()[0]:
+        one = replays == 1
+        return (
+            f"none ran outside its {replays:,} CUDA graph {'replay' if one else 'replays'}, "
+            f"which {'was' if one else 'were'} traced at graph level and list no copies or "
+            "memsets; profile with --cuda-graph-trace=node"
+        )
+    if trace.has_table(KERNEL_TABLE):
+        return "CUDA was traced (the export has kernels) and no copy or memset ran"
+    return "was it captured with -t cuda?"
+
+
 def check_by(by: str) -> str:
     return check_choice("by", by, BY)
 
@@ -36,8 +54,6 @@ def memory_summary(
     """
     check_by(by)
     if not any(trace.has_table(t) for t in _TABLES):
-        raise MissingDataError(
-            trace.path, "no CUDA memcpy or memset data: was it captured with -t cuda?"
-        )
+        raise MissingDataError(trace.path, f"no CUDA memcpy or memset data: {_why_none(trace)}")
     where = where or EventFilter()
     return trace.query(_QUERIES[by], **where.params())
