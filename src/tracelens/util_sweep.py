@@ -120,23 +120,26 @@ def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) 
     was already queued ('unexplained')."""
     import polars as pl
 
-    cls = pl.col("cls")
-    # One union at a time, each reduced to its per-device sum at once: at most one column of
-    # running maxima beside the operations (5M operations: 40 MB, not 200).
-    unions = ops.group_by("device").agg(
-        pl.col("s").min().alias("first_ns"), pl.col("e").max().alias("last_ns")
+    cls, s, e = pl.col("cls"), pl.col("s"), pl.col("e")
+    swept = ops.with_columns(_earlier_max(e, "device").alias("m_all"))
+    unions = swept.group_by("device").agg(
+        s.min().alias("first_ns"), e.max().alias("last_ns"), _added("m_all").sum().alias("all_ns")
     )
+    # One union at a time, over the operations of its classes only (the running maximum of
+    # a class's earlier ends is that of the earlier rows of the subset), each reduced to its
+    # per-device sum at once: at most one column of running maxima beside them.
     for key, classes in _UNIONS.items():
-        earlier = _earlier_max(pl.when(cls.is_in(classes)).then(pl.col("e")), "device")
+        if key == "all":
+            continue
         part = (
-            ops.select("device", "s", "e", "cls", earlier.alias("m"))
-            .filter(cls.is_in(classes))
+            ops.filter(cls.is_in(classes))
+            .select("device", "s", "e", e.cum_max().shift(1).over("device").alias("m"))
             .group_by("device")
             .agg(_added("m").sum().alias(f"{key}_ns"))
         )
         unions = unions.join(part, on="device", how="left")
-    swept = ops.with_columns(_earlier_max(pl.col("e"), "device").alias("m_all"))
     idle = _gap_causes(swept, sync_calls)
+    del swept
     span = t1 - t0
     return (
         unions.join(idle, on="device", how="left")
