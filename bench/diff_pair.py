@@ -5,13 +5,16 @@
 Every row is a fresh child process (run.py's ``run_once``: wall time, CPU, peak RSS), after
 one warm-up run of each command (warm page cache, and the columnar cache built when the
 traces are large enough for it); timed runs are interleaved. The targets (issue 11): diff
-under 10 s, within 4x the sum of the two census times, peak RSS under 2 GB.
+under 10 s, within 4x the sum of the two census times, peak RSS under 2 GB. On a shared
+machine read the CPU columns (user + sys of the child, median): wall time there is mostly
+waiting for a core. The load average before and after is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -33,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
         "census_a": [exe, "census", str(args.a), "--format", "csv"],
         "census_b": [exe, "census", str(args.b), "--format", "csv"],
     }
+    load_before = os.getloadavg()
     samples: dict[str, list[dict]] = {k: [] for k in commands}
     for argv_ in commands.values():
         warm = run_once(argv_)
@@ -43,17 +47,30 @@ def main(argv: list[str] | None = None) -> None:
             samples[key].append(run_once(argv_))
     out = run_once(commands["diff"], capture=True)
     board = json.loads(out["stdout"])
+    load_after = os.getloadavg()
     median = {k: statistics.median(s["wall_s"] for s in v) for k, v in samples.items()}
+    cpu = {k: statistics.median(s["cpu_s"] for s in v) for k, v in samples.items()}
     rss = {k: max(s["rss_mb"] for s in v) for k, v in samples.items()}
     census = median["census_a"] + median["census_b"]
-    print("| command | median s | peak RSS MB | × census A + B |")
-    print("|---|---:|---:|---:|")
+    census_cpu = cpu["census_a"] + cpu["census_b"]
+    print(
+        "| command | median s | × census A + B | CPU s (median) | CPU × census A + B "
+        "| peak RSS MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     for key in commands:
         print(
-            f"| `{' '.join(commands[key][1:3])} …` ({key}) | {median[key]:.2f} | {rss[key]:.0f} | "
-            f"{median[key] / census:.2f} |"
+            f"| `{' '.join(commands[key][1:3])} …` ({key}) | {median[key]:.2f} | "
+            f"{median[key] / census:.2f} | {cpu[key]:.2f} | {cpu[key] / census_cpu:.2f} | "
+            f"{rss[key]:.0f} |"
         )
     print()
+    print(
+        "load average (1, 5, 15 min) before: "
+        + ", ".join(f"{x:.1f}" for x in load_before)
+        + "; after: "
+        + ", ".join(f"{x:.1f}" for x in load_after)
+    )
     for al in board["alignment"]:
         print(
             f"device {al['device']}: {al['launches_a']:,} vs {al['launches_b']:,} launches, "

@@ -396,3 +396,67 @@ def test_nvtx_region_deltas_left_out_above_the_limit(tmp_path, monkeypatch):
         "`tracelens nvtx --gpu --group path` on each"
     ) in d.notes
     assert real("nvtx_max_launches") == 1_000_000
+
+
+# -- devices paired by what they run ------------------------------------------------------
+# Three devices with different work each: a GEMM stream, attention, communication and copies.
+DEVICE_WORK = [
+    [(XMMA_GEMM, 40_000), (GEMM_B, 35_000), (LAYERNORM, 4_000)],
+    [(FLASH_FWD, 30_000), (SOFTMAX, 6_000), (FILL, 1_500), (SOFTMAX, 6_000)],
+    [(NCCL_SENDRECV, 50_000), (DIRECT_COPY, 2_000), (REDUCE_SUM, 3_000)],
+]
+
+
+def build_devices(tmp_path, stem, work_of_device, steps=30):
+    """``work_of_device``: device ordinal -> its step (kernel name, ns per call), repeated
+    ``steps`` times (or ``steps[device]``) on that device, the devices side by side in
+    time."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    for device in sorted(work_of_device):
+        r.gpu(device, "NVIDIA H100 80GB HBM3")
+    for device, step in sorted(work_of_device.items()):
+        t = 1_000_000
+        for _ in range(steps[device] if isinstance(steps, dict) else steps):
+            for name, dur in step:
+                r.kernel(name, t, dur, pid=PID, device=device)
+                t += dur + 1_000
+            t += 20_000
+    return r.write(tmp_path, stem).path
+
+
+PATH_CLUES = {"launch_sequence_diverges", "same_count_different_path"}
+
+
+def test_renumbered_devices_are_paired_by_what_they_run(tmp_path):
+    """B runs A's work with its devices renumbered (A's 0, 1, 2 are B's 2, 0, 1): each
+    device is compared with the one that runs the same kernels, the sequences are
+    identical, no path clue, and the board says which device was compared with which."""
+    a = build_devices(tmp_path, "a", dict(enumerate(DEVICE_WORK)))
+    b = build_devices(tmp_path, "b", {2: DEVICE_WORK[0], 0: DEVICE_WORK[1], 1: DEVICE_WORK[2]})
+    d = pair(tmp_path, a, b)
+    assert [(al.device, al.device_b) for al in d.alignment] == [(0, 2), (1, 0), (2, 1)]
+    assert all(al.relation == "identical" for al in d.alignment)
+    assert not PATH_CLUES & set(ids(d))
+    assert (
+        "devices compared by the kernels they launch, not by number: device 0 of A with "
+        "device 2 of B, 1 with 0, 2 with 1 (compare/align.py, pair_devices)"
+    ) in d.notes
+
+
+def test_devices_with_the_same_numbering_stay_paired_by_ordinal(tmp_path):
+    """The identity pairing: A and B number their devices alike (B a few steps longer on
+    one device), and four data-parallel devices that run the same kernels are not
+    reordered by small differences in their launch counts (pairing A's device 1 with B's 0
+    would match 3 steps more of 123: under pair_devices' bar)."""
+    a = build_devices(tmp_path, "a", dict(enumerate(DEVICE_WORK)))
+    b = build_devices(tmp_path, "b", dict(enumerate(DEVICE_WORK)), steps={0: 30, 1: 34, 2: 30})
+    d = pair(tmp_path, a, b)
+    assert [(al.device, al.device_b) for al in d.alignment] == [(0, None), (1, None), (2, None)]
+    assert [al.relation for al in d.alignment] == ["identical", "prefix", "identical"]
+    assert not any("not by number" in n for n in d.notes)
+    same = dict.fromkeys(range(4), DEVICE_WORK[0] + DEVICE_WORK[1])
+    dp_a = build_devices(tmp_path, "dp_a", same, steps={0: 30, 1: 33, 2: 30, 3: 30})
+    dp_b = build_devices(tmp_path, "dp_b", same, steps={0: 33, 1: 30, 2: 30, 3: 30})
+    d = pair(tmp_path, dp_a, dp_b)
+    assert [(al.device, al.device_b) for al in d.alignment] == [(i, None) for i in range(4)]

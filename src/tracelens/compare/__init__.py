@@ -284,6 +284,21 @@ def _notes(
             f"launches per trace ({' and '.join(big)}), for speed: run `tracelens nvtx --gpu "
             "--group path` on each"
         )
+    moved = [al for al in alignment if al.device_b is not None and al.device_b != al.device]
+    if moved:
+        pairs = [(al.device, al.device_b) for al in alignment if al.device_b is not None]
+        pairs += [
+            (al.device, al.device)
+            for al in alignment
+            if al.device_b is None and al.launches_a and al.launches_b
+        ]
+        (da, db), *rest = sorted(pairs)
+        notes.append(
+            "devices compared by the kernels they launch, not by number: device "
+            f"{da} of A with device {db} of B"
+            + "".join(f", {x} with {y}" for x, y in rest)
+            + " (compare/align.py, pair_devices)"
+        )
     if any(al.truncated for al in alignment):
         notes.append(
             "launch order compared step by step, or in windows, where the sequences are long: "

@@ -360,7 +360,9 @@ def align_sequences(device: int, a: list[str], b: list[str]) -> SequenceAlignmen
 
 
 def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
-    """Every device either side launched on, aligned; tokens shared by kernel name."""
+    """Every device either side launched on, aligned with its partner on the other side
+    (:func:`pair_devices`; ``device_b`` says B's device when it is not the same ordinal);
+    a device without a partner is aligned with nothing. Tokens shared by kernel name."""
     import polars as pl
 
     vocabulary: dict[str, int] = {}
@@ -368,19 +370,91 @@ def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
         for n in side.sequence_names:
             vocabulary.setdefault(n, len(vocabulary))
     names = list(vocabulary)
+    empty = pl.Series([], dtype=pl.Int64)
 
-    def tokens(side: Side, device: int) -> pl.Series:
-        local = side.sequences.get(device)
-        if local is None:
-            return pl.Series([], dtype=pl.Int64)
+    def tokens(side: Side) -> dict[int, pl.Series]:
         remap = pl.Series([vocabulary[n] for n in side.sequence_names], dtype=pl.Int64)
-        return remap.gather(local)
+        return {device: remap.gather(local) for device, local in side.sequences.items()}
 
-    only_a, only_b = set(sa.sequences), set(sb.sequences)
-    if len(only_a) == 1 and len(only_b) == 1 and only_a != only_b:
-        # One device on each side, not the same one (two ranks of one job, each on its own
-        # GPU): their sequences are the ones to compare, not each against nothing.
-        (da,), (db,) = only_a, only_b
-        return (replace(align_tokens(da, tokens(sa, da), tokens(sb, db), names), device_b=db),)
-    devices = sorted(only_a | only_b)
-    return tuple(align_tokens(d, tokens(sa, d), tokens(sb, d), names) for d in devices)
+    ta, tb = tokens(sa), tokens(sb)
+    pairs = pair_devices(ta, tb)
+    out = []
+    for da, db in pairs:
+        al = align_tokens(da, ta[da], tb[db], names)
+        out.append(al if da == db else replace(al, device_b=db))
+    paired_a, paired_b = {da for da, _ in pairs}, {db for _, db in pairs}
+    out += [align_tokens(d, ta[d], empty, names) for d in ta if d not in paired_a]
+    out += [align_tokens(d, empty, tb[d], names) for d in tb if d not in paired_b]
+    return tuple(sorted(out, key=lambda al: (al.device, al.device_b is not None)))
+
+
+# Devices are paired by what they launch when that beats pairing them by ordinal by at least
+# this share of the launches (of the side with more): GPUs of a data-parallel job launch
+# nearly the same kernels, and a permutation that matches a few more launches by chance
+# must not reorder them; a renumbered GPU (CUDA_VISIBLE_DEVICES, another node's ordinals)
+# that runs other work than the same ordinal of the other run beats it by far more.
+PAIRING_GAIN = 0.1
+
+
+def pair_devices(a: dict[int, pl.Series], b: dict[int, pl.Series]) -> list[tuple[int, int]]:
+    """Which device of A is compared with which of B, from each device's launches (token
+    sequences). The similarity of two devices is the launches they have in common by
+    kernel (the sum over kernels of the smaller launch count). Two pairings compete:
+
+    * by ordinal: each device with the same device of the other run, or, when each run
+      launched on one device only, those two (two ranks of one job on their own GPUs);
+    * by what runs: greedy, the most similar pair first (ties: the same ordinal first,
+      then the lowest device of A, then of B), until one side has no device left.
+
+    The second wins when its pairs have at least :data:`PAIRING_GAIN` of the launches (of
+    the side with more) more in common. Cost: one count per device and kernel, and one
+    comparison per pair of devices, vectorized."""
+    if len(a) == 1 and len(b) == 1:
+        return [(next(iter(a)), next(iter(b)))]
+    by_ordinal = [(d, d) for d in sorted(a) if d in b]
+    if not a or not b:
+        return by_ordinal
+    common = _common_launches(a, b)
+    ranked = sorted(common, key=lambda p: (-common[p], p[0] != p[1], p[0], p[1]))
+    by_work: list[tuple[int, int]] = []
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for da, db in ranked:
+        if da not in used_a and db not in used_b:
+            by_work.append((da, db))
+            used_a.add(da)
+            used_b.add(db)
+    launches = max(sum(len(s) for s in a.values()), sum(len(s) for s in b.values()))
+    gain = sum(common[p] for p in by_work) - sum(common.get(p, 0) for p in by_ordinal)
+    if gain >= PAIRING_GAIN * launches and gain > 0:
+        return sorted(by_work)
+    return by_ordinal
+
+
+def _common_launches(
+    a: dict[int, pl.Series], b: dict[int, pl.Series]
+) -> dict[tuple[int, int], int]:
+    """For every device of A and every device of B: the launches they have in common by
+    kernel (sum over kernels of the smaller count; 0 when they share no kernel)."""
+    import polars as pl
+
+    def counts(side: dict[int, pl.Series]) -> pl.DataFrame:
+        return pl.concat(
+            [
+                pl.DataFrame({"token": seq.cast(pl.Int64)})
+                .group_by("token")
+                .agg(n=pl.len().cast(pl.Int64))
+                .with_columns(device=pl.lit(device, pl.Int64))
+                for device, seq in side.items()
+            ]
+        )
+
+    shared = (
+        counts(a)
+        .join(counts(b), on="token", suffix="_b")
+        .group_by("device", "device_b")
+        .agg(pl.min_horizontal("n", "n_b").sum().alias("common"))
+    )
+    common = {(da, db): 0 for da in a for db in b}
+    common.update({(da, db): int(n) for da, db, n in shared.iter_rows()})
+    return common
