@@ -44,6 +44,18 @@
 -- launched inside matching NVTX ranges, or inside some steps), identified by the launching
 -- process and correlation id; NULL keeps everything.
 --
+-- Statistics of nsys stats' summary reports (cuda_gpu_kern_sum, cuda_api_sum,
+-- cuda_gpu_mem_time_sum, nvtx_sum; the same column block in each):
+--   duration_stats(d)  STRUCT  an aggregate over one group's durations d, ns, unrounded:
+--       total_ns (sum, HUGEINT), instances (rows), avg_ns, med_ns (median: the mean of the
+--       middle two for an even count), min_ns, max_ns, stddev_ns (sample, n - 1; 0 for one)
+--   nsys_stats(stats)  STRUCT  a duration_stats value as nsys prints it, in its column order:
+--       time_pct (the row's share of the total_ns of all rows, %: a window over the whole
+--       result), total_ns BIGINT, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns
+--       (time_pct, avg, median and stddev rounded to 0.1)
+-- A summary groups with duration_stats and selects unnest(nsys_stats(...)), renaming
+-- instances where its report names them otherwise (calls, count).
+--
 -- Temp table work_selection (filled by the library, empty until then):
 --   selection_id   BIGINT  which selection a row belongs to
 --   globalPid      BIGINT  the GPU operation's globalPid
@@ -67,6 +79,14 @@ CREATE OR REPLACE TEMP MACRO api_name(name) AS
     CASE WHEN length(name) >= 6 AND substr(name, length(name) - 5, 2) = '_v' THEN left(name, length(name) - 6) ELSE name END;
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     event_type IN (59, 60, 70, 71) AND e IS NOT NULL;
+CREATE OR REPLACE TEMP MACRO duration_stats(d) AS {
+    'total_ns': sum(d), 'instances': count(*), 'avg_ns': avg(d), 'med_ns': median(d),
+    'min_ns': min(d), 'max_ns': max(d), 'stddev_ns': coalesce(stddev_samp(d), 0)};
+CREATE OR REPLACE TEMP MACRO nsys_stats(stats) AS {
+    'time_pct': round(stats.total_ns * 100.0 / sum(stats.total_ns) OVER (), 1),
+    'total_ns': stats.total_ns::BIGINT, 'instances': stats.instances,
+    'avg_ns': round(stats.avg_ns, 1), 'med_ns': round(stats.med_ns, 1),
+    'min_ns': stats.min_ns, 'max_ns': stats.max_ns, 'stddev_ns': round(stats.stddev_ns, 1)};
 CREATE TEMP TABLE work_selection(selection_id BIGINT, globalPid BIGINT, correlationId BIGINT);
 CREATE TEMP SEQUENCE work_selection_ids;
 CREATE OR REPLACE TEMP MACRO in_selection(global_pid, correlation_id, selection) AS

@@ -18,28 +18,16 @@
 --   stddev_ns  DOUBLE   sample standard deviation (n - 1; 0 for one call), ns, 0.1
 --   name       VARCHAR  API function
 WITH per_id AS (
-    SELECT
-        nameId,
-        sum("end" - start) AS total_ns,
-        count(*) AS calls,
-        avg("end" - start) AS avg_ns,
-        median("end" - start) AS med_ns,
-        min("end" - start) AS min_ns,
-        max("end" - start) AS max_ns,
-        coalesce(stddev_samp("end" - start), 0) AS stddev_ns
+    SELECT nameId, duration_stats("end" - start) AS stats
     FROM filtered_runtime_calls($pid, NULL, NULL)
     GROUP BY nameId
 )
-SELECT
-    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
-    total_ns::BIGINT AS total_ns,
-    calls,
-    round(avg_ns, 1) AS avg_ns,
-    round(med_ns, 1) AS med_ns,
-    min_ns,
-    max_ns,
-    round(stddev_ns, 1) AS stddev_ns,
-    coalesce(api_name(s.value), '<unknown string id ' || per_id.nameId || '>') AS name
-FROM per_id
-LEFT JOIN strings AS s ON s.id = per_id.nameId
+SELECT * RENAME (instances AS calls)
+FROM (
+    SELECT
+        unnest(nsys_stats(stats)),
+        coalesce(api_name(s.value), '<unknown string id ' || per_id.nameId || '>') AS name
+    FROM per_id
+    LEFT JOIN strings AS s ON s.id = per_id.nameId
+)
 ORDER BY total_ns DESC, name

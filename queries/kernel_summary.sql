@@ -47,30 +47,16 @@ WITH launches AS (
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_id AS (
-    SELECT
-        name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
-        sum(dur_ns) AS total_ns,
-        count(*) AS instances,
-        avg(dur_ns) AS avg_ns,
-        median(dur_ns) AS med_ns,
-        min(dur_ns) AS min_ns,
-        max(dur_ns) AS max_ns,
-        coalesce(stddev_samp(dur_ns), 0) AS stddev_ns
+    SELECT name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+           duration_stats(dur_ns) AS stats
     FROM launches
     GROUP BY name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z
 )
 SELECT
-    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
-    total_ns::BIGINT AS total_ns,
-    instances,
-    round(avg_ns, 1) AS avg_ns,
-    round(med_ns, 1) AS med_ns,
-    min_ns,
-    max_ns,
-    round(stddev_ns, 1) AS stddev_ns,
+    unnest(nsys_stats(stats)),
     grid_x, grid_y, grid_z,
     block_x, block_y, block_z,
     coalesce(s.value, '<unknown string id ' || name_id || '>') AS name
 FROM per_id
 LEFT JOIN strings AS s ON s.id = per_id.name_id
-ORDER BY total_ns DESC, name, grid_x, grid_y, grid_z, block_x, block_y, block_z
+ORDER BY stats.total_ns DESC, name, grid_x, grid_y, grid_z, block_x, block_y, block_z

@@ -38,27 +38,10 @@ WITH ops AS (
     FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_op AS (
-    SELECT
-        operation,
-        sum(dur_ns) AS total_ns,
-        count(*) AS count,
-        avg(dur_ns) AS avg_ns,
-        median(dur_ns) AS med_ns,
-        min(dur_ns) AS min_ns,
-        max(dur_ns) AS max_ns,
-        coalesce(stddev_samp(dur_ns), 0) AS stddev_ns
+    SELECT operation, duration_stats(dur_ns) AS stats
     FROM ops
     GROUP BY operation
 )
-SELECT
-    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
-    total_ns::BIGINT AS total_ns,
-    count,
-    round(avg_ns, 1) AS avg_ns,
-    round(med_ns, 1) AS med_ns,
-    min_ns,
-    max_ns,
-    round(stddev_ns, 1) AS stddev_ns,
-    operation
-FROM per_op
+SELECT * RENAME (instances AS count)
+FROM (SELECT unnest(nsys_stats(stats)), operation FROM per_op)
 ORDER BY total_ns DESC, operation

@@ -40,36 +40,34 @@ WITH keyed AS (
 per_group AS (
     SELECT
         range, style,
-        sum(proj_duration_ns) AS proj_total_ns,
+        duration_stats(proj_duration_ns) AS proj,
         sum(duration_ns) AS range_total_ns,
-        count(*) AS instances,
-        avg(proj_duration_ns) AS proj_avg_ns,
-        median(proj_duration_ns) AS proj_med_ns,
-        min(proj_duration_ns) AS proj_min_ns,
-        max(proj_duration_ns) AS proj_max_ns,
-        coalesce(stddev_samp(proj_duration_ns), 0) AS proj_stddev_ns,
         sum(gpu_ops) AS gpu_ops,
         avg(gpu_ops) AS avg_gpu_ops,
         avg(level) AS avg_level,
         avg(children) AS avg_children
     FROM keyed
     GROUP BY range, style
+),
+shown AS (
+    SELECT nsys_stats(proj) AS p, * EXCLUDE (proj) FROM per_group
 )
+-- nsys_stats's columns, the projection's named proj_*, with the CPU total among them
 SELECT
-    round(proj_total_ns * 100.0 / sum(proj_total_ns) OVER (), 1) AS time_pct,
-    proj_total_ns::BIGINT AS proj_total_ns,
+    p.time_pct,
+    p.total_ns AS proj_total_ns,
     range_total_ns::BIGINT AS range_total_ns,
-    instances,
-    round(proj_avg_ns, 1) AS proj_avg_ns,
-    round(proj_med_ns, 1) AS proj_med_ns,
-    proj_min_ns,
-    proj_max_ns,
-    round(proj_stddev_ns, 1) AS proj_stddev_ns,
+    p.instances,
+    p.avg_ns AS proj_avg_ns,
+    p.med_ns AS proj_med_ns,
+    p.min_ns AS proj_min_ns,
+    p.max_ns AS proj_max_ns,
+    p.stddev_ns AS proj_stddev_ns,
     gpu_ops::BIGINT AS gpu_ops,
     round(avg_gpu_ops, 1) AS avg_gpu_ops,
     round(avg_level, 1) AS avg_level,
     round(avg_children, 1) AS avg_children,
     style,
     range
-FROM per_group
+FROM shown
 ORDER BY proj_total_ns DESC, range, style

@@ -20,30 +20,11 @@
 --   style      VARCHAR  'PushPop' or 'StartEnd'
 --   name       VARCHAR  range name
 WITH per_name AS (
-    SELECT
-        name,
-        style,
-        sum("end" - start) AS total_ns,
-        count(*) AS instances,
-        avg("end" - start) AS avg_ns,
-        median("end" - start) AS med_ns,
-        min("end" - start) AS min_ns,
-        max("end" - start) AS max_ns,
-        coalesce(stddev_samp("end" - start), 0) AS stddev_ns
+    SELECT name, style, duration_stats("end" - start) AS stats
     FROM nvtx_ranges()
     WHERE $style IS NULL OR style = $style
     GROUP BY name, style
 )
-SELECT
-    round(total_ns * 100.0 / sum(total_ns) OVER (), 1) AS time_pct,
-    total_ns::BIGINT AS total_ns,
-    instances,
-    round(avg_ns, 1) AS avg_ns,
-    round(med_ns, 1) AS med_ns,
-    min_ns,
-    max_ns,
-    round(stddev_ns, 1) AS stddev_ns,
-    style,
-    name
+SELECT unnest(nsys_stats(stats)), style, name
 FROM per_name
-ORDER BY total_ns DESC, name, style
+ORDER BY stats.total_ns DESC, name, style
