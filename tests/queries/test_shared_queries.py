@@ -202,3 +202,10 @@ def test_select_work(trace_path):
 @pytest.mark.parametrize(("selection", "case"), [(1, "three"), (2, "one"), (3, "none")])
 def test_selection_size(trace_path, selection, case):
     assert_golden(trace_path, "_selection_size", case, _select_twice, selection=selection)
+
+
+def test_shared_stats(trace_path):
+    # a: 1, 2, 3, 10 ns: total 16, 4 instances, mean 4.0, median 2.5 (mean of the middle
+    # two), min 1, max 10, sample stddev sqrt((9 + 4 + 1 + 36) / 3) = 4.08 -> 4.1, and
+    # 16 / 21 of all = 76.2 %; b: one of 5 ns: stddev 0, 23.8 %
+    assert_golden(trace_path, "_shared", "stats")
