@@ -24,6 +24,23 @@
 --   domain_id       BIGINT   NVTX domain id (NULL or 0: the default domain)
 --   label           VARCHAR  the range's own text (registered string first, as nsys)
 --   name            VARCHAR  'domain:label' in a named domain, else label
+-- Also the table macro thread_ranges(), for finding steps (steps_by_range,
+-- steps_range_families): every closed range on a known thread, as the label matchers see it.
+-- Columns: start, "end" (ns), globalTid, label (its text, else its registered string),
+-- top_level (BOOLEAN: inside no other range of its thread, i.e. no range of the thread
+-- that starts earlier, or at the same time and is longer, ends at or after its end).
+CREATE OR REPLACE TEMP MACRO thread_ranges() AS TABLE
+    SELECT start, "end", globalTid, label,
+           enclosing_end IS NULL OR enclosing_end < "end" AS top_level
+    FROM (
+        SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label,
+               max(n."end") OVER (
+                   PARTITION BY n.globalTid ORDER BY n.start, n."end" DESC
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
+        FROM nvtx_text AS n
+        LEFT JOIN strings AS s ON s.id = n.textId
+        WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
+    );
 CREATE OR REPLACE TEMP MACRO torch_label(name) AS
     regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
 CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE

@@ -166,6 +166,16 @@ CREATE OR REPLACE TEMP MACRO filtered_runtime_calls(pid, t0, t1, selection := NU
     WHERE (pid IS NULL OR pid_of(globalTid) = pid)
       AND in_window(start, "end", t0, t1)
       AND in_selection(globalTid - tid_of(globalTid), correlationId, selection);
+-- calls_in_ranges(ranges): the CUDA API calls that start inside a range of the relation
+-- named `ranges` (a table or a CTE of the calling query, with columns start, "end" and
+-- globalTid), on the range's thread. Meant for ranges that do not nest (steps): a call
+-- goes to the latest range of its thread that starts at or before it, if that range has not
+-- ended by then. Columns: correlationId, pid (the call's process), every column of the range.
+CREATE OR REPLACE TEMP MACRO calls_in_ranges(ranges) AS TABLE
+    SELECT r.correlationId, pid_of(r.globalTid) AS pid, g.*
+    FROM runtime_calls AS r
+    ASOF JOIN query_table(ranges) AS g ON g.globalTid = r.globalTid AND g.start <= r.start
+    WHERE r.start <= g."end";
 CREATE OR REPLACE TEMP MACRO gpu_operations() AS TABLE
     SELECT 'kernel' AS kind, globalPid, correlationId, deviceId AS device, streamId AS stream,
            start, "end", demangledName AS name_id, shortName AS short_id

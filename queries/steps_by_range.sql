@@ -25,22 +25,10 @@
 --   kernels       BIGINT  kernels of the step on the device
 --   kernel_ns     BIGINT  their summed duration
 --   global_tid    BIGINT  the range's thread (globalTid): select_steps picks the step's work
-WITH labelled AS (
-    SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label
-    FROM nvtx_text AS n
-    LEFT JOIN strings AS s ON s.id = n.textId
-    WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
-),
-nesting AS (
-    SELECT *, max("end") OVER (
-        PARTITION BY globalTid ORDER BY start, "end" DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
-    FROM labelled
-),
-matching AS (
+WITH matching AS (
     SELECT start, "end", globalTid
-    FROM nesting
-    WHERE (NOT $top_level OR enclosing_end IS NULL OR enclosing_end < "end")
+    FROM thread_ranges()
+    WHERE (NOT $top_level OR top_level)
       AND CASE $match
           WHEN 'family' THEN regexp_replace(label, '[0-9]+', '#', 'g') = $pattern
           ELSE regexp_full_match(label, $pattern)
@@ -51,10 +39,7 @@ steps AS (
     FROM matching
 ),
 calls AS (
-    SELECT r.correlationId, pid_of(r.globalTid) AS pid, s.step
-    FROM runtime_calls AS r
-    ASOF JOIN steps AS s ON s.globalTid = r.globalTid AND s.start <= r.start
-    WHERE r.start <= s."end"
+    SELECT correlationId, pid, step FROM calls_in_ranges('steps')
 ),
 -- part: one number per (step, device): DuckDB sorts a window partitioned by one key many
 -- times faster than one partitioned by two.

@@ -13,28 +13,13 @@
 --   ranges        BIGINT   top-level ranges of the family
 --   gpu_ns        BIGINT   summed duration of the GPU operations launched inside them, ns
 --   total_gpu_ns  BIGINT   summed duration of all GPU operations that pass the filter, ns
-WITH labelled AS (
-    SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label
-    FROM nvtx_text AS n
-    LEFT JOIN strings AS s ON s.id = n.textId
-    WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
-),
-nesting AS (
-    SELECT *, max("end") OVER (
-        PARTITION BY globalTid ORDER BY start, "end" DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
-    FROM labelled
-),
-top AS (
+WITH top AS (
     SELECT start, "end", globalTid, label, regexp_replace(label, '[0-9]+', '#', 'g') AS family
-    FROM nesting
-    WHERE enclosing_end IS NULL OR enclosing_end < "end"
+    FROM thread_ranges()
+    WHERE top_level
 ),
 calls AS (
-    SELECT r.correlationId, pid_of(r.globalTid) AS pid, t.family
-    FROM runtime_calls AS r
-    ASOF JOIN top AS t ON t.globalTid = r.globalTid AND t.start <= r.start
-    WHERE r.start <= t."end"
+    SELECT correlationId, pid, family FROM calls_in_ranges('top')
 ),
 work AS (
     SELECT w."end" - w.start AS dur, c.family

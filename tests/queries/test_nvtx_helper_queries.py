@@ -156,3 +156,10 @@ def test_nvtx_innermost(trace_path):
     # later-starting of A and B); 4 on a thread without ranges and 5 straddling step's end:
     # absent; 6 in handoff, which started on thread 5556 (where it ends does not matter)
     assert_golden(trace_path, "_nvtx_innermost", "six_probes", _register_probes)
+
+
+def test_thread_ranges(trace_path):
+    # The closed ranges (not open, 10), each with its label (forward from StringIds);
+    # top-level: step on 5555; A and B on 5556 (B overlaps A but does not lie inside it);
+    # not handoff (inside A: it started on 5556) or C (inside B)
+    assert_golden(trace_path, "_nvtx_ranges", "thread_ranges", tracelens.Trace.load_nvtx_text)

@@ -209,3 +209,12 @@ def test_shared_stats(trace_path):
     # two), min 1, max 10, sample stddev sqrt((9 + 4 + 1 + 36) / 3) = 4.08 -> 4.1, and
     # 16 / 21 of all = 76.2 %; b: one of 5 ns: stddev 0, 23.8 %
     assert_golden(trace_path, "_shared", "stats")
+
+
+def test_shared_calls_in_ranges(trace_path):
+    # pid 4242's cid 11 launch (900) lies in 'early'; pid 4343's (2800) in 'other' (same
+    # correlation id, its own process); the memcpy call (5900) in 'late' ('nested' starts
+    # at 5920). The memset call (6950) and the synchronize (7300) lie in 'late' too, but the
+    # latest range begun before them is 'nested', ended at 5960: they are in none (the macro
+    # is for ranges that do not nest). The graph launch (7900) is after every range.
+    assert_golden(trace_path, "_shared", "calls_in_ranges")
