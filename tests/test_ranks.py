@@ -22,6 +22,9 @@ from tracelens.ranks import analyse_ranks, summarise
 from tracelens.ranks.reduce import reduce
 from tracelens.ranks.render import VIEWS, render_ranks
 
+# File names whose last integer is 3 for every rank: the rank must come from elsewhere.
+STEM = "w{rank}-of-3"
+
 
 @pytest.fixture(scope="module")
 def eight(tmp_path_factory):
@@ -372,6 +375,29 @@ def test_cli_ray_cluster_unreachable_is_one_line(eight, capsys, monkeypatch):
         "tracelens: --engine ray: cannot connect to the Ray cluster RAY_ADDRESS=192.0.2.9:6379 "
         "names (Failed to connect to Ray cluster at 192.0.2.9:6379); check that it runs"
     )
+
+
+def test_report_ranks_takes_the_rank_options(tmp_path, capsys):
+    """report --ranks on files whose names need --rank-regex: the error said 'pass
+    --rank-regex', which report did not take."""
+    plain = build_rank_set(tmp_path / "plain", ranks=3, steps=2, slow_rank=2, stem=STEM)
+    page = tmp_path / "page.html"
+    code, _, err = run(capsys, "report", "--ranks", plain.dest, "-o", page)
+    assert code == 2 and "pass --rank-regex" in err
+    code, _, err = run(
+        capsys, "report", "--ranks", plain.dest, "--rank-regex", r"w(\d+)-of", "-j", "1",
+        "-o", page,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "rank 2 made the others wait" in page.read_text(encoding="utf-8")
+    (plain.dest / "w7-of-3.sqlite").write_bytes(b"")
+    args = ["report", "--ranks", plain.dest, "--rank-regex", r"w(\d+)-of", "-j", "1"]
+    code, out, err = run(capsys, *args, "-f", "markdown")
+    assert code == 0 and "missing ranks: 3, 4, 5, 6, 7" in out
+    code, _, err = run(capsys, *args, "--strict", "-o", page)
+    assert code == 2 and err.startswith("tracelens: ") and "w7-of-3.sqlite: is empty" in err
+    code, _, err = run(capsys, "report", plain.paths[0], "--strict")
+    assert code == 2 and "--rank-regex, --jobs and --strict go with --ranks" in err
 
 
 def test_diff_between_two_ranks_of_one_run(eight, capsys):

@@ -12,6 +12,24 @@ from ..choices import RANK_ENGINES, RANK_VIEWS
 from . import _common as c
 from . import app
 
+# The options `report --ranks` shares with this command.
+RankRegexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rank-regex",
+        help="Regex whose first group is the rank in a file name (default: the last "
+        "integer; the MPI rank an export records wins unless this is given)",
+        metavar="REGEX",
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    c.at_least("--jobs", "-j", minimum=1, help="Local worker processes (default: CPU count)"),
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
+]
+
 
 @app.command()
 def ranks(
@@ -23,15 +41,7 @@ def ranks(
             readable=False,
         ),
     ],
-    rank_regex: Annotated[
-        str | None,
-        typer.Option(
-            "--rank-regex",
-            help="Regex whose first group is the rank in a file name (default: the last "
-            "integer; the MPI rank an export records wins unless this is given)",
-            metavar="REGEX",
-        ),
-    ] = None,
+    rank_regex: RankRegexOpt = None,
     engine: Annotated[
         str,
         c.choice(
@@ -41,10 +51,7 @@ def ranks(
             "(else a local Ray instance)",
         ),
     ] = "local",
-    jobs: Annotated[
-        int | None,
-        c.at_least("--jobs", "-j", minimum=1, help="Local worker processes (default: CPU count)"),
-    ] = None,
+    jobs: JobsOpt = None,
     worker_threads: Annotated[
         int | None,
         c.at_least(
@@ -63,9 +70,7 @@ def ranks(
             "locally, DuckDB's own on Ray)",
         ),
     ] = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail when any rank file cannot be analysed")
-    ] = False,
+    strict: StrictOpt = False,
     view: Annotated[
         str | None,
         c.choice("--view", values=RANK_VIEWS, help="Only one table: {values}", metavar="TABLE"),

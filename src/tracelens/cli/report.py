@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from . import _common as c
 from . import app
+from .ranks import JobsOpt, RankRegexOpt, StrictOpt
 
 
 @app.command()
@@ -54,13 +55,16 @@ def report(
             metavar="TRACES",
         ),
     ] = None,
+    rank_regex: RankRegexOpt = None,
+    jobs: JobsOpt = None,
+    strict: StrictOpt = False,
     output: c.OutputOpt = None,
 ) -> None:
     """One self-contained HTML page (works offline): evidence board, census, lineup, stakeout,
     timeline, danger zone. Two traces: the diff view on top, with the numerical-path
     comparison; a fingerprint .json on either side: the path comparison alone. --ranks:
-    many ranks of one run. --format markdown: a compact summary for CI job summaries and
-    PR comments."""
+    many ranks of one run (with --rank-regex, --jobs, --strict as `tracelens ranks`).
+    --format markdown: a compact summary for CI job summaries and PR comments."""
     from ..errors import UsageError
     from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report
@@ -68,7 +72,9 @@ def report(
     if ranks:
         if a is not None or b is not None or demo:
             raise UsageError("--ranks takes the rank files itself: no TRACE arguments")
-        return _ranks_page(ranks, fmt, output)
+        return _ranks_page(ranks, fmt, output, rank_regex=rank_regex, jobs=jobs, strict=strict)
+    if rank_regex is not None or jobs is not None or strict:
+        raise UsageError("--rank-regex, --jobs and --strict go with --ranks")
     if a is None and not demo:
         raise UsageError("missing TRACE: pass one or two nsys SQLite exports, or --demo")
     if is_fingerprint_file(a) or is_fingerprint_file(b):
@@ -85,13 +91,14 @@ def report(
     c.emit(text, output)
 
 
-def _ranks_page(ranks: list[str], fmt: str, output: Path | None) -> None:
+def _ranks_page(ranks: list[str], fmt: str, output: Path | None, **options: Any) -> None:
+    """``options``: analyse_ranks's rank_regex, jobs and strict."""
     from ..ranks import analyse_ranks
     from ..ranks.render import render_ranks
     from ..report import build_ranks_report
 
     c._INPUTS.extend(Path(r) for r in ranks)
-    result = analyse_ranks(ranks)
+    result = analyse_ranks(ranks, **options)
     text = build_ranks_report(result) if fmt == "html" else render_ranks(result, fmt="markdown")
     c.emit(text, output)
 
