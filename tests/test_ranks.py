@@ -170,6 +170,13 @@ def test_rank_from_the_export_or_the_regex(tmp_path, monkeypatch):
     assert render_ranks(r, fmt="table").startswith(
         "ranks: 3 ranks analysed (rank numbers from: MPI_RANKS)\n"
     )
+    # names that do not carry the rank: a failed file's rank is unknown, not its name's 3
+    bad = rs.dest / "w9-of-3.sqlite"
+    bad.write_bytes(b"")
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.failures.select("path", "rank").rows() == [(str(bad), None)]
+    assert r.missing_ranks == () and "failed: " + str(bad) in render_ranks(r, fmt="table")
+    bad.unlink()
     # an explicit --rank-regex wins over the export
     r = analyse_ranks([rs.dest], jobs=1, rank_regex=r"w(\d+)-of")
     assert r.ranks["rank"].to_list() == [0, 1, 2]

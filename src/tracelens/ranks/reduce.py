@@ -53,7 +53,8 @@ class RanksResult(Result):
       correction_ns (added after that, from collective ends), matched (instances used),
       residual_ns (largest end disagreement left).
     - ``inconsistencies``: rank, what ('kernel set', 'collectives'), detail.
-    - ``failures``: path, rank, reason (files that could not be analysed).
+    - ``failures``: path, rank (from its file name; null when the names do not carry the
+      ranks), reason (files that could not be analysed).
     """
 
     ranks: pl.DataFrame
