@@ -136,6 +136,40 @@ def test_a_different_kernel_set_is_named(tmp_path):
     assert r.findings[0].startswith("rank 1 made the others wait 38.00 ms per step")
 
 
+def test_a_rank_with_other_collective_calls_is_named(tmp_path):
+    """A rank that skipped one AllReduce (its 2nd): one call fewer, and from there its k-th
+    call is not the others' k-th."""
+    import sqlite3
+
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=1)
+    con = sqlite3.connect(rs.paths[3])
+    con.execute(
+        "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT k.rowid FROM "
+        "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+        "WHERE s.value LIKE 'ncclDevKernel_AllReduce%' ORDER BY k.start LIMIT 1 OFFSET 1)"
+    )
+    con.commit()
+    con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    odd = r.inconsistencies.filter(pl.col("what") == "collectives")
+    assert odd.select("rank", "detail").rows() == [
+        (3, "7 collective calls where most ranks make 8"),
+        (3, "call #4 is AllGather where the others run AllReduce (4 calls differ)"),
+    ]
+    assert r.inconsistencies.filter(pl.col("rank") != 3).is_empty()
+    # its other calls are not matched with the others' next ones: the clocks and the
+    # straggler come out as without the gap (they were -12.296 ms for rank 3, residual
+    # 76 ms, and 'rank 3 made the others wait 20.50 ms per step in AllGather')
+    assert r.clock["correction_ns"].to_list() == [rs.correction_ns(k) for k in range(4)]
+    assert r.clock["residual_ns"].to_list() == [0, 0, 0, 0]
+    assert r.clock.filter(pl.col("rank") == 3)["matched"].item() == 3  # seq 1-3 of 8
+    assert r.findings[0] == (
+        "rank 1 made the others wait 38.00 ms per step in AllReduce (last to arrive in 4 of "
+        "4 calls)"
+    )
+    assert r.waits.filter(pl.col("caused_ns") > 0)["rank"].to_list() == [1]
+
+
 def test_bad_files_are_reported_and_the_others_analysed(tmp_path):
     rs = build_rank_set(tmp_path, ranks=4)
     (tmp_path / "rank_4.sqlite").write_bytes(b"not a database at all" * 100)

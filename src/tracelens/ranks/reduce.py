@@ -6,8 +6,10 @@ the ranks are aligned on collective *end* times, because a collective completes 
 rank at once (each rank gets the correction that makes its ends agree, at the median, with
 the reference rank's: the lowest rank that runs collectives).
 
-Then waits. The k-th call on a communicator is one collective instance across ranks; the
-spread of its (aligned) start times is how long the earliest rank waited for the last one.
+Then waits. The k-th call on a communicator is one collective instance across ranks (the
+calls of another collective than most ranks' k-th are left out of the clocks and the waits:
+that rank skipped or added a call, which ``consistency`` names); the spread of its (aligned)
+start times is how long the earliest rank waited for the last one.
 Each rank's wait in an instance is the last start minus its own; the last rank "caused"
 the instance's spread. Summed per rank and collective kind, divided by the steps, that is
 "rank 5 made the others wait 38 ms per step in AllReduce".
@@ -118,7 +120,7 @@ def reduce(
     colls = colls.join(clock.select("rank", "shift_ns"), on="rank").with_columns(
         start_a=pl.col("start_ns") + pl.col("shift_ns")
     )
-    instances, calls = _instances(colls)
+    instances, calls = _instances(_same_kind(colls))
     steps = _steps(summaries, calls)
     n_steps = _run_steps(ranks)
     waits = _waits(calls, n_steps)
@@ -148,7 +150,7 @@ def reduce(
     span = range(min(expected), max(expected) + 1) if expected else range(0)
     missing = tuple(r for r in span if r not in found)
     reference = _reference(ranks, colls)
-    inconsistent = inconsistencies(summaries, calls)
+    inconsistent = inconsistencies(summaries, colls)  # every call, the odd ones included
     return RanksResult(
         ranks=ranks,
         steps=steps,
@@ -237,9 +239,15 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
             residual_ns=pl.lit(None, pl.Int64),
             shift_ns=pl.col("session_offset_ns"),
         )
-    ref_ends = based.filter(pl.col("rank") == ref).select("comm", "seq", ref_end="end_b")
-    pairs = based.join(ref_ends, on=["comm", "seq"]).with_columns(
-        delta=pl.col("ref_end") - pl.col("end_b")
+    ref_ends = based.filter(pl.col("rank") == ref).select(
+        "comm", "seq", ref_end="end_b", ref_kind=pl.col("kind").cast(pl.String)
+    )
+    # A call of another collective than the reference's k-th is not the same instance (a
+    # rank skipped or added a call): its end says nothing about the clocks.
+    pairs = (
+        based.join(ref_ends, on=["comm", "seq"])
+        .filter(pl.col("kind").cast(pl.String) == pl.col("ref_kind"))
+        .with_columns(delta=pl.col("ref_end") - pl.col("end_b"))
     )
     corr = pairs.group_by("rank").agg(
         correction_ns=pl.col("delta").median().round().cast(pl.Int64),
@@ -261,6 +269,22 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
 
 def _reference(ranks: pl.DataFrame, colls: pl.DataFrame) -> int | None:
     return colls["rank"].min() if colls.height else None
+
+
+def _same_kind(colls: pl.DataFrame) -> pl.DataFrame:
+    """The calls that are their instance's collective (the kind most ranks run as their
+    k-th call on the communicator): a rank that skipped a call would otherwise be matched
+    with the others' next one, and its wait and theirs would be nonsense. The odd calls
+    are named by ``consistency``."""
+    import polars as pl
+
+    kind = pl.col("kind").cast(pl.String)
+    usual = colls.group_by("comm", "seq").agg(usual_kind=kind.mode().sort().first())
+    return (
+        colls.join(usual, on=["comm", "seq"])
+        .filter(kind == pl.col("usual_kind"))
+        .drop("usual_kind")
+    )
 
 
 def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
