@@ -11,18 +11,11 @@
 --
 -- One pass per table (the pids come from the same scan as the counts): on a 5M-kernel
 -- trace every extra scan of the kernel or runtime table costs about as much as census.
-SELECT
-    'kernel' AS kind, count(*) AS events, min(start) AS first_ns, max("end") AS last_ns,
-    list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL) AS pids
-FROM kernels
+SELECT 'kernel' AS kind, * FROM work_span('kernels')
 UNION ALL
-SELECT 'memcpy', count(*), min(start), max("end"),
-       list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL)
-FROM memcpys
+SELECT 'memcpy', * FROM work_span('memcpys')
 UNION ALL
-SELECT 'memset', count(*), min(start), max("end"),
-       list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL)
-FROM memsets
+SELECT 'memset', * FROM work_span('memsets')
 UNION ALL
 SELECT 'runtime', count(*), min(start), max("end"),
        list(DISTINCT pid_of(globalTid)) FILTER (WHERE globalTid IS NOT NULL)

@@ -93,24 +93,23 @@ CREATE OR REPLACE TEMP MACRO in_selection(global_pid, correlation_id, selection)
     selection IS NULL OR (global_pid, correlation_id) IN (
         SELECT (w.globalPid, w.correlationId) FROM work_selection AS w
         WHERE w.selection_id = selection);
+-- filtered_work(view, ...): the rows of the GPU work view named `view` (kernels, memcpys,
+-- memsets, graph_replays) that pass the event filter and are in the selection; the four
+-- named macros below are it for each view.
+CREATE OR REPLACE TEMP MACRO filtered_work(view, device, pid, stream, t0, t1, selection := NULL) AS TABLE
+    SELECT * FROM query_table(view)
+    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND in_selection(globalPid, correlationId, selection);
 CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1, selection := NULL) AS TABLE
-    SELECT * FROM kernels
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND in_selection(globalPid, correlationId, selection);
+    SELECT * FROM filtered_work('kernels', device, pid, stream, t0, t1, selection := selection);
 CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1, selection := NULL) AS TABLE
-    SELECT * FROM memcpys
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND in_selection(globalPid, correlationId, selection);
+    SELECT * FROM filtered_work('memcpys', device, pid, stream, t0, t1, selection := selection);
 CREATE OR REPLACE TEMP MACRO filtered_memsets(device, pid, stream, t0, t1, selection := NULL) AS TABLE
-    SELECT * FROM memsets
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND in_selection(globalPid, correlationId, selection);
+    SELECT * FROM filtered_work('memsets', device, pid, stream, t0, t1, selection := selection);
 -- CUDA graph replays traced at graph level (their kernels are in no other view), filtered
 -- as the GPU work views are; for analyses that count GPU busy time (util, findings).
 CREATE OR REPLACE TEMP MACRO filtered_graph_replays(device, pid, stream, t0, t1, selection := NULL) AS TABLE
-    SELECT * FROM graph_replays
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND in_selection(globalPid, correlationId, selection);
+    SELECT * FROM filtered_work('graph_replays', device, pid, stream, t0, t1, selection := selection);
 -- Every GPU operation that passes the filter, one row each: kernels, memcpys, memsets and
 -- graph-level CUDA graph replays. Columns: kind ('kernel' | 'memcpy' | 'memset' | 'graph'),
 -- deviceId, contextId, streamId, globalPid, correlationId, start, "end" (ns), name_id (the
@@ -176,6 +175,13 @@ CREATE OR REPLACE TEMP MACRO calls_in_ranges(ranges) AS TABLE
     FROM runtime_calls AS r
     ASOF JOIN query_table(ranges) AS g ON g.globalTid = r.globalTid AND g.start <= r.start
     WHERE r.start <= g."end";
+-- work_span(view): one row over the GPU work view named `view` (kernels, memcpys, memsets):
+-- events (rows), first_ns (earliest start), last_ns (latest end), pids (the distinct
+-- processes, a list in no order; NULL when none). One pass over the view.
+CREATE OR REPLACE TEMP MACRO work_span(view) AS TABLE
+    SELECT count(*) AS events, min(start) AS first_ns, max("end") AS last_ns,
+           list(DISTINCT pid_of(globalPid)) FILTER (WHERE globalPid IS NOT NULL) AS pids
+    FROM query_table(view);
 CREATE OR REPLACE TEMP MACRO gpu_operations() AS TABLE
     SELECT 'kernel' AS kind, globalPid, correlationId, deviceId AS device, streamId AS stream,
            start, "end", demangledName AS name_id, shortName AS short_id
