@@ -77,6 +77,9 @@ IDLE_CAUSES = {
     "device, an event wait, or the scheduler)",
 }
 
+#: The order of :func:`work_in_order`'s rows.
+ORDER = ("device", "start_ns", "stream", "end_ns", "kind")
+
 _TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 _NON_COMPUTE = ("communication", "memory")
 
@@ -229,11 +232,13 @@ def work_params(trace: Trace, where: EventFilter | None) -> dict[str, Any]:
 
 
 def work_in_order(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
-    """Every GPU operation that passes ``where``, per device in start order, with its kind,
-    kernel name ids, process and launch time (``queries/work_in_order.sql``): what
-    :func:`gpu_time_accounting` sweeps, and (its kernels) what the step search and the
-    diff's launch sequences read. Read it once and hand it to each of them."""
-    return trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
+    """Every GPU operation that passes ``where``, per device in start order (then stream,
+    end, kind), with its kind, kernel name ids, process and launch time
+    (``queries/work_in_order.sql``, sorted here): what :func:`gpu_time_accounting` sweeps,
+    and (its kernels) what the step search and the diff's launch sequences read. Read it
+    once and hand it to each of them."""
+    rows = trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
+    return rows.sort(ORDER).drop("stream")
 
 
 def gpu_time_accounting(
