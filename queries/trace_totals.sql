@@ -19,36 +19,45 @@
 --   first_ns, last_ns BIGINT  earliest start and latest end of kernels, copies, memsets
 --                             and API calls, ns from session start
 --   span_ns           BIGINT  last_ns - first_ns, ns
+-- One aggregate pass per table (their spans combined after), not a scan per figure.
 WITH k AS (
-    SELECT deviceId, start, "end", demangledName
+    SELECT count(*) AS n, count(DISTINCT demangledName) AS names,
+           coalesce(sum("end" - start), 0)::BIGINT AS time_ns, min(start) AS first_ns,
+           max("end") AS last_ns
     FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 c AS (
-    SELECT * FROM filtered_memcpys(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
+    SELECT count(*) AS n, coalesce(sum(bytes), 0)::BIGINT AS bytes,
+           coalesce(sum("end" - start), 0)::BIGINT AS time_ns, min(start) AS first_ns,
+           max("end") AS last_ns
+    FROM filtered_memcpys(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 s AS (
-    SELECT * FROM filtered_memsets(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
+    SELECT count(*) AS n, coalesce(sum(bytes), 0)::BIGINT AS bytes, min(start) AS first_ns,
+           max("end") AS last_ns
+    FROM filtered_memsets(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 r AS (
-    SELECT * FROM filtered_runtime_calls(NULL, $start_ns, $end_ns, selection := $selection)
+    SELECT count(*) AS n, min(start) AS first_ns, max("end") AS last_ns
+    FROM filtered_runtime_calls(NULL, $start_ns, $end_ns, selection := $selection)
 ),
+-- least/greatest skip NULLs: a table without events in the window does not count
 span AS (
-    SELECT min(start) AS first_ns, max("end") AS last_ns FROM (
-        SELECT start, "end" FROM k UNION ALL SELECT start, "end" FROM c
-        UNION ALL SELECT start, "end" FROM s UNION ALL SELECT start, "end" FROM r
-    )
+    SELECT least(k.first_ns, c.first_ns, s.first_ns, r.first_ns) AS first_ns,
+           greatest(k.last_ns, c.last_ns, s.last_ns, r.last_ns) AS last_ns
+    FROM k, c, s, r
 )
 SELECT
-    (SELECT count(*) FROM k) AS kernel_launches,
-    (SELECT count(DISTINCT demangledName) FROM k) AS distinct_kernels,
-    (SELECT coalesce(sum("end" - start), 0) FROM k)::BIGINT AS kernel_time_ns,
-    (SELECT count(*) FROM c) AS memcpy_count,
-    (SELECT coalesce(sum(bytes), 0) FROM c)::BIGINT AS memcpy_bytes,
-    (SELECT coalesce(sum("end" - start), 0) FROM c)::BIGINT AS memcpy_time_ns,
-    (SELECT count(*) FROM s) AS memset_count,
-    (SELECT coalesce(sum(bytes), 0) FROM s)::BIGINT AS memset_bytes,
-    (SELECT count(*) FROM r) AS runtime_calls,
+    k.n AS kernel_launches,
+    k.names AS distinct_kernels,
+    k.time_ns AS kernel_time_ns,
+    c.n AS memcpy_count,
+    c.bytes AS memcpy_bytes,
+    c.time_ns AS memcpy_time_ns,
+    s.n AS memset_count,
+    s.bytes AS memset_bytes,
+    r.n AS runtime_calls,
     span.first_ns,
     span.last_ns,
     span.last_ns - span.first_ns AS span_ns
-FROM span
+FROM k, c, s, r, span
