@@ -103,26 +103,33 @@ def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
     import polars as pl
 
     n = ids.len()
-    df = pl.DataFrame({"name_id": ids}).with_row_index("i")
-    gaps = df.with_columns(gap=pl.col("i").cast(pl.Int64) - pl.col("i").shift(1).over("name_id"))
-    per = (
-        gaps.drop_nulls("gap")
-        .group_by("name_id", "gap")
-        .agg(c=pl.len())
-        .with_columns(total=pl.col("c").sum().over("name_id"))
-        .sort("c", "gap", descending=[True, False])
+    # Each name's launch positions, in order, as one list: their differences are the gaps
+    # between consecutive launches of it (grouping first, then counting per name and gap,
+    # costs half a window function over the whole sequence).
+    gaps = (
+        pl.DataFrame({"name_id": ids})
+        .with_row_index("i")
         .group_by("name_id")
-        .first()
+        .agg(gap=pl.col("i").cast(pl.Int64).diff().drop_nulls())
+        .explode("gap")
+        .drop_nulls("gap")
+    )
+    c = pl.col("c")
+    # Per name: its most common gap (the smallest of equally common ones), how often it
+    # occurs, and how many gaps the name has in all.
+    per = (
+        gaps.group_by("name_id", "gap")
+        .agg(c=pl.len())
+        .group_by("name_id")
+        .agg(total=c.sum(), gap=pl.col("gap").filter(c == c.max()).min(), c=c.max())
     )
     kept = per.filter(
-        pl.col("c") * 2 >= pl.col("total"),
+        c * 2 >= pl.col("total"),
         pl.col("gap") >= conf["min_period"],
         pl.col("gap") * conf["min_repeats"] <= n,
     )
     ranked = (
-        kept.group_by("gap")
-        .agg(support=pl.col("c").sum())
-        .sort("support", "gap", descending=[True, False])
+        kept.group_by("gap").agg(support=c.sum()).sort("support", "gap", descending=[True, False])
     )
     return ranked.head(conf["max_candidates"])["gap"].to_list()
 
