@@ -1,0 +1,60 @@
+"""The evidence board: one small function per clue (or family of clue ids), each turning
+the diff's tables into rows of the board. Thresholds, order, strength and prose are data
+(``data/clues.toml``, read by ``spec.py``); these modules only decide which numbers to show:
+
+    spec.py           the rules file: thresholds, weights, prose, board order; make()
+    context.py        Context (what the clue functions read) and their shared words
+    comparability.py  not comparable, capture difference, graph replays, weak evidence
+    accounting.py     GPU time accounting: wall time per step, exposed communication
+    kernels.py        per-call outliers, uniform change, calls per step, variants
+    memory.py         copies and memsets
+    path.py           launch order
+    danger.py         danger-zone kernels
+"""
+
+from __future__ import annotations
+
+from ..model import Clue
+from .accounting import exposed_communication, time_accounting
+from .comparability import capture_difference, graph_replays_hidden, not_comparable, weak_evidence
+from .context import Context, short_name
+from .danger import danger_changes
+from .kernels import calls_per_step, per_call_outliers, uniform_change, variant_swaps
+from .memory import copy_changes, memset_changes
+from .path import launch_structure
+from .spec import board_order, comparability_weights, make, prose, threshold
+
+__all__ = [
+    "RULES",
+    "Context",
+    "board_order",
+    "comparability_weights",
+    "evidence_board",
+    "make",
+    "prose",
+    "short_name",
+    "threshold",
+]
+
+RULES = (
+    capture_difference,
+    time_accounting,
+    exposed_communication,
+    graph_replays_hidden,
+    weak_evidence,
+    per_call_outliers,
+    uniform_change,
+    calls_per_step,
+    variant_swaps,
+    copy_changes,
+    memset_changes,
+    launch_structure,
+    danger_changes,
+)
+
+
+def evidence_board(x: Context) -> list[Clue]:
+    """Every rule's clues in board order; only ``not_comparable`` when the runs are not."""
+    if not x.comparable:
+        return not_comparable(x)
+    return board_order([clue for rule in RULES for clue in rule(x)])

@@ -1,0 +1,91 @@
+"""Clues from GPU time accounting (``trace.util``): the GPU wall time per step (or per unit
+of work) and the part of it that moved it: compute, exposed communication, exposed memory,
+idle."""
+
+from __future__ import annotations
+
+from ...units import fmt_ns, fmt_signed_ns
+from ..model import Clue
+from .context import Context
+from .spec import make, threshold
+
+_TIME_PARTS = (
+    ("compute_ns", "compute"),
+    ("exposed_communication_ns", "exposed communication"),
+    ("exposed_memory_ns", "exposed memory"),
+    ("idle_ns", "idle"),
+)
+
+
+def _time_unit(x: Context) -> tuple[float, float, str]:
+    """Per step of each run when both repeat a step; else A scaled to B's launches (the
+    same amount of work): factors for A's and B's figures, and the unit's words. Per device
+    (the mean over devices)."""
+    da, db = max(x.sa.devices, 1), max(x.sb.devices, 1)
+    if x.steps and x.steps_a:
+        return 1 / (x.steps_a * da), 1 / (x.steps * db), "per step"
+    scale = x.launches_b / x.launches_a if x.launches_a else 1.0
+    return scale / da, 1 / db, "per device, A scaled to B's launches"
+
+
+def time_accounting(x: Context) -> list[Clue]:
+    """The lead line: GPU wall time per step (or per unit of work) and which part of it
+    (compute, exposed communication, exposed memory, idle) moved it."""
+    if x.sa.time is None or x.sb.time is None:
+        return []
+    fa, fb, unit = _time_unit(x)
+    ta, tb = x.sa.time, x.sb.time
+    span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
+    limit = threshold("time_share") * max(span_a, span_b)
+    moved = [
+        (tb[key] * fb - ta[key] * fa, words)
+        for key, words in _TIME_PARTS
+        if abs(tb[key] * fb - ta[key] * fa) >= limit
+    ]
+    if not moved or abs(span_b - span_a) < limit:
+        return []
+    moved.sort(key=lambda m: -abs(m[0]))
+    parts = ", ".join(f"{words} {fmt_signed_ns(delta)}" for delta, words in moved)
+    return [
+        make(
+            "time_accounting",
+            "; ".join(
+                f"{words} {fmt_ns(ta[key] * fa)} → {fmt_ns(tb[key] * fb)}"
+                for key, words in _TIME_PARTS
+            )
+            + f" ({unit}; from util)",
+            impact_ns=span_b - span_a,
+            rows=("GPU busy", "wall span"),
+            unit=unit.split(",")[0],
+            a=fmt_ns(span_a),
+            b=fmt_ns(span_b),
+            delta=fmt_signed_ns(span_b - span_a),
+            parts=parts,
+        )
+    ]
+
+
+def exposed_communication(x: Context) -> list[Clue]:
+    """Communication that compute used to hide and no longer does (per call unchanged or
+    not: the per-call clues say that)."""
+    if x.sa.time is None or x.sb.time is None:
+        return []
+    fa, fb, unit = _time_unit(x)
+    ea = x.sa.time["exposed_communication_ns"] * fa
+    eb = x.sb.time["exposed_communication_ns"] * fb
+    span = max(x.sa.time["span_ns"] * fa, x.sb.time["span_ns"] * fb)
+    grew = eb >= ea * threshold("exposed_growth")
+    if not grew or eb - ea < threshold("time_share") * span:
+        return []
+    return [
+        make(
+            "exposed_communication",
+            f"exposed communication {fmt_ns(ea)} → {fmt_ns(eb)} {unit}, of a GPU wall time of "
+            f"{fmt_ns(x.sa.time['span_ns'] * fa)} → {fmt_ns(x.sb.time['span_ns'] * fb)}",
+            impact_ns=eb - ea,
+            rows=("GPU busy", "wall span"),
+            a=fmt_ns(ea),
+            b=fmt_ns(eb),
+            unit=unit.split(",")[0],
+        )
+    ]

@@ -1,0 +1,86 @@
+"""Clues about whether, and how far, the two runs compare: not the same program, one
+capture a part of the other, work hidden in CUDA graphs, different amounts of work. The
+caveats sit first on the board."""
+
+from __future__ import annotations
+
+from ...units import fmt_ns, fmt_ratio
+from ..model import Clue, ratio
+from .context import Context, count
+from .spec import make, threshold
+
+
+def not_comparable(x: Context) -> list[Clue]:
+    s = x.score
+    return [
+        make(
+            "not_comparable",
+            f"only {s.factors['shared_launches']:.0%} of kernel launches are of kernels both "
+            f"traces run ({count(x.launches_a)} vs {count(x.launches_b)} launches); "
+            f"comparability {s.score:.2f} (bar {s.bar:.2f})"
+            + (f": {s.reason}" if s.reason else ""),
+        )
+    ]
+
+
+def capture_difference(x: Context) -> list[Clue]:
+    """One capture is the other cut short or shifted, or both repeat the same step a
+    different number of times: different amounts of the same work."""
+    cut = [al for al in x.alignment if al.capture_difference]
+    if not cut:
+        return []
+    al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
+    fewer_b = al.launches_b <= al.launches_a
+    share = abs(al.launches_a - al.launches_b) / (max(al.launches_a, al.launches_b) or 1)
+    how = {
+        "prefix": "B is A cut short" if fewer_b else "A is B cut short",
+        "suffix": "B is the end of A" if fewer_b else "A is the end of B",
+        "slice": "B is a slice of A" if fewer_b else "A is a slice of B",
+        "capture": f"both repeat one step: {al.steps_a:,} steps in A, {al.steps_b:,} in B"
+        if al.steps_a and al.steps_b
+        else "both repeat one step",
+    }[al.relation]
+    return [
+        make(
+            "capture_difference",
+            f"{al.where}: {count(al.launches_a)} → {count(al.launches_b)} launches; "
+            f"{count(al.matched_in_order)} in common, in order",
+            impact_ns=None,
+            rows=(al.device,),
+            side="B" if fewer_b else "A",
+            share=f"{share:.0%}",
+            fewer="fewer",
+            how=how,
+        )
+    ]
+
+
+def graph_replays_hidden(x: Context) -> list[Clue]:
+    """Work the kernel tables do not show: CUDA graphs traced at graph level."""
+    (ga, ga_ns), (gb, gb_ns) = x.sa.graph, x.sb.graph
+    if not (ga or gb):
+        return []
+    return [
+        make(
+            "graph_replays_hidden",
+            f"A: {count(ga)} replays ({fmt_ns(ga_ns)}), B: {count(gb)} replays ({fmt_ns(gb_ns)}) "
+            "traced at graph level; their kernels, copies and memsets are in no table",
+        )
+    ]
+
+
+def weak_evidence(x: Context) -> list[Clue]:
+    """Different amounts of work: totals mislead, per-call figures don't. (Same launch
+    count with a longer span is the same work taking longer: the question itself.)"""
+    launch_r = ratio(x.launches_a, x.launches_b) or 1.0
+    limit = threshold("work_ratio")
+    if 1 / limit <= launch_r <= limit or any(al.capture_difference for al in x.alignment):
+        return []
+    return [
+        make(
+            "weak_evidence",
+            f"launches {count(x.launches_a)} → {count(x.launches_b)} ({fmt_ratio(launch_r)}), "
+            f"wall span {fmt_ns(x.sa.totals['span_ns'])} → {fmt_ns(x.sb.totals['span_ns'])}",
+            rows=("kernel launches", "wall span"),
+        )
+    ]

@@ -1,0 +1,74 @@
+"""What every clue function reads (:class:`Context`: both sides, the diff's tables, the
+typical change, steps) and the few words they share (counts, kernel names, "far from 1")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..collect import Side
+    from ..model import Comparability, SequenceAlignment, TypicalChange
+
+
+@dataclass
+class Context:
+    """What the clue functions read."""
+
+    sa: Side
+    sb: Side
+    copies: pl.DataFrame
+    kernels: pl.DataFrame
+    swaps: pl.DataFrame
+    alignment: tuple[SequenceAlignment, ...]
+    danger: pl.DataFrame
+    typical: TypicalChange
+    score: Comparability
+    comparable: bool
+    steps: int | None  # steps in B when both captures repeat a step: impacts per step
+    steps_a: int | None = None
+
+    @property
+    def overall(self) -> float:
+        return self.typical.ratio
+
+    def per_unit(self, ns: float) -> float:
+        """A time in B's terms, per step when steps are known."""
+        return ns / self.steps if self.steps else ns
+
+    @property
+    def time_a(self) -> int:
+        return self.sa.totals["kernel_time_ns"] or 0
+
+    @property
+    def time_b(self) -> int:
+        return self.sb.totals["kernel_time_ns"] or 0
+
+    @property
+    def launches_a(self) -> int:
+        return self.sa.totals["kernel_launches"] or 0
+
+    @property
+    def launches_b(self) -> int:
+        return self.sb.totals["kernel_launches"] or 0
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def short_name(name: str | None, width: int = 60, *, templates: bool = False) -> str:
+    """A kernel name short enough for a sentence (or, with ``templates``, a table cell)."""
+    if not name:
+        return "?"
+    from ...kernelnames import normalize, qualified_name
+
+    text = normalize(name) if templates else qualified_name(name)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def outside(r: float | None, limit: float) -> bool:
+    """``r`` at least ``limit``× away from 1, either way."""
+    return r is not None and (r >= limit or r <= 1 / limit)

@@ -1,0 +1,66 @@
+"""Danger-zone clues: kernels whose results may change between runs (``data/danger.toml``)
+that appear, vanish, are swapped or grow, one clue per rule."""
+
+from __future__ import annotations
+
+from ...units import fmt_ns
+from ..model import Clue
+from .context import Context, count, short_name
+from .spec import make
+
+
+def _brief(text: str, width: int = 140) -> str:
+    """The first sentence of a rule's explanation, cut at a word if long (full text in the
+    danger table)."""
+    sentence = text.split(". ")[0].rstrip(".")
+    if len(sentence) > width:
+        return sentence[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return sentence + "."
+
+
+def danger_changes(x: Context) -> list[Clue]:
+    """Danger-zone kernels: one clue per rule, kernels that appear/vanish/grow together."""
+    import polars as pl
+
+    risky = x.danger.filter(
+        pl.col("status").is_in(["new", "vanished", "grew"]) & (pl.col("level") != "info")
+    )
+    clues = []
+    for rule_id in dict.fromkeys(risky["rule_id"].to_list()):
+        rows = risky.filter(pl.col("rule_id") == rule_id).to_dicts()
+        first = rows[0]
+        parts = []
+        for status, side in (("new", "only in B"), ("vanished", "only in A"), ("grew", "grew")):
+            sel = [r for r in rows if r["status"] == status]
+            if not sel:
+                continue
+            side_of = "a" if status == "vanished" else "b"
+            ns = sum(r[f"{side_of}_total_ns"] for r in sel)
+            calls = sum(r[f"{side_of}_calls"] for r in sel)
+            names = ", ".join(short_name(r["name"], 40) for r in sel[:2]) + (
+                f" and {len(sel) - 2} more" if len(sel) > 2 else ""
+            )
+            parts.append(f"{side}: {names} ({count(calls)} calls, {fmt_ns(ns)})")
+        n = len(rows)
+        statuses = {r["status"] for r in rows}
+        kind = (
+            "swapped"
+            if {"new", "vanished"} <= statuses
+            else ("new" if "new" in statuses else first["status"])
+        )
+        impact = sum(r["b_total_ns"] - r["a_total_ns"] for r in rows)
+        clues.append(
+            make(
+                "danger_" + kind,
+                "; ".join(parts),
+                strength="strong" if first["level"] == "high" else None,
+                impact_ns=x.per_unit(impact),
+                rows=[r["name"] for r in rows],
+                what=short_name(first["name"], 50) if n == 1 else f"{n} kernels",
+                rule_id=rule_id,
+                level=first["level"],
+                why=_brief(first["why"]),
+                fix=first["fix"],
+            )
+        )
+    return clues

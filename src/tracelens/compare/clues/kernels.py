@@ -1,0 +1,234 @@
+"""Clues about the kernels both runs launch, or only one does: per-call outliers, a
+uniform change, calls per step, and variants (kernels of a category only one side runs)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...units import fmt_ns, fmt_ratio
+from ..model import Clue, ratio
+from .context import Context, count, outside, short_name
+from .spec import make, prose, threshold
+
+
+def per_call_outliers(x: Context) -> list[Clue]:
+    """Same kernel, changed cost per call, beyond the trace-wide change; communication
+    kernels from a lower bar (their calls include waiting for peers). The largest impact
+    first."""
+    import polars as pl
+
+    limit = pl.when(pl.col("category") == "communication")
+    limit = limit.then(threshold("outlier_ratio_communication")).otherwise(
+        threshold("outlier_ratio")
+    )
+    off = pl.col("per_call_ratio") / x.overall
+    both = x.kernels.filter(pl.col("status") == "both")
+    outliers = (
+        both.filter(
+            ((off >= limit) | (off <= 1 / limit))
+            & (
+                (pl.col("a_total_ns") + pl.col("b_total_ns"))
+                >= threshold("outlier_share") * (x.time_a + x.time_b)
+            )
+        )
+        .with_columns(
+            impact=(pl.col("b_avg_ns") - pl.col("a_avg_ns") * x.overall) * pl.col("b_instances")
+        )
+        .sort(pl.col("impact").abs(), descending=True, maintain_order=True)
+        .head(int(threshold("outliers_shown")))
+    )
+    return [_per_call_outlier(x, r) for r in outliers.iter_rows(named=True)]
+
+
+def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
+    same_calls = r["a_instances"] == r["b_instances"]
+    calls = (
+        f"{count(r['a_instances'])} calls in both"
+        if same_calls
+        else f"calls {count(r['a_instances'])} → {count(r['b_instances'])}"
+    )
+    per_call = r["per_call_ratio"]
+    word = f"{per_call:.2f}× longer" if per_call >= 1 else f"{1 / per_call:.2f}× shorter"
+    attention = r["category"] == "attention"
+    # Did each call get more work? The grid (thread blocks per launch) says so.
+    blocks_a, blocks_b = x.sa.blocks.get(r["name"]), x.sb.blocks.get(r["name"])
+    blocks_r = ratio(blocks_a, blocks_b)
+    grid = ""
+    if (
+        blocks_r is not None
+        and not math.isinf(blocks_r)
+        and outside(blocks_r, threshold("grid_ratio"))
+    ):
+        grid = f"; blocks per launch {blocks_a:,.0f} → {blocks_b:,.0f} ({fmt_ratio(blocks_r)})"
+        cause = prose(
+            "per_call_outlier",
+            "verdict_grid",
+            blocks=fmt_ratio(blocks_r),
+            attention=prose("per_call_outlier", "verdict_grid_attention") if attention else "",
+        )
+    else:
+        path = "verdict_path_attention" if attention else "verdict_path_other"
+        cause = prose("per_call_outlier", "verdict_path", path=prose("per_call_outlier", path))
+    return make(
+        "per_call_outlier",
+        f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
+        f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
+        f"kernel changed {fmt_ratio(x.overall)}{grid}",
+        strength=None if same_calls else "moderate",
+        impact_ns=x.per_unit(r["impact"]),
+        rows=(r["name"],),
+        name=short_name(r["name"]),
+        word=word,
+        attention=" (attention-related)" if attention else "",
+        cause=cause,
+    )
+
+
+def uniform_change(x: Context) -> list[Clue]:
+    """A change that hits every kernel alike: no single kernel stands out, the run does.
+    Needs the middle half of the launches' kernels close to the typical change."""
+    import polars as pl
+
+    t = x.typical
+    spread = threshold("uniform_spread")
+    tight = t.q25 >= t.ratio / spread and t.q75 <= t.ratio * spread
+    if not t.kernels or not outside(t.ratio, threshold("uniform_ratio")) or not tight:
+        return []
+    slower = t.ratio > 1
+    both = x.kernels.filter(pl.col("status") == "both")
+    impact = float((both["b_total_ns"] - both["a_avg_ns"] * both["b_instances"]).sum())
+    return [
+        make(
+            "uniform_change",
+            f"launch-weighted median of the per-call ratios of the {t.kernels} kernels both "
+            f"runs launch (middle half {t.q25:.2f}–{t.q75:.2f}×); kernel time "
+            f"{fmt_ns(x.time_a)} → {fmt_ns(x.time_b)} "
+            f"with launches {count(x.launches_a)} → {count(x.launches_b)}",
+            impact_ns=x.per_unit(impact),
+            ratio=t.ratio if slower else 1 / t.ratio,
+            word="longer" if slower else "shorter",
+            verdict=prose("uniform_change", "verdict", word="slower" if slower else "faster"),
+        )
+    ]
+
+
+def calls_per_step(x: Context) -> list[Clue]:
+    """Kernels both runs launch, called more or less often for the same work: per step
+    when both captures repeat a step, else per launch (each kernel's share of launches)."""
+    import polars as pl
+
+    rows = []
+    both = x.kernels.filter(pl.col("status") == "both")
+    avg_b = dict(zip(both["name"], both["b_avg_ns"], strict=True))
+    busiest = max(x.alignment, key=lambda al: al.launches_a + al.launches_b, default=None)
+    if busiest is not None and busiest.step_calls:
+        limit = threshold("calls_per_step_ratio")
+        for name, ca, cb in busiest.step_calls:
+            if ca and cb and name in avg_b and outside(cb / ca, limit):
+                rows.append((name, ca, cb, (cb - ca) * avg_b[name] * (busiest.steps_b or 1)))
+        unit = "step"
+    elif x.launches_a and x.launches_b:
+        limit = threshold("calls_per_launch_ratio")
+        scale = x.launches_b / x.launches_a
+        for r in both.iter_rows(named=True):
+            ca, cb = r["a_instances"], r["b_instances"]
+            if max(ca, cb) < threshold("calls_min"):
+                continue
+            if outside(cb / (ca * scale), limit):
+                rows.append((r["name"], ca, cb, (cb - ca * scale) * r["b_avg_ns"]))
+        unit = "launch"
+    rows.sort(key=lambda r: -abs(r[3]))
+    clues = []
+    for name, ca, cb, impact in rows[: int(threshold("outliers_shown"))]:
+        if unit == "step":
+            evidence = f"{ca:,} → {cb:,} calls in every step ({busiest.steps_b:,} steps in B)"
+            ratio_text = fmt_ratio(cb / ca)
+        else:
+            share_a, share_b = ca / x.launches_a, cb / x.launches_b
+            evidence = (
+                f"calls {count(ca)} → {count(cb)}: {share_a:.1%} → {share_b:.1%} of all "
+                f"launches (no steps found, so normalized by launches)"
+            )
+            ratio_text = fmt_ratio(share_b / share_a)
+        clues.append(
+            make(
+                "calls_per_step",
+                evidence,
+                impact_ns=x.per_unit(impact),
+                rows=(name,),
+                name=short_name(name),
+                ratio=ratio_text,
+                unit=unit,
+            )
+        )
+    return clues
+
+
+def _variant_rows(x: Context) -> list[tuple[dict[str, Any], float]]:
+    """The categories whose kernels only one side runs, with enough time to be a clue:
+    (row of the variants table, share of both runs' kernel time)."""
+    rows = []
+    for r in x.swaps.iter_rows(named=True):
+        if r["only_b_kernels"] == 0 and r["only_a_kernels"] == 0:
+            continue
+        share = (r["only_a_ns"] + r["only_b_ns"]) / ((x.time_a + x.time_b) or 1)
+        if share >= threshold("variant_share"):
+            rows.append((r, share))
+    return rows
+
+
+def explained_by_variants(x: Context) -> set[str]:
+    """Kernels whose time a variant clue (variant_swap, new_kernels, vanished_kernels)
+    already counts: those only one side runs, in the categories that have such a clue."""
+    import polars as pl
+
+    cats = [r["category"] for r, _share in _variant_rows(x)]
+    only = x.kernels.filter((pl.col("status") != "both") & pl.col("category").is_in(cats))
+    return set(only["name"].to_list())
+
+
+def variant_swaps(x: Context) -> list[Clue]:
+    """Kernels of one category that only one side runs: swapped, new or vanished."""
+    clues = []
+    for r, share in _variant_rows(x):
+        cat = r["category"]
+        parts = []
+        if r["only_b_kernels"]:
+            n = r["only_b_kernels"]
+            parts.append(
+                f"{n} {cat} kernel{'s' if n != 1 else ''} in B "
+                f"({fmt_ns(r['only_b_ns'])}, {count(r['only_b_calls'])} calls) that A does not run"
+            )
+        if r["only_a_kernels"]:
+            n = r["only_a_kernels"]
+            parts.append(
+                f"A ran {n} other{'s' if n != 1 else ''} "
+                f"({fmt_ns(r['only_a_ns'])}, {count(r['only_a_calls'])} calls)"
+            )
+        swapped = bool(r["only_a_kernels"] and r["only_b_kernels"])
+        evidence = "; ".join(parts)
+        impact = x.per_unit(r["only_b_ns"] - r["only_a_ns"])
+        if swapped:
+            strong = share >= threshold("variant_strong_share")
+            verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            clues.append(
+                make(
+                    "variant_swap",
+                    evidence,
+                    strength="strong" if strong else None,
+                    impact_ns=impact,
+                    rows=(cat,),
+                    category=cat,
+                    verdict=verdict,
+                )
+            )
+        else:
+            clue_id = "new_kernels" if r["only_b_kernels"] else "vanished_kernels"
+            verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            clues.append(
+                make(
+                    clue_id, evidence, impact_ns=impact, rows=(cat,), category=cat, verdict=verdict
+                )
+            )
+    return clues

@@ -1,0 +1,107 @@
+"""The launch-order clue: the device whose launch sequence differs most, what changed in
+every step, and the GPU time the changed launches moved that no other clue counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...units import fmt_signed_ns
+from ..model import Clue
+from .context import Context, count, short_name
+from .kernels import calls_per_step, explained_by_variants
+from .spec import make
+
+if TYPE_CHECKING:
+    from ..model import SequenceAlignment
+
+
+def launch_structure(x: Context) -> list[Clue]:
+    """The device whose launch order differs most (captures of the same work aside): same
+    count with other kernels, or sequences that diverge; with steps, what changed in
+    every step."""
+    diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
+    if not diverged:
+        return []
+    al = max(diverged, key=lambda a: a.aligned - a.matched_in_order)
+    differing = al.aligned - al.matched_in_order
+    where = f"first divergence at launch #{al.first_divergence + 1:,} on {al.where}" + (
+        f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
+        if al.a_at_divergence and al.b_at_divergence
+        else ""
+    )
+    matched = f"{count(al.matched_in_order)} of {count(al.aligned)} launches match in order"
+    per_step = ""
+    if al.step_changes and al.steps_a and al.steps_b:
+        pos, was, now = al.step_changes[0]
+        steps = min(al.steps_a, al.steps_b)
+        change = (
+            f"{short_name(was, 40)} → {short_name(now, 40)}"
+            if was and now
+            else (f"{short_name(now, 40)} added" if now else f"{short_name(was, 40)} left out")
+        )
+        more = len(al.step_changes) - 1
+        matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
+            f", {more}{'+' if more >= 9 else ''} more changes per step)" if more else ")"
+        )
+    # Launches of kernels only one run has are the variant clue's time, extra or missing
+    # calls of a kernel per step the calls-per-step clue's: the path clue counts the rest
+    # (kernels both runs have, reordered), and says what the others explain.
+    explained = dict.fromkeys(
+        explained_by_variants(x), "the variant clues (kernels only one run launches)"
+    )
+    for c in calls_per_step(x):
+        explained.update(dict.fromkeys(c.rows, "the calls-per-step clue"))
+    rest, counted = _path_ns(x, al, explained)
+    impact = x.per_unit(rest) if rest or not counted else None
+    note = "".join(
+        f"; {fmt_signed_ns(x.per_unit(ns))}{'/step' if x.steps else ''} of the time these "
+        f"launches moved is counted by {who}"
+        for who, ns in counted.items()
+    )
+    if x.launches_a == x.launches_b:
+        return [
+            make(
+                "same_count_different_path",
+                f"{where}; {matched}, {count(differing)} differ{per_step}{note}",
+                impact_ns=impact,
+                rows=(al.device,),
+                launches=count(x.launches_a),
+            )
+        ]
+    return [
+        make(
+            "launch_sequence_diverges",
+            f"{where}; {matched}{per_step}{note}",
+            impact_ns=impact,
+            rows=(al.device,),
+        )
+    ]
+
+
+def _path_ns(
+    x: Context, al: SequenceAlignment, explained: dict[str, str]
+) -> tuple[float, dict[str, float]]:
+    """GPU time the changed launches moved: each replaced launch's mean time in B minus its
+    predecessor's in A, plus launches only one side makes. Split: the launches of kernels
+    not in ``explained`` (name -> the clue that counts it), and per explaining clue the
+    time of the launches involving its kernels."""
+    avg_a = dict(zip(x.kernels["name"], x.kernels["a_avg_ns"], strict=True))
+    avg_b = dict(zip(x.kernels["name"], x.kernels["b_avg_ns"], strict=True))
+    rest = 0.0
+    counted: dict[str, float] = {}
+
+    def add(names: tuple[str, ...], ns: float) -> None:
+        nonlocal rest
+        who = next((explained[n] for n in names if n in explained), None)
+        if who is None:
+            rest += ns
+        else:
+            counted[who] = counted.get(who, 0.0) + ns
+
+    for a, y, n in al.replaced:
+        add((a, y), n * ((avg_b.get(y) or 0) - (avg_a.get(a) or 0)))
+    for y, n in al.only_in_b:
+        add((y,), n * (avg_b.get(y) or 0))
+    for a, n in al.only_in_a:
+        add((a,), -n * (avg_a.get(a) or 0))
+    return rest, counted
