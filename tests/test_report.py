@@ -482,13 +482,13 @@ def big_trace(path: Path, kernels: int, streams: int = 4) -> Path:
 
 
 def test_big_trace_is_aggregated_and_says_so(tmp_path, monkeypatch):
-    from tracelens.report import collect, layout
+    from tracelens.report import layout, timekeeping
 
     n = 300_000
     path = big_trace(tmp_path / "big.sqlite", n)
     # Steps and utilization are left out above threshold.util_max_launches (20M): lowered
     # here so that the omission is tested on a small trace.
-    monkeypatch.setattr(collect, "_timekeeping_max_operations", lambda: 250_000)
+    monkeypatch.setattr(timekeeping, "_max_operations", lambda: 250_000)
     with tracelens.open(path) as t:
         assert t.info.count("kernel") == n + 3
         html = build_report(t)

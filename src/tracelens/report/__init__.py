@@ -7,8 +7,11 @@ timeline) or a compact Markdown summary, for one trace or for two.
 
 The report composes the library's public analyses; it computes nothing of its own:
 
-- ``collect.py``: one trace's sections (census, lineup, stakeout, danger, memory, header,
-  steps and utilization: :meth:`Trace.steps`, :meth:`Trace.util`);
+- ``collect.py``: one trace's sections put together, each built in its own module:
+  ``header.py`` (the export, its GPUs and processes), ``kernelview.py`` (census and lineup
+  rows and charts), ``stakeoutview.py`` (duration histograms, launch configurations),
+  ``dangerview.py`` (danger-zone kernels), ``timekeeping.py`` (steps and utilization:
+  :meth:`Trace.steps`, :meth:`Trace.util`); ``omitted.py``: what the page leaves out;
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
   and its default window (the first steady step);

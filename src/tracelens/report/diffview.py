@@ -10,15 +10,10 @@ from markupsafe import Markup
 
 from ..units import fmt_ns, fmt_ratio
 from . import svg
-from .collect import (
-    CHART_ROWS,
-    STAKEOUT_KERNELS,
-    Omitted,
-    StakeoutRow,
-    danger_left_out,
-    danger_rule_notes,
-    stakeout_rows,
-)
+from .dangerview import danger_left_out, danger_rule_notes
+from .kernelview import CHART_ROWS
+from .omitted import Omitted
+from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .text import count, danger_hits, decode, labels, ratio_class, short
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from ..errors import MissingDataError
 from ..units import fmt_ns
 from . import svg
-from .collect import category_rows, danger_rows, kernel_rows
+from .dangerview import danger_rows
+from .kernelview import category_rows, kernel_rows
 from .page import check_top
 from .text import pct, share_pct, short
 

@@ -12,7 +12,9 @@ from markupsafe import Markup
 from ..errors import check_at_least
 from ..units import fmt_bytes, fmt_ns, fmt_ratio
 from . import svg
-from .collect import PER_OCTAVE, Omitted, Side, collect_side
+from .collect import Side, collect_side
+from .omitted import Omitted
+from .stakeoutview import PER_OCTAVE
 from .text import count, pct, ratio_class, short, signed_ns
 
 if TYPE_CHECKING:

@@ -1,0 +1,74 @@
+"""The header of one trace's section: the export (file, nsys and schema versions, capture
+time, span), its event counts, processes and GPUs (:attr:`Trace.info`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import TYPE_CHECKING, Any
+
+from ..units import fmt_bytes, fmt_ns
+from . import svg
+
+if TYPE_CHECKING:
+    from ..trace import Trace
+
+HEADER_PROCESSES = 4  # processes named in the header
+
+
+def gpu_kinds(trace: Trace) -> list[str]:
+    """One line per kind of GPU: 'GPU 0: NAME (SMs, memory, sm X.Y)' or 'N × NAME (...)'."""
+    kinds: dict[str, list[Any]] = {}
+    for g in trace.info.gpus:
+        bits = []
+        if g.sm_count:
+            bits.append(f"{g.sm_count} SMs")
+        if g.memory_bytes:
+            bits.append(f"{g.memory_bytes / 2**30:.0f} GiB")
+        if g.compute_capability:
+            bits.append(f"sm {g.compute_capability}")
+        text = (g.name or "unknown GPU") + (f" ({', '.join(bits)})" if bits else "")
+        kinds.setdefault(text, []).append(g.id)
+    return [
+        (f"{len(ids)} × " if len(ids) > 1 else f"GPU {ids[0]}: ") + text
+        for text, ids in kinds.items()
+    ]
+
+
+def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
+    """(label, value) rows describing the export."""
+    info = trace.info
+    started = "—"
+    if info.session_start_utc_ns:
+        t = _dt.datetime.fromtimestamp(info.session_start_utc_ns / 1e9, tz=_dt.UTC)
+        started = t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    span = fmt_ns(info.duration_ns)
+    if busy_ns:
+        span += f" (GPU busy {fmt_ns(busy_ns)})"
+    procs = [f"{p.pid} {p.name or ''}".strip() for p in info.processes]
+    shown = "; ".join(svg.clip_text(p, 90) for p in procs[:HEADER_PROCESSES]) or "—"
+    if len(procs) > HEADER_PROCESSES:
+        shown += f"; +{len(procs) - HEADER_PROCESSES} more"
+    rows = [
+        ("file", f"{trace.path.name} ({fmt_bytes(info.size_bytes)})"),
+        (
+            "nsys / schema",
+            f"{info.nsys_version or 'unknown (no metadata)'} / {info.schema_version or '—'}",
+        ),
+        ("captured", started),
+        ("span", span),
+        (
+            "GPU events",
+            f"{info.count('kernel'):,} kernels · {info.count('memcpy'):,} memcpys · "
+            f"{info.count('memset'):,} memsets",
+        ),
+        (
+            "CPU events",
+            f"{info.count('runtime'):,} CUDA API calls · {info.count('nvtx'):,} NVTX events",
+        ),
+        ("processes", shown),
+        ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
+    ]
+    note = trace.graph_note()  # CUDA graphs traced at graph level: say what is not here
+    if note:
+        rows.append(("not in this report", note))
+    return rows
