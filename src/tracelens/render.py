@@ -2,7 +2,9 @@
 
 Pure functions returning strings; callers decide where the text goes. Columns whose name
 ends in ``_ns`` are times and are converted to the requested unit (and renamed, e.g.
-``total_ns`` -> ``total_ms``), so a CSV header always says its unit.
+``total_ns`` -> ``total_ms``), so a CSV header always says its unit. Names and text from
+the profiled program are made safe by :mod:`tracelens.escape`; a TraceInfo is written by
+:mod:`tracelens.info_text` (both re-exported here, where callers have always found them).
 """
 
 from __future__ import annotations
@@ -10,18 +12,41 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
-import re
 from typing import TYPE_CHECKING
 
 from ._table import cell_len
+from .escape import encodable, escape_controls, md_code, md_text, printable
 from .filters import TIME_UNITS_NS
+from .info_text import describe_info
 from .rows import Rows
-from .units import fmt_ns
 
 if TYPE_CHECKING:
     import polars as pl
 
     Frame = pl.DataFrame | Rows
+
+__all__ = [
+    "DECIMALS",
+    "DEFAULT_WIDTH",
+    "HEADERS",
+    "LAUNCH_DIMS",
+    "RICH_MAX_ROWS",
+    "UNIT_SUFFIXES",
+    "convert_times",
+    "csv",
+    "describe_info",  # from info_text.py
+    "encodable",  # from escape.py
+    "escape_controls",
+    "format_time",
+    "frame",
+    "json",
+    "launch_dims_text",
+    "markdown",
+    "md_code",
+    "md_text",
+    "printable",
+    "table",
+]
 
 # Display headers for the columns the analyses produce ({u} is the time unit).
 HEADERS = {
@@ -154,46 +179,6 @@ def _header(col: str, unit: str) -> str:
             base = col[: -len(suffix)]
             return HEADERS.get(base, base.replace("_", " ").capitalize() + " ({u})").format(u=u)
     return HEADERS.get(col, col.replace("_", " ").capitalize())
-
-
-# Kernel, process and NVTX names and paths come from the profiled program: a name holding
-# ESC sequences would retitle the terminal, clear it or plant a link. Every text output
-# shows such characters as \xNN (as bad UTF-8 bytes are shown), C0 and C1 controls and DEL.
-# A path's bytes that are not UTF-8 arrive as surrogate escapes (U+DC80..U+DCFF): shown as
-# the byte, \xNN, too (they cannot be written as UTF-8 at all).
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
-_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udcff]")
-# What a color table writes itself (rich's SGR styles), kept by ``escape_controls``.
-_OUR_STYLES = re.compile(r"(\x1b\[[0-9;]*m)")
-
-
-def _hex(m: re.Match) -> str:
-    code = ord(m.group())
-    return f"\\x{code - 0xDC00 if code >= 0xDC80 else code:02x}"
-
-
-_SURROGATES = re.compile(r"[\udc80-\udcff]")
-
-
-def encodable(text: str) -> str:
-    """``text`` writable as UTF-8: the surrogate escapes of bytes that were not UTF-8 (in a
-    path, say) shown as ``\\xNN``; everything else as it is."""
-    return text if text.isascii() else _SURROGATES.sub(_hex, text)
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character (line breaks too) shown as ``\\xNN``."""
-    return _CONTROLS.sub(_hex, text)
-
-
-def escape_controls(text: str, *, keep_styles: bool = False) -> str:
-    """A whole rendered output made safe for a terminal: control characters other than
-    line breaks and tabs become ``\\xNN``; ``keep_styles`` keeps SGR color sequences
-    (``ESC [ ... m``, what a color table emits); every other escape sequence is shown."""
-    if not keep_styles:
-        return _CONTROLS_BUT_LINES.sub(_hex, text)
-    parts = _OUR_STYLES.split(text)
-    return "".join(p if i % 2 else _CONTROLS_BUT_LINES.sub(_hex, p) for i, p in enumerate(parts))
 
 
 def _cell(value: object, decimals: int, column: str = "") -> str:
@@ -423,56 +408,6 @@ def json(df: Frame) -> str:
 
 
 # -- Markdown -------------------------------------------------------------------------------------
-# Kernel names, NVTX text, process and file names come from the profiled program: untrusted.
-# Markdown outputs are pasted where GitHub renders them (PR comments, $GITHUB_STEP_SUMMARY),
-# and GitHub passes some raw HTML through (<img>, <details>, comments), so every Markdown
-# writer puts such text through one of these two helpers.
-_MD_TEXT = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        # Backslash escapes (CommonMark): a pipe would end a table cell, a backtick open a
-        # code span, brackets make links and images (![x](//host/beacon.png)), and a
-        # backslash would escape what follows it.
-        "\\": "\\\\",
-        "|": "\\|",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-    }
-)
-
-
-def _one_line(text: str) -> str:
-    # CommonMark's line endings; a break would end the table row or the heading.
-    return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
-
-
-def md_text(value: object) -> str:
-    """``value`` as Markdown text that renders as itself: ``&``, ``<``, ``>`` become
-    entities, ``\\ | ` [ ]`` are backslash-escaped, line breaks become spaces. Safe in a
-    table cell, a heading or a paragraph."""
-    return printable(_one_line(str(value))).translate(_MD_TEXT)
-
-
-def md_code(value: object, *, table: bool = False) -> str:
-    """``value`` as a Markdown code span (GitHub shows its content literally, HTML included).
-
-    The fence is one backtick longer than the longest run of backticks in the text, so
-    none closes it early; the text is padded with a space when it starts or ends with a
-    backtick (CommonMark strips one space from each side). ``table``: the span sits in a
-    table cell, where a pipe must be escaped even inside a code span (GFM removes the
-    backslash); elsewhere the backslash would show. An empty text is an empty string."""
-    text = printable(_one_line(str(value)))
-    if not text:
-        return ""
-    if table:
-        text = text.replace("|", "\\|")
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    if text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip(" ")):
-        text = f" {text} "
-    return f"{fence}{text}{fence}"
 
 
 def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> str:
@@ -525,53 +460,4 @@ def frame(
         row_styles=row_styles,
         width=width,
         color=color,
-    )
-
-
-def describe_info(info) -> str:
-    """A TraceInfo as readable text."""
-    size_mb = info.size_bytes / 1e6
-    schema = info.schema_version or "none (exports before nsys 2022.2 carry no schema version)"
-    lines = [
-        f"file       {info.path} ({size_mb:,.1f} MB)",
-        f"nsys       {info.nsys_version or 'unknown'}",
-        f"schema     {schema}" + (f" [{info.metadata_table}]" if info.metadata_table else ""),
-        f"span       {fmt_ns(info.start_ns)} → {fmt_ns(info.end_ns)} "
-        f"(duration {fmt_ns(info.duration_ns)}, from session start)",
-    ]
-    if not info.gpus:
-        lines.append("gpus       none described in the export")
-    for g in info.gpus:
-        bits = [
-            b
-            for b in (
-                f"--device {g.cuda_device}" if g.cuda_device is not None else None,
-                g.bus_location,
-                f"{g.sm_count} SMs" if g.sm_count else None,
-                f"{g.memory_bytes / 2**30:,.1f} GiB" if g.memory_bytes else None,
-                f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else None,
-            )
-            if b
-        ]
-        lines.append(
-            f"gpu {g.id!s:<6} {g.name or 'unnamed'}" + (f" ({', '.join(bits)})" if bits else "")
-        )
-    if not info.processes:
-        lines.append("processes  none with CUDA activity")
-    for p in info.processes:
-        lines.append(f"process    {p.pid} {p.name or ''}".rstrip())
-    for e in info.events:
-        if e.kind == "graph":  # shown only when the export has graph-level replays
-            if e.present:
-                lines.append(f"{e.kind:<10} {_graph_replays(e.count, info.graph_replay_ns)}")
-            continue
-        count = f"{e.count:,}" if e.present else "not captured (no table)"
-        lines.append(f"{e.kind:<10} {count}")
-    return "\n".join(lines) + "\n"
-
-
-def _graph_replays(count: int, total_ns: int) -> str:
-    return (
-        f"{count:,} {'replay' if count == 1 else 'replays'}, {fmt_ns(total_ns)} of GPU time, "
-        "not broken down by kernel (re-profile with --cuda-graph-trace=node)"
     )
