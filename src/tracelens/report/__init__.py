@@ -16,7 +16,7 @@ The report composes the library's public analyses; it computes nothing of its ow
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
   and its default window (the first steady step);
 - ``page.py``: the Jinja2 page (autoescaped: kernel names and NVTX text come from the
-  profiled program and always render as text); ``svg.py``: its charts;
+  profiled program and always render as text); ``svg/``: its charts;
 - ``nvtxtree.py``: each trace's NVTX ranges nested by path with their GPU time;
 - ``pathview.py``: the numerical-path comparison (:mod:`tracelens.fingerprint`), for two
   traces or fingerprints (:func:`build_path_report`);
