@@ -28,21 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._resources import data_dir
 from .rules import (
     _NESTED_QUANTIFIER,
     MATCH_KEYS,
     SCOPES,
     Matcher,
+    RuleFile,
     RuleSet,
     Subject,
     parse_matcher,
-    parse_rule_file,
-    with_user_rules,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,21 +149,9 @@ def _rule(table: Mapping[str, object], rid: str, *, builtin: bool, origin: str) 
     return Rule(rid, str(category), subfamily, why, parse_matcher(table), origin)
 
 
-def _parse_rules(path: Path, *, builtin: bool) -> list[Rule]:
-    def build(table: Mapping[str, object], rid: str) -> Rule:
-        return _rule(table, rid, builtin=builtin, origin=str(path))
-
-    return parse_rule_file(path, _RULE_KEYS, build)
-
-
-def builtin_rules_path() -> Path:
-    return data_dir() / _BUILTIN_FILE
-
-
-@lru_cache(maxsize=1)
-def _builtin_rules() -> Rules:
-    path = builtin_rules_path()
-    return Rules(_parse_rules(path, builtin=True), [str(path)])
+_RULE_FILE = RuleFile(_BUILTIN_FILE, _RULE_KEYS, _rule, Rules)
+builtin_rules_path = _RULE_FILE.builtin_path
+_builtin_rules = _RULE_FILE.builtin  # read on first use
 
 
 def load_rules(extra: Path | str | None = None) -> Rules:
@@ -175,7 +160,7 @@ def load_rules(extra: Path | str | None = None) -> Rules:
     A user rule with the id of a built-in rule replaces it. A file that cannot be read or
     parsed raises :class:`~tracelens.errors.UsageError` naming the file and the problem.
     """
-    return with_user_rules(_builtin_rules(), extra, lambda p: _parse_rules(p, builtin=False))
+    return _RULE_FILE.load(extra)
 
 
 def classify(name: str, rules: Rules | None = None) -> Category:

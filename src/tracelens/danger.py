@@ -15,21 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._resources import data_dir
 from .choices import LEVELS  # most severe first; the CLI offers the same
 from .errors import UsageError, check_at_least, check_choice
 from .rules import (
     MATCH_KEYS,
     Matcher,
+    RuleFile,
     RuleSet,
     Subject,
     parse_matcher,
-    parse_rule_file,
-    with_user_rules,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,21 +130,9 @@ def _rule(table: Mapping[str, object], rid: str, *, builtin: bool, origin: str) 
     return DangerRule(rid, str(level), why, fix, source, matcher, fields, origin)
 
 
-def _parse_rules(path: Path, *, builtin: bool) -> list[DangerRule]:
-    def build(table: Mapping[str, object], rid: str) -> DangerRule:
-        return _rule(table, rid, builtin=builtin, origin=str(path))
-
-    return parse_rule_file(path, _RULE_KEYS, build)
-
-
-def builtin_danger_path() -> Path:
-    return data_dir() / _BUILTIN_FILE
-
-
-@lru_cache(maxsize=1)
-def _builtin() -> DangerRules:
-    path = builtin_danger_path()
-    return DangerRules(_parse_rules(path, builtin=True), [str(path)])
+_RULE_FILE = RuleFile(_BUILTIN_FILE, _RULE_KEYS, _rule, DangerRules)
+builtin_danger_path = _RULE_FILE.builtin_path
+_builtin = _RULE_FILE.builtin  # read on first use
 
 
 def load_danger_rules(extra: Path | str | None = None) -> DangerRules:
@@ -156,7 +141,7 @@ def load_danger_rules(extra: Path | str | None = None) -> DangerRules:
 
     A bad file raises :class:`~tracelens.errors.UsageError` naming the file and the problem.
     """
-    return with_user_rules(_builtin(), extra, lambda p: _parse_rules(p, builtin=False))
+    return _RULE_FILE.load(extra)
 
 
 def match_danger(name: str, rules: DangerRules | None = None) -> list[DangerHit]:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
+from ._resources import data_dir
 from .errors import UsageError
 from .names import _name_parts
 
@@ -327,9 +328,47 @@ def parse_rule_file(
 S = TypeVar("S", bound=RuleSet)
 
 
-def with_user_rules(builtin: S, extra: Path | str | None, parse: Callable[[Path], list]) -> S:
-    """``builtin``, preceded by the rules ``parse`` reads from ``extra`` when given."""
-    if extra is None:
-        return builtin
-    path = Path(extra)
-    return builtin.overridden_by(parse(path), str(path))
+class RuleFile(Generic[S]):
+    """One kind of rules file (categories, danger): the built-in file in ``data/``, read
+    once, and user files in the same format whose rules go first (override by id).
+    ``build(table, id, builtin=, origin=)`` checks one ``[[rule]]`` table past the keys and
+    the id and makes the rule (``builtin``: the built-in file, which must say more, e.g. a
+    ``why``; ``origin``: the file's path); ``rule_set(rules, sources)`` makes the set."""
+
+    def __init__(
+        self,
+        file_name: str,
+        keys: Iterable[str],
+        build: Callable[..., RuleLike],
+        rule_set: Callable[[list, list[str]], S],
+    ) -> None:
+        self.file_name = file_name
+        self.keys = frozenset(keys)
+        self._build = build
+        self._rule_set = rule_set
+        self._builtin: S | None = None
+
+    def builtin_path(self) -> Path:
+        return data_dir() / self.file_name
+
+    def parse(self, path: Path, *, builtin: bool) -> list:
+        """The rules of the file at ``path`` (UsageError naming the file and the rule)."""
+
+        def build(table: Mapping[str, object], rid: str) -> RuleLike:
+            return self._build(table, rid, builtin=builtin, origin=str(path))
+
+        return parse_rule_file(path, self.keys, build)
+
+    def builtin(self) -> S:
+        """The built-in rules (read on first use)."""
+        if self._builtin is None:
+            path = self.builtin_path()
+            self._builtin = self._rule_set(self.parse(path, builtin=True), [str(path)])
+        return self._builtin
+
+    def load(self, extra: Path | str | None = None) -> S:
+        """The built-in rules, preceded by the rules of the user file ``extra`` when given."""
+        if extra is None:
+            return self.builtin()
+        path = Path(extra)
+        return self.builtin().overridden_by(self.parse(path, builtin=False), str(path))
