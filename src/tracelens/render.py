@@ -22,6 +22,7 @@ from .rows import Rows
 
 if TYPE_CHECKING:
     import polars as pl
+    from rich.console import Console
 
     Frame = pl.DataFrame | Rows
 
@@ -45,6 +46,7 @@ __all__ = [
     "md_code",
     "md_text",
     "printable",
+    "rich_console",
     "table",
 ]
 
@@ -320,7 +322,6 @@ def _rich_table(
     """The table as rich writes it, with ANSI styles when ``color``: without, the same
     text as the plain writer (tests/test_render_speed.py compares them)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -346,18 +347,26 @@ def _rich_table(
         # Text(), not str: kernel names such as `[lambda(float) (instance 1)]` are not markup.
         t.add_row(*(Text(c) for c in row), style=row_styles[i] if row_styles else None)
     out = io.StringIO()
-    console = Console(
-        file=out,
-        width=console_width,
+    rich_console(out, width=console_width, color=color).print(t)
+    # Rich pads every line to the console width; trailing blanks only hurt when pasting.
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def rich_console(file: io.StringIO, *, width: int, color: bool) -> Console:
+    """A rich console writing to ``file``, ``width`` columns wide, with ANSI styles only
+    when ``color``; it highlights nothing and reads no emoji codes, so names print as they
+    are. Every rich text output (tables, the diff's board) goes through one."""
+    from rich.console import Console
+
+    return Console(
+        file=file,
+        width=width,
         color_system="auto" if color else None,
         force_terminal=color,
         highlight=False,
         emoji=False,
         soft_wrap=False,
     )
-    console.print(t)
-    # Rich pads every line to the console width; trailing blanks only hurt when pasting.
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 
 def _plain(value: object) -> object:

@@ -340,20 +340,14 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
     import io
 
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from ..render import rich_console
+
     short = _table_name
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width,
-        color_system="auto" if color else None,
-        force_terminal=color,
-        highlight=False,
-        emoji=False,
-    )
+    console = rich_console(buf, width=width, color=color)
     console.print(Text(f"tracelens diff: A = {d.label_a}  →  B = {d.label_b}", style="bold"))
     console.print(Text(""))
     board = Table(
