@@ -21,6 +21,7 @@ from tracelens.errors import MissingDataError, TraceError, UsageError
 from tracelens.ranks import analyse_ranks, summarise
 from tracelens.ranks.reduce import reduce
 from tracelens.ranks.render import VIEWS, render_ranks
+from tracelens.ranks.rules import ranks_rules
 
 # File names whose last integer is 3 for every rank: the rank must come from elsewhere.
 STEM = "w{rank}-of-3"
@@ -168,6 +169,42 @@ def test_a_rank_with_other_collective_calls_is_named(tmp_path):
         "4 calls)"
     )
     assert r.waits.filter(pl.col("caused_ns") > 0)["rank"].to_list() == [1]
+
+
+def test_a_rank_that_skipped_a_whole_step_of_calls_is_flagged(tmp_path):
+    """Skipping an AllGather and an AllReduce keeps the kinds in step, so the k-th calls
+    pair wrongly without a kind to tell: the ends that still disagree after aligning say
+    that rank's correction and waits cannot be trusted."""
+    import sqlite3
+
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=1)
+    con = sqlite3.connect(rs.paths[3])
+    for kind in ("AllGather", "AllReduce"):
+        con.execute(
+            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT k.rowid FROM "
+            "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+            "WHERE s.value LIKE ? ORDER BY k.start LIMIT 1 OFFSET 1)",
+            (f"ncclDevKernel_{kind}%",),
+        )
+    con.commit()
+    con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert (3, "collectives", "6 collective calls where most ranks make 8") in (
+        r.inconsistencies.rows()
+    )
+    suspect = [f for f in r.findings if "after aligning" in f]
+    assert len(suspect) == 1 and suspect[0].startswith(
+        "rank 3's collective ends still differ from rank 0's by up to "
+    )
+    assert suspect[0].endswith("its calls are left out of the waits")
+    # the others' waits are what they were: rank 1 the only straggler, 38 ms a step
+    assert r.findings[0] == (
+        "rank 1 made the others wait 38.00 ms per step in AllReduce (last to arrive in 4 of "
+        "4 calls)"
+    )
+    assert r.waits["rank"].unique().sort().to_list() == [0, 1, 2]
+    resid = dict(r.clock.select("rank", "residual_ns").iter_rows())
+    assert resid[3] > ranks_rules().clock_suspect_ns >= max(resid[k] for k in (0, 1, 2))
 
 
 def test_bad_files_are_reported_and_the_others_analysed(tmp_path):

@@ -8,9 +8,9 @@ the reference rank's: the lowest rank that runs collectives).
 
 Then waits. The k-th call on a communicator is one collective instance across ranks (the
 calls of another collective than most ranks' k-th are left out of the clocks and the waits:
-that rank skipped or added a call, which ``consistency`` names); the spread of its (aligned)
-start times is how long the earliest rank waited for the last one.
-Each rank's wait in an instance is the last start minus its own; the last rank "caused"
+that rank skipped or added a call, which ``consistency`` names; so is a rank whose ends
+still disagree with the reference's after aligning); the spread of its (aligned) start
+times is how long the earliest rank waited for the last one. Each rank's wait in an instance is the last start minus its own; the last rank "caused"
 the instance's spread. Summed per rank and collective kind, divided by the steps, that is
 "rank 5 made the others wait 38 ms per step in AllReduce".
 """
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..results import Result
 from .consistency import inconsistencies
+from .findings import findings
 from .rules import ranks_rules
 
 if TYPE_CHECKING:
@@ -120,7 +121,9 @@ def reduce(
     colls = colls.join(clock.select("rank", "shift_ns"), on="rank").with_columns(
         start_a=pl.col("start_ns") + pl.col("shift_ns")
     )
-    instances, calls = _instances(_same_kind(colls))
+    # A rank whose calls do not pair with the reference's would make nonsense waits: out.
+    unpaired = _unpaired_ranks(clock)
+    instances, calls = _instances(_same_kind(colls).filter(~pl.col("rank").is_in(unpaired)))
     steps = _steps(summaries, calls)
     n_steps = _run_steps(ranks)
     waits = _waits(calls, n_steps)
@@ -162,7 +165,7 @@ def reduce(
         failures=failed,
         missing_ranks=missing,
         reference_rank=reference,
-        findings=_findings(waits, clock, reference, inconsistent, missing, n_steps),
+        findings=findings(waits, clock, reference, inconsistent, missing, n_steps, unpaired),
     )
 
 
@@ -265,6 +268,17 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
         .with_columns(shift_ns=pl.col("session_offset_ns") + pl.col("correction_ns"))
         .sort("rank")
     )
+
+
+def _unpaired_ranks(clock: pl.DataFrame) -> list[int]:
+    """Ranks whose collective ends still differ from the reference's by more than
+    ``clock_suspect_ns`` after aligning: their k-th calls are not the reference's k-th
+    (skipped or extra calls of the same collective), so neither their correction nor
+    their waits mean anything."""
+    import polars as pl
+
+    limit = ranks_rules().clock_suspect_ns
+    return sorted(clock.filter(pl.col("residual_ns") > limit)["rank"].to_list())
 
 
 def _reference(ranks: pl.DataFrame, colls: pl.DataFrame) -> int | None:
@@ -449,45 +463,3 @@ def _waits(calls: pl.DataFrame, n_steps: int) -> pl.DataFrame:
         )
         .sort("rank", "kind")
     )
-
-
-def _findings(waits, clock, reference, inconsistent, missing, n_steps) -> tuple[str, ...]:
-    """The headline sentences, most important first."""
-    import polars as pl
-
-    from ..units import fmt_ns, fmt_signed_ns
-
-    out: list[str] = []
-    on_time = ranks_rules().on_time_ns
-    culprits = waits.filter(pl.col("caused_ns") >= on_time).sort(
-        "caused_ns", "rank", descending=[True, False]
-    )
-    for row in culprits.iter_rows(named=True):
-        per = (
-            f"{fmt_ns(row['caused_per_step_ns'])} per step"
-            if n_steps
-            else f"{fmt_ns(row['caused_ns'])} in all"
-        )
-        out.append(
-            f"rank {row['rank']} made the others wait {per} in {row['kind']} "
-            f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
-        )
-    if not culprits.height and waits.height:
-        out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
-    if reference is not None and clock.height > 1:
-        moved = clock.filter(pl.col("correction_ns") != 0)
-        if moved.height:
-            big = moved.sort(pl.col("correction_ns").abs(), descending=True).row(0, named=True)
-            resid = clock["residual_ns"].max()
-            out.append(
-                f"clocks aligned on collective ends (reference rank {reference}): "
-                f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
-                f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within {fmt_ns(resid)}"
-            )
-        else:
-            out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
-    for row in inconsistent.iter_rows(named=True):
-        out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
-    if missing:
-        out.append(f"missing ranks: {', '.join(map(str, missing))} (not analysed)")
-    return tuple(out)

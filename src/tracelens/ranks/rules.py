@@ -1,5 +1,5 @@
 """The data `tracelens ranks` works from (``data/ranks.toml``): when a late rank is noise,
-and how many steps the summary lists. Each entry carries its reason in the file."""
+when clock alignment has failed, and how many steps the summary lists. Each entry carries its reason in the file."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .._resources import data_dir
 class RanksRules:
     on_time_ns: int  # a collective whose start times spread less than this is on time
     straggler_steps_shown: int  # steps listed under "stragglers per step" in the summary
+    clock_suspect_ns: int  # collective ends disagreeing by more than this after alignment
 
 
 @cache
@@ -23,4 +24,5 @@ def ranks_rules() -> RanksRules:
     return RanksRules(
         on_time_ns=int(doc["stragglers"]["on_time_ns"]),
         straggler_steps_shown=int(doc["summary"]["straggler_steps_shown"]),
+        clock_suspect_ns=int(doc["clocks"]["suspect_residual_ns"]),
     )

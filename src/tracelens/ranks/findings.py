@@ -1,0 +1,71 @@
+"""The headline sentences of a :class:`~.reduce.RanksResult`, most important first: who
+made the others wait, how far the clocks were moved (and where aligning them failed),
+which ranks run something else, which are missing."""
+
+from __future__ import annotations
+
+from .rules import ranks_rules
+
+
+def findings(
+    waits, clock, reference, inconsistent, missing, n_steps, unpaired=()
+) -> tuple[str, ...]:
+    """The headline sentences, most important first (``unpaired``: the ranks left out of
+    the waits because their calls do not pair with the reference's)."""
+    import polars as pl
+
+    from ..units import fmt_ns
+
+    out: list[str] = []
+    on_time = ranks_rules().on_time_ns
+    culprits = waits.filter(pl.col("caused_ns") >= on_time).sort(
+        "caused_ns", "rank", descending=[True, False]
+    )
+    for row in culprits.iter_rows(named=True):
+        per = (
+            f"{fmt_ns(row['caused_per_step_ns'])} per step"
+            if n_steps
+            else f"{fmt_ns(row['caused_ns'])} in all"
+        )
+        out.append(
+            f"rank {row['rank']} made the others wait {per} in {row['kind']} "
+            f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
+        )
+    if not culprits.height and waits.height:
+        out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
+    if reference is not None and clock.height > 1:
+        out += _clock_findings(clock, reference, unpaired)
+    for row in inconsistent.iter_rows(named=True):
+        out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
+    if missing:
+        out.append(f"missing ranks: {', '.join(map(str, missing))} (not analysed)")
+    return tuple(out)
+
+
+def _clock_findings(clock, reference: int, unpaired) -> list[str]:
+    """How far the clocks were moved, and the ranks whose collective ends still disagree
+    with the reference's after the move (``reduce._unpaired_ranks``)."""
+    import polars as pl
+
+    from ..units import fmt_ns, fmt_signed_ns
+
+    out = []
+    moved = clock.filter(pl.col("correction_ns") != 0)
+    if moved.height:
+        big = moved.sort(pl.col("correction_ns").abs(), descending=True).row(0, named=True)
+        out.append(
+            f"clocks aligned on collective ends (reference rank {reference}): "
+            f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
+            f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within "
+            f"{fmt_ns(clock['residual_ns'].max())}"
+        )
+    else:
+        out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
+    for row in clock.filter(pl.col("rank").is_in(list(unpaired))).iter_rows(named=True):
+        out.append(
+            f"rank {row['rank']}'s collective ends still differ from rank {reference}'s by up "
+            f"to {fmt_ns(row['residual_ns'])} after aligning: its calls do not pair with the "
+            "others' (skipped or extra calls?), so its clock correction is unreliable and "
+            "its calls are left out of the waits"
+        )
+    return out
