@@ -69,4 +69,4 @@ CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE
     FROM nvtx_text AS n
     LEFT JOIN strings AS s ON s.id = n.textId
     LEFT JOIN domains AS d ON d.id = n.domainId AND d.pid = pid_of(n.globalTid)
-    WHERE n.eventType IN (59, 60, 70, 71);
+    WHERE is_nvtx_range_type(n.eventType);

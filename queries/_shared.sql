@@ -6,12 +6,15 @@
 -- Scalar macros:
 --   pid_of(global_id)   BIGINT  operating-system pid from a globalPid/globalTid (bits 24-47)
 --   tid_of(global_tid)  BIGINT  operating-system tid from a globalTid (bits 0-23)
+--   of_process(global_id, pid)  BOOLEAN  the globalPid/globalTid is of process pid (NULL: any)
 --   in_window(s, e, t0, t1)     BOOLEAN  [s, e] starts in, ends in or spans [t0, t1] (ns);
 --                                        a NULL bound is "no bound"
 --   event_passes(device_id, stream_id, global_pid, s, e, device, pid, stream, t0, t1)
 --                               BOOLEAN  the event filter; each NULL filter value passes all
 --   is_nvtx_range(event_type, e)         BOOLEAN  a closed push/pop or start/end range
 --                                        (eventType 59, 60, and nsys's own 70, 71)
+--   is_nvtx_range_type(event_type)       BOOLEAN  a push/pop or start/end range, closed or
+--                                        left open (nvtx_ranges() keeps open ones)
 --   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
 --                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
 --   launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id)
@@ -63,12 +66,14 @@
 -- Sequence work_selection_ids gives each new selection its id (tracelens.filters.select_work).
 CREATE OR REPLACE TEMP MACRO pid_of(global_id) AS (global_id >> 24) & 16777215;
 CREATE OR REPLACE TEMP MACRO tid_of(global_tid) AS global_tid & 16777215;
+CREATE OR REPLACE TEMP MACRO of_process(global_id, pid) AS
+    pid IS NULL OR pid_of(global_id) = pid;
 CREATE OR REPLACE TEMP MACRO in_window(s, e, t0, t1) AS
     (t0 IS NULL OR e >= t0) AND (t1 IS NULL OR s <= t1);
 CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e, device, pid, stream, t0, t1) AS
     (device IS NULL OR device_id = device)
     AND (stream IS NULL OR stream_id = stream)
-    AND (pid IS NULL OR pid_of(global_pid) = pid)
+    AND of_process(global_pid, pid)
     AND in_window(s, e, t0, t1);
 -- launched_by: the runtime call (globalTid, correlationId) launched the GPU operation
 -- (globalPid, correlationId). Correlation ids are unique per process only, so the process
@@ -77,8 +82,9 @@ CREATE OR REPLACE TEMP MACRO launched_by(op_global_pid, op_correlation_id, call_
     call_correlation_id = op_correlation_id AND pid_of(call_global_tid) = pid_of(op_global_pid);
 CREATE OR REPLACE TEMP MACRO api_name(name) AS
     CASE WHEN length(name) >= 6 AND substr(name, length(name) - 5, 2) = '_v' THEN left(name, length(name) - 6) ELSE name END;
+CREATE OR REPLACE TEMP MACRO is_nvtx_range_type(event_type) AS event_type IN (59, 60, 70, 71);
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
-    event_type IN (59, 60, 70, 71) AND e IS NOT NULL;
+    is_nvtx_range_type(event_type) AND e IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO duration_stats(d) AS {
     'total_ns': sum(d), 'instances': count(*), 'avg_ns': avg(d), 'med_ns': median(d),
     'min_ns': min(d), 'max_ns': max(d), 'stddev_ns': coalesce(stddev_samp(d), 0)};
@@ -162,7 +168,7 @@ CREATE OR REPLACE TEMP MACRO mem_kind_name(kind) AS
               WHEN 6 THEN 'Managed Static' WHEN 7 THEN 'Unknown' END;
 CREATE OR REPLACE TEMP MACRO filtered_runtime_calls(pid, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM runtime_calls
-    WHERE (pid IS NULL OR pid_of(globalTid) = pid)
+    WHERE of_process(globalTid, pid)
       AND in_window(start, "end", t0, t1)
       AND in_selection(globalTid - tid_of(globalTid), correlationId, selection);
 -- calls_in_ranges(ranges): the CUDA API calls that start inside a range of the relation

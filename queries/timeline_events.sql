@@ -123,7 +123,7 @@ host AS (
       AND in_window(n.start, n."end", $start_ns, least($end_ns, $bound_ns))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
-           regexp_replace(s.value, '_v.{4}$', '')
+           api_name(s.value)
     FROM runtime_calls AS r
     LEFT JOIN strings AS s ON s.id = r.nameId
     WHERE $api AND in_window(r.start, r."end", $start_ns, least($end_ns, $bound_ns))
@@ -145,7 +145,7 @@ rows AS (
     SELECT start, "end", kind, NULL, NULL,
            pid_of(globalTid), tid_of(globalTid), correlationId, NULL, name
     FROM host
-    WHERE ($pid IS NULL OR pid_of(globalTid) = $pid)
+    WHERE of_process(globalTid, $pid)
 )
 SELECT
     start - $origin_ns AS start_ns,

@@ -4,6 +4,15 @@ SELECT 'pid_of' AS macro, 'globalTid of pid 4242 tid 4243 (vm 1)' AS args,
        pid_of((1::BIGINT << 48) | (4242::BIGINT << 24) | 4243)::VARCHAR AS result
 UNION ALL SELECT 'tid_of', 'globalTid of pid 4242 tid 4243 (vm 1)',
        tid_of((1::BIGINT << 48) | (4242::BIGINT << 24) | 4243)::VARCHAR
+UNION ALL SELECT 'of_process', 'globalTid of pid 4242; pid 4242',
+       of_process((4242::BIGINT << 24) | 4243, 4242)::VARCHAR
+UNION ALL SELECT 'of_process', 'globalTid of pid 4242; pid 4343',
+       of_process((4242::BIGINT << 24) | 4243, 4343)::VARCHAR
+UNION ALL SELECT 'of_process', 'globalTid of pid 4242; pid NULL',
+       of_process((4242::BIGINT << 24) | 4243, NULL)::VARCHAR
+UNION ALL SELECT 'is_nvtx_range_type', '60', is_nvtx_range_type(60)::VARCHAR
+UNION ALL SELECT 'is_nvtx_range_type', '71', is_nvtx_range_type(71)::VARCHAR
+UNION ALL SELECT 'is_nvtx_range_type', '34 (a mark)', is_nvtx_range_type(34)::VARCHAR
 UNION ALL SELECT 'in_window', '[10, 20] in [20, 30]', in_window(10, 20, 20, 30)::VARCHAR
 UNION ALL SELECT 'in_window', '[10, 20] in [21, 30]', in_window(10, 20, 21, 30)::VARCHAR
 UNION ALL SELECT 'in_window', '[10, 20] in [0, 10]', in_window(10, 20, 0, 10)::VARCHAR
