@@ -15,7 +15,8 @@
 -- Columns:
 --   events    BIGINT  kernels, memcpys, memsets, NVTX ranges (and API calls) in the window
 --   bound_ns  BIGINT  the $rows-th smallest start among them, ns from session start; NULL
---                     when there are fewer (the page reaches the end: no bound)
+--                     when there are fewer (the page reaches the end: no bound), and when
+--                     $rows is 1,000,000 or more
 WITH starts AS (
     SELECT start FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     UNION ALL
@@ -26,16 +27,17 @@ WITH starts AS (
     SELECT start
     FROM nvtx_text
     WHERE is_nvtx_range(eventType, "end")
-      AND ($pid IS NULL OR pid_of(globalTid) = $pid)
+      AND of_process(globalTid, $pid)
       AND in_window(start, "end", $start_ns, $end_ns)
     UNION ALL
     SELECT start
-    FROM runtime_calls
+    FROM filtered_runtime_calls($pid, $start_ns, $end_ns)
     WHERE $api
-      AND ($pid IS NULL OR pid_of(globalTid) = $pid)
-      AND in_window(start, "end", $start_ns, $end_ns)
 )
+-- min(start, n) keeps the n smallest starts; DuckDB takes n below 1,000,000 only, so a page
+-- that deep gets no bound (its query reads the whole trace: slower, not wrong).
 SELECT
     count(*) AS events,
-    CASE WHEN count(*) >= $rows THEN list_last(min(start, $rows)) END AS bound_ns
+    CASE WHEN $rows < 1000000 AND count(*) >= $rows
+         THEN list_last(min(start, least($rows, 999999))) END AS bound_ns
 FROM starts

@@ -129,9 +129,12 @@ def test_paging(tmp_path):
         full = trace.timeline(api=True, gap_ns=20_000)
         page = trace.timeline(api=True, gap_ns=20_000, limit=5, offset=7)
         past = trace.timeline(api=True, gap_ns=20_000, limit=5, offset=100)
+        # a million rows deep (was an internal error: DuckDB's min(x, n) takes n < 10^6)
+        deep = trace.timeline(api=True, gap_ns=20_000, limit=5, offset=1_000_000)
     assert full.total == full.events.height == 19
     assert page.total == 19 and page.events.rows() == full.events.slice(7, 5).rows()
     assert past.total == 19 and past.events.height == 0
+    assert deep.total == 19 and deep.events.height == 0
 
 
 def test_color_by_kind_only_on_a_terminal(tmp_path, capsys, monkeypatch):
