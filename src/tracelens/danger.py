@@ -105,6 +105,25 @@ class DangerRules(RuleSet[DangerRule]):
     def _confirmers(self) -> list[Callable[[str], bool] | None]:
         return [r.fields_hold if r.fields else None for r in self.rules]
 
+    def frame(self) -> pl.DataFrame:
+        """The rules as a table, one row per rule in order: ``rule`` (its position, UInt32,
+        as :meth:`every_frame` names it), rule_id, level, why, fix, source and ``order``
+        (the level's rank, 0 for high): what a frame of hits joins to."""
+        import polars as pl
+
+        return pl.DataFrame(
+            {
+                "rule": list(range(len(self.rules))),
+                "rule_id": [r.id for r in self.rules],
+                "level": [r.level for r in self.rules],
+                "why": [r.why for r in self.rules],
+                "fix": [r.fix for r in self.rules],
+                "source": [r.source for r in self.rules],
+                "order": [LEVELS.index(r.level) for r in self.rules],
+            },
+            schema_overrides={"rule": pl.UInt32},
+        )
+
 
 def _text(table: Mapping[str, object], key: str, *, required: bool) -> str:
     value = table.get(key, "")
@@ -183,19 +202,7 @@ def danger_table(kernels: pl.DataFrame, rules: DangerRules | None = None) -> pl.
     table = kernels.select(_NEEDED).with_columns(pl.col("name").cast(pl.String))
     table = table.filter(pl.col("name").is_not_null())
     hits = rules.every_frame(table["name"])  # each distinct name matched once, vectorized
-    by_rule = pl.DataFrame(
-        {
-            "rule": list(range(len(rules.rules))),
-            "rule_id": [r.id for r in rules.rules],
-            "level": [r.level for r in rules.rules],
-            "why": [r.why for r in rules.rules],
-            "fix": [r.fix for r in rules.rules],
-            "source": [r.source for r in rules.rules],
-            "order": [LEVELS.index(r.level) for r in rules.rules],
-        },
-        schema_overrides={"rule": pl.UInt32},
-    )
-    out = table.join(hits, on="name", how="inner").join(by_rule, on="rule", how="inner")
+    out = table.join(hits, on="name", how="inner").join(rules.frame(), on="rule", how="inner")
     out = out.with_columns(pl.col("total_ns").fill_null(0).neg().alias("neg_total"))
     out = out.sort("order", "neg_total", "name", "rule_id", maintain_order=True)
     return out.select([pl.col(k).cast(t) for k, t in schema.items()])

@@ -39,16 +39,6 @@ def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> 
     rules = load_danger_rules()
     schema = {k: getattr(pl, v) for k, v in DANGER_SCHEMA.items()}
     hits = rules.every_frame(kernels["name"])  # each name once, vectorized
-    by_rule = pl.DataFrame(
-        {
-            "rule": list(range(len(rules.rules))),
-            "rule_id": [r.id for r in rules.rules],
-            "level": [r.level for r in rules.rules],
-            "why": [r.why for r in rules.rules],
-            "fix": [r.fix for r in rules.rules],
-        },
-        schema_overrides={"rule": pl.UInt32},
-    )
     a, b = pl.col("a_total_ns"), pl.col("b_total_ns")
     status = (
         pl.when(pl.col("status") == "only_b")
@@ -71,7 +61,7 @@ def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> 
             "b_total_ns",
         )
         .join(hits, on="name", how="inner", maintain_order="left")
-        .join(by_rule, on="rule", how="inner", maintain_order="left")
+        .join(rules.frame(), on="rule", how="inner", maintain_order="left")
     )
     order = pl.col("level").replace_strict(_LEVEL_ORDER, default=9, return_dtype=pl.Int64)
     out = out.sort(
