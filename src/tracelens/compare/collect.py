@@ -111,9 +111,9 @@ def collect(
     else:
         census_demangled = kernel_summary(trace, name="demangled", where=where)
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
-    # GPU time accounting is the costliest part (util's interval sweeps: ~60x census on a
-    # million launches): above the limit the board goes without it and says so.
-    # Steps and NVTX regions cost as much (interval sweeps, the NVTX projection).
+    # GPU time accounting is the costliest part (util's sweeps over the work read above:
+    # about a census per million launches, bench/README.md): above the limit the board goes
+    # without it and says so. NVTX regions cost more (the NVTX projection): a lower limit.
     time, devices, util, steps, regions = None, 0, None, None, None
     if (totals["kernel_launches"] or 0) <= util_limit:
         from .. import util as util_module
