@@ -72,13 +72,14 @@ def _ops(path, **where):
 
 
 # The operations the sweeps read were a query of their own (util_ops.sql) before they were
-# derived from work_in_order: its golden CSVs, unchanged, are what util.operations must give.
+# derived from work_in_order: its golden CSVs, unchanged but for their names
+# (util_operations__*.csv), are what util.operations must give.
 @pytest.mark.parametrize(
     ("case", "where"),
     [("two_devices", {}), ("window", {"start_ns": 1_000_060, "end_ns": 1_000_450})],
 )
 def test_util_operations(trace_path, case, where):
-    expected = (GOLDEN / f"util_ops__{case}.csv").read_text()
+    expected = (GOLDEN / f"util_operations__{case}.csv").read_text()
     assert _ops(trace_path, **where).write_csv() == expected
 
 
