@@ -1,8 +1,7 @@
--- _nvtx_paths: creates the temp table nvtx_paths: the NVTX ranges that hold GPU work (the
--- innermost range of some operation's launching call, nvtx_op_ranges, and every ancestor
--- of one) with their names, stacks and paths, built from the roots down along nvtx_tree's
--- parent links, one string per range. Needs nvtx_tree and nvtx_op_ranges (tracelens.nvtx
--- builds them).
+-- _nvtx_paths: creates the temp table nvtx_paths: the NVTX ranges that hold GPU work
+-- (nvtx_held) with their names, stacks and paths, built from the roots down along
+-- nvtx_tree's parent links, one string per range. Needs nvtx_tree, nvtx_held and
+-- nvtx_held_text, their labels (tracelens.nvtx builds them).
 --
 -- Columns of nvtx_paths:
 --   range_id    BIGINT   nsys's RangeId (NVTX_EVENTS rowid)
@@ -12,20 +11,11 @@
 --   path        VARCHAR  the range names from the top down, joined by ' / '
 CREATE OR REPLACE TEMP TABLE nvtx_paths AS
 WITH RECURSIVE
-up AS (
-    -- the innermost ranges of the operations, then their parents, level by level
-    SELECT DISTINCT range_id FROM nvtx_op_ranges WHERE range_id IS NOT NULL
-    UNION
-    SELECT t.parent_id
-    FROM up AS u
-    JOIN nvtx_tree AS t ON t.range_id = u.range_id
-    WHERE t.parent_id IS NOT NULL
-),
 held AS MATERIALIZED (
     SELECT t.range_id, t.parent_id, r.name, r.style
-    FROM (SELECT DISTINCT range_id FROM up) AS u
+    FROM nvtx_held AS u
     JOIN nvtx_tree AS t ON t.range_id = u.range_id
-    JOIN nvtx_ranges() AS r ON r.range_id = u.range_id
+    JOIN nvtx_ranges(source := 'nvtx_held_text') AS r ON r.range_id = u.range_id
 ),
 down AS (
     SELECT range_id, ':' || range_id AS stack, name AS path

@@ -1,6 +1,7 @@
 -- _nvtx_ranges: the table macro nvtx_ranges(), every NVTX range as nsys stats 2022.4 names
--- and times it (nvtx_sum, nvtx_gpu_proj_trace); installed by Trace.load_nvtx_text right
--- after it builds the nvtx_text table (a macro binds its tables when it is created).
+-- and times it (nvtx_sum, nvtx_gpu_proj_trace); installed by Trace.load_nvtx_text (and
+-- load_nvtx_spans, before nvtx_text exists). The macros name their table through
+-- query_table, so it is bound when they are called, not when they are created.
 --
 -- A range is a push/pop or start/end range (eventType 59, 60, and nsys's own 70, 71). One
 -- left open at the end of the capture (end NULL) lasts, as in nsys, until the latest
@@ -11,6 +12,10 @@
 -- Also the scalar macro torch_label(name): a PyTorch range label without its per-call
 -- arguments, the op itself ('aten::mm, seq = 12, op_id = 991065, sizes = [[2, 3]]' ->
 -- 'aten::mm', as torch.autograd.profiler.emit_nvtx writes them); other labels unchanged.
+--
+-- nvtx_ranges(source := 'nvtx_text') reads the table named `source`, one with nvtx_text's
+-- columns: nvtx_held_text (Trace.load_nvtx_held_text) names the ranges that hold GPU work
+-- without every range's text (there an open range's "end" is that table's latest time).
 --
 -- Columns of nvtx_ranges():
 --   range_id        BIGINT   the NVTX_EVENTS rowid (nsys's RangeId)
@@ -29,7 +34,7 @@
 -- Columns: start, "end" (ns), globalTid, label (its text, else its registered string),
 -- top_level (BOOLEAN: inside no other range of its thread, i.e. no range of the thread
 -- that starts earlier, or at the same time and is longer, ends at or after its end).
-CREATE OR REPLACE TEMP MACRO thread_ranges() AS TABLE
+CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text') AS TABLE
     SELECT start, "end", globalTid, label,
            enclosing_end IS NULL OR enclosing_end < "end" AS top_level
     FROM (
@@ -37,21 +42,21 @@ CREATE OR REPLACE TEMP MACRO thread_ranges() AS TABLE
                max(n."end") OVER (
                    PARTITION BY n.globalTid ORDER BY n.start, n."end" DESC
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
-        FROM nvtx_text AS n
+        FROM query_table(source) AS n
         LEFT JOIN strings AS s ON s.id = n.textId
         WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
     );
 CREATE OR REPLACE TEMP MACRO torch_label(name) AS
     regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
-CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE
+CREATE OR REPLACE TEMP MACRO nvtx_ranges(source := 'nvtx_text') AS TABLE
     WITH domains AS (
         SELECT domainId AS id, pid_of(globalTid) AS pid, arg_min(text, start) AS domain
-        FROM nvtx_text
+        FROM query_table(source)
         WHERE eventType = 75
         GROUP BY domainId, pid_of(globalTid)
     ),
     last_ts AS (
-        SELECT greatest(max(start), max("end")) AS ts FROM nvtx_text
+        SELECT greatest(max(start), max("end")) AS ts FROM query_table(source)
     )
     SELECT
         n.row_id AS range_id,
@@ -61,12 +66,12 @@ CREATE OR REPLACE TEMP MACRO nvtx_ranges() AS TABLE
         coalesce(n."end", (SELECT ts FROM last_ts)) AS "end",
         n."end" IS NOT NULL AS closed,
         n.globalTid AS global_tid,
-        n.endGlobalTid IS NULL OR n.endGlobalTid = n.globalTid AS same_thread,
+        ends_on_own_thread(n.globalTid, n.endGlobalTid) AS same_thread,
         n.domainId AS domain_id,
         coalesce(s.value, n.text) AS label,
         CASE WHEN d.domain IS NOT NULL THEN d.domain || ':' || coalesce(s.value, n.text)
              ELSE coalesce(s.value, n.text) END AS name
-    FROM nvtx_text AS n
+    FROM query_table(source) AS n
     LEFT JOIN strings AS s ON s.id = n.textId
     LEFT JOIN domains AS d ON d.id = n.domainId AND d.pid = pid_of(n.globalTid)
     WHERE is_nvtx_range_type(n.eventType);

@@ -1,7 +1,10 @@
--- _nvtx_tree: creates the temp table nvtx_tree, the nesting of the NVTX ranges nsys projects
--- onto the GPU (nvtx_ranges() that end on the thread that opened them), as nsys stats
--- 2022.4's nvtx_gpu_proj_trace builds it: a range's parent is the tightest range on its
--- thread that contains it. Run once per trace by tracelens.nvtx (Trace.load_nvtx_text first).
+-- _nvtx_tree: the rows of the temp table nvtx_tree, the nesting of the NVTX ranges nsys
+-- projects onto the GPU (nvtx_spans: nvtx_ranges() that end on the thread that opened them),
+-- as nsys stats 2022.4's nvtx_gpu_proj_trace builds it: a range's parent is the tightest
+-- range on its thread that contains it. tracelens.nvtx runs it once per chunk of threads,
+-- those with global_tid between $first_tid and $last_tid (and the ranges without a thread
+-- when $null_tid), so that its sorts hold one chunk's ranges, not ten million
+-- (Trace.load_nvtx_spans first).
 -- Names, styles, stacks and paths are not here: _nvtx_paths gives them to the ranges that
 -- hold GPU work (a trace's ranges may be ten million; those that launched work are fewer).
 --
@@ -21,12 +24,11 @@
 --   parent_id   BIGINT     RangeId of the enclosing range, NULL at the top
 --   level       BIGINT     nesting level, 0 at the top
 --   depth       BIGINT     ranges open on the thread when it started (= level when nested)
-CREATE OR REPLACE TEMP TABLE nvtx_tree AS
 WITH RECURSIVE
 ranges AS (
     SELECT range_id, global_tid, start, "end"
-    FROM nvtx_ranges()
-    WHERE same_thread
+    FROM nvtx_spans
+    WHERE global_tid BETWEEN $first_tid AND $last_tid OR $null_tid AND global_tid IS NULL
 ),
 events AS (
     -- at one instant: ends first, then starts (longest first), then the ends of empty ranges

@@ -15,6 +15,9 @@
 --                                        (eventType 59, 60, and nsys's own 70, 71)
 --   is_nvtx_range_type(event_type)       BOOLEAN  a push/pop or start/end range, closed or
 --                                        left open (nvtx_ranges() keeps open ones)
+--   ends_on_own_thread(global_tid, end_global_tid)
+--                               BOOLEAN  a range ended on the thread that opened it (or its
+--                                        end thread is not recorded)
 --   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
 --                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
 --   launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id)
@@ -85,6 +88,8 @@ CREATE OR REPLACE TEMP MACRO api_name(name) AS
 CREATE OR REPLACE TEMP MACRO is_nvtx_range_type(event_type) AS event_type IN (59, 60, 70, 71);
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     is_nvtx_range_type(event_type) AND e IS NOT NULL;
+CREATE OR REPLACE TEMP MACRO ends_on_own_thread(global_tid, end_global_tid) AS
+    end_global_tid IS NULL OR end_global_tid = global_tid;
 CREATE OR REPLACE TEMP MACRO duration_stats(d) AS {
     'total_ns': sum(d), 'instances': count(*), 'avg_ns': avg(d), 'med_ns': median(d),
     'min_ns': min(d), 'max_ns': max(d), 'stddev_ns': coalesce(stddev_samp(d), 0)};

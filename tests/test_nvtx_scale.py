@@ -11,7 +11,7 @@ import pytest
 from test_nvtx import build_shapes
 
 import tracelens
-from tracelens import _resources
+from tracelens import _resources, nvtx
 from tracelens.filters import glob_regex
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
@@ -25,8 +25,10 @@ def _operators(con, sql: str, params=None) -> set[str]:
 
 
 def _select(name: str) -> str:
-    """The SELECT of a CREATE TABLE ... AS query file."""
+    """The SELECT of a CREATE TABLE ... AS query file (or the file, when it is a SELECT)."""
     text = _resources.query(name)
+    if "CREATE OR REPLACE TEMP TABLE" not in text:
+        return text
     return text[text.index(" AS\n", text.index("CREATE OR REPLACE TEMP TABLE")) + 4 :]
 
 
@@ -35,10 +37,25 @@ def shapes(tmp_path_factory):
     return build_shapes(tmp_path_factory.mktemp("scale") / "shapes.sqlite")
 
 
-@pytest.mark.parametrize(
-    "query",
-    ["_nvtx_tree", "_nvtx_op_ranges", "_nvtx_paths", "_nvtx_projection", "nvtx_selected_work"],
-)
+# The steps of nvtx.build_sweep and build_projection, in order: each query's plan is read
+# with the tables of the steps before it built.
+STEPS = ("_nvtx_tree", "_nvtx_op_ranges", "_nvtx_held", "_nvtx_paths", "_nvtx_projection")
+EVERY_THREAD = {"first_tid": 0, "last_tid": 2**62, "null_tid": True}
+
+
+def _build_before(trace, query: str) -> None:
+    con = trace.db
+    trace.load_nvtx_spans()
+    for step in STEPS[: STEPS.index(query)] if query in STEPS else STEPS:
+        if step == "_nvtx_tree":
+            nvtx._build_tree(trace)
+            continue
+        con.execute(_resources.query(step))
+        if step == "_nvtx_held":
+            trace.load_nvtx_held_text()
+
+
+@pytest.mark.parametrize("query", [*STEPS, "nvtx_selected_work"])
 def test_no_quadratic_join_in_the_plan(shapes, query):
     with tracelens.open(shapes) as t:
         t.load_nvtx_text()
@@ -47,10 +64,10 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         # (asof_loop_join_threshold 64, merge_join_threshold 1000, nested_loop 5).
         for setting in ("asof_loop_join", "merge_join", "nested_loop_join"):
             con.execute(f"SET {setting}_threshold = 0")
-        built = ("_nvtx_tree", "_nvtx_op_ranges", "_nvtx_paths")
-        for prerequisite in built[: built.index(query)] if query in built else built:
-            con.execute(_resources.query(prerequisite))
-        if query.startswith("_"):
+        _build_before(t, query)
+        if query == "_nvtx_tree":
+            ops = _operators(con, _select(query), EVERY_THREAD)
+        elif query.startswith("_"):
             ops = _operators(con, _select(query))
         else:
             ops = _operators(con, _resources.query(query), {"label_re": glob_regex("*")})

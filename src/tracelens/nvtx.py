@@ -85,23 +85,69 @@ def _built(trace: Trace, table: str) -> bool:
 
 
 def build_attribution(trace: Trace) -> None:
+    """:func:`build_sweep`, and ``nvtx_text`` (every range's labels) for callers that read
+    it beside the sweep (the fingerprint)."""
+    trace.load_nvtx_text()
+    build_sweep(trace)
+
+
+def build_sweep(trace: Trace) -> None:
     """Build, once per trace, nvtx_tree (range nesting), nvtx_op_ranges (each GPU
     operation's innermost range) and nvtx_paths (names, stacks and paths of the ranges that
-    hold GPU work): the sweep every NVTX attribution reads."""
-    trace.load_nvtx_text()
-    if _built(trace, "nvtx_op_ranges"):
+    hold GPU work, nvtx_held): the sweep every NVTX attribution reads. It reads the ranges'
+    threads and times (nvtx_spans) and the text of the held ranges only."""
+    if _built(trace, "nvtx_paths"):
         return
     from . import _resources
 
-    trace.db.execute(_resources.query("_nvtx_tree"))
+    trace.load_nvtx_spans()
+    _build_tree(trace)
     trace.db.execute(_resources.query("_nvtx_op_ranges"))
+    trace.db.execute(_resources.query("_nvtx_held"))
+    trace.load_nvtx_held_text()
     trace.db.execute(_resources.query("_nvtx_paths"))
+
+
+# The sweep of _nvtx_tree runs over this many ranges at a time at most (threads are never
+# split: one with more ranges is a chunk of its own), so that its sorts and joins need
+# memory for one chunk, not for every range of the trace (10M ranges took 7.9 GB at once).
+TREE_CHUNK_RANGES = 1_000_000
+
+
+def _build_tree(trace: Trace) -> None:
+    """nvtx_tree, the sweep of queries/_nvtx_tree.sql run per chunk of threads."""
+    from . import _resources
+
+    con = trace.db
+    counts = con.execute(
+        "SELECT global_tid, count(*) FROM nvtx_spans GROUP BY global_tid "
+        "ORDER BY global_tid NULLS FIRST"
+    ).fetchall()
+    chunks: list[list[int | None]] = [[]]
+    size = 0
+    for tid, ranges in counts:
+        if chunks[-1] and size + ranges > TREE_CHUNK_RANGES:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(tid)
+        size += ranges
+    sweep = _resources.query("_nvtx_tree")
+    con.execute("DROP TABLE IF EXISTS nvtx_tree")
+    for i, tids in enumerate(chunks):
+        known = [t for t in tids if t is not None]
+        params = {
+            "first_tid": known[0] if known else None,
+            "last_tid": known[-1] if known else None,
+            "null_tid": None in tids,
+        }
+        into = "CREATE TEMP TABLE nvtx_tree AS " if i == 0 else "INSERT INTO nvtx_tree "
+        con.execute(into + "SELECT * FROM (" + sweep + ")", params)
 
 
 def build_projection(trace: Trace) -> None:
     """Build the temp tables the GPU-projection queries read, once per trace: those of
-    :func:`build_attribution` and nvtx_projection (per range)."""
-    build_attribution(trace)
+    :func:`build_sweep` and nvtx_projection (per range)."""
+    build_sweep(trace)
     if _built(trace, "nvtx_projection"):
         return
     from . import _resources
@@ -152,7 +198,7 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
         )
     require_projection(trace)
     trace.require_kernels()
-    build_attribution(trace)
+    build_sweep(trace)
     return trace.query("nvtx_kernel_summary", group_by=group, name_kind=name)
 
 
@@ -164,7 +210,7 @@ def op_paths(trace: Trace) -> pl.DataFrame:
     gives every operation a null path."""
     if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
         return trace.query("nvtx_op_paths_none")
-    build_attribution(trace)
+    build_sweep(trace)
     return trace.query("nvtx_op_paths")
 
 

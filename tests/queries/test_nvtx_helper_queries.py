@@ -31,6 +31,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import assert_golden
+from tracelens import nvtx
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -97,6 +98,22 @@ def test_nvtx_ranges_torch_label(trace_path):
     assert_golden(trace_path, "_nvtx_ranges", "torch_label", tracelens.Trace.load_nvtx_text)
 
 
+def test_nvtx_spans(trace_path):
+    # Read from the export without nvtx_text: the nine closed ranges but handoff (8, ended on
+    # another thread), and open (10) until the mark's 12000, the last NVTX time; not the
+    # domain name (11) or the mark (12).
+    assert_golden(trace_path, "_nvtx_spans", "all", tracelens.Trace.load_nvtx_spans)
+
+
+def test_nvtx_spans_from_text(trace_path):
+    # The same rows when nvtx_text is loaded first (they are taken from it then).
+    def prepare(trace):
+        trace.load_nvtx_text()
+        trace.load_nvtx_spans()
+
+    assert_golden(trace_path, "_nvtx_spans", "all", prepare)
+
+
 def test_nvtx_tree(trace_path):
     # Thread 5555 nests: step (level 0) holds forward and backward (1), forward holds layer
     # (2), backward holds aten::mm (2); open is a root. Thread 5556: A is a root; B's
@@ -109,6 +126,12 @@ def test_nvtx_tree(trace_path):
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
 
 
+def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
+    # One thread per chunk (the sweep never splits a thread): the same tree.
+    monkeypatch.setattr(nvtx, "TREE_CHUNK_RANGES", 1)
+    assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
+
+
 def test_nvtx_op_ranges(trace_path):
     # Each operation with the innermost range holding its call: cid 21's runtime call (the
     # driver record is later in the (eventClass, start) order) lies in layer (3); cid 27's
@@ -116,6 +139,12 @@ def test_nvtx_op_ranges(trace_path):
     # cid 24 lies in A (5); cid 22 in backward (4) (aten::mm starts later); cid 25 on 5556
     # at 7000 lies in B and C, innermost C (7); cid 26 in the open range (10).
     assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+
+
+def test_nvtx_held(trace_path):
+    # The innermost ranges of the operations (layer 3, backward 4, A 5, C 7, open 10) and
+    # their ancestors (step 1, forward 2, B 6); not aten::mm (9, no work) or handoff (8).
+    assert_golden(trace_path, "_nvtx_held", "all", build_projection)
 
 
 def test_nvtx_paths(trace_path):

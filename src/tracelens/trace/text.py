@@ -5,6 +5,7 @@ such bytes as \\xNN escapes (``decode_text``)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from ..errors import TraceError
 if TYPE_CHECKING:
     import duckdb
 
+NVTX_TABLE = "NVTX_EVENTS"
 # NVTX rows read through Python per batch (load_nvtx_text): bounded memory on 10M ranges.
 NVTX_BATCH_ROWS = 250_000
 
@@ -84,77 +86,136 @@ class TextMethods:
         """
         self._load_nvtx_text_into(self.db)
 
-    def _load_nvtx_text_into(self, con, with_ranges: bool = True) -> None:
-        import duckdb
-
-        exists = "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'nvtx_text'"
-        if con.execute(exists).fetchone()[0]:
+    def load_nvtx_spans(self) -> None:
+        """Create the ``nvtx_spans`` table, once (``queries/_nvtx_spans.sql``): the ranges
+        nsys projects onto the GPU, their thread and times only, no labels: what the NVTX
+        sweep (``queries/_nvtx_tree.sql``) reads. From ``nvtx_text`` when that is loaded,
+        else straight from the export or cache entry, six columns rather than every NVTX
+        column and the text (on 10M ranges nvtx_text alone holds 1.3 GB)."""
+        con = self.db
+        if _table_exists(con, "nvtx_spans"):
             return
-        table, columns = _schema.VIEWS["nvtx_events"]
-        # row_id is the NVTX_EVENTS rowid: nsys stats calls it RangeId.
-        names = ["row_id"] + [name for name, _type in columns] + ["text"]
-        typed = ", ".join(f"{_schema._quote(n)} BIGINT" for n in names[:-1]) + ", text VARCHAR"
-        if self.parquet_dir is not None:
+        con.execute(_resources.query("_nvtx_ranges"))
+        if _table_exists(con, "nvtx_text"):
+            source, params = "SELECT * FROM nvtx_text", {}
+            last_sql = 'SELECT greatest(max(start), max("end")) FROM nvtx_text'
+            last_ts = con.execute(last_sql).fetchone()[0]
+        else:
+            names = ["row_id", "start", "end", "eventType", "globalTid", "endGlobalTid"]
+            source, params = self._nvtx_select(names)
+            last_ts = self._nvtx_last_ts(con)
+        create = "CREATE TEMP TABLE nvtx_spans AS WITH nvtx_span_source AS ({}) {}"
+        sql = create.format(source, _resources.query("_nvtx_spans"))
+        with self._nvtx_attached(con, "sqlite_query" in source):
+            con.execute(sql, {**params, "last_ts": last_ts})
+
+    def _nvtx_last_ts(self, con) -> int | None:
+        """The latest NVTX timestamp (start or end of any event): where a range left open
+        at the end of the capture ends, as nvtx_ranges() says."""
+        if self.parquet_dir is not None and self._parquet_tables.get(NVTX_TABLE):
+            select, params = self._nvtx_select(["start", "end"])
+            sql = f'SELECT greatest(max(start), max("end")) FROM ({select})'
+            return con.execute(sql, params).fetchone()[0]
+        if NVTX_TABLE not in self.tables:
+            return None
+        # SQLite's own aggregate: no second scan through DuckDB's scanner
+        sql = 'SELECT max(start), max("end") FROM NVTX_EVENTS'
+        starts, ends = self._sqlite_rows(sql)[0]
+        return max(t for t in (starts, ends) if t is not None) if starts is not None else None
+
+    def load_nvtx_held_text(self) -> None:
+        """Create ``nvtx_held_text``: the ``nvtx_text`` rows of the ranges in ``nvtx_held``
+        (those that hold GPU work, and their ancestors) and the domain names, for
+        ``nvtx_ranges(source := 'nvtx_held_text')`` to name those ranges without loading
+        every range's text. Filtered from ``nvtx_text`` when that is loaded."""
+        con = self.db
+        where = "row_id IN (SELECT range_id FROM nvtx_held) OR eventType = 75"
+        con.execute("DROP TABLE IF EXISTS nvtx_held_text")
+        if _table_exists(con, "nvtx_text"):
+            con.execute(
+                f"CREATE TEMP TABLE nvtx_held_text AS SELECT * FROM nvtx_text WHERE {where}"
+            )
+            return
+        self._load_nvtx_text_into(con, with_ranges=False, table="nvtx_held_text", where=where)
+
+    def _nvtx_select(self, names: list[str]) -> tuple[str, dict]:
+        """A SELECT of NVTX_EVENTS' ``names`` (``text`` VARCHAR, the others BIGINT; NULL
+        where absent) and its parameters: from the cache entry or parquetdir, else from the
+        export through the database :meth:`_nvtx_attached` attaches (no rows when the export
+        has no NVTX table)."""
+
+        def cast(name: str, value: str) -> str:
+            sqltype = "VARCHAR" if name == "text" else "BIGINT"
+            return f"CAST({value} AS {sqltype}) AS {_schema._quote(name)}"
+
+        present = set(self._parquet_tables.get(NVTX_TABLE, ())) if self.parquet_dir else set()
+        if present:
             # Parquet holds text as UTF-8 already (the cache wrote it decoded); row_id is
             # there when the cache wrote it, NULL in a directory nsys exported.
-            present = set(self._parquet_tables.get(table, ()))
-            if present:
-                select = ", ".join(
-                    f"CAST({_schema._quote(n)} AS BIGINT) AS {_schema._quote(n)}"
-                    if n in present
-                    else f"CAST(NULL AS BIGINT) AS {_schema._quote(n)}"
-                    for n in names[:-1]
-                )
-                text = "CAST(text AS VARCHAR)" if "text" in present else "CAST(NULL AS VARCHAR)"
-                con.execute(
-                    f"CREATE TEMP TABLE nvtx_text AS SELECT {select}, {text} AS text "
-                    f"FROM {_schema.source_sql(table, 'parquet')}"
-                )
-                if with_ranges:
-                    con.execute(_resources.query("_nvtx_ranges"))
-                return
-        if table not in self.tables:
-            con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
-        else:
-            present = set(self.tables[table]) | {"row_id"}
             select = ", ".join(
-                "rowid AS row_id" if n == "row_id" else _schema._quote(n) if n in present
-                else f"NULL AS {_schema._quote(n)}"
-                for n in names
-            )  # fmt: skip
-            sql = f"SELECT {select} FROM {_schema._quote(table)}"
-            try:
-                self._load_nvtx_text_fast(con, names, sql)
-            except duckdb.Error as exc:
-                if "utf" not in str(exc).lower() and "unicode" not in str(exc).lower():
-                    raise
-                # Bytes that are not UTF-8 in a label: read through Python instead.
-                con.execute("DROP TABLE IF EXISTS nvtx_text")
-                con.execute(f"CREATE TEMP TABLE nvtx_text ({typed})")
-                self._load_nvtx_text_slowly(con, names, sql)
-        if with_ranges:
-            con.execute(_resources.query("_nvtx_ranges"))
+                cast(n, _schema._quote(n) if n in present else "NULL") for n in names
+            )
+            return f"SELECT {select} FROM {_schema.source_sql(NVTX_TABLE, 'parquet')}", {}
+        if NVTX_TABLE not in self.tables:
+            return "SELECT " + ", ".join(cast(n, "NULL") for n in names) + " WHERE false", {}
+        in_sqlite = set(self.tables[NVTX_TABLE]) | {"row_id"}
+        inner = ", ".join(
+            "rowid AS row_id" if n == "row_id" else _schema._quote(n) if n in in_sqlite
+            else f"NULL AS {_schema._quote(n)}"
+            for n in names
+        )  # fmt: skip
+        outer = ", ".join(cast(n, _schema._quote(n)) for n in names)
+        sql = f"SELECT {inner} FROM {_schema._quote(NVTX_TABLE)}"
+        return f"SELECT {outer} FROM sqlite_query('nvtx_source', $sql)", {"sql": sql}
 
-    def _load_nvtx_text_fast(self, con, names: list[str], sql: str) -> None:
-        """nvtx_text read by DuckDB itself (SQLite's rowid is only reachable through an
-        attached database: sqlite_scan does not expose it)."""
+    @contextlib.contextmanager
+    def _nvtx_attached(self, con, needed: bool = True):
+        """The export attached read-only as ``nvtx_source`` while a query made by
+        :meth:`_nvtx_select` runs (SQLite's rowid, nsys's RangeId, is only reachable through
+        an attached database: sqlite_scan does not expose it)."""
+        if not needed:
+            yield
+            return
         # ATTACH takes no bound parameter; the path is the trace's own, quoted. READ_ONLY:
         # SQLite opens the file read-only and writes nothing beside it.
         path = str(self._real_path).replace("'", "''")
         con.execute(f"ATTACH '{path}' AS nvtx_source (TYPE sqlite, READ_ONLY)")
         try:
-            casts = ", ".join(
-                f"CAST({_schema._quote(n)} AS BIGINT) AS {_schema._quote(n)}" for n in names[:-1]
-            )
-            con.execute(
-                f"CREATE TEMP TABLE nvtx_text AS SELECT {casts}, CAST(text AS VARCHAR) AS text "
-                "FROM sqlite_query('nvtx_source', $sql)",
-                {"sql": sql},
-            )
+            yield
         finally:
             con.execute("DETACH nvtx_source")
 
-    def _load_nvtx_text_slowly(self, con, names: list[str], sql: str) -> None:
+    def _load_nvtx_text_into(
+        self, con, with_ranges: bool = True, *, table: str = "nvtx_text", where: str = "true"
+    ) -> None:
+        """``table`` (nvtx_text) from the cache entry or export, its rows those ``where``
+        holds; then the nvtx_ranges() macro (``with_ranges``)."""
+        import duckdb
+
+        if _table_exists(con, table):
+            return
+        _table, columns = _schema.VIEWS["nvtx_events"]
+        # row_id is the NVTX_EVENTS rowid: nsys stats calls it RangeId.
+        names = ["row_id"] + [name for name, _type in columns] + ["text"]
+        select, params = self._nvtx_select(names)
+        create = f"CREATE TEMP TABLE {table} AS SELECT * FROM ({select}) WHERE {where}"
+        try:
+            with self._nvtx_attached(con, bool(params)):
+                con.execute(create, params)
+        except duckdb.Error as exc:
+            if "utf" not in str(exc).lower() and "unicode" not in str(exc).lower():
+                raise
+            # Bytes that are not UTF-8 in a label: read through Python instead.
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+            typed = ", ".join(f"{_schema._quote(n)} BIGINT" for n in names[:-1])
+            con.execute(f"CREATE TEMP TABLE {table} ({typed}, text VARCHAR)")
+            self._load_nvtx_text_slowly(con, names, params["sql"], table, where)
+        if with_ranges:
+            con.execute(_resources.query("_nvtx_ranges"))
+
+    def _load_nvtx_text_slowly(
+        self, con, names: list[str], sql: str, table: str, where: str
+    ) -> None:
         """nvtx_text through Python's sqlite3, labels decoded as ``decode_text`` does; in
         batches, so that millions of ranges never sit in Python objects at once."""
         import pyarrow as pa
@@ -166,5 +227,10 @@ class TextMethods:
             }
             data["text"] = pa.array([decode_text(t) for t in values[-1]], pa.string())
             con.register("_nvtx_text", pa.table(data))
-            con.execute("INSERT INTO nvtx_text SELECT * FROM _nvtx_text")
+            con.execute(f"INSERT INTO {table} SELECT * FROM _nvtx_text WHERE {where}")
             con.unregister("_nvtx_text")
+
+
+def _table_exists(con, name: str) -> bool:
+    sql = "SELECT count(*) FROM duckdb_tables() WHERE table_name = $name"
+    return bool(con.execute(sql, {"name": name}).fetchone()[0])

@@ -1,0 +1,20 @@
+-- _nvtx_held: creates the temp table nvtx_held, the NVTX ranges that hold GPU work: the
+-- innermost range of some operation's launching call (nvtx_op_ranges) and every ancestor of
+-- one (nvtx_tree's parent links, followed up level by level). Only these get labels, stacks
+-- and paths (_nvtx_paths): of ten million ranges, those that launched work may be few.
+-- Needs nvtx_tree and nvtx_op_ranges (tracelens.nvtx builds them).
+--
+-- Columns of nvtx_held:
+--   range_id  BIGINT  nsys's RangeId (NVTX_EVENTS rowid)
+CREATE OR REPLACE TEMP TABLE nvtx_held AS
+WITH RECURSIVE
+up AS (
+    -- the innermost ranges of the operations, then their parents, level by level
+    SELECT DISTINCT range_id FROM nvtx_op_ranges WHERE range_id IS NOT NULL
+    UNION
+    SELECT t.parent_id
+    FROM up AS u
+    JOIN nvtx_tree AS t ON t.range_id = u.range_id
+    WHERE t.parent_id IS NOT NULL
+)
+SELECT DISTINCT range_id FROM up
