@@ -87,13 +87,18 @@ def collect(
 
     from ..census import kernel_summary
     from ..util import work_in_order
+    from ..util_sweep import KERNEL
 
     trace.require_kernels()
     window = _window(where)
     # One sorted read of the GPU work serves the totals, the launch sequences, util and
     # the step search (each read its own before: ~4 census times on a million launches).
     work = work_in_order(trace, where)
-    launches = work.filter(pl.col("kind") == 0)
+    # The kernels, with only the columns the totals, the sequences and the steps read.
+    name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
+    launches = work.filter(pl.col("kind") == KERNEL).select(
+        "device", "start_ns", "end_ns", *name_columns
+    )
     totals = trace_totals(trace, where, launches)
     census = kernel_summary(trace, name=name_kind, where=where)
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
