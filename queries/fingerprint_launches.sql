@@ -1,36 +1,51 @@
--- fingerprint_launches: every kernel launch as a fingerprint sees it: device, normalized
--- name, launch configuration, a code of those (for the block digests), its NVTX path and its
--- launch order keys. No step yet (fingerprint_launch_steps adds them). Used as the body of
--- the temp view fp_launches; no parameters (a view cannot bind them).
+-- fingerprint_launches: every kernel launch as a fingerprint sees it: device, its kernel
+-- variant (normalized name and launch configuration, as two integers), a code of it (for the
+-- block digests), the id of its NVTX path and its launch order keys. Integers only: the
+-- path's labels are joined back per unit (fingerprint_path_regions, fingerprint_paths), not
+-- per launch. No step yet (fingerprint_launch_steps adds them). Used as the body of the temp
+-- view fp_launches; no parameters (a view cannot bind them).
 --
 -- Inputs (temp tables the library creates):
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
 --       name (the names sorted) and a 31-bit code of the normalized name (stable across
 --       traces)
 --   fp_paths(pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
---   fp_path_lists(path_id, ranges)          fingerprint_range_paths: each path's ranges
 --
 -- Columns:
 --   device          BIGINT     CUDA device ordinal
---   norm_id         BIGINT     fp_names.norm_id of the kernel's name
---   grid_x, grid_y, grid_z     BIGINT  grid, blocks (NULL when the export lacks them)
---   block_x, block_y, block_z  BIGINT  block, threads
+--   step            BIGINT     NULL (see fingerprint_launch_steps)
+--   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
+--                              in fp_path_lists); NULL outside any NVTX range
+--   variant_hi      BIGINT     the kernel variant (normalized name, grid, block) as two
+--   variant_lo      BIGINT     integers whose order is the order of (norm_id, grid_x, grid_y,
+--                              grid_z, block_x, block_y, block_z), a missing dimension first:
+--                              hi = norm_id * 2^32 + (grid_x + 1), lo = (grid_y + 1) * 2^46 +
+--                              (grid_z + 1) * 2^29 + (block_x + 1) * 2^18 + (block_y + 1) *
+--                              2^7 + (block_z + 1), NULL as 0. Fields do not overlap within
+--                              CUDA's limits (grid 2^31-1 x 65535 x 65535, block 1024 x 1024 x
+--                              64); a launch beyond them stops the query with 'fingerprint:
+--                              launch configuration beyond CUDA limits'. fingerprint_units
+--                              joins the two into one HUGEINT (hi * 2^63 + lo) where few rows
+--                              remain (HUGEINT arithmetic on every launch costs seconds)
 --   code            BIGINT     31-bit code of (normalized name, grid, block): name_code plus
 --                              each dimension (+1, NULL as 0) times its own prime, mod 2^31-1
---   step            BIGINT     NULL (see fingerprint_launch_steps)
---   region          VARCHAR[]  NVTX labels enclosing the launching call, outermost first
---   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]  those ranges
 --   correlation_id  BIGINT     CUDA call order within the process
 --   start           BIGINT     GPU start, ns (breaks ties of one call: CUDA graph kernels)
 SELECT
     k.deviceId AS device,
-    n.norm_id,
-    k.gridX AS grid_x,
-    k.gridY AS grid_y,
-    k.gridZ AS grid_z,
-    k.blockX AS block_x,
-    k.blockY AS block_y,
-    k.blockZ AS block_z,
+    NULL::BIGINT AS step,
+    p.path_id,
+    CASE
+        WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')
+        ELSE n.norm_id * 4294967296 + (coalesce(k.gridX, -1) + 1)
+    END AS variant_hi,
+    CASE
+        WHEN NOT k.beyond_limits THEN (coalesce(k.gridY, -1) + 1) * 70368744177664
+            + (coalesce(k.gridZ, -1) + 1) * 536870912
+            + (coalesce(k.blockX, -1) + 1) * 262144
+            + (coalesce(k.blockY, -1) + 1) * 128
+            + (coalesce(k.blockZ, -1) + 1)
+    END AS variant_lo,
     (
         n.name_code
         + (coalesce(k.gridX, -1) + 1) * 1000003
@@ -40,12 +55,18 @@ SELECT
         + (coalesce(k.blockY, -1) + 1) * 131
         + (coalesce(k.blockZ, -1) + 1) * 17
     ) % 2147483647 AS code,
-    NULL::BIGINT AS step,
-    coalesce(list_transform(l.ranges, lambda r: r.label), []::VARCHAR[]) AS region,
-    l.ranges,
     k.correlationId AS correlation_id,
     k.start
-FROM kernels AS k
+FROM (
+    SELECT
+        *,
+        coalesce(
+            gridX NOT BETWEEN 0 AND 2147483647 OR gridY NOT BETWEEN 0 AND 65535
+                OR gridZ NOT BETWEEN 0 AND 65535 OR blockX NOT BETWEEN 0 AND 1024
+                OR blockY NOT BETWEEN 0 AND 1024 OR blockZ NOT BETWEEN 0 AND 64,
+            false
+        ) AS beyond_limits
+    FROM kernels
+) AS k
 JOIN fp_names AS n ON n.name_id = k.demangledName
 LEFT JOIN fp_paths AS p ON p.pid = pid_of(k.globalPid) AND p.correlation_id = k.correlationId
-LEFT JOIN fp_path_lists AS l ON l.path_id = p.path_id

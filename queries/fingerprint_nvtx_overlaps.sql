@@ -27,15 +27,16 @@
 --   correlation_id  BIGINT   correlation id shared by the call and the GPU work it launched
 --   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
 --                            the enclosing ranges, outermost first (by start, then the
---                            longest first): label (text, or its registered string), start
+--                            longest first): label (text, or its registered string,
+--                            normalized by torch_label as in fingerprint_range_paths), start
 --                            and end in ns from session start
 SELECT
     -row_number() OVER (ORDER BY c.pid, c.correlation_id) AS path_id,
     c.pid,
     c.correlation_id,
     list(
-        {'label': coalesce(n.text, s.value, ''), 'start': n.start, 'end': n."end"}
-        ORDER BY n.start, n."end" DESC, coalesce(n.text, s.value, '')
+        {'label': torch_label(coalesce(n.text, s.value, '')), 'start': n.start, 'end': n."end"}
+        ORDER BY n.start, n."end" DESC, torch_label(coalesce(n.text, s.value, ''))
     ) AS ranges
 FROM (
     SELECT f.pid, f.correlation_id, t.band + f.c.start AS band_start,

@@ -2,8 +2,10 @@
 -- enclose the work launched inside it, outermost first: the range itself and its
 -- ancestors (nvtx_tree's parent links, followed from the roots down once per range, not
 -- per call), closed ranges only. Plus the paths fingerprint_nvtx_overlaps computed per
--- call on the other threads, under their own (negative) ids. Labels are the fingerprint's
--- (the range's text, else its registered string; no domain prefix).
+-- call on the other threads, under their own (negative) ids. Labels are the fingerprint's:
+-- the range's text, else its registered string, no domain prefix, normalized by torch_label
+-- (_nvtx_ranges.sql: a PyTorch op range's per-call arguments, seq = N, op_id = N, sizes =
+-- [...], are dropped; other labels are kept as they are).
 --
 -- Inputs: nvtx_tree, nvtx_text, strings, and the temp tables fp_overlap_threads
 -- (fingerprint_overlap_threads) and fp_overlap_paths (fingerprint_nvtx_overlaps).
@@ -17,7 +19,8 @@ WITH RECURSIVE
 nodes AS MATERIALIZED (
     SELECT t.range_id, t.parent_id,
            CASE WHEN n."end" IS NOT NULL THEN
-               {'label': coalesce(n.text, s.value, ''), 'start': n.start, 'end': n."end"}
+               {'label': torch_label(coalesce(n.text, s.value, '')), 'start': n.start,
+                'end': n."end"}
            END AS own
     FROM nvtx_tree AS t
     JOIN nvtx_text AS n ON n.row_id = t.range_id

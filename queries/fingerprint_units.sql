@@ -1,10 +1,15 @@
 -- fingerprint_units: the numerical path of a trace, one row per unit = (device, step,
--- region): how many kernels it launched, the first $block of them in launch order, an
--- order-sensitive digest per block of $block launches, and the launches of each variant.
--- All aggregation over launches happens here: Python sees units, never launches.
+-- region): how many kernels it launched, the variants of the first $block of them in launch
+-- order, an order-sensitive digest per block of $block launches, and the launches of each
+-- variant. The one sort over every launch is here, keyed by integers only: the region's
+-- labels stay in fp_path_regions, a variant is two (fingerprint_launches), one HUGEINT for
+-- the launches listed and the variants counted. Lists
+-- are sorted after they are aggregated (list_sort), not by list(... ORDER BY ...): an
+-- ordered aggregate keeps a sort per group, and a trace with NVTX op ranges has a unit per
+-- op and step (200k units ran DuckDB out of memory). The body of the temp table fp_units.
 --
--- Input: the temp view fp_unit_launches (fingerprint_launches, or fingerprint_launch_steps
--- when the trace has steps).
+-- Inputs: fp_unit_launches (fingerprint_launch_steps) and the temp table fp_path_regions
+-- (fingerprint_path_regions; empty without NVTX paths).
 --
 -- Launch order is the order of the CUDA calls (correlation id), then GPU start, then the
 -- variant's code: GPU timing jitter does not reorder it.
@@ -15,71 +20,97 @@
 -- Columns:
 --   device             BIGINT     CUDA device ordinal
 --   step               BIGINT     1-based step number; NULL outside steps (or no steps)
---   region             VARCHAR[]  NVTX labels, outermost first; [] outside any range
+--   region_id          BIGINT     fp_path_regions.region_id; NULL: no NVTX range below the
+--                                 step
 --   launches           BIGINT     kernel launches of the unit
 --   first_correlation  BIGINT     correlation id of its first launch (orders the units)
---   head               STRUCT(norm_id, grid_x, grid_y, grid_z, block_x, block_y, block_z)[]
---                                 the variants (BIGINT fields) of the first $block launches
+--   head               HUGEINT[]  the variants of the first $block launches, in launch order:
+--                                 variant_hi * 2^63 + variant_lo (fingerprint_launches)
 --   blocks             STRUCT(code_sum BIGINT, position_sum BIGINT)[]
 --                                 per block, in order: the sum of the launches' codes, and
 --                                 the sum of code * (position in block + 1) mod 2^31-1
---   counts             STRUCT(variant STRUCT(...), launches BIGINT)[]   launches per variant
-WITH ordered AS (
+--   counts             STRUCT(variant HUGEINT, launches BIGINT)[]
+--                                 launches per variant, by variant
+WITH ordered AS MATERIALIZED (
     SELECT
-        device,
-        step,
-        region,
-        {
-            'norm_id': norm_id, 'grid_x': grid_x, 'grid_y': grid_y, 'grid_z': grid_z,
-            'block_x': block_x, 'block_y': block_y, 'block_z': block_z
-        } AS variant,
-        code,
-        correlation_id,
+        l.device,
+        l.step,
+        r.region_id,
         row_number() OVER (
-            PARTITION BY device, step, region ORDER BY correlation_id, start, code
-        ) - 1 AS pos
-    FROM fp_unit_launches
+            PARTITION BY l.device, l.step, r.region_id
+            ORDER BY l.correlation_id, l.start, l.code
+        ) - 1 AS pos,
+        l.variant_hi,
+        l.variant_lo,
+        l.code,
+        l.correlation_id
+    FROM fp_unit_launches AS l
+    LEFT JOIN fp_path_regions AS r
+        ON r.device = l.device AND r.step IS NOT DISTINCT FROM l.step AND r.path_id = l.path_id
 ),
-per_block AS MATERIALIZED (
+per_block AS (
     SELECT
         device,
         step,
-        region,
+        region_id,
         pos // $block AS block,
         count(*) AS launches,
         min(correlation_id) AS first_correlation,
         sum(code)::BIGINT AS code_sum,
-        sum((code * (pos % $block + 1)) % 2147483647)::BIGINT AS position_sum,
-        list(variant ORDER BY pos) FILTER (WHERE pos < $block) AS head,
-        histogram(variant) AS counts
+        sum((code * (pos % $block + 1)) % 2147483647)::BIGINT AS position_sum
     FROM ordered
-    GROUP BY device, step, region, block
+    GROUP BY device, step, region_id, block
 ),
-per_variant AS (
-    SELECT device, step, region, entry.key AS variant, sum(entry.value)::BIGINT AS launches
-    FROM (SELECT device, step, region, unnest(map_entries(counts)) AS entry FROM per_block)
-    GROUP BY ALL
-),
-variant_lists AS (
+totals AS (
     SELECT
         device,
         step,
-        region,
-        list({'variant': variant, 'launches': launches} ORDER BY variant) AS counts
-    FROM per_variant
-    GROUP BY ALL
+        region_id,
+        sum(launches)::BIGINT AS launches,
+        min(first_correlation) AS first_correlation,
+        list_transform(
+            list_sort(list({'block': block, 'code_sum': code_sum, 'position_sum': position_sum})),
+            lambda b: {'code_sum': b.code_sum, 'position_sum': b.position_sum}
+        ) AS blocks
+    FROM per_block
+    GROUP BY device, step, region_id
+),
+heads AS (
+    SELECT
+        device,
+        step,
+        region_id,
+        list_transform(
+            list_sort(list({'pos': pos, 'variant': (variant_hi::HUGEINT << 63) + variant_lo})),
+            lambda h: h.variant
+        ) AS head
+    FROM ordered
+    WHERE pos < $block
+    GROUP BY device, step, region_id
+),
+counts AS (
+    SELECT device, step, region_id, list_sort(list({'variant': variant, 'launches': launches}))
+        AS counts
+    FROM (
+        SELECT
+            device,
+            step,
+            region_id,
+            (variant_hi::HUGEINT << 63) + variant_lo AS variant,
+            count(*) AS launches
+        FROM ordered
+        GROUP BY device, step, region_id, variant_hi, variant_lo
+    )
+    GROUP BY device, step, region_id
 )
-SELECT
-    b.device,
-    b.step,
-    b.region,
-    sum(b.launches)::BIGINT AS launches,
-    min(b.first_correlation) AS first_correlation,
-    first(b.head ORDER BY b.block) AS head,
-    list({'code_sum': b.code_sum, 'position_sum': b.position_sum} ORDER BY b.block) AS blocks,
-    any_value(c.counts) AS counts
-FROM per_block AS b
-JOIN variant_lists AS c
-    ON c.device = b.device AND c.step IS NOT DISTINCT FROM b.step AND c.region = b.region
-GROUP BY b.device, b.step, b.region
-ORDER BY b.device, b.step NULLS FIRST, first_correlation
+SELECT t.device, t.step, t.region_id, t.launches, t.first_correlation, h.head, t.blocks, c.counts
+FROM totals AS t
+JOIN heads AS h
+    ON h.device = t.device
+    AND h.step IS NOT DISTINCT FROM t.step
+    AND h.region_id IS NOT DISTINCT FROM t.region_id
+JOIN counts AS c
+    ON c.device = t.device
+    AND c.step IS NOT DISTINCT FROM t.step
+    AND c.region_id IS NOT DISTINCT FROM t.region_id
+ORDER BY t.device, t.step NULLS FIRST, t.first_correlation

@@ -11,8 +11,11 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   a region collapse into one entry. A region is the NVTX path of the launching call,
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 
-All aggregation over launches is done by DuckDB (``queries/fingerprint_units.sql``); Python
-sees distinct names and units only.
+All aggregation over launches is done by DuckDB, keyed by integers: each launch carries its
+NVTX path id, the regions are worked out once per distinct (device, step, path)
+(``fingerprint_path_regions``), one sort gives each launch its position in its unit and
+the units are aggregated (``fingerprint_units``), then collapse into the document's entries
+(``fingerprint_paths``). Python sees distinct names, variants and entries only.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from ..trace import Trace
 
 FORMAT = "tracelens-fingerprint"
-VERSION = 1
+VERSION = 2
 _DIR = Path(__file__).resolve().parent
 
 # What is not numerical in a kernel name, on top of tracelens's normalization (argument
@@ -128,17 +131,6 @@ def _variant(names: _Names, key: tuple) -> dict[str, Any]:
     }
 
 
-_KEY = ("norm_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
-
-
-def _key(struct: dict[str, Any]) -> tuple:
-    return tuple(struct[k] for k in _KEY)
-
-
-def _sort_key(key: tuple) -> tuple:
-    return tuple(-1 if v is None else v for v in key)
-
-
 def _steps_rows(trace: Trace) -> tuple[dict[str, Any], list[tuple]]:
     """(the document's ``steps`` description, rows for fp_steps) from ``trace.steps()``."""
     steps = trace.steps()
@@ -174,8 +166,31 @@ def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple])
     con.execute("CREATE OR REPLACE TEMP VIEW fp_launches AS " + query("fingerprint_launches"))
     # Without steps the ASOF join would still sort every launch: leave it out.
     units_input = query("fingerprint_launch_steps") if step_rows else "SELECT * FROM fp_launches"
-    con.execute("CREATE OR REPLACE TEMP VIEW fp_unit_launches AS " + units_input)
+    # With NVTX paths the launches are read twice (their distinct paths, then the sort):
+    # kept as a table, so that the trace (a direct SQLite read costs about a census) and
+    # the join with every call's path are read once. Without, they are read once: a view.
+    kind = "TABLE" if nvtx else "VIEW"
+    con.execute(f"CREATE OR REPLACE TEMP {kind} fp_unit_launches AS " + units_input)
     return nvtx
+
+
+def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
+    """fp_path_regions and fp_units, the tables fingerprint_variants and fingerprint_paths
+    read; the launches are dropped after (the biggest memory the fingerprint holds)."""
+    from .._resources import query
+
+    con = trace.db
+    if nvtx:
+        regions = query("fingerprint_path_regions")
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_path_regions AS " + regions)
+    else:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_path_regions (device BIGINT, step BIGINT, "
+            "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
+        )
+    units = query("fingerprint_units")
+    con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
+    con.execute(f"DROP {'TABLE' if nvtx else 'VIEW'} fp_unit_launches")
 
 
 def _create_paths(trace: Trace) -> bool:
@@ -241,38 +256,28 @@ def _digest(block: dict[str, int]) -> str:
     return f"{int(block['code_sum']):x}.{int(block['position_sum']):x}"
 
 
-def _variants(names: _Names, units: list[dict[str, Any]]) -> tuple[list[dict], dict[tuple, int]]:
-    """The document's variants (every one some unit counted), and their ids by key."""
-    keys = {_key(c["variant"]) for u in units for c in u["counts"]}
-    ordered = sorted(keys, key=_sort_key)  # norm_id follows the sorted normalized names
-    variants = [{"id": vid, **_variant(names, key)} for vid, key in enumerate(ordered)]
-    return variants, {key: vid for vid, key in enumerate(ordered)}
+def _variants(trace: Trace, names: _Names) -> tuple[list[dict], dict[int, int], int]:
+    """The document's variants (fingerprint_variants: every one some unit counted, ids in
+    key order), their ids by packed variant, and the launches they count."""
+    rows = trace.query_rows("fingerprint_variants").data
+    variants = [{"id": row[0], **_variant(names, row[2:9])} for row in rows]
+    return variants, {row[1]: row[0] for row in rows}, sum(row[9] for row in rows)
 
 
-def _entries(units: list[dict[str, Any]], vids: dict[tuple, int], block: int) -> list[dict]:
-    """Units with the same device, region and sequence collapse into one entry."""
-    entries: dict[tuple, dict[str, Any]] = {}
-    for u in units:  # ordered by device, step, first launch
-        long = u["launches"] > block
-        digests = tuple(_digest(b) for b in u["blocks"]) if long else ()
-        sequence = [vids[_key(v)] for v in u["head"]]
-        key = (u["device"], tuple(u["region"]), tuple(sequence), digests)
-        entry = entries.get(key)
-        if entry is None:
-            entry = entries[key] = {
-                "device": u["device"],
-                "region": list(u["region"]),
-                "steps": [],
-                "launches": u["launches"],
-                "sequence": sequence,
-            }
-            if long:
-                entry["blocks"] = list(digests)
-                counts = sorted((vids[_key(c["variant"])], c["launches"]) for c in u["counts"])
-                entry["counts"] = [list(c) for c in counts]
-        if u["step"] is not None:
-            entry["steps"].append(u["step"])
-    return list(entries.values())
+def _entry(row: dict[str, Any], vids: dict[int, int]) -> dict[str, Any]:
+    """One path entry of the document from a row of fingerprint_paths."""
+    entry = {
+        "device": row["device"],
+        "region": list(row["region"]),
+        "steps": list(row["steps"]),
+        "launches": row["launches"],
+        "sequence": [vids[v] for v in row["sequence"]],
+    }
+    if row["blocks"] is not None:
+        entry["blocks"] = [_digest(b) for b in row["blocks"]]
+        counts = sorted((vids[c["variant"]], c["launches"]) for c in row["counts"])
+        entry["counts"] = [list(c) for c in counts]
+    return entry
 
 
 def build(trace: Trace) -> dict[str, Any]:
@@ -286,8 +291,10 @@ def build(trace: Trace) -> dict[str, Any]:
     steps, step_rows = _steps_rows(trace)
     nvtx = _create_inputs(trace, names.rows, step_rows)
     block = settings().block_launches
-    units = trace.query("fingerprint_units", block=block).rows(named=True)
-    variants, vids = _variants(names, units)
+    _create_units(trace, nvtx, block)
+    variants, vids, launches = _variants(trace, names)
+    rows = trace.query_rows("fingerprint_paths", block=block)
+    paths = [_entry(dict(zip(rows.columns, row, strict=True)), vids) for row in rows.data]
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -295,8 +302,8 @@ def build(trace: Trace) -> dict[str, Any]:
         "regions": "nvtx" if nvtx else "step",
         "steps": steps,
         "block_launches": block,
-        "devices": sorted({u["device"] for u in units}),
-        "launches": sum(u["launches"] for u in units),
+        "devices": sorted({e["device"] for e in paths}),
+        "launches": launches,
         "variants": variants,
-        "paths": _entries(units, vids, block),
+        "paths": paths,
     }

@@ -1,0 +1,47 @@
+-- fingerprint_path_regions: the region of each distinct (device, step, NVTX path id) of the
+-- launches, worked out once per such key, not per launch. A region is the labels of the
+-- launching call's enclosing NVTX ranges, outermost first, without the ranges that enclose
+-- the step's whole CPU span (the step's own range and any outer one), so the same layer has
+-- the same region in every step. Labels come normalized from fp_path_lists (torch_label: a
+-- PyTorch op range's per-call arguments, seq, op_id, sizes, ..., dropped), so the calls of
+-- one op in one place share a region. Keys whose region is empty are left out (their
+-- launches have no region id).
+-- The body of the temp table fp_path_regions; no parameters.
+--
+-- Inputs: the temp tables fp_unit_launches (fingerprint_launch_steps), fp_path_lists
+-- (fingerprint_range_paths) and fp_steps (device, step, start_ns, end_ns, cpu_start_ns,
+-- cpu_end_ns; the CPU span NULL for period steps).
+--
+-- Columns:
+--   device     BIGINT     CUDA device ordinal
+--   step       BIGINT     1-based step number, or NULL
+--   path_id    BIGINT     fp_unit_launches.path_id
+--   region_id  BIGINT     the region's id, 1-based, in the order of the label lists (the
+--                         same list has the same id on every device and step)
+--   region     VARCHAR[]  NVTX labels below the step, outermost first
+WITH keys AS (
+    SELECT DISTINCT device, step, path_id FROM fp_unit_launches WHERE path_id IS NOT NULL
+),
+regions AS (
+    SELECT
+        k.device,
+        k.step,
+        k.path_id,
+        list_transform(
+            CASE
+                WHEN st.cpu_start_ns IS NULL THEN l.ranges
+                ELSE list_filter(
+                    l.ranges,
+                    lambda r: NOT (r.start <= st.cpu_start_ns AND r."end" >= st.cpu_end_ns)
+                )
+            END,
+            lambda r: r.label
+        ) AS region
+    FROM keys AS k
+    JOIN fp_path_lists AS l ON l.path_id = k.path_id
+    LEFT JOIN fp_steps AS st ON st.device = k.device AND st.step = k.step
+)
+SELECT device, step, path_id, dense_rank() OVER (ORDER BY region) AS region_id, region
+FROM regions
+WHERE len(region) > 0
+ORDER BY device, step NULLS FIRST, path_id
