@@ -121,6 +121,64 @@ def test_without_nvtx_a_region_is_the_whole_capture_of_a_device(tmp_path):
     ]
 
 
+def _torch_op_run(path, seqs):
+    """Steps step_1.. with a layer range holding two PyTorch op ranges each (as
+    torch.autograd.profiler.emit_nvtx labels them: per-call seq, op_id and sizes), each op
+    launching one GEMM; ``seqs[s]`` is step s's first seq number."""
+    from fixtures.fingerprint_runs import GEMM
+
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.23.3")
+    b.process(4242, "python train.py")
+    b.gpu(0)
+    t = 1_000_000_000
+    for step, seq in enumerate(seqs, start=1):
+        step_start, layer_start = t, t + 1_000
+        t += 2_000
+        for i in range(2):
+            label = f"aten::linear, seq = {seq + i}, op_id = {seq * 7 + i}, sizes = [[{step}, 8]]"
+            cid = b.runtime("cudaLaunchKernel_v7000", start=t + 100, end=t + 3_000)
+            b.kernel(GEMM, start=t + 5_000, end=t + 9_000, correlation_id=cid, grid=(132, 1, 1))
+            b.nvtx_range(label, start=t, end=t + 3_500)
+            t += 10_000
+        b.nvtx_range("layers.0", start=layer_start, end=t)
+        t += 1_000
+        b.nvtx_range(f"step_{step}", start=step_start, end=t)
+        t += 20_000
+    return b.write(path)
+
+
+def test_torch_ranges_that_differ_only_in_seq_and_op_id_are_one_region(tmp_path):
+    """PyTorch op labels carry a per-call seq and op_id (and the input sizes): the region
+    keeps the op only, so every call of the op in a layer is one region and the steps
+    collapse (with the numbers kept, each call was its own region: 250k on a 5M-kernel
+    trace, and the fingerprint ran out of memory)."""
+    doc = _doc(_torch_op_run(tmp_path / "t.sqlite", [10, 57, 311]))
+    assert doc["steps"] == {"method": "marker", "count": 3}
+    assert [(e["region"], e["steps"], e["launches"]) for e in doc["paths"]] == [
+        (["layers.0", "aten::linear"], [1, 2, 3], 2)
+    ]
+    other = _doc(_torch_op_run(tmp_path / "o.sqlite", [1_000, 2_000, 3_000]))
+    assert fp.dumps(other) == fp.dumps(doc)
+
+
+def test_a_launch_beyond_cuda_limits_is_one_line_and_exit_2(tmp_path, capsys):
+    """A variant is packed into integers within CUDA's limits; a damaged export that breaks
+    them is said so, not fingerprinted wrongly."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.23.3")
+    b.process(4242, "python train.py")
+    b.gpu(0)
+    cid = b.runtime("cudaLaunchKernel_v7000", start=1_000, end=2_000)
+    b.kernel("k", start=3_000, end=4_000, correlation_id=cid, grid=(1, 1, 1), block=(2048, 1, 1))
+    path = b.write(tmp_path / "damaged.sqlite")
+    rc, out, err = run_cli(["fingerprint", path], capsys)
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1
+    assert "beyond CUDA's limits" in err
+
+
 # -- comparing paths ---------------------------------------------------------------------
 def test_a_trace_against_itself_jittered_is_identical(tmp_path):
     a = _doc(build_run(tmp_path / "a.sqlite"))
@@ -222,7 +280,7 @@ def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
         monkeypatch.setattr(tracelens.Trace, method, counting)
     doc = _doc(path)
     assert doc["launches"] == 30 * (1 + 4 * 3)
-    assert {n for n, _h in heights} >= {"fingerprint_names", "fingerprint_units"}
+    assert {n for n, _h in heights} >= {"fingerprint_names", "fingerprint_paths"}
     ours = [h for n, h in heights if n.startswith("fingerprint")]
     assert ours and max(ours) <= 30 < doc["launches"] / 10  # strings or units (30 steps)
 
@@ -281,7 +339,8 @@ def test_cli_diff_takes_a_fingerprint_on_either_side(tmp_path, capsys):
     [
         ("{not json", "not valid JSON"),
         ('{"format": "something else"}', "not a tracelens fingerprint"),
-        ('{"format": "tracelens-fingerprint", "version": 99}', "fingerprint version 99"),
+        ('{"format": "tracelens-fingerprint", "version": 99}', "fingerprint format version 99"),
+        ('{"format": "tracelens-fingerprint", "version": 1}', "format version 1, this tracelens"),
     ],
 )
 def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, message):

@@ -194,6 +194,13 @@ def _inputs(trace, steps: bool) -> None:
     build_module._create_inputs(trace, names.rows, STEPS if steps else [])
 
 
+def _regions(trace) -> None:
+    """fp_path_regions, which fingerprint_units reads (run_trace has NVTX paths)."""
+    trace.db.execute(
+        "CREATE OR REPLACE TEMP TABLE fp_path_regions AS " + query("fingerprint_path_regions")
+    )
+
+
 def test_fingerprint_launches(run_trace):
     _inputs(run_trace, steps=False)
     _check(_csv(run_trace, "fingerprint_launches", sort=True), "fingerprint_launches", "run")
@@ -207,7 +214,55 @@ def test_fingerprint_launch_steps(run_trace):
 
 
 @pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
-def test_fingerprint_units(run_trace, steps):
+def test_fingerprint_path_regions(run_trace, steps):
+    """Without steps a region is the whole path (step_N, layers.L); with them the step's own
+    range is left out, and every layer has the same region id in every step."""
     _inputs(run_trace, steps)
     case = "steps" if steps else "no_steps"
+    _check(_csv(run_trace, "fingerprint_path_regions"), "fingerprint_path_regions", case)
+
+
+@pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
+def test_fingerprint_units(run_trace, steps):
+    _inputs(run_trace, steps)
+    _regions(run_trace)
+    case = "steps" if steps else "no_steps"
     _check(_csv(run_trace, "fingerprint_units", block=3), "fingerprint_units", case)
+
+
+def _units(trace, steps: bool, block: int) -> None:
+    _inputs(trace, steps)
+    build_module._create_units(trace, True, block)
+
+
+def test_fingerprint_variants(run_trace):
+    _units(run_trace, steps=True, block=3)
+    _check(_csv(run_trace, "fingerprint_variants"), "fingerprint_variants", "run")
+
+
+@pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
+def test_fingerprint_paths(run_trace, steps):
+    """Steps 1 and 2 of layers.0 have the same three launches: one entry covering both;
+    layers.1 of step 2 launched the merge kernel too: an entry of its own. With blocks of 3,
+    the 4-launch unit keeps its digests and counts."""
+    _units(run_trace, steps, block=3)
+    case = "steps" if steps else "no_steps"
+    _check(_csv(run_trace, "fingerprint_paths", block=3), "fingerprint_paths", case)
+
+
+def test_fingerprint_overlap_threads_golden(tmp_path):
+    with tracelens.open(_overlapping_trace(tmp_path)) as trace:
+        from tracelens import nvtx
+
+        nvtx.build_attribution(trace)
+        csv = _csv(trace, "fingerprint_overlap_threads")
+    _check(csv, "fingerprint_overlap_threads", "crossing")
+
+
+def test_fingerprint_nvtx_overlaps_golden(tmp_path):
+    """Thread 77's ranges a (1-9 us) and b (5-20 us) cross: its call at 6 us is in both, the
+    one at 12 us in b only; thread 78 nests, so it takes the sweep and is absent here."""
+    with tracelens.open(_overlapping_trace(tmp_path)) as trace:
+        _attribution(trace)
+        csv = _sorted_csv(trace, "fingerprint_nvtx_overlaps", "path_id DESC", band_ns=1 << 40)
+    _check(csv, "fingerprint_nvtx_overlaps", "crossing")

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from ..trace import Trace
 
 FORMAT = "tracelens-fingerprint"
+#: 2: NVTX labels normalized by torch_label (PyTorch's seq, op_id, sizes, ... dropped).
 VERSION = 2
+# fingerprint_launches.sql raises this when a launch does not fit the packed variant.
+_BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
 
 # What is not numerical in a kernel name, on top of tracelens's normalization (argument
@@ -176,8 +179,14 @@ def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple])
 
 def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
     """fp_path_regions and fp_units, the tables fingerprint_variants and fingerprint_paths
-    read; the launches are dropped after (the biggest memory the fingerprint holds)."""
+    read; the launches are dropped after (the biggest memory the fingerprint holds).
+
+    Raises TraceError when a launch configuration is beyond CUDA's limits (a variant is
+    packed into integers within them, fingerprint_launches.sql)."""
+    import duckdb
+
     from .._resources import query
+    from ..errors import TraceError
 
     con = trace.db
     if nvtx:
@@ -189,7 +198,16 @@ def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
     units = query("fingerprint_units")
-    con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
+    except duckdb.InvalidInputException as exc:
+        if _BEYOND_LIMITS not in str(exc):
+            raise
+        raise TraceError(
+            trace.path,
+            "a kernel launch's grid or block is beyond CUDA's limits (grid 2^31-1 x 65535 x "
+            "65535, block 1024 x 1024 x 64): the export is damaged",
+        ) from None
     con.execute(f"DROP {'TABLE' if nvtx else 'VIEW'} fp_unit_launches")
 
 

@@ -50,9 +50,11 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f'{where}: not a tracelens fingerprint (no "format": "{FORMAT}")')
     if doc.get("version") != VERSION:
+        # Version 1 kept PyTorch's per-call seq/op_id in NVTX labels: its regions do not
+        # match version 2's, so comparing would report every such region as changed.
         raise UsageError(
-            f"{where}: fingerprint version {doc.get('version')!r}, this tracelens reads "
-            f"version {VERSION}; make it again with `tracelens fingerprint`"
+            f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
+            f"reads version {VERSION}; regenerate the baseline with `tracelens fingerprint`"
         )
     missing = [k for k in _TOP if k not in doc]
     if missing:
