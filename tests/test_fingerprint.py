@@ -163,9 +163,11 @@ def test_torch_ranges_that_differ_only_in_seq_and_op_id_are_one_region(tmp_path)
     assert fp.dumps(other) == fp.dumps(doc)
 
 
-def test_a_launch_beyond_cuda_limits_is_one_line_and_exit_2(tmp_path, capsys):
+@pytest.mark.parametrize("nvtx", [False, True], ids=["no_nvtx", "nvtx"])
+def test_a_launch_beyond_cuda_limits_is_one_line_and_exit_2(tmp_path, capsys, nvtx):
     """A variant is packed into integers within CUDA's limits; a damaged export that breaks
-    them is said so, not fingerprinted wrongly."""
+    them is said so, not fingerprinted wrongly (with NVTX paths the launches are read into
+    a table first, without into the sort: both say it)."""
     from tracelens.synth import TraceBuilder
 
     b = TraceBuilder("3.23.3")
@@ -173,6 +175,8 @@ def test_a_launch_beyond_cuda_limits_is_one_line_and_exit_2(tmp_path, capsys):
     b.gpu(0)
     cid = b.runtime("cudaLaunchKernel_v7000", start=1_000, end=2_000)
     b.kernel("k", start=3_000, end=4_000, correlation_id=cid, grid=(1, 1, 1), block=(2048, 1, 1))
+    if nvtx:
+        b.nvtx_range("layers.0", start=500, end=2_500)
     path = b.write(tmp_path / "damaged.sqlite")
     rc, out, err = run_cli(["fingerprint", path], capsys)
     assert rc == 2 and out == "" and len(err.splitlines()) == 1

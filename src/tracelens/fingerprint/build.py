@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -179,14 +181,8 @@ def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple])
 
 def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
     """fp_path_regions and fp_units, the tables fingerprint_variants and fingerprint_paths
-    read; the launches are dropped after (the biggest memory the fingerprint holds).
-
-    Raises TraceError when a launch configuration is beyond CUDA's limits (a variant is
-    packed into integers within them, fingerprint_launches.sql)."""
-    import duckdb
-
+    read; the launches are dropped after (the biggest memory the fingerprint holds)."""
     from .._resources import query
-    from ..errors import TraceError
 
     con = trace.db
     if nvtx:
@@ -198,8 +194,21 @@ def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
     units = query("fingerprint_units")
+    con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
+    con.execute(f"DROP {'TABLE' if nvtx else 'VIEW'} fp_unit_launches")
+
+
+@contextmanager
+def _launches_within_cuda_limits(trace: Trace) -> Iterator[None]:
+    """TraceError instead of DuckDB's error when a launch configuration is beyond CUDA's
+    limits (fingerprint_launches.sql packs a variant into integers within them; whichever
+    query first reads the launches raises it)."""
+    import duckdb
+
+    from ..errors import TraceError
+
     try:
-        con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
+        yield
     except duckdb.InvalidInputException as exc:
         if _BEYOND_LIMITS not in str(exc):
             raise
@@ -208,7 +217,6 @@ def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
             "a kernel launch's grid or block is beyond CUDA's limits (grid 2^31-1 x 65535 x "
             "65535, block 1024 x 1024 x 64): the export is damaged",
         ) from None
-    con.execute(f"DROP {'TABLE' if nvtx else 'VIEW'} fp_unit_launches")
 
 
 def _create_paths(trace: Trace) -> bool:
@@ -307,9 +315,10 @@ def build(trace: Trace) -> dict[str, Any]:
     trace.require_kernels()
     names = _names(trace)
     steps, step_rows = _steps_rows(trace)
-    nvtx = _create_inputs(trace, names.rows, step_rows)
     block = settings().block_launches
-    _create_units(trace, nvtx, block)
+    with _launches_within_cuda_limits(trace):
+        nvtx = _create_inputs(trace, names.rows, step_rows)
+        _create_units(trace, nvtx, block)
     variants, vids, launches = _variants(trace, names)
     rows = trace.query_rows("fingerprint_paths", block=block)
     paths = [_entry(dict(zip(rows.columns, row, strict=True)), vids) for row in rows.data]
