@@ -10,7 +10,7 @@ from tracelens._resources import queries_dir
 # Queries another engineer owns right now, whose goldens come with their work (the
 # fingerprint queries: tests/queries/test_fingerprint_queries.py). Remove a name once its
 # golden has landed.
-OWNED_ELSEWHERE = {"fingerprint_nvtx_overlaps", "fingerprint_overlap_threads"}
+OWNED_ELSEWHERE: set[str] = set()
 
 
 def _golden_stems() -> set[str]:
