@@ -436,3 +436,24 @@ def test_memory_without_copies_of_a_cuda_capture_does_not_blame_the_capture(plai
         f"tracelens: {plain}: no CUDA memcpy or memset data: CUDA was traced (the export has "
         "kernels) and no copy or memset ran\n"
     )
+
+
+# -- diff: not comparable, and the graphs may be why -------------------------------------------
+def test_a_not_comparable_board_still_says_which_side_hides_work_in_graphs(
+    decode_loop, tmp_path, capsys
+):
+    """A run of other kernels against the CUDA-graph decode loop: no causal clue, but the
+    board says that B's GPU time is in replays whose kernels the export does not list, the
+    likely reason the two have so few kernels in common."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
+    for i in range(40):
+        b.kernel("void gemm_kernel<float>(float *, int)", start=i * 20_000, end=i * 20_000 + 9_000)
+    other = tmp_path / "other.sqlite"
+    b.write(other)
+    rc, out, err = run_cli(["diff", other, decode_loop, "-f", "json"], capsys)
+    board = json.loads(out)
+    assert (rc, err, board["comparable"]) == (0, "", False)
+    assert [c["id"] for c in board["clues"]] == ["not_comparable", "graph_replays_hidden"]
+    assert board["clues"][1]["evidence"].startswith("A: 0 replays (0 ns), B: 12 replays (96.00 ms)")

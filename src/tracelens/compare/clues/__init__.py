@@ -54,7 +54,9 @@ RULES = (
 
 
 def evidence_board(x: Context) -> list[Clue]:
-    """Every rule's clues in board order; only ``not_comparable`` when the runs are not."""
+    """Every rule's clues in board order. When the runs are not comparable, no causal
+    clue: ``not_comparable``, and the work the kernel tables do not show (graph replays
+    traced at graph level can be why the kernels in common are few)."""
     if not x.comparable:
-        return not_comparable(x)
+        return board_order(not_comparable(x) + graph_replays_hidden(x))
     return board_order([clue for rule in RULES for clue in rule(x)])
