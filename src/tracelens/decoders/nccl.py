@@ -19,6 +19,18 @@ _NCCL_PROTOS = ("LL128", "LL", "SIMPLE")
 _NCCL_NOTE = "the kernel's specialization, not necessarily the algorithm/protocol that ran"
 
 
+def _algorithm_and_protocol(toks: list[str], i: int, fields: list) -> int:
+    """Append the algorithm and protocol tokens found from ``toks[i]`` on (each optional,
+    in that order) to ``fields``; the index after them."""
+    algo, i = _nccl_take(toks, i, _NCCL_ALGOS)
+    if algo:
+        fields.append(_f("algorithm", algo, _NCCL_NOTE, CONFIRMED))
+    proto, i = _nccl_take(toks, i, _NCCL_PROTOS)
+    if proto:
+        fields.append(_f("protocol", proto, _NCCL_NOTE, CONFIRMED))
+    return i
+
+
 def _nccl_take(toks: list[str], i: int, options: tuple[str, ...]) -> tuple[str | None, int]:
     for opt in options:
         parts = opt.split("_")
@@ -53,12 +65,7 @@ def _parse_nccl(c: _Ctx) -> tuple[str, list[Field]] | None:
             fields.append(_f("reduction", toks[1], "reduction operator", CONFIRMED))
             fields.append(_f("dtype", toks[2], "data type", CONFIRMED))
             i = 3
-        algo, i = _nccl_take(toks, i, _NCCL_ALGOS)
-        if algo:
-            fields.append(_f("algorithm", algo, _NCCL_NOTE, CONFIRMED))
-        proto, i = _nccl_take(toks, i, _NCCL_PROTOS)
-        if proto:
-            fields.append(_f("protocol", proto, _NCCL_NOTE, CONFIRMED))
+        i = _algorithm_and_protocol(toks, i, fields)
         for t in toks[i:]:
             fields.append(_unknown_token(t, " in an NCCL kernel name"))
         return "nccl", fields
@@ -66,12 +73,7 @@ def _parse_nccl(c: _Ctx) -> tuple[str, list[Field]] | None:
         toks = b[len("ncclKernel_") :].split("_")
         fields = [_f("collective", toks[0], "collective", CONFIRMED)]
         i = 1
-        algo, i = _nccl_take(toks, i, _NCCL_ALGOS)
-        if algo:
-            fields.append(_f("algorithm", algo, _NCCL_NOTE, CONFIRMED))
-        proto, i = _nccl_take(toks, i, _NCCL_PROTOS)
-        if proto:
-            fields.append(_f("protocol", proto, _NCCL_NOTE, CONFIRMED))
+        i = _algorithm_and_protocol(toks, i, fields)
         if i < len(toks):
             fields.append(_f("reduction", toks[i], "reduction operator", CONFIRMED))
             i += 1
