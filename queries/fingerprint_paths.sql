@@ -17,12 +17,12 @@
 --   region    VARCHAR[]  NVTX labels below the step, outermost first; [] outside any range
 --   steps     BIGINT[]   the steps the entry covers, ascending ([]: outside steps)
 --   launches  BIGINT     kernel launches of its first unit
---   sequence  HUGEINT[]  the variants (fingerprint_units: packed) of the first $block
---                        launches, in launch order
+--   sequence  BIGINT[]   the variant ids (fingerprint_units) of the first $block launches,
+--                        in launch order
 --   blocks    STRUCT(code_sum BIGINT, position_sum BIGINT)[]
 --                        the block digests (fingerprint_units); NULL up to $block launches
---   counts    STRUCT(variant HUGEINT, launches BIGINT)[]
---                        launches per variant of its first unit; NULL up to $block launches
+--   counts    BIGINT[][] [variant id, launches] per variant of its first unit, by id; NULL
+--                        up to $block launches
 WITH units AS (
     SELECT
         u.*,
@@ -37,7 +37,10 @@ SELECT
     arg_min(launches, rank) AS launches,
     head AS sequence,
     digests AS blocks,
-    CASE WHEN digests IS NOT NULL THEN arg_min(counts, rank) END AS counts
+    CASE
+        WHEN digests IS NOT NULL
+            THEN list_transform(arg_min(counts, rank), lambda c: [c.vid, c.launches])
+    END AS counts
 FROM units AS u
 LEFT JOIN (
     SELECT region_id, any_value(region) AS region FROM fp_path_regions GROUP BY region_id

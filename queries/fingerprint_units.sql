@@ -2,8 +2,8 @@
 -- region): how many kernels it launched, the variants of the first $block of them in launch
 -- order, an order-sensitive digest per block of $block launches, and the launches of each
 -- variant. The one sort over every launch is here, keyed by integers only: the region's
--- labels stay in fp_path_regions, a variant is two (fingerprint_launches), one HUGEINT for
--- the launches listed and the variants counted. Lists
+-- labels stay in fp_path_regions, a variant is two (fingerprint_launches) and its id for the
+-- launches listed (Python reads ids, not keys). Lists
 -- are sorted after they are aggregated (list_sort), not by list(... ORDER BY ...): an
 -- ordered aggregate keeps a sort per group, and a trace with NVTX op ranges has a unit per
 -- op and step (200k units ran DuckDB out of memory). The body of the temp table fp_units.
@@ -24,13 +24,16 @@
 --                                 step
 --   launches           BIGINT     kernel launches of the unit
 --   first_correlation  BIGINT     correlation id of its first launch (orders the units)
---   head               HUGEINT[]  the variants of the first $block launches, in launch order:
---                                 variant_hi * 2^63 + variant_lo (fingerprint_launches)
+--   head               BIGINT[]   the variant ids of the first $block launches, in launch
+--                                 order: ids number the distinct (variant_hi, variant_lo)
+--                                 (fingerprint_launches) in order, from 0, as the
+--                                 document's variants do
 --   blocks             STRUCT(code_sum BIGINT, position_sum BIGINT)[]
 --                                 per block, in order: the sum of the launches' codes, and
 --                                 the sum of code * (position in block + 1) mod 2^31-1
---   counts             STRUCT(variant HUGEINT, launches BIGINT)[]
---                                 launches per variant, by variant
+--   counts             STRUCT(vid BIGINT, variant HUGEINT, launches BIGINT)[]
+--                                 launches per variant, by id; variant: variant_hi * 2^63 +
+--                                 variant_lo (fingerprint_variants unpacks it)
 WITH ordered AS MATERIALIZED (
     SELECT
         l.device,
@@ -75,33 +78,40 @@ totals AS (
     FROM per_block
     GROUP BY device, step, region_id
 ),
+counted AS MATERIALIZED (
+    SELECT device, step, region_id, variant_hi, variant_lo, count(*) AS launches
+    FROM ordered
+    GROUP BY device, step, region_id, variant_hi, variant_lo
+),
+variant_ids AS (
+    -- the document's variant ids: (variant_hi, variant_lo) in order, from 0
+    SELECT variant_hi, variant_lo, row_number() OVER (ORDER BY variant_hi, variant_lo) - 1 AS vid
+    FROM (SELECT DISTINCT variant_hi, variant_lo FROM counted)
+),
 heads AS (
     SELECT
-        device,
-        step,
-        region_id,
-        list_transform(
-            list_sort(list({'pos': pos, 'variant': (variant_hi::HUGEINT << 63) + variant_lo})),
-            lambda h: h.variant
-        ) AS head
-    FROM ordered
-    WHERE pos < $block
-    GROUP BY device, step, region_id
+        o.device,
+        o.step,
+        o.region_id,
+        list_transform(list_sort(list({'pos': o.pos, 'vid': v.vid})), lambda h: h.vid) AS head
+    FROM ordered AS o
+    JOIN variant_ids AS v ON v.variant_hi = o.variant_hi AND v.variant_lo = o.variant_lo
+    WHERE o.pos < $block
+    GROUP BY o.device, o.step, o.region_id
 ),
 counts AS (
-    SELECT device, step, region_id, list_sort(list({'variant': variant, 'launches': launches}))
-        AS counts
-    FROM (
-        SELECT
-            device,
-            step,
-            region_id,
-            (variant_hi::HUGEINT << 63) + variant_lo AS variant,
-            count(*) AS launches
-        FROM ordered
-        GROUP BY device, step, region_id, variant_hi, variant_lo
-    )
-    GROUP BY device, step, region_id
+    SELECT
+        c.device,
+        c.step,
+        c.region_id,
+        list_sort(list({
+            'vid': v.vid,
+            'variant': (c.variant_hi::HUGEINT << 63) + c.variant_lo,
+            'launches': c.launches
+        })) AS counts
+    FROM counted AS c
+    JOIN variant_ids AS v ON v.variant_hi = c.variant_hi AND v.variant_lo = c.variant_lo
+    GROUP BY c.device, c.step, c.region_id
 )
 SELECT t.device, t.step, t.region_id, t.launches, t.first_correlation, h.head, t.blocks, c.counts
 FROM totals AS t

@@ -1,25 +1,24 @@
--- fingerprint_variants: the kernel variants the units counted (fingerprint_units), numbered
--- as the document's variants are: a variant is a distinct (normalized name, grid, block),
--- and the ids follow (norm_id, grid, block) in ascending order, a missing dimension first
--- (the order of the packed integer: variant_hi * 2^63 + variant_lo, fingerprint_launches).
--- No parameters.
+-- fingerprint_variants: the kernel variants the units counted (fingerprint_units), with the
+-- ids the units use: a variant is a distinct (normalized name, grid, block), and the ids
+-- follow (norm_id, grid, block) in ascending order, a missing dimension first (the order of
+-- the packed integer: variant_hi * 2^63 + variant_lo, fingerprint_launches). No parameters.
 --
 -- Input: the temp table fp_units (fingerprint_units).
 --
 -- Columns:
---   vid                        BIGINT   variant id, 0-based, in the order above
+--   vid                        BIGINT   variant id (fingerprint_units), 0-based, in that order
 --   variant                    HUGEINT  the packed variant (fingerprint_units)
 --   norm_id                    BIGINT   fp_names.norm_id of the normalized kernel name
 --   grid_x, grid_y, grid_z     BIGINT   grid, blocks (NULL when the export lacks them)
 --   block_x, block_y, block_z  BIGINT   block, threads
 --   launches                   BIGINT   kernel launches of the variant
 WITH counted AS (
-    SELECT c.variant, sum(c.launches)::BIGINT AS launches
+    SELECT c.vid, c.variant, sum(c.launches)::BIGINT AS launches
     FROM (SELECT unnest(counts) AS c FROM fp_units)
-    GROUP BY c.variant
+    GROUP BY c.vid, c.variant
 )
 SELECT
-    row_number() OVER (ORDER BY variant) - 1 AS vid,
+    vid,
     variant,
     (variant >> 95)::BIGINT AS norm_id,
     nullif(((variant >> 63) & 4294967295)::BIGINT, 0) - 1 AS grid_x,

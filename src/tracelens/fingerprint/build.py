@@ -282,27 +282,26 @@ def _digest(block: dict[str, int]) -> str:
     return f"{int(block['code_sum']):x}.{int(block['position_sum']):x}"
 
 
-def _variants(trace: Trace, names: _Names) -> tuple[list[dict], dict[int, int], int]:
-    """The document's variants (fingerprint_variants: every one some unit counted, ids in
-    key order), their ids by packed variant, and the launches they count."""
+def _variants(trace: Trace, names: _Names) -> tuple[list[dict[str, Any]], int]:
+    """The document's variants (fingerprint_variants: every one some unit counted, with the
+    ids the units use) and the launches they count."""
     rows = trace.query_rows("fingerprint_variants").data
     variants = [{"id": row[0], **_variant(names, row[2:9])} for row in rows]
-    return variants, {row[1]: row[0] for row in rows}, sum(row[9] for row in rows)
+    return variants, sum(row[9] for row in rows)
 
 
-def _entry(row: dict[str, Any], vids: dict[int, int]) -> dict[str, Any]:
+def _entry(row: dict[str, Any]) -> dict[str, Any]:
     """One path entry of the document from a row of fingerprint_paths."""
     entry = {
         "device": row["device"],
         "region": list(row["region"]),
         "steps": list(row["steps"]),
         "launches": row["launches"],
-        "sequence": [vids[v] for v in row["sequence"]],
+        "sequence": list(row["sequence"]),
     }
     if row["blocks"] is not None:
         entry["blocks"] = [_digest(b) for b in row["blocks"]]
-        counts = sorted((vids[c["variant"]], c["launches"]) for c in row["counts"])
-        entry["counts"] = [list(c) for c in counts]
+        entry["counts"] = [list(c) for c in row["counts"]]
     return entry
 
 
@@ -319,9 +318,9 @@ def build(trace: Trace) -> dict[str, Any]:
     with _launches_within_cuda_limits(trace):
         nvtx = _create_inputs(trace, names.rows, step_rows)
         _create_units(trace, nvtx, block)
-    variants, vids, launches = _variants(trace, names)
+    variants, launches = _variants(trace, names)
     rows = trace.query_rows("fingerprint_paths", block=block)
-    paths = [_entry(dict(zip(rows.columns, row, strict=True)), vids) for row in rows.data]
+    paths = [_entry(dict(zip(rows.columns, row, strict=True))) for row in rows.data]
     return {
         "format": FORMAT,
         "version": VERSION,
