@@ -10,10 +10,13 @@ The package is ``compare``, not ``diff``: a ``tracelens.diff`` submodule would r
 function ``tracelens.diff`` as soon as it was imported. Layout:
 
     collect.py  what is read from one trace (query files, public functions)
-    model.py    TraceDiff, Clue, SequenceAlignment; one builder per table
-    align.py    the launch sequences of two runs, aligned per device
+    model/      TraceDiff, Clue, SequenceAlignment (result.py); one builder per table
+                (totals, kernels, comparability, danger, figures)
+    align.py    the launch sequences of two runs, aligned per device; devices paired
     regions.py  NVTX region deltas: GPU time per range path, per step, A vs B
-    clues.py    the evidence board: one function per clue; rules in data/clues.toml
+    clues/      the evidence board: one function per clue, a module per family
+                (comparability, accounting, kernels, memory, path, danger); rules and
+                board order in data/clues.toml (spec.py reads them)
     gates.py    --fail-if
     render.py   terminal, Markdown and JSON views
 
