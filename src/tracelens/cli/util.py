@@ -27,7 +27,8 @@ def util(
     gap began, no sync: the GPU waited for the host), unexplained (the work after the gap
     was already queued: a dependency, an event wait), and before_first / after_last (the
     window before the device's first and after its last GPU operation)."""
-    from ..util import figures, gpu_time_accounting, render
+    from ..util import figures, gpu_time_accounting
+    from ..util_text import render
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = gpu_time_accounting(tr, where)
