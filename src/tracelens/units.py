@@ -20,11 +20,12 @@ def fmt_ns(ns: float | None) -> str:
     return f"{ns:,.0f} ns"
 
 
-def fmt_signed_ns(ns: float | None) -> str:
-    """A duration change with its sign: +114.1 ms, -3.20 µs."""
+def fmt_signed_ns(ns: float | None, minus: str = "-") -> str:
+    """A duration change with its sign: +114.1 ms, -3.20 µs (``minus``: the sign of a
+    negative change; the HTML report uses the typographic minus, U+2212)."""
     if ns is None:
         return "—"
-    return ("+" if ns >= 0 else "-") + fmt_ns(abs(ns))
+    return ("+" if ns >= 0 else minus) + fmt_ns(abs(ns))
 
 
 def fmt_bytes(n: float | None) -> str:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..units import fmt_ns
+from ..units import fmt_signed_ns
 
 # Names compared with each other to label them apart (a table shows fewer).
 MAX_LABEL_GROUP = 64
@@ -36,9 +36,8 @@ def count(n: int | None) -> str:
 
 
 def signed_ns(ns: float | None) -> str:
-    if ns is None:
-        return "—"
-    return ("+" if ns >= 0 else "−") + fmt_ns(abs(ns))
+    """A duration change for the page: its sign, the minus typographic (U+2212)."""
+    return fmt_signed_ns(ns, minus="−")
 
 
 def ratio_class(r: float | None) -> str:
