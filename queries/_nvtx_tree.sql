@@ -2,9 +2,8 @@
 -- projects onto the GPU (nvtx_spans: nvtx_ranges() that end on the thread that opened them),
 -- as nsys stats 2022.4's nvtx_gpu_proj_trace builds it: a range's parent is the tightest
 -- range on its thread that contains it. tracelens.nvtx runs it once per chunk of threads,
--- those with global_tid between $first_tid and $last_tid (and the ranges without a thread
--- when $null_tid), so that its sorts hold one chunk's ranges, not ten million
--- (Trace.load_nvtx_spans first).
+-- those in_thread_chunk($from_tid, $to_tid, $null_tid), so that its sorts hold one chunk's
+-- ranges, not ten million (Trace.load_nvtx_spans first).
 -- Names, styles, stacks and paths are not here: _nvtx_paths gives them to the ranges that
 -- hold GPU work (a trace's ranges may be ten million; those that launched work are fewer).
 --
@@ -28,7 +27,7 @@ WITH RECURSIVE
 ranges AS (
     SELECT range_id, global_tid, start, "end"
     FROM nvtx_spans
-    WHERE global_tid BETWEEN $first_tid AND $last_tid OR $null_tid AND global_tid IS NULL
+    WHERE in_thread_chunk(global_tid, $from_tid, $to_tid, $null_tid)
 ),
 events AS (
     -- at one instant: ends first, then starts (longest first), then the ends of empty ranges

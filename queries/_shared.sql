@@ -18,6 +18,9 @@
 --   ends_on_own_thread(global_tid, end_global_tid)
 --                               BOOLEAN  a range ended on the thread that opened it (or its
 --                                        end thread is not recorded)
+--   in_thread_chunk(global_tid, from_tid, to_tid, null_tid)
+--                               BOOLEAN  from_tid <= global_tid < to_tid (a NULL bound is no
+--                                        bound); a NULL global_tid is in when null_tid
 --   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
 --                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
 --   launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id)
@@ -90,6 +93,10 @@ CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     is_nvtx_range_type(event_type) AND e IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO ends_on_own_thread(global_tid, end_global_tid) AS
     end_global_tid IS NULL OR end_global_tid = global_tid;
+CREATE OR REPLACE TEMP MACRO in_thread_chunk(global_tid, from_tid, to_tid, null_tid) AS
+    CASE WHEN global_tid IS NULL THEN null_tid
+         ELSE (from_tid IS NULL OR global_tid >= from_tid) AND (to_tid IS NULL OR global_tid < to_tid)
+    END;
 CREATE OR REPLACE TEMP MACRO duration_stats(d) AS {
     'total_ns': sum(d), 'instances': count(*), 'avg_ns': avg(d), 'med_ns': median(d),
     'min_ns': min(d), 'max_ns': max(d), 'stddev_ns': coalesce(stddev_samp(d), 0)};

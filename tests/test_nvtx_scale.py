@@ -39,16 +39,20 @@ def shapes(tmp_path_factory):
 
 # The steps of nvtx.build_sweep and build_projection, in order: each query's plan is read
 # with the tables of the steps before it built.
-STEPS = ("_nvtx_tree", "_nvtx_op_ranges", "_nvtx_held", "_nvtx_paths", "_nvtx_projection")
-EVERY_THREAD = {"first_tid": 0, "last_tid": 2**62, "null_tid": True}
+STEPS = (
+    "_nvtx_tree", "_nvtx_calls", "_nvtx_call_ranges", "_nvtx_op_ranges", "_nvtx_held",
+    "_nvtx_paths", "_nvtx_projection",
+)  # fmt: skip
+CHUNKED = ("_nvtx_tree", "_nvtx_call_ranges")
+EVERY_THREAD = {"from_tid": None, "to_tid": None, "null_tid": True}
 
 
 def _build_before(trace, query: str) -> None:
     con = trace.db
     trace.load_nvtx_spans()
     for step in STEPS[: STEPS.index(query)] if query in STEPS else STEPS:
-        if step == "_nvtx_tree":
-            nvtx._build_tree(trace)
+        if step in CHUNKED:
+            nvtx._build_in_chunks(trace, step[1:], step, [EVERY_THREAD])
             continue
         con.execute(_resources.query(step))
         if step == "_nvtx_held":
@@ -65,7 +69,7 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         for setting in ("asof_loop_join", "merge_join", "nested_loop_join"):
             con.execute(f"SET {setting}_threshold = 0")
         _build_before(t, query)
-        if query == "_nvtx_tree":
+        if query in CHUNKED:
             ops = _operators(con, _select(query), EVERY_THREAD)
         elif query.startswith("_"):
             ops = _operators(con, _select(query))

@@ -101,49 +101,59 @@ def build_sweep(trace: Trace) -> None:
     from . import _resources
 
     trace.load_nvtx_spans()
-    _build_tree(trace)
+    chunks = _thread_chunks(trace)
+    _build_in_chunks(trace, "nvtx_tree", "_nvtx_tree", chunks)
     # nvtx_tree holds every span now; freeing them (0.5 GB on 10M ranges) leaves that
     # memory to the sweep of the calls
     trace.db.execute("DROP TABLE nvtx_spans")
+    trace.db.execute(_resources.query("_nvtx_calls"))
+    _build_in_chunks(trace, "nvtx_call_ranges", "_nvtx_call_ranges", chunks)
+    trace.db.execute("DROP TABLE nvtx_calls")
     trace.db.execute(_resources.query("_nvtx_op_ranges"))
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.load_nvtx_held_text()
     trace.db.execute(_resources.query("_nvtx_paths"))
 
 
-# The sweep of _nvtx_tree runs over this many ranges at a time at most (threads are never
-# split: one with more ranges is a chunk of its own), so that its sorts and joins need
-# memory for one chunk, not for every range of the trace (10M ranges took 7.9 GB at once).
+# The sweeps (_nvtx_tree, _nvtx_call_ranges) run over this many ranges at a time at most
+# (threads are never split: one with more ranges is a chunk of its own), so that their sorts
+# and joins need memory for one chunk, not for every range of the trace (10M ranges at once
+# took 7.9 GB).
 TREE_CHUNK_RANGES = 1_000_000
 
 
-def _build_tree(trace: Trace) -> None:
-    """nvtx_tree, the sweep of queries/_nvtx_tree.sql run per chunk of threads."""
+def _thread_chunks(trace: Trace) -> list[dict]:
+    """The chunks of threads the sweeps run over, as the parameters of in_thread_chunk
+    (queries/_shared.sql): consecutive ranges of globalTid that together cover every thread
+    (calls on threads without ranges too), each holding at most TREE_CHUNK_RANGES ranges or
+    one thread; the ranges and calls without a thread go with the first."""
+    counts = trace.db.execute(
+        "SELECT global_tid, count(*) FROM nvtx_spans WHERE global_tid IS NOT NULL "
+        "GROUP BY global_tid ORDER BY global_tid"
+    ).fetchall()
+    starts: list[int | None] = [None]  # the first chunk starts below every thread
+    size = 0
+    for tid, ranges in counts:
+        if size and size + ranges > TREE_CHUNK_RANGES:
+            starts.append(tid)
+            size = 0
+        size += ranges
+    ends = [*starts[1:], None]
+    return [
+        {"from_tid": lo, "to_tid": hi, "null_tid": i == 0}
+        for i, (lo, hi) in enumerate(zip(starts, ends, strict=True))
+    ]
+
+
+def _build_in_chunks(trace: Trace, table: str, query: str, chunks: list[dict]) -> None:
+    """The temp table ``table``: the rows of ``queries/<query>.sql`` run once per chunk."""
     from . import _resources
 
     con = trace.db
-    counts = con.execute(
-        "SELECT global_tid, count(*) FROM nvtx_spans GROUP BY global_tid "
-        "ORDER BY global_tid NULLS FIRST"
-    ).fetchall()
-    chunks: list[list[int | None]] = [[]]
-    size = 0
-    for tid, ranges in counts:
-        if chunks[-1] and size + ranges > TREE_CHUNK_RANGES:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(tid)
-        size += ranges
-    sweep = _resources.query("_nvtx_tree")
-    con.execute("DROP TABLE IF EXISTS nvtx_tree")
-    for i, tids in enumerate(chunks):
-        known = [t for t in tids if t is not None]
-        params = {
-            "first_tid": known[0] if known else None,
-            "last_tid": known[-1] if known else None,
-            "null_tid": None in tids,
-        }
-        into = "CREATE TEMP TABLE nvtx_tree AS " if i == 0 else "INSERT INTO nvtx_tree "
+    sweep = _resources.query(query)
+    con.execute(f"DROP TABLE IF EXISTS {table}")
+    for i, params in enumerate(chunks):
+        into = f"CREATE TEMP TABLE {table} AS " if i == 0 else f"INSERT INTO {table} "
         con.execute(into + "SELECT * FROM (" + sweep + ")", params)
 
 

@@ -31,7 +31,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import assert_golden
-from tracelens import nvtx
+from tracelens import _resources, nvtx
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -127,9 +127,28 @@ def test_nvtx_tree(trace_path):
 
 
 def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
-    # One thread per chunk (the sweep never splits a thread): the same tree.
+    # One thread per chunk (the sweeps never split a thread): the same tree, and the same
+    # ranges for the calls (those on thread 5557, which has no ranges, in the last chunk).
     monkeypatch.setattr(nvtx, "TREE_CHUNK_RANGES", 1)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_call_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+
+
+def _calls_only(trace: tracelens.Trace) -> None:
+    trace.db.execute(_resources.query("_nvtx_calls"))
+
+
+def test_nvtx_calls(trace_path):
+    # One call per correlation id: cid 21's runtime record (eventClass 0) before its driver
+    # record, though the driver record started first; the other calls as they are.
+    assert_golden(trace_path, "_nvtx_calls", "all", _calls_only)
+
+
+def test_nvtx_call_ranges(trace_path):
+    # Each call with its innermost range, as nvtx_op_ranges gives the operations: 21 layer
+    # (3), 22 and 23 backward (4), 24 A (5), 25 C (7), 26 open (10), 27 none.
+    assert_golden(trace_path, "_nvtx_call_ranges", "all", build_projection)
 
 
 def test_nvtx_op_ranges(trace_path):
