@@ -17,10 +17,13 @@
 --                                 that starts in, ends in, or spans the window
 --   $selection         BIGINT     a work_selection id (--nvtx, --step): only the GPU work in it
 --   $limit, $offset    BIGINT     rows to return (NULL: all) and rows to skip first
+--   $from_ns           BIGINT     only rows starting at or after this, ns from session
+--                                 start (timeline_page_rows.sql; $offset then counts from
+--                                 there); NULL: no lower bound
 --   $bound_ns          BIGINT     no row starting later can be on the page
---                                 (timeline_page_bound.sql), ns from session start; NULL:
---                                 no bound. With a bound, total_rows counts only the rows
---                                 up to it
+--                                 (timeline_page_rows.sql), ns from session start; NULL:
+--                                 no bound. With either bound, total_rows counts only the
+--                                 rows read (from $from_ns, up to a little past $bound_ns)
 --
 -- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
 -- $device/$stream/$pid/$selection running: from the latest end so far to the next start.
@@ -28,8 +31,8 @@
 -- events (so a gap that begins before the window and ends inside it is listed).
 --
 -- Only the stretch that can be on the page is kept: the GPU rows in the window that start
--- by $bound_ns, and, per device, the latest end before the window and the first start after
--- the stretch, which are all the gaps at its borders depend on. All three come from one
+-- by $bound_ns and end at or after $from_ns, and, per device, the latest end before that
+-- (before the window, or before $from_ns) and the first start after the stretch, which are all the gaps at its borders depend on. All three come from one
 -- pass over the GPU tables (one grouped aggregate), so a 10 ms window or the first page of
 -- a 5M-kernel trace neither builds nor sorts the whole union.
 --
@@ -76,13 +79,15 @@ WITH gpu AS (
 per_device AS (
     SELECT
         device,
-        max("end") FILTER (WHERE "end" < $start_ns) AS busy_before,
+        max("end") FILTER (WHERE "end" < greatest($start_ns, $from_ns)) AS busy_before,
         min(start) FILTER (WHERE start > least($end_ns, $bound_ns)) AS next_after,
         list({
             'start': start, 'end': "end", 'kind': kind, 'stream': stream,
             'globalPid': globalPid, 'correlationId': correlationId, 'bytes': bytes,
             'name_id': name_id, 'label': label
-        }) FILTER (WHERE in_window(start, "end", $start_ns, least($end_ns, $bound_ns))) AS near
+        }) FILTER (
+            WHERE in_window(start, "end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
+        ) AS near
     FROM gpu
     GROUP BY device
 ),
@@ -120,13 +125,14 @@ host AS (
     FROM nvtx_text AS n
     LEFT JOIN strings AS s ON s.id = n.textId
     WHERE is_nvtx_range(n.eventType, n."end")
-      AND in_window(n.start, n."end", $start_ns, least($end_ns, $bound_ns))
+      AND in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
            api_name(s.value)
     FROM runtime_calls AS r
     LEFT JOIN strings AS s ON s.id = r.nameId
-    WHERE $api AND in_window(r.start, r."end", $start_ns, least($end_ns, $bound_ns))
+    WHERE $api
+      AND in_window(r.start, r."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
 ),
 rows AS (
     SELECT
@@ -163,9 +169,13 @@ SELECT
     -- A scalar count, not count(*) OVER (): DuckDB 1.5 intermittently fails a window over
     -- () under ORDER BY ... LIMIT with "INTERNAL Error: Attempted to access index 0 within
     -- vector of size 0" (duckdb/duckdb#22352; seen once in our CI).
-    (SELECT count(*) FROM rows WHERE in_window(start, "end", $start_ns, $end_ns)) AS total_rows
+    (SELECT count(*) FROM rows WHERE in_window(start, "end", $start_ns, $end_ns)
+        AND ($from_ns IS NULL OR start >= $from_ns)) AS total_rows
 FROM rows
+-- Rows that start before $from_ns (the GPU rows spanning it, gaps whose busy time began
+-- before the stretch read) were counted by timeline_page_rows.sql, not here.
 WHERE in_window(start, "end", $start_ns, $end_ns)
+  AND ($from_ns IS NULL OR start >= $from_ns)
 ORDER BY
     start,
     CASE kind WHEN 'nvtx' THEN 0 WHEN 'api' THEN 1 WHEN 'gap' THEN 2 ELSE 3 END,

@@ -1,7 +1,9 @@
-"""timeline pages read only the stretch of the trace they can reach (timeline_page_bound.sql
-and $bound_ns): every bounded page must equal the same rows cut from the whole sorted union,
-on an adversarial trace (overlapping streams, kernels spanning others, ties, idle gaps on
-several devices, copies, memsets, NVTX ranges, API calls) and on the real exports."""
+"""timeline pages read only the stretch of the trace they can reach (timeline_page_rows.sql
+places the page by counting rows per time bin; timeline_events.sql reads from $from_ns to
+$bound_ns): every page must equal the same rows cut from one unpaged run, on an adversarial
+trace (overlapping streams, kernels spanning others and bin edges, ties of equal starts,
+idle gaps on several devices, copies, memsets, NVTX ranges, API calls) with bins narrow
+enough that pages start and end across many of them, and on the real exports."""
 
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ def _adversarial(tmp_path) -> str:
             f"k{i % 7}", start=start, end=start + dur, pid=pid, device=device,
             stream=7 + i % 2, correlation_id=cid,
         )  # fmt: skip
+        if i % 5 == 0:  # an exact tie with another device's kernel
+            b.kernel("tie", start=start, end=start + 700, pid=pid, device=(device + 1) % 3,
+                     stream=9, correlation_id=cid)  # fmt: skip
         if i % 11 == 0:
             c = b.runtime("cudaMemcpyAsync_v3020", start=start - 3_000, end=start, pid=pid)
             b.memcpy("DtoD", 4096, start=start + 10, end=start + 2_000, pid=pid, device=device,
@@ -47,56 +52,58 @@ def _adversarial(tmp_path) -> str:
     return str(path)
 
 
-def _page_equals_slice(trace, monkeypatch, *, limit, offset, **options) -> None:
-    monkeypatch.setattr(timeline_module, "EXACT_TOTAL_MAX_EVENTS", 10**9)
-    full = trace.timeline(limit=0, **options).events
-    monkeypatch.setattr(timeline_module, "EXACT_TOTAL_MAX_EVENTS", 0)
-    page = trace.timeline(limit=limit, offset=offset, **options)
-    expected = full.slice(offset, limit)
-    assert page.events.rows() == expected.rows(), (limit, offset, options)
-    assert page.events_total == full.filter(full["kind"] != "gap").height
-    if page.events_total >= offset + limit:
-        assert page.total is None  # bounded: counting would read the whole trace
-    else:
-        assert page.total == full.height  # the page reaches the end: no bound, exact
+def _pages_equal_slices(trace, pages, **options) -> None:
+    full = trace.timeline(limit=0, **options)
+    rows = full.events.rows()
+    assert full.total == len(rows)
+    events = full.events.filter(full.events["kind"] != "gap").height
+    for limit, offset in pages:
+        page = trace.timeline(limit=limit, offset=offset, **options)
+        assert page.events.rows() == rows[offset : offset + limit], (limit, offset, options)
+        assert (page.total, page.events_total) == (len(rows), events)
 
 
-PAGES = [(1, 0), (5, 0), (30, 7), (100, 0), (25, 300), (50, 470), (10, 10_000)]
+# first rows, rows across the bins of the tests below (1 ns bins: every distinct start its
+# own bin), the last rows, and past the end (the adversarial trace has 587 rows by default)
+PAGES = [(1, 0), (100, 0), (7, 3), (1, 49), (1, 50), (3, 148), (60, 295), (250, 300)] + [
+    (1, 586), (2, 585), (10, 10_000)
+]  # fmt: skip
+
+OPTIONS = [
+    {},
+    {"api": True, "gap_ns": 0},
+    {"where": EventFilter(device=1)},
+    {"where": EventFilter(stream=8, pid=100), "gap_ns": 1_000},
+    # windows that start inside a long kernel and inside an idle gap
+    {"where": EventFilter(start_ns=1_200_000, end_ns=3_000_000)},
+    {"where": EventFilter(start_ns=2_000_000), "api": True},
+    {"gap_ns": 10**12},  # one bin of gaps for the whole trace: no gap rows at all
+]
 
 
-@pytest.mark.parametrize(("limit", "offset"), PAGES)
-def test_bounded_page_is_the_slice(tmp_path, monkeypatch, limit, offset):
+# bins of 1 ns (every start its own bin), a few events, many, and the whole trace
+@pytest.mark.parametrize("bin_ns", [1, 3_000, 10**6, 10**12])
+def test_every_page_is_the_slice(tmp_path, monkeypatch, bin_ns):
+    monkeypatch.setattr(timeline_module, "PAGE_BIN_NS", bin_ns)
     with tracelens.open(_adversarial(tmp_path)) as trace:
-        origin = trace.origin_ns
-        for options in (
-            {},
-            {"api": True, "gap_ns": 0},
-            {"where": EventFilter(device=1)},
-            {"where": EventFilter(stream=8, pid=100), "gap_ns": 1_000},
-            # windows that start inside a long kernel and inside an idle gap
-            {"where": EventFilter(start_ns=origin + 1_200_000, end_ns=origin + 3_000_000)},
-            {"where": EventFilter(start_ns=origin + 2_000_000), "api": True},
-        ):
-            _page_equals_slice(trace, monkeypatch, limit=limit, offset=offset, **options)
+        for options in OPTIONS:
+            _pages_equal_slices(trace, PAGES, **options)
 
 
-def test_bounded_caption_says_what_is_known(tmp_path, monkeypatch):
-    monkeypatch.setattr(timeline_module, "EXACT_TOTAL_MAX_EVENTS", 0)
+def test_page_past_the_end_counts_every_row(tmp_path):
     with tracelens.open(_adversarial(tmp_path)) as trace:
-        result = trace.timeline(limit=3)
-        text = timeline_module.render(result, fmt="table", timeunit="ns", source="x")
-    assert result.total is None
-    assert text.rstrip().splitlines()[-1] == (
-        f"rows 1-3 ({result.events_total:,} events in all, plus the idle gaps between them); "
-        "--offset 3 for the next"
-    )
+        total = trace.timeline(limit=0).total
+        page = trace.timeline(limit=5, offset=total)
+        text = timeline_module.render(page, fmt="table", timeunit="ns", source="x")
+    assert (page.events.height, page.total) == (0, total)
+    assert text.rstrip().splitlines()[-1] == f"no rows (of {total:,})"
 
 
 @needs_shared
 @pytest.mark.parametrize("path", shared_traces(), ids=lambda p: p.name)
-def test_bounded_pages_on_real_traces(path, monkeypatch):
+def test_pages_on_real_traces(path, monkeypatch):
     if not has_cuda_work(path):
         pytest.skip("no CUDA work")
+    monkeypatch.setattr(timeline_module, "PAGE_BIN_NS", 50_000)
     with tracelens.open(path) as trace:
-        for limit, offset in ((50, 0), (20, 333)):
-            _page_equals_slice(trace, monkeypatch, limit=limit, offset=offset)
+        _pages_equal_slices(trace, [(50, 0), (20, 333), (200, 1_000), (10, 2_600)])

@@ -36,24 +36,21 @@ _EVENT_TABLES = (
 )
 
 
-# Up to this many events (kernels, copies, memsets, NVTX ranges, API calls in the window)
-# a page is cut from the whole sorted union, so that ``Timeline.total`` is exact; the union of
-# 10^6 events costs ~0.5 s. Beyond it a page reads only the stretch of the trace it can reach
-# (timeline_page_bound.sql): counting the idle gaps after that stretch would mean sorting
-# every event of every device, which on 5M kernels took longer than the page itself (2.3 s).
-EXACT_TOTAL_MAX_EVENTS = 1_000_000
+# About how wide a bin of timeline_page_rows.sql is: a page reads the bins it starts and
+# ends in whole, so the bins should hold few rows, and there should be few bins to count
+# (the 5M-kernel benchmark spans 80 s: ~90k bins of ~60 rows).
+PAGE_BIN_NS = 1_000_000
 
 
 @dataclass(frozen=True)
 class Timeline(Result):
     """``events``: the rows asked for (see ``queries/timeline_events.sql`` for the columns;
-    start_ns counts from ``origin_ns``); ``total``: rows before ``limit``/``offset``, or None
-    when the page was read without counting them (more than ``EXACT_TOTAL_MAX_EVENTS``
-    events and more rows after the page); ``events_total``: the events (every row kind but
-    gaps) in the window, always counted."""
+    start_ns counts from ``origin_ns``); ``total``: rows before ``limit``/``offset``;
+    ``events_total``: the events (every row kind but gaps) in the window, counted for a
+    page (None without ``limit``)."""
 
     events: pl.DataFrame
-    total: int | None
+    total: int
     offset: int
     origin_ns: int
     events_total: int | None = None
@@ -63,8 +60,7 @@ class Timeline(Result):
         return {"events": self.events}
 
     def _summary(self) -> str:
-        total = "" if self.total is None else f" of {self.total:,}"
-        return f"{self.events.height:,} rows{total} from row {self.offset:,}"
+        return f"{self.events.height:,} rows of {self.total:,} from row {self.offset:,}"
 
 
 def check_paging(limit: int | None, offset: int) -> None:
@@ -114,14 +110,18 @@ def timeline(
     where = where or EventFilter()
     trace.load_nvtx_text()
     origin = 0  # session start: the Start column reads as --start/--end
-    events_total, bound_ns = None, None
+    events_total, total, from_ns, rows_before, bound_ns = None, None, None, 0, None
     if limit:
-        bound = trace.query_rows(
-            "timeline_page_bound", api=api, rows=offset + limit, **where.params()
-        )
-        events_total, bound_ns = bound.data[0]
-        if events_total <= EXACT_TOTAL_MAX_EVENTS:
-            bound_ns = None
+        # Counting rows per time bin places the page without sorting what comes before it.
+        events_total, total, from_ns, rows_before, bound_ns = trace.query_rows(
+            "timeline_page_rows",
+            api=api,
+            gap_ns=gap_ns,
+            bin_ns=PAGE_BIN_NS,
+            offset=offset,
+            rows=offset + limit,
+            **where.params(),
+        ).data[0]
     df = trace.query(
         "timeline_events",
         origin_ns=origin,
@@ -130,30 +130,28 @@ def timeline(
         name_kind=name,
         copy_labels=copy_labels(),
         limit=limit or None,
-        offset=offset,
+        offset=offset - rows_before,
+        from_ns=from_ns,
         bound_ns=bound_ns,
         **where.params(),
     )
-    if bound_ns is not None:
-        total = None
-    elif df.height:
-        total = int(df["total_rows"][0])
-    else:
-        total = _total_rows(trace, where, api, gap_ns, origin)
+    if total is None:  # no limit: every row was read, and counted unless past the end
+        total = int(df["total_rows"][0]) if df.height else _total(trace, where, api, gap_ns)
     return Timeline(df.drop("total_rows"), total, offset, origin, events_total)
 
 
-def _total_rows(trace: Trace, where: EventFilter, api: bool, gap_ns: int, origin: int) -> int:
-    """Rows before paging when the page itself is empty (an offset past the end)."""
+def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
+    """Rows before paging when every row was asked for from an offset past the end."""
     df = trace.query(
         "timeline_events",
-        origin_ns=origin,
+        origin_ns=0,
         api=api,
         gap_ns=gap_ns,
         name_kind="short",
         copy_labels=copy_labels(),
         limit=1,
         offset=0,
+        from_ns=None,
         bound_ns=None,
         **where.params(),
     )
@@ -175,13 +173,7 @@ def render(
 
     df = result.events
     first, last = result.offset + 1, result.offset + df.height
-    if result.total is None:
-        # Counting every row would have read the whole trace: say what is known.
-        shown = (
-            f"rows {first:,}-{last:,} ({result.events_total:,} events in all, plus the idle "
-            f"gaps between them); --offset {last} for the next"
-        )
-    elif df.height == 0:
+    if df.height == 0:
         shown = f"no rows (of {result.total:,})"
     elif df.height < result.total:
         shown = f"rows {first:,}-{last:,} of {result.total:,}"

@@ -77,7 +77,13 @@ def test_stakeout_queries(mixed, case, params):
     )  # fmt: skip
 
 
-TIMELINE = {"origin_ns": 0, "name_kind": "short", "bound_ns": None, "offset": 0}
+TIMELINE = {
+    "origin_ns": 0,
+    "name_kind": "short",
+    "from_ns": None,
+    "bound_ns": None,
+    "offset": 0,
+}
 
 
 @pytest.mark.parametrize(
@@ -95,6 +101,20 @@ TIMELINE = {"origin_ns": 0, "name_kind": "short", "bound_ns": None, "offset": 0}
                 "gap_ns": 50_000,
                 "limit": 5,
                 "offset": 3,
+            },
+        ),
+        # a stretch as timeline_page_rows.sql places it: the kernel spanning from_ns and the
+        # gaps whose busy time began before it are not rows here
+        (
+            "from_and_bound",
+            {
+                **NO_FILTER,
+                "api": True,
+                "gap_ns": 10_000,
+                "from_ns": 2_100_000,
+                "bound_ns": 2_999_999,
+                "limit": 8,
+                "offset": 1,
             },
         ),
     ],

@@ -1,4 +1,4 @@
-"""Golden CSVs for the queries that bound a timeline page and find the trace's origin."""
+"""Golden CSVs for the query that places a timeline page and find the trace's origin."""
 
 from __future__ import annotations
 
@@ -22,24 +22,39 @@ def mixed(tmp_path):
     return build_mixed(tmp_path, "3.25.0").path
 
 
+PAGE = {"api": False, "gap_ns": 100_000, "bin_ns": 1_000_000, "offset": 0}
+
+
 @pytest.mark.parametrize(
     ("case", "params"),
     [
-        ("first_row", {**NO_FILTER, "api": False, "rows": 1}),
-        ("tenth_row_with_api", {**NO_FILTER, "api": True, "rows": 10}),
-        ("past_the_end", {**NO_FILTER, "api": False, "rows": 10_000}),
-        # a page a million rows deep: no bound (DuckDB's min(x, n) takes n < 10^6; it
-        # failed with 'n value must be < 1000000' here, and timeline --offset 1000000 too)
-        ("a_million_rows_deep", {**NO_FILTER, "api": False, "rows": 1_000_000}),
-        ("device_1", {**NO_FILTER, "device": 1, "api": False, "rows": 3}),
+        ("first_row", {**NO_FILTER, **PAGE, "rows": 1}),
+        ("tenth_row_with_api", {**NO_FILTER, **PAGE, "api": True, "rows": 10}),
+        ("past_the_end", {**NO_FILTER, **PAGE, "offset": 10_000, "rows": 10_010}),
+        # a page a million rows deep: bounds from counts, no top-N (DuckDB's min(x, n) took
+        # n < 10^6 only, so the old bound query gave none)
+        ("a_million_rows_deep", {**NO_FILTER, **PAGE, "offset": 999_990, "rows": 1_000_000}),
+        # bins of 1 us: the page starts and ends mid-trace, with rows before it
+        ("deep_in_narrow_bins", {**NO_FILTER, **PAGE, "bin_ns": 1_000, "offset": 7, "rows": 9}),
+        ("every_gap", {**NO_FILTER, **PAGE, "gap_ns": 0, "offset": 12, "rows": 14}),
+        ("device_1", {**NO_FILTER, **PAGE, "device": 1, "offset": 2, "rows": 3}),
         (
             "window",
-            {**NO_FILTER, "start_ns": 2_000_000, "end_ns": 3_000_000, "api": True, "rows": 2},
-        ),
+            {
+                **NO_FILTER,
+                **PAGE,
+                "start_ns": 2_000_000,
+                "end_ns": 3_000_000,
+                "api": True,
+                "bin_ns": 100_000,
+                "offset": 3,
+                "rows": 5,
+            },
+        ),  # fmt: skip
     ],
 )
-def test_timeline_page_bound(mixed, case, params):
-    assert_golden(mixed, "timeline_page_bound", case, lambda t: t.load_nvtx_text(), **params)
+def test_timeline_page_rows(mixed, case, params):
+    assert_golden(mixed, "timeline_page_rows", case, lambda t: t.load_nvtx_text(), **params)
 
 
 def test_first_event(mixed):
