@@ -42,11 +42,19 @@ WITH gpu AS (
     SELECT deviceId, start, "end"
     FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
 ),
--- fine bins: floor(start / ($gap_ns + 1)), exact for negative starts too
+-- fine bins: floor(start / ($gap_ns + 1)), exact for negative starts too. Outside the
+-- window only two things matter per device: the latest end before it (every such event
+-- starts before any gap of the window ends, and one in the bin of a gap's end would have
+-- ruled the gap out all the same) and the first start after it (the end of a gap that
+-- spans $end_ns); one bin each, first and last, keeps a narrow window's aggregate small.
 fine AS (
     SELECT
         device,
-        (start - (start % ($gap_ns + 1) + $gap_ns + 1) % ($gap_ns + 1)) // ($gap_ns + 1) AS bin,
+        CASE
+            WHEN "end" < $start_ns THEN -9223372036854775808
+            WHEN start > $end_ns THEN 9223372036854775807
+            ELSE (start - (start % ($gap_ns + 1) + $gap_ns + 1) % ($gap_ns + 1)) // ($gap_ns + 1)
+        END AS bin,
         min(start) AS first_start,
         max("end") AS last_end,
         count(*) FILTER (WHERE in_window(start, "end", $start_ns, $end_ns)) AS events
@@ -83,6 +91,7 @@ host AS (
 binned AS (
     SELECT (bin - (bin % per + per) % per) // per AS bin, events AS rows, events
     FROM fine, width
+    WHERE events > 0  -- not the bins outside the window
     UNION ALL
     SELECT (start - (start % ns + ns) % ns) // ns, 1, 0
     FROM gaps, width
