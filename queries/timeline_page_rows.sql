@@ -114,7 +114,7 @@ SELECT
     CAST(coalesce(sum(rows), 0) AS BIGINT) AS total_rows,
     coalesce(min(bin) FILTER (WHERE through > $offset), max(bin) + 1) * any_value(ns)
         AS from_ns,
-    CAST(coalesce(arg_min(through - rows, bin) FILTER (WHERE through > $offset), sum(rows))
+    CAST(coalesce(arg_min(through - rows, bin) FILTER (WHERE through > $offset), sum(rows), 0)
          AS BIGINT) AS rows_before,
     (min(bin) FILTER (WHERE through >= $rows) + 1) * any_value(ns) - 1 AS bound_ns
 FROM running, width

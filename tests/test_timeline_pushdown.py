@@ -95,8 +95,11 @@ def test_page_past_the_end_counts_every_row(tmp_path):
         total = trace.timeline(limit=0).total
         page = trace.timeline(limit=5, offset=total)
         text = timeline_module.render(page, fmt="table", timeunit="ns", source="x")
+        # no row at all: nothing to count before the page either
+        empty = trace.timeline(limit=5, offset=2, where=EventFilter(start_ns=10**12))
     assert (page.events.height, page.total) == (0, total)
     assert text.rstrip().splitlines()[-1] == f"no rows (of {total:,})"
+    assert (empty.events.height, empty.total, empty.events_total) == (0, 0, 0)
 
 
 @needs_shared

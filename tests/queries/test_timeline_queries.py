@@ -38,6 +38,7 @@ PAGE = {"api": False, "gap_ns": 100_000, "bin_ns": 1_000_000, "offset": 0}
         ("deep_in_narrow_bins", {**NO_FILTER, **PAGE, "bin_ns": 1_000, "offset": 7, "rows": 9}),
         ("every_gap", {**NO_FILTER, **PAGE, "gap_ns": 0, "offset": 12, "rows": 14}),
         ("device_1", {**NO_FILTER, **PAGE, "device": 1, "offset": 2, "rows": 3}),
+        ("no_rows", {**NO_FILTER, **PAGE, "start_ns": 10**12, "rows": 5}),
         (
             "window",
             {
