@@ -63,6 +63,9 @@ def _answers(trace: tracelens.Trace) -> dict:
     out["memory"] = answer(lambda: (trace.memory_time().rows(), trace.memory_size().rows()))
     out["lineup"] = answer(lambda: trace.lineup().rows())
     out["timeline"] = answer(lambda: trace.timeline(api=True, limit=200).events.rows())
+    # nsys's parquetdir has no rowid: the NVTX range ids come from the row order.
+    out["nvtx"] = answer(lambda: trace.nvtx().rows())
+    out["nvtx_gpu"] = answer(lambda: trace.nvtx(gpu=True, each=True).rows())
     info = trace.info
     out["info"] = (
         info.nsys_version,

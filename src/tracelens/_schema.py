@@ -165,13 +165,17 @@ def _quote(identifier: str) -> str:
     return '"' + identifier + '"'
 
 
-def source_sql(table: str, source: str = "sqlite") -> str:
+def source_sql(table: str, source: str = "sqlite", row_numbers: bool = False) -> str:
     """The table expression that reads nsys table ``table``: from the SQLite export
     (``sqlite``: DuckDB's scanner on ``getvariable('trace_path')``) or from a directory with
     one ``<table>.parquet`` per table (``parquet``: an ``nsys export --type parquetdir``
-    directory or a cache entry, ``getvariable('parquet_dir')``)."""
+    directory or a cache entry, ``getvariable('parquet_dir')``; ``row_numbers`` adds the
+    column ``file_row_number``, each row's position in the file from 0)."""
     if source == "parquet":
-        return f"read_parquet(getvariable('parquet_dir') || '/{_quote(table)[1:-1]}.parquet')"
+        numbers = ", file_row_number = true" if row_numbers else ""
+        return (
+            f"read_parquet(getvariable('parquet_dir') || '/{_quote(table)[1:-1]}.parquet'{numbers})"
+        )
     return f"sqlite_scan(getvariable('trace_path'), '{_quote(table)[1:-1]}')"
 
 

@@ -151,11 +151,19 @@ class TextMethods:
         present = set(self._parquet_tables.get(NVTX_TABLE, ())) if self.parquet_dir else set()
         if present:
             # Parquet holds text as UTF-8 already (the cache wrote it decoded); row_id is
-            # there when the cache wrote it, NULL in a directory nsys exported.
-            select = ", ".join(
-                cast(n, _schema._quote(n) if n in present else "NULL") for n in names
-            )
-            return f"SELECT {select} FROM {_schema.source_sql(NVTX_TABLE, 'parquet')}", {}
+            # there when the cache wrote it. A directory nsys exported has no rowid: its
+            # rows are numbered from 1 in file order, as SQLite numbers the rows it holds
+            # (without ids every range would be one NULL id, and none would hold GPU work).
+            numbered = "row_id" not in present
+
+            def value(n: str) -> str:
+                if n in present:
+                    return _schema._quote(n)
+                return "file_row_number + 1" if n == "row_id" else "NULL"
+
+            select = ", ".join(cast(n, value(n)) for n in names)
+            source = _schema.source_sql(NVTX_TABLE, "parquet", row_numbers=numbered)
+            return f"SELECT {select} FROM {source}", {}
         if NVTX_TABLE not in self.tables:
             return "SELECT " + ", ".join(cast(n, "NULL") for n in names) + " WHERE false", {}
         in_sqlite = set(self.tables[NVTX_TABLE]) | {"row_id"}
