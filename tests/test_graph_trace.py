@@ -7,7 +7,7 @@ numbers leave them out, how many there are and how much GPU time they took.
 
 No vendored DDL (real ``CREATE`` statements from real exports) has that table, so synth
 cannot write it: these tests write the export with TraceBuilder, then create the table with
-the columns of CUPTI's graph-trace record that nsys exports (GRAPH_TRACE_DDL below).
+the columns of CUPTI's graph-trace record that nsys exports (fixtures.builder.GRAPH_TRACE_DDL).
 """
 
 from __future__ import annotations
@@ -18,23 +18,11 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from fixtures.builder import GRAPH_TRACE_DDL, add_graph_replays
 
 import tracelens
 from tracelens.filters import EventFilter
 from tracelens.synth import TraceBuilder, global_pid
-
-GRAPH_TRACE_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
-    start                       INTEGER   NOT NULL,
-    end                         INTEGER   NOT NULL,
-    deviceId                    INTEGER   NOT NULL,
-    contextId                   INTEGER   NOT NULL,
-    greenContextId              INTEGER,
-    streamId                    INTEGER   NOT NULL,
-    correlationId               INTEGER,
-    globalPid                   INTEGER,
-    graphId                     INTEGER   NOT NULL,
-    graphExecId                 INTEGER   NOT NULL
-)"""
 
 PID = 4242
 REPLAYS = 200
@@ -74,26 +62,8 @@ def _build(path: Path, *, kernels: bool = True, graph_ddl: str | None = GRAPH_TR
             b.kernel(KERNEL, start=start, end=start + 10_000, correlation_id=cid)
     b.write(path)
     if graph_ddl is not None:
-        _add_replays(path, _replays(), graph_ddl)
+        add_graph_replays(path, _replays(), graph_ddl)
     return path
-
-
-def _add_replays(path: Path, replays: list[tuple], graph_ddl: str = GRAPH_TRACE_DDL) -> None:
-    """Create the graph-trace table in the export at ``path`` and insert ``replays``
-    (rows in the column order of GRAPH_TRACE_DDL; columns ``graph_ddl`` lacks are dropped)."""
-    con = sqlite3.connect(path)
-    con.execute(graph_ddl)
-    cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)")]
-    names = [
-        "start", "end", "deviceId", "contextId", "greenContextId", "streamId",
-        "correlationId", "globalPid", "graphId", "graphExecId",
-    ]  # fmt: skip
-    keep = [i for i, n in enumerate(names) if n in cols]
-    rows = [tuple(r[i] for i in keep) for r in replays]
-    marks = ", ".join("?" * len(keep))
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES ({marks})", rows)
-    con.commit()
-    con.close()
 
 
 @pytest.fixture(scope="module")
@@ -376,7 +346,7 @@ def _decode_loop(path: Path) -> Path:
             )
         )
     b.write(path)
-    _add_replays(path, replays)
+    add_graph_replays(path, replays)
     return path
 
 

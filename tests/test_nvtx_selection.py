@@ -8,11 +8,9 @@ something different from the right answer.
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from fixtures.builder import add_graph_replays
 from queries.golden import assert_golden
-from test_graph_trace import GRAPH_TRACE_DDL
 
 import tracelens
 from tracelens.errors import UsageError
@@ -177,15 +175,13 @@ def test_graph_replays_traced_at_graph_level_follow_the_selection(tmp_path):
     cid = _launch(b, "cudaLaunchKernel_v7000", 20)
     b.kernel("k", start=1000, end=1010, pid=PID, correlation_id=cid)
     path = b.write(tmp_path / "graph.sqlite")
-    con = sqlite3.connect(path)
-    con.execute(GRAPH_TRACE_DDL)
-    for corr, start in ((inside, 2000), (outside, 3000)):
-        con.execute(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, 0, 1, NULL, 7, ?, ?, 1, 1)",
-            (start, start + 500, corr, global_pid(PID)),
-        )
-    con.commit()
-    con.close()
+    add_graph_replays(
+        path,
+        [
+            (start, start + 500, 0, 1, None, 7, corr, global_pid(PID), 1, 1)
+            for corr, start in ((inside, 2000), (outside, 3000))
+        ],
+    )
     with tracelens.open(path) as t:
         where, _ = select_nvtx(t, "replay")
         assert t.graph_replays(where) == (1, 500)

@@ -18,11 +18,9 @@ pid 4242 (thread 4243 launches)          pid 4343
 
 from __future__ import annotations
 
-import sqlite3
-
 import polars as pl
 import pytest
-from fixtures.builder import DIRECT_COPY, XMMA_GEMM
+from fixtures.builder import DIRECT_COPY, XMMA_GEMM, add_graph_replays
 
 import tracelens
 from queries.golden import assert_golden
@@ -31,25 +29,6 @@ from tracelens.synth import TraceBuilder, global_pid
 
 PID, OTHER = 4242, 4343
 NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
-
-
-def _add_graph_replay(path, *, start, end, device, stream, correlation_id, pid) -> None:
-    """A graph-level CUDA graph replay (the builder's schemas have no GRAPH_TRACE table)."""
-    con = sqlite3.connect(path)
-    try:
-        con.execute(
-            "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, "
-            "end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
-            "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
-            "graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL)"
-        )
-        con.execute(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, ?, 1, ?, ?, ?, 3, 4)",
-            (start, end, device, stream, correlation_id, global_pid(pid)),
-        )
-        con.commit()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +59,8 @@ def trace_path(tmp_path_factory):
     b.nvtx_range("step", start=800, end=7300, pid=PID)
     b.nvtx_mark("mark", at=9700, pid=PID)
     path = b.write(tmp_path_factory.mktemp("shared") / "shared_golden.sqlite")
-    _add_graph_replay(path, start=8000, end=9000, device=0, stream=9, correlation_id=14, pid=PID)
+    # A graph-level CUDA graph replay (the builder's schemas have no GRAPH_TRACE table).
+    add_graph_replays(path, [(8000, 9000, 0, 1, None, 9, 14, global_pid(PID), 3, 4)])
     return path
 
 
