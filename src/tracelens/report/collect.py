@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from ..compare.collect import trace_totals
 from ..errors import MissingDataError
 from . import svg
 from .dangerview import danger_left_out, danger_rows, danger_rule_notes
@@ -117,9 +116,8 @@ def collect_side(
     kernels: list[KernelRow] = []
     categories: list[CategoryRow] = []
     kernels_total = kernel_time = 0
-    busy_ns = census = None
+    census = None
     if has_kernels:
-        busy_ns = (read.totals if read else trace_totals(trace))["gpu_busy_ns"]
         census = read.census if read else trace.census(name=name_kind)
         kernels_total = census.height
         kernel_time = int(census["total_ns"].sum())
@@ -135,9 +133,10 @@ def collect_side(
     if census is not None:
         danger, danger_total = danger_rows(census, top)
         danger_left_out(len(danger), danger_total, label, omitted)
-    util, steps = None, None
+    busy_ns, util, steps = None, None, None
     if has_kernels:
-        util, steps = timekeeping(trace, label, omitted, read)
+        kept = timekeeping(trace, label, omitted, read)
+        busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     tree = _nvtx_tree(trace, label, omitted) if has_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:

@@ -4,8 +4,10 @@ operation."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..compare.collect import trace_totals
 from .omitted import Omitted
 
 if TYPE_CHECKING:
@@ -55,12 +57,24 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
     return keep.to_dicts(), steps.summary(), note
 
 
+@dataclass
+class TimeKeeping:
+    """What the page shows of one trace's GPU time: the kernels' busy time (their union,
+    summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out)."""
+
+    busy_ns: int
+    util: Util | None
+    steps: Steps | None
+
+
 def timekeeping(
     trace: Trace, label: str, omitted: list[Omitted], read: DiffSide | None = None
-) -> tuple[Util | None, Steps | None]:
-    """trace.util() and trace.steps() (those the diff read, ``read``, when it did), unless
-    the trace has more than threshold.util_max_launches GPU operations (then None, None,
-    and the page says so)."""
+) -> TimeKeeping:
+    """The kernels' busy time, trace.util() and trace.steps() (those the diff read,
+    ``read``, when it did), from one sorted read of the GPU work
+    (:func:`tracelens.util.work_in_order`, as the diff reads it): each reading its own cost
+    about a census each on millions of launches. Above threshold.util_max_launches GPU
+    operations util and steps are None and the page says so."""
     info = trace.info
     ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
     limit = _max_operations()
@@ -73,7 +87,31 @@ def timekeeping(
                 "the detail window is the busiest stretch instead of a step",
             )
         )
-        return None, None
+        busy = read.totals if read is not None else trace_totals(trace)
+        return TimeKeeping(busy["gpu_busy_ns"], None, None)
     if read is not None and read.util is not None and read.steps is not None:
-        return read.util, read.steps
-    return trace.util(), trace.steps()
+        return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps)
+    return _read_once(trace)
+
+
+def _read_once(trace: Trace) -> TimeKeeping:
+    """Busy time, util and steps from one read of the GPU work, as the diff's
+    :func:`tracelens.compare.collect.collect` shares it."""
+    import polars as pl
+
+    from ..steps import find_steps
+    from ..util import gpu_time_accounting, work_in_order
+    from ..util_sweep import KERNEL, union_ns
+
+    work = work_in_order(trace)
+    launches = work.filter(pl.col("kind") == KERNEL).select(
+        "device", "start_ns", "end_ns", "name_id"
+    )
+    busy_ns = union_ns(launches.select("device", s="start_ns", e="end_ns"))
+    # The step search counts graph replays as launches: on a trace that has them it reads
+    # its own sequence (the kernels alone would make each step microseconds long).
+    replays = trace.graph_replays()[0]
+    steps = find_steps(trace, launches=None if replays else launches)
+    del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
+    util = gpu_time_accounting(trace, None, work)
+    return TimeKeeping(busy_ns, util, steps)
