@@ -101,3 +101,5 @@ def test_stakeout_profile_queries(steps_trace):
     assert_golden(steps_trace, "stakeout_spread", "two_kernels", **args)
     assert_golden(steps_trace, "stakeout_log_histogram", "two_kernels", per_octave=4, **args)
     assert_golden(steps_trace, "stakeout_configs", "two_kernels", **args)
+    # The three at once, from one read (the report's): each part as its query above.
+    assert_golden(steps_trace, "stakeout_profiles", "two_kernels", per_octave=4, **args)

@@ -143,9 +143,9 @@ def collect_side(
         omitted.append(Omitted(f"{label}: steps", steps_left))
     stake = []
     if has_kernels and stakeout:
-        stake = stakeout_rows(
-            [trace], [k.name for k in kernels[:STAKEOUT_KERNELS]], name_kind, palette
-        )
+        shown = kernels[:STAKEOUT_KERNELS]
+        launches = [sum(k.calls for k in shown)]
+        stake = stakeout_rows([trace], [k.name for k in shown], name_kind, palette, None, launches)
     return Side(
         key=key,
         label=label,

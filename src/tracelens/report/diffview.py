@@ -274,7 +274,9 @@ def diff_view(
     ratios = dict(
         zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
     )
-    stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios)
+    picked = pl.concat([both, others])
+    launches = [int(picked[c].fill_null(0).sum()) for c in ("a_instances", "b_instances")]
+    stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios, launches)
     shown = d.danger.head(top)
     danger_label = labels(shown["name"].unique(maintain_order=True).to_list())
     danger = [{**r, "short": danger_label[r["name"]]} for r in shown.iter_rows(named=True)]
