@@ -20,6 +20,7 @@ from conftest import needs_shared, run_cli, shared_traces
 
 import tracelens
 from tracelens import cache
+from tracelens._schema import VIEWS_BY_TABLE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,13 +72,15 @@ def test_cached_answers_equal_direct_reads(path, cache_dir):
     with tracelens.open(path, cache=False) as direct:
         expected = _answers(direct)
         assert direct.parquet_dir is None
-    with tracelens.open(path) as built:  # builds the entry (when DuckDB first opens)
+    with tracelens.open(path) as built:  # builds the entry as the analyses read tables
         assert _answers(built) == expected
-        assert built.parquet_dir is not None and built.parquet_dir.parent == cache_dir / "traces"
+        # nothing is cached of a trace with none of the tables the views read
+        has_tables = bool(set(VIEWS_BY_TABLE) & set(built.tables))
+        assert (built.parquet_dir is not None) == has_tables
     with tracelens.open(path) as cached:  # reads it
         assert _answers(cached) == expected
         assert cached.parquet_dir == built.parquet_dir
-    assert len(_entries(cache_dir)) == 1
+    assert _entries(cache_dir) == ([built.parquet_dir] if has_tables else [])
 
 
 def _copy(src: Path, dest: Path) -> Path:
@@ -167,14 +170,18 @@ def test_killed_build_is_never_read(tmp_path, cache_dir):
     assert child.stdout.readline() == "building\n"
     child.kill()
     child.wait()
-    builds = list((cache_dir / "traces").glob(".build-*"))
-    assert len(builds) == 1 and not (builds[0] / "manifest.json").exists()
-    assert _entries(cache_dir) == []
-    # A partly written table in it must not be read: poison it, then run again.
-    (builds[0] / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").write_bytes(b"PAR1 half a file")
+    (entry,) = _entries(cache_dir)
+    assert cache.cached_columns(entry) == {}  # killed before any table was complete
+    # What a killed writer can leave: a half-written table under its temporary name, and a
+    # complete file it renamed but did not list yet. Neither must be read: poison both.
+    kernels = entry / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"
+    (entry / f"{kernels.name}.999.partial").write_bytes(b"PAR1 half a file")
+    kernels.write_bytes(b"PAR1 not listed")
     with tracelens.open(path) as t, tracelens.open(path, cache=False) as direct:
         assert t.census().rows() == direct.census().rows()
-        assert t.parquet_dir == _entries(cache_dir)[0]
+        assert t.parquet_dir == entry
+    assert "CUPTI_ACTIVITY_KIND_KERNEL" in cache.cached_columns(entry)
+    assert list(entry.glob("*.partial")) == []  # the next writer removed it
 
 
 def test_two_concurrent_builds_both_succeed(tmp_path, cache_dir):
@@ -186,7 +193,7 @@ def test_two_concurrent_builds_both_succeed(tmp_path, cache_dir):
         expected = direct.census().write_csv()
     assert [out.replace("building\n", "") for out, _err in results] == [expected, expected]
     assert len(_entries(cache_dir)) == 1
-    assert list((cache_dir / "traces").glob(".build-*")) == []
+    assert list((cache_dir / "traces").glob("*/*.partial")) == []
 
 
 def test_unwritable_cache_dir_reads_directly_with_one_line(tmp_path, monkeypatch, capsys):

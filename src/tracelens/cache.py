@@ -38,7 +38,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,7 +48,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     import duckdb
 
-CACHE_FORMAT = 1  # bump when the files change meaning: older entries are then rebuilt
+CACHE_FORMAT = 2  # bump when the files change meaning: older entries are then rebuilt
 ENV_DIR = "TRACELENS_CACHE_DIR"
 ENV_OFF = "TRACELENS_NO_CACHE"
 ENV_MIN_MB = "TRACELENS_CACHE_MIN_MB"
@@ -59,11 +59,10 @@ ENV_MAX_MB = "TRACELENS_CACHE_MAX_MB"
 DEFAULT_MIN_MB = 50.0
 # The cache of a 612 MB export with 5M kernels is ~100-150 MB; 5 GB holds dozens of them.
 DEFAULT_MAX_MB = 5_000.0
-# A temporary build directory older than this belongs to a run that was killed.
-STALE_BUILD_S = 3_600
 HEADER_BYTES = 4096
 MANIFEST = "manifest.json"
-BUILD_PREFIX = ".build-"
+LOCK = ".lock"
+PARTIAL = ".partial"
 
 Progress = Callable[[str | None, float | None], None]
 
@@ -142,7 +141,8 @@ def traces_dir(root: Path) -> Path:
 
 
 def lookup(root: Path, ident: dict[str, int | str]) -> Path | None:
-    """The complete entry for ``ident`` (and mark it used), or None."""
+    """The entry for ``ident`` (and mark it used), or None. An entry holds what earlier runs
+    cached of the trace: :func:`cached_columns` says which tables and columns."""
     entry = traces_dir(root) / entry_key(ident)
     manifest = _read_manifest(entry)
     if manifest is None or manifest.get("identity") != ident:
@@ -160,79 +160,87 @@ def _read_manifest(entry: Path) -> dict | None:
     return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else None
 
 
+def cached_columns(entry: Path) -> dict[str, tuple[str, ...]]:
+    """nsys table -> the columns its ``<table>.parquet`` in ``entry`` holds, as the manifest
+    lists them (a file is listed only once it is complete)."""
+    manifest = _read_manifest(entry) or {}
+    tables = manifest.get("tables")
+    return {t: tuple(c) for t, c in tables.items()} if isinstance(tables, dict) else {}
+
+
 @dataclass(frozen=True)
 class Table:
-    """One file of an entry: ``file`` (``<nsys table>.parquet``), the SQL that fills it, and
-    its share of the work (e.g. rows x columns), for the progress fraction."""
+    """One file of an entry: ``file`` (``<nsys table>.parquet``), the SQL that fills it, the
+    columns that SQL returns, and its share of the work (rows x columns) for the progress
+    fraction."""
 
     file: str
     select: str
+    columns: tuple[str, ...] = ()
     weight: float = 1.0
 
 
-def build(
-    con: duckdb.DuckDBPyConnection,
-    source: Path,
-    ident: dict[str, int | str],
-    tables: list[Table],
-    settings: Settings,
-    progress: Progress | None = None,
-) -> Path:
-    """Write ``tables`` (queries on ``con``) as the entry for ``ident``; return its directory.
+@contextlib.contextmanager
+def writing(settings: Settings, ident: dict[str, int | str], source: Path) -> Iterator[Path]:
+    """The entry for ``ident``, created if needed, locked against other writers while the
+    block adds tables to it (:func:`add`); then the least recently used other entries are
+    evicted. Readers never wait: each file appears by an atomic rename, and the manifest
+    lists it afterwards. A run killed inside the block leaves at most a ``*.partial`` file,
+    never read, removed by the next writer. Raises OSError when the cache directory cannot
+    be written (the caller reads directly)."""
+    import fcntl
 
-    Raises OSError when the cache directory cannot be written (the caller reads directly).
-    """
-    root = traces_dir(settings.root)
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / entry_key(ident)
-    _remove_stale_builds(root)
-    tmp = Path(
-        _mkdtemp(root, prefix=f"{BUILD_PREFIX}{final.name}-{os.getpid()}-")
-    )  # same filesystem: the rename below is atomic
-    try:
-        if progress:
-            progress(
-                f"caching {source.name} ({ident['size'] / 1e6:,.1f} MB) as Parquet in {final} "
-                "(once; later runs read it)",
-                0.0,
-            )
-        started = time.perf_counter()
-        total = sum(t.weight for t in tables) or 1.0
-        done = 0.0
-        for table in tables:
-            _copy(con, table, tmp / table.file)
-            done += table.weight
-            if progress:
-                progress(None, min(done / total, 0.99))
-        manifest = {
-            "format": CACHE_FORMAT,
-            "source": str(source),
-            "identity": ident,
-            "tables": [t.file for t in tables],
-            "built_s": round(time.perf_counter() - started, 3),
-            "created": time.time(),
-        }
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    entry = traces_dir(settings.root) / entry_key(ident)
+    entry.mkdir(parents=True, exist_ok=True)
+    with (entry / LOCK).open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this run dies
+        for partial in entry.glob(f"*{PARTIAL}"):  # left by a writer that was killed
+            partial.unlink(missing_ok=True)
+        manifest = _read_manifest(entry)
+        if manifest is None or manifest.get("identity") != ident:
+            manifest = {"format": CACHE_FORMAT, "source": str(source), "identity": ident}
+            manifest.update(tables={}, built_s=0.0, created=time.time())
+            _write_manifest(entry, manifest)
         try:
-            os.rename(tmp, final)
-        except OSError:
-            # Another run finished the same entry first: use it, drop ours.
-            if lookup(settings.root, ident) is None:
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-        if progress:
-            progress(None, 1.0)
+            yield entry
+        except BaseException:
+            if not cached_columns(entry):  # nothing was cached: leave no entry behind
+                shutil.rmtree(entry, ignore_errors=True)
+            raise
+    evict(settings, keep={entry.name})
+
+
+def _write_manifest(entry: Path, manifest: dict) -> None:
+    tmp = entry / f"{MANIFEST}.{os.getpid()}{PARTIAL}"
+    tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    os.replace(tmp, entry / MANIFEST)
+
+
+def add(
+    con: duckdb.DuckDBPyConnection,
+    entry: Path,
+    table: Table,
+    progress: Progress | None = None,
+    done: tuple[float, float] = (0.0, 1.0),
+) -> None:
+    """Write ``table`` (a query on ``con``) into ``entry`` (inside :func:`writing`): to a
+    ``.partial`` name, renamed over any older, narrower copy (a reader that opened that one
+    keeps it), then listed in the manifest. ``done``: the progress fraction before and
+    after this table."""
+    started = time.perf_counter()
+    partial = entry / f"{table.file}.{os.getpid()}{PARTIAL}"
+    try:
+        _copy(con, table, partial)
+        os.replace(partial, entry / table.file)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        partial.unlink(missing_ok=True)
         raise
-    evict(settings, keep={final.name})
-    return final
-
-
-def _mkdtemp(root: Path, prefix: str) -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix=prefix, dir=root)
+    manifest = _read_manifest(entry) or {}
+    manifest.setdefault("tables", {})[table.file.removesuffix(".parquet")] = list(table.columns)
+    manifest["built_s"] = round(manifest.get("built_s", 0.0) + time.perf_counter() - started, 3)
+    _write_manifest(entry, manifest)
+    if progress:
+        progress(None, min(done[1], 0.99) if done[1] < 1.0 else 1.0)
 
 
 def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
@@ -245,14 +253,6 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
         f"COPY ({table.select}) TO (getvariable('cache_file')) "
         "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
     )
-
-
-def _remove_stale_builds(root: Path) -> None:
-    now = time.time()
-    for tmp in root.glob(f"{BUILD_PREFIX}*"):
-        with contextlib.suppress(OSError):
-            if now - tmp.stat().st_mtime > STALE_BUILD_S:
-                shutil.rmtree(tmp, ignore_errors=True)
 
 
 # -- size, eviction, info, clear ---------------------------------------------------------------
@@ -276,7 +276,7 @@ class CacheInfo:
     min_bytes: int
     max_bytes: int
     entries: tuple[Entry, ...]  # most recently used first
-    building: int  # temporary build directories (runs in progress, or killed)
+    building: int  # tables being written (or left by a killed run)
 
     @property
     def size_bytes(self) -> int:
@@ -299,8 +299,6 @@ def entries(root: Path) -> list[Entry]:
     if not base.is_dir():
         return []
     for entry in base.iterdir():
-        if entry.name.startswith(BUILD_PREFIX):
-            continue
         manifest = _read_manifest(entry)
         if manifest is None:
             continue
@@ -336,7 +334,7 @@ def evict(settings: Settings, keep: set[str] = frozenset()) -> list[Entry]:
 def cache_info(settings: Settings | None = None) -> CacheInfo:
     settings = settings or Settings.from_env()
     base = traces_dir(settings.root)
-    building = len(list(base.glob(f"{BUILD_PREFIX}*"))) if base.is_dir() else 0
+    building = len(list(base.glob(f"*/*{PARTIAL}"))) if base.is_dir() else 0
     return CacheInfo(
         root=settings.root,
         enabled=settings.enabled,

@@ -54,6 +54,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         # The Parquet directory the views read: a parquetdir input, or the cache entry.
         self.parquet_dir: Path | None = None
         self._parquet_tables: dict[str, tuple[str, ...]] = {}
+        self._lazy = None  # a big SQLite export's cache, filled as statements need it
         from .. import inputs
 
         if inputs.is_parquet_dir(self.path):

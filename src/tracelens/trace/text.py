@@ -148,6 +148,8 @@ class TextMethods:
             sqltype = "VARCHAR" if name == "text" else "BIGINT"
             return f"CAST({value} AS {sqltype}) AS {_schema._quote(name)}"
 
+        if self._lazy is not None:  # the NVTX events are cached on first use, text and all
+            self._lazy.ensure_nvtx()
         present = set(self._parquet_tables.get(NVTX_TABLE, ())) if self.parquet_dir else set()
         if present:
             # Parquet holds text as UTF-8 already (the cache wrote it decoded); row_id is

@@ -1,0 +1,261 @@
+"""The columnar cache filled as commands need it: each statement on a big trace's connection
+first caches the tables and columns it reads that the cache entry lacks, then reads them
+from Parquet.
+
+Why not everything at once: copying every column of the views (kernels with 23 columns,
+runtime calls, NVTX text) cost census 7.8 CPU s on the 5M-kernel trace, 6.9x a bare scan of
+the three columns census reads, and most of it was never read by the command that paid for
+it. What a statement reads is what DuckDB's plan says: ``EXPLAIN`` of the statement over
+the export's views names each ``SQLITE_SCAN`` with the columns it projects (filter columns
+included: the sqlite scanner pushes no filter down). A table's first copy holds just those
+columns (and start/end: every later query of that table counts or times rows); a later
+statement that needs more rewrites it with all of the view's columns, so a table is copied
+at most twice. Until a table holds every column, each statement pays for one ``EXPLAIN``
+(milliseconds); a complete table is read from Parquet with no check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _schema, cache
+
+if TYPE_CHECKING:
+    import duckdb
+
+NVTX_TABLE = "NVTX_EVENTS"
+STRINGS_TABLE = "StringIds"
+# Statements that read no view: no plan to ask for (EXPLAIN of some of them fails anyway).
+_NO_READS = (
+    "SET ",
+    "DROP ",
+    "ATTACH ",
+    "DETACH ",
+    "LOAD ",
+    "PRAGMA ",
+    "CREATE OR REPLACE TEMP MACRO",
+)
+
+
+class CachingConnection:
+    """A trace's DuckDB connection: every ``execute`` first lets :class:`LazyCache` cache
+    what the statement reads; everything else is the connection's own."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, lazy: LazyCache) -> None:
+        self._con = con
+        self._lazy = lazy
+
+    def execute(self, query: str, parameters: Any = None):
+        self._lazy.prepare(self._con, query, parameters)
+        return self._con.execute(query, parameters)
+
+    def __getattr__(self, name: str):
+        return getattr(self._con, name)
+
+
+class LazyCache:
+    """The cache entry of one trace as its connection fills it; ``entry`` is None until the
+    first table is written. Views of tables the entry holds completely read Parquet; the
+    others read the export, except during a statement whose columns the entry holds."""
+
+    def __init__(self, trace, settings: cache.Settings, ident: dict, entry: Path | None):
+        self.trace = trace
+        self.settings = settings
+        self.ident = ident
+        self.entry = entry
+        self.columns = cache.cached_columns(entry) if entry else {}
+        # nsys table -> the view columns the export has (what "complete" means)
+        self.wanted = {
+            table: tuple(c for c, _t in cols if c in trace.tables[table])
+            for table, (_view, cols) in _schema.VIEWS_BY_TABLE.items()
+            if table in trace.tables
+        }
+        self.off = False  # the cache could not be written: read the export from now on
+        self._shown: dict[str, str] = {}  # table -> "sqlite" or "parquet": its view now
+        self._busy = False
+        self.con: duckdb.DuckDBPyConnection | None = None  # set by install
+
+    # -- views -----------------------------------------------------------------------------
+    def install(self, con) -> None:
+        """Point the views of completely cached tables at the entry (the rest stay on the
+        export, where the caller put them)."""
+        self.con = con
+        if self.entry is not None:
+            self._use_entry(con)
+        for table in self.wanted:
+            self._shown[table] = "sqlite"
+            if self._complete(table):
+                self._show(con, table, "parquet")
+
+    def _complete(self, table: str, needed=None) -> bool:
+        needed = self.wanted[table] if needed is None else needed
+        return set(needed) <= set(self.columns.get(table, ()))
+
+    def _show(self, con, table: str, source: str) -> None:
+        if self._shown.get(table) == source:
+            return
+        view = _schema.VIEWS_BY_TABLE[table][0]
+        if source == "parquet":
+            con.execute(_schema.view_sql(view, self.columns[table], "parquet", guard=False))
+        else:
+            con.execute(_schema.view_sql(view, self.trace.tables.get(table)))
+        self._shown[table] = source
+
+    def _use_entry(self, con) -> None:
+        con.execute("SET VARIABLE parquet_dir = $d", {"d": str(self.entry)})
+        self.trace.parquet_dir = self.entry
+        self.trace._parquet_tables = self.columns
+
+    # -- before each statement ---------------------------------------------------------------
+    def prepare(self, con, query: str, parameters: Any) -> None:
+        """Cache what ``query`` reads that the entry lacks; point those views at it."""
+        if self.off or self._busy or query.lstrip()[:30].upper().startswith(_NO_READS):
+            return
+        partial = [t for t in self.wanted if not self._complete(t)]
+        if not partial:
+            return
+        import duckdb
+
+        for table in partial:
+            self._show(con, table, "sqlite")
+        try:
+            plan = con.execute("EXPLAIN (FORMAT json) " + query, parameters).fetchall()
+        except duckdb.Error:
+            return  # not one plannable statement: it reads the export, as without a cache
+        needs = {t: c for t, c in scanned_columns(plan).items() if t in partial}
+        missing = {t: c for t, c in needs.items() if not self._complete(t, c)}
+        if missing and not self._write(con, missing):
+            return
+        for table, cols in needs.items():
+            if self._complete(table, cols):
+                self._show(con, table, "parquet")
+
+    def ensure_nvtx(self) -> None:
+        """Cache the NVTX events with their text (for the NVTX queries that read them
+        without the view), unless the entry has them or the cache is off."""
+        if self.off or self._busy or NVTX_TABLE not in self.wanted:
+            return
+        if not self._complete(NVTX_TABLE):
+            self._write(self.con, {NVTX_TABLE: set(self.wanted[NVTX_TABLE])})
+
+    # -- writing -----------------------------------------------------------------------------
+    def _write(self, con, missing: dict[str, set[str]]) -> bool:
+        """Add ``missing`` to the entry (created if needed); False when the cache directory
+        cannot be written (a notice says so and the export is read from then on)."""
+        import duckdb
+
+        self._busy = True
+        try:
+            with cache.writing(self.settings, self.ident, self.trace._source_file) as entry:
+                self.columns = cache.cached_columns(entry)  # another run may have added some
+                tables = self._tables(con, missing)
+                if tables:
+                    self._announce(entry, tables)
+                total = sum(t.weight for t in tables) or 1.0
+                done = 0.0
+                for table in tables:
+                    if table.file == f"{NVTX_TABLE}.parquet":
+                        self.trace._load_nvtx_text_into(
+                            con, with_ranges=False, table="_nvtx_cache_rows"
+                        )
+                    before, done = done, done + table.weight
+                    cache.add(con, entry, table, self.trace._progress, (before, done / total))
+                self.columns = cache.cached_columns(entry)
+        except (OSError, duckdb.IOException) as exc:
+            self._give_up(exc)
+            return False
+        finally:
+            self._busy = False
+            con.execute("DROP TABLE IF EXISTS _nvtx_cache_rows")
+        self.entry = entry
+        self._use_entry(con)
+        for table in self.wanted:
+            if self._shown.get(table) == "parquet":  # its file may have grown: re-read
+                self._shown[table] = "stale"
+        return True
+
+    def _announce(self, entry: Path, tables: list[cache.Table]) -> None:
+        progress = self.trace._progress
+        if not progress:
+            return
+        name = self.trace._source_file.name
+        if not self.columns:
+            size = self.ident["size"] / 1e6
+            message = (
+                f"caching {name} ({size:,.1f} MB) as Parquet in {entry} (once; later runs read it)"
+            )
+        else:
+            views = [_schema.VIEWS_BY_TABLE.get(t.file.removesuffix(".parquet")) for t in tables]
+            named = ", ".join(sorted(v[0] for v in views if v))
+            message = f"adding {named} of {name} to its cache in {entry} (once)"
+        progress(message, 0.0)
+
+    def _tables(self, con, missing: dict[str, set[str]]) -> list[cache.Table]:
+        """What to write: the strings once, and per missing table the columns a first copy
+        needs, or all of the view's when a narrower copy exists."""
+        tables = []
+        for table, needed in missing.items():
+            have = set(self.columns.get(table, ()))
+            if set(needed) <= have:
+                continue  # another run cached it while this one waited for the lock
+            if table == NVTX_TABLE:
+                # every NVTX column, the rowid (row_id) and the decoded text, as nvtx_text
+                cols = ("row_id", *(c for c, _t in _schema.VIEWS["nvtx_events"][1]), "text")
+                select = "SELECT * FROM _nvtx_cache_rows"
+            else:
+                wanted = self.wanted[table]
+                first = set(needed) | set(_schema.GUARDED_COLUMNS)
+                cols = tuple(c for c in wanted if c in first) if not have else wanted
+                quoted = ", ".join(_schema._quote(c) for c in cols)
+                select = f"SELECT {quoted} FROM {_schema._quote(_schema.VIEWS_BY_TABLE[table][0])}"
+                self._show(con, table, "sqlite")
+            weight = self._rows(table) * len(cols) + 1
+            tables.append(cache.Table(f"{table}.parquet", select, cols, weight))
+        if tables and STRINGS_TABLE not in self.columns:
+            # last: a damaged table met first leaves nothing cached (and no entry)
+            tables.append(
+                cache.Table("StringIds.parquet", "SELECT * FROM strings", ("id", "value"))
+            )
+        return tables
+
+    def _rows(self, table: str) -> float:
+        # the largest rowid: a b-tree lookup, no scan
+        rows = self.trace._sqlite_rows(f"SELECT max(rowid) FROM {_schema._quote(table)}")
+        return float(rows[0][0] or 0)
+
+    def _give_up(self, exc: Exception) -> None:
+        self.off = True
+        reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
+        notice = (
+            f"cannot cache {self.trace.path.name} in {self.settings.root} ({reason}); "
+            "reading the trace directly"
+        )
+        self.trace.notices.append(notice)
+        if self.trace._progress:
+            self.trace._progress(notice, None)
+
+
+def scanned_columns(plan: list[tuple]) -> dict[str, set[str]]:
+    """nsys table -> the columns its ``SQLITE_SCAN`` nodes project, from the rows of an
+    ``EXPLAIN (FORMAT json)``."""
+    found: dict[str, set[str]] = {}
+
+    def walk(node: dict) -> None:
+        info = node.get("extra_info") or {}
+        if node.get("name") == "SQLITE_SCAN" and info.get("Table") in _schema.VIEWS_BY_TABLE:
+            table = info["Table"]
+            projected = info.get("Projections")
+            if projected is None:  # every column
+                projected = [c for c, _t in _schema.VIEWS_BY_TABLE[table][1]]
+            elif isinstance(projected, str):
+                projected = [projected]
+            found.setdefault(table, set()).update(projected)
+        for child in node.get("children", ()):
+            walk(child)
+
+    for _kind, text in plan:
+        for node in json.loads(text):
+            walk(node)
+    return found
