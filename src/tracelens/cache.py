@@ -244,14 +244,18 @@ def add(
 
 
 def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
-    """COPY one table to Parquet (zstd; row groups of 122,880 rows keep min/max statistics
-    fine enough for time-window scans to skip most of a big table)."""
+    """COPY one table to Parquet: format version 2 (delta encodings: sorted times and
+    small ids shrink ~2.4x with no codec) with snappy, and row groups of 122,880 rows (min/max
+    statistics fine enough for time-window scans to skip most of a big table). Measured on
+    the 5 kernel columns census reads, 5M rows (CPU s to write / to read census's aggregate,
+    MB): v2 + snappy 1.38 / 0.21, 51; v1 + zstd (before) 1.72 / 0.29, 39; v1 uncompressed
+    1.64 / 0.20, 126; v2 + zstd level 1 1.40 / 0.26, 49; the sqlite scan alone is 1.05."""
     # The select is ours (built from _schema's constant identifiers); the file name is bound
     # as a variable, the one value that comes from outside.
     con.execute("SET VARIABLE cache_file = $f", {"f": str(dest)})
     con.execute(
         f"COPY ({table.select}) TO (getvariable('cache_file')) "
-        "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+        "(FORMAT parquet, COMPRESSION snappy, PARQUET_VERSION V2, ROW_GROUP_SIZE 122880)"
     )
 
 
