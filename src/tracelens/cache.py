@@ -2,10 +2,10 @@
 
 Every command on a big SQLite export otherwise re-reads it through DuckDB's sqlite scanner,
 whose cost grows with every column read (9 kernel columns of 5M rows: 0.9 s; the same from
-Parquet: ~0.1 s). So on first use of a trace above ``min_bytes`` the normalized views
-(``_schema.VIEWS``), the decoded strings and the NVTX events with their text are written
-once, one Parquet file per nsys table (the layout ``nsys export --type parquetdir`` writes,
-so one reader serves both), and later runs read those.
+Parquet: ~0.1 s). So a trace above ``min_bytes`` is copied into Parquet as statements read
+it (:mod:`tracelens.trace.lazy` decides what: each table's columns a statement reads, then
+all of them), one file per nsys table (the layout ``nsys export --type parquetdir`` writes,
+so one reader serves both), and later statements and runs read those.
 
 Parquet rather than a DuckDB database file (measured on the 5M-kernel trace, both built
 from the same views): the DuckDB file answered census ~25% faster and a 10 ms window ~2x
@@ -18,10 +18,14 @@ Where: ``$TRACELENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracelens``, else
 ``~/.cache/tracelens``; never beside the trace. An entry is a directory
 ``traces/<key>/`` where ``key`` hashes the trace's identity: device, inode, size,
 modification time and a digest of its first and last 4 KiB (the SQLite header carries a
-change counter), so a rewritten trace is never served stale. An entry is written under a
-temporary name and renamed into place when complete (its ``manifest.json`` last), so a run
-that is killed leaves a temporary directory that is never read (and is removed later), and
-two concurrent builds both succeed (the second rename finds the first's entry and uses it).
+change counter), so a rewritten trace is never served stale. Writers add tables to an
+entry one at a time under a lock on it (:func:`writing`); each table is written under a
+temporary ``*.partial`` name, renamed into place when complete and only then listed in
+``manifest.json``, which is all a reader trusts. So a run that is killed leaves a partial
+file that is never read (the next writer removes it), two concurrent runs both succeed (the
+second finds what the first wrote and adds only what is still missing), and a reader never
+waits: a table rewritten with more columns replaces the older file, which a reader that opened
+it keeps reading.
 Each use touches the entry; when the cache grows past ``max_bytes`` the least recently used
 entries are removed. A cache directory that cannot be written degrades to direct reads:
 the library reports one notice, the command line prints it.
