@@ -13,15 +13,22 @@
 --   end_ns    BIGINT  kernel (or replay) end, ns
 --   name_id   BIGINT  StringIds id of the kernel's demangled name; NULL for a replay
 --   graph_id  BIGINT  the replayed graph's graphId; NULL for a kernel
+--
+-- The filter is applied after the union, not in each branch (filtered_kernels,
+-- filtered_graph_replays): with the selection's mark join below the union DuckDB sorted the
+-- 5M launches of the bench trace in 1.45 CPU s, with it above in 0.56 (the same plan
+-- otherwise).
 WITH launches AS (
-    SELECT deviceId, streamId, start, "end", demangledName AS name_id, NULL::BIGINT AS graph_id
-    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    SELECT deviceId, streamId, globalPid, correlationId, start, "end",
+           demangledName AS name_id, NULL::BIGINT AS graph_id
+    FROM kernels
     UNION ALL
-    SELECT deviceId, streamId, start, "end", NULL, graphId
-    FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns,
-                                selection := $selection)
+    SELECT deviceId, streamId, globalPid, correlationId, start, "end", NULL, graphId
+    FROM graph_replays
 )
-SELECT deviceId::BIGINT AS device, start::BIGINT AS start_ns, "end"::BIGINT AS end_ns,
-       name_id::BIGINT AS name_id, graph_id::BIGINT AS graph_id
+SELECT deviceId AS device, start AS start_ns, "end" AS end_ns, name_id, graph_id
 FROM launches
-ORDER BY deviceId, start, streamId, "end", graph_id NULLS FIRST
+WHERE event_passes(deviceId, streamId, globalPid, start, "end", $device, $pid, $stream, $start_ns,
+                   $end_ns)
+  AND in_selection(globalPid, correlationId, $selection)
+ORDER BY device, start_ns, streamId, end_ns, graph_id NULLS FIRST

@@ -45,7 +45,7 @@ def period_steps(
     if launches is None:
         launches = trace.query("steps_launches", **params)
     frames, motifs, parts = [], {}, []
-    for (device,), seq in sorted(launches.partition_by("device", as_dict=True).items()):
+    for device, seq in _per_device(launches):
         found = device_period(seq, conf["period"])
         if found is None:
             continue
@@ -62,6 +62,15 @@ def period_steps(
     motif_names = {d: tuple(_token_name(i, names) for i in ids) for d, ids in motifs.items()}
     detail = "the period of the kernel launch sequence (" + "; ".join(parts) + ")"
     return _finish("period", detail, pl.concat(frames, how="diagonal_relaxed"), motif_names)
+
+
+def _per_device(launches: pl.DataFrame):
+    """(device, its launches) per device, in device order: slices of ``launches`` (sorted by
+    device), not copies (partitioning copied the 5M launches of the bench trace)."""
+    offset = 0
+    for device, count in launches.group_by("device", maintain_order=True).len().rows():
+        yield device, launches.slice(offset, count)
+        offset += count
 
 
 # Tokens of the launch sequence: a kernel's demangled-name id (>= 0), -1 for a kernel
@@ -104,29 +113,41 @@ def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
 
     n = ids.len()
     # Each name's launch positions, in order, as one list: their differences are the gaps
-    # between consecutive launches of it (grouping first, then counting per name and gap,
-    # costs half a window function over the whole sequence).
+    # between consecutive launches of it.
     gaps = (
         pl.DataFrame({"name_id": ids})
         .with_row_index("i")
         .group_by("name_id")
         .agg(gap=pl.col("i").cast(pl.Int64).diff().drop_nulls())
-        .explode("gap")
-        .drop_nulls("gap")
+    )
+    # Per name: its most common gap (the smallest of equally common ones) when that gap is
+    # at least half of its gaps, else no candidate. Such a gap fills a run of at least half
+    # the sorted gaps, so it is their lower or upper median: only those two are counted
+    # (counting every (name, gap) pair cost 0.14 CPU s per 1.25M random launches, 0.06).
+    gap, total = pl.col("gap"), pl.col("total")
+    lower, upper = (pl.element().quantile(0.5, how) for how in ("lower", "higher"))
+    per = (
+        gaps.with_columns(total=gap.list.len())
+        .filter(total > 0)
+        .select(
+            "name_id",
+            "total",
+            lo=gap.list.eval(lower).list.first().cast(pl.Int64),
+            hi=gap.list.eval(upper).list.first().cast(pl.Int64),
+            c_lo=gap.list.eval(pl.element() == lower).list.sum(),
+            c_hi=gap.list.eval(pl.element() == upper).list.sum(),
+        )
+        .select(
+            "total",
+            gap=pl.when(pl.col("c_hi") > pl.col("c_lo")).then("hi").otherwise("lo"),
+            c=pl.max_horizontal("c_lo", "c_hi"),
+        )
     )
     c = pl.col("c")
-    # Per name: its most common gap (the smallest of equally common ones), how often it
-    # occurs, and how many gaps the name has in all.
-    per = (
-        gaps.group_by("name_id", "gap")
-        .agg(c=pl.len())
-        .group_by("name_id")
-        .agg(total=c.sum(), gap=pl.col("gap").filter(c == c.max()).min(), c=c.max())
-    )
     kept = per.filter(
-        c * 2 >= pl.col("total"),
-        pl.col("gap") >= conf["min_period"],
-        pl.col("gap") * conf["min_repeats"] <= n,
+        c * 2 >= total,
+        gap >= conf["min_period"],
+        gap * conf["min_repeats"] <= n,
     )
     ranked = (
         kept.group_by("gap").agg(support=c.sum()).sort("support", "gap", descending=[True, False])
