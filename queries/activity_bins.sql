@@ -49,17 +49,17 @@ binned AS (
     FROM clipped
 ),
 spread AS (
-    -- Most events fit in one bin; only the others are spread over the bins they cover.
-    SELECT device, stream, category, s, e, starts_here, bw, b0 AS bin, true AS first
-    FROM binned WHERE b0 = b1
-    UNION ALL
-    SELECT device, stream, category, s, e, starts_here, bw, bin, bin = b0 AS first
-    FROM (SELECT *, unnest(range(b0, b1 + 1)) AS bin FROM binned WHERE b1 > b0)
+    -- Each event in every bin it covers (most cover one; a one-element list for them is
+    -- cheaper than range()). One pass: reading `binned` twice (one bin / several)
+    -- materialized it, ~0.5 CPU s more on 5M kernels.
+    SELECT device, stream, category, s, e, starts_here, bw, b0,
+           unnest(CASE WHEN b1 = b0 THEN [b0] ELSE range(b0, b1 + 1) END) AS bin
+    FROM binned
 )
 SELECT
     device, stream, bin, category,
     sum(greatest(least(e, $t0 + (bin + 1) * bw) - greatest(s, $t0 + bin * bw), 0)) AS busy_ns,
-    count(*) FILTER (WHERE first AND starts_here) AS events
+    count(*) FILTER (WHERE bin = b0 AND starts_here) AS events
 FROM spread
 GROUP BY device, stream, bin, category
 ORDER BY device, stream, bin, category
