@@ -55,6 +55,7 @@ __all__ = [
     "Util",
     "figures",
     "gpu_time_accounting",
+    "by_device_and_start",
     "work_in_order",
     "work_params",
 ]
@@ -180,15 +181,23 @@ def sync_api_regex() -> str:
     return _data().sync_regex
 
 
-def _classes(trace: Trace) -> tuple[list[int], list[str], list[str | None]]:
-    """(name ids, work class, collective kind) of every kernel name that is not compute."""
+def _classes(
+    trace: Trace, name_ids: pl.Series | None = None
+) -> tuple[list[int], list[str], list[str | None]]:
+    """(name ids, work class, collective kind) of every kernel name that is not compute:
+    of ``name_ids`` (demangled name ids, repeats allowed) when given, else of every kernel
+    name of the trace."""
     ids: list[int] = []
     classes: list[str] = []
     collectives: list[str | None] = []
     import polars as pl
 
     data = _data()
-    rows = trace.query_rows("util_kernel_names").data
+    if name_ids is None:
+        rows = trace.query_rows("util_kernel_names").data
+    else:
+        distinct = name_ids.unique().drop_nulls().to_list()
+        rows = trace.query_rows("util_name_texts", ids=distinct).data
     names = pl.Series("name", [name for _, name in rows], dtype=pl.String)
     categories = classify_column(names)["category"].to_list()  # vectorized, each name once
     for (name_id, name), category in zip(rows, categories, strict=True):
@@ -200,25 +209,36 @@ def _classes(trace: Trace) -> tuple[list[int], list[str], list[str | None]]:
 
 
 def _window(trace: Trace, where: EventFilter) -> tuple[int | None, int | None]:
-    info = trace.info
-    t0 = where.start_ns if where.start_ns is not None else info.start_ns
-    t1 = where.end_ns if where.end_ns is not None else info.end_ns
+    """``where``'s start and end, each defaulting to the capture span's (util_window.sql:
+    the span of TraceInfo without reading its counts)."""
+    t0, t1 = where.start_ns, where.end_ns
+    if t0 is None or t1 is None:
+        first, last = trace.query_rows("util_window").data[0]
+        t0 = first if t0 is None else t0
+        t1 = last if t1 is None else t1
     return t0, t1
 
 
-def work_params(trace: Trace, where: EventFilter | None) -> dict[str, Any]:
-    """The bound parameters every util-style sweep takes: the event filter (with
-    ``selection``), the window ``t0``/``t1``, and the kernel classes (``name_ids``,
-    ``work_classes``, ``collectives``)."""
-    where = where or EventFilter()
+def _require_work(trace: Trace) -> None:
     if not any(trace.has_table(t) for t in _TABLES):
         raise MissingDataError(
             trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
         )
     if trace.has_table(_TABLES[0]):
         trace.require_kernels()
+
+
+def work_params(
+    trace: Trace, where: EventFilter | None, name_ids: pl.Series | None = None
+) -> dict[str, Any]:
+    """The bound parameters every util-style sweep takes: the event filter (with
+    ``selection``), the window ``t0``/``t1``, and the kernel classes (``name_ids``,
+    ``work_classes``, ``collectives``) of the names ``name_ids`` (demangled name ids of
+    the work already read) or, without them, of every kernel name of the trace."""
+    where = where or EventFilter()
+    _require_work(trace)
     t0, t1 = _window(trace, where)
-    ids, classes, collectives = _classes(trace)
+    ids, classes, collectives = _classes(trace, name_ids)
     return {
         "selection": None,
         **where.params(),
@@ -240,6 +260,23 @@ def work_in_order(trace: Trace, where: EventFilter | None = None) -> pl.DataFram
     return rows.sort(ORDER).drop("stream")
 
 
+def by_device_and_start(work: pl.DataFrame) -> pl.DataFrame:
+    """``work`` (device, start_ns, ...) sorted by device, then start; rows that start
+    together in any order (no util figure depends on it, :mod:`tracelens.util_sweep`).
+    Sorted on one Int64 key, device and start packed when they fit: polars sorts 5M rows
+    on it in ~0.3 CPU s, on the two columns in ~1.0 s."""
+    import polars as pl
+
+    device, start = pl.col("device"), pl.col("start_ns")
+    bounds = work.select(
+        device.min().alias("d0"), device.max().alias("d1"), start.min().alias("s0"), start.max()
+    )
+    d0, d1, s0, s1 = bounds.row(0)
+    if d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
+        return work.sort("device", "start_ns")
+    return work.sort((device - d0) * (s1 - s0 + 1) + (start - s0))
+
+
 def gpu_time_accounting(
     trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
 ) -> Util:
@@ -247,8 +284,14 @@ def gpu_time_accounting(
     docstring); :class:`Util`. ``work``: :func:`work_in_order` of ``where`` when the caller
     has already read it. Raises MissingDataError when the export has no CUDA work."""
 
-    params = work_params(trace, where)
-    ops = operations(work_in_order(trace, where) if work is None else work, params)
+    _require_work(trace)
+    if work is None:
+        # util alone needs no launch order, only device and start: a cheaper sort.
+        where_params = {"selection": None, **(where or EventFilter()).params()}
+        work = by_device_and_start(trace.query("work_in_order", **where_params))
+    params = work_params(trace, where, work["name_id"])
+    ops = operations(work, params)
+    del work
     devices = device_sweep(
         ops,
         trace.query("util_sync_calls", sync_regex=sync_api_regex()),

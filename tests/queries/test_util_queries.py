@@ -53,6 +53,16 @@ def test_util_kernel_names(trace_path):
     assert_golden(trace_path, "util_kernel_names", "three_names")
 
 
+def test_util_name_texts(trace_path):
+    """Repeats and NULLs are ignored; an id StringIds lacks gets a placeholder name."""
+    assert_golden(trace_path, "util_name_texts", "two_and_unknown", ids=[6, 2, 6, None, 999])
+
+
+def test_util_window(trace_path):
+    """From the first API call (1_000_000 - 50) to the last end (the kernel at +500)."""
+    assert_golden(trace_path, "util_window", "span")
+
+
 def test_work_in_order(trace_path):
     """The query's rows as util.work_in_order sorts them (the query leaves the order to it)."""
     from tracelens.util import work_in_order
