@@ -5,7 +5,10 @@ by device and start), in vectorized polars.
 Why not SQL: each union needs the running maximum of the earlier operations' ends, which
 DuckDB 1.5 computes as a framed window aggregate (a segment tree per frame). On the 5M-kernel
 benchmark the five maxima of ``util`` took ~16 CPU s there; here they are cumulative maxima
-over columns that are already sorted, ~1 CPU s. Nothing runs per operation in Python.
+over columns that are already sorted. Each device is a contiguous slice of the operations
+(zero-copy), swept on its own: no ``over()`` window or group-by over millions of rows (those
+scatter and gather every row: ~1 CPU s more per sweep on that trace). Nothing runs per
+operation in Python; the loops are over devices and collective kinds.
 
 How, per device, with M the latest end of the earlier operations of a set: an operation
 adds ``max(0, e - max(s, M))`` to the union of that set, so five running maxima give the
@@ -73,39 +76,41 @@ DEVICE_COLUMNS = (
     "unexplained_gaps",
 )
 
-# Each union of device_sweep: the classes of work it covers.
-_UNIONS = {
-    "all": (COMPUTE, COMMUNICATION, MEMORY),
-    "c": (COMPUTE,),
-    "n": (COMMUNICATION,),
-    "m": (MEMORY,),
-    "cn": (COMPUTE, COMMUNICATION),
-}
+
+def _added(s: pl.Expr, e: pl.Expr, earlier: pl.Expr) -> pl.Expr:
+    """What each operation adds to a union whose earlier operations end at ``earlier``
+    (NULL: there are none): ``max(0, e - max(s, earlier))``."""
+    import polars as pl
+
+    return (e - pl.max_horizontal(s, earlier.fill_null(s))).clip(lower_bound=0)
 
 
-def _earlier_max(values: pl.Expr, by: str) -> pl.Expr:
-    """Per ``by`` group (rows in sweep order), the maximum of ``values`` over the earlier
-    rows (NULL values skipped; NULL when there are none)."""
-    return values.cum_max().forward_fill().shift(1).over(by)
-
-
-def _added(earlier: str) -> pl.Expr:
-    """What an operation adds to a union whose earlier operations end at ``earlier``."""
+def _union(mask: pl.Expr | None = None) -> pl.Expr:
+    """The union of the operations of one device (those where ``mask`` holds), ns."""
     import polars as pl
 
     s, e = pl.col("s"), pl.col("e")
-    return (e - pl.max_horizontal(s, pl.col(earlier).fill_null(s))).clip(lower_bound=0)
+    if mask is not None:
+        s, e = s.filter(mask), e.filter(mask)
+    return _added(s, e, e.cum_max().shift(1)).sum()
+
+
+def _device_slices(ops: pl.DataFrame) -> list[tuple[int, pl.DataFrame]]:
+    """(device, its rows) for each device of ``ops`` (sorted by device): zero-copy slices."""
+    import polars as pl
+
+    runs = ops.select(pl.col("device").rle()).unnest("device")
+    out, offset = [], 0
+    for length, device in runs.iter_rows():
+        out.append((device, ops.slice(offset, length)))
+        offset += length
+    return out
 
 
 def union_ns(intervals: pl.DataFrame) -> int:
     """The time covered by at least one of ``intervals`` (device, s, e; sorted by device
     and s), summed over devices: overlaps on one device count once."""
-    import polars as pl
-
-    if intervals.is_empty():
-        return 0
-    earlier = _earlier_max(pl.col("e"), "device").alias("m")
-    return int(intervals.select("s", "e", earlier).select(_added("m").sum()).item())
+    return sum(int(part.select(_union()).item()) for _, part in _device_slices(intervals))
 
 
 def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) -> pl.DataFrame:
@@ -120,134 +125,102 @@ def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) 
     was already queued ('unexplained')."""
     import polars as pl
 
-    cls, s, e = pl.col("cls"), pl.col("s"), pl.col("e")
-    swept = ops.with_columns(_earlier_max(e, "device").alias("m_all"))
-    unions = swept.group_by("device").agg(
-        s.min().alias("first_ns"), e.max().alias("last_ns"), _added("m_all").sum().alias("all_ns")
-    )
-    # One union at a time, over the operations of its classes only (the running maximum of
-    # a class's earlier ends is that of the earlier rows of the subset), each reduced to its
-    # per-device sum at once: at most one column of running maxima beside them.
-    for key, classes in _UNIONS.items():
-        if key == "all":
-            continue
-        part = (
-            ops.filter(cls.is_in(classes))
-            .select("device", "s", "e", e.cum_max().shift(1).over("device").alias("m"))
-            .group_by("device")
-            .agg(_added("m").sum().alias(f"{key}_ns"))
-        )
-        unions = unions.join(part, on="device", how="left")
-    idle = _gap_causes(swept, sync_calls)
-    del swept
+    cls = pl.col("cls")
+    syncs = sync_calls.rename({"start": "sync_start", "end": "sync_end"}).sort("sync_end")
     span = t1 - t0
-    return (
-        unions.join(idle, on="device", how="left")
-        .with_columns(
-            pl.col(c).fill_null(0)
-            for c in (*idle.columns, *(f"{key}_ns" for key in _UNIONS))
-            if c != "device"
+    rows = []
+    for device, part in _device_slices(ops):
+        u = part.select(
+            pl.col("s").min().alias("first"),
+            pl.col("e").max().alias("last"),
+            _union().alias("all"),
+            _union(cls == COMPUTE).alias("c"),
+            _union(cls == COMMUNICATION).alias("n"),
+            _union(cls == MEMORY).alias("m"),
+            _union(cls != MEMORY).alias("cn"),
+        ).row(0, named=True)
+        busy = u["all"]
+        rows.append(
+            (
+                device,
+                span,
+                busy,
+                span - busy,
+                u["c"],
+                u["n"],
+                u["cn"] - u["c"],
+                u["m"],
+                busy - u["cn"],
+                None,  # utilization, below: as polars divides (by the reciprocal)
+                u["first"],
+                u["last"],
+                u["first"] - t0,
+                t1 - u["last"],
+                *_gap_causes(part, syncs),
+            )
         )
-        .select(
-            "device",
-            pl.lit(span, pl.Int64).alias("span_ns"),
-            pl.col("all_ns").alias("busy_ns"),
-            (span - pl.col("all_ns")).alias("idle_ns"),
-            pl.col("c_ns").alias("compute_ns"),
-            pl.col("n_ns").alias("communication_ns"),
-            (pl.col("cn_ns") - pl.col("c_ns")).alias("exposed_communication_ns"),
-            pl.col("m_ns").alias("memory_ns"),
-            (pl.col("all_ns") - pl.col("cn_ns")).alias("exposed_memory_ns"),
-            (pl.col("all_ns") / span if span > 0 else pl.lit(None, pl.Float64)).alias(
-                "utilization"
-            ),
-            "first_ns",
-            "last_ns",
-            (pl.col("first_ns") - t0).alias("before_first_ns"),
-            (t1 - pl.col("last_ns")).alias("after_last_ns"),
-            *(c for c in idle.columns if c != "device"),
-        )
-        .with_columns(pl.col(c).cast(pl.Int64) for c in DEVICE_COLUMNS if c != "utilization")
-        .sort("device")
-    )
+    schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    if span > 0:
+        frame = frame.with_columns(utilization=pl.col("busy_ns") / span)
+    return frame
 
 
-def _gap_causes(swept: pl.DataFrame, sync_calls: pl.DataFrame) -> pl.DataFrame:
-    """Per device: time and count of the idle gaps of each cause (sync_ns, sync_gaps, ...)."""
+def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame) -> tuple[int, ...]:
+    """The idle gaps of one device's operations by cause: sync_ns, sync_gaps,
+    launch_bound_ns, launch_bound_gaps, unexplained_ns, unexplained_gaps."""
     import polars as pl
 
-    s, device = pl.col("s"), pl.col("device")
-    # Operations that start together (peers) launch the gap's next work together: the
-    # earliest launch and the smallest process among them. Most operations have no peer,
-    # so only tied rows are grouped.
-    same_prev = ((s == s.shift(1)) & (device == device.shift(1))).fill_null(False)
-    same_next = ((s == s.shift(-1)) & (device == device.shift(-1))).fill_null(False)
-    marked = swept.select(
-        "device",
+    s = pl.col("s")
+    # An operation that starts after the latest end of the earlier ones ends a gap. Of
+    # operations that start together (peers) only the first can, and the peers launch
+    # the gap's next work together: the earliest launch and the smallest process among
+    # them. Most operations have no peer, so only tied gap ends are looked up.
+    gaps = part.select(
         "s",
-        "m_all",
         "pid",
         "launch_start",
-        same_prev.alias("same_prev"),
-        same_next.alias("same_next"),
-        (~same_prev).cum_sum().alias("peer"),
-    )
-    # Only the first of the peers (in sweep order) can start after all earlier work.
-    gaps = marked.filter(s > pl.col("m_all"))
-    tied = gaps.filter("same_next")
-    if tied.height:
-        firsts = (
-            marked.filter(pl.col("same_prev") | pl.col("same_next"))
-            .group_by("peer")
-            .agg(pl.col("launch_start").min(), pl.col("pid").min())
+        pl.col("e").cum_max().shift(1).alias("gap_start"),
+        (s == s.shift(-1)).fill_null(False).alias("tied"),
+    ).filter(s > pl.col("gap_start"))
+    if gaps["tied"].any():
+        peers = (
+            part.filter(s.is_in(gaps.filter("tied")["s"].implode()))
+            .group_by("s")
+            .agg(pl.col("launch_start").min().alias("peer_launch"), pl.col("pid").min())
         )
-        tied = tied.drop("launch_start", "pid").join(firsts, on="peer")
-    gaps = pl.concat([gaps.filter(~pl.col("same_next")), tied.select(gaps.columns)]).select(
-        "device",
-        "pid",
-        "launch_start",
-        pl.col("m_all").alias("gap_start"),
-        s.alias("gap_end"),
+        gaps = (
+            gaps.join(peers, on="s", how="left", suffix="_peer")
+            .with_columns(
+                pl.coalesce("peer_launch", "launch_start").alias("launch_start"),
+                pl.coalesce("pid_peer", "pid").alias("pid"),
+            )
+            .sort("gap_start")
+        )
+    by_host = (pl.col("launch_start") > pl.col("gap_start")).fill_null(False)
+    gaps = gaps.select(
+        "pid", "gap_start", s.alias("gap_end"), (s - pl.col("gap_start")).alias("len"), by_host
     )
-    by_host = pl.col("launch_start") > pl.col("gap_start")
-    host = (
-        gaps.filter(by_host)
-        .sort("gap_start")
-        .join_asof(
-            sync_calls.rename({"start": "sync_start", "end": "sync_end"}),
+    # Launched after the gap began: by the host, blocked in a sync call or not.
+    host = gaps.filter("launch_start").with_columns(in_sync=pl.lit(False))
+    if syncs.height and host.height:
+        host = host.join_asof(
+            syncs,
             left_on="gap_start",
             right_on="sync_end",
             by="pid",
             strategy="forward",
             check_sortedness=False,
-        )
-        .select(
-            "device",
-            "gap_start",
-            "gap_end",
-            pl.when(pl.col("sync_start") < pl.col("gap_end"))
-            .then(pl.lit("sync"))
-            .otherwise(pl.lit("launch_bound"))
-            .alias("cause"),
-        )
-    )
-    queued = gaps.filter(~by_host.fill_null(False)).select(
-        "device", "gap_start", "gap_end", pl.lit("unexplained").alias("cause")
-    )
-    classified = pl.concat([host, queued]).with_columns(
-        (pl.col("gap_end") - pl.col("gap_start")).alias("len")
-    )
-    cause = pl.col("cause")
-    return classified.group_by("device").agg(
-        *(
-            agg
-            for name in ("sync", "launch_bound", "unexplained")
-            for agg in (
-                pl.col("len").filter(cause == name).sum().alias(f"{name}_ns"),
-                (cause == name).sum().alias(f"{name}_gaps"),
-            )
-        )
-    )
+        ).with_columns(in_sync=(pl.col("sync_start") < pl.col("gap_end")).fill_null(False))
+    length, in_sync = pl.col("len"), pl.col("in_sync")
+    by_cause = host.select(
+        length.filter(in_sync).sum(),
+        in_sync.sum().cast(pl.Int64).alias("sync_gaps"),
+        length.filter(~in_sync).sum().alias("bound_ns"),
+        (~in_sync).sum().cast(pl.Int64).alias("bound_gaps"),
+    ).row(0)
+    queued = gaps.filter(~pl.col("launch_start")).select(length.sum(), pl.len().alias("n")).row(0)
+    return (*by_cause, *queued)
 
 
 def communication_sweep(ops: pl.DataFrame, kinds: list[str]) -> pl.DataFrame:
@@ -255,79 +228,77 @@ def communication_sweep(ops: pl.DataFrame, kinds: list[str]) -> pl.DataFrame:
     and exposed_ns (the part of busy_ns with no compute kernel running on the device); by
     device, then time. ``kinds[k - 1]`` names collective ``k`` of ``ops``.
 
-    How: the compute kernels of a device and the kernels of each (device, collective) are
-    merged into disjoint islands. With cover(t) the compute time before t (the last compute
-    island starting at or before t, plus the compute time of the islands before it), a
-    communication island [a, b] is hidden for cover(b) - cover(a); the rest is exposed."""
+    How: the kernels of each (device, collective) are merged into disjoint islands; an
+    island [a, b] is hidden for cover(b) - cover(a), with cover(t) the compute time of the
+    device before t. With the compute kernels in start order, i the last one starting at
+    or before t, U its running union and M its running maximum of ends: cover(t) =
+    U - max(0, M - t) (the kernel that ends at M started at or before t, so all of [t, M]
+    is covered, and no later one starts before t)."""
     import polars as pl
 
-    work = ops.filter(pl.col("cls") != MEMORY).select(
-        "device",
-        "s",
-        "e",
-        pl.when(pl.col("cls") == COMPUTE)
-        .then(0)
-        .otherwise("collective")
-        .cast(pl.Int32)
-        .alias("collective"),
-    )
-    # One group per (device, collective), each still in start order.
-    groups = work.partition_by("device", "collective", maintain_order=True)
-    islands = pl.concat([_islands(g) for g in groups]) if groups else _islands(work)
-    compute = (
-        islands.filter(pl.col("collective") == 0)
-        .sort("device", "a")
-        .with_columns(
-            (pl.col("b") - pl.col("a"))
-            .cum_sum()
-            .shift(1, fill_value=0)
-            .over("device")
-            .alias("before")
+    cls = pl.col("cls")
+    parts = []
+    for _, part in _device_slices(ops):
+        comm = part.filter(cls == COMMUNICATION).select("device", "collective", "s", "e")
+        if comm.is_empty():
+            continue
+        e = pl.col("e")
+        compute = part.filter(cls == COMPUTE).select(
+            "s",
+            _added(pl.col("s"), e, e.cum_max().shift(1)).cum_sum().alias("covered"),
+            e.cum_max().alias("reach"),
         )
-        .select("device", pl.col("a").alias("ca"), pl.col("b").alias("cb"), "before")
-        .sort("ca")
-    )
-    comm = islands.filter(pl.col("collective") > 0)
-
-    def cover(at: str) -> pl.DataFrame:
-        found = comm.sort(at).join_asof(
-            compute,
-            left_on=at,
-            right_on="ca",
-            by="device",
-            strategy="backward",
-            check_sortedness=False,
-        )
-        return found.with_columns(
-            (pl.col("before") + pl.min_horizontal(pl.col(at), pl.col("cb")) - pl.col("ca"))
-            .fill_null(0)
-            .alias(f"cover_{at}")
-        )
-
-    hidden = cover("a").join(
-        cover("b").select("device", "collective", "a", "cover_b"), on=["device", "collective", "a"]
-    )
+        for group in comm.partition_by("collective", maintain_order=True):
+            islands = _islands(group)
+            hidden = _cover(compute, islands["b"]) - _cover(compute, islands["a"])
+            parts.append(islands.with_columns(hidden=hidden))
+    schema = {"device": pl.Int64, "collective": pl.String}
+    counts = {c: pl.Int64 for c in ("calls", "time_ns", "busy_ns", "exposed_ns")}
+    if not parts:
+        return pl.DataFrame(schema=schema | counts)
     names = pl.DataFrame(
         {"collective": range(1, len(kinds) + 1), "kind": kinds},
         schema={"collective": pl.Int32, "kind": pl.String},
     )
     busy = pl.col("b") - pl.col("a")
     return (
-        hidden.join(names, on="collective")
+        pl.concat(parts)
+        .with_columns(pl.col("collective").cast(pl.Int32))
+        .join(names, on="collective")
         .group_by("device", "kind")
         .agg(
             pl.col("calls").sum(),
             pl.col("time_ns").sum(),
             busy.sum().alias("busy_ns"),
-            (busy - (pl.col("cover_b") - pl.col("cover_a"))).sum().alias("exposed_ns"),
+            (busy - pl.col("hidden")).sum().alias("exposed_ns"),
         )
         .select(
             "device",
             pl.col("kind").alias("collective"),
-            *(pl.col(c).cast(pl.Int64) for c in ("calls", "time_ns", "busy_ns", "exposed_ns")),
+            *(pl.col(c).cast(pl.Int64) for c in counts),
         )
         .sort(["device", "time_ns", "collective"], descending=[False, True, False])
     )
+
+
+def _cover(compute: pl.DataFrame, at: pl.Series) -> pl.Series:
+    """cover(t) of :func:`communication_sweep` for each t of ``at``: the compute time of
+    the device before t. ``compute``: s (in order), covered (running union, ns), reach
+    (running maximum of ends)."""
+    import polars as pl
+
+    if compute.is_empty():
+        return pl.Series(at.name, [0] * len(at), dtype=pl.Int64)
+    last = compute["s"].search_sorted(at, side="right").cast(pl.Int64) - 1
+    row = last.clip(lower_bound=0)
+    found = compute.select(pl.col("covered", "reach").gather(row)).with_columns(
+        at=at, found=last >= 0
+    )
+    return found.select(
+        pl.when("found")
+        .then(pl.col("covered") - (pl.col("reach") - pl.col("at")).clip(lower_bound=0))
+        .otherwise(0)
+    ).to_series()
 
 
 def _islands(group: pl.DataFrame) -> pl.DataFrame:
