@@ -2,9 +2,9 @@
 plus the idle causes of :mod:`tracelens.util` as findings, each with a fix.
 
 The rules, their thresholds and the reasons for each default are data
-(``data/findings.toml``). The six nsys rules are one query each (``queries/findings_*.sql``,
-the GPU ones on the ``nsys_gpu_ops`` view of what nsys counts as GPU work);
-``exposed_communication`` and ``launch_bound`` read :func:`tracelens.util.gpu_time_accounting`.
+(``data/findings.toml``). Four nsys rules are one query each (``queries/findings_*.sql``);
+the two GPU ones (gpu_gaps, gpu_low_util) sweep one read of what nsys counts as GPU work
+(:mod:`tracelens.findings_gpu`); ``exposed_communication`` and ``launch_bound`` read :func:`tracelens.util.gpu_time_accounting`.
 A rule whose tables the export lacks is *skipped* (as nsys skips it), which is not the same
 as finding nothing.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from . import findings_gpu
 from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from .trace import Trace
 
 __all__ = ["Findings", "RuleResult", "find_issues", "parse_threshold", "rule_ids", "rules"]
+
+#: The nsys rules swept over one read of the GPU operations (:mod:`tracelens.findings_gpu`).
+_GPU_RULES = ("gpu_gaps", "gpu_low_util")
 
 #: Rows of each rule when not told otherwise: nsys analyze prints at most 50.
 DEFAULT_LIMIT = 50
@@ -144,7 +148,7 @@ def find_issues(
     where = where or EventFilter()
     overrides = thresholds or {}
     results = []
-    util = None
+    util = gpu = None
     for rule in rules():
         if only and rule["id"] not in only:
             continue
@@ -154,6 +158,10 @@ def find_issues(
         skipped = _skipped(trace, rule)
         if skipped:
             frame = None
+        elif rule["id"] in _GPU_RULES:
+            if gpu is None:
+                gpu = findings_gpu.gpu_ops(trace, where)
+            frame = _gpu_rule(gpu, rule["id"], values)
         elif "query" in rule:
             frame = _nsys_rule(trace, rule, values, where)
         else:
@@ -186,19 +194,22 @@ def _skipped(trace: Trace, rule: dict[str, Any]) -> str | None:
     return None
 
 
+def _gpu_rule(ops: pl.DataFrame, rule_id: str, values: dict[str, float]) -> pl.DataFrame:
+    """gpu_gaps or gpu_low_util over ``ops`` (:func:`findings_gpu.gpu_ops`)."""
+    if rule_id == "gpu_gaps":
+        return findings_gpu.gpu_gaps(ops, round(values["gap_ms"] * 1_000_000))
+    chunks = int(values["chunks"])
+    if not 1 <= chunks <= 1000:
+        raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
+    return findings_gpu.gpu_low_util(ops, chunks, float(values["threshold_pct"]))
+
+
 def _nsys_rule(trace: Trace, rule: dict[str, Any], values: dict[str, float], where: EventFilter):
     params = dict(where.params())
     if rule["id"] == "sync_api":
         params = {k: params[k] for k in ("pid", "start_ns", "end_ns")}
         if where.selection is not None:
             params |= _selection_window(trace, where)
-    if rule["id"] == "gpu_gaps":
-        params["gap_ns"] = round(values["gap_ms"] * 1_000_000)
-    if rule["id"] == "gpu_low_util":
-        chunks = int(values["chunks"])
-        if not 1 <= chunks <= 1000:
-            raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
-        params |= {"chunks": chunks, "threshold_pct": float(values["threshold_pct"])}
     return trace.query(rule["query"], **params)
 
 
