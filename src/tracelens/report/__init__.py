@@ -9,9 +9,11 @@ The report composes the library's public analyses; it computes nothing of its ow
 
 - ``collect.py``: one trace's sections put together, each built in its own module:
   ``header.py`` (the export, its GPUs and processes), ``kernelview.py`` (census and lineup
-  rows and charts), ``stakeoutview.py`` (duration histograms, launch configurations),
-  ``dangerview.py`` (danger-zone kernels), ``timekeeping.py`` (steps and utilization:
-  :meth:`Trace.steps`, :meth:`Trace.util`); ``omitted.py``: what the page leaves out;
+  rows and charts), ``stakeoutview.py`` (duration histograms, launch configurations: the
+  top kernels' in one query), ``dangerview.py`` (danger-zone kernels), ``timekeeping.py``
+  (the kernels' busy time, steps and utilization, from one read of the GPU work:
+  :func:`tracelens.util.work_in_order`, :func:`tracelens.steps.find_steps`,
+  :func:`tracelens.util.gpu_time_accounting`); ``omitted.py``: what the page leaves out;
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
   and its default window (the first steady step);

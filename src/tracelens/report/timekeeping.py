@@ -1,6 +1,6 @@
-"""GPU time accounting on the page: utilization per device (:meth:`Trace.util`) and the
-steps table (:meth:`Trace.steps`), or a note where a trace is too big to sort every GPU
-operation."""
+"""GPU time accounting on the page: the kernels' busy time, utilization per device
+(:meth:`Trace.util`) and the steps table (:meth:`Trace.steps`), all from one read of the GPU
+work, or a note where a trace is too big to sort every GPU operation."""
 
 from __future__ import annotations
 
