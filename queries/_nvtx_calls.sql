@@ -1,20 +1,15 @@
--- _nvtx_calls: creates the temp table nvtx_calls: every CUDA API call, one per (process,
--- correlationId), the calls the NVTX sweep attributes to ranges (_nvtx_call_ranges). An
--- operation launched by two API rows (runtime and driver record of one correlationId) takes
--- the first: runtime before driver (eventClass), then the earlier. No join with the GPU work
--- first: the sweep is cheaper than a 5M x 5M semi join that only drops calls.
+-- _nvtx_calls: every CUDA API call, the calls the NVTX sweep (tracelens.nvtx_sweep)
+-- attributes to ranges. Two rows may share a (process, correlationId): the runtime and the
+-- driver record of one call; the sweep keeps the first, runtime before driver (eventClass),
+-- then the earlier. No join with the GPU work first: the sweep is cheaper than a 5M x 5M
+-- semi join that only drops calls.
 --
--- Columns of nvtx_calls:
+-- Columns:
 --   global_pid      BIGINT  the calling process (globalTid with the thread bits cleared)
---   correlation_id  BIGINT  correlationId (unique per process)
+--   correlation_id  BIGINT  correlationId (one call per process, or its two records)
 --   global_tid      BIGINT  the calling thread
 --   start, "end"    BIGINT  the call, ns from session start
-CREATE OR REPLACE TEMP TABLE nvtx_calls AS
-SELECT global_pid, correlation_id, c.global_tid, c.start, c."end"
-FROM (
-    SELECT globalTid - tid_of(globalTid) AS global_pid, correlationId AS correlation_id,
-           arg_min({'global_tid': globalTid, 'start': start, 'end': "end"},
-                   (eventClass, start)) AS c
-    FROM runtime_calls
-    GROUP BY 1, 2
-)
+--   event_class     BIGINT  eventClass (the runtime record's sorts before the driver's)
+SELECT globalTid - tid_of(globalTid) AS global_pid, correlationId AS correlation_id,
+       globalTid AS global_tid, start, "end", eventClass AS event_class
+FROM runtime_calls

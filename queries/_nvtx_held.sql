@@ -1,8 +1,8 @@
 -- _nvtx_held: creates the temp table nvtx_held, the NVTX ranges that hold GPU work: the
--- innermost range of some operation's launching call (nvtx_op_ranges) and every ancestor of
+-- innermost range of some operation's launching call (nvtx_range_ops) and every ancestor of
 -- one (nvtx_tree's parent links, followed up level by level). Only these get labels, stacks
 -- and paths (_nvtx_paths): of ten million ranges, those that launched work may be few.
--- Needs nvtx_tree and nvtx_op_ranges (tracelens.nvtx builds them).
+-- Needs nvtx_tree and nvtx_range_ops (tracelens.nvtx_sweep registers it).
 --
 -- Columns of nvtx_held:
 --   range_id  BIGINT  nsys's RangeId (NVTX_EVENTS rowid)
@@ -10,7 +10,7 @@ CREATE OR REPLACE TEMP TABLE nvtx_held AS
 WITH RECURSIVE
 up AS (
     -- the innermost ranges of the operations, then their parents, level by level
-    SELECT DISTINCT range_id FROM nvtx_op_ranges WHERE range_id IS NOT NULL
+    SELECT range_id FROM nvtx_range_ops
     UNION
     SELECT t.parent_id
     FROM up AS u

@@ -2,8 +2,9 @@
 -- --report nvtx_gpu_proj_trace` (2022.4: nvtxgpuproj): one row per range that launched GPU
 -- work, from the start of the first operation it holds to the end of the last. A range holds
 -- the operations whose launching API call lies inside it on its thread, its nested ranges'
--- included. Needs nvtx_tree, nvtx_op_ranges and nvtx_paths (tracelens.nvtx
--- builds them).
+-- included. Needs nvtx_tree, nvtx_range_ops (per range, the operations whose call it
+-- holds innermost: range_id, first_ns, last_ns, ops), nvtx_held and nvtx_paths
+-- (tracelens.nvtx builds them).
 --
 -- Columns of nvtx_projection:
 --   name             VARCHAR  range name (nsys's: 'domain:label' in a named domain)
@@ -21,20 +22,26 @@
 --   stack            VARCHAR  RangeIds from the top down, ':1:3:4' (nsys's RangeStack)
 --   path             VARCHAR  range names from the top down, joined by ' / '
 CREATE OR REPLACE TEMP TABLE nvtx_projection AS
-WITH direct AS (
-    SELECT range_id, min(start) AS first_ns, max("end") AS last_ns,
-           count(DISTINCT (globalPid, correlationId)) AS ops
-    FROM nvtx_op_ranges
-    WHERE range_id IS NOT NULL
-    GROUP BY range_id
+WITH RECURSIVE
+links AS MATERIALIZED (
+    SELECT t.range_id, t.parent_id
+    FROM nvtx_held AS h
+    JOIN nvtx_tree AS t ON t.range_id = h.range_id
+),
+up AS (
+    -- each range's own operations (those whose call it holds innermost), then the same
+    -- carried up the parent links to every ancestor, one level per step
+    SELECT range_id, first_ns, last_ns, ops FROM nvtx_range_ops
+    UNION ALL
+    SELECT l.parent_id, u.first_ns, u.last_ns, u.ops
+    FROM up AS u
+    JOIN links AS l ON l.range_id = u.range_id
+    WHERE l.parent_id IS NOT NULL
 ),
 held AS (
-    SELECT CAST(a.id AS BIGINT) AS range_id, min(d.first_ns) AS first_ns,
-           max(d.last_ns) AS last_ns, sum(d.ops) AS ops
-    FROM direct AS d
-    JOIN nvtx_paths AS t ON t.range_id = d.range_id
-    CROSS JOIN unnest(string_split(t.stack[2:], ':')) AS a(id)
-    GROUP BY 1
+    SELECT range_id, min(first_ns) AS first_ns, max(last_ns) AS last_ns, sum(ops) AS ops
+    FROM up
+    GROUP BY range_id
 ),
 children AS (
     SELECT t.parent_id AS range_id, count(*) AS children

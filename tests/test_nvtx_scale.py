@@ -11,7 +11,7 @@ import pytest
 from test_nvtx import build_shapes
 
 import tracelens
-from tracelens import _resources, nvtx
+from tracelens import _resources, nvtx, nvtx_sweep
 from tracelens.filters import glob_regex
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
@@ -37,13 +37,15 @@ def shapes(tmp_path_factory):
     return build_shapes(tmp_path_factory.mktemp("scale") / "shapes.sqlite")
 
 
-# The steps of nvtx.build_sweep and build_projection, in order: each query's plan is read
-# with the tables of the steps before it built.
+# The SQL steps of nvtx.build_sweep and build_projection, in order: each query's plan is
+# read with the tables of the steps before it built (the calls' sweep in polars,
+# nvtx_sweep.attribute, runs where "_nvtx_marks" stands).
 STEPS = (
-    "_nvtx_tree", "_nvtx_calls", "_nvtx_call_ranges", "_nvtx_op_ranges", "_nvtx_held",
-    "_nvtx_paths", "_nvtx_projection",
+    "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges",
+    "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
 )  # fmt: skip
-CHUNKED = ("_nvtx_tree", "_nvtx_call_ranges")
+CHUNKED = ("_nvtx_tree", "_nvtx_marks")
+SELECTS = ("_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges")
 EVERY_THREAD = {"from_tid": None, "to_tid": None, "null_tid": True}
 
 
@@ -51,8 +53,14 @@ def _build_before(trace, query: str) -> None:
     con = trace.db
     trace.load_nvtx_spans()
     for step in STEPS[: STEPS.index(query)] if query in STEPS else STEPS:
-        if step in CHUNKED:
-            nvtx._build_in_chunks(trace, step[1:], step, [EVERY_THREAD])
+        if step == "_nvtx_tree":
+            nvtx._build_in_chunks(trace, "nvtx_tree", step, [EVERY_THREAD])
+            continue
+        if step == "_nvtx_marks":
+            trace.db.execute("DROP TABLE nvtx_spans")
+            nvtx_sweep.attribute(trace, [EVERY_THREAD])
+            continue
+        if step in SELECTS:
             continue
         con.execute(_resources.query(step))
         if step == "_nvtx_held":

@@ -93,7 +93,7 @@ def build_attribution(trace: Trace) -> None:
 
 def build_sweep(trace: Trace) -> None:
     """Build, once per trace, nvtx_tree (range nesting), nvtx_op_ranges (each GPU
-    operation's innermost range) and nvtx_paths (names, stacks and paths of the ranges that
+    operation's innermost range, :mod:`tracelens.nvtx_sweep`) and nvtx_paths (names, stacks and paths of the ranges that
     hold GPU work, nvtx_held): the sweep every NVTX attribution reads. It reads the ranges'
     threads and times (nvtx_spans) and the text of the held ranges only."""
     if _built(trace, "nvtx_paths"):
@@ -106,16 +106,15 @@ def build_sweep(trace: Trace) -> None:
     # nvtx_tree holds every span now; freeing them (0.5 GB on 10M ranges) leaves that
     # memory to the sweep of the calls
     trace.db.execute("DROP TABLE nvtx_spans")
-    trace.db.execute(_resources.query("_nvtx_calls"))
-    _build_in_chunks(trace, "nvtx_call_ranges", "_nvtx_call_ranges", chunks)
-    trace.db.execute("DROP TABLE nvtx_calls")
-    trace.db.execute(_resources.query("_nvtx_op_ranges"))
+    from . import nvtx_sweep
+
+    nvtx_sweep.attribute(trace, chunks)
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.load_nvtx_held_text()
     trace.db.execute(_resources.query("_nvtx_paths"))
 
 
-# The sweeps (_nvtx_tree, _nvtx_call_ranges) run over this many ranges at a time at most
+# The sweeps (_nvtx_tree, _nvtx_marks) run over this many ranges at a time at most
 # (threads are never split: one with more ranges is a chunk of its own), so that their sorts
 # and joins need memory for one chunk, not for every range of the trace (10M ranges at once
 # took 7.9 GB).

@@ -31,7 +31,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import assert_golden
-from tracelens import _resources, nvtx
+from tracelens import nvtx, nvtx_sweep
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -131,24 +131,72 @@ def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
     # ranges for the calls (those on thread 5557, which has no ranges, in the last chunk).
     monkeypatch.setattr(nvtx, "TREE_CHUNK_RANGES", 1)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
-    assert_golden(trace_path, "_nvtx_call_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
     assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
 
 
-def _calls_only(trace: tracelens.Trace) -> None:
-    trace.db.execute(_resources.query("_nvtx_calls"))
+def test_nvtx_sweep_fallbacks(trace_path, monkeypatch):
+    # The same ranges when the calls and operations meet by a hash join (correlation ids too
+    # sparse for a table of slots) and when the calls are searched thread by thread ((thread,
+    # time) keys too wide for one integer).
+    monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_PER_CALL", 0)
+    monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
+    monkeypatch.setattr(nvtx_sweep, "KEY_LIMIT", 0)
+    assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
 
 
 def test_nvtx_calls(trace_path):
-    # One call per correlation id: cid 21's runtime record (eventClass 0) before its driver
-    # record, though the driver record started first; the other calls as they are.
-    assert_golden(trace_path, "_nvtx_calls", "all", _calls_only)
+    # Every call record: cid 21 twice (its runtime record, eventClass 0, and its driver
+    # record, eventClass 1, which started first); the sweep keeps the runtime one.
+    assert_golden(trace_path, "_nvtx_calls", "all")
 
 
 def test_nvtx_call_ranges(trace_path):
-    # Each call with its innermost range, as nvtx_op_ranges gives the operations: 21 layer
-    # (3), 22 and 23 backward (4), 24 A (5), 25 C (7), 26 open (10), 27 none.
-    assert_golden(trace_path, "_nvtx_call_ranges", "all", build_projection)
+    # Each call, once per correlation id, with its innermost range, as nvtx_op_ranges gives
+    # the operations: 21 layer (3; its runtime record, not the driver record before layer
+    # began), 22 and 23 backward (4), 24 A (5), 25 C (7), 26 open (10), 27 none.
+    assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
+
+
+def _tree_only(trace: tracelens.Trace) -> None:
+    trace.load_nvtx_spans()
+    nvtx._build_in_chunks(trace, "nvtx_tree", "_nvtx_tree", nvtx._thread_chunks(trace))
+
+
+def test_nvtx_marks(trace_path):
+    # Thread 5555: step opens at 1000 (key 4001), forward 1100, layer 1200; layer's end at
+    # 3000 leaves forward innermost (key 12000), ...; forward ends and backward starts at
+    # 5000: the end first (key 20000: step), then backward (20001). Thread 5556: A, B, C,
+    # and at their ends their parents (B's and A's: none). One chunk, every thread.
+    every = {"from_tid": None, "to_tid": None, "null_tid": True}
+    assert_golden(trace_path, "_nvtx_marks", "all", _tree_only, **every)
+
+
+def test_nvtx_overlapping_threads(trace_path):
+    # Thread 5556: B starts inside A without being inside it (level 0, depth 1).
+    assert_golden(trace_path, "_nvtx_overlapping_threads", "all", _tree_only)
+
+
+def _misfits(trace: tracelens.Trace) -> None:
+    _tree_only(trace)
+    misfits = pl.DataFrame(
+        {
+            "call": [1, 2, 3],
+            "global_tid": [global_tid(PID, PID)] * 2 + [global_tid(PID, PID + 1)],
+            "start": [2900, 9500, 5000],
+            "end": [3100, 9600, 5100],
+        }
+    )
+    trace.db.register("nvtx_misfit_calls", misfits.to_arrow())
+
+
+def test_nvtx_call_refit(trace_path):
+    # Call 1 straddles layer's end (2900-3100): forward (2) is the tightest range holding
+    # it; call 2 (9500-9600) lies in step only (1); call 3 on 5556 (5000-5100) lies in A
+    # and B, A the tighter (3000 + 900 < 1000 + 3400 ns of slack).
+    assert_golden(trace_path, "_nvtx_call_refit", "three_calls", _misfits)
 
 
 def test_nvtx_op_ranges(trace_path):
