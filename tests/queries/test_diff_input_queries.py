@@ -1,5 +1,5 @@
 """Golden tests of the queries the diff and the hints read per trace (trace_totals,
-copy_kinds, kernel_blocks, nvtx_labels), on one tiny trace built here: two devices with
+copy_kinds, diff_kernels, nvtx_labels), on one tiny trace built here: two devices with
 overlapping kernels, copies of three kinds, a memset, and NVTX ranges (one left open, one
 of a start/end kind, one with a registered string)."""
 
@@ -60,23 +60,36 @@ def test_trace_totals_window(trace_path):
 
 
 @pytest.mark.parametrize(
-    ("window", "busy"),
+    ("window", "figures"),
     [
         # device 0: [1000, 1100] and [1050, 1200] overlap (200), [1300, 1350] (50); device 1: 20
-        ({}, 200 + 50 + 20),
+        (
+            {},
+            {"kernel_launches": 4, "distinct_kernels": 2, "kernel_time_ns": 320,
+             "gpu_busy_ns": 200 + 50 + 20, "memcpy_count": 4, "memcpy_bytes": 7680,
+             "memcpy_time_ns": 95, "memset_count": 1, "memset_bytes": 256, "runtime_calls": 4,
+             "first_ns": 900, "last_ns": 1_802, "span_ns": 902},
+        ),
         # only [1300, 1350] starts, ends or spans [1250, 1650] on device 0; device 1: 20
-        ({"start_ns": 1_250, "end_ns": 1_650}, 50 + 20),
+        (
+            {"start_ns": 1_250, "end_ns": 1_650},
+            {"kernel_launches": 2, "distinct_kernels": 1, "kernel_time_ns": 70,
+             "gpu_busy_ns": 50 + 20, "memcpy_count": 2, "memcpy_bytes": 3072,
+             "memcpy_time_ns": 40, "memset_count": 0, "memset_bytes": 0, "runtime_calls": 2,
+             "first_ns": 1_280, "last_ns": 1_610, "span_ns": 330},
+        ),
     ],
-)
-def test_trace_totals_busy(trace_path, window, busy):
-    """gpu_busy_ns, which trace_totals.sql leaves to compare.collect.trace_totals: the
-    union of the kernels per device (the overlap counted once), summed over devices; the
-    same figures the golden files held when the query computed it."""
+)  # fmt: skip
+def test_trace_totals_figures(trace_path, window, figures):
+    """The figures compare.collect.trace_totals adds to trace_totals.sql's from the kernels
+    (launches, distinct kernels, kernel time, the span with theirs, and the union of the
+    kernels per device, the overlap counted once, summed over devices): the same figures
+    the golden files held when the query computed them all."""
     from tracelens.compare.collect import trace_totals
     from tracelens.filters import EventFilter
 
     with tracelens.open(trace_path) as trace:
-        assert trace_totals(trace, EventFilter(**window))["gpu_busy_ns"] == busy
+        assert trace_totals(trace, EventFilter(**window)) == figures
 
 
 def test_copy_kinds(trace_path):
@@ -84,8 +97,24 @@ def test_copy_kinds(trace_path):
 
 
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
-def test_kernel_blocks(trace_path, name_kind):
-    assert_golden(trace_path, "kernel_blocks", name_kind, name_kind=name_kind, **ALL)
+def test_diff_kernels(trace_path, name_kind):
+    assert_golden(trace_path, "diff_kernels", name_kind, name_kind=name_kind, **ALL)
+
+
+def test_diff_kernels_window(trace_path):
+    params = ALL | {"start_ns": 1_250, "end_ns": 1_650}
+    assert_golden(trace_path, "diff_kernels", "window", name_kind="demangled", **params)
+
+
+@pytest.mark.parametrize("name_kind", ["demangled", "short"])
+def test_diff_kernels_are_the_census(trace_path, name_kind):
+    """Its census columns are kernel_summary's, row for row (the diff shows them as census)."""
+    from tracelens.census import kernel_summary
+
+    with tracelens.open(trace_path) as trace:
+        rows = trace.query("diff_kernels", name_kind=name_kind, **ALL)
+        census = kernel_summary(trace, name=name_kind)
+    assert rows.drop("name_id", "avg_blocks", "threads").equals(census)
 
 
 def test_nvtx_labels(trace_path):

@@ -1,5 +1,5 @@
 """Golden tests for the diff's query files: the GPU work in launch order per device (kernels
-as name ids), the names they refer to, and each short name's dominant demangled name (the category source)."""
+as name ids, named by diff_kernels), and each short name's dominant demangled name (the category source)."""
 
 from __future__ import annotations
 
@@ -36,19 +36,6 @@ def test_work_in_order_window(mixed):
     assert work_in_order_csv(mixed.path, start_ns=k[10].start, end_ns=k[20].end) == expected
 
 
-@pytest.mark.parametrize("name_kind", ["demangled", "short"])
-def test_launch_names(mixed, name_kind):
-    assert_golden(
-        mixed.path,
-        "launch_names",
-        name_kind,
-        name_kind=name_kind,
-        start_ns=None,
-        end_ns=None,
-        selection=None,
-    )
-
-
 def test_kernel_name_pairs(mixed):
     assert_golden(
         mixed.path, "kernel_name_pairs", "mixed", start_ns=None, end_ns=None, selection=None
@@ -63,11 +50,10 @@ def test_work_in_order_lists_kernels_in_start_order_per_device(mixed):
 
     with tracelens.open(mixed.path) as t:
         work = work_in_order(t)
-        names = dict(
-            t.query(
-                "launch_names", name_kind="demangled", start_ns=None, end_ns=None, selection=None
-            ).iter_rows()
+        summary = t.query(
+            "diff_kernels", name_kind="demangled", start_ns=None, end_ns=None, selection=None
         )
+        names = dict(summary.select("name_id", "name").iter_rows())
     kernels = work.filter(work["kind"] == 0).select("device", "name_id")
     got = [(d, names[i]) for d, i in kernels.iter_rows()]
     want = [

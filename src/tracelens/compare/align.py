@@ -203,7 +203,9 @@ def _exact(
 
 
 def _by_counts(a: list[int], b: list[int], offset_a: int, offset_b: int, tally: _Tally) -> None:
-    """Two stretches compared as multisets: an upper bound on what matches in order."""
+    """Two stretches compared as multisets: an upper bound on what matches in order (the
+    motifs of :func:`_periodic` when long; :func:`_windows_by_counts` is its vectorized
+    form for many windows)."""
     ca, cb = Counter(a), Counter(b)
     common = ca & cb
     tally.matched += sum(common.values())
@@ -215,23 +217,77 @@ def _by_counts(a: list[int], b: list[int], offset_a: int, offset_b: int, tally: 
 
 
 def _windows(a: pl.Series, b: pl.Series, offset_a: int, offset_b: int, tally: _Tally) -> None:
-    """Long differing stretches: proportional windows, exact while the budget lasts."""
+    """Long differing stretches: proportional windows, aligned exactly in order until the
+    budget is spent, the rest compared by counts all at once (:func:`_windows_by_counts`)."""
     n = max(1, -(-max(len(a), len(b)) // WINDOW))
     budget = WINDOW_BUDGET
-    for k in range(n):
+    k = 0
+    while k < n:
         a0, a1 = len(a) * k // n, len(a) * (k + 1) // n
         b0, b1 = len(b) * k // n, len(b) * (k + 1) // n
         wa, wb = a.slice(a0, a1 - a0).to_list(), b.slice(b0, b1 - b0).to_list()
         if wa == wb:
             tally.matched += len(wa)
-            continue
-        cost = len(wa) * len(wb)
-        if cost <= budget:
-            budget -= cost
+        elif len(wa) * len(wb) <= budget:
+            budget -= len(wa) * len(wb)
             _exact(wa, wb, offset_a + a0, offset_b + b0, tally)
         else:
-            _by_counts(wa, wb, offset_a + a0, offset_b + b0, tally)
+            break
+        k += 1
+    if k < n:
+        _windows_by_counts(a, b, n, k, tally)
     tally.approximate = True
+
+
+def _window_rows(seq: pl.Series, n: int, first: int) -> pl.DataFrame:
+    """Each launch of ``seq`` (token) with its window of ``n`` proportional ones (window
+    ``k`` holds positions ``len * k // n`` up to ``len * (k + 1) // n``); windows before
+    ``first`` left out."""
+    import polars as pl
+
+    size = len(seq)
+    if size == 0:
+        return pl.DataFrame(
+            {"token": [], "window": []}, schema={"token": pl.Int64, "window": pl.Int64}
+        )
+    # the largest k with size * k // n <= i, i.e. size * k < (i + 1) * n
+    window = ((pl.int_range(0, size, dtype=pl.Int64) + 1) * n - 1) // size
+    return (
+        pl.DataFrame({"token": seq.cast(pl.Int64)})
+        .with_columns(window=window)
+        .filter(pl.col("window") >= first)
+    )
+
+
+def _windows_by_counts(a: pl.Series, b: pl.Series, n: int, first: int, tally: _Tally) -> None:
+    """Windows ``first`` .. ``n - 1`` of :func:`_windows` compared as multisets, all in one
+    vectorized pass: per window, the launches both have of each kernel (an upper bound on
+    what matches in order) and what only one side has. The divergence is already known:
+    the windows start at it."""
+    import polars as pl
+
+    rows_a, rows_b = _window_rows(a, n, first), _window_rows(b, n, first)
+    counts = (
+        rows_a.group_by("window", "token")
+        .agg(n_a=pl.len().cast(pl.Int64))
+        .join(
+            rows_b.group_by("window", "token").agg(n_b=pl.len().cast(pl.Int64)),
+            on=["window", "token"],
+            how="full",
+            coalesce=True,
+        )
+        .fill_null(0)
+    )
+    tally.matched += int(counts.select(pl.min_horizontal("n_a", "n_b").sum()).item() or 0)
+    extra = counts.group_by("token").agg(
+        only_a=(pl.col("n_a") - pl.col("n_b")).clip(lower_bound=0).sum(),
+        only_b=(pl.col("n_b") - pl.col("n_a")).clip(lower_bound=0).sum(),
+    )
+    for token, only_a, only_b in extra.iter_rows():
+        if only_a:
+            tally.only_a[token] += only_a
+        if only_b:
+            tally.only_b[token] += only_b
 
 
 def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> SequenceAlignment:

@@ -55,12 +55,13 @@ TIME_COLUMNS = (
 def trace_totals(
     trace: Trace, where: EventFilter | None = None, launches: pl.DataFrame | None = None
 ) -> dict[str, int | None]:
-    """The headline figures of one trace (``queries/trace_totals.sql``): kernel_launches,
-    distinct_kernels, kernel_time_ns, gpu_busy_ns (time at least one kernel ran, summed over
-    devices), memcpy/memset counts and bytes, runtime_calls, first_ns, last_ns, span_ns.
-    ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns), when
-    already read; gpu_busy_ns is their union (a sweep over sorted rows in polars: DuckDB
-    runs the running maximum it needs as a framed window, ~0.4 CPU s per million kernels)."""
+    """The headline figures of one trace: kernel_launches, distinct_kernels, kernel_time_ns,
+    gpu_busy_ns (time at least one kernel ran, summed over devices), memcpy/memset counts and
+    bytes, runtime_calls, first_ns, last_ns, span_ns. ``launches``: the kernels of ``where``
+    in launch order (device, start_ns, end_ns, name_id: the demangled name's id), when
+    already read. The kernel figures come from them (a sweep over sorted rows for the busy
+    time: DuckDB runs the running maximum it needs as a framed window, ~0.4 CPU s per
+    million kernels), the rest from ``queries/trace_totals.sql``."""
     import polars as pl
 
     from ..filters import EventFilter
@@ -71,6 +72,19 @@ def trace_totals(
     if launches is None:
         params = {"device": None, "pid": None, "stream": None, **_window(where)}
         launches = trace.query("steps_launches", **params).filter(pl.col("graph_id").is_null())
+    kernels = launches.select(
+        kernel_launches=pl.len(),
+        distinct_kernels=pl.col("name_id").n_unique(),
+        kernel_time_ns=(pl.col("end_ns") - pl.col("start_ns")).sum(),
+        first_ns=pl.col("start_ns").min(),
+        last_ns=pl.col("end_ns").max(),
+    ).row(0, named=True)
+    first = [t for t in (kernels.pop("first_ns"), totals.pop("first_ns")) if t is not None]
+    last = [t for t in (kernels.pop("last_ns"), totals.pop("last_ns")) if t is not None]
+    totals = kernels | totals
+    totals["first_ns"] = min(first) if first else None
+    totals["last_ns"] = max(last) if last else None
+    totals["span_ns"] = totals["last_ns"] - totals["first_ns"] if first and last else None
     intervals = launches.select("device", s="start_ns", e="end_ns")
     totals["gpu_busy_ns"] = union_ns(intervals)
     return totals
@@ -100,15 +114,12 @@ def collect(
         "device", "start_ns", "end_ns", *name_columns
     )
     totals = trace_totals(trace, where, launches)
-    census = kernel_summary(trace, name=name_kind, where=where)
+    # One scan of the kernels for the census, the launch grids and the sequences' names.
+    kernels = trace.query("diff_kernels", name_kind=name_kind, **window)
+    census = kernels.drop("name_id", "avg_blocks", "threads")
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
-    sequences, names = launch_sequences(trace, name_kind, window, launches)
-    blocks = {
-        name: avg
-        for name, avg, _threads in trace.query(
-            "kernel_blocks", name_kind=name_kind, **window
-        ).iter_rows()
-    }
+    sequences, names = launch_sequences(kernels, name_kind, launches)
+    blocks = _blocks_by_name(kernels)
     graph = trace.graph_replays(where)
     gpus = tuple(sorted(g.name or "?" for g in trace.gpus()))
     if name_kind == "demangled":
@@ -155,16 +166,30 @@ def collect(
     )
 
 
+def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
+    """Mean thread blocks per launch by kernel name (None where the export has no grid), from
+    ``diff_kernels``' rows by name id (two ids of one name, if any, weighted by launches)."""
+    import polars as pl
+
+    known = pl.col("avg_blocks").is_not_null()
+    per_name = kernels.group_by("name").agg(
+        (pl.col("avg_blocks") * pl.col("instances")).sum()
+        / pl.col("instances").filter(known).sum(),
+        any_known=known.any(),
+    )
+    return {name: avg if any_known else None for name, avg, any_known in per_name.iter_rows()}
+
+
 def launch_sequences(
-    trace: Trace, name_kind: str, window: dict, launches: pl.DataFrame
+    kernels: pl.DataFrame, name_kind: str, launches: pl.DataFrame
 ) -> tuple[dict, list[str]]:
     """Each device's launches in order (``launches``: device, name_id, short_id in launch
-    order) as small integers (indices into the name list): a million launches are 8 MB,
-    not a million strings."""
+    order) as small integers (indices into the name list, ``kernels``' names: name_id,
+    name): a million launches are 8 MB, not a million strings."""
     import polars as pl
 
     column = "short_id" if name_kind == "short" else "name_id"
-    names = dict(trace.query("launch_names", name_kind=name_kind, **window).iter_rows())
+    names = dict(kernels.select("name_id", "name").iter_rows())
     ids = sorted(names)
     index = {raw: i for i, raw in enumerate(ids)}
     frame = launches.select(

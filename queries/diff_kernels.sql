@@ -1,0 +1,47 @@
+-- diff_kernels: everything the diff reads about each kernel of one trace, in one scan of the
+-- kernels: census's columns (kernel_summary's semantics, through the same duration_stats and
+-- nsys_stats macros), the mean launch grid and block (to tell "each call does more work"
+-- from "each call runs another path"), and the name id work_in_order's launches carry (the
+-- vocabulary of the launch sequences). On a million launches each scan of the kernels
+-- costs about a census; this was three (kernel_summary, kernel_blocks, launch_names).
+-- One row per name id of the requested kind, by total time, largest first, then by name.
+-- Parameters:
+--   $name_kind          VARCHAR  'demangled' | 'short'
+--   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
+--   $selection          BIGINT or NULL: a work_selection id (--nvtx, --step)
+-- Columns:
+--   time_pct    DOUBLE   share of the kernel time of all rows, %, rounded to 0.1
+--   total_ns    BIGINT   sum of durations, ns
+--   instances   BIGINT   launches
+--   avg_ns      DOUBLE   mean duration, ns, rounded to 0.1
+--   med_ns      DOUBLE   median duration (mean of the middle two for an even count), ns, 0.1
+--   min_ns      BIGINT   shortest launch, ns
+--   max_ns      BIGINT   longest launch, ns
+--   stddev_ns   DOUBLE   sample standard deviation (n - 1; 0 for one launch), ns, 0.1
+--   name        VARCHAR  kernel name of the requested kind
+--   name_id     BIGINT   its StringIds id (work_in_order's name_id, or short_id for 'short')
+--   avg_blocks  DOUBLE   mean thread blocks per launch (gridX * gridY * gridZ)
+--   threads     DOUBLE   mean threads per block (blockX * blockY * blockZ)
+WITH launches AS (
+    SELECT
+        "end" - start AS dur_ns,
+        CASE $name_kind WHEN 'short' THEN shortName ELSE demangledName END AS name_id,
+        gridX * gridY * gridZ AS blocks,
+        blockX * blockY * blockZ AS threads
+    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
+),
+per_id AS (
+    SELECT name_id, duration_stats(dur_ns) AS stats, avg(blocks) AS avg_blocks,
+           avg(threads) AS threads
+    FROM launches
+    GROUP BY name_id
+)
+SELECT
+    unnest(nsys_stats(stats)),
+    coalesce(s.value, '<unknown string id ' || name_id || '>') AS name,
+    name_id::BIGINT AS name_id,
+    avg_blocks,
+    threads
+FROM per_id
+LEFT JOIN strings AS s ON s.id = per_id.name_id
+ORDER BY stats.total_ns DESC, name
