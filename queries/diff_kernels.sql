@@ -1,9 +1,10 @@
 -- diff_kernels: everything the diff reads about each kernel of one trace, in one scan of the
 -- kernels: census's columns (kernel_summary's semantics, through the same duration_stats and
--- nsys_stats macros), the mean launch grid and block (to tell "each call does more work"
--- from "each call runs another path"), and the name id work_in_order's launches carry (the
--- vocabulary of the launch sequences). On a million launches each scan of the kernels
--- costs about a census; this was three (kernel_summary, kernel_blocks, launch_names).
+-- nsys_stats macros), the mean launch grid (to tell "each call does more work" from "each
+-- call runs another path"), and the name id work_in_order's launches carry (the vocabulary
+-- of the launch sequences). On a million launches each scan of the kernels costs about a
+-- census; this was three (kernel_summary, kernel_blocks, launch_names). Each column read
+-- costs too (~0.04 CPU s per million rows): the block size, which no clue reads, is not.
 -- One row per name id of the requested kind, by total time, largest first, then by name.
 -- Parameters:
 --   $name_kind          VARCHAR  'demangled' | 'short'
@@ -21,18 +22,15 @@
 --   name        VARCHAR  kernel name of the requested kind
 --   name_id     BIGINT   its StringIds id (work_in_order's name_id, or short_id for 'short')
 --   avg_blocks  DOUBLE   mean thread blocks per launch (gridX * gridY * gridZ)
---   threads     DOUBLE   mean threads per block (blockX * blockY * blockZ)
 WITH launches AS (
     SELECT
         "end" - start AS dur_ns,
         CASE $name_kind WHEN 'short' THEN shortName ELSE demangledName END AS name_id,
-        gridX * gridY * gridZ AS blocks,
-        blockX * blockY * blockZ AS threads
+        gridX * gridY * gridZ AS blocks
     FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
 per_id AS (
-    SELECT name_id, duration_stats(dur_ns) AS stats, avg(blocks) AS avg_blocks,
-           avg(threads) AS threads
+    SELECT name_id, duration_stats(dur_ns) AS stats, avg(blocks) AS avg_blocks
     FROM launches
     GROUP BY name_id
 )
@@ -40,8 +38,7 @@ SELECT
     unnest(nsys_stats(stats)),
     coalesce(s.value, '<unknown string id ' || name_id || '>') AS name,
     name_id::BIGINT AS name_id,
-    avg_blocks,
-    threads
+    avg_blocks
 FROM per_id
 LEFT JOIN strings AS s ON s.id = per_id.name_id
 ORDER BY stats.total_ns DESC, name

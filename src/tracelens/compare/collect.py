@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..filters import EventFilter
     from ..steps import Steps
     from ..trace import Trace
+    from ..trace.info import TraceInfo
     from ..util import Util
 
 
@@ -53,7 +54,10 @@ TIME_COLUMNS = (
 
 
 def trace_totals(
-    trace: Trace, where: EventFilter | None = None, launches: pl.DataFrame | None = None
+    trace: Trace,
+    where: EventFilter | None = None,
+    launches: pl.DataFrame | None = None,
+    info: TraceInfo | None = None,
 ) -> dict[str, int | None]:
     """The headline figures of one trace: kernel_launches, distinct_kernels, kernel_time_ns,
     gpu_busy_ns (time at least one kernel ran, summed over devices), memcpy/memset counts and
@@ -61,7 +65,9 @@ def trace_totals(
     in launch order (device, start_ns, end_ns, name_id: the demangled name's id), when
     already read. The kernel figures come from them (a sweep over sorted rows for the busy
     time: DuckDB runs the running maximum it needs as a framed window, ~0.4 CPU s per
-    million kernels), the rest from ``queries/trace_totals.sql``."""
+    million kernels), the copies and memsets from ``queries/trace_totals.sql``, the API
+    calls from ``queries/runtime_totals.sql`` or, with nothing filtered, from ``info``
+    (``trace.info`` when already read: its event counts hold the same figures)."""
     import polars as pl
 
     from ..filters import EventFilter
@@ -79,9 +85,20 @@ def trace_totals(
         first_ns=pl.col("start_ns").min(),
         last_ns=pl.col("end_ns").max(),
     ).row(0, named=True)
-    first = [t for t in (kernels.pop("first_ns"), totals.pop("first_ns")) if t is not None]
-    last = [t for t in (kernels.pop("last_ns"), totals.pop("last_ns")) if t is not None]
-    totals = kernels | totals
+    unfiltered = where.start_ns is None and where.end_ns is None and where.selection is None
+    calls = next((e for e in info.events if e.kind == "runtime"), None) if info else None
+    if unfiltered and calls is not None:
+        runtime = {
+            "runtime_calls": calls.count,
+            "first_ns": calls.first_ns,
+            "last_ns": calls.last_ns,
+        }
+    else:
+        runtime = trace.query("runtime_totals", **_window(where)).to_dicts()[0]
+    parts = (kernels, totals, runtime)
+    first = [t for t in (part.pop("first_ns") for part in parts) if t is not None]
+    last = [t for t in (part.pop("last_ns") for part in parts) if t is not None]
+    totals = kernels | totals | runtime
     totals["first_ns"] = min(first) if first else None
     totals["last_ns"] = max(last) if last else None
     totals["span_ns"] = totals["last_ns"] - totals["first_ns"] if first and last else None
@@ -113,57 +130,57 @@ def collect(
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", *name_columns
     )
-    totals = trace_totals(trace, where, launches)
     # One scan of the kernels for the census, the launch grids and the sequences' names.
     kernels = trace.query("diff_kernels", name_kind=name_kind, **window)
-    census = kernels.drop("name_id", "avg_blocks", "threads")
+    census = kernels.drop("name_id", "avg_blocks")
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
     sequences, names = launch_sequences(kernels, name_kind, launches)
-    blocks = _blocks_by_name(kernels)
     graph = trace.graph_replays(where)
-    gpus = tuple(sorted(g.name or "?" for g in trace.gpus()))
     if name_kind == "demangled":
         census_demangled, demangled_of = census, {}
     else:
         census_demangled = kernel_summary(trace, name="demangled", where=where)
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
-    # GPU time accounting is the costliest part (util's sweeps over the work read above:
-    # about a census per million launches, bench/README.md): above the limit the board goes
-    # without it and says so. NVTX regions cost more (the NVTX projection): a lower limit.
-    time, devices, util, steps, regions = None, 0, None, None, None
-    if (totals["kernel_launches"] or 0) <= util_limit:
-        from .. import util as util_module
-        from ..steps import find_steps
-        from .regions import region_times
-
-        util = util_module.gpu_time_accounting(trace, where, work)
-        del work
-        time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
-        devices = util.frame.height
-        # The step search counts graph replays as launches: on a trace that has them it
-        # reads its own sequence (the kernels alone would make each step microseconds long).
-        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
-        steps = find_steps(trace, where=where, launches=None if graph[0] else step_launches)
-        if (totals["kernel_launches"] or 0) <= nvtx_limit:
-            regions = region_times(trace, where, steps)
+    accounting = _time_accounting(trace, where, work, launches, graph, util_limit, nvtx_limit)
+    del work
+    # util read the trace's info (its event counts): the API calls' figures are there
+    util = accounting[2]
+    totals = trace_totals(trace, where, launches, trace.info if util is not None else None)
     return Side(
         totals,
         census,
         copies,
         sequences,
         names,
-        blocks,
+        _blocks_by_name(kernels),
         graph,
-        gpus,
+        tuple(sorted(g.name or "?" for g in trace.gpus())),
         census_demangled,
         demangled_of,
-        time,
-        devices,
-        util,
-        steps,
-        regions,
+        *accounting,
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
     )
+
+
+def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_limit: int):
+    """(time, devices, util, steps, regions) of :class:`Side`. GPU time accounting is the
+    costliest part (util's sweeps over ``work``: about a census per million launches,
+    bench/README.md): above the limit the board goes without it and says so. NVTX regions
+    cost more (the NVTX projection): a lower limit."""
+    if launches.height > util_limit:
+        return None, 0, None, None, None
+    from .. import util as util_module
+    from ..steps import find_steps
+    from .regions import region_times
+
+    util = util_module.gpu_time_accounting(trace, where, work)
+    time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
+    # The step search counts graph replays as launches: on a trace that has them it reads
+    # its own sequence (the kernels alone would make each step microseconds long).
+    step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
+    steps = find_steps(trace, where=where, launches=None if graph[0] else step_launches)
+    regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
+    return time, util.frame.height, util, steps, regions
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
