@@ -239,24 +239,25 @@ def _windows(a: pl.Series, b: pl.Series, offset_a: int, offset_b: int, tally: _T
     tally.approximate = True
 
 
-def _window_rows(seq: pl.Series, n: int, first: int) -> pl.DataFrame:
-    """Each launch of ``seq`` (token) with its window of ``n`` proportional ones (window
-    ``k`` holds positions ``len * k // n`` up to ``len * (k + 1) // n``); windows before
-    ``first`` left out."""
+def _window_counts(seq: pl.Series, n: int, first: int, vocabulary: int) -> pl.DataFrame:
+    """How often each token occurs in each of ``n`` proportional windows of ``seq`` (window
+    ``k`` holds positions ``len * k // n`` up to ``len * (k + 1) // n``), windows before
+    ``first`` left out: one row per (window, token) as ``key = window * vocabulary +
+    token`` (one integer key groups faster than two columns) and its count ``n``."""
     import polars as pl
 
     size = len(seq)
     if size == 0:
-        return pl.DataFrame(
-            {"token": [], "window": []}, schema={"token": pl.Int64, "window": pl.Int64}
-        )
+        return pl.DataFrame({"key": [], "n": []}, schema={"key": pl.Int64, "n": pl.Int64})
     # the largest k with size * k // n <= i, i.e. size * k < (i + 1) * n
     window = ((pl.int_range(0, size, dtype=pl.Int64) + 1) * n - 1) // size
-    return (
+    keys = (
         pl.DataFrame({"token": seq.cast(pl.Int64)})
-        .with_columns(window=window)
+        .select(key=window * vocabulary + pl.col("token"), window=window)
         .filter(pl.col("window") >= first)
+        .get_column("key")
     )
+    return keys.value_counts(name="n").with_columns(pl.col("n").cast(pl.Int64))
 
 
 def _windows_by_counts(a: pl.Series, b: pl.Series, n: int, first: int, tally: _Tally) -> None:
@@ -266,22 +267,21 @@ def _windows_by_counts(a: pl.Series, b: pl.Series, n: int, first: int, tally: _T
     the windows start at it."""
     import polars as pl
 
-    rows_a, rows_b = _window_rows(a, n, first), _window_rows(b, n, first)
+    vocabulary = int(max(a.max() or 0, b.max() or 0)) + 1
     counts = (
-        rows_a.group_by("window", "token")
-        .agg(n_a=pl.len().cast(pl.Int64))
+        _window_counts(a, n, first, vocabulary)
         .join(
-            rows_b.group_by("window", "token").agg(n_b=pl.len().cast(pl.Int64)),
-            on=["window", "token"],
+            _window_counts(b, n, first, vocabulary).rename({"n": "n_b"}),
+            on="key",
             how="full",
             coalesce=True,
         )
         .fill_null(0)
     )
-    tally.matched += int(counts.select(pl.min_horizontal("n_a", "n_b").sum()).item() or 0)
-    extra = counts.group_by("token").agg(
-        only_a=(pl.col("n_a") - pl.col("n_b")).clip(lower_bound=0).sum(),
-        only_b=(pl.col("n_b") - pl.col("n_a")).clip(lower_bound=0).sum(),
+    tally.matched += int(counts.select(pl.min_horizontal("n", "n_b").sum()).item() or 0)
+    extra = counts.group_by(token=pl.col("key") % vocabulary).agg(
+        only_a=(pl.col("n") - pl.col("n_b")).clip(lower_bound=0).sum(),
+        only_b=(pl.col("n_b") - pl.col("n")).clip(lower_bound=0).sum(),
     )
     for token, only_a, only_b in extra.iter_rows():
         if only_a:
