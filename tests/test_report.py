@@ -609,23 +609,29 @@ def test_browser_single_trace_screenshot(tmp_path, trace_copies):
 
 def test_diff_report_reads_each_trace_once(monkeypatch):
     """The diff view reuses what tracelens.diff read (census, totals, util) instead of
-    running them again per trace."""
-    import tracelens.census
+    running them again per trace: one census query per trace (the diff's diff_kernels, or
+    kernel_summary)."""
     import tracelens.util
     from tracelens.demo import demo_path
+    from tracelens.trace import Trace
 
     calls: dict[str, list[str]] = {"census": [], "util": []}
-    census, util = tracelens.census.kernel_summary, tracelens.util.gpu_time_accounting
+    query, query_rows, util = Trace.query, Trace.query_rows, tracelens.util.gpu_time_accounting
 
-    def counted_census(trace, *args, **kwargs):
-        calls["census"].append(trace.path.name)
-        return census(trace, *args, **kwargs)
+    def counted(run):
+        def run_counted(trace, name, **params):
+            if name in ("kernel_summary", "diff_kernels"):
+                calls["census"].append(trace.path.name)
+            return run(trace, name, **params)
+
+        return run_counted
 
     def counted_util(trace, *args, **kwargs):
         calls["util"].append(trace.path.name)
         return util(trace, *args, **kwargs)
 
-    monkeypatch.setattr(tracelens.census, "kernel_summary", counted_census)
+    monkeypatch.setattr(Trace, "query", counted(query))
+    monkeypatch.setattr(Trace, "query_rows", counted(query_rows))
     monkeypatch.setattr(tracelens.util, "gpu_time_accounting", counted_util)
     with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
         build_report(a, b)
