@@ -1,20 +1,21 @@
--- trace_totals: the copies and memsets of one trace, for comparing two runs. One row.
--- compare.collect.trace_totals adds the other headline figures: the kernels' (launches,
--- distinct kernels, kernel time, their span and the time at least one kernel ran) from the
--- kernels it reads in launch order anyway (a framed window for the busy time cost ~0.4 CPU
--- s per million kernels, and a kernel scan for the rest about a census), and the API calls'
--- from runtime_totals.sql, or from the trace's event counts when nothing is filtered.
+-- trace_totals: the headline figures of one trace besides its kernels, for comparing two
+-- runs. One row. The kernel figures (launches, distinct kernels, kernel time, their span and
+-- the time at least one kernel ran) are not here: compare.collect.trace_totals takes them
+-- from the kernels it reads in launch order anyway (a framed window for the busy time cost
+-- ~0.4 CPU s per million kernels, and the kernel scan for the rest about a census).
 -- Parameters: $start_ns, $end_ns BIGINT or NULL: time window (nsys rule: keep events that
 --   start in, end in or span it), applied to every kind of event.
---   $selection BIGINT or NULL: a work_selection id (--nvtx, --step): only the work in it.
+--   $selection BIGINT or NULL: a work_selection id (--nvtx, --step): only the GPU work in
+--   it, and only the API calls that launched it.
 -- Columns:
 --   memcpy_count      BIGINT  memory copies
 --   memcpy_bytes      BIGINT  bytes copied
 --   memcpy_time_ns    BIGINT  sum of copy durations, ns
 --   memset_count      BIGINT  memsets
 --   memset_bytes      BIGINT  bytes set
---   first_ns, last_ns BIGINT  earliest start and latest end of copies and memsets, ns from
---                             session start (NULL when there are none)
+--   runtime_calls     BIGINT  CUDA runtime/driver API calls
+--   first_ns, last_ns BIGINT  earliest start and latest end of copies, memsets and API
+--                             calls, ns from session start (NULL when there are none)
 -- One aggregate pass per table (their spans combined after), not a scan per figure.
 WITH c AS (
     SELECT count(*) AS n, coalesce(sum(bytes), 0)::BIGINT AS bytes,
@@ -27,11 +28,15 @@ s AS (
            max("end") AS last_ns
     FROM filtered_memsets(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
 ),
+r AS (
+    SELECT count(*) AS n, min(start) AS first_ns, max("end") AS last_ns
+    FROM filtered_runtime_calls(NULL, $start_ns, $end_ns, selection := $selection)
+),
 -- least/greatest skip NULLs: a table without events in the window does not count
 span AS (
-    SELECT least(c.first_ns, s.first_ns) AS first_ns,
-           greatest(c.last_ns, s.last_ns) AS last_ns
-    FROM c, s
+    SELECT least(c.first_ns, s.first_ns, r.first_ns) AS first_ns,
+           greatest(c.last_ns, s.last_ns, r.last_ns) AS last_ns
+    FROM c, s, r
 )
 SELECT
     c.n AS memcpy_count,
@@ -39,6 +44,7 @@ SELECT
     c.time_ns AS memcpy_time_ns,
     s.n AS memset_count,
     s.bytes AS memset_bytes,
+    r.n AS runtime_calls,
     span.first_ns,
     span.last_ns
-FROM c, s, span
+FROM c, s, r, span

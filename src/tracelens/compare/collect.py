@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from ..filters import EventFilter
     from ..steps import Steps
     from ..trace import Trace
-    from ..trace.info import TraceInfo
     from ..util import Util
 
 
@@ -54,10 +53,7 @@ TIME_COLUMNS = (
 
 
 def trace_totals(
-    trace: Trace,
-    where: EventFilter | None = None,
-    launches: pl.DataFrame | None = None,
-    info: TraceInfo | None = None,
+    trace: Trace, where: EventFilter | None = None, launches: pl.DataFrame | None = None
 ) -> dict[str, int | None]:
     """The headline figures of one trace: kernel_launches, distinct_kernels, kernel_time_ns,
     gpu_busy_ns (time at least one kernel ran, summed over devices), memcpy/memset counts and
@@ -65,9 +61,7 @@ def trace_totals(
     in launch order (device, start_ns, end_ns, name_id: the demangled name's id), when
     already read. The kernel figures come from them (a sweep over sorted rows for the busy
     time: DuckDB runs the running maximum it needs as a framed window, ~0.4 CPU s per
-    million kernels), the copies and memsets from ``queries/trace_totals.sql``, the API
-    calls from ``queries/runtime_totals.sql`` or, with nothing filtered, from ``info``
-    (``trace.info`` when already read: its event counts hold the same figures)."""
+    million kernels), the rest from ``queries/trace_totals.sql``."""
     import polars as pl
 
     from ..filters import EventFilter
@@ -85,20 +79,9 @@ def trace_totals(
         first_ns=pl.col("start_ns").min(),
         last_ns=pl.col("end_ns").max(),
     ).row(0, named=True)
-    unfiltered = where.start_ns is None and where.end_ns is None and where.selection is None
-    calls = next((e for e in info.events if e.kind == "runtime"), None) if info else None
-    if unfiltered and calls is not None:
-        runtime = {
-            "runtime_calls": calls.count,
-            "first_ns": calls.first_ns,
-            "last_ns": calls.last_ns,
-        }
-    else:
-        runtime = trace.query("runtime_totals", **_window(where)).to_dicts()[0]
-    parts = (kernels, totals, runtime)
-    first = [t for t in (part.pop("first_ns") for part in parts) if t is not None]
-    last = [t for t in (part.pop("last_ns") for part in parts) if t is not None]
-    totals = kernels | totals | runtime
+    first = [t for t in (kernels.pop("first_ns"), totals.pop("first_ns")) if t is not None]
+    last = [t for t in (kernels.pop("last_ns"), totals.pop("last_ns")) if t is not None]
+    totals = kernels | totals
     totals["first_ns"] = min(first) if first else None
     totals["last_ns"] = max(last) if last else None
     totals["span_ns"] = totals["last_ns"] - totals["first_ns"] if first and last else None
@@ -143,9 +126,7 @@ def collect(
         demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
     accounting = _time_accounting(trace, where, work, launches, graph, util_limit, nvtx_limit)
     del work
-    # util read the trace's info (its event counts): the API calls' figures are there
-    util = accounting[2]
-    totals = trace_totals(trace, where, launches, trace.info if util is not None else None)
+    totals = trace_totals(trace, where, launches)
     return Side(
         totals,
         census,
