@@ -444,6 +444,31 @@ def test_renumbered_devices_are_paired_by_what_they_run(tmp_path):
     ) in d.notes
 
 
+def test_a_device_only_b_launched_on_says_so_when_devices_are_renumbered(tmp_path):
+    """A's devices 0 and 1 run in B as its 1 and 2; B's device 0 runs work A has no device
+    for. "device 0" alone would read as A's device 0 (compared with B's 1): the board and
+    the launch-order table say it is B's."""
+    from tracelens.compare import render
+
+    a = build_devices(tmp_path, "a", {0: DEVICE_WORK[0], 1: DEVICE_WORK[1]})
+    b = build_devices(tmp_path, "b", {1: DEVICE_WORK[0], 2: DEVICE_WORK[1], 0: DEVICE_WORK[2]})
+    d = pair(tmp_path, a, b)
+    rows = [(al.device, al.device_b, al.only, al.where) for al in d.alignment]
+    assert rows == [
+        (0, None, "B", "device 0 (B)"),
+        (0, 1, None, "device 0 (A) / 1 (B)"),
+        (1, 2, None, "device 1 (A) / 2 (B)"),
+    ]
+    only_b = d.alignment[0]
+    assert (only_b.launches_a, only_b.launches_b) == (0, 30 * len(DEVICE_WORK[2]))
+    assert "0 (B)" in render.table(d, top=5, width=200)
+    assert d.to_polars("alignment")["only"].to_list() == ["B", None, None]
+    # by number, a device one run alone launched on is just its number
+    c = build_devices(tmp_path, "c", {0: DEVICE_WORK[0], 1: DEVICE_WORK[1], 2: DEVICE_WORK[2]})
+    d = pair(tmp_path, a, c)
+    assert [(al.device, al.device_b, al.where) for al in d.alignment][2] == (2, None, "device 2")
+
+
 def test_devices_with_the_same_numbering_stay_paired_by_ordinal(tmp_path):
     """The identity pairing: A and B number their devices alike (B a few steps longer on
     one device), and four data-parallel devices that run the same kernels are not

@@ -439,8 +439,18 @@ def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
         al = align_tokens(da, ta[da], tb[db], names)
         out.append(al if da == db else replace(al, device_b=db))
     paired_a, paired_b = {da for da, _ in pairs}, {db for _, db in pairs}
-    out += [align_tokens(d, ta[d], empty, names) for d in ta if d not in paired_a]
-    out += [align_tokens(d, empty, tb[d], names) for d in tb if d not in paired_b]
+    # Paired by what they run: a device one run alone launched on says which run it is.
+    by_number = all(da == db for da, db in pairs)
+    out += [
+        replace(align_tokens(d, ta[d], empty, names), only=None if by_number else "A")
+        for d in ta
+        if d not in paired_a
+    ]
+    out += [
+        replace(align_tokens(d, empty, tb[d], names), only=None if by_number else "B")
+        for d in tb
+        if d not in paired_b
+    ]
     return tuple(sorted(out, key=lambda al: (al.device, al.device_b is not None)))
 
 

@@ -70,11 +70,18 @@ class SequenceAlignment:
     # B's device when it is not ``device``: each run launched on one device only, a
     # different one (two ranks of one job), and those two sequences are the ones compared
     device_b: int | None = None
+    # "A" or "B": the one run that launched on ``device``, when the devices were paired by
+    # what they launch, not by number (its number alone would read as the other run's
+    # device of that number, which was compared with another one); None otherwise
+    only: str | None = None
 
     @property
     def where(self) -> str:
-        """The device(s) compared, as the board says them: ``device 0``, or ``device 0 (A)
-        / 5 (B)`` when the runs used different devices."""
+        """The device(s) compared, as the board says them: ``device 0``, ``device 0 (A) /
+        5 (B)`` when the runs used different devices, or ``device 0 (B)`` for a device only
+        B launched on when the devices were paired by what they launch."""
+        if self.only is not None:
+            return f"device {self.device} ({self.only})"
         if self.device_b is None or self.device_b == self.device:
             return f"device {self.device}"
         return f"device {self.device} (A) / {self.device_b} (B)"
@@ -109,7 +116,7 @@ ALIGNMENT_PARTS: dict[str, tuple[str, ...]] = {
 
 
 _ALIGNMENT_TEXT = frozenset(
-    {"a_at_divergence", "b_at_divergence", "relation", "name", "name_a", "name_b"}
+    {"a_at_divergence", "b_at_divergence", "relation", "name", "name_a", "name_b", "only"}
 )
 
 
