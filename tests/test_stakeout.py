@@ -471,3 +471,29 @@ def test_demo_trace_has_nvtx_layers(capsys):
     assert doc["summary"]["launches"] == 140
     labels = {row["nvtx"] for row in doc["launches"]}
     assert all(label and label.startswith("model.layers.") for label in labels), labels
+
+
+def test_a_sqlite_export_gives_stakeout_only_the_named_kernels(monkeypatch):
+    # Read directly, SQLite itself keeps the launches of the matched names (the scanner
+    # would convert every column of every kernel); the view is whole again afterwards, and
+    # the stakeout equals one over the whole view.
+    import contextlib
+
+    from tracelens.demo import demo_path
+    from tracelens.trace import Trace
+
+    count = 'SELECT count(*) FROM kernels WHERE "demangledName" IN (SELECT unnest($ids))'
+    with tracelens.open(demo_path("bs1")) as t:
+        total = t.db.execute("SELECT count(*) FROM kernels").fetchone()[0]
+        rows = t.query_rows("stakeout_name_ids", pattern="nvjet_tst", regex=None, match="contains")
+        ids = [r[0] for r in rows.iter_rows()]
+        named = t.db.execute(count, {"ids": ids}).fetchone()[0]
+        with t._kernels_named(ids):
+            inside = t.db.execute("SELECT count(*) FROM kernels").fetchone()[0]
+        after = t.db.execute("SELECT count(*) FROM kernels").fetchone()[0]
+        narrowed = t.stakeout("nvjet_tst")
+    assert 0 < named == inside < total == after
+    monkeypatch.setattr(Trace, "_kernels_named", lambda self, ids: contextlib.nullcontext())
+    with tracelens.open(demo_path("bs1")) as t:
+        whole = t.stakeout("nvjet_tst")
+    assert narrowed.launches.equals(whole.launches) and narrowed.stats == whole.stats

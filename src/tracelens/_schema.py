@@ -170,7 +170,11 @@ def source_sql(table: str, source: str = "sqlite", row_numbers: bool = False) ->
     (``sqlite``: DuckDB's scanner on ``getvariable('trace_path')``) or from a directory with
     one ``<table>.parquet`` per table (``parquet``: an ``nsys export --type parquetdir``
     directory or a cache entry, ``getvariable('parquet_dir')``; ``row_numbers`` adds the
-    column ``file_row_number``, each row's position in the file from 0)."""
+    column ``file_row_number``, each row's position in the file from 0) or from rows of
+    ``table`` that SQLite itself selected, held in the temporary table ``export_rows``
+    (``rows``)."""
+    if source == "rows":
+        return "export_rows"
     if source == "parquet":
         numbers = ", file_row_number = true" if row_numbers else ""
         return (
@@ -200,6 +204,14 @@ def view_sql(
     The file path is never part of the text: it is bound once with ``SET VARIABLE
     trace_path`` (or ``parquet_dir``) and read by ``getvariable``.
     """
+    select = view_select(view, present_columns, source, guard)
+    return f"CREATE OR REPLACE VIEW {_quote(view)} AS {select}"
+
+
+def view_select(
+    view: str, present_columns: tuple[str, ...] | None, source: str = "sqlite", guard: bool = True
+) -> str:
+    """The SELECT of :func:`view_sql`: ``view``'s columns, typed, from ``source``."""
     table, columns = VIEWS[view]
     present = set(present_columns or ())
     select = []
@@ -211,8 +223,5 @@ def view_sql(
         else:
             select.append(f"CAST(NULL AS {sqltype}) AS {_quote(name)}")
     if present_columns is None:
-        return f"CREATE OR REPLACE VIEW {_quote(view)} AS SELECT {', '.join(select)} WHERE false"
-    return (
-        f"CREATE OR REPLACE VIEW {_quote(view)} AS SELECT {', '.join(select)} "
-        f"FROM {source_sql(table, source)}"
-    )
+        return f"SELECT {', '.join(select)} WHERE false"
+    return f"SELECT {', '.join(select)} FROM {source_sql(table, source)}"

@@ -139,13 +139,15 @@ def stakeout(
     if ignore_case:
         pattern = _case_blind(kernel, match)
     try:
-        df = trace.query(
-            "stakeout_launches",
-            name_kind=name,
-            origin_ns=0,  # session start: the Start column reads as --start/--end
-            **pattern,
-            **where.params(),
-        )
+        name_ids = [row[0] for row in trace.query_rows("stakeout_name_ids", **pattern).iter_rows()]
+        with trace._kernels_named(name_ids):
+            df = trace.query(
+                "stakeout_launches",
+                name_kind=name,
+                origin_ns=0,  # session start: the Start column reads as --start/--end
+                **pattern,
+                **where.params(),
+            )
     except duckdb.InvalidInputException as exc:
         if match != "regex":
             raise

@@ -71,6 +71,7 @@ STAKEOUT = {"name_kind": "short", "origin_ns": 0}
 )
 def test_stakeout_queries(mixed, case, params):
     assert_golden(mixed, "stakeout_names", case, **params)
+    assert_golden(mixed, "stakeout_name_ids", case, **params)
     assert_golden(
         mixed, "stakeout_launches", case, lambda t: t.load_nvtx_text(), **STAKEOUT, **params,
         **NO_FILTER,
