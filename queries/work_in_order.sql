@@ -21,18 +21,23 @@
 --   pid           BIGINT   operating-system pid of the launching process
 --   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
 --                          does not show it)
+--   graph_id      BIGINT   graph-level CUDA graph replays: the replayed graph's graphId (the
+--                          step search's token for it, as steps_launches gives it); else NULL
 WITH work AS (
     SELECT 0::TINYINT AS kind, deviceId, streamId, globalPid, correlationId, start, "end",
-           demangledName AS name_id, shortName AS short_id
+           demangledName AS name_id, shortName AS short_id, NULL::BIGINT AS graph_id
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     UNION ALL
-    SELECT 1::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    SELECT 1::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL,
+           NULL
     FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     UNION ALL
-    SELECT 2::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    SELECT 2::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL,
+           NULL
     FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     UNION ALL
-    SELECT 3::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL
+    SELECT 3::TINYINT, deviceId, streamId, globalPid, correlationId, start, "end", NULL, NULL,
+           graphId
     FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns,
                                 selection := $selection)
 )
@@ -45,7 +50,8 @@ SELECT
     w.name_id::BIGINT AS name_id,
     w.short_id::BIGINT AS short_id,
     pid_of(w.globalPid)::BIGINT AS pid,
-    r.start::BIGINT AS launch_start
+    r.start::BIGINT AS launch_start,
+    w.graph_id::BIGINT AS graph_id
 FROM work AS w
 LEFT JOIN runtime_calls AS r
     ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)

@@ -485,3 +485,55 @@ def test_devices_with_the_same_numbering_stay_paired_by_ordinal(tmp_path):
     dp_b = build_devices(tmp_path, "dp_b", same, steps={0: 33, 1: 30, 2: 30, 3: 30})
     d = pair(tmp_path, dp_a, dp_b)
     assert [(al.device, al.device_b) for al in d.alignment] == [(i, None) for i in range(4)]
+
+
+# -- CUDA graph replays traced at graph level ---------------------------------------------
+def build_graph_loop(tmp_path, stem, steps=12, replay_ns=8_000_000):
+    """A decode loop of two kernels and one replay of graph 3 (even steps) or 5 (odd ones)
+    per step, the replays ~1,000x longer than the kernels."""
+    from fixtures.builder import add_graph_replays
+
+    from tracelens.synth import TraceBuilder, global_pid
+
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python -m vllm.entrypoints.openai.api_server")
+    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
+    replays = []
+    for i in range(steps):
+        t = 1_000_000 + i * 10_000_000
+        for j, name in enumerate((SOFTMAX, FILL)):
+            b.kernel(name, start=t + j * 10_000, end=t + j * 10_000 + 5_000, stream=7)
+        start, graph = t + 30_000, 3 if i % 2 == 0 else 5
+        replays.append(
+            (start, start + replay_ns, 0, 1, None, 7, 20_000 + i, global_pid(PID), graph, graph)
+        )
+    path = tmp_path / f"{stem}.sqlite"
+    b.write(path)
+    add_graph_replays(path, replays)
+    return path
+
+
+def test_graph_replays_are_steps_from_the_one_read_of_the_work(tmp_path, monkeypatch):
+    """On a trace whose steps are mostly CUDA graph replays traced at graph level, the diff
+    finds the steps trace.steps() finds (replays as launches, by graph) from the GPU work
+    it has read once, without reading the launches again (steps_launches)."""
+    from tracelens.trace import Trace
+
+    a, b = build_graph_loop(tmp_path, "a"), build_graph_loop(tmp_path, "b", replay_ns=9_000_000)
+    queries: list[str] = []
+    query = Trace.query
+
+    def recorded(trace, name, **params):
+        queries.append(name)
+        return query(trace, name, **params)
+
+    monkeypatch.setattr(Trace, "query", recorded)
+    d = pair(tmp_path, a, b)
+    assert "work_in_order" in queries and "steps_launches" not in queries
+    monkeypatch.setattr(Trace, "query", query)
+    for path, side in ((a, d.sides[0]), (b, d.sides[1])):
+        with tracelens.open(path) as t:
+            expected = t.steps()
+        assert side.steps.method == expected.method == "period"
+        assert side.steps.detail == expected.detail
+        assert side.steps.frame.equals(expected.frame)

@@ -150,16 +150,24 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     cost more (the NVTX projection): a lower limit."""
     if launches.height > util_limit:
         return None, 0, None, None, None
+    import polars as pl
+
     from .. import util as util_module
     from ..steps import find_steps
+    from ..util_sweep import GRAPH, KERNEL
     from .regions import region_times
 
+    # The step search counts graph-level CUDA graph replays as launches, by graph (the
+    # kernels alone would make each step microseconds long): the work holds them too.
+    if graph[0]:
+        step_launches = work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
+            "device", "start_ns", "end_ns", "name_id", "graph_id"
+        )
+    else:
+        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
     util = util_module.gpu_time_accounting(trace, where, work)
     time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
-    # The step search counts graph replays as launches: on a trace that has them it reads
-    # its own sequence (the kernels alone would make each step microseconds long).
-    step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
-    steps = find_steps(trace, where=where, launches=None if graph[0] else step_launches)
+    steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
     return time, util.frame.height, util, steps, regions
 
