@@ -1,8 +1,10 @@
 -- _nvtx_held: creates the temp table nvtx_held, the NVTX ranges that hold GPU work: the
--- innermost range of some operation's launching call (nvtx_range_ops) and every ancestor of
--- one (nvtx_tree's parent links, followed up level by level). Only these get labels, stacks
+-- innermost range of some operation's launching call (nvtx_range_ops), a range holding a
+-- call on a thread whose ranges overlap (nvtx_overlap_holders), and every ancestor of one
+-- (nvtx_tree's parent links, followed up level by level). Only these get labels, stacks
 -- and paths (_nvtx_paths): of ten million ranges, those that launched work may be few.
--- Needs nvtx_tree and nvtx_range_ops (tracelens.nvtx_sweep registers it).
+-- Needs nvtx_tree, nvtx_range_ops (tracelens.nvtx_sweep registers it) and
+-- nvtx_overlap_holders.
 --
 -- Columns of nvtx_held:
 --   range_id  BIGINT  nsys's RangeId (NVTX_EVENTS rowid)
@@ -11,6 +13,8 @@ WITH RECURSIVE
 up AS (
     -- the innermost ranges of the operations, then their parents, level by level
     SELECT range_id FROM nvtx_range_ops
+    UNION
+    SELECT range_id FROM nvtx_overlap_holders
     UNION
     SELECT t.parent_id
     FROM up AS u

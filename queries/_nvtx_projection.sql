@@ -1,10 +1,11 @@
--- _nvtx_projection: creates the temp table nvtx_projection, NVTX ranges projected onto the GPU, the semantics of `nsys stats
--- --report nvtx_gpu_proj_trace` (2022.4: nvtxgpuproj): one row per range that launched GPU
--- work, from the start of the first operation it holds to the end of the last. A range holds
--- the operations whose launching API call lies inside it on its thread, its nested ranges'
--- included. Needs nvtx_tree, nvtx_range_ops (per range, the operations whose call it
--- holds innermost: range_id, first_ns, last_ns, ops), nvtx_held and nvtx_paths
--- (tracelens.nvtx builds them).
+-- _nvtx_projection: creates the temp table nvtx_projection, NVTX ranges projected onto the
+-- GPU, the semantics of `nsys stats --report nvtx_gpu_proj_trace` (2022.4: nvtxgpuproj):
+-- one row per range that launched GPU work, from the start of the first operation it holds
+-- to the end of the last. A range holds the operations whose launching API call lies
+-- inside it on its thread, its nested ranges' included; where ranges overlap, every range
+-- the call lies in (nvtx_overlap_holders). Needs nvtx_tree, nvtx_range_ops (per range, the
+-- operations whose call it holds innermost: range_id, first_ns, last_ns, ops),
+-- nvtx_overlap_holders, nvtx_held and nvtx_paths (tracelens.nvtx builds them).
 --
 -- Columns of nvtx_projection:
 --   name             VARCHAR  range name (nsys's: 'domain:label' in a named domain)
@@ -39,8 +40,13 @@ up AS (
     WHERE l.parent_id IS NOT NULL
 ),
 held AS (
+    -- the threads of nvtx_overlap_holders are not in nvtx_range_ops: nothing counts twice
     SELECT range_id, min(first_ns) AS first_ns, max(last_ns) AS last_ns, sum(ops) AS ops
-    FROM up
+    FROM (
+        SELECT * FROM up
+        UNION ALL
+        SELECT range_id, first_ns, last_ns, 1 FROM nvtx_overlap_holders
+    )
     GROUP BY range_id
 ),
 children AS (

@@ -13,8 +13,10 @@
 -- ranges (every push/pop range), and there the level is the depth. A candidate that does
 -- not contain the range (start/end ranges that overlap on one thread) is replaced by the
 -- tightest container found by a join of just those ranges with their thread's ranges (of
--- two identical ranges, the first is the parent), and on the threads where that happened
--- the level follows the parent links from the roots down (one step per level).
+-- two identical ranges, the first is the parent); on the threads where that happened, so
+-- is every range that started inside two or more open ranges (it may lie in two that
+-- overlap, and nsys takes the tighter), and the level follows the parent links from the
+-- roots down (one step per level).
 --
 -- Columns of nvtx_tree:
 --   range_id    BIGINT     nsys's RangeId (NVTX_EVENTS rowid)
@@ -56,25 +58,34 @@ checked AS MATERIALIZED (
     ASOF LEFT JOIN depths AS p
       ON p.global_tid = c.global_tid AND p.depth = c.depth - 1 AND p.start <= c.start
 ),
+-- the threads where a candidate did not contain its range: their ranges overlap
+refitted AS (
+    SELECT DISTINCT global_tid FROM checked WHERE misfit
+),
+unfit AS MATERIALIZED (
+    -- the misfits, and on those threads every range that started inside two or more open
+    -- ranges: the candidate may contain it without being the tightest range that does
+    -- (nsys's parent). Usually none: the join below then has nothing to compare.
+    SELECT range_id, global_tid, start, "end"
+    FROM checked
+    WHERE misfit OR depth >= 2 AND global_tid IN (SELECT global_tid FROM refitted)
+),
 refit AS (
     SELECT m.range_id, p.range_id AS parent_id
-    FROM checked AS m
+    FROM unfit AS m
     JOIN ranges AS p
       ON p.global_tid = m.global_tid AND p.start <= m.start AND p."end" >= m."end"
      AND (p.start < m.start OR p."end" > m."end" OR p.range_id < m.range_id)
-    WHERE m.misfit
     QUALIFY row_number() OVER (
         PARTITION BY m.range_id ORDER BY (m.start - p.start) + (p."end" - m."end"), p.range_id
     ) = 1
 ),
 parents AS MATERIALIZED (
     SELECT c.range_id, c.global_tid, c.start, c."end", c.depth,
-           CASE WHEN c.misfit THEN f.parent_id ELSE c.parent_id END AS parent_id
+           CASE WHEN c.misfit OR f.range_id IS NOT NULL THEN f.parent_id ELSE c.parent_id END
+               AS parent_id
     FROM checked AS c
     LEFT JOIN refit AS f ON f.range_id = c.range_id
-),
-refitted AS (
-    SELECT DISTINCT global_tid FROM checked WHERE misfit
 ),
 levels AS (
     SELECT p.range_id, 0::BIGINT AS level

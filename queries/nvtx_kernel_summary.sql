@@ -1,8 +1,10 @@
 -- nvtx_kernel_summary: kernels per NVTX range group, the semantics of `nsys stats --report
 -- nvtx_kern_sum` (2022.4: nvtxkernsum): each kernel counts in every range that holds its
--- launching call (the innermost and all its ancestors, nvtx_paths.stack), grouped by range,
+-- launching call (the innermost and all its ancestors, nvtx_paths.stack; on a thread whose
+-- ranges overlap, every range containing the call, nvtx_overlap_holders), grouped by range,
 -- kernel name and the launching process and thread. Kernels launched outside every range
--- form the rows whose range is NULL, as in nsys. Needs nvtx_op_ranges and nvtx_paths.
+-- form the rows whose range is NULL, as in nsys. Needs nvtx_op_ranges, nvtx_paths,
+-- nvtx_overlap_calls and nvtx_overlap_holders (tracelens.nvtx builds them).
 -- Ordered by range, pid, tid, then total time, largest first.
 --
 -- Parameters:
@@ -36,17 +38,33 @@ ancestry AS (
     CROSS JOIN unnest(string_split(t.stack[2:], ':')) AS a(id)
     WHERE t.range_id IN (SELECT range_id FROM kernels_held)
 ),
+holders AS (
+    -- kernels launched on a thread whose ranges overlap: every range holding the call
+    -- (nvtx_overlap_holders); elsewhere the innermost range and its ancestors
+    SELECT k.*, a.holder_id
+    FROM kernels_held AS k
+    LEFT JOIN ancestry AS a ON a.range_id = k.range_id
+    WHERE NOT EXISTS (
+        SELECT 1 FROM nvtx_overlap_calls AS c
+        WHERE c.global_pid = k.globalPid AND c.correlation_id = k.correlationId)
+    UNION ALL
+    SELECT k.*, o.range_id
+    FROM kernels_held AS k
+    JOIN nvtx_overlap_calls AS c
+      ON c.global_pid = k.globalPid AND c.correlation_id = k.correlationId
+    LEFT JOIN nvtx_overlap_holders AS o
+      ON o.global_pid = k.globalPid AND o.correlation_id = k.correlationId
+),
 pairs AS (
-    SELECT k.*, a.holder_id,
+    SELECT k.*,
            CASE $group_by
                WHEN 'path' THEN h.path
                WHEN 'torch' THEN torch_label(h.name)
                ELSE h.name
            END AS range,
            h.style
-    FROM kernels_held AS k
-    LEFT JOIN ancestry AS a ON a.range_id = k.range_id
-    LEFT JOIN nvtx_paths AS h ON h.range_id = a.holder_id
+    FROM holders AS k
+    LEFT JOIN nvtx_paths AS h ON h.range_id = k.holder_id
 )
 SELECT
     p.range,

@@ -42,7 +42,7 @@ def shapes(tmp_path_factory):
 # nvtx_sweep.attribute, runs where "_nvtx_marks" stands).
 STEPS = (
     "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges",
-    "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
+    "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
 )  # fmt: skip
 CHUNKED = ("_nvtx_tree", "_nvtx_marks")
 SELECTS = ("_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges")

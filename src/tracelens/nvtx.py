@@ -109,6 +109,7 @@ def build_sweep(trace: Trace) -> None:
     from . import nvtx_sweep
 
     nvtx_sweep.attribute(trace, chunks)
+    trace.db.execute(_resources.query("_nvtx_overlap_holders"))
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.load_nvtx_held_text()
     trace.db.execute(_resources.query("_nvtx_paths"))

@@ -50,7 +50,9 @@ def attribute(trace: Trace, chunks: list[dict]) -> None:
         marks = con.execute(_resources.query("_nvtx_marks"), params).pl()
         hit = _innermost(calls, marks)
         found = found.select(pl.coalesce(found[c], hit[c]).alias(c) for c in found.columns)
-    range_id = _refit(con, calls, found)
+    overlapping = con.execute(_resources.query("_nvtx_overlapping_threads")).pl()
+    overlapping = overlapping["global_tid"].to_list()
+    range_id = _refit(con, calls, found, overlapping)
     call_ranges = calls.select("global_pid", "correlation_id", "global_tid").with_columns(
         range_id.alias("range_id")
     )
@@ -59,7 +61,9 @@ def attribute(trace: Trace, chunks: list[dict]) -> None:
     )
     con.register("nvtx_call_ranges", call_ranges)
     con.register("nvtx_op_ranges", ops)
-    con.register("nvtx_range_ops", _range_ops(ops, call, call_ranges.height))
+    on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
+    con.register("nvtx_range_ops", _range_ops(ops, call, call_ranges.height, ~on_overlapping))
+    con.register("nvtx_overlap_calls", _overlap_calls(ops, call, calls, on_overlapping))
 
 
 def _with_calls(
@@ -87,8 +91,40 @@ def _with_calls(
     return ops, call
 
 
-def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int) -> pl.DataFrame:
-    """Per range, the operations whose launching call it holds innermost: range_id,
+def _overlap_calls(
+    ops: pl.DataFrame, call: pl.Series, calls: pl.DataFrame, mine: pl.Series
+) -> pl.DataFrame:
+    """The calls of the operations ``mine`` (those launched on threads whose ranges
+    overlap), one row each: global_pid, correlation_id, global_tid, start, "end" (the call),
+    first_ns and last_ns (its operations' earliest start and latest end). There a range
+    holds every call that lies inside it (nsys's rule), not just those of its innermost
+    descendants, so queries/_nvtx_overlap_holders.sql joins them with the ranges."""
+    import polars as pl
+
+    launched = (
+        ops.select("start", "end")
+        .with_columns(call.alias("call"))
+        .filter(mine & call.is_not_null())
+    )
+    per_call = launched.group_by("call").agg(
+        pl.col("start").min().alias("first_ns"), pl.col("end").max().alias("last_ns")
+    )
+    index = per_call["call"]
+    return pl.DataFrame(
+        {
+            "global_pid": calls["global_pid"].gather(index),
+            "correlation_id": calls["correlation_id"].gather(index),
+            "global_tid": calls["global_tid"].gather(index),
+            "start": calls["start"].gather(index),
+            "end": calls["end"].gather(index),
+            "first_ns": per_call["first_ns"],
+            "last_ns": per_call["last_ns"],
+        }
+    )
+
+
+def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Series) -> pl.DataFrame:
+    """Per range, the operations ``mine`` whose launching call it holds innermost: range_id,
     first_ns (earliest start), last_ns (latest end), ops (distinct launching calls, as
     nsys counts them: one operation of each call is counted, chosen through a table of
     calls rather than a hash of (process, correlationId) pairs)."""
@@ -102,7 +138,7 @@ def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int) -> pl.DataFrame:
     return (
         ops.select("range_id", "start", "end")
         .with_columns(counted.alias("counted"))
-        .filter(pl.col("range_id").is_not_null())
+        .filter(mine & pl.col("range_id").is_not_null())
         .group_by("range_id")
         .agg(
             pl.col("start").min().alias("first_ns"),
@@ -231,15 +267,14 @@ def _innermost_per_thread(calls: pl.DataFrame, marks: pl.DataFrame, tids: pl.Ser
     return indexed.select("row").join(hits, on="row", how="left").drop("row")
 
 
-def _refit(con, calls: pl.DataFrame, found: pl.DataFrame) -> pl.Series:
+def _refit(con, calls: pl.DataFrame, found: pl.DataFrame, overlapping: list[int]) -> pl.Series:
     """The calls' ranges: ``found`` (the sweep's candidates), its misfits replaced by their
     tightest container (``queries/_nvtx_call_refit.sql``): calls whose candidate ends
     before the call does, and calls with no candidate on a thread whose ranges overlap
     (start/end ranges: the marks then say only which range opened last)."""
 
-    overlapping = con.execute(_resources.query("_nvtx_overlapping_threads")).pl()
     misfit = (found["range_end"] < calls["end"]).fill_null(False) | (
-        found["range_id"].is_null() & calls["global_tid"].is_in(overlapping["global_tid"].to_list())
+        found["range_id"].is_null() & calls["global_tid"].is_in(overlapping).fill_null(False)
     )
     range_id = found["range_id"]
     if not misfit.any():

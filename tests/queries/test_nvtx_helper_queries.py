@@ -121,8 +121,7 @@ def test_nvtx_tree(trace_path):
     # root too (level 0, though A was open when it started: depth 1); C's candidate is A
     # too (A had ended: depth 1), which does not contain it either, so its parent is the
     # range that does, B (level 1). handoff (ended on another thread) is not in the tree.
-    # (Not tested: a range inside two overlapping ranges, where nsys takes the tighter and
-    # this takes the one-level-up candidate when it contains the range.)
+    # (A range inside two overlapping ranges: test_nvtx_overlap_queries.py.)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
 
 
@@ -226,9 +225,7 @@ def test_nvtx_projection(trace_path):
     # 21, 22, 23 ([1500, 6500], 3 ops, children forward and backward); forward holds 21 via
     # layer ([1500, 2500]); backward 22 and 23 ([5100, 6500]); A holds 24 ([7000, 7100]);
     # B holds 25 via C, its one child ([7200, 7300]); open 26 ([11000, 11500]). Not cid 27
-    # (no range).
-    # (Not tested: work launched where two start/end ranges of one thread overlap, which
-    # nsys counts in both and this in the innermost and its ancestors only.)
+    # (no range). (Work launched where two ranges overlap: test_nvtx_overlap_queries.py.)
     assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
 
 
