@@ -113,11 +113,21 @@ CREATE OR REPLACE TEMP MACRO in_selection(global_pid, correlation_id, selection)
         WHERE w.selection_id = selection);
 -- filtered_work(view, ...): the rows of the GPU work view named `view` (kernels, memcpys,
 -- memsets, graph_replays) that pass the event filter and are in the selection; the four
--- named macros below are it for each view.
+-- named macros below are it for each view. Two branches, one of which a NULL or non-NULL
+-- selection removes whole: with in_selection() in one WHERE, the planner joins
+-- work_selection even for a NULL selection, and that join reads globalPid and
+-- correlationId of every row (census of 5M kernels from SQLite: 1.5 vs 1.15 CPU s).
 CREATE OR REPLACE TEMP MACRO filtered_work(view, device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM query_table(view)
-    WHERE event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
-      AND in_selection(globalPid, correlationId, selection);
+    WHERE selection IS NULL
+      AND event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+    UNION ALL
+    SELECT v.* FROM query_table(view) AS v
+    SEMI JOIN work_selection AS w
+        ON w.selection_id = selection AND w.globalPid = v.globalPid
+        AND w.correlationId = v.correlationId
+    WHERE selection IS NOT NULL
+      AND event_passes(v.deviceId, v.streamId, v.globalPid, v.start, v."end", device, pid, stream, t0, t1);
 CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM filtered_work('kernels', device, pid, stream, t0, t1, selection := selection);
 CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1, selection := NULL) AS TABLE
