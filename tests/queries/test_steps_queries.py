@@ -70,3 +70,32 @@ def test_steps_range_count(trace_path):
 
 def test_steps_launches(trace_path):
     _golden(trace_path, "steps_launches", "all", **NO_FILTER)
+
+
+def test_steps_launches_filters(trace_path):
+    # The filter is applied after the union of kernels and replays (for the sort's sake):
+    # each part of it must still keep exactly the launches it keeps in every other query.
+    import polars as pl
+
+    from tracelens.filters import select_work
+
+    with tracelens.open(trace_path) as t:
+        everything = t.query("steps_launches", **NO_FILTER)
+        assert everything.height == 4  # the kernels (the memcpy is not a launch here)
+
+        def launches(**params):
+            return t.query("steps_launches", **{**NO_FILTER, **params})
+
+        assert launches(device=1).equals(everything.filter(pl.col("device") == 1))
+        assert launches(stream=8).height == 1
+        assert launches(pid=PID).equals(everything)
+        assert launches(pid=PID + 1).is_empty()
+        window = launches(start_ns=1_000_240, end_ns=1_000_600)
+        assert window.equals(
+            everything.filter(pl.col("end_ns") >= 1_000_240, pl.col("start_ns") <= 1_000_600)
+        )
+        first_two = t.db.execute(
+            "SELECT globalPid, correlationId FROM kernels ORDER BY start LIMIT 2"
+        ).pl()
+        chosen = select_work(t, first_two)
+        assert launches(selection=chosen.selection).equals(everything.head(2))
