@@ -323,8 +323,10 @@ def test_a_uniform_slowdown_is_a_clue(tmp_path):
         tracelens.open(_build(tmp_path, "b", kb)) as b,
     ):
         d = diff(a, b)
-    assert [c.id for c in d.clues] == ["uniform_change"]
+    # its 10 steps of 3 kernels are longer too (by impact, after the uniform change)
+    assert [c.id for c in d.clues] == ["uniform_change", "step_time"]
     assert d.clues[0].clue == "the typical kernel is 2.00× longer per call"
+    assert "A: 10 steps" in d.clues[1].evidence and "B: 10 steps" in d.clues[1].evidence
     assert "launches 30 → 30" in d.clues[0].evidence
 
 

@@ -143,10 +143,16 @@ def test_a_reordered_step_keeps_the_path_clues_time(tmp_path):
 def test_all_kernels_slower_alike_is_uniform(tmp_path):
     scale = {name: 1.3 for name, _ in STEP}
     d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, scale=scale))
-    # the lead line (wall time per step, from util) and the uniform change
-    assert ids(d) == ["time_accounting", "uniform_change"]
+    # the lead line (wall time per step, from util), the steady step, the uniform change
+    assert ids(d) == ["time_accounting", "step_time", "uniform_change"]
+    step = d.clues[1]
+    assert step.clue.startswith("steady-state step: median ") and "1.28×)" in step.clue
+    assert (
+        step.evidence.startswith("A: 20 steps, median ")
+        and "; B: 20 steps, median " in step.evidence
+    )
     assert "compute +" in d.clues[0].verdict
-    assert d.clues[1].clue == "the typical kernel is 1.30× longer per call"
+    assert d.clues[2].clue == "the typical kernel is 1.30× longer per call"
     assert d.typical.q25 == pytest.approx(1.3, abs=0.01) and d.typical.q75 == pytest.approx(
         1.3, abs=0.01
     )
@@ -164,6 +170,18 @@ def test_one_dominant_kernel_slower_is_not_uniform(tmp_path):
     (c,) = [c for c in d.clues if c.id == "per_call_outlier"]
     assert "3.00× longer per call" in c.clue and "xmma_gemm" in c.clue
     assert c.impact_ns == pytest.approx(2 * 2 * 40_000, rel=0.01)  # per step: 2 calls, +80 µs
+
+
+def test_the_notes_say_how_many_steps_each_capture_holds(tmp_path):
+    d = pair(tmp_path, build_steps(tmp_path, "a", 40), build_steps(tmp_path, "b", 30))
+    (note,) = [n for n in d.notes if n.startswith("steps: ")]
+    assert note.startswith("steps: A 40 steps, B 30 steps, from the period of the kernel launch")
+    # one step repeats nothing: B has no steps, and the note says what that means
+    d = pair(tmp_path, build_steps(tmp_path, "a", 40), build_steps(tmp_path, "one", 1))
+    (note,) = [n for n in d.notes if n.startswith("steps: ")]
+    assert note.startswith("steps: A 40 steps, B none found, from ")
+    assert note.endswith("(figures per launch where a side has none)")
+    assert "step_time" not in ids(d)
 
 
 def test_communication_outliers_have_a_lower_bar(tmp_path):

@@ -251,6 +251,21 @@ def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
     return score, comparable and bool(kernels["b_total_ns"].sum())
 
 
+def _step_notes(steps_a, steps_b) -> list[str]:
+    """How many steps each capture holds (``trace.steps`` of each side), when either has
+    any; a side without steps is compared per launch, and the note says so."""
+    counts = [s.count if s is not None else 0 for s in (steps_a, steps_b)]
+    if not any(counts):
+        return []
+    found = next(s for s in (steps_b, steps_a) if s is not None and s.count)
+    held = ", ".join(
+        f"{side} {n:,} step{'s' if n != 1 else ''}" if n else f"{side} none found"
+        for side, n in zip("AB", counts, strict=True)
+    )
+    tail = "" if all(counts) else " (figures per launch where a side has none)"
+    return [f"steps: {held}, from {found.source or found.method}{tail}"]
+
+
 def _notes(
     sa, sb, alignment, nvtx_ranges, util_limit: int, same_file: str | None
 ) -> tuple[str, ...]:
@@ -271,6 +286,7 @@ def _notes(
                 if n is not None
             )
         )
+    notes += _step_notes(sa.steps, sb.steps)
     if sa.time is None or sb.time is None:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "

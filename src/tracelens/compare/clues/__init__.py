@@ -5,7 +5,8 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
     spec.py           the rules file: thresholds, weights, prose, board order; make()
     context.py        Context (what the clue functions read) and their shared words
     comparability.py  not comparable, capture difference, graph replays, weak evidence
-    accounting.py     GPU time accounting: wall time per step, exposed communication
+    accounting.py     GPU time accounting: the steady step, wall time per step, exposed
+                      communication
     kernels.py        per-call outliers, uniform change, calls per step, variants
     memory.py         copies and memsets
     path.py           launch order
@@ -15,7 +16,7 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
 from __future__ import annotations
 
 from ..model import Clue
-from .accounting import exposed_communication, time_accounting
+from .accounting import exposed_communication, step_time, time_accounting
 from .comparability import capture_difference, graph_replays_hidden, not_comparable, weak_evidence
 from .context import Context, short_name
 from .danger import danger_changes
@@ -38,6 +39,7 @@ __all__ = [
 
 RULES = (
     capture_difference,
+    step_time,
     time_accounting,
     exposed_communication,
     graph_replays_hidden,

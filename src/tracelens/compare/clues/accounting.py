@@ -1,10 +1,10 @@
-"""Clues from GPU time accounting (``trace.util``): the GPU wall time per step (or per unit
-of work) and the part of it that moved it: compute, exposed communication, exposed memory,
-idle."""
+"""Clues from GPU time accounting (``trace.util``, ``trace.steps``): the steady-state step
+(median and spread), the GPU wall time per step (or per unit of work) and the part of it
+that moved it: compute, exposed communication, exposed memory, idle."""
 
 from __future__ import annotations
 
-from ...units import fmt_ns, fmt_signed_ns
+from ...units import fmt_ns, fmt_ratio, fmt_signed_ns
 from ..model import Clue
 from .context import Context
 from .spec import make, threshold
@@ -87,5 +87,40 @@ def exposed_communication(x: Context) -> list[Clue]:
             a=fmt_ns(ea),
             b=fmt_ns(eb),
             unit=unit.split(",")[0],
+        )
+    ]
+
+
+def _step_words(steps) -> str:
+    """One run's steps as the board says them: how many, the steady ones' median and spread."""
+    s = steps.summary()
+    warmup = f" ({len(s['warmup_steps'])} warm-up)" if s["warmup_steps"] else ""
+    return (
+        f"{s['count']:,} steps{warmup}, median {fmt_ns(s['median_ns'])}, p90 "
+        f"{fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
+    )
+
+
+def step_time(x: Context) -> list[Clue]:
+    """The steady-state step (``trace.steps`` of each run, warm-up left out) when both runs
+    have steps and its median moved by ``time_share`` of the longer one: median, p90 and
+    standard deviation of each, and how many steps each capture holds."""
+    steps_a, steps_b = x.sa.steps, x.sb.steps
+    if steps_a is None or steps_b is None or not steps_a.count or not steps_b.count:
+        return []
+    ma, mb = steps_a.median_ns, steps_b.median_ns
+    if ma is None or mb is None or abs(mb - ma) < threshold("time_share") * max(ma, mb):
+        return []
+    return [
+        make(
+            "step_time",
+            f"A: {_step_words(steps_a)}; B: {_step_words(steps_b)}; steps found from "
+            f"{steps_b.source or steps_b.method}",
+            impact_ns=mb - ma,
+            rows=("wall span",),
+            a=fmt_ns(ma),
+            b=fmt_ns(mb),
+            delta=fmt_signed_ns(mb - ma),
+            ratio=fmt_ratio(mb / ma if ma else None),
         )
     ]
