@@ -415,3 +415,14 @@ def test_two_files_of_one_name_are_told_apart_by_their_directories(tmp_path, cap
     with tracelens.open(a) as ta, tracelens.open(b) as tb:
         assert diff(ta, tb, label_a="x", label_b="x").label_a == "A (x)"
         assert diff(ta, tb, label_a="base").label_b == "trace.sqlite"
+
+
+def test_demo_steps_that_hold_little_of_the_gpu_time_make_no_step_clue(demo_diff):
+    """The demo's decode-step NVTX ranges launched 19% of its GPU time: their median step
+    would contradict the wall time per step, so the board states the step counts in a
+    note and leaves the steady-step clue out (threshold step_time_coverage)."""
+    assert "step_time" not in [c.id for c in demo_diff.clues]
+    assert any(
+        n.startswith("steps: A 4 steps, B 4 steps, from 4 top-level NVTX ranges")
+        for n in demo_diff.notes
+    )
