@@ -303,3 +303,23 @@ def test_progress_bar_only_on_a_terminal(tmp_path, cache_dir, tty):
         assert rest[0].startswith("\r  ") and rest[0].endswith("█ 100%") and rest[1:] == [""]
     else:
         assert rest == [""]
+
+
+def test_the_cache_holds_what_commands_read(tmp_path, cache_dir, capsys):
+    # census copies only what it reads of the kernels (and the names), nothing of the other
+    # tables; a command that needs more of a table copies all of its columns, once.
+    path = _demo_copy(tmp_path)
+    rc, _out, err = run_cli(["census", str(path), "-f", "csv"], capsys)
+    (entry,) = _entries(cache_dir)
+    assert rc == 0 and err.startswith("tracelens: caching run.sqlite (0.4 MB)")
+    held = cache.cached_columns(entry)
+    assert set(held) == {"CUPTI_ACTIVITY_KIND_KERNEL", "StringIds"}
+    assert {"start", "end", "demangledName"} <= set(held["CUPTI_ACTIVITY_KIND_KERNEL"])
+    assert "gridX" not in held["CUPTI_ACTIVITY_KIND_KERNEL"]
+    rc, _out, err = run_cli(["census", str(path), "-f", "csv"], capsys)
+    assert (rc, err) == (0, "") and cache.cached_columns(entry) == held  # read, not copied
+    rc, _out, err = run_cli(["stakeout", str(path), "nvjet", "-f", "csv"], capsys)
+    assert rc == 0 and err.startswith("tracelens: adding ")
+    kernels = VIEWS_BY_TABLE["CUPTI_ACTIVITY_KIND_KERNEL"][1]
+    assert cache.cached_columns(entry)["CUPTI_ACTIVITY_KIND_KERNEL"] == tuple(c for c, _ in kernels)
+    assert "CUPTI_ACTIVITY_KIND_RUNTIME" in cache.cached_columns(entry)
