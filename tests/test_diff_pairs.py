@@ -182,6 +182,12 @@ def test_the_notes_say_how_many_steps_each_capture_holds(tmp_path):
     assert note.startswith("steps: A 40 steps, B none found, from ")
     assert note.endswith("(figures per launch where a side has none)")
     assert "step_time" not in ids(d)
+    # steps of other motifs: each side says what its steps were found from
+    d = pair(tmp_path, build_steps(tmp_path, "a", 40), build_steps(tmp_path, "s", 30, STEP[:6]))
+    (note,) = [n for n in d.notes if n.startswith("steps: ")]
+    assert note.startswith("steps: A 40 steps, from the period of the kernel launch sequence")
+    assert "a motif of 8 kernels" in note and "; B 30 steps, from " in note
+    assert "a motif of 6 kernels" in note
 
 
 def test_communication_outliers_have_a_lower_bar(tmp_path):

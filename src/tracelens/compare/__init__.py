@@ -252,18 +252,28 @@ def _comparability(sa, sb, kernels, alignment) -> tuple[Comparability, bool]:
 
 
 def _step_notes(steps_a, steps_b) -> list[str]:
-    """How many steps each capture holds (``trace.steps`` of each side), when either has
-    any; a side without steps is compared per launch, and the note says so."""
-    counts = [s.count if s is not None else 0 for s in (steps_a, steps_b)]
-    if not any(counts):
+    """How many steps each capture holds (``trace.steps`` of each side) and what they were
+    found from, when either has any; a side without steps is compared per launch, and the
+    note says so."""
+    found = [s if s is not None and s.count else None for s in (steps_a, steps_b)]
+    if not any(found):
         return []
-    found = next(s for s in (steps_b, steps_a) if s is not None and s.count)
-    held = ", ".join(
-        f"{side} {n:,} step{'s' if n != 1 else ''}" if n else f"{side} none found"
-        for side, n in zip("AB", counts, strict=True)
-    )
-    tail = "" if all(counts) else " (figures per launch where a side has none)"
-    return [f"steps: {held}, from {found.source or found.method}{tail}"]
+
+    def held(side: str, s) -> str:
+        return (
+            f"{side} {s.count:,} step{'s' if s.count != 1 else ''}" if s else f"{side} none found"
+        )
+
+    sources = {s.source or s.method for s in found if s}
+    if len(sources) == 1:
+        text = f"{held('A', found[0])}, {held('B', found[1])}, from {sources.pop()}"
+    else:
+        text = "; ".join(
+            f"{held(side, s)}, from {s.source or s.method}"
+            for side, s in zip("AB", found, strict=True)
+        )
+    tail = "" if all(found) else " (figures per launch where a side has none)"
+    return [f"steps: {text}{tail}"]
 
 
 def _notes(
