@@ -41,9 +41,6 @@
 --                         "end", name_id (demangled kernel name id; NULL for the others)
 --   mem_kind_name(kind)  VARCHAR  memory kind as nsys analyze prints it (Pageable, Pinned,
 --                        Device, Array, Managed, Device Static, Managed Static, Unknown)
---   nsys_gpu_ops(device, pid, stream, t0, t1, selection := NULL)  the GPU operations of `nsys analyze`'s
---                         utilization rules (kernels, memcpys, memsets, profiler flush
---                         overheads): start, "end", process_id, deviceId, contextId
 --   gpu_operations()   every GPU operation: kind ('kernel', 'memcpy', 'memset', 'graph' for a
 --       CUDA graph replay traced at graph level), globalPid, correlationId, device, stream,
 --       start, "end", name_id / short_id (kernels' demangledName / shortName, else NULL)
@@ -155,34 +152,6 @@ CREATE OR REPLACE TEMP MACRO gpu_work(device, pid, stream, t0, t1, selection := 
     UNION ALL
     SELECT 'graph', deviceId, contextId, streamId, globalPid, correlationId, start, "end", NULL
     FROM filtered_graph_replays(device, pid, stream, t0, t1, selection := selection);
--- GPU operations as `nsys analyze` 2022.4 sees them for its GPU utilization rules
--- (gpu-starv, gpu-low-util): kernels, memcpys and memsets with start > 0 (graph-level CUDA
--- graph replays are not among them), plus the CUDA profiling flush/stop overheads of the
--- process that lie strictly inside its first-to-last operation range on a device (the
--- user cannot address that time). Columns: start, "end", process_id, deviceId, contextId.
-CREATE OR REPLACE TEMP MACRO nsys_gpu_ops(device, pid, stream, t0, t1, selection := NULL) AS TABLE
-    -- Columns are not named pid: a macro parameter of that name would replace them.
-    WITH ops AS (
-        SELECT start, "end", pid_of(globalPid) AS process_id, deviceId, contextId
-        FROM gpu_work(device, pid, stream, t0, t1, selection := selection)
-        WHERE kind <> 'graph' AND start > 0
-    ),
-    op_ranges AS (
-        SELECT process_id, deviceId, min(start) AS range_start, max("end") AS range_end,
-               min(contextId) AS contextId
-        FROM ops
-        GROUP BY process_id, deviceId
-    )
-    SELECT * FROM ops
-    UNION ALL
-    SELECT o.start, o."end", r.process_id, r.deviceId, r.contextId
-    FROM profiler_overhead AS o
-    JOIN strings AS s ON s.id = o.nameId
-    JOIN op_ranges AS r
-      ON r.process_id = pid_of(o.globalTid) AND o.start > r.range_start
-     AND o."end" < r.range_end
-    WHERE s.value IN ('CUDA profiling data flush overhead', 'CUDA profiling stop overhead',
-                      'CUDA profiling overhead');
 -- Memory kind names as `nsys analyze` prints them (CUPTI memory kinds 0-7).
 CREATE OR REPLACE TEMP MACRO mem_kind_name(kind) AS
     CASE kind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' WHEN 2 THEN 'Device'

@@ -1,5 +1,5 @@
 """The two GPU rules of ``nsys analyze`` 2022.4 over one read of its GPU operations
-(``queries/findings_gpu_ops.sql``), in vectorized polars: ``gpu_gaps`` (gpu-starv: GPU idle
+(:func:`gpu_ops`, from the operations util reads), in vectorized polars: ``gpu_gaps`` (gpu-starv: GPU idle
 gaps longer than a threshold) and ``gpu_low_util`` (gpu-low-util: chunks of low in-use
 percentage, coalesced). Both work per process and device, over its operations in start
 order; each (process, device) is a contiguous slice of the sorted read, swept on its own.
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-    from .filters import EventFilter
     from .trace import Trace
 
 __all__ = ["GAP_COLUMNS", "LOW_UTIL_COLUMNS", "gpu_gaps", "gpu_low_util", "gpu_ops"]
@@ -32,22 +31,42 @@ GAP_COLUMNS = ("duration_ns", "start_ns", "pid", "device", "context")
 LOW_UTIL_COLUMNS = ("in_use_pct", "duration_ns", "start_ns", "pid", "device", "context")
 
 
-def gpu_ops(trace: Trace, where: EventFilter) -> pl.DataFrame:
-    """``queries/findings_gpu_ops.sql`` of ``where``, sorted by process, device and start
-    (rows that start together in any order: neither rule depends on it)."""
+def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
+    """The GPU operations of nsys analyze's utilization rules among ``work``
+    (:func:`tracelens.util.read_work` of the event filter): kernels, memcpys and memsets that
+    start after 0 (not graph-level CUDA graph replays), plus the CUDA profiler flush
+    overheads of a process that lie strictly inside its first-to-last operation range on
+    a device (nsys counts them busy: the user cannot address that time; with that range's
+    smallest context). Columns start_ns, end_ns, pid, device, context, pair (the number of
+    the (process, device) pair); sorted by process, device and start (rows that start
+    together in any order: neither rule depends on it)."""
     import polars as pl
 
-    ops = trace.query("findings_gpu_ops", **{"selection": None, **where.params()})
+    from .util_sweep import GRAPH
+
+    start, end = pl.col("start_ns"), pl.col("end_ns")
+    ops = work.filter(pl.col("kind") != GRAPH, start > 0).select(
+        "start_ns", "end_ns", "pid", "device", "context"
+    )
+    overheads = trace.query("findings_profiler_overheads")
+    if overheads.height and ops.height:
+        ranges = ops.group_by("pid", "device").agg(
+            start.min().alias("first"), end.max().alias("last"), pl.col("context").min()
+        )
+        inside = overheads.join(ranges, on="pid").filter(
+            start > pl.col("first"), end < pl.col("last")
+        )
+        ops = pl.concat([ops, inside.select(ops.columns)])
     # One Int64 sort key: the (process, device) pairs numbered in order, then the start
     # (polars sorts 5M rows on one key in ~0.3 CPU s, on three columns in ~1 s).
     pairs = ops.select("pid", "device").unique().sort("pid", "device")
     number = pairs.with_row_index("pair").with_columns(pl.col("pair").cast(pl.Int64))
     ops = ops.join(number, on=["pid", "device"], how="left")
-    bounds = ops.select(pl.col("start_ns").min().alias("s0"), pl.col("start_ns").max())
+    bounds = ops.select(start.min().alias("s0"), start.max())
     s0, s1 = bounds.row(0)
     if s0 is None or pairs.height * (s1 - s0 + 1) >= 2**63:
         return ops.sort("pair", "start_ns")
-    return ops.sort(pl.col("pair") * (s1 - s0 + 1) + (pl.col("start_ns") - s0))
+    return ops.sort(pl.col("pair") * (s1 - s0 + 1) + (start - s0))
 
 
 def _pair_slices(ops: pl.DataFrame) -> list[pl.DataFrame]:

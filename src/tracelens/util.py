@@ -13,8 +13,9 @@ Per device, over the analysis window (the capture span, or ``where``'s start/end
 
 Kernels are classified on their demangled names by the category rules
 (``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
-distinct name once; the operations come from ``queries/work_in_order.sql`` (one sorted read
-that the diff shares with the step search and its launch sequences, :func:`work_in_order`)
+distinct name once; the operations come from ``queries/util_work.sql`` (:func:`read_work`,
+one read that findings shares), or from ``queries/work_in_order.sql`` (the launch order the
+diff and the report share with the step search, :func:`work_in_order`)
 and the sweeps over them run in vectorized polars (:mod:`tracelens.util_sweep`, which says
 why not in DuckDB), so nothing runs per kernel in Python. Sync API names and collective kinds are data
 (``data/util.toml``).
@@ -56,6 +57,7 @@ __all__ = [
     "figures",
     "gpu_time_accounting",
     "by_device_and_start",
+    "read_work",
     "work_in_order",
     "work_params",
 ]
@@ -277,18 +279,25 @@ def by_device_and_start(work: pl.DataFrame) -> pl.DataFrame:
     return work.sort((device - d0) * (s1 - s0 + 1) + (start - s0))
 
 
+def read_work(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
+    """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
+    device, start_ns, end_ns, kind, name_id, pid, context, launch_start), by device and
+    start (:func:`by_device_and_start`). Read it once and hand it to each of them."""
+    params = {"selection": None, **(where or EventFilter()).params()}
+    return by_device_and_start(trace.query("util_work", **params))
+
+
 def gpu_time_accounting(
     trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
 ) -> Util:
     """Per-device span, busy, idle, the busy split and the idle causes (see the module
-    docstring); :class:`Util`. ``work``: :func:`work_in_order` of ``where`` when the caller
-    has already read it. Raises MissingDataError when the export has no CUDA work."""
+    docstring); :class:`Util`. ``work``: :func:`read_work` or :func:`work_in_order` of
+    ``where`` when the caller has already read it. Raises MissingDataError when the export
+    has no CUDA work."""
 
     _require_work(trace)
     if work is None:
-        # util alone needs no launch order, only device and start: a cheaper sort.
-        where_params = {"selection": None, **(where or EventFilter()).params()}
-        work = by_device_and_start(trace.query("work_in_order", **where_params))
+        work = read_work(trace, where)
     params = work_params(trace, where, work["name_id"])
     ops = operations(work, params)
     del work

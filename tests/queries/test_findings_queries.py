@@ -56,12 +56,8 @@ def trace_path(tmp_path_factory):
     return path
 
 
-def test_findings_gpu_ops(trace_path):
-    """The query's rows, sorted here (the query leaves the order to findings_gpu.gpu_ops)."""
-    with tracelens.open(trace_path) as trace:
-        rows = trace.query("findings_gpu_ops", **FILTER)
-    actual = rows.sort(rows.columns).write_csv()
-    assert actual == (GOLDEN / "findings_gpu_ops__with_flush.csv").read_text()
+def test_findings_profiler_overheads(trace_path):
+    assert_golden(trace_path, "findings_profiler_overheads", "one_flush")
 
 
 # gpu_gaps and gpu_low_util were a query each (findings_gpu_gaps.sql, findings_gpu_low_util.sql)
@@ -69,10 +65,10 @@ def test_findings_gpu_ops(trace_path):
 # unchanged, are what the sweeps must give.
 def _gpu_csv(path, rule, **args):
     from tracelens import findings_gpu
-    from tracelens.filters import EventFilter
+    from tracelens.util import read_work
 
     with tracelens.open(path) as trace:
-        ops = findings_gpu.gpu_ops(trace, EventFilter())
+        ops = findings_gpu.gpu_ops(trace, read_work(trace))
     return getattr(findings_gpu, rule)(ops, **args).write_csv()
 
 

@@ -23,7 +23,7 @@ import pytest
 from fixtures.builder import DIRECT_COPY, XMMA_GEMM, add_graph_replays
 
 import tracelens
-from queries.golden import assert_golden
+from queries.golden import GOLDEN, assert_golden
 from tracelens.filters import select_work
 from tracelens.synth import TraceBuilder, global_pid
 
@@ -120,10 +120,19 @@ def test_shared_gpu_work_selection(trace_path):
     )  # fmt: skip
 
 
-def test_shared_nsys_gpu_ops(trace_path):
-    # the four operations nsys analyze sees (not the graph replay) and the flush overhead at
-    # 6600, inside pid 4242's device-0 range [1000, 7200]; the one at 9500 lies past it
-    assert_golden(trace_path, "_shared", "nsys_gpu_ops")
+def test_findings_gpu_ops(trace_path):
+    """findings_gpu.gpu_ops over util's read: the four operations nsys analyze sees (not the
+    graph replay) and the flush overhead at 6600, inside pid 4242's device-0 range [1000,
+    7200]; the one at 9500 lies past it. The golden is that of the nsys_gpu_ops macro of
+    queries/_shared.sql it replaced."""
+    from tracelens.findings_gpu import gpu_ops
+    from tracelens.util import read_work
+
+    with tracelens.open(trace_path) as trace:
+        ops = gpu_ops(trace, read_work(trace))
+    names = {"start_ns": "start", "end_ns": "end", "pid": "process_id", "device": "deviceId"}
+    actual = ops.drop("pair").rename(names | {"context": "contextId"}).sort("start", "deviceId")
+    assert actual.write_csv() == (GOLDEN / "findings_gpu_ops__shared.csv").read_text()
 
 
 def test_shared_runtime_calls_window(trace_path):

@@ -72,6 +72,16 @@ def test_work_in_order(trace_path):
     assert actual == (GOLDEN / "work_in_order__util.csv").read_text()
 
 
+def test_util_work(trace_path):
+    """The query's rows as util.read_work sorts them (by device and start; no two operations
+    of a device start together here)."""
+    from tracelens.util import read_work
+
+    with tracelens.open(trace_path) as trace:
+        actual = read_work(trace).write_csv()
+    assert actual == (GOLDEN / "util_work__util.csv").read_text()
+
+
 def _ops(path, **where):
     """util.operations over work_in_order: the input of the sweeps."""
     from tracelens.filters import EventFilter

@@ -1,0 +1,34 @@
+-- util_work: every GPU operation that passes the event filter (kernels, memcpys, memsets,
+-- graph-level CUDA graph replays) with what util's sweeps and findings' GPU rules read, and
+-- nothing else: work_in_order.sql's rows without the stream and short name (the launch
+-- order that the diff and the step search need), with the CUDA context (nsys analyze's
+-- rules report it). util alone and findings read this (one read serves findings' util
+-- rules and its gpu_gaps and gpu_low_util); the diff and the report read work_in_order.
+-- Unordered: tracelens.util.read_work sorts the rows by device and start.
+--
+-- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
+--   (NULL: all; an operation is kept when it starts in, ends in or spans the window)
+--
+-- Columns:
+--   device        BIGINT   CUDA device ordinal
+--   start_ns      BIGINT   start, ns from session start
+--   end_ns        BIGINT   end, ns
+--   kind          TINYINT  0 kernel, 1 memcpy, 2 memset, 3 graph-level CUDA graph replay
+--   name_id       BIGINT   kernels: StringIds id of the demangled name; else NULL
+--   pid           BIGINT   operating-system pid of the launching process
+--   context       BIGINT   CUDA context id
+--   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
+--                          does not show it)
+SELECT
+    w.deviceId::BIGINT AS device,
+    w.start::BIGINT AS start_ns,
+    w."end"::BIGINT AS end_ns,
+    CASE w.kind WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 WHEN 'memset' THEN 2 ELSE 3
+    END::TINYINT AS kind,
+    w.name_id::BIGINT AS name_id,
+    pid_of(w.globalPid)::BIGINT AS pid,
+    w.contextId::BIGINT AS context,
+    r.start::BIGINT AS launch_start
+FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
+LEFT JOIN runtime_calls AS r
+    ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)
