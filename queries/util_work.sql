@@ -10,24 +10,24 @@
 --   (NULL: all; an operation is kept when it starts in, ends in or spans the window)
 --
 -- Columns:
---   device        BIGINT   CUDA device ordinal
+--   device        INTEGER  CUDA device ordinal (32 bits: 5M rows take 20 MB less)
 --   start_ns      BIGINT   start, ns from session start
 --   end_ns        BIGINT   end, ns
 --   kind          TINYINT  0 kernel, 1 memcpy, 2 memset, 3 graph-level CUDA graph replay
 --   name_id       BIGINT   kernels: StringIds id of the demangled name; else NULL
 --   pid           BIGINT   operating-system pid of the launching process
---   context       BIGINT   CUDA context id
+--   context       INTEGER  CUDA context id
 --   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
 --                          does not show it)
 SELECT
-    w.deviceId::BIGINT AS device,
+    w.deviceId::INTEGER AS device,
     w.start::BIGINT AS start_ns,
     w."end"::BIGINT AS end_ns,
     CASE w.kind WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 WHEN 'memset' THEN 2 ELSE 3
     END::TINYINT AS kind,
     w.name_id::BIGINT AS name_id,
     pid_of(w.globalPid)::BIGINT AS pid,
-    w.contextId::BIGINT AS context,
+    w.contextId::INTEGER AS context,
     r.start::BIGINT AS launch_start
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
 LEFT JOIN runtime_calls AS r

@@ -273,7 +273,7 @@ def communication_sweep(ops: pl.DataFrame, kinds: list[str]) -> pl.DataFrame:
             (busy - pl.col("hidden")).sum().alias("exposed_ns"),
         )
         .select(
-            "device",
+            pl.col("device").cast(pl.Int64),
             pl.col("kind").alias("collective"),
             *(pl.col(c).cast(pl.Int64) for c in counts),
         )
