@@ -209,15 +209,25 @@ def _classes(
     return ids, classes, collectives
 
 
-def _window(trace: Trace, where: EventFilter) -> tuple[int | None, int | None]:
+def _window(
+    trace: Trace, where: EventFilter, work: pl.DataFrame | None = None
+) -> tuple[int | None, int | None]:
     """``where``'s start and end, each defaulting to the capture span's (util_window.sql:
-    the span of TraceInfo without reading its counts)."""
+    the span of TraceInfo without reading its counts). ``work``: the GPU operations of
+    ``where`` already read; when ``where`` filters nothing they are all of them, and their
+    span stands in for the scans of the GPU tables."""
     t0, t1 = where.start_ns, where.end_ns
-    if t0 is None or t1 is None:
-        first, last = trace.query_rows("util_window").data[0]
-        t0 = first if t0 is None else t0
-        t1 = last if t1 is None else t1
-    return t0, t1
+    if t0 is not None and t1 is not None:
+        return t0, t1
+    every_op = work is not None and all(v is None for v in where.params().values())
+    first, last = trace.query_rows("util_window", gpu=not every_op).data[0]
+    if every_op and work.height:
+        import polars as pl
+
+        span = work.select(pl.col("start_ns").min(), pl.col("end_ns").max()).row(0)
+        first = span[0] if first is None else min(first, span[0])
+        last = span[1] if last is None else max(last, span[1])
+    return (first if t0 is None else t0), (last if t1 is None else t1)
 
 
 def _require_work(trace: Trace) -> None:
@@ -230,16 +240,17 @@ def _require_work(trace: Trace) -> None:
 
 
 def work_params(
-    trace: Trace, where: EventFilter | None, name_ids: pl.Series | None = None
+    trace: Trace, where: EventFilter | None, work: pl.DataFrame | None = None
 ) -> dict[str, Any]:
     """The bound parameters every util-style sweep takes: the event filter (with
     ``selection``), the window ``t0``/``t1``, and the kernel classes (``name_ids``,
-    ``work_classes``, ``collectives``) of the names ``name_ids`` (demangled name ids of
-    the work already read) or, without them, of every kernel name of the trace."""
+    ``work_classes``, ``collectives``) of the kernel names of ``work`` (the GPU operations
+    of ``where`` already read: start_ns, end_ns, name_id) or, without it, of every kernel
+    name of the trace."""
     where = where or EventFilter()
     _require_work(trace)
-    t0, t1 = _window(trace, where)
-    ids, classes, collectives = _classes(trace, name_ids)
+    t0, t1 = _window(trace, where, work)
+    ids, classes, collectives = _classes(trace, None if work is None else work["name_id"])
     return {
         "selection": None,
         **where.params(),
@@ -307,7 +318,7 @@ def gpu_time_accounting(
     _require_work(trace)
     if work is None:
         work = read_work(trace, where)
-    params = work_params(trace, where, work["name_id"])
+    params = work_params(trace, where, work)
     ops = operations(work, params)
     del work
     devices = device_sweep(

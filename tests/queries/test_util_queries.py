@@ -60,7 +60,12 @@ def test_util_name_texts(trace_path):
 
 def test_util_window(trace_path):
     """From the first API call (1_000_000 - 50) to the last end (the kernel at +500)."""
-    assert_golden(trace_path, "util_window", "span")
+    assert_golden(trace_path, "util_window", "span", gpu=True)
+
+
+def test_util_window_without_gpu(trace_path):
+    """The GPU tables left out: to the end of the last API call (the launch at +390)."""
+    assert_golden(trace_path, "util_window", "api_and_nvtx", gpu=False)
 
 
 def test_work_in_order(trace_path):
