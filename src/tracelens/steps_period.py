@@ -65,8 +65,11 @@ def period_steps(
 
 
 def _per_device(launches: pl.DataFrame):
-    """(device, its launches) per device, in device order: slices of ``launches`` (sorted by
-    device), not copies (partitioning copied the 5M launches of the bench trace)."""
+    """(device, its launches) per device, in device order: slices of ``launches``, not
+    copies (partitioning copied the 5M launches of the bench trace). Every reader lists
+    them by device first; a stable sort keeps each device's launch order otherwise."""
+    if not launches["device"].is_sorted():
+        launches = launches.sort("device", maintain_order=True)
     offset = 0
     for device, count in launches.group_by("device", maintain_order=True).len().rows():
         yield device, launches.slice(offset, count)
