@@ -418,11 +418,11 @@ def test_two_files_of_one_name_are_told_apart_by_their_directories(tmp_path, cap
 
 
 def test_demo_steps_that_hold_little_of_the_gpu_time_make_no_step_clue(demo_diff):
-    """The demo's decode-step NVTX ranges launched 19% of its GPU time: their median step
-    would contradict the wall time per step, so the board states the step counts in a
-    note and leaves the steady-step clue out (threshold step_time_coverage)."""
+    """B's decode-step NVTX ranges launched 19% of its GPU time (A's 69%): their median
+    step would contradict the wall time per step, so the board states each side's steps in
+    a note and leaves the steady-step clue out (threshold step_time_coverage)."""
     assert "step_time" not in [c.id for c in demo_diff.clues]
-    assert any(
-        n.startswith("steps: A 4 steps, B 4 steps, from 4 top-level NVTX ranges")
-        for n in demo_diff.notes
-    )
+    (note,) = [n for n in demo_diff.notes if n.startswith("steps: ")]
+    assert note.startswith("steps: A 4 steps, from 4 top-level NVTX ranges like 'decode_step_1'")
+    assert "that launched 69% of the GPU time; B 4 steps, from " in note
+    assert note.endswith("that launched 19% of the GPU time")
