@@ -33,9 +33,11 @@ STEP = [
 ]
 
 
-def build_steps(tmp_path, stem, steps, step=STEP, *, scale=None, gpu="NVIDIA H100 80GB HBM3"):
-    """``steps`` repetitions of ``step`` back to back on device 0; ``scale`` maps a kernel
-    name to a per-call factor (the others unchanged)."""
+def build_steps(
+    tmp_path, stem, steps, step=STEP, *, scale=None, gpu="NVIDIA H100 80GB HBM3", gap=20_000
+):
+    """``steps`` repetitions of ``step`` back to back on device 0, ``gap`` ns of idle GPU
+    between them; ``scale`` maps a kernel name to a per-call factor (the others unchanged)."""
     r = Recorder("3.25.0")
     r.process(PID, "python train.py")
     r.gpu(0, gpu)
@@ -45,7 +47,7 @@ def build_steps(tmp_path, stem, steps, step=STEP, *, scale=None, gpu="NVIDIA H10
             d = int(dur * (scale or {}).get(name, 1.0))
             r.kernel(name, t, d, pid=PID)
             t += d + 1_000
-        t += 20_000  # the host's gap between steps
+        t += gap  # the host's gap between steps
     return r.write(tmp_path, stem).path
 
 
@@ -188,6 +190,43 @@ def test_the_notes_say_how_many_steps_each_capture_holds(tmp_path):
     assert note.startswith("steps: A 40 steps, from the period of the kernel launch sequence")
     assert "a motif of 8 kernels" in note and "; B 30 steps, from " in note
     assert "a motif of 6 kernels" in note
+
+
+def test_a_longer_host_gap_between_steps_is_idle_time_not_a_kernel_change(tmp_path):
+    """Same kernels, same time per call; B's host leaves the GPU idle 200 µs instead of
+    20 µs between steps: the lead line says idle moved the step, no kernel clue."""
+    d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, gap=200_000))
+    (lead,) = [c for c in d.clues if c.id == "time_accounting"]
+    assert lead.clue.startswith("GPU wall time per step: ")
+    # 19 gaps 180 µs longer over 20 steps (the wall time per step is the span's share)
+    assert lead.verdict == "what moved it: idle +171.0 µs"
+    assert "compute" not in lead.verdict
+    assert not {"per_call_outlier", "uniform_change", "calls_per_step"} & set(ids(d))
+
+
+def test_without_steps_calls_are_compared_per_launch_and_the_board_says_so(tmp_path):
+    """Two captures with no repeating step, the attention kernel 10% of the launches in A
+    and 20% in B: a calls clue normalized by launches, which says it is."""
+    import random
+
+    def build(stem, share, seed):
+        rng = random.Random(seed)
+        r = Recorder("3.25.0")
+        r.process(PID, "python serve.py")
+        r.gpu(0, "NVIDIA H100 80GB HBM3")
+        others = [(name, dur) for name, dur in STEP if name != FLASH_FWD]
+        t = 1_000_000
+        for _ in range(400):
+            name, dur = (FLASH_FWD, 30_000) if rng.random() < share else rng.choice(others)
+            r.kernel(name, t, dur, pid=PID)
+            t += dur + 1_000
+        return r.write(tmp_path, stem).path
+
+    d = pair(tmp_path, build("a", 0.1, 1), build("b", 0.2, 2))
+    assert d.steps_a is None and d.steps_b is None
+    (c,) = [c for c in d.clues if c.id == "calls_per_step" and "flash" in c.clue]
+    assert "the calls per launch" in c.clue
+    assert "(no steps found, so normalized by launches)" in c.evidence
 
 
 def test_communication_outliers_have_a_lower_bar(tmp_path):
