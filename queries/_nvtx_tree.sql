@@ -2,14 +2,16 @@
 -- projects onto the GPU (nvtx_spans: nvtx_ranges() that end on the thread that opened them),
 -- as nsys stats 2022.4's nvtx_gpu_proj_trace builds it: a range's parent is the tightest
 -- range on its thread that contains it. tracelens.nvtx runs it once per chunk of threads,
--- those in_thread_chunk($from_tid, $to_tid, $null_tid), so that its sorts hold one chunk's
--- ranges, not ten million (Trace.load_nvtx_spans first).
+-- so that its joins hold one chunk's ranges, not ten million: it reads that chunk's ranges
+-- with their depths from nvtx_depths (tracelens.nvtx_sweep.depths registers it, from
+-- _nvtx_chunk_spans).
 -- Names, styles, stacks and paths are not here: _nvtx_paths gives them to the ranges that
 -- hold GPU work (a trace's ranges may be ten million; those that launched work are fewer).
 --
 -- Without a range x range join: per thread, a running count over the start and end events
--- gives each range its depth among the open ranges, and the parent is the latest-starting
--- range one level up (an ASOF join on thread and depth). That is exact for properly nested
+-- (in polars: ends first at one instant, then starts longest first, then the ends of
+-- empty ranges) gives each range its depth among the open ranges, and the parent is the
+-- latest-starting range one level up (an ASOF join on thread and depth). That is exact for properly nested
 -- ranges (every push/pop range), and there the level is the depth. A candidate that does
 -- not contain the range (start/end ranges that overlap on one thread) is replaced by the
 -- tightest container found by a join of just those ranges with their thread's ranges (of
@@ -27,27 +29,10 @@
 --   depth       BIGINT     ranges open on the thread when it started (= level when nested)
 WITH RECURSIVE
 ranges AS (
-    SELECT range_id, global_tid, start, "end"
-    FROM nvtx_spans
-    WHERE in_thread_chunk(global_tid, $from_tid, $to_tid, $null_tid)
+    SELECT range_id, global_tid, start, "end" FROM nvtx_depths
 ),
-events AS (
-    -- at one instant: ends first, then starts (longest first), then the ends of empty ranges
-    SELECT global_tid, start AS t, 1 AS phase, -"end" AS tie, range_id, 1 AS delta,
-           "end" AS e
-    FROM ranges
-    UNION ALL
-    SELECT global_tid, "end", CASE WHEN "end" = start THEN 2 ELSE 0 END, -start, range_id, -1,
-           NULL
-    FROM ranges
-),
-depths AS MATERIALIZED (
-    -- a running sum up to this row, less this row (DuckDB streams that frame)
-    SELECT range_id, global_tid, t AS start, e AS "end", sum(delta) OVER (
-        PARTITION BY global_tid ORDER BY t, phase, tie, range_id
-        ROWS UNBOUNDED PRECEDING) - delta AS depth
-    FROM events
-    QUALIFY delta = 1
+depths AS (
+    SELECT range_id, global_tid, start, "end", depth FROM nvtx_depths
 ),
 checked AS MATERIALIZED (
     SELECT c.range_id, c.global_tid, c.start, c."end", c.depth, p.range_id AS parent_id,

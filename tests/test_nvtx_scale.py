@@ -44,7 +44,7 @@ STEPS = (
     "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges",
     "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
 )  # fmt: skip
-CHUNKED = ("_nvtx_tree", "_nvtx_marks")
+CHUNKED = ("_nvtx_marks",)
 SELECTS = ("_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges")
 EVERY_THREAD = {"from_tid": None, "to_tid": None, "null_tid": True}
 
@@ -54,7 +54,7 @@ def _build_before(trace, query: str) -> None:
     trace.load_nvtx_spans()
     for step in STEPS[: STEPS.index(query)] if query in STEPS else STEPS:
         if step == "_nvtx_tree":
-            nvtx._build_in_chunks(trace, "nvtx_tree", step, [EVERY_THREAD])
+            nvtx._build_tree(trace, [EVERY_THREAD])
             continue
         if step == "_nvtx_marks":
             trace.db.execute("DROP TABLE nvtx_spans")
@@ -77,6 +77,8 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         for setting in ("asof_loop_join", "merge_join", "nested_loop_join"):
             con.execute(f"SET {setting}_threshold = 0")
         _build_before(t, query)
+        if query == "_nvtx_tree":
+            con.register("nvtx_depths", nvtx_sweep.depths(t, EVERY_THREAD))
         if query in CHUNKED:
             ops = _operators(con, _select(query), EVERY_THREAD)
         elif query.startswith("_"):

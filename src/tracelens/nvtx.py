@@ -102,7 +102,7 @@ def build_sweep(trace: Trace) -> None:
 
     trace.load_nvtx_spans()
     chunks = _thread_chunks(trace)
-    _build_in_chunks(trace, "nvtx_tree", "_nvtx_tree", chunks)
+    _build_tree(trace, chunks)
     # nvtx_tree holds every span now; freeing them (0.5 GB on 10M ranges) leaves that
     # memory to the sweep of the calls
     trace.db.execute("DROP TABLE nvtx_spans")
@@ -145,16 +145,19 @@ def _thread_chunks(trace: Trace) -> list[dict]:
     ]
 
 
-def _build_in_chunks(trace: Trace, table: str, query: str, chunks: list[dict]) -> None:
-    """The temp table ``table``: the rows of ``queries/<query>.sql`` run once per chunk."""
-    from . import _resources
+def _build_tree(trace: Trace, chunks: list[dict]) -> None:
+    """The temp table nvtx_tree, one chunk of threads at a time: the chunk's ranges with
+    their depths (:func:`tracelens.nvtx_sweep.depths`), then ``queries/_nvtx_tree.sql``."""
+    from . import _resources, nvtx_sweep
 
     con = trace.db
-    sweep = _resources.query(query)
-    con.execute(f"DROP TABLE IF EXISTS {table}")
+    sweep = _resources.query("_nvtx_tree")
+    con.execute("DROP TABLE IF EXISTS nvtx_tree")
     for i, params in enumerate(chunks):
-        into = f"CREATE TEMP TABLE {table} AS " if i == 0 else f"INSERT INTO {table} "
-        con.execute(into + "SELECT * FROM (" + sweep + ")", params)
+        con.register("nvtx_depths", nvtx_sweep.depths(trace, params))
+        into = "CREATE TEMP TABLE nvtx_tree AS " if i == 0 else "INSERT INTO nvtx_tree "
+        con.execute(into + "SELECT * FROM (" + sweep + ")")
+    con.unregister("nvtx_depths")
 
 
 def build_projection(trace: Trace) -> None:

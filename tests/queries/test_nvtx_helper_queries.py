@@ -161,7 +161,7 @@ def test_nvtx_call_ranges(trace_path):
 
 def _tree_only(trace: tracelens.Trace) -> None:
     trace.load_nvtx_spans()
-    nvtx._build_in_chunks(trace, "nvtx_tree", "_nvtx_tree", nvtx._thread_chunks(trace))
+    nvtx._build_tree(trace, nvtx._thread_chunks(trace))
 
 
 def test_nvtx_marks(trace_path):
@@ -171,6 +171,15 @@ def test_nvtx_marks(trace_path):
     # and at their ends their parents (B's and A's: none). One chunk, every thread.
     every = {"from_tid": None, "to_tid": None, "null_tid": True}
     assert_golden(trace_path, "_nvtx_marks", "all", _tree_only, **every)
+
+
+def test_nvtx_chunk_spans(trace_path):
+    # The spans of thread 5556 only (A, B, C: handoff ended on another thread).
+    tid = global_tid(PID, PID + 1)
+    chunk = {"from_tid": tid, "to_tid": tid + 1, "null_tid": False}
+    assert_golden(
+        trace_path, "_nvtx_chunk_spans", "one_thread", tracelens.Trace.load_nvtx_spans, **chunk
+    )
 
 
 def test_nvtx_overlapping_threads(trace_path):
