@@ -154,10 +154,14 @@ def _build_tree(trace: Trace, chunks: list[dict]) -> None:
     sweep = _resources.query("_nvtx_tree")
     con.execute("DROP TABLE IF EXISTS nvtx_tree")
     for i, params in enumerate(chunks):
-        con.register("nvtx_depths", nvtx_sweep.depths(trace, params))
+        # a table, not the registered frame: DuckDB plans its ASOF self-join from the
+        # table's row count (over a frame it may pick a nested loop: minutes on 400k ranges)
+        con.register("_nvtx_depths", nvtx_sweep.depths(trace, params))
+        con.execute("CREATE OR REPLACE TEMP TABLE nvtx_depths AS SELECT * FROM _nvtx_depths")
+        con.unregister("_nvtx_depths")
         into = "CREATE TEMP TABLE nvtx_tree AS " if i == 0 else "INSERT INTO nvtx_tree "
         con.execute(into + "SELECT * FROM (" + sweep + ")")
-    con.unregister("nvtx_depths")
+    con.execute("DROP TABLE nvtx_depths")
 
 
 def build_projection(trace: Trace) -> None:
