@@ -30,5 +30,9 @@ SELECT
     w.contextId::INTEGER AS context,
     r.start::BIGINT AS launch_start
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
-LEFT JOIN runtime_calls AS r
-    ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)
+-- launched_by() on one BIGINT key (the pid above CUPTI's 32-bit correlation id): DuckDB's
+-- hash table of the 5M API calls of the 5M-kernel trace is ~40-90 MB smaller than on two.
+LEFT JOIN (
+    SELECT (pid_of(globalTid) << 32) | correlationId AS launch, start FROM runtime_calls
+) AS r
+    ON r.launch = (pid_of(w.globalPid) << 32) | w.correlationId

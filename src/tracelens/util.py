@@ -383,11 +383,18 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
     ]
     name_id, kind = pl.col("name_id"), pl.col("kind")
     is_kernel = kind == KERNEL
+    start, end = pl.col("start_ns"), pl.col("end_ns")
     t0, t1 = params["t0"], params["t1"]
-    return work.select(
+    # Clipping and dropping copy every row; usually (no --start/--end) nothing needs either,
+    # and the columns are the read's own (~200 MB less on a 5M-kernel trace).
+    inside = timed = False
+    if work.height and t0 is not None and t1 is not None:
+        checks = work.select(((start >= t0) & (end <= t1)).all(), (end > start).all().alias("t"))
+        inside, timed = checks.row(0)
+    ops = work.select(
         "device",
-        pl.col("start_ns").clip(lower_bound=t0).alias("s"),
-        pl.col("end_ns").clip(upper_bound=t1).alias("e"),
+        (start if inside else start.clip(lower_bound=t0)).alias("s"),
+        (end if inside else end.clip(upper_bound=t1)).alias("e"),
         pl.when(is_kernel)
         .then(
             name_id.replace_strict(ids, classes, default=COMPUTE, return_dtype=pl.Int8).fill_null(
@@ -406,7 +413,8 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
         .alias("collective"),
         "pid",
         "launch_start",
-    ).filter(pl.col("e") > pl.col("s"))
+    )
+    return ops if inside and timed else ops.filter(pl.col("e") > pl.col("s"))
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:
