@@ -102,6 +102,23 @@ CREATE OR REPLACE TEMP MACRO nsys_stats(stats) AS {
     'total_ns': stats.total_ns::BIGINT, 'instances': stats.instances,
     'avg_ns': round(stats.avg_ns, 1), 'med_ns': round(stats.med_ns, 1),
     'min_ns': stats.min_ns, 'max_ns': stats.max_ns, 'stddev_ns': round(stats.stddev_ns, 1)};
+-- name_matches(value, match, pattern, regex): a name matches a stakeout pattern, as each
+-- stakeout query matches it: match 'exact' (value = pattern), 'contains', or else 'regex'
+-- (RE2, regexp_matches).
+CREATE OR REPLACE TEMP MACRO name_matches(value, match, pattern, regex) AS CASE match
+    WHEN 'exact' THEN value = pattern
+    WHEN 'contains' THEN contains(value, pattern)
+    ELSE regexp_matches(value, regex)
+END;
+-- launch_spread(d, device_id, stream_id): the spread of some launches' durations (ns):
+-- launches, total_ns, min_ns, p10/p50/p90/p99_ns (interpolated), max_ns, cv (stddev / mean;
+-- 0 for one launch), devices and (device, stream) pairs run on; stakeout's summary.
+CREATE OR REPLACE TEMP MACRO launch_spread(d, device_id, stream_id) AS {
+    'launches': count(*), 'total_ns': sum(d)::BIGINT, 'min_ns': min(d)::DOUBLE,
+    'p10_ns': quantile_cont(d, 0.1), 'p50_ns': quantile_cont(d, 0.5),
+    'p90_ns': quantile_cont(d, 0.9), 'p99_ns': quantile_cont(d, 0.99),
+    'max_ns': max(d)::DOUBLE, 'cv': coalesce(stddev_samp(d) / nullif(avg(d), 0), 0),
+    'devices': count(DISTINCT device_id), 'streams': count(DISTINCT (device_id, stream_id))};
 CREATE TEMP TABLE work_selection(selection_id BIGINT, globalPid BIGINT, correlationId BIGINT);
 CREATE TEMP SEQUENCE work_selection_ids;
 CREATE OR REPLACE TEMP MACRO in_selection(global_pid, correlation_id, selection) AS

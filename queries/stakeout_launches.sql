@@ -44,11 +44,7 @@
 WITH matched_ids AS (
     SELECT id
     FROM strings
-    WHERE CASE $match
-        WHEN 'exact' THEN value = $pattern
-        WHEN 'contains' THEN contains(value, $pattern)
-        ELSE regexp_matches(value, $regex)
-    END
+    WHERE name_matches(value, $match, $pattern, $regex)
 ),
 launches AS (
     -- only the columns shown: the kernel scan's cost grows with the columns it reads

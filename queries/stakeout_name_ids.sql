@@ -12,9 +12,5 @@
 --   id  BIGINT  a StringIds id whose text matches, ascending
 SELECT id
 FROM strings
-WHERE CASE $match
-    WHEN 'exact' THEN value = $pattern
-    WHEN 'contains' THEN contains(value, $pattern)
-    ELSE regexp_matches(value, $regex)
-END
+WHERE name_matches(value, $match, $pattern, $regex)
 ORDER BY id

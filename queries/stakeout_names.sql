@@ -18,11 +18,7 @@ WITH names AS (
 )
 SELECT
     s.value AS name,
-    coalesce(CASE $match
-        WHEN 'exact' THEN s.value = $pattern
-        WHEN 'contains' THEN contains(s.value, $pattern)
-        ELSE regexp_matches(s.value, $regex)
-    END, false) AS matched,
+    coalesce(name_matches(s.value, $match, $pattern, $regex), false) AS matched,
     count(*) AS launches
 FROM names
 JOIN strings AS s ON s.id = names.id

@@ -36,21 +36,11 @@ launches AS MATERIALIZED (
     JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
 ),
 spread AS (
-    SELECT
-        name_no,
-        count(*) AS launches,
-        sum(dur)::BIGINT AS total_ns,
-        min(dur)::DOUBLE AS min_ns,
-        quantile_cont(dur, 0.1) AS p10_ns,
-        quantile_cont(dur, 0.5) AS p50_ns,
-        quantile_cont(dur, 0.9) AS p90_ns,
-        quantile_cont(dur, 0.99) AS p99_ns,
-        max(dur)::DOUBLE AS max_ns,
-        coalesce(stddev_samp(dur) / nullif(avg(dur), 0), 0) AS cv,
-        count(DISTINCT deviceId) AS devices,
-        count(DISTINCT (deviceId, streamId)) AS streams
-    FROM launches
-    GROUP BY name_no
+    SELECT name_no, unnest(s)
+    FROM (
+        SELECT name_no, launch_spread(dur, deviceId, streamId) AS s
+        FROM launches GROUP BY name_no
+    )
 ),
 histogram AS (
     SELECT name_no, floor(log2(greatest(dur, 1)) * $per_octave)::BIGINT AS bin,

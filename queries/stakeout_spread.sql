@@ -21,20 +21,10 @@ d AS (
     SELECT sel.name, k."end" - k.start AS dur, k.deviceId, k.streamId
     FROM kernels AS k
     JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
+),
+per_name AS (
+    SELECT name, launch_spread(dur, deviceId, streamId) AS spread FROM d GROUP BY name
 )
-SELECT
-    name,
-    count(*) AS launches,
-    sum(dur)::BIGINT AS total_ns,
-    min(dur)::DOUBLE AS min_ns,
-    quantile_cont(dur, 0.1) AS p10_ns,
-    quantile_cont(dur, 0.5) AS p50_ns,
-    quantile_cont(dur, 0.9) AS p90_ns,
-    quantile_cont(dur, 0.99) AS p99_ns,
-    max(dur)::DOUBLE AS max_ns,
-    coalesce(stddev_samp(dur) / nullif(avg(dur), 0), 0) AS cv,
-    count(DISTINCT deviceId) AS devices,
-    count(DISTINCT (deviceId, streamId)) AS streams
-FROM d
-GROUP BY name
-ORDER BY total_ns DESC, name
+SELECT name, unnest(spread)
+FROM per_name
+ORDER BY spread.total_ns DESC, name

@@ -88,7 +88,8 @@ def test_shared_scalar_macros(trace_path):
     # launched_by needs the same correlation id in the same process; of_process matches the
     # pid in bits 24-47, any with NULL; api_name drops only a '_vNNNN' suffix; is_nvtx_range
     # is a closed range of type 59, 60, 70 or 71 (is_nvtx_range_type: the type alone);
-    # mem_kind_name is CUPTI's memory kinds 0-7 and NULL past them.
+    # mem_kind_name is CUPTI's memory kinds 0-7 and NULL past them; name_matches: 'exact'
+    # is the whole name, 'contains' a part, 'regex' an RE2 search.
     assert_golden(trace_path, "_shared", "scalars")
 
 
@@ -199,6 +200,13 @@ def test_shared_stats(trace_path):
     # two), min 1, max 10, sample stddev sqrt((9 + 4 + 1 + 36) / 3) = 4.08 -> 4.1, and
     # 16 / 21 of all = 76.2 %; b: one of 5 ns: stddev 0, 23.8 %
     assert_golden(trace_path, "_shared", "stats")
+
+
+def test_shared_launch_spread(trace_path):
+    # a: 10, 20, 30, 40 ns: p10 = 10 + 0.3 * 10 = 13, p50 25, p90 37, p99 39.7 (linear
+    # interpolation); cv = stddev 12.91 / mean 25 = 0.516; devices 0, 1; streams (0, 7),
+    # (0, 8), (1, 7); b: one launch, cv 0
+    assert_golden(trace_path, "_shared", "spread")
 
 
 def test_shared_calls_in_ranges(trace_path):

@@ -46,5 +46,13 @@ UNION ALL SELECT 'is_nvtx_range', '71, end 10', is_nvtx_range(71, 10)::VARCHAR
 UNION ALL SELECT 'is_nvtx_range', '59, end NULL (open)', is_nvtx_range(59, NULL)::VARCHAR
 UNION ALL SELECT 'is_nvtx_range', '34 (a mark), end 10', is_nvtx_range(34, 10)::VARCHAR
 UNION ALL SELECT 'is_nvtx_range', '75 (domain name), end 10', is_nvtx_range(75, 10)::VARCHAR
+UNION ALL SELECT 'name_matches', 'gemm_128 exact gemm',
+       name_matches('gemm_128', 'exact', 'gemm', NULL::VARCHAR)::VARCHAR
+UNION ALL SELECT 'name_matches', 'gemm_128 contains gemm',
+       name_matches('gemm_128', 'contains', 'gemm', NULL::VARCHAR)::VARCHAR
+UNION ALL SELECT 'name_matches', 'gemm_128 regex ^gemm_[0-9]+$',
+       name_matches('gemm_128', 'regex', NULL::VARCHAR, '^gemm_[0-9]+$')::VARCHAR
+UNION ALL SELECT 'name_matches', 'gemm_128 regex ^attn',
+       name_matches('gemm_128', 'regex', NULL::VARCHAR, '^attn')::VARCHAR
 UNION ALL SELECT 'mem_kind_name', k::VARCHAR, mem_kind_name(k) FROM range(9) AS t(k)
 ORDER BY macro, args
