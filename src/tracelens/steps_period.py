@@ -43,10 +43,16 @@ def period_steps(
     from .steps import _finish
 
     if launches is None:
-        launches = trace.query("steps_launches", **params)
+        sequence = LaunchSequence.read(trace, params)
+    else:
+        sequence = LaunchSequence.given(launches)
     frames, motifs, parts = [], {}, []
-    for device, seq in _per_device(launches):
-        found = device_period(seq, conf["period"])
+    for device, offset, count in sequence.devices():
+        found = device_period(
+            sequence.tokens(offset, count),
+            lambda o=offset, c=count: sequence.times(o, c),
+            conf["period"],
+        )
         if found is None:
             continue
         frame, motif, outside = found
@@ -64,16 +70,53 @@ def period_steps(
     return _finish("period", detail, pl.concat(frames, how="diagonal_relaxed"), motif_names)
 
 
-def _per_device(launches: pl.DataFrame):
-    """(device, its launches) per device, in device order: slices of ``launches``, not
-    copies (partitioning copied the 5M launches of the bench trace). Every reader lists
-    them by device first; a stable sort keeps each device's launch order otherwise."""
-    if not launches["device"].is_sorted():
-        launches = launches.sort("device", maintain_order=True)
-    offset = 0
-    for device, count in launches.group_by("device", maintain_order=True).len().rows():
-        yield device, launches.slice(offset, count)
-        offset += count
+class LaunchSequence:
+    """Each device's launches in launch order (device, then start, stream, end, kernels
+    before replays and replays by graph, as ``queries/steps_launches.sql`` orders them).
+
+    ``rows``: device, start_ns, end_ns and token (:func:`launch_tokens`) of every launch;
+    ``order``: their row numbers in launch order (None: ``rows`` are in it). Columns are
+    gathered in that order only when asked: the tokens of every launch, the times of a
+    device that has a period (on the bench trace, gathering all four columns of the 5M
+    launches cost 0.3 CPU s; most devices of most traces have no period)."""
+
+    def __init__(self, rows: pl.DataFrame, order: pl.Series | None = None) -> None:
+        self.rows, self.order = rows, order
+        self._tokens = rows["token"] if order is None else rows["token"].gather(order)
+
+    @classmethod
+    def read(cls, trace: Trace, params: dict[str, Any]) -> LaunchSequence:
+        """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered."""
+        rows = trace.query("steps_launch_rows", **params)
+        return cls(rows, launch_order(rows))
+
+    @classmethod
+    def given(cls, launches: pl.DataFrame) -> LaunchSequence:
+        """``launches`` as ``queries/steps_launches.sql`` lists them (or without graph_id:
+        kernels only). Every reader lists them by device first; a stable sort keeps each
+        device's launch order otherwise."""
+        rows = launches.select("device", "start_ns", "end_ns", token=launch_tokens(launches))
+        if not rows["device"].is_sorted():
+            rows = rows.sort("device", maintain_order=True)
+        return cls(rows)
+
+    def devices(self) -> list[tuple[int, int, int]]:
+        """(device, offset, count) of each device's launches, in device order."""
+        counts = self.rows.group_by("device").len().sort("device").rows()
+        offsets = [0]
+        for _, count in counts:
+            offsets.append(offsets[-1] + count)
+        return [(d, o, c) for (d, c), o in zip(counts, offsets, strict=False)]
+
+    def tokens(self, offset: int, count: int) -> pl.Series:
+        return self._tokens.slice(offset, count)
+
+    def times(self, offset: int, count: int) -> pl.DataFrame:
+        """start_ns, end_ns and token of launches [offset, offset + count), in order."""
+        times = self.rows.select("start_ns", "end_ns", "token")
+        if self.order is None:
+            return times.slice(offset, count)
+        return times[self.order.slice(offset, count)]
 
 
 # Tokens of the launch sequence: a kernel's demangled-name id (>= 0), -1 for a kernel
@@ -81,15 +124,61 @@ def _per_device(launches: pl.DataFrame):
 NO_NAME = -1
 
 
-def launch_tokens(seq: pl.DataFrame) -> pl.Series:
-    """One token per launch of ``seq`` (``name_id`` and, when present, ``graph_id``)."""
+def launch_tokens(launches: pl.DataFrame) -> pl.Expr:
+    """The token of each of ``launches`` (``name_id`` and, when present, ``graph_id``, as
+    ``queries/steps_launches.sql``), as ``queries/steps_launch_rows.sql`` gives it."""
     import polars as pl
 
     name = pl.col("name_id").fill_null(NO_NAME)
-    if "graph_id" not in seq.columns:
-        return seq.select(name)["name_id"]
-    token = pl.when(pl.col("graph_id").is_null()).then(name).otherwise(-2 - pl.col("graph_id"))
-    return seq.select(token.alias("token"))["token"]
+    if "graph_id" not in launches.columns:
+        return name
+    return pl.when(pl.col("graph_id").is_null()).then(name).otherwise(-2 - pl.col("graph_id"))
+
+
+def launch_order(rows: pl.DataFrame) -> pl.Series:
+    """The row numbers of ``queries/steps_launch_rows.sql``'s rows in launch order: by
+    device, start, stream, end, then kernels before replays and replays by graph, as
+    ``steps_launches.sql`` orders them.
+
+    Sorted on one 64-bit key of device and start (polars' sort by all five keys of the
+    bench trace's 5M launches cost 1.45 CPU s, an arg-sort of one key 0.27): when device,
+    start and row number fit in it together (the bench trace: 2 + 37 + 23 bits), the key
+    holds the row number in its low bits and a plain sort of it is the order (0.12); launches
+    that tie on device and start are then ordered among themselves by the other keys."""
+    import polars as pl
+
+    n = rows.height
+    if not n:
+        return pl.Series("row", [], dtype=pl.UInt32)
+    device, start = pl.col("device"), pl.col("start_ns")
+    graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token"))
+    keys = (device, start, pl.col("stream"), pl.col("end_ns"), graph)
+    d0, d1, s0, s1 = rows.select(
+        d0=device.min(), d1=device.max(), s0=start.min(), s1=start.max()
+    ).row(0)
+    start_bits, row_bits = (s1 - s0).bit_length(), (n - 1).bit_length()
+    device_bits = (d1 - d0).bit_length()
+    if device_bits + start_bits > 63:
+        return rows.with_row_index("row").sort(keys, nulls_last=False)["row"]
+    key = (device.cast(pl.Int64) - d0) * (1 << start_bits) + (start - s0)
+    if device_bits + start_bits + row_bits <= 63:
+        packed = rows.select(key * (1 << row_bits) + pl.int_range(n, dtype=pl.Int64)).to_series()
+        packed = packed.sort()
+        order = (packed % (1 << row_bits)).cast(pl.UInt32)
+        key = packed // (1 << row_bits)
+    else:
+        key = rows.select(key).to_series()
+        order = key.arg_sort()
+        key = key.gather(order)
+    tied = (key == key.shift(1)) | (key == key.shift(-1))
+    positions = tied.arg_true()
+    if positions.len():
+        # Rows that share (device, start) hold consecutive positions: sorting them by all
+        # the keys and putting them back in the same positions orders each run.
+        rows_at = order.gather(positions)
+        ties = rows[rows_at].with_columns(row=rows_at)
+        order = order.scatter(positions, ties.sort(keys, nulls_last=False)["row"])
+    return order
 
 
 def _token_name(token: int, names: dict[int, str]) -> str:
@@ -173,12 +262,12 @@ def _match_share(ids: pl.Series, p: int) -> float:
     return float((ids.head(n - p) == ids.slice(p)).mean())
 
 
-def device_period(seq: pl.DataFrame, conf: dict[str, Any]):
+def device_period(ids: pl.Series, launches, conf: dict[str, Any]):
     """(steps frame, motif tokens, launches outside complete periods) for one device's
-    launches (``start_ns``, ``end_ns``, ``name_id``, ``graph_id`` in launch order), or None."""
+    launch tokens ``ids`` in launch order, or None; ``launches()``: the same launches'
+    start_ns, end_ns and token, asked for when the sequence has a period."""
     import polars as pl
 
-    ids = launch_tokens(seq)
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
         return None
@@ -200,6 +289,7 @@ def device_period(seq: pl.DataFrame, conf: dict[str, Any]):
         or (b - a) < conf["min_coverage"] * n
     ):
         return None
+    seq = launches()
     phase = _phase(seq, a, b, p)
     first = a + phase
     count = (b - first) // p
@@ -234,8 +324,7 @@ def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
     kernels and kernel time (kernels only: a replay's kernels are not in the export)."""
     import polars as pl
 
-    is_kernel = pl.col("graph_id").is_null() if "graph_id" in steps.columns else pl.lit(True)
-    steps = steps.with_columns(is_kernel=is_kernel)
+    steps = steps.with_columns(is_kernel=pl.col("token") > -2)
     kernel = pl.col("is_kernel")
     islands = steps.with_columns(
         prev_end=pl.col("end_ns").cum_max().shift(1).over("step")

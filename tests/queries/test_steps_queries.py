@@ -72,6 +72,25 @@ def test_steps_launches(trace_path):
     _golden(trace_path, "steps_launches", "all", **NO_FILTER)
 
 
+def test_steps_launch_rows(trace_path):
+    # Unordered by design (tracelens.steps_period.launch_order sorts them): compared sorted.
+    import polars as pl
+
+    from queries.golden import GOLDEN
+
+    with tracelens.open(trace_path) as t:
+        rows = t.query("steps_launch_rows", **NO_FILTER)
+    assert rows.schema == {
+        "device": pl.Int32,
+        "stream": pl.Int64,
+        "start_ns": pl.Int64,
+        "end_ns": pl.Int64,
+        "token": pl.Int64,
+    }
+    actual = rows.sort(pl.all()).write_csv()
+    assert actual == (GOLDEN / "steps_launch_rows__all.csv").read_text()
+
+
 def test_steps_launches_filters(trace_path):
     # The filter is applied after the union of kernels and replays (for the sort's sake):
     # each part of it must still keep exactly the launches it keeps in every other query.
@@ -99,3 +118,16 @@ def test_steps_launches_filters(trace_path):
         ).pl()
         chosen = select_work(t, first_two)
         assert launches(selection=chosen.selection).equals(everything.head(2))
+
+        # The unordered narrow read keeps the same launches under every filter.
+        def tokens(**params):
+            found = t.query("steps_launch_rows", **{**NO_FILTER, **params})
+            return sorted(zip(found["start_ns"], found["token"], strict=True))
+
+        for params in (
+            {}, {"device": 1}, {"stream": 8}, {"pid": PID}, {"pid": PID + 1},
+            {"start_ns": 1_000_240, "end_ns": 1_000_600}, {"selection": chosen.selection},
+        ):  # fmt: skip
+            assert tokens(**params) == sorted(
+                launches(**params).select("start_ns", "name_id").rows()
+            )

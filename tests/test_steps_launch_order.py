@@ -1,0 +1,106 @@
+"""The launch sequence of tracelens steps' period search: queries/steps_launch_rows.sql read
+unordered and put in launch order by tracelens.steps_period.launch_order, which must give
+exactly the order of queries/steps_launches.sql (device, start, stream, end, kernels before
+replays, replays by graph), ties of start included, by each of its three ways of sorting."""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+from fixtures.builder import FILL, FLASH_FWD, REDUCE_SUM, XMMA_GEMM, add_graph_replays
+
+import tracelens
+from tracelens.steps_period import LaunchSequence, launch_order, launch_tokens
+from tracelens.synth import TraceBuilder
+
+PID = 4242
+NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
+KEYS = ("device", "start_ns", "stream", "end_ns", "graph")
+
+
+def _reference(rows: pl.DataFrame) -> list[int]:
+    """Row numbers in launch order, by a plain sort on every key."""
+    graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token")).alias("graph")
+    ordered = rows.with_row_index("row").with_columns(graph).sort(KEYS, nulls_last=False)
+    return ordered["row"].to_list()
+
+
+def _rows(starts, devices, rng) -> pl.DataFrame:
+    n = len(starts)
+    return pl.DataFrame(
+        {
+            "device": pl.Series(devices, dtype=pl.Int32),
+            "stream": [rng.choice((7, 13, 20)) for _ in range(n)],
+            "start_ns": starts,
+            # distinct ends: rows tied on every key have no defined order
+            "end_ns": [s + 1_000 + i for i, s in enumerate(starts)],
+            "token": [rng.choice((0, 1, 2, -1, -2, -5)) for _ in range(n)],
+        },
+        schema_overrides={"stream": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+
+
+@pytest.mark.parametrize(
+    "span, device_ids",
+    [
+        (10_000, (0, 1, 3)),  # device, start and row number packed in one key
+        (1 << 60, (0,)),  # no room for the row number: arg-sort of device and start
+        ((1 << 62) + 5, (0, 1)),  # no room for both: a sort on every key
+    ],
+    ids=["packed", "argsort", "every_key"],
+)
+def test_launch_order_matches_a_sort_on_every_key(span, device_ids):
+    rng = random.Random(span)
+    n = 400
+    # few distinct starts: many launches tie on device and start
+    starts = [rng.choice((0, 1, span // 3, span // 2, span)) for _ in range(n)]
+    starts += [rng.randrange(span) for _ in range(n)]
+    devices = [rng.choice(device_ids) for _ in range(2 * n)]
+    rows = _rows(starts, devices, rng)
+    assert launch_order(rows).to_list() == _reference(rows)
+    assert launch_order(rows.head(0)).to_list() == []
+
+
+def test_read_order_is_steps_launches_order(tmp_path):
+    """On a built export with kernels and graph replays that tie on start."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python decode.py")
+    for gpu in (0, 2):
+        b.gpu(gpu, "NVIDIA H100 80GB HBM3")
+    rng = random.Random(3)
+    names = (XMMA_GEMM, FILL, FLASH_FWD, REDUCE_SUM)
+    replays = []
+    for i in range(300):
+        start = 1_000_000 + rng.choice((0, 10, 20)) * (i // 3)
+        device = rng.choice((0, 2))
+        stream = rng.choice((7, 8))
+        if i % 7 == 0:
+            graph = rng.choice((1, 2))
+            replays.append((start, start + 50 + i, device, 1, None, stream, None, None, graph, 9))
+            continue
+        b.kernel(rng.choice(names), start=start, end=start + 100 + i, device=device, stream=stream)
+    path = tmp_path / "ties.sqlite"
+    b.write(path)
+    add_graph_replays(path, replays)
+    with tracelens.open(path) as trace:
+        launches = trace.query("steps_launches", **NO_FILTER)
+        expected = launches.select(
+            pl.col("device").cast(pl.Int32), "start_ns", "end_ns", token=launch_tokens(launches)
+        )
+        sequence = LaunchSequence.read(trace, NO_FILTER)
+    assert expected["token"].min() <= -2  # replays are in it
+    got = pl.concat(
+        sequence.times(offset, count).select(
+            pl.lit(device, dtype=pl.Int32).alias("device"), pl.all()
+        )
+        for device, offset, count in sequence.devices()
+    )
+    assert got.equals(expected)
+    tokens = pl.concat(sequence.tokens(o, c) for _, o, c in sequence.devices())
+    assert tokens.to_list() == expected["token"].to_list()
+    given = LaunchSequence.given(launches)
+    assert [given.tokens(o, c).to_list() for _, o, c in given.devices()] == [
+        sequence.tokens(o, c).to_list() for _, o, c in sequence.devices()
+    ]
