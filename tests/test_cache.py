@@ -247,6 +247,35 @@ def test_least_recently_used_entries_are_evicted(tmp_path, cache_dir, monkeypatc
     assert sources == ["t0.sqlite", "t2.sqlite"]
 
 
+def test_entries_of_an_older_cache_format_are_evicted_first(tmp_path, cache_dir, monkeypatch):
+    # An entry an older version wrote (its key hashes another format, so this version never
+    # reads it) still holds disk: it counts against the cap and goes before any current one.
+    old = cache_dir / "traces" / "0123456789abcdef0123456789abcdef"
+    old.mkdir(parents=True)
+    manifest = {"format": cache.CACHE_FORMAT - 1, "source": "/old/run.sqlite", "identity": {}}
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    (old / "CUPTI_ACTIVITY_KIND_KERNEL.parquet").write_bytes(b"x" * 200_000)
+    first, second = (_copy(_demo_copy(tmp_path), tmp_path / f"t{i}.sqlite") for i in range(2))
+    con = sqlite3.connect(second)  # a different trace from the first
+    con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + 1 WHERE rowid = 1')
+    con.commit()
+    con.close()
+    with tracelens.open(first) as t:
+        t.census()
+        size = cache._dir_bytes(t.parquet_dir)
+    time.sleep(0.05)
+    os.utime(old / "manifest.json")  # the old entry is now the most recently touched
+    (stale,) = [e for e in cache.entries(cache_dir) if e.stale]
+    assert stale.path == old and stale.size_bytes >= 200_000
+    # Room for the two current entries only: the old one goes, though t0 is used less lately.
+    monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", str((size * 2.5) / 1e6))
+    with tracelens.open(second) as t:
+        t.census()
+    assert not old.exists()
+    sources = sorted(Path(e.source).name for e in cache.entries(cache_dir))
+    assert sources == ["t0.sqlite", "t1.sqlite"]
+
+
 def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
     path = _demo_copy(tmp_path)
     rc, _out, err = run_cli(["census", str(path), "--top", "1"], capsys)

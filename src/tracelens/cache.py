@@ -156,12 +156,16 @@ def lookup(root: Path, ident: dict[str, int | str]) -> Path | None:
     return entry
 
 
-def _read_manifest(entry: Path) -> dict | None:
+def _read_manifest(entry: Path, any_format: bool = False) -> dict | None:
+    """The entry's manifest, or None when it has none or (unless ``any_format``) one of
+    another cache format, which this version never reads."""
     try:
         data = json.loads((entry / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else None
+    if not isinstance(data, dict):
+        return None
+    return data if any_format or data.get("format") == CACHE_FORMAT else None
 
 
 def cached_columns(entry: Path) -> dict[str, tuple[str, ...]]:
@@ -266,13 +270,16 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
 # -- size, eviction, info, clear ---------------------------------------------------------------
 @dataclass(frozen=True)
 class Entry:
-    """One cached trace: its directory, the trace it copies, bytes, last use (epoch s)."""
+    """One cached trace: its directory, the trace it copies, bytes, last use (epoch s);
+    ``stale``: written by a version with another cache format (never read again, and
+    evicted first since nothing touches it)."""
 
     path: Path
     source: str
     size_bytes: int
     last_used: float
     built_s: float | None
+    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -301,34 +308,34 @@ def _dir_bytes(path: Path) -> int:
 
 
 def entries(root: Path) -> list[Entry]:
-    """Every complete entry, most recently used first."""
+    """Every entry with a manifest, most recently used first: this format's, and those an
+    older version wrote (they count against ``max_bytes`` until evicted or cleared)."""
     found = []
     base = traces_dir(root)
     if not base.is_dir():
         return []
     for entry in base.iterdir():
-        manifest = _read_manifest(entry)
-        if manifest is None:
+        manifest = _read_manifest(entry, any_format=True)
+        if manifest is None:  # not an entry, or one whose writer has not listed it yet
             continue
         try:
             used = (entry / MANIFEST).stat().st_mtime
         except OSError:
             continue
-        found.append(
-            Entry(
-                entry, str(manifest.get("source")), _dir_bytes(entry), used, manifest.get("built_s")
-            )
-        )
+        source, built = str(manifest.get("source")), manifest.get("built_s")
+        stale = manifest.get("format") != CACHE_FORMAT
+        found.append(Entry(entry, source, _dir_bytes(entry), used, built, stale))
     return sorted(found, key=lambda e: e.last_used, reverse=True)
 
 
 def evict(settings: Settings, keep: set[str] = frozenset()) -> list[Entry]:
-    """Remove least recently used entries until the cache fits ``max_bytes`` (never those
-    named in ``keep``); the removed ones back."""
+    """Remove entries of an older cache format, then the least recently used, until the
+    cache fits ``max_bytes`` (never those named in ``keep``); the removed ones back."""
     current = entries(settings.root)
     total = sum(e.size_bytes for e in current)
     removed = []
-    for entry in reversed(current):  # least recently used first
+    # stale first (this version never reads them), then least recently used first
+    for entry in sorted(current, key=lambda e: (not e.stale, e.last_used)):
         if total <= settings.max_bytes:
             break
         if entry.path.name in keep:

@@ -52,5 +52,6 @@ def render_info(result) -> str:
     ]
     for entry in result.entries:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
-        lines.append(f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}")
+        stale = "  (older cache format: evicted first)" if entry.stale else ""
+        lines.append(f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{stale}")
     return "\n".join(lines) + "\n"
