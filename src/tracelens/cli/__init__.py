@@ -2,59 +2,18 @@
 and renders the result; library errors are translated to one line on stderr here, once.
 
 Heavy modules (duckdb, polars, pyarrow, jinja2) are imported inside commands only, so that
-``tracelens --help`` stays fast.
+``tracelens --help`` stays fast; and a run imports only the module of its own command
+(:func:`load_commands`): every command module compiled and turned into click parameters cost
+census ~0.1 s of its start-up.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
-
-import typer
 
 from ..errors import TracelensError, UsageError
-
-app = typer.Typer(
-    name="tracelens",
-    help="Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from .. import __version__
-
-        print(f"tracelens {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version",
-            help="Print the version and exit",
-            is_eager=True,
-            callback=_print_version,
-        ),
-    ] = False,
-    no_cache: Annotated[
-        bool,
-        typer.Option(
-            "--no-cache",
-            help="Read traces directly: neither use nor build the columnar cache "
-            "(also accepted after the command; TRACELENS_NO_CACHE=1 for a session)",
-        ),
-    ] = False,
-) -> None:
-    """Where GPU time goes in an Nsight Systems SQLite export, and why two runs differ."""
+from . import _common
 
 
 def _is(exc: BaseException, class_name: str) -> bool:
@@ -97,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(argv: list[str] | None) -> None:
     argv, _common.NO_CACHE = _take_no_cache(sys.argv[1:] if argv is None else list(argv))
+    app = load_commands(_command_name(argv))
     try:
         # Without standalone mode, click returns the code of a typer.Exit instead of exiting.
         code = app(args=argv, prog_name="tracelens", standalone_mode=False)
@@ -154,14 +114,37 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-# Register the commands: every public module of this package defines its commands on
-# ``app`` when imported. Discovered rather than listed so that adding a command is adding a
-# file (each module only imports light things at import time; click lists them sorted).
-import importlib  # noqa: E402
-import pkgutil  # noqa: E402
+def _command_name(argv: list[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not a root option (the root options
+    take no value), or None."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
-from . import _common  # noqa: E402
 
-for _module in pkgutil.iter_modules(__path__):
-    if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+def _command_modules() -> list[str]:
+    # Discovered rather than listed so that adding a command is adding a file (each module
+    # only imports light things at import time; click lists the commands sorted).
+    import pkgutil
+
+    return [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+
+
+def load_commands(command: str | None = None):
+    """The app with ``command``'s module imported (each module is named after its command),
+    or every command module when ``command`` is None or names no module (the root help, and
+    click's "No such command" with its suggestions, list them all)."""
+    import importlib
+
+    from ._app import app
+
+    modules = _command_modules()
+    wanted = [command] if command in modules else modules
+    for name in wanted:
+        importlib.import_module(f"{__name__}.{name}")
+    return app
+
+
+def __getattr__(name: str):
+    # ``from tracelens.cli import app``: the app with every command, as before the lazy load.
+    if name == "app":
+        return load_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ import time
 
 import typer
 
-from . import app
+from ._app import app
 
 cache_app = typer.Typer(
     help="The columnar cache of big traces: `cache info` shows it, `cache clear` empties it.",

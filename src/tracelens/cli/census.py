@@ -8,7 +8,7 @@ import typer
 
 from ..choices import NAME_KINDS
 from . import _common as c
-from . import app
+from ._app import app
 from ._notes import join_notes
 
 

@@ -10,7 +10,7 @@ import typer
 
 from ..choices import LEVELS
 from . import _common as c
-from . import app
+from ._app import app
 from ._notes import join_notes
 
 

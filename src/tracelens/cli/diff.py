@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from . import _common as c
-from . import app
+from ._app import app
 
 TraceA = Annotated[
     Path | None, typer.Argument(help="Baseline export (A)", show_default=False, readable=False)

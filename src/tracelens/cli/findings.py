@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from . import _common as c
-from . import app
+from ._app import app
 
 
 @app.command()

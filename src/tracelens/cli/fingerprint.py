@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from . import _common as c
-from . import app
+from ._app import app
 
 BOARD_FORMATS = c.BOARD_FORMATS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from . import _common as c
-from . import app
+from ._app import app
 
 
 @app.command()

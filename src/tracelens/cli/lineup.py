@@ -9,7 +9,7 @@ import typer
 
 from ..choices import LINEUP_BY, NAME_KINDS
 from . import _common as c
-from . import app
+from ._app import app
 from ._notes import join_notes
 
 ByOpt = Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from ..choices import MEMORY_BY
 from . import _common as c
-from . import app
+from ._app import app
 
 
 @app.command()

@@ -8,7 +8,7 @@ import typer
 
 from ..choices import NVTX_GROUPS, NVTX_STYLES
 from . import _common as c
-from . import app
+from ._app import app
 
 
 @app.command()

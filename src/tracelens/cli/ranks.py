@@ -10,7 +10,7 @@ import typer
 
 from ..choices import RANK_ENGINES, RANK_VIEWS
 from . import _common as c
-from . import app
+from ._app import app
 
 # The options `report --ranks` shares with this command.
 RankRegexOpt = Annotated[

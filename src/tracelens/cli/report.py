@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from . import _common as c
-from . import app
+from ._app import app
 from .ranks import JobsOpt, RankRegexOpt, StrictOpt
 
 

@@ -9,7 +9,7 @@ import typer
 from ..choices import MATCHES, SORTS
 from ..errors import UsageError
 from . import _common as c
-from . import app
+from ._app import app
 from ._notes import join_notes
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from . import _common as c
-from . import app
+from ._app import app
 
 # timeline filters only its GPU rows by device and stream; NVTX ranges and API calls stay.
 _GpuRowsDevice = Annotated[

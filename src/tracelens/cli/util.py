@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import _common as c
-from . import app
+from ._app import app
 
 
 @app.command()
