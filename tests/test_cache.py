@@ -352,3 +352,31 @@ def test_the_cache_holds_what_commands_read(tmp_path, cache_dir, capsys):
     kernels = VIEWS_BY_TABLE["CUPTI_ACTIVITY_KIND_KERNEL"][1]
     assert cache.cached_columns(entry)["CUPTI_ACTIVITY_KIND_KERNEL"] == tuple(c for c, _ in kernels)
     assert "CUPTI_ACTIVITY_KIND_RUNTIME" in cache.cached_columns(entry)
+
+
+def _sqlite_extension_loaded(trace: tracelens.Trace) -> bool:
+    sql = "SELECT loaded FROM duckdb_extensions() WHERE extension_name = 'sqlite_scanner'"
+    return bool(trace.sql(sql).item())
+
+
+def test_what_the_cache_holds_is_read_without_the_sqlite_extension(tmp_path, cache_dir):
+    # Statements are planned over probes, not over the export's views: a run the entry
+    # answers never loads DuckDB's sqlite extension; one that needs more loads it then.
+    path = _demo_copy(tmp_path)
+    with tracelens.open(path) as t:
+        t.census()
+        assert _sqlite_extension_loaded(t)  # it built the entry
+    with tracelens.open(path) as t, tracelens.open(path, cache=False) as direct:
+        assert t.census().rows() == direct.census().rows()
+        assert not _sqlite_extension_loaded(t)
+        # a table the entry lacks, read for no column, still counts the export's rows
+        for view in ("runtime_calls", "memcpys", "kernels"):
+            count = f"SELECT count(*) AS n FROM {view}"
+            assert t.sql(count).item() == direct.sql(count).item() > 0, view
+        assert _sqlite_extension_loaded(t)
+        held = cache.cached_columns(t.parquet_dir)
+        assert {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY"} <= set(held)
+        # a filter on a column the entry lacks is a column the statement reads
+        where = "SELECT count(*) FROM kernels WHERE gridX > 1 AND registersPerThread >= 0"
+        assert t.sql(where).item() == direct.sql(where).item()
+        assert "gridX" in cache.cached_columns(t.parquet_dir)["CUPTI_ACTIVITY_KIND_KERNEL"]

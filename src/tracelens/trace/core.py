@@ -55,6 +55,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         self.parquet_dir: Path | None = None
         self._parquet_tables: dict[str, tuple[str, ...]] = {}
         self._lazy = None  # a big SQLite export's cache, filled as statements need it
+        self._export_loaded = False  # whether the DuckDB connection can read the export
         from .. import inputs
 
         if inputs.is_parquet_dir(self.path):

@@ -5,18 +5,23 @@ from Parquet.
 Why not everything at once: copying every column of the views (kernels with 23 columns,
 runtime calls, NVTX text) cost census 7.8 CPU s on the 5M-kernel trace, 6.9x a bare scan of
 the three columns census reads, and most of it was never read by the command that paid for
-it. What a statement reads is what DuckDB's plan says: ``EXPLAIN`` of the statement over
-the export's views names each ``SQLITE_SCAN`` with the columns it projects (filter columns
-included: the sqlite scanner pushes no filter down). A table's first copy holds just those
-columns (and start/end: every later query of that table counts or times rows); a later
-statement that needs more rewrites it with all of the view's columns, so a table is copied
-at most twice. Until a table holds every column, each statement pays for one ``EXPLAIN``
-(milliseconds); a complete table is read from Parquet with no check.
+it. What a statement reads is what DuckDB's plan says: ``EXPLAIN`` of the statement with the
+views of the tables not wholly cached pointed at *probes* (a temporary table per view, three
+rows: each column's least and greatest value and NULL, so that no filter can be proven empty
+and no scan dropped) names each probe's scan with the columns it projects and filters on. A
+table's first copy holds just those columns (and start/end: every later query of that table
+counts or times rows); a later statement that needs more rewrites it with all of the view's
+columns, so a table is copied at most twice. Until a table holds every column, each statement
+pays for one ``EXPLAIN`` (milliseconds); a complete table is read from Parquet with no check.
+Planning over probes rather than over the export's own views means a run whose statements
+the entry already answers never loads DuckDB's sqlite extension (0.13 CPU s of the 5M-kernel
+trace's cached census, 0.55 s, was that load).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +31,8 @@ if TYPE_CHECKING:
     import duckdb
 
 NVTX_TABLE = "NVTX_EVENTS"
+PROBE_PREFIX = "tracelens_probe_"
+BIGINT_RANGE = (-(2**63), 2**63 - 1)
 STRINGS_TABLE = "StringIds"
 # Statements that read no view: no plan to ask for (EXPLAIN of some of them fails anyway).
 _NO_READS = (
@@ -73,33 +80,43 @@ class LazyCache:
             if table in trace.tables
         }
         self.off = False  # the cache could not be written: read the export from now on
-        self._shown: dict[str, str] = {}  # table -> "sqlite" or "parquet": its view now
+        self._shown: dict[str, str] = {}  # table -> "sqlite", "parquet" or "probe": its view
+        self._probes: set[str] = set()  # tables whose probe exists
         self._busy = False
         self.con: duckdb.DuckDBPyConnection | None = None  # set by install
 
     # -- views -----------------------------------------------------------------------------
     def install(self, con) -> None:
-        """Point the views of completely cached tables at the entry (the rest stay on the
-        export, where the caller put them)."""
+        """Point the views of completely cached tables at the entry and the others at their
+        probes (a statement that reads them is planned before it runs: :meth:`prepare`)."""
         self.con = con
         if self.entry is not None:
             self._use_entry(con)
         for table in self.wanted:
-            self._shown[table] = "sqlite"
-            if self._complete(table):
-                self._show(con, table, "parquet")
+            self._show(con, table, "parquet" if self._complete(table) else "probe")
 
     def _complete(self, table: str, needed=None) -> bool:
         needed = self.wanted[table] if needed is None else needed
-        return set(needed) <= set(self.columns.get(table, ()))
+        return table in self.columns and set(needed) <= set(self.columns[table])
 
     def _show(self, con, table: str, source: str) -> None:
         if self._shown.get(table) == source:
             return
-        view = _schema.VIEWS_BY_TABLE[table][0]
+        view, columns = _schema.VIEWS_BY_TABLE[table]
         if source == "parquet":
             con.execute(_schema.view_sql(view, self.columns[table], "parquet", guard=False))
+        elif source == "probe":
+            probe = _schema._quote(PROBE_PREFIX + view)
+            if table not in self._probes:
+                typed = ", ".join(f"{_schema._quote(c)} {t}" for c, t in columns)
+                low, high = (", ".join([str(v)] * len(columns)) for v in BIGINT_RANGE)
+                nulls = ", ".join(["NULL"] * len(columns))
+                con.execute(f"CREATE OR REPLACE TEMP TABLE {probe} ({typed})")
+                con.execute(f"INSERT INTO {probe} VALUES ({low}), ({high}), ({nulls})")
+                self._probes.add(table)
+            con.execute(f"CREATE OR REPLACE VIEW {_schema._quote(view)} AS SELECT * FROM {probe}")
         else:
+            self.trace._read_export(con)
             con.execute(_schema.view_sql(view, self.trace.tables.get(table)))
         self._shown[table] = source
 
@@ -119,12 +136,16 @@ class LazyCache:
         import duckdb
 
         for table in partial:
-            self._show(con, table, "sqlite")
+            self._show(con, table, "probe")
         try:
             plan = con.execute("EXPLAIN (FORMAT json) " + query, parameters).fetchall()
         except duckdb.Error:
-            return  # not one plannable statement: it reads the export, as without a cache
-        needs = {t: c for t, c in scanned_columns(plan).items() if t in partial}
+            # not one plannable statement: it reads the export, as without a cache
+            for table in partial:
+                self._show(con, table, "sqlite")
+            return
+        read = probed_columns(plan)
+        needs = {t: read[t] & set(self.wanted[t]) for t in partial if t in read}
         missing = {t: c for t, c in needs.items() if not self._complete(t, c)}
         if missing and not self._write(con, missing):
             return
@@ -146,6 +167,7 @@ class LazyCache:
         cannot be written (a notice says so and the export is read from then on)."""
         import duckdb
 
+        self.trace._read_export(con)
         self._busy = True
         try:
             with cache.writing(self.settings, self.ident, self.trace._source_file) as entry:
@@ -198,7 +220,7 @@ class LazyCache:
         tables = []
         for table, needed in missing.items():
             have = set(self.columns.get(table, ()))
-            if set(needed) <= have:
+            if self._complete(table, needed):
                 continue  # another run cached it while this one waited for the lock
             if table == NVTX_TABLE:
                 # every NVTX column, the rowid (row_id) and the decoded text, as nvtx_text
@@ -227,6 +249,9 @@ class LazyCache:
 
     def _give_up(self, exc: Exception) -> None:
         self.off = True
+        for table in self.wanted:  # every statement from now on reads as it is
+            if not self._complete(table):
+                self._show(self.con, table, "sqlite")
         reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
         notice = (
             f"cannot cache {self.trace.path.name} in {self.settings.root} ({reason}); "
@@ -237,21 +262,24 @@ class LazyCache:
             self.trace._progress(notice, None)
 
 
-def scanned_columns(plan: list[tuple]) -> dict[str, set[str]]:
-    """nsys table -> the columns its ``SQLITE_SCAN`` nodes project, from the rows of an
-    ``EXPLAIN (FORMAT json)``."""
+def probed_columns(plan: list[tuple]) -> dict[str, set[str]]:
+    """nsys table -> the names its probe's scans project or filter on, from the rows of an
+    ``EXPLAIN (FORMAT json)`` (every word of those texts that could be a column: a word too
+    many only copies a column early)."""
+    probes = {PROBE_PREFIX + view: table for table, (view, _c) in _schema.VIEWS_BY_TABLE.items()}
     found: dict[str, set[str]] = {}
 
     def walk(node: dict) -> None:
         info = node.get("extra_info") or {}
-        if node.get("name") == "SQLITE_SCAN" and info.get("Table") in _schema.VIEWS_BY_TABLE:
-            table = info["Table"]
-            projected = info.get("Projections")
-            if projected is None:  # every column
-                projected = [c for c, _t in _schema.VIEWS_BY_TABLE[table][1]]
-            elif isinstance(projected, str):
-                projected = [projected]
-            found.setdefault(table, set()).update(projected)
+        name = str(info.get("Table", "")).rsplit(".", 1)[-1].strip('"')
+        if name in probes:
+            table = probes[name]
+            if "Projections" in info:
+                text = json.dumps([info["Projections"], info.get("Filters")])
+                words = set(re.findall(r"\w+", text))
+            else:  # a scan that does not say: every column
+                words = {c for c, _t in _schema.VIEWS_BY_TABLE[table][1]}
+            found.setdefault(table, set()).update(words)
         for child in node.get("children", ()):
             walk(child)
 

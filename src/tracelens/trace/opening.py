@@ -82,7 +82,7 @@ class InputMethods:
 
         self._real_path = self.path.resolve()
         self.parquet_dir = self._real_path
-        self._raw = _engine.connect()
+        self._raw = _engine.connect(sqlite=False)
         self.tables = inputs.parquet_tables(self._raw, self._real_path)
         self._raw.execute("SET VARIABLE parquet_dir = $d", {"d": str(self._real_path)})
         for table in self.tables:

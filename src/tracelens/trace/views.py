@@ -19,7 +19,9 @@ class ViewMethods:
 
         from .. import _engine
 
-        con = _engine.connect()
+        # The sqlite extension is loaded when the export is read (_read_export), not here:
+        # a parquetdir input never needs it, a cached trace only for what its cache lacks.
+        con = _engine.connect(sqlite=False)
         try:
             self._install_views(con)
         except duckdb.Error as exc:
@@ -31,18 +33,33 @@ class ViewMethods:
 
         return CachingConnection(con, self._lazy)
 
+    def _read_export(self, con) -> None:
+        """Make the export readable on ``con`` (DuckDB's sqlite extension), once."""
+        if not self._export_loaded:
+            from .. import _engine
+
+            _engine.load_sqlite(con)
+            self._export_loaded = True
+
     def _install_views(self, con) -> None:
         con.execute(_resources.query("_memcpy_labels"))
         if self.parquet_dir is not None:
             self._install_parquet(con, self.parquet_dir, self.tables)
         else:
             con.execute("SET VARIABLE trace_path = $path", {"path": str(self._real_path)})
-            for view, (table, _cols) in _schema.VIEWS.items():
-                con.execute(_schema.view_sql(view, self.tables.get(table)))
             self._lazy = self._lazy_cache()
+            # a cached trace's views are its LazyCache's (install below); the rest read the
+            # export, or are empty when the export lacks their table
+            lazy = self._lazy.wanted if self._lazy is not None else {}
+            for view, (table, _cols) in _schema.VIEWS.items():
+                if table not in lazy:
+                    if table in self.tables:
+                        self._read_export(con)
+                    con.execute(_schema.view_sql(view, self.tables.get(table)))
             if self._lazy is not None and "StringIds" in self._lazy.columns:
                 self._load_parquet_strings(con, self._lazy.entry)
             else:
+                self._read_export(con)
                 self._load_strings(con)
             if self._lazy is not None:
                 self._lazy.install(con)
