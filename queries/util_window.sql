@@ -9,6 +9,8 @@
 --                  too; false when the caller has read every GPU operation already and
 --                  takes their span itself (DuckDB then skips those scans: ~0.6 CPU s on a
 --                  5M-kernel trace read directly)
+--   $api  BOOLEAN  read the CUDA API calls too; false when the caller has read them
+--                  (util_calls.sql) and takes their span itself
 --
 -- Columns:
 --   first_ns  BIGINT  earliest start, ns from session start (NULL when there is no event)
@@ -20,7 +22,7 @@ WITH spans AS (
     UNION ALL
     SELECT min(start), max("end") FROM memsets WHERE $gpu
     UNION ALL
-    SELECT min(start), max("end") FROM runtime_calls
+    SELECT min(start), max("end") FROM runtime_calls WHERE $api
     UNION ALL
     SELECT min(start), max(coalesce("end", start)) FROM nvtx_events
     UNION ALL

@@ -17,8 +17,10 @@
 --   name_id       BIGINT   kernels: StringIds id of the demangled name; else NULL
 --   pid           BIGINT   operating-system pid of the launching process
 --   context       INTEGER  CUDA context id
---   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
---                          does not show it)
+--   correlation_id BIGINT  CUPTI correlation id: with pid, it names the API call that
+--                          launched the operation (launched_by in _shared.sql);
+--                          tracelens.util_calls looks that call up for the operations that
+--                          end an idle gap only (no join of every operation to its call)
 SELECT
     w.deviceId::INTEGER AS device,
     w.start::BIGINT AS start_ns,
@@ -28,11 +30,5 @@ SELECT
     w.name_id::BIGINT AS name_id,
     pid_of(w.globalPid)::BIGINT AS pid,
     w.contextId::INTEGER AS context,
-    r.start::BIGINT AS launch_start
+    w.correlationId::BIGINT AS correlation_id
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
--- launched_by() on one BIGINT key (the pid above CUPTI's 32-bit correlation id): DuckDB's
--- hash table of the 5M API calls of the 5M-kernel trace is ~40-90 MB smaller than on two.
-LEFT JOIN (
-    SELECT (pid_of(globalTid) << 32) | correlationId AS launch, start FROM runtime_calls
-) AS r
-    ON r.launch = (pid_of(w.globalPid) << 32) | w.correlationId

@@ -19,8 +19,9 @@
 --   name_id       BIGINT   kernels: StringIds id of the demangled name; else NULL
 --   short_id      BIGINT   kernels: StringIds id of the short name; else NULL
 --   pid           BIGINT   operating-system pid of the launching process
---   launch_start  BIGINT   start of the API call that launched it, ns (NULL when the trace
---                          does not show it)
+--   correlation_id BIGINT  CUPTI correlation id: with pid, it names the API call that
+--                          launched the operation (launched_by in _shared.sql; util looks
+--                          it up for the operations that end an idle gap, util_calls.sql)
 --   graph_id      BIGINT   graph-level CUDA graph replays: the replayed graph's graphId (the
 --                          step search's token for it, as steps_launches gives it); else NULL
 WITH work AS (
@@ -50,8 +51,6 @@ SELECT
     w.name_id::BIGINT AS name_id,
     w.short_id::BIGINT AS short_id,
     pid_of(w.globalPid)::BIGINT AS pid,
-    r.start::BIGINT AS launch_start,
+    w.correlationId::BIGINT AS correlation_id,
     w.graph_id::BIGINT AS graph_id
 FROM work AS w
-LEFT JOIN runtime_calls AS r
-    ON launched_by(w.globalPid, w.correlationId, r.globalTid, r.correlationId)

@@ -15,9 +15,11 @@ Kernels are classified on their demangled names by the category rules
 (``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
 distinct name once; the operations come from ``queries/util_work.sql`` (:func:`read_work`,
 one read that findings shares), or from ``queries/work_in_order.sql`` (the launch order the
-diff and the report share with the step search, :func:`work_in_order`)
-and the sweeps over them run in vectorized polars (:mod:`tracelens.util_sweep`, which says
-why not in DuckDB), so nothing runs per kernel in Python. Sync API names and collective kinds are data
+diff and the report share with the step search, :func:`work_in_order`), and the CUDA API
+calls from one read of them (:mod:`tracelens.util_calls`: the launching call of each
+operation that ends an idle gap, the synchronizing calls, their span); the sweeps run in
+vectorized polars (:mod:`tracelens.util_sweep`, which says why not in DuckDB), so nothing
+runs per kernel in Python. Sync API names and collective kinds are data
 (``data/util.toml``).
 """
 
@@ -34,6 +36,7 @@ from .categories import classify_column
 from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
+from .util_calls import HostCalls, read_calls
 from .util_sweep import (
     ACCOUNTING_COLUMNS,
     COMMUNICATION,
@@ -210,23 +213,29 @@ def _classes(
 
 
 def _window(
-    trace: Trace, where: EventFilter, work: pl.DataFrame | None = None
+    trace: Trace,
+    where: EventFilter,
+    work: pl.DataFrame | None = None,
+    calls: HostCalls | None = None,
 ) -> tuple[int | None, int | None]:
     """``where``'s start and end, each defaulting to the capture span's (util_window.sql:
     the span of TraceInfo without reading its counts). ``work``: the GPU operations of
     ``where`` already read; when ``where`` filters nothing they are all of them, and their
-    span stands in for the scans of the GPU tables."""
+    span stands in for the scans of the GPU tables. ``calls``: the API calls already read
+    (:func:`tracelens.util_calls.read_calls`); their span stands in for their scan."""
     t0, t1 = where.start_ns, where.end_ns
     if t0 is not None and t1 is not None:
         return t0, t1
     every_op = work is not None and all(v is None for v in where.params().values())
-    first, last = trace.query_rows("util_window", gpu=not every_op).data[0]
+    first, last = trace.query_rows("util_window", gpu=not every_op, api=calls is None).data[0]
+    spans = [] if calls is None else [(calls.first_ns, calls.last_ns)]
     if every_op and work.height:
         import polars as pl
 
-        span = work.select(pl.col("start_ns").min(), pl.col("end_ns").max()).row(0)
-        first = span[0] if first is None else min(first, span[0])
-        last = span[1] if last is None else max(last, span[1])
+        spans.append(work.select(pl.col("start_ns").min(), pl.col("end_ns").max()).row(0))
+    for lo, hi in spans:
+        first = lo if first is None else first if lo is None else min(first, lo)
+        last = hi if last is None else last if hi is None else max(last, hi)
     return (first if t0 is None else t0), (last if t1 is None else t1)
 
 
@@ -240,16 +249,20 @@ def _require_work(trace: Trace) -> None:
 
 
 def work_params(
-    trace: Trace, where: EventFilter | None, work: pl.DataFrame | None = None
+    trace: Trace,
+    where: EventFilter | None,
+    work: pl.DataFrame | None = None,
+    calls: HostCalls | None = None,
 ) -> dict[str, Any]:
     """The bound parameters every util-style sweep takes: the event filter (with
     ``selection``), the window ``t0``/``t1``, and the kernel classes (``name_ids``,
     ``work_classes``, ``collectives``) of the kernel names of ``work`` (the GPU operations
     of ``where`` already read: start_ns, end_ns, name_id) or, without it, of every kernel
-    name of the trace."""
+    name of the trace. ``calls``: the API calls already read (their span is the window's
+    too)."""
     where = where or EventFilter()
     _require_work(trace)
-    t0, t1 = _window(trace, where, work)
+    t0, t1 = _window(trace, where, work, calls)
     ids, classes, collectives = _classes(trace, None if work is None else work["name_id"])
     return {
         "selection": None,
@@ -265,7 +278,8 @@ def work_params(
 def work_in_order(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
     """Every GPU operation that passes ``where``, per device in start order (then stream,
     end, kind), with its kind, kernel name ids, process and launch time
-    (``queries/work_in_order.sql``, sorted here): what :func:`gpu_time_accounting` sweeps,
+    (``queries/work_in_order.sql``, sorted here; the launching call's correlation id, not
+    its start: :mod:`tracelens.util_calls` looks that up where util needs it): what :func:`gpu_time_accounting` sweeps,
     and (its kernels) what the step search and the diff's launch sequences read. Read it
     once and hand it to each of them."""
     rows = trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
@@ -292,7 +306,7 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
 
 def read_work(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
-    device, start_ns, end_ns, kind, name_id, pid, context, launch_start), by device and
+    device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
     start (rows that start together in any order). Read it once and hand it to each."""
     import polars as pl
 
@@ -318,15 +332,12 @@ def gpu_time_accounting(
     _require_work(trace)
     if work is None:
         work = read_work(trace, where)
-    params = work_params(trace, where, work)
+    calls = read_calls(trace, sync_api_regex())
+    params = work_params(trace, where, work, calls)
     ops = operations(work, params)
     del work
-    devices = device_sweep(
-        ops,
-        trace.query("util_sync_calls", sync_regex=sync_api_regex()),
-        params["t0"],
-        params["t1"],
-    )
+    devices = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"])
+    del calls
     causes = _idle_causes(devices)
     notes, sizes = [], None
     # Without communication kernels the sweep has nothing to hide: its empty frame, at once.
@@ -412,7 +423,7 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
         .otherwise(pl.lit(0, pl.Int32))
         .alias("collective"),
         "pid",
-        "launch_start",
+        "correlation_id",
     )
     return ops if inside and timed else ops.filter(pl.col("e") > pl.col("s"))
 

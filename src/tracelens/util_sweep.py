@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
+    from .util_calls import LaunchIndex
+
 __all__ = [
     "ACCOUNTING_COLUMNS",
     "DEVICE_COLUMNS",
@@ -43,8 +45,8 @@ KERNEL, MEMCPY, MEMSET, GRAPH = 0, 1, 2, 3
 #: the window, ns, e > s); cls (:data:`COMPUTE`, :data:`COMMUNICATION` or :data:`MEMORY`:
 #: memcpys, memsets, copy kernels; graph replays are compute); collective (communication
 #: kernels: 1 + the index of their collective kind; else 0); pid (of the launching process);
-#: launch_start (start of the launching API call, ns; null when unknown).
-OPS_COLUMNS = ("device", "s", "e", "cls", "collective", "pid", "launch_start")
+#: correlation_id (with pid, it names the launching API call: :mod:`tracelens.util_calls`).
+OPS_COLUMNS = ("device", "s", "e", "cls", "collective", "pid", "correlation_id")
 
 #: The time accounting of a device (times in ns), in order: what ``Util.frame`` shows.
 ACCOUNTING_COLUMNS = (
@@ -113,11 +115,15 @@ def union_ns(intervals: pl.DataFrame) -> int:
     return sum(int(part.select(_union()).item()) for _, part in _device_slices(intervals))
 
 
-def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) -> pl.DataFrame:
+def device_sweep(
+    ops: pl.DataFrame, sync_calls: pl.DataFrame, launches: LaunchIndex, t0: int, t1: int
+) -> pl.DataFrame:
     """One row per device with operations (:data:`DEVICE_COLUMNS`), by device.
 
     ``ops``: :data:`OPS_COLUMNS`, sorted by device and s.
-    ``sync_calls``: pid, start, end of the synchronizing API calls (util_sync_calls.sql).
+    ``sync_calls``: pid, start, end of the synchronizing API calls (``HostCalls.syncs``).
+    ``launches``: the start of each operation's launching call, looked up for the
+    operations that end a gap only (``HostCalls.launches``).
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
     were launched after the gap began, while the process was blocked in a synchronizing
     call overlapping the gap ('sync': the first such call of the process to end after the
@@ -156,7 +162,7 @@ def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) 
                 u["last"],
                 u["first"] - t0,
                 t1 - u["last"],
-                *_gap_causes(part, syncs),
+                *_gap_causes(part, syncs, launches),
             )
         )
     schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
@@ -166,7 +172,7 @@ def device_sweep(ops: pl.DataFrame, sync_calls: pl.DataFrame, t0: int, t1: int) 
     return frame
 
 
-def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame) -> tuple[int, ...]:
+def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) -> tuple[int, ...]:
     """The idle gaps of one device's operations by cause: sync_ns, sync_gaps,
     launch_bound_ns, launch_bound_gaps, unexplained_ns, unexplained_gaps."""
     import polars as pl
@@ -175,17 +181,20 @@ def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame) -> tuple[int, ...]:
     # An operation that starts after the latest end of the earlier ones ends a gap. Of
     # operations that start together (peers) only the first can, and the peers launch
     # the gap's next work together: the earliest launch and the smallest process among
-    # them. Most operations have no peer, so only tied gap ends are looked up.
+    # them. Most operations have no peer, so only tied gap ends are looked up. Only
+    # these operations need their launching call: it is looked up for them alone.
     gaps = part.select(
         "s",
         "pid",
-        "launch_start",
+        "correlation_id",
         pl.col("e").cum_max().shift(1).alias("gap_start"),
         (s == s.shift(-1)).fill_null(False).alias("tied"),
     ).filter(s > pl.col("gap_start"))
+    gaps = gaps.with_columns(launches.launch_starts(gaps)).drop("correlation_id")
     if gaps["tied"].any():
+        peers = part.filter(s.is_in(gaps.filter("tied")["s"].implode()))
         peers = (
-            part.filter(s.is_in(gaps.filter("tied")["s"].implode()))
+            peers.with_columns(launches.launch_starts(peers))
             .group_by("s")
             .agg(pl.col("launch_start").min().alias("peer_launch"), pl.col("pid").min())
         )

@@ -4,6 +4,9 @@ while the host sat in cudaStreamSynchronize, and a second device with a copy ker
 
 from __future__ import annotations
 
+import io
+
+import polars as pl
 import pytest
 from fixtures.builder import DIRECT_COPY, XMMA_GEMM
 
@@ -11,6 +14,7 @@ import tracelens
 from queries.golden import GOLDEN, assert_golden
 from tracelens.synth import TraceBuilder
 from tracelens.util import sync_api_regex, work_params
+from tracelens.util_calls import read_calls
 from tracelens.util_sweep import communication_sweep, device_sweep
 
 PID = 5150
@@ -60,12 +64,17 @@ def test_util_name_texts(trace_path):
 
 def test_util_window(trace_path):
     """From the first API call (1_000_000 - 50) to the last end (the kernel at +500)."""
-    assert_golden(trace_path, "util_window", "span", gpu=True)
+    assert_golden(trace_path, "util_window", "span", gpu=True, api=True)
 
 
 def test_util_window_without_gpu(trace_path):
     """The GPU tables left out: to the end of the last API call (the launch at +390)."""
-    assert_golden(trace_path, "util_window", "api_and_nvtx", gpu=False)
+    assert_golden(trace_path, "util_window", "api_and_nvtx", gpu=False, api=True)
+
+
+def test_util_window_without_gpu_or_api(trace_path):
+    """The GPU tables and the API calls left out: the NCCL NVTX range alone (-45 .. -35)."""
+    assert_golden(trace_path, "util_window", "nvtx_only", gpu=False, api=False)
 
 
 def test_work_in_order(trace_path):
@@ -97,8 +106,10 @@ def _ops(path, **where):
 
 
 # The operations the sweeps read were a query of their own (util_ops.sql) before they were
-# derived from work_in_order: its golden CSVs, unchanged but for their names
-# (util_operations__*.csv), are what util.operations must give.
+# derived from work_in_order: its golden CSVs (util_operations__*.csv, renamed), are what
+# util.operations must give; since the launching call is looked up for the gap-ending
+# operations only, their last column is the correlation id (1..6 in the order the fixture
+# makes the calls; 4 is the sync) where it was that call's start.
 @pytest.mark.parametrize(
     ("case", "where"),
     [("two_devices", {}), ("window", {"start_ns": 1_000_060, "end_ns": 1_000_450})],
@@ -108,8 +119,14 @@ def test_util_operations(trace_path, case, where):
     assert _ops(trace_path, **where).write_csv() == expected
 
 
-def test_util_sync_calls(trace_path):
-    assert_golden(trace_path, "util_sync_calls", "one_sync", sync_regex=sync_api_regex())
+def test_util_calls(trace_path):
+    """Every API call, one cudaStreamSynchronize among them (sync); by start here (the
+    query leaves the order to its reader)."""
+    from queries.golden import query_csv
+
+    text = query_csv(trace_path, "util_calls", sync_regex=sync_api_regex())
+    rows = pl.read_csv(io.StringIO(text)).sort("start")
+    assert rows.write_csv() == (GOLDEN / "util_calls__one_sync.csv").read_text()
 
 
 # The sweeps over the operations (tracelens.util_sweep) have goldens too: the CSVs the SQL
@@ -121,8 +138,9 @@ def _sweep_csv(path, sweep, **where):
     ops = _ops(path, **where)
     with tracelens.open(path) as trace:
         if sweep == "util_devices":
-            syncs = trace.query("util_sync_calls", sync_regex=sync_api_regex())
-            return device_sweep(ops, syncs, params["t0"], params["t1"]).write_csv()
+            calls = read_calls(trace, sync_api_regex())
+            t0, t1 = params["t0"], params["t1"]
+            return device_sweep(ops, calls.syncs, calls.launches, t0, t1).write_csv()
         return communication_sweep(ops, _collective_kinds(params)).write_csv()
 
 
@@ -143,3 +161,62 @@ def test_util_nccl_ranges(trace_path):
     assert_golden(
         trace_path, "util_nccl_ranges", "one_range", prepare=tracelens.Trace.load_nvtx_text
     )
+
+
+# The idle causes look each gap-ending operation's launching call up (util_calls): a trace
+# of one device whose gaps (100 ns each) cover the cases. By hand: launch_bound 2 gaps
+# (B; E+F), unexplained 2 (C+D; G), sync 1 (H); before_first 50 (from the first call).
+@pytest.fixture(scope="module")
+def gaps_path(tmp_path_factory):
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 2_000_000
+
+    def op(start, at=None, *, stream=7):
+        cid = None if at is None else b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5)
+        cid = b.correlation_id() if cid is None else cid  # no call has it: none launched it
+        b.kernel(XMMA_GEMM, start=start, end=start + 100, stream=stream, correlation_id=cid)
+
+    op(t, t - 50)  # A
+    op(t + 200, t + 150)  # B: launched after the gap [100, 200] began: launch_bound
+    # C and D start together after [300, 400]: the earlier launch (C's, before the gap
+    # began) decides: the work was queued, unexplained.
+    op(t + 400, t + 250)
+    op(t + 400, t + 350, stream=8)
+    # E (no API call) and F start together after [500, 600]: F's launch, after the gap
+    # began, decides: launch_bound.
+    op(t + 600)
+    op(t + 600, t + 550, stream=8)
+    op(t + 800)  # G, after [700, 800], no API call: unexplained
+    b.runtime("cudaStreamSynchronize_v3020", start=t + 880, end=t + 950)
+    op(t + 1000, t + 960)  # H, after [900, 1000], launched as the host left a sync: sync
+    path = tmp_path_factory.mktemp("util_gaps") / "util_gaps.sqlite"
+    b.write(path)
+    return path
+
+
+def test_util_devices_gap_causes(gaps_path):
+    expected = (GOLDEN / "util_devices__gap_causes.csv").read_text()
+    assert _sweep_csv(gaps_path, "util_devices") == expected
+
+
+def _launch_index(calls):
+    from tracelens.util_calls import LaunchIndex
+
+    return LaunchIndex(pl.DataFrame(calls, schema=["pid", "correlation_id", "start"], orient="row"))
+
+
+@pytest.mark.parametrize("far_id", [3, 50_000_000])  # dense slots; sparse ids: hashed
+def test_launch_index(far_id):
+    """The earliest of two calls that share a (pid, correlation id); null for an id, a
+    process or a NULL the calls lack; the same answers whether the ids are dense or not."""
+    index = _launch_index(
+        [(7, 1, 100), (7, 2, 250), (7, 2, 200), (7, far_id, 300), (9, 1, 400), (None, 4, 1)]
+    )
+    ops = pl.DataFrame(
+        [(7, 2), (7, far_id), (9, 1), (9, 2), (8, 1), (7, None), (None, 1), (7, 0)],
+        schema=["pid", "correlation_id"],
+        orient="row",
+    )
+    assert index.launch_starts(ops).to_list() == [200, 300, 400, None, None, None, None, None]

@@ -1,0 +1,136 @@
+"""The CUDA runtime API calls util reads, from one read of them (``queries/util_calls.sql``):
+the start of the call that launched each GPU operation that ends an idle gap, the
+synchronizing calls, and the span of the calls.
+
+Why not a join in the read of the GPU work: each operation's launching call is needed only
+where the operation ends an idle gap (util's idle causes), yet a LEFT JOIN of every
+operation to the API calls built a hash table of every call (5M on the 5M-kernel
+benchmark: about half of ``util``'s CPU time). Here the calls are indexed once by
+(process, correlation id), the match of ``launched_by`` in ``queries/_shared.sql``, and the
+gap-ending operations look their call up by position: CUPTI numbers correlation ids from 1
+per process, so a table with one slot per (process, id) between the smallest and the
+largest id is dense (~0.1 CPU s for 5M calls, against ~0.8 for DuckDB's hash join). Sparse
+ids fall back to a hash join of the looked-up operations alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+__all__ = ["HostCalls", "LaunchIndex", "read_calls"]
+
+# A slot table larger than this many slots per call (or than the floor) is sparse: hash.
+_SLOTS_PER_CALL = 4
+_SLOTS_FLOOR = 1 << 20
+
+
+class LaunchIndex:
+    """The start of the API call of each (pid, correlation id): the earliest, should two
+    calls share one (the join it replaces matched both; util's idle causes take the
+    earliest launch of the operations that end a gap)."""
+
+    def __init__(self, calls: pl.DataFrame) -> None:
+        """``calls``: pid, correlation_id, start (nulls allowed: they match nothing)."""
+        import polars as pl
+
+        calls = calls.drop_nulls(["pid", "correlation_id"])
+        self._pids = calls["pid"].unique().sort()
+        lo, hi = calls["correlation_id"].min(), calls["correlation_id"].max()
+        self._lo = lo or 0
+        self._width = 0 if hi is None else hi - lo + 1
+        size = self._width * self._pids.len()
+        self._starts: pl.Series | None = None
+        self._by_key: pl.DataFrame | None = None
+        if size <= max(_SLOTS_PER_CALL * calls.height, _SLOTS_FLOOR):
+            self._starts = self._table(calls, size)
+        else:
+            key = ["pid", "correlation_id"]
+            self._by_key = calls.group_by(key).agg(pl.col("start").min())
+
+    def _table(self, calls: pl.DataFrame, size: int) -> pl.Series:
+        """The slot table: each slot's earliest call start (null: no call)."""
+        import polars as pl
+
+        slot = self._slots(calls)
+        start = calls["start"]
+        table = pl.repeat(None, size, dtype=pl.Int64, eager=True).scatter(slot, start)
+        # One arbitrary call of each slot won; where another of that slot started earlier,
+        # take the earliest (none do when every call has its own id, as CUPTI gives them).
+        shared = (table.gather(slot) != start).fill_null(True)
+        if shared.any():
+            lost = slot.filter(shared).unique().implode()
+            earliest = (
+                pl.DataFrame({"slot": slot, "start": start})
+                .filter(pl.col("slot").is_in(lost))
+                .group_by("slot")
+                .agg(pl.col("start").min())
+            )
+            table = table.scatter(earliest["slot"], earliest["start"])
+        return table
+
+    def _slots(self, frame: pl.DataFrame) -> pl.Series:
+        """The slot of each row of ``frame`` (pid, correlation_id); null when the calls have
+        no such process or the id lies outside theirs."""
+        import polars as pl
+
+        pid, cid = pl.col("pid"), pl.col("correlation_id")
+        n = self._pids.len()
+        if n == 0:
+            return pl.repeat(None, frame.height, dtype=pl.Int64, eager=True)
+        in_range = (cid >= self._lo) & (cid < self._lo + self._width)
+        if n == 1:  # one process (the usual case): no search for its rank
+            known, rank = (pid == self._pids[0]) & in_range, pl.lit(0, pl.Int64)
+        else:
+            rank = pl.lit(self._pids).search_sorted(pid.fill_null(0)).cast(pl.Int64)
+            found = pl.lit(self._pids).gather(rank.clip(0, n - 1)) == pid
+            known = pid.is_not_null() & (rank < n) & found & in_range
+        slot = rank * self._width + (cid - self._lo)
+        return frame.select(pl.when(known).then(slot).alias("slot")).to_series()
+
+    def launch_starts(self, ops: pl.DataFrame) -> pl.Series:
+        """The start of the call that launched each row of ``ops`` (pid, correlation_id),
+        in row order; null where the export has no such call."""
+        import polars as pl
+
+        if self._starts is not None:
+            slot = self._slots(ops)
+            return self._starts.gather(slot).alias("launch_start")
+        found = ops.select("pid", "correlation_id").join(
+            self._by_key, on=["pid", "correlation_id"], how="left", maintain_order="left"
+        )
+        return found["start"].alias("launch_start").cast(pl.Int64)
+
+
+@dataclass(frozen=True)
+class HostCalls:
+    """What util reads of the CUDA API calls (see the module docstring). ``launches``:
+    the launching calls by (pid, correlation id); ``syncs``: pid, start, end of the calls
+    that block the host until GPU work is done, by end; ``first_ns``/``last_ns``: the
+    earliest start and latest end of any call (None without calls)."""
+
+    launches: LaunchIndex
+    syncs: pl.DataFrame
+    first_ns: int | None
+    last_ns: int | None
+
+
+def read_calls(trace: Trace, sync_regex: str) -> HostCalls:
+    """The CUDA API calls of ``trace`` as util reads them, in one read; ``sync_regex``: the
+    full-match regex of the synchronizing API names (``util.sync_api_regex``)."""
+    import polars as pl
+
+    calls = trace.query("util_calls", sync_regex=sync_regex)
+    first, last = calls.select(pl.col("start").min(), pl.col("end").max()).row(0)
+    syncs = (
+        calls.filter(pl.col("sync").fill_null(False))
+        .select("pid", "start", "end")
+        .sort("pid", "end", "start")
+    )
+    launches = LaunchIndex(calls.select("pid", "correlation_id", "start"))
+    return HostCalls(launches, syncs, first, last)
