@@ -1,9 +1,10 @@
--- fingerprint_launches: every kernel launch as a fingerprint sees it: device, its kernel
--- variant (normalized name and launch configuration, as two integers), a code of it (for the
--- block digests), the id of its NVTX path and its launch order keys. Integers only: the
--- path's labels are joined back per unit (fingerprint_path_regions, fingerprint_paths), not
--- per launch. No step yet (fingerprint_launch_steps adds them). Used as the body of the temp
--- view fp_launches; no parameters (a view cannot bind them).
+-- fingerprint_launches: every kernel launch as a fingerprint sees it, read once: what the
+-- step search needs (device, stream, start, end, name id: tracelens.steps' launch sequence)
+-- and what the units need (the kernel variant as two integers, a code of it for the block
+-- digests, the id of its NVTX path, its launch order keys). Integers only: the path's
+-- labels are joined back per region (fingerprint_path_regions, fingerprint_paths), not per
+-- launch. Unordered: tracelens.fingerprint.units sorts it (on one packed integer key, a
+-- fraction of what an ORDER BY of the same columns costs). No parameters.
 --
 -- Inputs (temp tables the library creates):
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
@@ -12,8 +13,13 @@
 --   fp_paths(pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
 --
 -- Columns:
---   device          BIGINT     CUDA device ordinal
---   step            BIGINT     NULL (see fingerprint_launch_steps)
+--   device          INTEGER    CUDA device ordinal
+--   stream          BIGINT     CUDA stream id (the step search's order of launches that
+--                              start together)
+--   start_ns        BIGINT     GPU start, ns from session start (breaks ties of one call:
+--                              CUDA graph kernels)
+--   end_ns          BIGINT     GPU end, ns
+--   name_id         BIGINT     StringIds id of the demangled name
 --   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
 --                              in fp_path_lists); NULL outside any NVTX range
 --   variant_hi      BIGINT     the kernel variant (normalized name, grid, block) as two
@@ -24,29 +30,34 @@
 --                              2^7 + (block_z + 1), NULL as 0. Fields do not overlap within
 --                              CUDA's limits (grid 2^31-1 x 65535 x 65535, block 1024 x 1024 x
 --                              64); a launch beyond them stops the query with 'fingerprint:
---                              launch configuration beyond CUDA limits'. fingerprint_units
---                              joins the two into one HUGEINT (hi * 2^63 + lo) where few rows
---                              remain (HUGEINT arithmetic on every launch costs seconds)
---   code            BIGINT     31-bit code of (normalized name, grid, block): name_code plus
+--                              launch configuration beyond CUDA limits'. Both NULL for a
+--                              kernel whose name is not in fp_names (the step search counts
+--                              it; the fingerprint leaves it out). fingerprint_units joins
+--                              the two into one HUGEINT (hi * 2^63 + lo) per variant
+--   code            INTEGER    31-bit code of (normalized name, grid, block): name_code plus
 --                              each dimension (+1, NULL as 0) times its own prime, mod 2^31-1
 --   correlation_id  BIGINT     CUDA call order within the process
---   start           BIGINT     GPU start, ns (breaks ties of one call: CUDA graph kernels)
 SELECT
-    k.deviceId AS device,
-    NULL::BIGINT AS step,
+    k.deviceId::INTEGER AS device,
+    k.streamId AS stream,
+    k.start AS start_ns,
+    k."end" AS end_ns,
+    k.demangledName AS name_id,
     p.path_id,
     CASE
+        WHEN n.norm_id IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')
         ELSE n.norm_id * 4294967296 + (coalesce(k.gridX, -1) + 1)
     END AS variant_hi,
     CASE
-        WHEN NOT k.beyond_limits THEN (coalesce(k.gridY, -1) + 1) * 70368744177664
+        WHEN n.norm_id IS NOT NULL AND NOT k.beyond_limits
+            THEN (coalesce(k.gridY, -1) + 1) * 70368744177664
             + (coalesce(k.gridZ, -1) + 1) * 536870912
             + (coalesce(k.blockX, -1) + 1) * 262144
             + (coalesce(k.blockY, -1) + 1) * 128
             + (coalesce(k.blockZ, -1) + 1)
     END AS variant_lo,
-    (
+    ((
         n.name_code
         + (coalesce(k.gridX, -1) + 1) * 1000003
         + (coalesce(k.gridY, -1) + 1) * 10007
@@ -54,9 +65,8 @@ SELECT
         + (coalesce(k.blockX, -1) + 1) * 7919
         + (coalesce(k.blockY, -1) + 1) * 131
         + (coalesce(k.blockZ, -1) + 1) * 17
-    ) % 2147483647 AS code,
-    k.correlationId AS correlation_id,
-    k.start
+    ) % 2147483647)::INTEGER AS code,
+    k.correlationId AS correlation_id
 FROM (
     SELECT
         *,
@@ -68,5 +78,5 @@ FROM (
         ) AS beyond_limits
     FROM kernels
 ) AS k
-JOIN fp_names AS n ON n.name_id = k.demangledName
+LEFT JOIN fp_names AS n ON n.name_id = k.demangledName
 LEFT JOIN fp_paths AS p ON p.pid = pid_of(k.globalPid) AND p.correlation_id = k.correlationId

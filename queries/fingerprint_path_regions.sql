@@ -8,21 +8,19 @@
 -- launches have no region id).
 -- The body of the temp table fp_path_regions; no parameters.
 --
--- Inputs: the temp tables fp_unit_launches (fingerprint_launch_steps), fp_path_lists
+-- Inputs: the temp tables fp_region_keys (device, step, path_id: the distinct keys of the
+-- launches that have a path, tracelens.fingerprint.units), fp_path_lists
 -- (fingerprint_range_paths) and fp_steps (device, step, start_ns, end_ns, cpu_start_ns,
 -- cpu_end_ns; the CPU span NULL for period steps).
 --
 -- Columns:
 --   device     BIGINT     CUDA device ordinal
 --   step       BIGINT     1-based step number, or NULL
---   path_id    BIGINT     fp_unit_launches.path_id
+--   path_id    BIGINT     fingerprint_launches.path_id
 --   region_id  BIGINT     the region's id, 1-based, in the order of the label lists (the
 --                         same list has the same id on every device and step)
 --   region     VARCHAR[]  NVTX labels below the step, outermost first
-WITH keys AS (
-    SELECT DISTINCT device, step, path_id FROM fp_unit_launches WHERE path_id IS NOT NULL
-),
-regions AS (
+WITH regions AS (
     SELECT
         k.device,
         k.step,
@@ -37,7 +35,7 @@ regions AS (
             END,
             lambda r: r.label
         ) AS region
-    FROM keys AS k
+    FROM fp_region_keys AS k
     JOIN fp_path_lists AS l ON l.path_id = k.path_id
     LEFT JOIN fp_steps AS st ON st.device = k.device AND st.step = k.step
 )

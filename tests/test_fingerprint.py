@@ -32,7 +32,7 @@ def demo_docs():
     return _doc(demo_path("bs1")), _doc(demo_path("bs16"))
 
 
-def _no_steps(trace):
+def _no_steps(trace, *_launches):
     """A capture without structure: what fingerprint sees when trace.steps() finds none."""
     return {"method": "none", "count": 0}, []
 
@@ -269,8 +269,9 @@ def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
     assert fp.compare(bs1, bs1).identical
 
 
-def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
-    """No per-launch rows reach Python: every query result is smaller than the launches."""
+def test_the_launches_are_read_once(tmp_path, monkeypatch):
+    """One query reads the launches (fingerprint_launches); the step search takes its
+    sequence from it (no steps_launches), and every other result is per name, unit or entry."""
     path = build_run(tmp_path / "r.sqlite", Run(steps=30, layers=4, nvtx=False))
     heights = []
     for method in ("query", "query_rows"):
@@ -284,9 +285,12 @@ def test_the_aggregation_happens_in_duckdb(tmp_path, monkeypatch):
         monkeypatch.setattr(tracelens.Trace, method, counting)
     doc = _doc(path)
     assert doc["launches"] == 30 * (1 + 4 * 3)
-    assert {n for n, _h in heights} >= {"fingerprint_names", "fingerprint_paths"}
-    ours = [h for n, h in heights if n.startswith("fingerprint")]
-    assert ours and max(ours) <= 30 < doc["launches"] / 10  # strings or units (30 steps)
+    assert doc["steps"] == {"method": "period", "count": 30}
+    names = [n for n, _h in heights]
+    assert set(names) >= {"fingerprint_names", "fingerprint_launches", "fingerprint_paths"}
+    assert "steps_launches" not in names
+    assert [n for n, h in heights if h >= doc["launches"]] == ["fingerprint_launches"]
+    assert max(h for n, h in heights if n != "fingerprint_launches") <= 30  # strings, units
 
 
 def test_many_strings_take_the_extra_scan_and_give_the_same_document(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 
+import polars as pl
 import pytest
 from fixtures.fingerprint_runs import Run, build_run
 
@@ -15,6 +16,7 @@ from queries.golden import GOLDEN
 from tracelens._resources import query
 
 build_module = importlib.import_module("tracelens.fingerprint.build")
+units = importlib.import_module("tracelens.fingerprint.units")
 
 
 def _csv(trace, name: str, *, sort: bool = False, **params) -> str:
@@ -67,6 +69,15 @@ def _sorted_csv(trace, name: str, order: str, **params) -> str:
     cols = [r[0] for r in con.execute("DESCRIBE golden_result").fetchall()]
     casts = ", ".join(f'CAST("{c}" AS VARCHAR) AS "{c}"' for c in cols)
     return con.execute(f"SELECT {casts} FROM golden_result").pl().write_csv()
+
+
+def _table_csv(trace, table: str, order: str) -> str:
+    """A temp table the library built from a query (its inputs are gone), in ``order`` (of
+    the table's columns, as ``t.column``)."""
+    con = trace.db
+    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+    casts = ", ".join(f'CAST("{c}" AS VARCHAR) AS "{c}"' for c in cols)
+    return con.execute(f"SELECT {casts} FROM {table} AS t ORDER BY {order}").pl().write_csv()
 
 
 def test_fingerprint_nvtx_paths(run_trace):
@@ -189,50 +200,85 @@ STEPS = [
 ]
 
 
-def _inputs(trace, steps: bool) -> None:
+def _inputs(trace, steps: bool):
+    """fp_names, the NVTX paths, fp_steps and the launches read with their steps (the
+    frame units.with_steps gives); the launches' frame for fingerprint_launches' golden."""
     names = build_module._names(trace)
-    build_module._create_inputs(trace, names.rows, STEPS if steps else [])
+    build_module._create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
+    build_module._create_paths(trace)
+    launches = units.read_launches(trace)
+    rows = STEPS if steps else []
+    build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
+    return launches, units.with_steps(launches, units.start_order(launches), rows)
 
 
-def _regions(trace) -> None:
-    """fp_path_regions, which fingerprint_units reads (run_trace has NVTX paths)."""
-    trace.db.execute(
-        "CREATE OR REPLACE TEMP TABLE fp_path_regions AS " + query("fingerprint_path_regions")
-    )
+def _frame_csv(frame) -> str:
+    return frame.select(pl.all().cast(pl.String)).write_csv()
 
 
 def test_fingerprint_launches(run_trace):
-    _inputs(run_trace, steps=False)
-    _check(_csv(run_trace, "fingerprint_launches", sort=True), "fingerprint_launches", "run")
+    launches, _ = _inputs(run_trace, steps=False)
+    csv = _frame_csv(launches.sort("correlation_id", "start_ns"))
+    _check(csv, "fingerprint_launches", "run")
 
 
-def test_fingerprint_launch_steps(run_trace):
-    _inputs(run_trace, steps=True)
-    _check(
-        _csv(run_trace, "fingerprint_launch_steps", sort=True), "fingerprint_launch_steps", "run"
+def test_launch_steps_are_the_gpu_windows_that_hold_their_start(run_trace):
+    """Step 1's GPU window is 1_000_006_000-1_000_041_500 ns, step 2's 1_000_058_000-
+    1_000_097_500 (STEPS): calls 1-7 launched in the first, 8-15 in the second (what the
+    ASOF join of fingerprint_launch_steps gave)."""
+    _, frame = _inputs(run_trace, steps=True)
+    rows = frame.sort("correlation_id").select("correlation_id", "step").rows()
+    assert rows == [(c, 1 if c <= 7 else 2) for c in range(1, 16)]
+
+
+def test_a_launch_after_its_steps_end_or_before_the_first_has_no_step():
+    launches = pl.DataFrame(
+        {
+            "device": pl.Series([0, 0, 0, 0, 1, 1], dtype=pl.Int32),
+            "start_ns": [5, 10, 25, 31, 10, 40],
+            "stream": [7] * 6,
+            "end_ns": [6, 11, 26, 32, 11, 41],
+            "path_id": [None] * 6,
+            "variant_hi": [1] * 6,
+            "variant_lo": [1] * 6,
+            "code": [3] * 6,
+            "correlation_id": [1, 2, 3, 4, 5, 6],
+        }
     )
+    steps = [(0, 1, 10, 20, None, None), (0, 2, 30, 40, None, None), (1, 1, 0, 50, None, None)]
+    frame = units.with_steps(launches, units.start_order(launches), steps)
+    assert frame.sort("correlation_id")["step"].to_list() == [None, 1, None, 2, 1, 1]
+
+
+def _regions(trace, frame):
+    """fp_path_regions (run_trace has NVTX paths), and the launches with their region id."""
+    return units.with_regions(trace, frame)
 
 
 @pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
 def test_fingerprint_path_regions(run_trace, steps):
     """Without steps a region is the whole path (step_N, layers.L); with them the step's own
     range is left out, and every layer has the same region id in every step."""
-    _inputs(run_trace, steps)
+    _, frame = _inputs(run_trace, steps)
+    _regions(run_trace, frame)
     case = "steps" if steps else "no_steps"
-    _check(_csv(run_trace, "fingerprint_path_regions"), "fingerprint_path_regions", case)
+    csv = _table_csv(run_trace, "fp_path_regions", "t.device, t.step NULLS FIRST, t.path_id")
+    _check(csv, "fingerprint_path_regions", case)
+
+
+def _units(trace, steps: bool, block: int) -> None:
+    _, frame = _inputs(trace, steps)
+    units.create_units(trace, _regions(trace, frame), block)
 
 
 @pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
 def test_fingerprint_units(run_trace, steps):
-    _inputs(run_trace, steps)
-    _regions(run_trace)
+    """fp_units as the library builds it (units.unit_rows, fingerprint_units): the golden
+    the one-query version of it gave."""
+    _units(run_trace, steps, block=3)
     case = "steps" if steps else "no_steps"
-    _check(_csv(run_trace, "fingerprint_units", block=3), "fingerprint_units", case)
-
-
-def _units(trace, steps: bool, block: int) -> None:
-    _inputs(trace, steps)
-    build_module._create_units(trace, True, block)
+    order = "t.device, t.step NULLS FIRST, t.first_correlation"
+    _check(_table_csv(run_trace, "fp_units", order), "fingerprint_units", case)
 
 
 def test_fingerprint_variants(run_trace):

@@ -30,6 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .units import read_launches, start_order
+
 if TYPE_CHECKING:
     from ..trace import Trace
 
@@ -136,9 +138,12 @@ def _variant(names: _Names, key: tuple) -> dict[str, Any]:
     }
 
 
-def _steps_rows(trace: Trace) -> tuple[dict[str, Any], list[tuple]]:
-    """(the document's ``steps`` description, rows for fp_steps) from ``trace.steps()``."""
-    steps = trace.steps()
+def _steps_rows(trace: Trace, launches, order) -> tuple[dict[str, Any], list[tuple]]:
+    """(the document's ``steps`` description, rows for fp_steps) from the step search
+    (``trace.steps()``, handed the launch sequence already read: ``units.find_launch_steps``)."""
+    from .units import find_launch_steps
+
+    steps = find_launch_steps(trace, launches, order)
     if steps.method == "none" or steps.frame.is_empty():
         return {"method": "none", "count": 0}, []
     cols = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
@@ -149,26 +154,6 @@ def _steps_rows(trace: Trace) -> tuple[dict[str, Any], list[tuple]]:
 def _has_nvtx_ranges(trace: Trace) -> bool:
     sql = 'SELECT count(*) FROM nvtx_events WHERE is_nvtx_range(eventType, "end")'
     return bool(trace.db.execute(sql).fetchone()[0])
-
-
-def _create_inputs(trace: Trace, name_rows: list[tuple], step_rows: list[tuple]) -> bool:
-    """The temp tables and views fingerprint_units reads; True when NVTX paths were found."""
-    from .._resources import query
-
-    _create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), name_rows)
-    step_columns = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
-    _create_table(trace, "fp_steps", step_columns, step_rows)
-    con = trace.db
-    nvtx = _create_paths(trace)
-    con.execute("CREATE OR REPLACE TEMP VIEW fp_launches AS " + query("fingerprint_launches"))
-    # Without steps the ASOF join would still sort every launch: leave it out.
-    units_input = query("fingerprint_launch_steps") if step_rows else "SELECT * FROM fp_launches"
-    # With NVTX paths the launches are read twice (their distinct paths, then the sort):
-    # kept as a table, so that the trace (a direct SQLite read costs about a census) and
-    # the join with every call's path are read once. Without, they are read once: a view.
-    kind = "TABLE" if nvtx else "VIEW"
-    con.execute(f"CREATE OR REPLACE TEMP {kind} fp_unit_launches AS " + units_input)
-    return nvtx
 
 
 def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -186,23 +171,25 @@ def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[
         con.unregister(f"_{name}_rows")
 
 
-def _create_units(trace: Trace, nvtx: bool, block: int) -> None:
-    """fp_path_regions and fp_units, the tables fingerprint_variants and fingerprint_paths
-    read; the launches are dropped after (the biggest memory the fingerprint holds)."""
-    from .._resources import query
+def _create_units(trace: Trace, launches, order, step_rows: list[tuple], nvtx: bool) -> None:
+    """fp_steps, fp_path_regions and fp_units, the tables fingerprint_variants and
+    fingerprint_paths read, from the launches read once (``units``)."""
+    import polars as pl
 
-    con = trace.db
+    from . import units
+
+    step_columns = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
+    _create_table(trace, "fp_steps", step_columns, step_rows)
+    frame = units.with_steps(launches, order, step_rows)
     if nvtx:
-        regions = query("fingerprint_path_regions")
-        con.execute("CREATE OR REPLACE TEMP TABLE fp_path_regions AS " + regions)
+        frame = units.with_regions(trace, frame)
     else:
-        con.execute(
+        trace.db.execute(
             "CREATE OR REPLACE TEMP TABLE fp_path_regions (device BIGINT, step BIGINT, "
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
-    units = query("fingerprint_units")
-    con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + units, {"block": block})
-    con.execute(f"DROP {'TABLE' if nvtx else 'VIEW'} fp_unit_launches")
+        frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
+    units.create_units(trace, frame, settings().block_launches)
 
 
 @contextmanager
@@ -320,11 +307,15 @@ def build(trace: Trace) -> dict[str, Any]:
 
     trace.require_kernels()
     names = _names(trace)
-    steps, step_rows = _steps_rows(trace)
-    block = settings().block_launches
+    _create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
+    nvtx = _create_paths(trace)
     with _launches_within_cuda_limits(trace):
-        nvtx = _create_inputs(trace, names.rows, step_rows)
-        _create_units(trace, nvtx, block)
+        launches = read_launches(trace)
+    order = start_order(launches)
+    steps, step_rows = _steps_rows(trace, launches, order)
+    _create_units(trace, launches, order, step_rows, nvtx)
+    del launches, order
+    block = settings().block_launches
     variants, launches = _variants(trace, names)
     rows = trace.query_rows("fingerprint_paths", block=block)
     paths = [_entry(dict(zip(rows.columns, row, strict=True))) for row in rows.data]
