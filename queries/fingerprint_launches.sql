@@ -10,7 +10,7 @@
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
 --       name (the names sorted) and a 31-bit code of the normalized name (stable across
 --       traces)
---   fp_paths(pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
+--   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
 --
 -- Columns:
 --   device          INTEGER    CUDA device ordinal
@@ -79,4 +79,4 @@ FROM (
     FROM kernels
 ) AS k
 LEFT JOIN fp_names AS n ON n.name_id = k.demangledName
-LEFT JOIN fp_paths AS p ON p.pid = pid_of(k.globalPid) AND p.correlation_id = k.correlationId
+LEFT JOIN fp_paths AS p ON p.global_pid = k.globalPid AND p.correlation_id = k.correlationId

@@ -22,8 +22,9 @@
 --
 -- Columns:
 --   path_id         BIGINT   an id of the call's path, negative (-1, -2, ... in the order of
---                            pid and correlation id), apart from nvtx_tree's range ids
---   pid             BIGINT   operating-system pid of the launching process
+--                            process and correlation id), apart from nvtx_tree's range ids
+--   global_pid      BIGINT   the launching process (globalTid with the thread bits cleared:
+--                            its kernels' globalPid)
 --   correlation_id  BIGINT   correlation id shared by the call and the GPU work it launched
 --   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
 --                            the enclosing ranges, outermost first (by start, then the
@@ -31,23 +32,23 @@
 --                            normalized by torch_label as in fingerprint_range_paths), start
 --                            and end in ns from session start
 SELECT
-    -row_number() OVER (ORDER BY c.pid, c.correlation_id) AS path_id,
-    c.pid,
+    -row_number() OVER (ORDER BY c.global_pid, c.correlation_id) AS path_id,
+    c.global_pid,
     c.correlation_id,
     list(
         {'label': torch_label(coalesce(n.text, s.value, '')), 'start': n.start, 'end': n."end"}
         ORDER BY n.start, n."end" DESC, torch_label(coalesce(n.text, s.value, ''))
     ) AS ranges
 FROM (
-    SELECT f.pid, f.correlation_id, t.band + f.c.start AS band_start,
+    SELECT f.global_pid, f.correlation_id, t.band + f.c.start AS band_start,
            t.band + f.c."end" AS band_end
     FROM (
-        SELECT pid_of(globalTid) AS pid, correlationId AS correlation_id,
+        SELECT globalTid - tid_of(globalTid) AS global_pid, correlationId AS correlation_id,
                arg_min({'global_tid': globalTid, 'start': start, 'end': "end"},
                        (eventClass, start)) AS c
         FROM runtime_calls
-        WHERE (pid_of(globalTid), correlationId) IN (
-            SELECT (pid_of(globalPid), correlationId) FROM kernels
+        WHERE (globalTid - tid_of(globalTid), correlationId) IN (
+            SELECT (globalPid, correlationId) FROM kernels
         )
         GROUP BY 1, 2
     ) AS f
@@ -69,5 +70,5 @@ JOIN (
     WHERE is_nvtx_range(n.eventType, n."end")
 ) AS n ON n.band_start <= c.band_start AND n.band_end >= c.band_end
 LEFT JOIN strings AS s ON s.id = n.textId
-GROUP BY c.pid, c.correlation_id
-ORDER BY c.pid, c.correlation_id
+GROUP BY c.global_pid, c.correlation_id
+ORDER BY c.global_pid, c.correlation_id

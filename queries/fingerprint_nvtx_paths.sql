@@ -1,19 +1,20 @@
--- fingerprint_nvtx_paths: for each CUDA API call that launched a kernel inside an NVTX range
--- on its thread, the id of its path in fp_path_lists (fingerprint_range_paths): on threads
--- whose ranges nest, the innermost range holding the call (nvtx_op_ranges, the sweep of
--- tracelens.nvtx); on the others, the call's own entry of fp_overlap_paths. Calls inside
--- no range are absent. No parameters.
+-- fingerprint_nvtx_paths: for each CUDA API call inside an NVTX range on its thread, the id
+-- of its path in fp_path_lists (fingerprint_range_paths): on threads whose ranges nest, the
+-- innermost range holding the call (nvtx_call_ranges, the sweep of tracelens.nvtx: one row
+-- per call already, so no group-by over the calls; a call that launched no kernel matches
+-- no launch in fingerprint_launches); on the others, the call's own entry of
+-- fp_overlap_paths. Calls inside no range are absent. No parameters.
 --
--- Inputs: nvtx_op_ranges, and the temp tables fp_overlap_threads and fp_overlap_paths.
+-- Inputs: nvtx_call_ranges, and the temp tables fp_overlap_threads and fp_overlap_paths.
 --
 -- Columns:
---   pid             BIGINT  operating-system pid of the launching process
+--   global_pid      BIGINT  the calling process (globalTid with the thread bits cleared: a
+--                           kernel's globalPid)
 --   correlation_id  BIGINT  correlation id shared by the call and the kernels it launched
 --   path_id         BIGINT  fp_path_lists.path_id
-SELECT pid_of(globalPid) AS pid, correlationId AS correlation_id, any_value(range_id) AS path_id
-FROM nvtx_op_ranges
-WHERE kind = 'kernel' AND range_id IS NOT NULL
+SELECT global_pid, correlation_id, range_id AS path_id
+FROM nvtx_call_ranges
+WHERE range_id IS NOT NULL
   AND global_tid NOT IN (SELECT global_tid FROM fp_overlap_threads)
-GROUP BY 1, 2
 UNION ALL
-SELECT pid, correlation_id, path_id FROM fp_overlap_paths
+SELECT global_pid, correlation_id, path_id FROM fp_overlap_paths

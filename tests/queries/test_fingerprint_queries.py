@@ -82,7 +82,7 @@ def _table_csv(trace, table: str, order: str) -> str:
 
 def test_fingerprint_nvtx_paths(run_trace):
     _attribution(run_trace)
-    csv = _sorted_csv(run_trace, "fingerprint_nvtx_paths", "pid, correlation_id")
+    csv = _sorted_csv(run_trace, "fingerprint_nvtx_paths", "global_pid, correlation_id")
     _check(csv, "fingerprint_nvtx_paths", "run")
 
 

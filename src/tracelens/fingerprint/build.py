@@ -11,11 +11,13 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   a region collapse into one entry. A region is the NVTX path of the launching call,
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 
-All aggregation over launches is done by DuckDB, keyed by integers: each launch carries its
-NVTX path id, the regions are worked out once per distinct (device, step, path)
-(``fingerprint_path_regions``), one sort gives each launch its position in its unit and
-the units are aggregated (``fingerprint_units``), then collapse into the document's entries
-(``fingerprint_paths``). Python sees distinct names, variants and entries only.
+The launches are read once, as integers (``fingerprint_launches``: each carries its NVTX
+path id and its variant packed in two integers); their start-ordered sequence serves the
+step search too, and the units (device, step, region) come from one sort of them, in
+vectorized polars (``units``; no loop per launch). Regions are worked out once per distinct
+(device, step, path) (``fingerprint_path_regions``) and the units collapse into the
+document's entries in DuckDB (``fingerprint_paths``). Python objects are made for distinct
+names, variants and entries only.
 """
 
 from __future__ import annotations
@@ -214,9 +216,9 @@ def _launches_within_cuda_limits(trace: Trace) -> Iterator[None]:
 
 
 def _create_paths(trace: Trace) -> bool:
-    """fp_paths (each kernel-launching call's path id) and fp_path_lists (each path's
-    ranges): the sweep of tracelens.nvtx on threads whose ranges nest, a direct pairing of
-    calls and ranges on the others (usually none)."""
+    """fp_paths (each call's path id) and fp_path_lists (each path's ranges): the sweep of
+    tracelens.nvtx on threads whose ranges nest, a direct pairing of calls and ranges on the
+    others (usually none). False when the trace has no NVTX ranges (both tables empty)."""
     from .. import nvtx
     from .._resources import query
 
@@ -224,7 +226,7 @@ def _create_paths(trace: Trace) -> bool:
     if not _has_nvtx_ranges(trace):
         con.execute(
             "CREATE OR REPLACE TEMP TABLE fp_paths "
-            "(pid BIGINT, correlation_id BIGINT, path_id BIGINT)"
+            "(global_pid BIGINT, correlation_id BIGINT, path_id BIGINT)"
         )
         con.execute(
             "CREATE OR REPLACE TEMP TABLE fp_path_lists (path_id BIGINT, "
@@ -237,8 +239,9 @@ def _create_paths(trace: Trace) -> bool:
     )
     _create_overlap_paths(trace)
     con.execute("CREATE OR REPLACE TEMP TABLE fp_path_lists AS " + query("fingerprint_range_paths"))
-    con.execute("CREATE OR REPLACE TEMP TABLE fp_paths AS " + query("fingerprint_nvtx_paths"))
-    return bool(con.execute("SELECT count(*) FROM fp_paths").fetchone()[0])
+    # a view: the launches' one read joins it, so the calls are not copied first
+    con.execute("CREATE OR REPLACE TEMP VIEW fp_paths AS " + query("fingerprint_nvtx_paths"))
+    return True
 
 
 def _create_overlap_paths(trace: Trace) -> None:
@@ -248,7 +251,7 @@ def _create_overlap_paths(trace: Trace) -> None:
     con = trace.db
     if not con.execute("SELECT count(*) FROM fp_overlap_threads").fetchone()[0]:
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE fp_overlap_paths (path_id BIGINT, pid BIGINT, "
+            "CREATE OR REPLACE TEMP TABLE fp_overlap_paths (path_id BIGINT, global_pid BIGINT, "
             'correlation_id BIGINT, ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
         )
         return
@@ -308,9 +311,11 @@ def build(trace: Trace) -> dict[str, Any]:
     trace.require_kernels()
     names = _names(trace)
     _create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
-    nvtx = _create_paths(trace)
+    ranges = _create_paths(trace)
     with _launches_within_cuda_limits(trace):
         launches = read_launches(trace)
+    # NVTX regions when some kernel was launched inside a range
+    nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
     steps, step_rows = _steps_rows(trace, launches, order)
     _create_units(trace, launches, order, step_rows, nvtx)
