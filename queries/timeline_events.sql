@@ -24,6 +24,11 @@
 --                                 (timeline_page_rows.sql), ns from session start; NULL:
 --                                 no bound. With either bound, total_rows counts only the
 --                                 rows read (from $from_ns, up to a little past $bound_ns)
+--   $edge_devices, $edge_busy, $edge_next  BIGINT[]  per device, the latest end of its GPU
+--                                 rows that start before $from_ns and the first start after
+--                                 $bound_ns (timeline_page_rows.sql's columns; NULL: found
+--                                 here). Given, only the GPU rows of the stretch are read
+--                                 (no window then: $start_ns and $end_ns are NULL)
 --
 -- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
 -- $device/$stream/$pid/$selection running: from the latest end so far to the next start.
@@ -50,6 +55,8 @@
 --   name              VARCHAR  kernel name; memcpy label; 'memset'; NVTX range label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle'
 --   total_rows        BIGINT   rows before $limit/$offset
+-- The GPU rows read: with the edges given those of the stretch (a filter on start and end
+-- that DuckDB pushes into the scan), else every one.
 WITH gpu AS (
     SELECT
         start,
@@ -66,17 +73,32 @@ WITH gpu AS (
             ELSE demangledName
         END AS name_id,
         CAST(NULL AS VARCHAR) AS label
-    FROM filtered_kernels($device, $pid, $stream, NULL, NULL, selection := $selection)
+    FROM filtered_kernels(
+        $device, $pid, $stream,
+        CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        selection := $selection
+    )
     UNION ALL
     SELECT
         start, "end", 'memcpy', deviceId, streamId, globalPid, correlationId, bytes, NULL,
         coalesce($copy_labels[copyKind + 1], 'copy kind ' || copyKind)
-    FROM filtered_memcpys($device, $pid, $stream, NULL, NULL, selection := $selection)
+    FROM filtered_memcpys(
+        $device, $pid, $stream,
+        CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        selection := $selection
+    )
     UNION ALL
     SELECT start, "end", 'memset', deviceId, streamId, globalPid, correlationId, bytes, NULL, 'memset'
-    FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
+    FROM filtered_memsets(
+        $device, $pid, $stream,
+        CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        selection := $selection
+    )
 ),
-per_device AS (
+read_per_device AS (
     SELECT
         device,
         max("end") FILTER (WHERE "end" < greatest($start_ns, $from_ns)) AS busy_before,
@@ -90,6 +112,23 @@ per_device AS (
         ) AS near
     FROM gpu
     GROUP BY device
+),
+given_edges AS (
+    SELECT
+        unnest(CAST($edge_devices AS BIGINT[])) AS device,
+        unnest(CAST($edge_busy AS BIGINT[])) AS busy_before,
+        unnest(CAST($edge_next AS BIGINT[])) AS next_after
+),
+per_device AS (
+    -- rows read from the stretch alone say nothing of what lies outside it: the edges do
+    SELECT
+        coalesce(r.device, e.device) AS device,
+        CASE WHEN $edge_devices IS NULL THEN r.busy_before ELSE e.busy_before END
+            AS busy_before,
+        CASE WHEN $edge_devices IS NULL THEN r.next_after ELSE e.next_after END AS next_after,
+        r.near
+    FROM read_per_device AS r
+    FULL JOIN given_edges AS e ON e.device = r.device
 ),
 gpu_kept AS (
     SELECT device, unnest(near, recursive := true)

@@ -32,6 +32,13 @@
 --   rows_before  BIGINT  rows that start before from_ns (they all come before the page)
 --   bound_ns     BIGINT  the page's rows start at or before this, ns from session start (a
 --                        bin's last ns); NULL when the page reaches the last row
+--   edge_devices BIGINT[] the devices with GPU rows, ascending; with the two lists below
+--                        (element i is edge_devices[i]'s), what the gaps of the page depend
+--                        on outside it, for timeline_events.sql's $edge_* so that it reads
+--                        only the page's stretch. NULL with $start_ns or $end_ns
+--   edge_busy    BIGINT[] the latest end of the device's rows that start before from_ns
+--                        (NULL: none), ns from session start
+--   edge_next    BIGINT[] the first start after bound_ns (NULL: none), ns from session start
 WITH gpu AS (
     SELECT deviceId AS device, start, "end"
     FROM filtered_kernels($device, $pid, $stream, NULL, NULL, selection := $selection)
@@ -108,13 +115,36 @@ bins AS (
 running AS (
     SELECT bin, rows, events, sum(rows) OVER (ORDER BY bin ROWS UNBOUNDED PRECEDING) AS through
     FROM bins
+),
+page AS (
+    SELECT
+        CAST(coalesce(sum(events), 0) AS BIGINT) AS events,
+        CAST(coalesce(sum(rows), 0) AS BIGINT) AS total_rows,
+        coalesce(min(bin) FILTER (WHERE through > $offset), max(bin) + 1) * any_value(ns)
+            AS from_ns,
+        CAST(coalesce(arg_min(through - rows, bin) FILTER (WHERE through > $offset), sum(rows), 0)
+             AS BIGINT) AS rows_before,
+        (min(bin) FILTER (WHERE through >= $rows) + 1) * any_value(ns) - 1 AS bound_ns
+    FROM running, width
+),
+-- Without a window every fine bin lies wholly before from_ns, in the page's stretch, or
+-- after bound_ns (both are edges of counting bins, which are whole fine bins), so a bin's
+-- first start says on which side all its rows are. (A window's first and last fine bins
+-- hold rows from either side: then the page query finds these itself.)
+edges AS (
+    SELECT
+        list(device ORDER BY device) AS edge_devices,
+        list(busy ORDER BY device) AS edge_busy,
+        list(after ORDER BY device) AS edge_next
+    FROM (
+        SELECT
+            device,
+            max(last_end) FILTER (WHERE first_start < page.from_ns) AS busy,
+            min(first_start) FILTER (WHERE first_start > page.bound_ns) AS after
+        FROM fine, page
+        WHERE $start_ns IS NULL AND $end_ns IS NULL
+        GROUP BY device
+    )
 )
-SELECT
-    CAST(coalesce(sum(events), 0) AS BIGINT) AS events,
-    CAST(coalesce(sum(rows), 0) AS BIGINT) AS total_rows,
-    coalesce(min(bin) FILTER (WHERE through > $offset), max(bin) + 1) * any_value(ns)
-        AS from_ns,
-    CAST(coalesce(arg_min(through - rows, bin) FILTER (WHERE through > $offset), sum(rows), 0)
-         AS BIGINT) AS rows_before,
-    (min(bin) FILTER (WHERE through >= $rows) + 1) * any_value(ns) - 1 AS bound_ns
-FROM running, width
+SELECT page.*, edges.*
+FROM page, edges

@@ -3,6 +3,7 @@ idle gaps of each device as rows of their own."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -111,9 +112,10 @@ def timeline(
     trace.load_nvtx_text()
     origin = 0  # session start: the Start column reads as --start/--end
     events_total, total, from_ns, rows_before, bound_ns = None, None, None, 0, None
+    edges = (None, None, None)
     if limit:
         # Counting rows per time bin places the page without sorting what comes before it.
-        events_total, total, from_ns, rows_before, bound_ns = trace.query_rows(
+        events_total, total, from_ns, rows_before, bound_ns, *edges = trace.query_rows(
             "timeline_page_rows",
             api=api,
             gap_ns=gap_ns,
@@ -122,8 +124,7 @@ def timeline(
             rows=offset + limit,
             **where.params(),
         ).data[0]
-    df = trace.query(
-        "timeline_events",
+    params = dict(
         origin_ns=origin,
         api=api,
         gap_ns=gap_ns,
@@ -135,9 +136,30 @@ def timeline(
         bound_ns=bound_ns,
         **where.params(),
     )
+    # With the edges of the page's stretch known, only its GPU rows are read: read directly,
+    # SQLite itself picks the kernels out (DuckDB's scanner would convert every column of
+    # every row: 1.5 of the first page's 3.8 CPU s on the 5M-kernel trace).
+    stretch = contextlib.nullcontext()
+    if edges[0] is not None and from_ns is not None:
+        stretch = trace._kernels_where(_stretch_sql(from_ns, bound_ns))
+    with stretch:
+        df = trace.query(
+            "timeline_events",
+            edge_devices=edges[0],
+            edge_busy=edges[1],
+            edge_next=edges[2],
+            **params,
+        )
     if total is None:  # no limit: every row was read, and counted unless past the end
         total = int(df["total_rows"][0]) if df.height else _total(trace, where, api, gap_ns)
     return Timeline(df.drop("total_rows"), total, offset, origin, events_total)
+
+
+def _stretch_sql(from_ns: int, bound_ns: int | None) -> str:
+    """The SQLite condition of the rows a page's stretch holds (those timeline_events.sql
+    keeps with its edges given): ending at or after ``from_ns``, starting by ``bound_ns``."""
+    condition = f'"end" >= {int(from_ns)}'
+    return condition if bound_ns is None else f"{condition} AND start <= {int(bound_ns)}"
 
 
 def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
@@ -153,6 +175,9 @@ def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
         offset=0,
         from_ns=None,
         bound_ns=None,
+        edge_devices=None,
+        edge_busy=None,
+        edge_next=None,
         **where.params(),
     )
     return int(df["total_rows"][0]) if df.height else 0

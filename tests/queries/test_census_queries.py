@@ -83,6 +83,9 @@ TIMELINE = {
     "name_kind": "short",
     "from_ns": None,
     "bound_ns": None,
+    "edge_devices": None,
+    "edge_busy": None,
+    "edge_next": None,
     "offset": 0,
 }
 

@@ -58,5 +58,33 @@ def test_timeline_page_rows(mixed, case, params):
     assert_golden(mixed, "timeline_page_rows", case, lambda t: t.load_nvtx_text(), **params)
 
 
+@pytest.mark.parametrize(
+    ("offset", "rows", "bin_ns"),
+    [(0, 1, 1_000_000), (0, 30, 1_000_000), (7, 9, 1_000), (12, 14, 1), (70, 80, 1_000)],
+)
+def test_page_edges_stand_for_the_rows_outside_the_stretch(mixed, offset, rows, bin_ns):
+    # timeline_events.sql given the edges reads only the stretch's GPU rows; its page must be
+    # the one it finds reading every row (which it does when the edges are NULL)
+    import tracelens
+    from tracelens.timeline import copy_labels
+
+    with tracelens.open(mixed) as t:
+        t.load_nvtx_text()
+        place = {**NO_FILTER, **PAGE, "bin_ns": bin_ns, "gap_ns": 10_000, "offset": offset}
+        _events, _total, from_ns, before, bound_ns, *edges = t.query_rows(
+            "timeline_page_rows", **{**place, "rows": rows}
+        ).data[0]
+        assert edges[0] is not None and len(set(map(len, edges))) == 1
+        page = {**NO_FILTER, "api": True, "gap_ns": 10_000, "origin_ns": 0, "name_kind": "short"}
+        page.update(limit=rows - offset, offset=offset - before, from_ns=from_ns)
+        page.update(bound_ns=bound_ns, copy_labels=copy_labels())
+        names = ("edge_devices", "edge_busy", "edge_next")
+        read_all = t.query("timeline_events", **page, **dict.fromkeys(names)).rows()
+        with_edges = t.query(
+            "timeline_events", **page, **dict(zip(names, edges, strict=True))
+        ).rows()
+    assert with_edges == read_all and read_all
+
+
 def test_first_event(mixed):
     assert_golden(mixed, "_first_event", "mixed")

@@ -99,32 +99,43 @@ class ViewMethods:
         ident = cache.identity(self._source_file)
         return LazyCache(self, settings, ident, cache.lookup(settings.root, ident))
 
-    @contextlib.contextmanager
     def _kernels_named(self, name_ids: list[int]):
         """Within the block the ``kernels`` view holds only the launches under these
-        StringIds ids (demangled or short name), when the export is read directly: SQLite
-        filters its own rows, and DuckDB's scanner, which converts every column of every
-        row, reads only those (stakeout of 92k of 5M launches, its 17 columns: 0.9 CPU s
-        instead of 2.9). Elsewhere (a cache entry, a parquetdir), and when a row of those
-        names holds what nsys never writes (the whole view then says what is wrong), the view
-        stays whole; either way the rows of those names are the same."""
+        StringIds ids (demangled or short name), when the export is read directly (see
+        :meth:`_kernels_where`): stakeout of 92k of 5M launches, its 17 columns, 0.9 CPU s
+        instead of 2.9."""
+        ids = ", ".join(str(int(i)) for i in name_ids) or "NULL"  # our own integers
+        return self._kernels_where(f'"demangledName" IN ({ids}) OR "shortName" IN ({ids})')
+
+    @contextlib.contextmanager
+    def _kernels_where(self, condition: str):
+        """Within the block the ``kernels`` view holds only the kernel rows for which the
+        SQLite expression ``condition`` (built by tracelens from its own integers) holds,
+        when the export is read directly: SQLite filters its own rows, and DuckDB's scanner,
+        which converts every column of every row, reads only those. Elsewhere (a cache
+        entry, a parquetdir: DuckDB's own filters skip Parquet row groups), and when a row
+        it keeps holds what nsys never writes (the whole view then says what is wrong), the
+        view stays whole; the caller's query must keep the same rows either way."""
         import duckdb
 
         table = "CUPTI_ACTIVITY_KIND_KERNEL"
         con = self.db
         direct = self._sqlite is not None and self.parquet_dir is None
-        if not direct or (self._lazy is not None and not self._lazy.off):
+        if (
+            not direct
+            or table not in self.tables
+            or (self._lazy is not None and not self._lazy.off)
+        ):
             yield
             return
         present = self.tables[table]
-        ids = ", ".join(str(int(i)) for i in name_ids) or "NULL"  # our own integers
         columns = ", ".join(_schema._quote(c) for c in present)
         # sqlite_query gives every column as text: whether SQLite holds an integer (or NULL)
         # there, as nsys writes, is asked of SQLite itself
         typed = " AND ".join(f"typeof({_schema._quote(c)}) IN ('integer', 'null')" for c in present)
         rows_sql = (
             f"SELECT {columns}, {typed} AS tracelens_typed FROM {_schema._quote(table)} "
-            f'WHERE "demangledName" IN ({ids}) OR "shortName" IN ({ids})'
+            f"WHERE {condition}"
         )
         limit = _schema.TIME_LIMIT_NS
         # ATTACH takes no bound parameter; the path is the trace's own, quoted. READ_ONLY:
