@@ -12,9 +12,10 @@ import subprocess
 
 import pytest
 from conftest import run_cli
-from queries.golden import assert_golden
+from queries.golden import GOLDEN, assert_golden
 
 import tracelens
+from tracelens import nvtx_kernels
 from tracelens.api import api_summary
 from tracelens.errors import MissingDataError, UsageError
 from tracelens.nvtx import (
@@ -191,7 +192,8 @@ def test_op_paths_without_nvtx_are_all_null(tmp_path):
         ("nvtx_summary", "all", {"style": None}),
         ("nvtx_gpu_projection", "all", {}),
         ("nvtx_gpu_projection_summary", "path", {"group_by": "path"}),
-        ("nvtx_kernel_summary", "torch", {"group_by": "torch", "name_kind": "short"}),
+        ("nvtx_kernel_summary", "torch", {}),
+        ("nvtx_kernel_names", "torch", {}),
         ("nvtx_op_paths", "all", {}),
         ("cuda_api_summary", "all", {"pid": None}),
         ("kernel_exec_summary", "all", {"name_kind": "demangled", "pid": None}),
@@ -201,7 +203,22 @@ def test_golden(shapes, query, case, params):
     # the CPU summary reads every range's text (nvtx_text); the GPU side reads the sweep,
     # which loads only the held ranges' text
     prepare = tracelens.Trace.load_nvtx_text if query == "nvtx_summary" else build_projection
+    if query.startswith("nvtx_kernel_"):
+        prepare = _kernel_stats
     assert_golden(shapes, query, case, prepare=prepare, **params)
+
+
+def _kernel_stats(trace):
+    # what nvtx_kernel_summary and nvtx_kernel_names read: PyTorch ops, short kernel names
+    build_projection(trace)
+    nvtx_kernels.register_stats(trace, group="torch", name="short")
+
+
+def test_kernels_by_range_named_as_golden(shapes):
+    # the named rows of the numeric golden above (nvtx_kernel_summary__torch)
+    with tracelens.open(shapes) as t:
+        actual = kernels_by_range(t, group="torch", name="short").write_csv()
+    assert actual == (GOLDEN / "nvtx_kernels_by_range__torch.csv").read_text()
 
 
 def test_golden_op_paths_without_nvtx(tmp_path):

@@ -219,7 +219,9 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
     require_projection(trace)
     trace.require_kernels()
     build_sweep(trace)
-    return trace.query("nvtx_kernel_summary", group_by=group, name_kind=name)
+    from . import nvtx_kernels
+
+    return nvtx_kernels.summary(trace, group=group, name=name)
 
 
 def op_paths(trace: Trace) -> pl.DataFrame:

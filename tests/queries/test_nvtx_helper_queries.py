@@ -25,13 +25,15 @@ name is the same string), then the API names of the copy and memset.
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 import pytest
 from fixtures.builder import XMMA_GEMM
 
 import tracelens
-from queries.golden import assert_golden
-from tracelens import nvtx, nvtx_sweep
+from queries.golden import GOLDEN, assert_golden
+from tracelens import nvtx, nvtx_kernels, nvtx_sweep
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -265,3 +267,43 @@ def test_thread_ranges(trace_path):
     # top-level: step on 5555; A and B on 5556 (B overlaps A but does not lie inside it);
     # not handoff (inside A: it started on 5556) or C (inside B)
     assert_golden(trace_path, "_nvtx_ranges", "thread_ranges", tracelens.Trace.load_nvtx_text)
+
+
+def _kernel_stats(trace: tracelens.Trace) -> None:
+    build_projection(trace)
+    nvtx_kernels.register_stats(trace, group="torch", name="demangled")
+
+
+def test_nvtx_range_groups(trace_path):
+    # the ranges holding GPU work (aten::mm holds none), one group per (name, style) here,
+    # numbered and ranked in the names' order (A, B, C, backward, ...; no two share one)
+    assert_golden(trace_path, "_nvtx_range_groups", "all", _kernel_stats)
+
+
+def test_nvtx_kernel_holders(trace_path):
+    # the innermost ranges of kernels on 5555 (layer 3, backward 4, open 10) with every
+    # range holding them: layer in forward in step, backward in step; 5556's ranges
+    # overlap and are absent
+    assert_golden(trace_path, "_nvtx_kernel_holders", "all", _kernel_stats)
+
+
+@pytest.mark.parametrize(
+    ("query", "what"),
+    [
+        # kernels 21 (layer), 22 (backward), 26 (open) of 5555 and 27 (5557, no range);
+        # not 25, launched on 5556 (overlapping)
+        ("_nvtx_kernel_launches", "kernels off the overlapping threads"),
+        # kernel 25 of 5556 with each range holding its call: B and C
+        ("_nvtx_kernel_overlap_pairs", "kernels of the overlapping threads"),
+    ],
+)
+def test_nvtx_kernel_pairs(trace_path, query, what):
+    # rows in no stated order: compared sorted by every column
+    with tracelens.open(trace_path) as trace:
+        _kernel_stats(trace)
+        frame = trace.query(query, name_kind="short")
+    actual = frame.sort(frame.columns, nulls_last=True).write_csv()
+    expected = GOLDEN / f"{query}__all.csv"
+    if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
+        expected.write_text(actual)
+    assert actual == expected.read_text(), what

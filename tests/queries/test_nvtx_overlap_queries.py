@@ -22,8 +22,10 @@ from __future__ import annotations
 import pytest
 from fixtures.builder import XMMA_GEMM
 
-from queries.golden import assert_golden
-from tracelens.nvtx import build_projection
+import tracelens
+from queries.golden import GOLDEN, assert_golden
+from tracelens import nvtx_kernels
+from tracelens.nvtx import build_projection, kernels_by_range
 from tracelens.synth import TraceBuilder
 
 PID = 4242
@@ -59,7 +61,12 @@ def test_nvtx_gpu_projection_of_crossing_ranges(trace_path):
 
 def test_nvtx_kernel_summary_of_crossing_ranges(trace_path):
     # nsys's nvtx_kern_sum on this trace: A 2 kernels, B 3, X 1 (before: B 1).
-    assert_golden(
-        trace_path, "nvtx_kernel_summary", "crossing", build_projection,
-        group_by="name", name_kind="short",
-    )  # fmt: skip
+    assert_golden(trace_path, "nvtx_kernel_summary", "crossing", _kernel_stats)
+    with tracelens.open(trace_path) as t:
+        named = kernels_by_range(t, group="name", name="short").write_csv()
+    assert named == (GOLDEN / "nvtx_kernels_by_range__crossing.csv").read_text()
+
+
+def _kernel_stats(trace):
+    build_projection(trace)
+    nvtx_kernels.register_stats(trace, group="name", name="short")

@@ -1,0 +1,147 @@
+"""Kernels per NVTX range group (``nsys stats`` nvtx_kern_sum) from the sweep's innermost
+ranges: each kernel is paired with every range holding its launch, the statistics are
+taken per (group, launching thread, kernel name), and ``queries/nvtx_kernel_summary.sql``
+names and sorts them.
+
+No kernel meets a range in a join of intervals: the sweep (:mod:`tracelens.nvtx_sweep`)
+gave each kernel its innermost range, ``queries/_nvtx_kernel_holders.sql`` lists the ranges
+holding each innermost range once, and the kernels meet that list by their range_id. The
+pairs (kernels x nesting depth: 15M on the 5M-kernel benchmark) are made and aggregated a
+batch of groups at a time in polars, so that memory holds one batch; a DuckDB aggregate of
+all of them with a median and a DISTINCT per group (4M groups there, PyTorch labels being
+unique per op) took 40-150 CPU s and 7-15 GB.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import _resources
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .trace import Trace
+
+# (kernel, holding range) pairs aggregated at once at most (a group is never split: one
+# with more pairs is a batch of its own)
+PAIRS_PER_BATCH = 3_000_000
+KEYS = ["gid", "global_tid", "name_id"]
+
+
+COLUMNS = ("range", "style", "pid", "tid", "ranges", "kernels", "total_ns", "avg_ns", "med_ns",
+           "min_ns", "max_ns", "stddev_ns", "name")  # fmt: skip
+
+
+def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
+    """The rows of :func:`tracelens.nvtx.kernels_by_range`: ``queries/nvtx_kernel_summary.sql``
+    over :func:`register_stats`, named from ``queries/nvtx_kernel_names.sql``. The sweep
+    (:func:`tracelens.nvtx.build_sweep`) must be built."""
+    import polars as pl
+
+    register_stats(trace, group=group, name=name)
+    rows = trace.query("nvtx_kernel_summary")
+    names = trace.query("nvtx_kernel_names")
+    # gathered by key, not joined: a join would copy every column of the 4M rows
+    groups = names.filter(pl.col("gid").is_not_null()).sort("gid")
+    kernels = names.filter(pl.col("name_id").is_not_null()).sort("name_id")
+    group_at = _positions(groups["gid"], rows["gid"])
+    name_at = _positions(kernels["name_id"], rows["name_id"])
+    return rows.with_columns(
+        groups["range"].gather(group_at).alias("range"),
+        groups["style"].gather(group_at).alias("style"),
+        kernels["name"].gather(name_at).alias("name"),
+    ).select(COLUMNS)
+
+
+def _positions(keys: pl.Series, wanted: pl.Series) -> pl.Series:
+    """Where each of ``wanted`` is in the sorted unique ``keys`` (null: not there)."""
+    import polars as pl
+
+    if keys.is_empty():
+        return pl.repeat(None, wanted.len(), dtype=pl.Int64, eager=True)
+    at = keys.search_sorted(wanted.fill_null(keys[0])).cast(pl.Int64)
+    inside = at.clip(0, keys.len() - 1)
+    found = wanted.is_not_null() & (at < keys.len()) & (keys.gather(inside) == wanted)
+    return pl.select(pl.when(found).then(inside)).to_series()
+
+
+def register_stats(trace: Trace, *, group: str, name: str) -> None:
+    """Register ``nvtx_kernel_stats`` (see ``queries/nvtx_kernel_summary.sql``) and create
+    nvtx_range_groups for ``group`` ('name', 'path', 'torch'), kernel names ``name``
+    ('demangled', 'short'). The sweep (:func:`tracelens.nvtx.build_sweep`) must be built."""
+    import polars as pl
+
+    con = trace.db
+    con.execute(_resources.query("_nvtx_range_groups"), {"group_by": group})
+    con.execute(_resources.query("_nvtx_kernel_holders"))
+    holders = con.execute("SELECT range_id, holder_id, gid, first FROM nvtx_kernel_holders").pl()
+    kernels = con.execute(_resources.query("_nvtx_kernel_launches"), {"name_kind": name}).pl()
+    overlap = con.execute(_resources.query("_nvtx_kernel_overlap_pairs"), {"name_kind": name}).pl()
+    # kernels in no listed range (none, or none the holders know) form the NULL group
+    listed = holders.select("range_id").unique()
+    loose = kernels.join(listed, on="range_id", how="anti").select(
+        pl.lit(None, pl.Int64).alias("gid"),
+        "global_tid",
+        "name_id",
+        "dur_ns",
+        pl.lit(None, pl.Int64).alias("holder_id"),
+        pl.lit(True).alias("first"),
+    )
+    kernels = kernels.join(listed, on="range_id", how="semi")
+    # no group spans two parts: the groups are per thread, and a thread's kernels are all
+    # overlapping-thread pairs or all holders' pairs; the batches split by group
+    parts = [_stats(pl.concat([loose, _as_pairs(overlap)], how="vertical_relaxed"))]
+    for batch in _batches(kernels, holders):
+        parts.append(_stats(kernels.join(batch, on="range_id", how="inner")))
+    stats = pl.concat(parts, how="vertical_relaxed")
+    con.register("nvtx_kernel_stats", stats)
+
+
+def _as_pairs(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.select("gid", "global_tid", "name_id", "dur_ns", "holder_id", "first")
+
+
+def _batches(kernels: pl.DataFrame, holders: pl.DataFrame) -> list[pl.DataFrame]:
+    """``holders`` split by group into batches whose pairs with ``kernels`` number at most
+    PAIRS_PER_BATCH (a bigger group alone), from the kernels per innermost range."""
+    import polars as pl
+
+    per_range = kernels.group_by("range_id").len("kernels")
+    per_group = (
+        holders.join(per_range, on="range_id", how="inner")
+        .group_by("gid")
+        .agg(pl.col("kernels").sum())
+        .sort("gid")
+    )
+    batch = []
+    size = 0
+    current = 0
+    for pairs in per_group["kernels"]:
+        if size and size + pairs > PAIRS_PER_BATCH:
+            current += 1
+            size = 0
+        size += pairs
+        batch.append(current)
+    numbered = per_group.select("gid").with_columns(pl.Series("batch", batch, pl.Int64))
+    tagged = holders.join(numbered, on="gid", how="inner")
+    return [part.drop("batch") for part in tagged.partition_by("batch", maintain_order=True)]
+
+
+def _stats(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Per (gid, global_tid, name_id) of ``pairs`` (gid, global_tid, name_id, dur_ns,
+    holder_id, first): ranges (distinct holders), kernels (pairs marked first), pairs,
+    total_ns, med_ns, min_ns, max_ns, stddev_ns (n - 1; null for one pair)."""
+    import polars as pl
+
+    dur = pl.col("dur_ns")
+    return pairs.group_by(KEYS).agg(
+        pl.col("holder_id").drop_nulls().n_unique().cast(pl.Int64).alias("ranges"),
+        pl.col("first").sum().cast(pl.Int64).alias("kernels"),
+        pl.len().cast(pl.Int64).alias("pairs"),
+        dur.sum().alias("total_ns"),
+        dur.median().alias("med_ns"),
+        dur.min().alias("min_ns"),
+        dur.max().alias("max_ns"),
+        dur.std(ddof=1).alias("stddev_ns"),
+    )
