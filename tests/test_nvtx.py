@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -124,6 +125,33 @@ def test_projection_follows_nsys_rules(shapes):
         assert a["stack"] == f":{layer['range_id']}:{a['range_id']}"
         assert a["path"] == f"{layer['name']} / attn"
     assert "k_outside" not in str(df)
+
+
+def test_start_end_ranges_that_end_on_their_own_thread(tmp_path):
+    # nsys writes endGlobalTid NULL for a start/end range that ends on the thread that
+    # opened it (all 2,444 of the shared TensorRT export's), and so does the builder; an
+    # export naming that same thread there is projected alike, one naming another is not
+    def projection(name, **end):
+        b = TraceBuilder("3.25.0")
+        b.process(PID, "p")
+        b.nvtx_range("se", start=0, end=100, pid=PID, tid=MAIN, event_type=60, **end)
+        cid = b.runtime("cudaLaunchKernel_v7000", start=10, end=20, pid=PID, tid=MAIN)
+        b.kernel("k", start=30, end=40, pid=PID, correlation_id=cid)
+        path = b.write(tmp_path / f"{name}.sqlite")
+        with sqlite3.connect(path) as db:
+            (written,) = db.execute("SELECT endGlobalTid FROM NVTX_EVENTS").fetchone()
+        with tracelens.open(path) as t:
+            return written, gpu_projection(t).select("name", "gpu_ops", "proj_duration_ns")
+
+    written, as_nsys = projection("null")
+    assert written is None
+    assert as_nsys.rows() == [("se", 1, 10)]
+    same = global_tid(PID, MAIN)
+    written, alike = projection("same", endGlobalTid=same)
+    assert written == same and alike.equals(as_nsys)
+    other = global_tid(PID, LOADER)
+    written, elsewhere = projection("other", endGlobalTid=other)
+    assert written == other and elsewhere.is_empty()
 
 
 def test_twenty_deep_nesting(shapes):

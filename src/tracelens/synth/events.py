@@ -243,7 +243,10 @@ class EventMethods:
         **extra: Any,
     ) -> None:
         """An NVTX range (59 push/pop; 60 start/end). The label goes in ``text``, or in
-        StringIds via ``textId`` when ``registered`` (an nvtxStringRegister'ed string)."""
+        StringIds via ``textId`` when ``registered`` (an nvtxStringRegister'ed string).
+        endGlobalTid is NULL, as nsys writes it for a range that ends on the thread that
+        opened it (start/end ranges too); pass ``endGlobalTid=`` for one that ends on
+        another thread."""
         _check_span(start, end)
         gtid = self._gtid(pid, tid)
         row = {
@@ -256,7 +259,7 @@ class EventMethods:
             "text": None if registered else text,
             "textId": self.string(text) if registered else None,
             "globalTid": gtid,
-            "endGlobalTid": gtid if event_type == 60 else None,
+            "endGlobalTid": None,
             "domainId": domain_id,
         }
         self._add_event("NVTX_EVENTS", row, extra)
