@@ -30,6 +30,7 @@ from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .render import DEFAULT_WIDTH
 from .results import Result
+from .steps_ranges import range_steps_frame
 
 if TYPE_CHECKING:
     import polars as pl
@@ -210,9 +211,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
         )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
-    frame = trace.query(
-        "steps_by_range", pattern=label_re, match="regex", top_level=False, **params
-    )
+    frame = range_steps_frame(trace, label_re, "regex", False, params)
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
@@ -236,9 +235,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         label_re = glob_regex(glob)
         if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame = trace.query(
-            "steps_by_range", pattern=label_re, match="regex", top_level=False, **params
-        )
+        frame = range_steps_frame(trace, label_re, "regex", False, params)
         if frame["step"].n_unique() >= 2:
             return _finish(
                 "marker", f"{frame['ranges'][0]:,} NVTX ranges {glob!r} (step markers)", frame
@@ -249,9 +246,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame = trace.query(
-            "steps_by_range", pattern=row["family"], match="family", top_level=True, **params
-        )
+        frame = range_steps_frame(trace, row["family"], "family", True, params)
         if frame["step"].n_unique() < 2:
             continue
         detail = (

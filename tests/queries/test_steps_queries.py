@@ -64,6 +64,40 @@ def test_steps_by_range_glob(trace_path):
     _golden(trace_path, "steps_by_range", "nested_glob", **params)
 
 
+def test_steps_range_list(trace_path):
+    params = dict(pattern=glob_regex("*"), match="regex", top_level=False)
+    _golden(trace_path, "steps_range_list", "all", **params)
+    _golden(trace_path, "steps_range_list", "family", pattern="decode_step_#", match="family",
+            top_level=True)  # fmt: skip
+
+
+def _register_steps(trace):
+    trace.load_nvtx_text()
+    steps = trace.query("steps_range_list", pattern=glob_regex("*"), match="regex", top_level=False)
+    trace.db.register("step_ranges", steps)
+
+
+def test_steps_range_marks(trace_path):
+    # every range is a step: decode_step_1 [t, t+100] (1), decode_step_2 [t+300, t+400] (2)
+    # holding layer [t+310, t+390] (3), log [t+700, t+710] (4); after layer ends, calls go
+    # to decode_step_2 again, after it ends to none
+    assert_golden(trace_path, "steps_range_marks", "all", prepare=_register_steps)
+
+
+def test_steps_range_ops(trace_path):
+    # Unordered by design: compared sorted. The memcpy's call is on the thread too.
+    import polars as pl
+
+    from queries.golden import GOLDEN
+
+    with tracelens.open(trace_path) as t:
+        tids = t.db.execute("SELECT DISTINCT globalTid FROM runtime_calls").pl()["globalTid"]
+        rows = t.query("steps_range_ops", tids=tids.to_list(), **NO_FILTER)
+        assert t.query("steps_range_ops", tids=[12345], **NO_FILTER).is_empty()
+    actual = rows.sort(pl.all()).write_csv()
+    assert actual == (GOLDEN / "steps_range_ops__all.csv").read_text()
+
+
 def test_steps_range_count(trace_path):
     _golden(trace_path, "steps_range_count", "decode", label_re=glob_regex("decode_step_*"))
 

@@ -1,0 +1,30 @@
+-- steps_range_ops: the GPU operations that pass the filter and were launched from a thread
+-- that has steps found from NVTX ranges, with what tracelens.steps_ranges needs to put
+-- each in its step: its launching API call's thread (as a position in $tids) and start.
+-- The operation joins its call on one BIGINT key, the pid above CUPTI's 32-bit
+-- correlation id (as util_work), the same pairs launched_by() matches; the step of each
+-- call is then found in polars by a binary search in steps_range_marks (steps_by_range
+-- did both in DuckDB: an ASOF join of every API call, a two-key hash join and a framed
+-- window for the busy time, 11 CPU s of the 5M-kernel trace with 2,076 steps).
+--
+-- Parameters:
+--   $tids  BIGINT[]  the threads that have steps (distinct globalTids)
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
+--
+-- Columns (in no particular order):
+--   device     BIGINT   CUDA device ordinal
+--   start      BIGINT   operation start, ns from session start
+--   end        BIGINT   operation end, ns
+--   is_kernel  BOOLEAN  a kernel (else a memcpy, memset or graph replay)
+--   thread     INTEGER  1-based position of the launching call's thread in $tids
+--   call_key   BIGINT   the launching call's start * 3 + 1 (see steps_range_marks)
+WITH calls AS (
+    SELECT (pid_of(globalTid) << 32) | correlationId AS launch,
+           list_position($tids, globalTid)::INTEGER AS thread, start
+    FROM runtime_calls
+    WHERE list_contains($tids, globalTid)
+)
+SELECT w.deviceId AS device, w.start, w."end", w.kind = 'kernel' AS is_kernel, c.thread,
+       c.start * 3 + 1 AS call_key
+FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
+JOIN calls AS c ON c.launch = (pid_of(w.globalPid) << 32) | w.correlationId

@@ -1,0 +1,120 @@
+"""tracelens.steps_ranges: steps from NVTX ranges computed from three reads and polars must be
+exactly the rows of queries/steps_by_range.sql (the statement of what a step holds): on a
+trace with nested and crossing matching ranges, several threads, devices, streams, memcpys
+and filters, through both ways of finding each call's step and of the busy time."""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+from fixtures.builder import FILL, FLASH_FWD, XMMA_GEMM
+
+import tracelens
+from tracelens import steps_ranges
+from tracelens.filters import glob_regex, select_work
+from tracelens.synth import TraceBuilder
+
+PID = 5151
+NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    """Two threads, each with `iter N` ranges (some nested, some crossing start/end ranges)
+    and a `log` range; calls at random times launch kernels and memcpys on two devices."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    for gpu in (0, 1):
+        b.gpu(gpu, "NVIDIA H100 80GB HBM3")
+    rng = random.Random(11)
+    threads = (PID, PID + 1)
+    for tid in threads:
+        t = 10_000
+        for i in range(12):
+            end = t + rng.randrange(2_000, 6_000)
+            event_type = 60 if tid != PID and i % 4 == 3 else 59
+            b.nvtx_range(f"iter {i}", start=t, end=end, tid=tid, event_type=event_type)
+            if i % 3 == 1:  # a nested matching range
+                b.nvtx_range(f"iter {i}.x", start=t + 500, end=t + 1_500, tid=tid)
+            if event_type == 60:  # a crossing one
+                b.nvtx_range(f"iter {i}.y", start=end - 300, end=end + 800, tid=tid, event_type=60)
+            b.nvtx_range("log", start=end + 10, end=end + 40, tid=tid)
+            t = end + rng.choice((0, 100, 1_000))
+    names = (XMMA_GEMM, FILL, FLASH_FWD)
+    for _ in range(600):
+        tid = rng.choice(threads)
+        at = rng.randrange(9_000, 80_000)
+        if rng.random() < 0.1:
+            cid = b.runtime("cudaMemcpyAsync_v3020", start=at, end=at + 5, tid=tid)
+            b.memcpy("DtoD", 4096, start=at + 100, end=at + 150, correlation_id=cid)
+            continue
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5, tid=tid)
+        start = at + rng.randrange(50, 3_000)
+        b.kernel(
+            rng.choice(names),
+            start=start,
+            end=start + rng.randrange(10, 900),
+            device=rng.choice((0, 1)),
+            stream=rng.choice((7, 8)),
+            correlation_id=cid,
+        )
+    path = tmp_path_factory.mktemp("steps_ranges") / "steps_ranges.sqlite"
+    b.write(path)
+    return path
+
+
+CASES = [
+    dict(pattern=glob_regex("iter*"), match="regex", top_level=False),
+    dict(pattern=glob_regex("iter ?"), match="regex", top_level=False),
+    dict(pattern="iter #", match="family", top_level=True),
+    dict(pattern="log", match="family", top_level=True),
+    dict(pattern=glob_regex("nothing*"), match="regex", top_level=False),
+]
+
+
+def _filters(trace) -> list[dict]:
+    first = trace.db.execute(
+        "SELECT globalPid, correlationId FROM kernels ORDER BY start LIMIT 50"
+    ).pl()
+    selection = select_work(trace, first).selection
+    return [
+        NO_FILTER,
+        {**NO_FILTER, "device": 1},
+        {**NO_FILTER, "stream": 8},
+        {**NO_FILTER, "start_ns": 30_000, "end_ns": 50_000},
+        {**NO_FILTER, "selection": selection},
+    ]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['match']}:{c['pattern']}")
+def test_same_rows_as_steps_by_range(trace_path, case, monkeypatch):
+    with tracelens.open(trace_path) as trace:
+        trace.load_nvtx_text()
+        for params in _filters(trace):
+            expected = trace.query("steps_by_range", **case, **params)
+            args = (trace, case["pattern"], case["match"], case["top_level"], params)
+            assert steps_ranges.range_steps_frame(*args).equals(expected), params
+            if case["pattern"] == "iter #" and params is NO_FILTER:
+                assert expected.height > 10 and expected["device"].n_unique() == 2
+            # the general paths: an ASOF join, and a running maximum per group
+            with monkeypatch.context() as m:
+                m.setattr(steps_ranges, "_packed_search", lambda *a: False)
+                m.setattr(steps_ranges, "_busy", steps_ranges._busy_by_group)
+                assert steps_ranges.range_steps_frame(*args).equals(expected), params
+
+
+def test_steps_use_it(trace_path):
+    with tracelens.open(trace_path) as trace:
+        found = trace.steps(range="iter ?")
+        trace.load_nvtx_text()
+        expected = trace.query(
+            "steps_by_range", pattern=glob_regex("iter ?"), match="regex", top_level=False,
+            **NO_FILTER,
+        )  # fmt: skip
+    assert found.method == "range"
+    assert found.frame.drop("warmup", "outlier").equals(
+        expected.select(found.frame.columns[:-2]).sort("step", "device")
+    )
+    assert found.frame.schema["kernels"] == pl.Int64
