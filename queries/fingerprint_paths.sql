@@ -1,10 +1,10 @@
 -- fingerprint_paths: the document's path entries: the units (fingerprint_units) of one
--- device and region with the same sequence collapse into one entry with the steps they
--- cover. A unit with more than $block launches is compared by its head and its block
+-- device and region with the same sequence (one entry id) collapse into one entry with the
+-- steps they cover. A unit with more than $block launches is compared by its head and its block
 -- digests; its entry keeps those and the launches per variant of its first unit.
 --
--- Inputs: the temp tables fp_units (fingerprint_units) and fp_path_regions
--- (fingerprint_path_regions: each region's labels, joined back here).
+-- Inputs: the temp tables fp_units (fingerprint_units: each unit's entry and rank) and
+-- fp_path_regions (fingerprint_path_regions: each region's labels, joined back here).
 --
 -- Parameters:
 --   $block   BIGINT   launches per block (fingerprint.toml: limits.block_launches)
@@ -23,27 +23,28 @@
 --                        the block digests (fingerprint_units); NULL up to $block launches
 --   counts    BIGINT[][] [variant id, launches] per variant of its first unit, by id; NULL
 --                        up to $block launches
-WITH units AS (
+WITH entries AS (
+    -- on integers only: each entry's first unit and its steps (its lists are that unit's)
     SELECT
-        u.*,
-        CASE WHEN u.launches > $block THEN u.blocks END AS digests,
-        row_number() OVER (ORDER BY u.device, u.step NULLS FIRST, u.first_correlation) AS rank
-    FROM fp_units AS u
+        entry,
+        min(rank) AS first,
+        coalesce(list_sort(list(step) FILTER (WHERE step IS NOT NULL)), []::BIGINT[]) AS steps
+    FROM fp_units
+    GROUP BY entry
 )
 SELECT
     u.device,
     coalesce(r.region, []::VARCHAR[]) AS region,
-    coalesce(list_sort(list(step) FILTER (WHERE step IS NOT NULL)), []::BIGINT[]) AS steps,
-    arg_min(launches, rank) AS launches,
-    head AS sequence,
-    digests AS blocks,
+    e.steps,
+    u.launches,
+    u.head AS sequence,
+    CASE WHEN u.launches > $block THEN u.blocks END AS blocks,
     CASE
-        WHEN digests IS NOT NULL
-            THEN list_transform(arg_min(counts, rank), lambda c: [c.vid, c.launches])
+        WHEN u.launches > $block THEN list_transform(u.counts, lambda c: [c.vid, c.launches])
     END AS counts
-FROM units AS u
+FROM entries AS e
+JOIN fp_units AS u ON u.rank = e.first
 LEFT JOIN (
     SELECT region_id, any_value(region) AS region FROM fp_path_regions GROUP BY region_id
-) AS r USING (region_id)
-GROUP BY u.device, u.region_id, r.region, u.head, u.digests
-ORDER BY min(u.rank)
+) AS r ON r.region_id = u.region_id
+ORDER BY e.first

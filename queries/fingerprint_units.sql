@@ -1,14 +1,12 @@
 -- fingerprint_units: the numerical path of a trace, one row per unit = (device, step,
 -- region): how many kernels it launched, the variants of its first $block launches in
--- launch order, an order-sensitive digest per block of $block launches, and the launches of
--- each variant. tracelens.fingerprint.units works these out from one sorted read of the
--- launches (fingerprint_launches) and hands them over as the frame fp_unit_rows; this query
--- only joins each variant's two integers back into one HUGEINT, per unit and variant (on
--- every launch that arithmetic costs seconds). The body of the temp table fp_units; no
--- parameters.
+-- launch order, an order-sensitive digest per block of $block launches, the launches of
+-- each variant, and the document entry it falls in. tracelens.fingerprint.units works these
+-- out from one sorted read of the launches (fingerprint_launches) and hands them over as
+-- the frame fp_unit_rows; this query gives them their SQL types and order. The body of the
+-- temp table fp_units; no parameters.
 --
--- Input: fp_unit_rows, the columns below with counts as STRUCT(vid BIGINT, variant_hi
--- BIGINT, variant_lo BIGINT, launches BIGINT)[].
+-- Input: fp_unit_rows, the columns below.
 --
 -- Launch order is the order of the CUDA calls (correlation id, NULL last), then GPU start,
 -- then the variant's code: GPU timing jitter does not reorder it.
@@ -23,13 +21,17 @@
 --   head               BIGINT[]   the variant ids of the first $block launches, in launch
 --                                 order: ids number the distinct (variant_hi, variant_lo)
 --                                 (fingerprint_launches) in order, from 0, as the
---                                 document's variants do
+--                                 document's variants do (fp_variants)
 --   blocks             STRUCT(code_sum BIGINT, position_sum BIGINT)[]
 --                                 per block, in order: the sum of the launches' codes, and
 --                                 the sum of code * (position in block + 1) mod 2^31-1
---   counts             STRUCT(vid BIGINT, variant HUGEINT, launches BIGINT)[]
---                                 launches per variant, by id; variant: variant_hi * 2^63 +
---                                 variant_lo (fingerprint_variants unpacks it)
+--   counts             STRUCT(vid BIGINT, launches BIGINT)[]
+--                                 launches per variant, by id
+--   entry              BIGINT     the document entry (fingerprint_paths): units of one
+--                                 device and region with the same head and, past $block
+--                                 launches, the same blocks share it; numbered from 0
+--   rank               BIGINT     the unit's place in the order of (device, step NULLS
+--                                 FIRST, first_correlation), from 1: the rows' order
 SELECT
     device::BIGINT AS device,
     step::BIGINT AS step,
@@ -38,13 +40,8 @@ SELECT
     first_correlation::BIGINT AS first_correlation,
     head::BIGINT[] AS head,
     blocks::STRUCT(code_sum BIGINT, position_sum BIGINT)[] AS blocks,
-    list_transform(
-        counts,
-        lambda c: {
-            'vid': c.vid::BIGINT,
-            'variant': (c.variant_hi::HUGEINT << 63) + c.variant_lo,
-            'launches': c.launches::BIGINT
-        }
-    ) AS counts
+    counts::STRUCT(vid BIGINT, launches BIGINT)[] AS counts,
+    entry::BIGINT AS entry,
+    rank::BIGINT AS rank
 FROM fp_unit_rows
-ORDER BY device, step NULLS FIRST, first_correlation
+ORDER BY rank

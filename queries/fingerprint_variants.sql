@@ -3,19 +3,19 @@
 -- follow (norm_id, grid, block) in ascending order, a missing dimension first (the order of
 -- the packed integer: variant_hi * 2^63 + variant_lo, fingerprint_launches). No parameters.
 --
--- Input: the temp table fp_units (fingerprint_units).
+-- Input: the temp table fp_variants (vid, variant_hi, variant_lo, launches: one row per
+-- variant, tracelens.fingerprint.units).
 --
 -- Columns:
 --   vid                        BIGINT   variant id (fingerprint_units), 0-based, in that order
---   variant                    HUGEINT  the packed variant (fingerprint_units)
+--   variant                    HUGEINT  the packed variant: variant_hi * 2^63 + variant_lo
 --   norm_id                    BIGINT   fp_names.norm_id of the normalized kernel name
 --   grid_x, grid_y, grid_z     BIGINT   grid, blocks (NULL when the export lacks them)
 --   block_x, block_y, block_z  BIGINT   block, threads
 --   launches                   BIGINT   kernel launches of the variant
 WITH counted AS (
-    SELECT c.vid, c.variant, sum(c.launches)::BIGINT AS launches
-    FROM (SELECT unnest(counts) AS c FROM fp_units)
-    GROUP BY c.vid, c.variant
+    SELECT vid, (variant_hi::HUGEINT << 63) + variant_lo AS variant, launches::BIGINT AS launches
+    FROM fp_variants
 )
 SELECT
     vid,

@@ -22,7 +22,7 @@ the columns are sorted as they are (same order, slower).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import polars as pl
@@ -208,18 +208,48 @@ def _variant_ids(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     return variants, vid["vid"]
 
 
-def unit_rows(frame: pl.DataFrame, block: int) -> dict[str, Any]:
-    """The columns of fp_unit_rows (``fingerprint_units``'s input) from the launches with
-    their step and region id."""
+def _in_unit_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """The launches (device, step, region_id, correlation_id, code, vid) by unit, then in
+    launch order: correlation id (NULL last), GPU start, code."""
+    import polars as pl
+
+    packed = [("device", False), ("step", False), ("region_id", False), ("correlation_id", True)]
+    order = sort_order(frame, packed, ("start_ns", "code"))
+    cols = ("device", "step", "region_id", "correlation_id", "code", "vid")
+    return frame.select(pl.col(c).gather(order) for c in cols)
+
+
+def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
+    """Per block of ``block`` positions of each unit, in order (a unit has its launches /
+    ``block`` of them, rounded up): the sum of the codes and the sum of code * (position in
+    block + 1) mod 2^31-1. Differences of running sums at the blocks' bounds: no group-by."""
+    import polars as pl
+    import pyarrow as pa
+
+    n = code.len()
+    in_block = pos % block
+    weighted = (code * (in_block + 1)) % _MODULUS
+    starts = (in_block == 0).arg_true().cast(pl.Int64)
+    ends = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)])
+
+    def sums(values: pl.Series) -> pa.Array:
+        running = pl.concat([pl.Series([0], dtype=pl.Int64), values.cum_sum()])
+        return (running.gather(ends) - running.gather(starts)).to_arrow()
+
+    return pa.StructArray.from_arrays(
+        [sums(code), sums(weighted)], names=["code_sum", "position_sum"]
+    )
+
+
+def unit_rows(frame: pl.DataFrame, block: int) -> tuple[pa.Table, pl.DataFrame]:
+    """(fp_unit_rows, ``fingerprint_units``'s input: one row per unit; fp_variants, one row
+    per variant: vid, variant_hi, variant_lo, launches) from the launches with their step
+    and region id."""
     import polars as pl
     import pyarrow as pa
 
     variants, vid = _variant_ids(frame)
-    frame = frame.with_columns(vid=vid)
-    packed = [("device", False), ("step", False), ("region_id", False), ("correlation_id", True)]
-    order = sort_order(frame, packed, ("start_ns", "code"))
-    cols = ("device", "step", "region_id", "correlation_id", "code", "vid")
-    s = frame.select(pl.col(c).gather(order) for c in cols)
+    s = _in_unit_order(frame.with_columns(vid=vid))
     n = s.height
     unit = ("device", "step", "region_id")
     new = s.select(
@@ -231,45 +261,66 @@ def unit_rows(frame: pl.DataFrame, block: int) -> dict[str, Any]:
     run = new.cast(pl.Int64).cum_sum() - 1
     lengths = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)]) - starts
     pos = pl.int_range(n, dtype=pl.Int64, eager=True) - starts.gather(run)
-    code = s["code"].cast(pl.Int64)
-    in_block = pos % block
-    weighted = (code * (in_block + 1)) % _MODULUS
-    block_starts = (in_block == 0).arg_true().cast(pl.Int64)
-    block_ends = pl.concat([block_starts.slice(1), pl.Series([n], dtype=pl.Int64)])
-
-    def block_sums(values: pl.Series) -> pl.Series:
-        running = pl.concat([pl.Series([0], dtype=pl.Int64), values.cum_sum()])
-        return running.gather(block_ends) - running.gather(block_starts)
-
-    blocks = pa.StructArray.from_arrays(
-        [block_sums(code).to_arrow(), block_sums(weighted).to_arrow()],
-        names=["code_sum", "position_sum"],
-    )
-    head_vid = s["vid"].filter(pos < block)
+    blocks = _block_digests(s["code"].cast(pl.Int64), pos, block)
     per_variant = _variant_counts(run, s["vid"], variants.height)
     counts = pa.StructArray.from_arrays(
-        [
-            per_variant["vid"].to_arrow(),
-            variants["variant_hi"].gather(per_variant["vid"]).to_arrow(),
-            variants["variant_lo"].gather(per_variant["vid"]).to_arrow(),
-            per_variant["launches"].to_arrow(),
-        ],
-        names=["vid", "variant_hi", "variant_lo", "launches"],
+        [per_variant["vid"].to_arrow(), per_variant["launches"].to_arrow()],
+        names=["vid", "launches"],
     )
     first = s.select(pl.col(c).gather(starts) for c in (*unit, "correlation_id"))
-    head_lengths = lengths.clip(upper_bound=block)
-    block_counts = (lengths + block - 1) // block
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
-    return {
-        "device": first["device"].to_arrow(),
-        "step": first["step"].to_arrow(),
-        "region_id": first["region_id"].to_arrow(),
-        "launches": lengths.to_arrow(),
-        "first_correlation": first["correlation_id"].to_arrow(),
-        "head": pa.ListArray.from_arrays(_offsets(head_lengths), head_vid.to_arrow()),
-        "blocks": pa.ListArray.from_arrays(_offsets(block_counts), blocks),
-        "counts": pa.ListArray.from_arrays(_offsets(count_lengths), counts),
-    }
+    head = s["vid"].filter(pos < block).to_arrow()
+    table = pa.table(
+        {
+            "device": first["device"].to_arrow(),
+            "step": first["step"].to_arrow(),
+            "region_id": first["region_id"].to_arrow(),
+            "launches": lengths.to_arrow(),
+            "first_correlation": first["correlation_id"].to_arrow(),
+            "head": pa.ListArray.from_arrays(_offsets(lengths.clip(upper_bound=block)), head),
+            "blocks": pa.ListArray.from_arrays(_offsets((lengths + block - 1) // block), blocks),
+            "counts": pa.ListArray.from_arrays(_offsets(count_lengths), counts),
+        }
+    )
+    totals = per_variant.group_by("vid").agg(pl.col("launches").sum())
+    variants = variants.join(totals, on="vid", how="left").sort("vid")
+    table = table.append_column("entry", _entries(table, block))
+    return table.append_column("rank", _ranks(first)), variants
+
+
+def _ranks(first: pl.DataFrame) -> pa.Array:
+    """Each unit's place, from 1, in the order of (device, step NULLS FIRST, first
+    correlation id NULLS LAST): the document's order of entries (by their first unit)."""
+    import polars as pl
+
+    order = first.select(
+        pl.arg_sort_by("device", "step", "correlation_id", nulls_last=[False, False, True])
+    ).to_series()
+    rank = pl.repeat(0, first.height, dtype=pl.Int64, eager=True)
+    return rank.scatter(order, pl.int_range(1, first.height + 1, eager=True)).to_arrow()
+
+
+def _entries(units: pa.Table, block: int) -> pa.Array:
+    """Each unit's entry of the document, numbered from 0: units of one device and region
+    with the same head and, past ``block`` launches, the same block digests share one
+    (grouped here on the lists, once; DuckDB's group-by on them cost seconds on 200k
+    units)."""
+    import polars as pl
+
+    keys = pl.from_arrow(units.select(["device", "region_id", "head", "blocks", "launches"]))
+    keys = keys.with_columns(
+        pl.when(pl.col("launches") > block).then(pl.col("blocks")).alias("blocks")
+    ).drop("launches")
+    groups = (
+        keys.with_row_index("unit")
+        .group_by("device", "region_id", "head", "blocks", maintain_order=True)
+        .agg("unit")
+        .with_row_index("entry")
+        .select(pl.col("entry").cast(pl.Int64), "unit")
+        .explode("unit")
+        .sort("unit")
+    )
+    return groups["entry"].to_arrow()
 
 
 def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFrame:
@@ -291,15 +342,18 @@ def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFra
 
 
 def create_units(trace: Trace, frame: pl.DataFrame, block: int) -> None:
-    """The temp table fp_units (``fingerprint_units``) from the launches with their step and
-    region id."""
-    import pyarrow as pa
-
+    """The temp tables fp_units (``fingerprint_units``) and fp_variants (vid, variant_hi,
+    variant_lo, launches: ``fingerprint_variants``' input) from the launches with their
+    step and region id."""
     from .._resources import query
 
     con = trace.db
-    con.register("fp_unit_rows", pa.table(unit_rows(frame, block)))
+    units, variants = unit_rows(frame, block)
+    con.register("fp_unit_rows", units)
+    con.register("fp_variant_rows", variants.to_arrow())
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + query("fingerprint_units"))
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_variants AS SELECT * FROM fp_variant_rows")
     finally:
         con.unregister("fp_unit_rows")
+        con.unregister("fp_variant_rows")
