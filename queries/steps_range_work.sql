@@ -6,11 +6,14 @@
 -- on the range's thread; with nested or overlapping step ranges, the latest-starting range
 -- that started before the call (an ASOF join), so each operation is in one step at most.
 --
--- Parameters (the steps' ranges as parallel lists, one element per step):
---   $steps   BIGINT[]  step numbers
---   $tids    BIGINT[]  each step range's thread (globalTid)
---   $starts  BIGINT[]  each range's start, ns from session start
---   $ends    BIGINT[]  each range's end, ns
+-- The operation joins its call on one BIGINT key, the pid above CUPTI's 32-bit correlation
+-- id (as util_work): the pairs launched_by() matches, with a smaller hash table.
+--
+-- Needs the relation step_bounds: one row per step, step, globalTid (the range's thread),
+-- start and "end" (the range, ns from session start), which tracelens.stepwork registers
+-- (binding 2,076 steps as four list parameters cost 1.6 CPU s).
+--
+-- Parameters:
 --   $first   BIGINT    first step to select (inclusive)
 --   $last    BIGINT    last step to select (inclusive)
 --
@@ -19,16 +22,17 @@
 --   correlationId  BIGINT  its correlationId
 --   step           BIGINT  the step it was launched in
 WITH steps AS (
-    SELECT unnest($steps) AS step, unnest($tids) AS globalTid, unnest($starts) AS start,
-           unnest($ends) AS "end"
+    SELECT step::BIGINT AS step, globalTid::BIGINT AS globalTid, start::BIGINT AS start,
+           "end"::BIGINT AS "end"
+    FROM step_bounds
 ),
 calls AS (
-    SELECT r.globalTid, r.correlationId, s.step
+    SELECT (pid_of(r.globalTid) << 32) | r.correlationId AS launch, s.step
     FROM runtime_calls AS r
     ASOF JOIN steps AS s ON s.globalTid = r.globalTid AND s.start <= r.start
     WHERE r.start <= s."end" AND s.step BETWEEN $first AND $last
 )
 SELECT DISTINCT op.globalPid, op.correlationId, c.step
 FROM gpu_operations() AS op
-JOIN calls AS c ON launched_by(op.globalPid, op.correlationId, c.globalTid, c.correlationId)
+JOIN calls AS c ON c.launch = (pid_of(op.globalPid) << 32) | op.correlationId
 ORDER BY op.globalPid, op.correlationId, c.step

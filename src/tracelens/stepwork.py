@@ -12,6 +12,7 @@ query serves the selection (:func:`select_steps`, through
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -129,8 +130,9 @@ def select_steps(
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
     if chosen.is_empty():
         raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
-    query, params = _step_work(found, first, last)
-    narrowed = select_work(trace, query, where, **params)
+    query, bounds, params = _step_work(found, first, last)
+    with _registered(trace, bounds):
+        narrowed = select_work(trace, query, where, **params)
     if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
         raise UsageError(
             f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
@@ -146,40 +148,47 @@ def select_steps(
     return StepSelection(narrowed, first, last, found, int(chosen["step"].n_unique()))
 
 
-def _period_windows(frame: pl.DataFrame, first: int, last: int) -> dict[str, list[int]]:
-    """One window per device and step in [first, last]: from the step's first kernel start
-    to the next step's first kernel start on that device (the step's end + 1 when none
-    follows)."""
+def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
+    """One window per device and step in [first, last] (device, step, start, end): from the
+    step's first kernel start to the next step's first kernel start on that device (the
+    step's end + 1 when none follows)."""
     import polars as pl
 
-    windows = (
+    return (
         frame.sort("device", "step")
         .with_columns(next_start=pl.col("start_ns").shift(-1).over("device"))
         .filter(pl.col("step").is_between(first, last))
-        .with_columns(window_end=pl.coalesce("next_start", pl.col("end_ns") + 1))
+        .select(
+            "device",
+            "step",
+            start="start_ns",
+            end=pl.coalesce("next_start", pl.col("end_ns") + 1),
+        )
     )
-    return {
-        "devices": windows["device"].to_list(),
-        "steps": windows["step"].to_list(),
-        "starts": windows["start_ns"].to_list(),
-        "ends": windows["window_end"].to_list(),
-    }
 
 
-def _step_work(found: Steps, first: int, last: int) -> tuple[str, dict[str, Any]]:
-    """The query that lists the GPU work of steps [first, last] with its step number, and
-    its parameters: NVTX steps by their ranges, period steps by their windows."""
+def _step_work(found: Steps, first: int, last: int) -> tuple[str, pl.DataFrame, dict[str, Any]]:
+    """The query that lists the GPU work of steps [first, last] with its step number, the
+    step bounds it reads (registered as ``step_bounds``, see :func:`_registered`) and its
+    parameters: NVTX steps by their ranges, period steps by their windows."""
     if found.ranges is None:
-        return "steps_window_work", _period_windows(found.frame, first, last)
-    r = found.ranges
-    return "steps_range_work", {
-        "steps": r["step"].to_list(),
-        "tids": r["global_tid"].to_list(),
-        "starts": r["cpu_start_ns"].to_list(),
-        "ends": r["cpu_end_ns"].to_list(),
-        "first": first,
-        "last": last,
-    }
+        return "steps_window_work", _period_windows(found.frame, first, last), {}
+    bounds = found.ranges.select(
+        "step", globalTid="global_tid", start="cpu_start_ns", end="cpu_end_ns"
+    )
+    return "steps_range_work", bounds, {"first": first, "last": last}
+
+
+@contextmanager
+def _registered(trace: Trace, bounds: pl.DataFrame):
+    """``bounds`` visible to the step work queries as the relation ``step_bounds`` (binding
+    thousands of steps as list parameters cost seconds)."""
+    con = trace.db
+    con.register("step_bounds", bounds)
+    try:
+        yield
+    finally:
+        con.unregister("step_bounds")
 
 
 def step_report(
@@ -199,11 +208,12 @@ def step_report(
     found = find_steps(trace, range=range, where=where)
     if not found.count or top_kernels < 1:
         return found
-    query, params = _step_work(
+    query, bounds, params = _step_work(
         found, int(found.frame["step"].min()), int(found.frame["step"].max())
     )
     con = trace.db
-    con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
+    with _registered(trace, bounds):
+        con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
     try:
         top = trace.query("steps_top_kernels", top=top_kernels, **where.params())
     finally:

@@ -5,6 +5,7 @@ step 1; device 1 runs one kernel."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 from fixtures.builder import FILL, REDUCE_SUM, XMMA_GEMM
 
@@ -42,32 +43,45 @@ def trace_path(tmp_path_factory):
     return b.write(tmp_path_factory.mktemp("stepsel") / "step_selection.sqlite")
 
 
-RANGES = dict(
-    steps=[1, 2, 3], tids=[A_TID] * 3, starts=[1_000, 1_200, 1_250], ends=[1_100, 1_300, 1_280]
-)
+# The step bounds the work queries read (the relation step_bounds, registered by
+# tracelens.stepwork): the step ranges, and the period windows.
+RANGES = pl.DataFrame(
+    {"step": [1, 2, 3], "globalTid": [A_TID] * 3, "start": [1_000, 1_200, 1_250],
+     "end": [1_100, 1_300, 1_280]}
+)  # fmt: skip
+
+
+def _bounds(frame):
+    def register(trace):
+        trace.db.register("step_bounds", frame)
+
+    return register
 
 
 def test_steps_range_work_one_step(trace_path):
-    assert_golden(trace_path, "steps_range_work", "step_1", first=1, last=1, **RANGES)
+    assert_golden(trace_path, "steps_range_work", "step_1", _bounds(RANGES), first=1, last=1)
 
 
 def test_steps_range_work_nested_goes_to_the_inner_step(trace_path):
-    assert_golden(trace_path, "steps_range_work", "step_2", first=2, last=2, **RANGES)
+    assert_golden(trace_path, "steps_range_work", "step_2", _bounds(RANGES), first=2, last=2)
 
 
 def test_steps_window_work(trace_path):
     # Device 0: step 1 from 2,000 up to (not including) 2,500 holds A's GEMM, B's kernel and
     # the copy; step 2 from 2,500 to 2,650 A's FILL and REDUCE. Device 1: a window before
     # its kernel holds nothing.
-    params = dict(devices=[0, 0, 1], steps=[1, 2, 1], starts=[2_000, 2_500, 0],
-                  ends=[2_500, 2_650, 1])  # fmt: skip
-    assert_golden(trace_path, "steps_window_work", "two_steps", **params)
+    windows = pl.DataFrame(
+        {"device": [0, 0, 1], "step": [1, 2, 1], "start": [2_000, 2_500, 0],
+         "end": [2_500, 2_650, 1]}
+    )  # fmt: skip
+    assert_golden(trace_path, "steps_window_work", "two_steps", _bounds(windows))
 
 
 def _select_step_1(trace):
     from tracelens.filters import select_work
 
-    select_work(trace, "steps_range_work", first=1, last=1, **RANGES)
+    _bounds(RANGES)(trace)
+    select_work(trace, "steps_range_work", first=1, last=1)
 
 
 def test_selection_span(trace_path):
@@ -79,15 +93,18 @@ def test_selection_span_empty(trace_path):
         assert trace.query("_selection_span", selection=99).row(0) == (None, None)
 
 
-WINDOWS = dict(devices=[0, 0], steps=[1, 2], starts=[2_000, 2_500], ends=[2_500, 2_650])
+WINDOWS = pl.DataFrame(
+    {"device": [0, 0], "step": [1, 2], "start": [2_000, 2_500], "end": [2_500, 2_650]}
+)
 NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
 
 
 def _step_work(trace):
     from tracelens import _resources
 
+    _bounds(WINDOWS)(trace)
     sql = "CREATE TEMP TABLE step_work AS " + _resources.query("steps_window_work")
-    trace.db.execute(sql, WINDOWS)
+    trace.db.execute(sql)
 
 
 def test_steps_top_kernels(trace_path):
