@@ -10,6 +10,13 @@
 --   tracelens.activity fills: the category of each kernel name id of $name_kind; kernels
 --   whose id it lacks are 'other')
 --   $name_kind    VARCHAR    'demangled' | 'short'
+--   $work         VARCHAR    where the operations come from: 'trace' (the trace's
+--                            kernels, memcpys and memsets views) or the name of a relation
+--                            with work_in_order.sql's columns (kind, device, stream,
+--                            start_ns, end_ns, name_id, short_id) that the caller
+--                            registered: the GPU work the report already read, so this
+--                            query reads no table of the trace (kinds other than 0-2 are
+--                            left out, as the views hold none)
 --
 -- Columns:
 --   device    BIGINT   CUDA device ordinal
@@ -21,18 +28,28 @@
 WITH cat AS (
     SELECT name_id AS id, category FROM activity_categories
 ),
+trace_kernels AS (
+    SELECT 0::TINYINT AS kind, deviceId AS device, streamId AS stream, start AS start_ns,
+           "end" AS end_ns, demangledName AS name_id, shortName AS short_id
+    FROM kernels
+),
+trace_memory AS (
+    SELECT 1::TINYINT AS kind, deviceId AS device, streamId AS stream, start AS start_ns,
+           "end" AS end_ns
+    FROM memcpys
+    UNION ALL
+    SELECT 2, deviceId, streamId, start, "end" FROM memsets
+),
 ev AS (
-    SELECT k.deviceId AS device, k.streamId AS stream, k.start, k."end",
+    SELECT k.device, k.stream, k.start_ns AS start, k.end_ns AS "end",
            coalesce(cat.category, 'other') AS category
-    FROM kernels AS k
-    LEFT JOIN cat ON cat.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
-    WHERE k."end" >= $t0 AND k.start < $t1
+    FROM query_table(CASE $work WHEN 'trace' THEN 'trace_kernels' ELSE $work END) AS k
+    LEFT JOIN cat ON cat.id = (CASE $name_kind WHEN 'short' THEN k.short_id ELSE k.name_id END)
+    WHERE k.kind = 0 AND k.end_ns >= $t0 AND k.start_ns < $t1
     UNION ALL
-    SELECT deviceId, streamId, start, "end", 'memcpy' FROM memcpys
-    WHERE "end" >= $t0 AND start < $t1
-    UNION ALL
-    SELECT deviceId, streamId, start, "end", 'memset' FROM memsets
-    WHERE "end" >= $t0 AND start < $t1
+    SELECT device, stream, start_ns, end_ns, CASE kind WHEN 1 THEN 'memcpy' ELSE 'memset' END
+    FROM query_table(CASE $work WHEN 'trace' THEN 'trace_memory' ELSE $work END)
+    WHERE kind IN (1, 2) AND end_ns >= $t0 AND start_ns < $t1
 ),
 clipped AS (
     SELECT device, stream, category,

@@ -4,12 +4,16 @@ show it (the report of a 5M-launch trace cost ~30 CPU s when each section read i
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from conftest import shared_traces
+from polars.testing import assert_frame_equal
 
 import tracelens
+from tracelens import activity
 from tracelens.demo import demo_path
-from tracelens.report import build_report, stakeoutview
+from tracelens.report import build_report, sharedread, stakeoutview
 from tracelens.stakeout import kernel_profiles
 from tracelens.trace import Trace
 
@@ -34,8 +38,9 @@ def queries_run(monkeypatch) -> Counter:
 
 
 def test_single_report_reads_the_gpu_work_once(queries_run):
-    """One sorted read of the GPU work serves the busy time, util and the step search; the
-    stakeout of the top kernels is one read, not three; census and lineup run once."""
+    """One sorted read of the GPU work serves the busy time, util, the step search, the
+    census table and the timeline's kernel categories and bins; the stakeout of the top
+    kernels is one read, not three; lineup runs once."""
     with tracelens.open(demo_path("bs16")) as t:
         build_report(t)
     assert queries_run["work_in_order"] == 1
@@ -44,8 +49,56 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert queries_run["stakeout_profiles"] == 1
     stakeout_parts = ("stakeout_spread", "stakeout_log_histogram", "stakeout_configs")
     assert not any(queries_run[q] for q in stakeout_parts)
-    assert queries_run["kernel_summary"] == 1
+    assert queries_run["kernel_summary"] == 0  # the census is that of the read
+    assert queries_run["report_kernel_summary"] == 1
     assert queries_run["lineup_activities"] == 1
+    assert queries_run["activity_kernel_names"] == 1
+    assert queries_run["activity_bins"] == 1  # the overview (the detail window is drawn)
+
+
+def _shared_reads(trace_path: str):
+    """(the trace, its GPU work as the report reads it once), for the tests below."""
+    t = tracelens.open(trace_path)
+    assert t.info.count("kernel") > 0, "a trace with kernels"
+    return t, sharedread.read_work(t)
+
+
+# the demo traces, and the shared real exports that have kernels
+SHARED_TRACES = [str(demo_path("bs1")), str(demo_path("bs16"))] + [
+    str(p) for p in shared_traces() if "cpu_only" not in p.name and "nvtx_only" not in p.name
+]
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_census_of_the_read_is_census(trace_path):
+    """The census table from the shared read is Trace.census, row for row and type for type
+    (demangled and short names: short ones group several demangled)."""
+    t, work = _shared_reads(trace_path)
+    with t:
+        for kind in sharedread.SHARED_NAME_KINDS:
+            got, want = sharedread.census(t, work, kind), t.census(name=kind)
+            assert got.schema == want.schema, kind
+            assert got.equals(want), kind
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_timeline_of_the_read_is_the_traces(trace_path):
+    """The kernel categories and the bins from the shared read are those read from the
+    trace's views (the overview of the whole span, and a window with clipped events)."""
+    t, work = _shared_reads(trace_path)
+    with t:
+        span = activity.gpu_span(t)
+        g0, g1 = span
+        mid = (g0 + g1) // 2
+        for kind in ("demangled", "short"):
+            cats = activity.kernel_categories(t, name=kind)
+            assert activity.kernel_categories(t, name=kind, work=work) == cats
+            for t0, t1, bins in ((g0, g1 + 1, 500), (mid - 1_000_000, mid + 1_000, 97)):
+                want = activity.activity_bins(t, t0, t1, bins, name=kind, categories=cats)
+                got = activity.activity_bins(t, t0, t1, bins, name=kind, categories=cats, work=work)
+                assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
+        # the connection is as it was: no relation left registered, no optimizer left off
+        assert t.db.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0] == ""
 
 
 @pytest.mark.parametrize("trace", ["bs1", "bs16"])

@@ -3,21 +3,32 @@ category in equal time bins, the operations of a short window one by one, and th
 ranges of a window. The report's timeline draws these.
 
 Everything is aggregated in DuckDB: a trace of millions of kernels becomes at most
-lanes x bins x categories rows, and a window is read with its limit. Kernels are colored by
+lanes x bins x categories rows, and a window is read with its limit. The names and the bins
+take ``work``: the GPU operations a caller has already read
+(:func:`tracelens.util.work_in_order`'s rows with their stream, a polars frame or an Arrow
+table), so that they read no table of the trace again. Kernels are colored by
 the category of their name (:mod:`tracelens.categories`), each distinct name classified once.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .census import check_name_kind
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import polars as pl
+    import pyarrow as pa
 
     from .trace import Trace
+
+    # GPU operations already read: a frame, or an Arrow table of it (DuckDB scans a table
+    # of many record batches in parallel, and a polars frame converted again each query)
+    Work = pl.DataFrame | pa.Table
 
 __all__ = [
     "KernelCategories",
@@ -27,6 +38,7 @@ __all__ = [
     "gpu_span",
     "kernel_categories",
     "nvtx_ranges",
+    "registered_work",
 ]
 
 _GPU_KINDS = ("kernel", "memcpy", "memset")
@@ -60,15 +72,46 @@ def gpu_span(trace: Trace) -> tuple[int, int] | None:
     return (t0, t1) if t1 > t0 else (t0, t0 + 1000)
 
 
-def kernel_categories(trace: Trace, *, name: str = "demangled") -> KernelCategories:
+WORK_RELATION = "activity_work"  # the name ``work`` is registered under in DuckDB
+
+
+@contextmanager
+def registered_work(trace: Trace, work: Work | None) -> Iterator[str]:
+    """Within the block, ``work`` (rows with work_in_order.sql's columns) is the DuckDB
+    relation whose name this yields, for a query's ``$work`` parameter; None: 'trace', the
+    query's own read of the trace's views."""
+    if work is None:
+        yield "trace"
+        return
+    con = trace.db
+    # DuckDB takes a registered frame for about one row (no cardinality estimate), so it
+    # would build its hash joins on the millions of operations and probe them with the
+    # few hundred kernel names (~0.7 CPU s more per query on 5M operations): joins here
+    # build on the side the query puts on the right, as written.
+    before = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
+    off = ",".join(filter(None, [before, "join_order", "build_side_probe_side"]))
+    con.register(WORK_RELATION, work)
+    con.execute(f"SET disabled_optimizers = '{off}'")  # our own constants
+    try:
+        yield WORK_RELATION
+    finally:
+        con.execute("SET disabled_optimizers = $before", {"before": before})
+        con.unregister(WORK_RELATION)
+
+
+def kernel_categories(
+    trace: Trace, *, name: str = "demangled", work: Work | None = None
+) -> KernelCategories:
     """The category of every distinct kernel name (of kind ``name``: demangled or short),
-    classified once each."""
+    classified once each. ``work``: the trace's GPU operations, already read (see the
+    module docstring)."""
     from .categories import classify_column
 
     check_name_kind(name)
     if not trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
         return KernelCategories([], [])
-    df = trace.query("activity_kernel_names", name_kind=name)
+    with registered_work(trace, work) as source:
+        df = trace.query("activity_kernel_names", name_kind=name, work=source)
     cats = classify_column(df["name"])["category"].to_list()
     return KernelCategories(df["name_id"].to_list(), cats)
 
@@ -81,14 +124,17 @@ def activity_bins(
     *,
     name: str = "demangled",
     categories: KernelCategories | None = None,
+    work: Work | None = None,
 ) -> pl.DataFrame:
     """GPU busy time over [t0, t1) in ``bins`` equal bins per lane and category: device,
     stream, bin, category (kernel category, or memcpy / memset), busy_ns, events (that start
     in the bin). See ``queries/activity_bins.sql``. ``categories``: from
-    :func:`kernel_categories` (computed when not given)."""
-    cats = categories or kernel_categories(trace, name=name)
+    :func:`kernel_categories` (computed when not given). ``work``: the trace's GPU operations,
+    already read (see the module docstring)."""
+    cats = categories or kernel_categories(trace, name=name, work=work)
     _install_categories(trace, cats)
-    return trace.query("activity_bins", t0=t0, t1=t1, bins=bins, name_kind=name)
+    with registered_work(trace, work) as source:
+        return trace.query("activity_bins", t0=t0, t1=t1, bins=bins, name_kind=name, work=source)
 
 
 def _install_categories(trace: Trace, cats: KernelCategories) -> None:

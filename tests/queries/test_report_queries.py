@@ -53,7 +53,7 @@ def test_activity_bins(steps_trace):
 
     assert_setup_golden(
         steps_trace, "activity_bins", "four_bins", setup, t0=0, t1=100_000, bins=4,
-        name_kind="demangled",
+        name_kind="demangled", work="trace",
     )  # fmt: skip
 
 
@@ -65,7 +65,7 @@ def test_activity_operations_window_and_limit(steps_trace):
 
 
 def test_activity_kernel_names(steps_trace):
-    assert_golden(steps_trace, "activity_kernel_names", "short", name_kind="short")
+    assert_golden(steps_trace, "activity_kernel_names", "short", name_kind="short", work="trace")
 
 
 def assert_setup_golden(trace_path, query: str, case: str, setup, **params) -> None:
@@ -103,3 +103,18 @@ def test_stakeout_profile_queries(steps_trace):
     assert_golden(steps_trace, "stakeout_configs", "two_kernels", **args)
     # The three at once, from one read (the report's): each part as its query above.
     assert_golden(steps_trace, "stakeout_profiles", "two_kernels", per_octave=4, **args)
+
+
+def test_report_kernel_summary(steps_trace):
+    # The census of the GPU work the report read (registered as a relation): gemm_kernel's
+    # two launches (4 and 8 µs: median 6 µs), fill_kernel's two, odd_kernel's one; the
+    # memcpys and the memset are not kernels.
+    from tracelens.report.sharedread import read_work
+
+    def setup(t):
+        t.db.register("shared_work", read_work(t))
+
+    assert_setup_golden(
+        steps_trace, "report_kernel_summary", "steps", setup, work="shared_work",
+        name_kind="demangled",
+    )  # fmt: skip

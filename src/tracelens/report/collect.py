@@ -29,6 +29,9 @@ from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .timekeeping import step_rows, timekeeping, util_rows
 
 if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
+
     from ..compare.collect import Side as DiffSide
     from ..steps import Steps
     from ..trace import Trace
@@ -113,12 +116,21 @@ def collect_side(
 
     notes: list[str] = []
     has_kernels = _has_kernels(trace)
+    kept = None
+    kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
+    if has_kernels:
+        kept = timekeeping(trace, label, kept_omitted, read)
+    work = None  # the GPU work timekeeping read, for DuckDB to scan
+    if kept is not None and kept.work is not None:
+        from .sharedread import for_duckdb
+
+        work = for_duckdb(kept.work)
     kernels: list[KernelRow] = []
     categories: list[CategoryRow] = []
     kernels_total = kernel_time = 0
     census = None
     if has_kernels:
-        census = read.census if read else trace.census(name=name_kind)
+        census = _census(trace, name_kind, read, work)
         kernels_total = census.height
         kernel_time = int(census["total_ns"].sum())
         categories = category_rows(trace, palette, name_kind)
@@ -134,9 +146,9 @@ def collect_side(
         danger, danger_total = danger_rows(census, top)
         danger_left_out(len(danger), danger_total, label, omitted)
     busy_ns, util, steps = None, None, None
-    if has_kernels:
-        kept = timekeeping(trace, label, omitted, read)
+    if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
+    omitted += kept_omitted
     tree = _nvtx_tree(trace, label, omitted) if has_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
@@ -159,7 +171,9 @@ def collect_side(
         kernel_chart=kernel_chart(kernels),
         category_chart=category_chart(categories),
         stakeout=stake,
-        timeline=build_timeline(trace, key=key, palette=palette, name_kind=name_kind, steps=steps),
+        timeline=build_timeline(
+            trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work
+        ),
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         memory=memory_rows(trace),
@@ -173,6 +187,20 @@ def collect_side(
         step_summary=steps_summary,
         nvtx=tree,
     )
+
+
+def _census(
+    trace: Trace, name_kind: str, read: DiffSide | None, work: pa.Table | None
+) -> pl.DataFrame:
+    """:meth:`Trace.census`: what the diff read, else from the GPU work the page read
+    (:func:`.sharedread.census`), else read."""
+    from .sharedread import SHARED_NAME_KINDS, census
+
+    if read is not None:
+        return read.census
+    if work is not None and name_kind in SHARED_NAME_KINDS:
+        return census(trace, work, name_kind)
+    return trace.census(name=name_kind)
 
 
 def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | None:

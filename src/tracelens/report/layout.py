@@ -20,6 +20,7 @@ from .text import pct, short
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
     from ..steps import Steps
     from ..trace import Trace
@@ -282,17 +283,22 @@ def build_timeline(
     name_kind: str = "demangled",
     window: tuple[int, int] | None = None,
     steps: Steps | None = None,
+    work: pa.Table | None = None,
 ) -> TimelineView | None:
     """The overview (whole GPU span, binned) and a detail window (events one by one when
     there are few enough, else finer bins), with NVTX ranges. The default window is the
-    first steady step of ``steps``, else the busiest stretch."""
+    first steady step of ``steps``, else the busiest stretch. ``work``: the trace's GPU
+    operations, already read (:func:`.sharedread.for_duckdb`): the kernel categories and
+    the bins come from it instead of the trace."""
     span = activity.gpu_span(trace)
     if span is None:
         return None
     g0, g1 = span
     notes: list[str] = []
-    cats = activity.kernel_categories(trace, name=name_kind)
-    ov = activity.activity_bins(trace, g0, g1 + 1, OVERVIEW_BINS, name=name_kind, categories=cats)
+    cats = activity.kernel_categories(trace, name=name_kind, work=work)
+    ov = activity.activity_bins(
+        trace, g0, g1 + 1, OVERVIEW_BINS, name=name_kind, categories=cats, work=work
+    )
     keys, busy_by_lane = _lanes(ov, notes)
     span_ns = (g1 + 1 - g0) or 1
 
@@ -313,7 +319,7 @@ def build_timeline(
         reason = "the requested window"
     w0, w1 = window
     w1 = max(w1, w0 + 1)
-    detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes)
+    detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes, work)
     _undrawn_note(trace, detail.drawn, notes)
     overview_svg = svg.timeline(
         svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
@@ -366,6 +372,7 @@ def _detail(
     palette: svg.Palette,
     name_kind: str,
     notes: list[str],
+    work: pa.Table | None = None,
 ) -> _Detail:
     """The detail window's NVTX lanes and GPU operations: one by one when there are at most
     DETAIL_MAX_EVENTS, else DETAIL_BINS bins per lane."""
@@ -384,7 +391,9 @@ def _detail(
         return _Detail(
             nvtx_lanes, spans, f"{ops.height:,} GPU operations drawn one by one", ops.height
         )
-    db = activity.activity_bins(trace, w0, w1, DETAIL_BINS, name=name_kind, categories=cats)
+    db = activity.activity_bins(
+        trace, w0, w1, DETAIL_BINS, name=name_kind, categories=cats, work=work
+    )
     spans = nvtx_spans + binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
     notes.append(
         f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "

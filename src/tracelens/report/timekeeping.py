@@ -11,6 +11,8 @@ from ..compare.collect import trace_totals
 from .omitted import Omitted
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ..compare.collect import Side as DiffSide
     from ..steps import Steps
     from ..trace import Trace
@@ -60,11 +62,14 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
 @dataclass
 class TimeKeeping:
     """What the page shows of one trace's GPU time: the kernels' busy time (their union,
-    summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out)."""
+    summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out), and
+    the GPU work they were computed from when this read it (:func:`.sharedread.read_work`;
+    None: the diff read it, or it was left out), for the other sections to share."""
 
     busy_ns: int
     util: Util | None
     steps: Steps | None
+    work: pl.DataFrame | None = None
 
 
 def timekeeping(
@@ -96,14 +101,17 @@ def timekeeping(
 
 def _read_once(trace: Trace) -> TimeKeeping:
     """Busy time, util and steps from one read of the GPU work, as the diff's
-    :func:`tracelens.compare.collect.collect` shares it."""
+    :func:`tracelens.compare.collect.collect` shares it; the read is kept for the census
+    and the timeline."""
     import polars as pl
 
     from ..steps import find_steps
-    from ..util import gpu_time_accounting, work_in_order
+    from ..util import gpu_time_accounting
     from ..util_sweep import KERNEL, union_ns
+    from .sharedread import read_work
 
-    work = work_in_order(trace)
+    work_with_streams = read_work(trace)
+    work = work_with_streams.drop("stream")
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", "name_id"
     )
@@ -114,4 +122,4 @@ def _read_once(trace: Trace) -> TimeKeeping:
     steps = find_steps(trace, launches=None if replays else launches)
     del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
     util = gpu_time_accounting(trace, None, work)
-    return TimeKeeping(busy_ns, util, steps)
+    return TimeKeeping(busy_ns, util, steps, work_with_streams)
