@@ -320,3 +320,33 @@ def test_figures_for_gates(tmp_path):
     assert got["util"] == pytest.approx(u.frame["busy_ns"][0] / u.frame["span_ns"][0])
     assert got["busy_ms"] == 6 * 300 / 1e6 and got["exposed_communication_ms"] == 0
     assert got["steps"] == 6 and got["step_median_ms"] == 400 / 1e6
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 2),  # device
+            st.integers(0, 6),  # start: few values, so many rows start together
+            st.integers(0, 3),  # stream
+            st.integers(0, 9),  # duration
+            st.integers(0, 3),  # kind
+        ),
+        max_size=40,
+    )
+)
+def test_work_in_order_breaks_start_ties_as_a_full_sort(rows):
+    """util.work_in_order sorts on device and start, then sorts again only the rows that
+    start together (by stream, end, kind): the order of a sort on all five columns."""
+    import polars as pl
+
+    from tracelens.util import ORDER, _break_ties, _device_start_order
+
+    frame = pl.DataFrame(
+        [(d, 1_000 + s, 1_000 + s + n, st_, k, i) for i, (d, s, st_, n, k) in enumerate(rows)],
+        schema=["device", "start_ns", "end_ns", "stream", "kind", "row"],
+        orient="row",
+    )
+    ordered = frame[_break_ties(frame, _device_start_order(frame))]
+    assert ordered.select(ORDER).equals(frame.sort(ORDER).select(ORDER))
+    assert sorted(ordered["row"]) == list(range(frame.height))

@@ -60,8 +60,10 @@ class LaunchIndex:
         slot = self._slots(calls)
         start = calls["start"]
         table = pl.repeat(None, size, dtype=pl.Int64, eager=True).scatter(slot, start)
+        if size - table.null_count() == slot.len() - slot.null_count():
+            return table  # each call has a slot of its own (as CUPTI numbers them)
         # One arbitrary call of each slot won; where another of that slot started earlier,
-        # take the earliest (none do when every call has its own id, as CUPTI gives them).
+        # take the earliest.
         shared = (table.gather(slot) != start).fill_null(True)
         if shared.any():
             lost = slot.filter(shared).unique().implode()
@@ -83,14 +85,13 @@ class LaunchIndex:
         n = self._pids.len()
         if n == 0:
             return pl.repeat(None, frame.height, dtype=pl.Int64, eager=True)
-        in_range = (cid >= self._lo) & (cid < self._lo + self._width)
+        offset = cid - self._lo
+        known = (offset >= 0) & (offset < self._width)
         if n == 1:  # one process (the usual case): no search for its rank
-            known, rank = (pid == self._pids[0]) & in_range, pl.lit(0, pl.Int64)
-        else:
-            rank = pl.lit(self._pids).search_sorted(pid.fill_null(0)).cast(pl.Int64)
-            found = pl.lit(self._pids).gather(rank.clip(0, n - 1)) == pid
-            known = pid.is_not_null() & (rank < n) & found & in_range
-        slot = rank * self._width + (cid - self._lo)
+            known, slot = known & (pid == self._pids[0]), offset
+        else:  # the process's rank among the calls' (null: none of theirs)
+            rank = pid.replace_strict(self._pids, range(n), default=None, return_dtype=pl.Int64)
+            slot = rank * self._width + offset
         return frame.select(pl.when(known).then(slot).alias("slot")).to_series()
 
     def launch_starts(self, ops: pl.DataFrame) -> pl.Series:
