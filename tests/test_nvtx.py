@@ -220,7 +220,6 @@ def test_op_paths_without_nvtx_are_all_null(tmp_path):
         ("nvtx_summary", "all", {"style": None}),
         ("nvtx_gpu_projection", "all", {}),
         ("nvtx_gpu_projection_summary", "path", {"group_by": "path"}),
-        ("nvtx_kernel_summary", "torch", {}),
         ("nvtx_kernel_names", "torch", {}),
         ("nvtx_op_paths", "all", {}),
         ("cuda_api_summary", "all", {"pid": None}),
@@ -237,13 +236,13 @@ def test_golden(shapes, query, case, params):
 
 
 def _kernel_stats(trace):
-    # what nvtx_kernel_summary and nvtx_kernel_names read: PyTorch ops, short kernel names
+    # what nvtx_kernel_names reads: PyTorch ops, short kernel names
     build_projection(trace)
     nvtx_kernels.register_stats(trace, group="torch", name="short")
 
 
 def test_kernels_by_range_named_as_golden(shapes):
-    # the named rows of the numeric golden above (nvtx_kernel_summary__torch)
+    # the rows of the kernel statistics named by nvtx_kernel_names__torch
     with tracelens.open(shapes) as t:
         actual = kernels_by_range(t, group="torch", name="short").write_csv()
     assert actual == (GOLDEN / "nvtx_kernels_by_range__torch.csv").read_text()

@@ -1,7 +1,9 @@
 """Kernels per NVTX range group (``nsys stats`` nvtx_kern_sum) from the sweep's innermost
 ranges: each kernel is paired with every range holding its launch, the statistics are
-taken per (group, launching thread, kernel name), and ``queries/nvtx_kernel_summary.sql``
-names and sorts them.
+taken per (group, launching thread, kernel name), rounded, named and sorted (by the ranks
+``queries/nvtx_kernel_names.sql`` gives the names, not by the text of 4M rows: on the
+5M-kernel benchmark, whose PyTorch labels are unique per op, a DuckDB ORDER BY of the named
+rows took 3.3 CPU s and 1 GB).
 
 No kernel meets a range in a join of intervals: the sweep (:mod:`tracelens.nvtx_sweep`)
 gave each kernel its innermost range, ``queries/_nvtx_kernel_holders.sql`` lists the ranges
@@ -34,42 +36,59 @@ COLUMNS = ("range", "style", "pid", "tid", "ranges", "kernels", "total_ns", "avg
 
 
 def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
-    """The rows of :func:`tracelens.nvtx.kernels_by_range`: ``queries/nvtx_kernel_summary.sql``
-    over :func:`register_stats`, named from ``queries/nvtx_kernel_names.sql``. The sweep
-    (:func:`tracelens.nvtx.build_sweep`) must be built."""
+    """The rows of :func:`tracelens.nvtx.kernels_by_range`: :func:`register_stats`, rounded
+    as DuckDB's round() does (half away from zero), named and ordered from
+    ``queries/nvtx_kernel_names.sql`` (by range, pid, tid, total time largest first, kernel
+    name; ranks, not text, are sorted). The sweep (:func:`tracelens.nvtx.build_sweep`) must
+    be built."""
     import polars as pl
 
-    register_stats(trace, group=group, name=name)
-    rows = trace.query("nvtx_kernel_summary")
+    stats = register_stats(trace, group=group, name=name)
     names = trace.query("nvtx_kernel_names")
-    # gathered by key, not joined: a join would copy every column of the 4M rows
-    groups = names.filter(pl.col("gid").is_not_null()).sort("gid")
-    kernels = names.filter(pl.col("name_id").is_not_null()).sort("name_id")
-    group_at = _positions(groups["gid"], rows["gid"])
-    name_at = _positions(kernels["name_id"], rows["name_id"])
+    groups = names.filter(pl.col("gid").is_not_null())
+    kernels = names.filter(pl.col("name_id").is_not_null())
+    group_at = _positions(groups["gid"], stats["gid"])
+    name_at = _positions(kernels["name_id"], stats["name_id"])
+
+    def rounded(value: pl.Expr) -> pl.Expr:
+        return value.round(1, mode="half_away_from_zero")
+
+    tid = pl.col("global_tid")
+    rows = stats.select(
+        groups["range_rank"].gather(group_at).alias("range_rank"),
+        group_at.alias("group_at"),
+        (tid // (1 << 24) % (1 << 24)).alias("pid"),  # pid_of and tid_of (_shared.sql)
+        (tid % (1 << 24)).alias("tid"),
+        "ranges",
+        "kernels",
+        "total_ns",
+        rounded(pl.col("total_ns") / pl.col("pairs")).alias("avg_ns"),
+        rounded(pl.col("med_ns")).alias("med_ns"),
+        "min_ns",
+        "max_ns",
+        rounded(pl.col("stddev_ns").fill_null(0.0)).alias("stddev_ns"),
+        kernels["name_rank"].gather(name_at).alias("name_rank"),
+        name_at.alias("name_at"),
+    ).sort(
+        ["range_rank", "pid", "tid", "total_ns", "name_rank"],
+        descending=[False, False, False, True, False],
+        nulls_last=True,
+    )
     return rows.with_columns(
-        groups["range"].gather(group_at).alias("range"),
-        groups["style"].gather(group_at).alias("style"),
-        kernels["name"].gather(name_at).alias("name"),
+        groups["range"].gather(rows["group_at"]).alias("range"),
+        groups["style"].gather(rows["group_at"]).alias("style"),
+        kernels["name"].gather(rows["name_at"]).alias("name"),
     ).select(COLUMNS)
 
 
-def _positions(keys: pl.Series, wanted: pl.Series) -> pl.Series:
-    """Where each of ``wanted`` is in the sorted unique ``keys`` (null: not there)."""
-    import polars as pl
-
-    if keys.is_empty():
-        return pl.repeat(None, wanted.len(), dtype=pl.Int64, eager=True)
-    at = keys.search_sorted(wanted.fill_null(keys[0])).cast(pl.Int64)
-    inside = at.clip(0, keys.len() - 1)
-    found = wanted.is_not_null() & (at < keys.len()) & (keys.gather(inside) == wanted)
-    return pl.select(pl.when(found).then(inside)).to_series()
-
-
-def register_stats(trace: Trace, *, group: str, name: str) -> None:
-    """Register ``nvtx_kernel_stats`` (see ``queries/nvtx_kernel_summary.sql``) and create
-    nvtx_range_groups for ``group`` ('name', 'path', 'torch'), kernel names ``name``
-    ('demangled', 'short'). The sweep (:func:`tracelens.nvtx.build_sweep`) must be built."""
+def register_stats(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
+    """Per (range group, launching thread, kernel name), over the (kernel, holding range)
+    pairs of ``group`` ('name', 'path', 'torch') and kernel names ``name`` ('demangled',
+    'short'): gid (nvtx_range_groups; null: outside every range), global_tid, name_id,
+    ranges, kernels, pairs, total_ns, med_ns, min_ns, max_ns, stddev_ns (see
+    :func:`_stats`); also registered as ``nvtx_kernel_stats``, beside the temp tables
+    nvtx_range_groups and nvtx_kernel_holders. The sweep
+    (:func:`tracelens.nvtx.build_sweep`) must be built."""
     import polars as pl
 
     con = trace.db
@@ -94,8 +113,9 @@ def register_stats(trace: Trace, *, group: str, name: str) -> None:
     parts = [_stats(pl.concat([loose, _as_pairs(overlap)], how="vertical_relaxed"))]
     for batch in _batches(kernels, holders):
         parts.append(_stats(kernels.join(batch, on="range_id", how="inner")))
-    stats = pl.concat(parts, how="vertical_relaxed")
+    stats = pl.concat(parts, how="vertical_relaxed", rechunk=False)
     con.register("nvtx_kernel_stats", stats)
+    return stats
 
 
 def _as_pairs(frame: pl.DataFrame) -> pl.DataFrame:
@@ -145,3 +165,15 @@ def _stats(pairs: pl.DataFrame) -> pl.DataFrame:
         dur.max().alias("max_ns"),
         dur.std(ddof=1).alias("stddev_ns"),
     )
+
+
+def _positions(keys: pl.Series, wanted: pl.Series) -> pl.Series:
+    """Where each of ``wanted`` is in the sorted unique ``keys`` (null: not there)."""
+    import polars as pl
+
+    if keys.is_empty():
+        return pl.repeat(None, wanted.len(), dtype=pl.Int64, eager=True)
+    at = keys.search_sorted(wanted.fill_null(keys[0])).cast(pl.Int64)
+    inside = at.clip(0, keys.len() - 1)
+    found = wanted.is_not_null() & (at < keys.len()) & (keys.gather(inside) == wanted)
+    return pl.select(pl.when(found).then(inside)).to_series()

@@ -61,7 +61,7 @@ def test_nvtx_gpu_projection_of_crossing_ranges(trace_path):
 
 def test_nvtx_kernel_summary_of_crossing_ranges(trace_path):
     # nsys's nvtx_kern_sum on this trace: A 2 kernels, B 3, X 1 (before: B 1).
-    assert_golden(trace_path, "nvtx_kernel_summary", "crossing", _kernel_stats)
+    assert_golden(trace_path, "nvtx_kernel_names", "crossing", _kernel_stats)
     with tracelens.open(trace_path) as t:
         named = kernels_by_range(t, group="name", name="short").write_csv()
     assert named == (GOLDEN / "nvtx_kernels_by_range__crossing.csv").read_text()
