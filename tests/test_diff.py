@@ -426,3 +426,21 @@ def test_demo_steps_that_hold_little_of_the_gpu_time_make_no_step_clue(demo_diff
     assert note.startswith("steps: A 4 steps, from 4 top-level NVTX ranges like 'decode_step_1'")
     assert "that launched 69% of the GPU time; B 4 steps, from " in note
     assert note.endswith("that launched 19% of the GPU time")
+
+
+def test_per_step_clues_say_which_steps_they_count():
+    """Clue impacts per step count the launch motif's repetitions (the alignment's steps);
+    the steps note counts trace.steps(). Where the two differ the board says which steps
+    the per-step impacts count; where they agree, or the motif has none, nothing."""
+    from types import SimpleNamespace
+
+    from tracelens.compare import _motif_note
+
+    nvtx = SimpleNamespace(count=4)
+    (note,) = _motif_note((8, 6), nvtx, nvtx)
+    assert "launch sequence on the busiest device: A 8, B 6" in note
+    assert "not the steps above" in note
+    (note,) = _motif_note((8, 6), None, SimpleNamespace(count=0))
+    assert note.endswith("A 8, B 6")
+    assert _motif_note((4, 4), nvtx, nvtx) == []
+    assert _motif_note((None, None), nvtx, nvtx) == []

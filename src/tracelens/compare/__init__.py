@@ -276,11 +276,30 @@ def _step_notes(steps_a, steps_b) -> list[str]:
     return [f"steps: {text}{tail}"]
 
 
+def _motif_note(motif: tuple[int | None, int | None], steps_a, steps_b) -> list[str]:
+    """Which steps the clues' per-step impacts (ms/step, calls per step) count: the
+    repetitions of the launch sequence's motif on the busiest device (``model.steps_of``),
+    which the alignment finds; the steps note and the accounting clues count
+    ``trace.steps`` (NVTX markers first, as ``tracelens steps`` documents). Said where the
+    two counts differ, so that no per-step figure is read against the other's steps."""
+    if None in motif:
+        return []
+    counts = tuple(s.count if s is not None and s.count else None for s in (steps_a, steps_b))
+    if counts == motif:
+        return []
+    which = " (not the steps above, which tracelens steps finds)" if any(counts) else ""
+    return [
+        f"per-step clue impacts count the repetitions of the launch sequence on the busiest "
+        f"device: A {motif[0]:,}, B {motif[1]:,}{which}"
+    ]
+
+
 def _notes(
     sa, sb, alignment, nvtx_ranges, util_limit: int, same_file: str | None
 ) -> tuple[str, ...]:
     """What the board's reader should know about how it was made (``same_file``: the name
     of the file compared with itself, if it is)."""
+    from . import model
     from .clues import threshold
 
     notes = []
@@ -297,6 +316,7 @@ def _notes(
             )
         )
     notes += _step_notes(sa.steps, sb.steps)
+    notes += _motif_note(model.steps_of(alignment), sa.steps, sb.steps)
     if sa.time is None or sb.time is None:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "
