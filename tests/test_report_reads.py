@@ -139,3 +139,17 @@ def test_short_names_one_read(monkeypatch):
     for part in ("spread", "histogram", "configs"):
         got, want = getattr(one, part), getattr(expected, part)
         assert got.equals(want), part
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_window_operations_read_from_sqlite_are_the_views(trace_path):
+    """The detail window's operations, read with SQLite picking the window's kernels out,
+    are those of the whole kernels view: operations ending exactly at the window's start,
+    starting exactly at its end, and spanning it included."""
+    with tracelens.open(trace_path, cache=False) as t:
+        kernels = t.sql('SELECT start, "end" FROM kernels ORDER BY start').rows()
+        s, e = kernels[len(kernels) // 2]
+        for t0, t1 in ((e, e + 50_000), (s - 20_000, s), (s + 1, e - 1), (s, s)):
+            got = activity.gpu_operations(t, t0, t1, limit=4001)
+            want = t.query("activity_operations", t0=t0, t1=t1, limit=4001, name_kind="demangled")
+            assert got.height and got.equals(want), (t0, t1)
