@@ -167,3 +167,21 @@ def test_cached_census_imports_only_what_it_needs(tmp_path):
     assert not tops & unwanted, sorted(tops & unwanted)
     commands = {m for m in mods if m.startswith("tracelens.cli.") and "._" not in m}
     assert commands == {"tracelens.cli.census"}, sorted(commands)
+
+
+@pytest.mark.parametrize("args", [["-h", "census"], ["--help"], ["censuss"]])
+def test_root_help_and_unknown_commands_see_every_command(args):
+    # a run loads only its command's module, except where click lists or suggests commands
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    code = (
+        f"import sys; sys.argv = ['tracelens', *{args!r}]; from tracelens.cli import main; main()"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if args == ["censuss"]:
+        assert proc.returncode == 2 and "Did you mean 'census'?" in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr
+        listed = {line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")}
+        assert {"census", "timeline", "util", "cache"} <= listed, proc.stdout

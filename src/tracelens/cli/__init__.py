@@ -116,8 +116,14 @@ def _fail(message: str, code: int) -> None:
 
 def _command_name(argv: list[str]) -> str | None:
     """The command ``argv`` runs: its first word that is not a root option (the root options
-    take no value), or None."""
-    return next((a for a in argv if not a.startswith("-")), None)
+    take no value), or None, also when the root's help comes first (``tracelens -h census``
+    shows the root help, which lists every command)."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 def _command_modules() -> list[str]:
