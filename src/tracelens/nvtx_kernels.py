@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _resources
+from . import _resources, nvtx_sweep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -114,7 +114,7 @@ def register_stats(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     for batch in _batches(kernels, holders):
         parts.append(_stats(kernels.join(batch, on="range_id", how="inner")))
     stats = pl.concat(parts, how="vertical_relaxed", rechunk=False)
-    con.register("nvtx_kernel_stats", stats)
+    nvtx_sweep.register(con, "nvtx_kernel_stats", stats)
     return stats
 
 
