@@ -153,3 +153,27 @@ def test_window_operations_read_from_sqlite_are_the_views(trace_path):
             got = activity.gpu_operations(t, t0, t1, limit=4001)
             want = t.query("activity_operations", t0=t0, t1=t1, limit=4001, name_kind="demangled")
             assert got.height and got.equals(want), (t0, t1)
+
+
+def test_the_read_is_in_util_order():
+    """read_work's packed-key sort gives util.ORDER's order, ties on device and start
+    broken by stream, end and kind (rows built to tie), and NULL devices sort as ORDER
+    sorts them."""
+    import polars as pl
+
+    from tracelens.util import ORDER
+
+    work = pl.DataFrame(
+        {
+            "device": [1, 0, 0, 0, 1, 0, 0],
+            "start_ns": [5, 9, 5, 5, 2, 5, 5],
+            "stream": [7, 7, 8, 7, 7, 7, 7],
+            "end_ns": [9, 10, 6, 8, 3, 6, 6],
+            "kind": pl.Series([0, 0, 0, 0, 0, 1, 0], dtype=pl.Int8),
+        }
+    )
+    got = sharedread._in_order(work)
+    assert got.equals(work.sort(ORDER))
+    assert got["end_ns"].to_list() == [6, 6, 8, 6, 10, 3, 9]
+    with_null = work.with_columns(device=pl.Series([1, None, 0, 0, 1, 0, 0]))
+    assert sharedread._in_order(with_null).equals(with_null.sort(ORDER))

@@ -24,10 +24,32 @@ def read_work(trace: Trace) -> pl.DataFrame:
     :func:`tracelens.util.work_in_order` sorts it, with the stream kept: the timeline's
     lanes are (device, stream). Hand ``work.drop("stream")`` to util and the step search."""
     from ..filters import EventFilter
-    from ..util import ORDER
 
     params = {"selection": None, **EventFilter().params()}
-    return trace.query("work_in_order", **params).sort(ORDER)
+    return _in_order(trace.query("work_in_order", **params))
+
+
+def _in_order(work: pl.DataFrame) -> pl.DataFrame:
+    """``work`` sorted by util.ORDER (device, start_ns, stream, end_ns, kind). Device and
+    start are packed into one Int64 key when they fit and hold no NULL: polars sorts 5M
+    rows on (key, stream, end_ns, kind) in ~0.8 CPU s, on the five columns in ~1.25."""
+    import polars as pl
+
+    from ..util import ORDER
+
+    device, start = pl.col("device"), pl.col("start_ns")
+    bounds = work.select(
+        device.min().alias("d0"),
+        device.max().alias("d1"),
+        start.min().alias("s0"),
+        start.max().alias("s1"),
+        (device.null_count() + start.null_count()).alias("nulls"),
+    )
+    d0, d1, s0, s1, nulls = bounds.row(0)
+    if nulls or d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
+        return work.sort(ORDER)
+    key = (device.cast(pl.Int64) - d0) * (s1 - s0 + 1) + (start - s0)
+    return work.sort([key, *ORDER[2:]])
 
 
 BATCH_ROWS = 1 << 17  # rows per record batch of for_duckdb's table
