@@ -16,6 +16,8 @@ rest over that frame, vectorized (no loop and no group per launch):
 
 Polars sorts the 5M launches of the bench trace on one Int64 key in ~0.15 CPU s; on the
 three or four columns it stands for, ~1.3 s (and DuckDB's window over them cost seconds).
+Group-bys and joins go through polars' lazy engine: on those 5M rows it took a third to a
+half of the eager CPU time.
 The packed key is used whenever its columns' ranges fit in 63 bits and it has no ties; else
 the columns are sorted as they are (same order, slower).
 """
@@ -137,10 +139,10 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
         .sort("device", "s")
     )
     by_start = launches.select(pl.col("device", "start_ns").gather(order))
-    found = by_start.join_asof(
-        steps, left_on="start_ns", right_on="s", by="device", strategy="backward",
+    found = by_start.lazy().join_asof(
+        steps.lazy(), left_on="start_ns", right_on="s", by="device", strategy="backward",
         check_sortedness=False,
-    )  # fmt: skip
+    ).collect()  # fmt: skip
     step = found.select(pl.when(pl.col("start_ns") <= pl.col("e")).then(pl.col("step")))
     in_rows = pl.repeat(None, launches.height, dtype=pl.Int64, eager=True)
     in_rows = in_rows.scatter(order, step.to_series())
@@ -160,7 +162,7 @@ def with_regions(trace: Trace, frame: pl.DataFrame) -> pl.DataFrame:
     keys = frame.filter(pl.col("path_id").is_not_null()).select(
         pl.col("device").cast(pl.Int64), "step", "path_id"
     )
-    con.register("fp_region_keys", keys.unique().to_arrow())
+    con.register("fp_region_keys", keys.lazy().unique().collect().to_arrow())
     try:
         con.execute(
             "CREATE OR REPLACE TEMP TABLE fp_path_regions AS " + query("fingerprint_path_regions")
@@ -169,7 +171,9 @@ def with_regions(trace: Trace, frame: pl.DataFrame) -> pl.DataFrame:
         con.unregister("fp_region_keys")
     ids = con.execute("SELECT device, step, path_id, region_id FROM fp_path_regions").pl()
     ids = ids.with_columns(pl.col("device").cast(pl.Int32))
-    return frame.join(ids, on=["device", "step", "path_id"], how="left", nulls_equal=True)
+    on = ["device", "step", "path_id"]
+    joined = frame.lazy().join(ids.lazy(), on=on, how="left", nulls_equal=True).collect()
+    return joined.rechunk()  # one chunk per column: the gathers that follow are faster
 
 
 def _offsets(lengths: pl.Series) -> pa.Array:
@@ -202,10 +206,13 @@ def _variant_ids(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
         variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
         vid = frame["code"].replace_strict(variants["code"], variants["vid"], return_dtype=pl.Int64)
         return variants.select("vid", "variant_hi", "variant_lo"), vid
-    variants = frame.select("variant_hi", "variant_lo").unique().sort("variant_hi", "variant_lo")
-    variants = variants.with_row_index("vid").with_columns(pl.col("vid").cast(pl.Int64))
-    vid = frame.join(variants, on=["variant_hi", "variant_lo"], how="left", maintain_order="left")
-    return variants, vid["vid"]
+    pair = frame.lazy().select("variant_hi", "variant_lo")
+    variants = pair.unique().sort("variant_hi", "variant_lo").with_row_index("vid").collect()
+    variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
+    vid = pair.join(
+        variants.lazy(), on=["variant_hi", "variant_lo"], how="left", maintain_order="left"
+    )
+    return variants, vid.collect()["vid"]
 
 
 def _in_unit_order(frame: pl.DataFrame) -> pl.DataFrame:
@@ -282,8 +289,8 @@ def unit_rows(frame: pl.DataFrame, block: int) -> tuple[pa.Table, pl.DataFrame]:
             "counts": pa.ListArray.from_arrays(_offsets(count_lengths), counts),
         }
     )
-    totals = per_variant.group_by("vid").agg(pl.col("launches").sum())
-    variants = variants.join(totals, on="vid", how="left").sort("vid")
+    totals = per_variant.lazy().group_by("vid").agg(pl.col("launches").sum())
+    variants = variants.lazy().join(totals, on="vid", how="left").sort("vid").collect()
     table = table.append_column("entry", _entries(table, block))
     return table.append_column("rank", _ranks(first)), variants
 
@@ -312,33 +319,29 @@ def _entries(units: pa.Table, block: int) -> pa.Array:
         pl.when(pl.col("launches") > block).then(pl.col("blocks")).alias("blocks")
     ).drop("launches")
     groups = (
-        keys.with_row_index("unit")
+        keys.lazy()
+        .with_row_index("unit")
         .group_by("device", "region_id", "head", "blocks", maintain_order=True)
         .agg("unit")
         .with_row_index("entry")
         .select(pl.col("entry").cast(pl.Int64), "unit")
         .explode("unit")
         .sort("unit")
+        .collect()
     )
     return groups["entry"].to_arrow()
 
 
 def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFrame:
-    """Launches per (run, variant id), by run then id: one group-by on a packed key."""
+    """Launches per (run, variant id), by run then id: the packed key run * variants + id
+    sorted (the rows are in run order already) and run-length encoded; a group-by of the
+    5M launches of the NVTX bench trace, nearly one group each, cost 4x more."""
     import polars as pl
 
-    counted = (
-        pl.DataFrame({"key": run * variants + vid})
-        .lazy()
-        .group_by("key")
-        .agg(pl.len().cast(pl.Int64).alias("launches"))
-        .sort("key")
-        .collect()
-    )
-    k = counted["key"]
-    return pl.DataFrame(
-        {"run": k // variants, "vid": k % variants, "launches": counted["launches"]}
-    )
+    counted = (run * variants + vid).sort().rle().struct.unnest()
+    k = counted["value"]
+    launches = counted["len"].cast(pl.Int64)
+    return pl.DataFrame({"run": k // variants, "vid": k % variants, "launches": launches})
 
 
 def create_units(trace: Trace, frame: pl.DataFrame, block: int) -> None:
