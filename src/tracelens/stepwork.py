@@ -211,6 +211,11 @@ def step_report(
     query, bounds, params = _step_work(
         found, int(found.frame["step"].min()), int(found.frame["step"].max())
     )
+    if found.ranges is not None:
+        # One query, no step_work table of every operation (5.6 CPU s on 5M kernels).
+        with _registered(trace, bounds):
+            top = trace.query("steps_range_top_kernels", top=top_kernels, **where.params())
+        return replace(found, top_kernels=top)
     con = trace.db
     with _registered(trace, bounds):
         con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)

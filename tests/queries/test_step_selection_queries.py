@@ -117,3 +117,27 @@ def test_steps_top_kernels(trace_path):
 def test_steps_top_kernels_of_one_process(trace_path):
     params = dict(top=1, **(NO_FILTER | {"pid": A}))
     assert_golden(trace_path, "steps_top_kernels", "pid_a", prepare=_step_work, **params)
+
+
+def _range_step_work(trace):
+    from tracelens import _resources
+
+    _bounds(RANGES)(trace)
+    sql = "CREATE TEMP TABLE step_work AS " + _resources.query("steps_range_work")
+    trace.db.execute(sql, {"first": 1, "last": 3})
+
+
+@pytest.mark.parametrize("filters", [{}, {"pid": A}, {"device": 1}], ids=["all", "pid_a", "dev1"])
+def test_steps_range_top_kernels_is_top_kernels_of_the_range_work(trace_path, filters):
+    # Step 1: A's GEMM (300; B's FILL has A's correlation id but another process); step 2:
+    # A's FILL (40); step 3 (nested in step 2): REDUCE (60). Device 1's kernel is in none.
+    from queries.golden import query_csv
+
+    params = dict(top=2, **(NO_FILTER | filters))
+    one = query_csv(trace_path, "steps_range_top_kernels", _bounds(RANGES), **params)
+    two = query_csv(trace_path, "steps_top_kernels", _range_step_work, **params)
+    assert one == two
+    if not filters:
+        assert_golden(
+            trace_path, "steps_range_top_kernels", "three_steps", _bounds(RANGES), **params
+        )
