@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .units import read_launches, start_order
+from .units import read_launches, start_order, with_steps
 
 if TYPE_CHECKING:
     from ..trace import Trace
@@ -173,16 +173,15 @@ def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[
         con.unregister(f"_{name}_rows")
 
 
-def _create_units(trace: Trace, launches, order, step_rows: list[tuple], nvtx: bool) -> None:
+def _create_units(trace: Trace, frame, step_rows: list[tuple], nvtx: bool) -> None:
     """fp_steps, fp_path_regions and fp_units, the tables fingerprint_variants and
-    fingerprint_paths read, from the launches read once (``units``)."""
+    fingerprint_paths read, from the launches with their steps (``units.with_steps``)."""
     import polars as pl
 
     from . import units
 
     step_columns = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
     _create_table(trace, "fp_steps", step_columns, step_rows)
-    frame = units.with_steps(launches, order, step_rows)
     if nvtx:
         frame = units.with_regions(trace, frame)
     else:
@@ -318,8 +317,10 @@ def build(trace: Trace) -> dict[str, Any]:
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
     steps, step_rows = _steps_rows(trace, launches, order)
-    _create_units(trace, launches, order, step_rows, nvtx)
-    del launches, order
+    frame = with_steps(launches, order, step_rows)
+    del launches, order  # the step search's columns: freed before the units' sort
+    _create_units(trace, frame, step_rows, nvtx)
+    del frame
     block = settings().block_launches
     variants, launches = _variants(trace, names)
     rows = trace.query_rows("fingerprint_paths", block=block)
