@@ -125,6 +125,7 @@ def collect_side(
         from .sharedread import for_duckdb
 
         work = for_duckdb(kept.work)
+        kept.work = None  # the columns for_duckdb leaves out are freed
     kernels: list[KernelRow] = []
     categories: list[CategoryRow] = []
     kernels_total = kernel_time = 0

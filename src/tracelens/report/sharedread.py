@@ -30,26 +30,29 @@ def read_work(trace: Trace) -> pl.DataFrame:
 
 
 def _in_order(work: pl.DataFrame) -> pl.DataFrame:
-    """``work`` sorted by util.ORDER (device, start_ns, stream, end_ns, kind). Device and
-    start are packed into one Int64 key when they fit and hold no NULL: polars sorts 5M
-    rows on (key, stream, end_ns, kind) in ~0.8 CPU s, on the five columns in ~1.25."""
+    """``work`` sorted by util.ORDER (device, start_ns, stream, end_ns, kind), as
+    :func:`tracelens.util.work_in_order` sorts it (one packed device-start key, then only
+    the rows that start together by stream, end and kind), gathered one column at a time,
+    each dropped once copied: the sort holds one column twice, not the whole read (~400 MB
+    on a 5M-kernel trace). A NULL device or start (nsys writes none) sorts by ORDER."""
     import polars as pl
 
-    from ..util import ORDER
+    from ..util import ORDER, _break_ties, _device_start_order
 
-    device, start = pl.col("device"), pl.col("start_ns")
-    bounds = work.select(
-        device.min().alias("d0"),
-        device.max().alias("d1"),
-        start.min().alias("s0"),
-        start.max().alias("s1"),
-        (device.null_count() + start.null_count()).alias("nulls"),
-    )
-    d0, d1, s0, s1, nulls = bounds.row(0)
-    if nulls or d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
+    nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
+    if nulls:
         return work.sort(ORDER)
-    key = (device.cast(pl.Int64) - d0) * (s1 - s0 + 1) + (start - s0)
-    return work.sort([key, *ORDER[2:]])
+    order = _break_ties(work, _device_start_order(work))
+    columns = []
+    for name in work.columns:
+        columns.append(work.get_column(name).gather(order))
+        work = work.drop(name)
+    return pl.DataFrame(columns)
+
+
+# What the census and the timeline read of the work (as for_duckdb's table): the rest is
+# dropped once util and the steps are done with it.
+SHARED_COLUMNS = ("kind", "device", "stream", "start_ns", "end_ns", "name_id", "short_id")
 
 
 BATCH_ROWS = 1 << 17  # rows per record batch of for_duckdb's table
@@ -61,7 +64,8 @@ def for_duckdb(work: pl.DataFrame) -> pa.Table:
     again by every query (census of 5M kernels: 0.3 against 0.85 CPU s)."""
     import pyarrow as pa
 
-    return pa.Table.from_batches(work.to_arrow().to_batches(max_chunksize=BATCH_ROWS))
+    table = work.select(SHARED_COLUMNS).to_arrow()
+    return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS))
 
 
 def census(trace: Trace, work: pa.Table, name_kind: str) -> pl.DataFrame:
