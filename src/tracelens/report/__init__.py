@@ -13,7 +13,9 @@ The report composes the library's public analyses; it computes nothing of its ow
   top kernels' in one query), ``dangerview.py`` (danger-zone kernels), ``timekeeping.py``
   (the kernels' busy time, steps and utilization, from one read of the GPU work:
   :func:`tracelens.util.work_in_order`, :func:`tracelens.steps.find_steps`,
-  :func:`tracelens.util.gpu_time_accounting`); ``omitted.py``: what the page leaves out;
+  :func:`tracelens.util.gpu_time_accounting`); ``sharedread.py``: that read, which the
+  census table and the timeline's categories and bins share; ``omitted.py``: what the page
+  leaves out;
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
   and its default window (the first steady step);
