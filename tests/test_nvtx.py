@@ -341,3 +341,28 @@ def test_projection_from_cache_equals_direct(shapes, monkeypatch):
         assert t.parquet_dir is not None
     assert direct.height > 0
     assert cached.equals(direct)
+
+
+def test_kernel_rows_order_as_one_sort_by_every_key():
+    # nvtx_kernels._order's three stable sorts give the order of one ORDER BY of the four
+    # keys (NULLS LAST, total descending), ties of the first two keys included
+    import polars as pl
+
+    keys = pl.DataFrame(
+        {
+            "range_rank": [2, None, 1, 2, 1, None, 2, 1],
+            "thread": [7, 7, None, 5, 7, 5, 5, 7],
+            "total": [10, 30, 20, 10, 20, 5, 40, 20],
+            "name_rank": [1, 2, 3, None, 2, 1, 1, 1],
+        }
+    )
+    order = nvtx_kernels._order(
+        keys["range_rank"], keys["thread"], keys["total"], keys["name_rank"]
+    )
+    expected = keys.with_row_index().sort(
+        ["range_rank", "thread", "total", "name_rank"],
+        descending=[False, False, True, False],
+        nulls_last=True,
+        maintain_order=True,
+    )["index"]
+    assert order.to_list() == expected.to_list() == [7, 4, 2, 6, 3, 0, 5, 1]
