@@ -579,7 +579,8 @@ def build_graph_loop(tmp_path, stem, steps=12, replay_ns=8_000_000):
 def test_graph_replays_are_steps_from_the_one_read_of_the_work(tmp_path, monkeypatch):
     """On a trace whose steps are mostly CUDA graph replays traced at graph level, the diff
     finds the steps trace.steps() finds (replays as launches, by graph) from the GPU work
-    it has read once, without reading the launches again (steps_launches)."""
+    it has read once, without reading the launches again (steps_launches, or the narrow
+    steps_launch_rows that the step search reads when it reads them itself)."""
     from tracelens.trace import Trace
 
     a, b = build_graph_loop(tmp_path, "a"), build_graph_loop(tmp_path, "b", replay_ns=9_000_000)
@@ -592,7 +593,8 @@ def test_graph_replays_are_steps_from_the_one_read_of_the_work(tmp_path, monkeyp
 
     monkeypatch.setattr(Trace, "query", recorded)
     d = pair(tmp_path, a, b)
-    assert "work_in_order" in queries and "steps_launches" not in queries
+    assert "work_in_order" in queries
+    assert "steps_launches" not in queries and "steps_launch_rows" not in queries
     monkeypatch.setattr(Trace, "query", query)
     for path, side in ((a, d.sides[0]), (b, d.sides[1])):
         with tracelens.open(path) as t:

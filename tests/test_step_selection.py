@@ -467,6 +467,32 @@ def test_steps_command_shows_pacing_and_top_kernels(lagging, capsys):
     assert (rc, out) == (2, "") and "--kernels" in err
 
 
+def test_steps_csv_does_not_compute_the_top_kernels(lagging, capsys, monkeypatch):
+    """CSV is the steps table alone: the top kernels, which it never prints, are not
+    queried (the table and JSON query them)."""
+    from tracelens.trace import Trace
+
+    path, _ = lagging
+    queries: list[str] = []
+    query = Trace.query
+
+    def recorded(trace, name, **params):
+        queries.append(name)
+        return query(trace, name, **params)
+
+    monkeypatch.setattr(Trace, "query", recorded)
+    rc, table, err = run_cli(["steps", str(path), "--kernels", "1"], capsys)
+    assert rc == 0, err
+    assert "steps_range_top_kernels" in queries
+    queries.clear()
+    rc, out, err = run_cli(["steps", str(path), "--kernels", "1", "-f", "csv"], capsys)
+    assert rc == 0, err
+    assert "steps_range_top_kernels" not in queries and "steps_by_range" not in queries
+    assert out.splitlines()[0].startswith("step,device,") and "step4_long" not in out
+    rc, bare, _ = run_cli(["steps", str(path), "--kernels", "0", "-f", "csv"], capsys)
+    assert bare == out
+
+
 def test_findings_and_util_honour_nvtx(lagging, capsys):
     path, expected = lagging
     gaps = ["findings", str(path), "--rule", "gpu_gaps", "--threshold", "gpu_gaps.gap_ms=0.45"]

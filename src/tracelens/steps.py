@@ -331,6 +331,13 @@ def _median(values: list[float]) -> float:
 TOP_KERNEL_STEPS_SHOWN = 24
 
 
+def renders_top_kernels(fmt: str) -> bool:
+    """Whether :func:`render` shows the top kernels in format ``fmt`` (CSV is the steps
+    frame alone, so the CLI need not compute them: 3.6 of the 9.3 CPU s of the 5M-kernel
+    trace with 2,076 NVTX steps, cached)."""
+    return fmt != "csv"
+
+
 def render(
     result: Steps,
     *,

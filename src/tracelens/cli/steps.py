@@ -42,10 +42,13 @@ def steps(
     CPU range, duration, GPU busy, kernels and kernel time; warm-up steps (leading
     outliers) and outliers (median absolute deviation) are flagged; the summary gives the
     steady state's median, mean, std and p90, and the pacing (step time in order, as a
-    sparkline); then the kernels with the most time in each step (--kernels)."""
-    from ..steps import render
+    sparkline); then the kernels with the most time in each step (--kernels; not in CSV,
+    which is the steps table alone)."""
+    from ..steps import render, renders_top_kernels
     from ..stepwork import step_report
 
+    if not renders_top_kernels(out.fmt):
+        top_kernels = 0
     with c.open_filtered(trace, demo, filters) as (tr, where, _):
         result = step_report(tr, range=range_glob, where=where, top_kernels=top_kernels)
     gates = c.check_gates(result.figures(), fail_if)
