@@ -1,6 +1,7 @@
--- steps_range_ops: the GPU operations that pass the filter and were launched from a thread
--- that has steps found from NVTX ranges, with what tracelens.steps_ranges needs to put
--- each in its step: its launching API call's thread (as a position in $tids) and start.
+-- steps_range_ops: the GPU operations that pass the filter, with what tracelens.steps_ranges
+-- needs to put each in its step (or its family of top-level ranges) when it was launched
+-- from a thread that has such ranges: its launching API call's thread (as a position in
+-- $tids) and start; NULL for the others, which count only in the family search's total.
 -- The operation joins its call on one BIGINT key, the pid above CUPTI's 32-bit
 -- correlation id (as util_work), the same pairs launched_by() matches; the step of each
 -- call is then found in polars by a binary search in steps_range_marks (steps_by_range
@@ -16,8 +17,10 @@
 --   start      BIGINT   operation start, ns from session start
 --   end        BIGINT   operation end, ns
 --   is_kernel  BOOLEAN  a kernel (else a memcpy, memset or graph replay)
---   thread     INTEGER  1-based position of the launching call's thread in $tids
---   call_key   BIGINT   the launching call's start * 3 + 1 (see steps_range_marks)
+--   thread     INTEGER  1-based position of the launching call's thread in $tids (NULL:
+--                       not launched from one of them)
+--   call_key   BIGINT   the launching call's start * 3 + 1 (see steps_range_marks; NULL
+--                       with thread)
 WITH calls AS (
     SELECT (pid_of(globalTid) << 32) | correlationId AS launch,
            list_position($tids, globalTid)::INTEGER AS thread, start
@@ -27,4 +30,4 @@ WITH calls AS (
 SELECT w.deviceId AS device, w.start, w."end", w.kind = 'kernel' AS is_kernel, c.thread,
        c.start * 3 + 1 AS call_key
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
-JOIN calls AS c ON c.launch = (pid_of(w.globalPid) << 32) | w.correlationId
+LEFT JOIN calls AS c ON c.launch = (pid_of(w.globalPid) << 32) | w.correlationId

@@ -105,6 +105,26 @@ def test_same_rows_as_steps_by_range(trace_path, case, monkeypatch):
                 assert steps_ranges.range_steps_frame(*args).equals(expected), params
 
 
+def test_same_families_as_steps_range_families(trace_path, monkeypatch):
+    """range_families gives the rows of steps_range_families.sql, and the operations it read
+    serve the steps of a family as a fresh read does."""
+    with tracelens.open(trace_path) as trace:
+        trace.load_nvtx_text()
+        for params in _filters(trace):
+            expected = trace.query("steps_range_families", **params)
+            found, launched = steps_ranges.range_families(trace, params)
+            assert found.equals(expected), params
+            if params is NO_FILTER:
+                assert expected.height == 3 and expected["gpu_ns"].min() > 0
+            with monkeypatch.context() as m:
+                m.setattr(steps_ranges, "_packed_search", lambda *a: False)
+                assert steps_ranges.range_families(trace, params)[0].equals(expected), params
+            for family in ("iter #", "log"):
+                args = (trace, family, "family", True, params)
+                fresh = steps_ranges.range_steps_frame(*args)
+                assert steps_ranges.range_steps_frame(*args, launched).equals(fresh), params
+
+
 def test_steps_use_it(trace_path):
     with tracelens.open(trace_path) as trace:
         found = trace.steps(range="iter ?")

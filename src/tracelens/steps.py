@@ -30,7 +30,7 @@ from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .render import DEFAULT_WIDTH
 from .results import Result
-from .steps_ranges import range_steps_frame
+from .steps_ranges import range_families, range_steps_frame
 
 if TYPE_CHECKING:
     import polars as pl
@@ -240,13 +240,14 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
             return _finish(
                 "marker", f"{frame['ranges'][0]:,} NVTX ranges {glob!r} (step markers)", frame
             )
-    families = trace.query("steps_range_families", **params)
+    # the rows of steps_range_families.sql, and the operations read for them
+    families, launched = range_families(trace, params)
     rules = conf["ranges"]
     for row in families.iter_rows(named=True):
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame = range_steps_frame(trace, row["family"], "family", True, params)
+        frame = range_steps_frame(trace, row["family"], "family", True, params, launched)
         if frame["step"].n_unique() < 2:
             continue
         detail = (

@@ -54,6 +54,12 @@ def test_steps_range_families(trace_path):
     _golden(trace_path, "steps_range_families", "decode", **NO_FILTER)
 
 
+def test_steps_range_tops(trace_path):
+    # the top-level ranges: both decode steps (family decode_step_#, 2 ranges, example
+    # decode_step_1) and log; not the layer inside step 2
+    _golden(trace_path, "steps_range_tops", "decode")
+
+
 def test_steps_by_range_family(trace_path):
     params = dict(pattern="decode_step_#", match="family", top_level=True, **NO_FILTER)
     _golden(trace_path, "steps_by_range", "family", **params)
@@ -93,7 +99,11 @@ def test_steps_range_ops(trace_path):
     with tracelens.open(trace_path) as t:
         tids = t.db.execute("SELECT DISTINCT globalTid FROM runtime_calls").pl()["globalTid"]
         rows = t.query("steps_range_ops", tids=tids.to_list(), **NO_FILTER)
-        assert t.query("steps_range_ops", tids=[12345], **NO_FILTER).is_empty()
+        others = t.query("steps_range_ops", tids=[12345], **NO_FILTER)
+    # launched from none of $tids: every operation, without a thread or call
+    assert others.height == rows.height and others["thread"].null_count() == rows.height
+    assert others["call_key"].null_count() == rows.height
+    assert rows["thread"].null_count() == 0
     actual = rows.sort(pl.all()).write_csv()
     assert actual == (GOLDEN / "steps_range_ops__all.csv").read_text()
 
