@@ -1,8 +1,8 @@
 -- _nvtx_kernel_overlap_pairs: the kernels launched on threads whose NVTX ranges overlap,
 -- each with every range holding its launching call (nvtx_overlap_holders, nsys stats
 -- 2022.4's rule there); one row per (kernel, holder), or one row with NULL holder for a
--- kernel in no range. Such threads are rare, so these rows are few. Needs nvtx_op_ranges,
--- nvtx_overlap_calls, nvtx_overlap_holders and nvtx_range_groups.
+-- kernel in no range. Such threads are rare, so these rows are few. Needs nvtx_overlap_ops,
+-- nvtx_overlap_holders and nvtx_range_groups (tracelens.nvtx_sweep registers the first).
 --
 -- Parameters:
 --   $name_kind  VARCHAR  kernel name: 'demangled' | 'short'
@@ -22,8 +22,8 @@ SELECT k.global_tid,
        row_number() OVER (
            PARTITION BY k.globalPid, k.correlationId, k.start, k.device, g.gid
            ORDER BY o.range_id) = 1 AS first
-FROM nvtx_op_ranges AS k
+FROM nvtx_overlap_ops AS k
 LEFT JOIN nvtx_overlap_holders AS o
   ON o.global_pid = k.globalPid AND o.correlation_id = k.correlationId
 LEFT JOIN nvtx_range_groups AS g ON g.range_id = o.range_id
-WHERE k.kind = 'kernel' AND k.global_tid IN (SELECT global_tid FROM nvtx_overlap_calls)
+WHERE k.kind = 'kernel'
