@@ -70,6 +70,8 @@ CASES = [
     dict(pattern=glob_regex("iter ?"), match="regex", top_level=False),
     dict(pattern="iter #", match="family", top_level=True),
     dict(pattern="log", match="family", top_level=True),
+    # on one of the two threads: the other's operations have no thread
+    dict(pattern="iter #.y", match="family", top_level=True),
     dict(pattern=glob_regex("nothing*"), match="regex", top_level=False),
 ]
 
