@@ -157,12 +157,12 @@ def test_window_operations_read_from_sqlite_are_the_views(trace_path):
 
 
 def test_the_read_is_in_util_order():
-    """read_work's packed-key sort gives util.ORDER's order, ties on device and start
+    """work_in_order's packed-key sort gives util.ORDER's order, ties on device and start
     broken by stream, end and kind (rows built to tie), and NULL devices sort as ORDER
     sorts them."""
     import polars as pl
 
-    from tracelens.util import ORDER
+    from tracelens.util import ORDER, _in_order
 
     work = pl.DataFrame(
         {
@@ -173,8 +173,8 @@ def test_the_read_is_in_util_order():
             "kind": pl.Series([0, 0, 0, 0, 0, 1, 0], dtype=pl.Int8),
         }
     )
-    got = sharedread._in_order(work)
+    got = _in_order(work)
     assert got.equals(work.sort(ORDER))
     assert got["end_ns"].to_list() == [6, 6, 8, 6, 10, 3, 9]
     with_null = work.with_columns(device=pl.Series([1, None, 0, 0, 1, 0, 0]))
-    assert sharedread._in_order(with_null).equals(with_null.sort(ORDER))
+    assert _in_order(with_null).equals(with_null.sort(ORDER))

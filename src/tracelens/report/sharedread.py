@@ -20,34 +20,12 @@ SHARED_NAME_KINDS = ("demangled", "short")
 
 
 def read_work(trace: Trace) -> pl.DataFrame:
-    """Every GPU operation of the trace (``queries/work_in_order.sql``), sorted as
-    :func:`tracelens.util.work_in_order` sorts it, with the stream kept: the timeline's
-    lanes are (device, stream). Hand ``work.drop("stream")`` to util and the step search."""
-    from ..filters import EventFilter
+    """Every GPU operation of the trace (:func:`tracelens.util.work_in_order`), with the
+    stream kept: the timeline's lanes are (device, stream). Hand ``work.drop("stream")`` to
+    util and the step search."""
+    from ..util import work_in_order
 
-    params = {"selection": None, **EventFilter().params()}
-    return _in_order(trace.query("work_in_order", **params))
-
-
-def _in_order(work: pl.DataFrame) -> pl.DataFrame:
-    """``work`` sorted by util.ORDER (device, start_ns, stream, end_ns, kind), as
-    :func:`tracelens.util.work_in_order` sorts it (one packed device-start key, then only
-    the rows that start together by stream, end and kind), gathered one column at a time,
-    each dropped once copied: the sort holds one column twice, not the whole read (~400 MB
-    on a 5M-kernel trace). A NULL device or start (nsys writes none) sorts by ORDER."""
-    import polars as pl
-
-    from ..util import ORDER, _break_ties, _device_start_order
-
-    nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
-    if nulls:
-        return work.sort(ORDER)
-    order = _break_ties(work, _device_start_order(work))
-    columns = []
-    for name in work.columns:
-        columns.append(work.get_column(name).gather(order))
-        work = work.drop(name)
-    return pl.DataFrame(columns)
+    return work_in_order(trace, keep_stream=True)
 
 
 # What the census and the timeline read of the work (as for_duckdb's table): the rest is
