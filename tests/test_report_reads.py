@@ -39,8 +39,8 @@ def queries_run(monkeypatch) -> Counter:
 
 def test_single_report_reads_the_gpu_work_once(queries_run):
     """One sorted read of the GPU work serves the busy time, util, the step search, the
-    census table and the timeline's kernel categories and bins; the stakeout of the top
-    kernels is one read, not three; lineup runs once."""
+    census table, the line-up's kernels and the timeline's kernel categories and bins; the
+    stakeout of the top kernels is one read, not three."""
     with tracelens.open(demo_path("bs16")) as t:
         build_report(t)
     assert queries_run["work_in_order"] == 1
@@ -52,7 +52,8 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert not any(queries_run[q] for q in stakeout_parts)
     assert queries_run["kernel_summary"] == 0  # the census is that of the read
     assert queries_run["report_kernel_summary"] == 1
-    assert queries_run["lineup_activities"] == 1
+    assert queries_run["lineup_activities"] == 0  # the line-up's kernels are the read's
+    assert queries_run["report_lineup_activities"] == 1
     assert queries_run["activity_kernel_names"] == 1
     assert queries_run["activity_bins"] == 1  # the overview (the detail window is drawn)
 
@@ -80,6 +81,21 @@ def test_census_of_the_read_is_census(trace_path):
             got, want = sharedread.census(t, work, kind), t.census(name=kind)
             assert got.schema == want.schema, kind
             assert got.equals(want), kind
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_lineup_of_the_read_is_lineup(trace_path):
+    """The line-up from the shared read's kernels is Trace.lineup, row for row (demangled
+    and short names, the default breakdown and every category's)."""
+    from tracelens.lineup import category_summary
+
+    t, work = _shared_reads(trace_path)
+    with t:
+        for kind in sharedread.SHARED_NAME_KINDS:
+            acts = sharedread.lineup_activities(t, work, kind)
+            for subfamily in (None, True):
+                got = category_summary(t, name=kind, subfamily=subfamily, activities=acts)
+                assert got.equals(t.lineup(name=kind, subfamily=subfamily)), (kind, subfamily)
 
 
 @pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)

@@ -69,13 +69,16 @@ def _activities(
     rules: Rules | str | Path | None,
     where: EventFilter | None,
     name: str,
+    activities: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """``lineup_activities`` rows with ``category`` and ``subfamily`` joined on."""
-    import polars as pl
+    """``lineup_activities`` rows (``activities`` when the caller has read them) with
+    ``category`` and ``subfamily`` joined on."""
 
     check_by(by)
     check_name_kind(name)
     rules = _rules(rules)
+    if activities is not None:
+        return _classified(activities, rules)
     if not any(trace.has_table(t) for t in _TABLES):
         raise MissingDataError(
             trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
@@ -84,6 +87,12 @@ def _activities(
         trace.require_kernels()
     where = where or EventFilter()
     acts = trace.query("lineup_activities", by=by, name_kind=name, **where.params())
+    return _classified(acts, rules)
+
+
+def _classified(acts: pl.DataFrame, rules: Rules) -> pl.DataFrame:
+    import polars as pl
+
     classes = classify_column(acts["name"], rules)
     return acts.with_columns(
         category=classes["category"].cast(pl.String),
@@ -133,6 +142,7 @@ def category_summary(
     subfamily: bool | Collection[str] | None = None,
     name: str = "demangled",
     top: int | None = None,
+    activities: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """GPU time per kernel category, with memcpys and memsets in ``memory``.
 
@@ -152,7 +162,9 @@ def category_summary(
     or a TOML file whose rules go before the built-in ones. ``name`` says how ``top_kernel``
     is spelled (``demangled``, ``short``, ``mangled``); categories are always decided on the
     demangled name. ``top`` keeps the ``top`` largest categories (per ``by`` value) with
-    their breakdown rows.
+    their breakdown rows. ``activities``: the ``queries/lineup_activities.sql`` rows of
+    ``by``, ``name`` and ``where`` when the caller has already read them (the report takes
+    the kernels' from the GPU work it reads once: ``queries/report_lineup_activities.sql``).
 
     Columns: [by,] category, subfamily, time_pct (share of all GPU time, kernels + memcpy +
     memset, that passes ``where``, %, 0.1), total_ns, calls (launches or operations), avg_ns
@@ -162,7 +174,7 @@ def category_summary(
     import polars as pl
 
     check_at_least("top", top, 1)
-    acts = _activities(trace, by, rules, where, name)
+    acts = _activities(trace, by, rules, where, name, activities)
     grand = int(acts["total_ns"].sum() or 0)
     acts = acts.with_columns(
         part=pl.when(pl.col("kind") == "kernel")

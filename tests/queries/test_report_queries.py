@@ -118,3 +118,35 @@ def test_report_kernel_summary(steps_trace):
         steps_trace, "report_kernel_summary", "steps", setup, work="shared_work",
         name_kind="demangled",
     )  # fmt: skip
+
+
+def test_report_lineup_activities(steps_trace):
+    # lineup_activities of the whole trace, its kernels from the GPU work the report read:
+    # gemm_kernel's two launches (12 µs), odd_kernel's one, fill_kernel's two; the two
+    # HtoD memcpys and the memset read from the trace; short names displayed.
+    from tracelens.report.sharedread import read_work
+
+    def setup(t):
+        t.db.register("shared_work", read_work(t))
+
+    assert_setup_golden(
+        steps_trace, "report_lineup_activities", "steps", setup, work="shared_work",
+        name_kind="short",
+    )  # fmt: skip
+    with tracelens_open(steps_trace) as t:
+        want = t.query("lineup_activities", by=None, name_kind="short", **_no_filter())
+        t.db.register("shared_work", read_work(t))
+        got = t.query("report_lineup_activities", work="shared_work", name_kind="short")
+    assert got.drop("group_key").equals(want.drop("group_key"))
+
+
+def tracelens_open(path):
+    import tracelens
+
+    return tracelens.open(path)
+
+
+def _no_filter() -> dict:
+    from tracelens.filters import EventFilter
+
+    return {"selection": None, **EventFilter().params()}

@@ -134,7 +134,9 @@ def collect_side(
         census = _census(trace, name_kind, read, work)
         kernels_total = census.height
         kernel_time = int(census["total_ns"].sum())
-        categories = category_rows(trace, palette, name_kind)
+        categories = category_rows(
+            trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work)
+        )
         kernels = kernel_rows(census.head(top), palette, kernel_time)
         kernels_left_out(census, top, label, omitted)
     else:
@@ -202,6 +204,16 @@ def _census(
     if work is not None and name_kind in SHARED_NAME_KINDS:
         return census(trace, work, name_kind)
     return trace.census(name=name_kind)
+
+
+def _lineup_activities(trace: Trace, name_kind: str, work: pa.Table | None) -> pl.DataFrame | None:
+    """The line-up's input from the GPU work the page read (:func:`.sharedread.lineup_activities`);
+    None: the line-up reads the trace."""
+    from .sharedread import SHARED_NAME_KINDS, lineup_activities
+
+    if work is not None and name_kind in SHARED_NAME_KINDS:
+        return lineup_activities(trace, work, name_kind)
+    return None
 
 
 def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | None:

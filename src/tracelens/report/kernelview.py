@@ -82,12 +82,20 @@ def kernel_rows(census: pl.DataFrame, palette: svg.Palette, total: int) -> list[
 
 
 def category_rows(
-    trace: Trace, palette: svg.Palette, name_kind: str, *, subfamily: bool | None = None
+    trace: Trace,
+    palette: svg.Palette,
+    name_kind: str,
+    *,
+    subfamily: bool | None = None,
+    activities: pl.DataFrame | None = None,
 ) -> list[CategoryRow]:
     """The trace's ``tracelens lineup``: the one source of its numbers, memcpy and memset
     time included (in ``memory``). ``subfamily``: as :func:`~tracelens.lineup.category_summary`
-    (None breaks down gemm and memory)."""
-    df = trace.lineup(name=name_kind, subfamily=subfamily)
+    (None breaks down gemm and memory); ``activities``: its input already read
+    (:func:`.sharedread.lineup_activities`)."""
+    from ..lineup import category_summary
+
+    df = category_summary(trace, name=name_kind, subfamily=subfamily, activities=activities)
     return [
         CategoryRow(
             category=r["category"],

@@ -1,6 +1,6 @@
 """The GPU work the report reads once per trace and shares between its sections: the
-kernels' busy time, the step search and util (:mod:`.timekeeping`), the census table and
-the timeline's kernel categories and overview bins (:mod:`tracelens.activity`). On a
+kernels' busy time, the step search and util (:mod:`.timekeeping`), the census table, the
+line-up's kernels and the timeline's kernel categories and overview bins (:mod:`tracelens.activity`). On a
 5M-kernel export each read of the kernel table costs about a census, and the sections used
 to read it about eight times."""
 
@@ -54,3 +54,14 @@ def census(trace: Trace, work: pa.Table, name_kind: str) -> pl.DataFrame:
 
     with registered_work(trace, work) as source:
         return trace.query("report_kernel_summary", work=source, name_kind=name_kind)
+
+
+def lineup_activities(trace: Trace, work: pa.Table, name_kind: str) -> pl.DataFrame:
+    """The input of :func:`tracelens.lineup.category_summary` of the whole trace
+    (``queries/lineup_activities.sql``'s rows, ``name_kind`` demangled or short), its
+    kernels from ``work`` (:func:`for_duckdb` of :func:`read_work`) instead of the
+    trace's kernel table (``queries/report_lineup_activities.sql``)."""
+    from ..activity import registered_work
+
+    with registered_work(trace, work) as source:
+        return trace.query("report_lineup_activities", work=source, name_kind=name_kind)
