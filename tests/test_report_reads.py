@@ -58,6 +58,28 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert queries_run["activity_bins"] == 1  # the overview (the detail window is drawn)
 
 
+def test_pair_report_reads_each_traces_gpu_work_once(queries_run):
+    """In the report of two traces each trace's GPU work is read once, by the diff, and
+    serves its side's census, line-up and timeline too (kept on the diff's sides)."""
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        build_report(a, b)
+    assert queries_run["work_in_order"] == 2
+    assert queries_run["lineup_activities"] == 0
+    assert queries_run["report_lineup_activities"] == 2
+    assert queries_run["kernel_summary"] == 0  # the census is the diff's
+
+
+def test_the_diff_keeps_its_read_only_when_asked():
+    from tracelens.compare.collect import WORK_COLUMNS
+
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        kept = tracelens.diff(a, b, keep_work=True)
+        assert all(s.work is None for s in tracelens.diff(a, b).sides)
+        for side, t in zip(kept.sides, (a, b), strict=True):
+            assert side.work.columns == list(WORK_COLUMNS)
+            assert side.work.equals(sharedread.read_work(t).select(WORK_COLUMNS))
+
+
 def _shared_reads(trace_path: str):
     """(the trace, its GPU work as the report reads it once), for the tests below."""
     t = tracelens.open(trace_path)

@@ -90,12 +90,15 @@ def diff(
     label_b: str | None = None,
     nvtx_ranges: tuple[int | None, int | None] = (None, None),
     selected: tuple[str, ...] = (),
+    keep_work: bool = False,
 ) -> TraceDiff:
     """Compare trace ``a`` (the baseline) with ``b``: open traces, or paths (opened with
     :func:`tracelens.open` and closed again before this returns). Ratios are B / A. ``nvtx_ranges``:
     how many NVTX ranges selected the work of each side (``filters.select_nvtx``), stated
     on the board; ``selected``: other sentences saying what narrowed the sides (the steps
-    of ``stepwork.select_steps``), stated on the board too."""
+    of ``stepwork.select_steps``), stated on the board too. ``keep_work``: each side's GPU
+    work read stays on ``TraceDiff.sides`` (``Side.work``, for the report's sections; about
+    250 MB per 5M operations)."""
     if isinstance(a, str | os.PathLike) or isinstance(b, str | os.PathLike):
         from contextlib import ExitStack
 
@@ -107,9 +110,11 @@ def diff(
                 for t in (a, b)
             )
             return _diff_traces(
-                ta, tb, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected
+                ta, tb, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected, keep_work
             )
-    return _diff_traces(a, b, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected)
+    return _diff_traces(
+        a, b, name, where_a, where_b, label_a, label_b, nvtx_ranges, selected, keep_work
+    )
 
 
 def _diff_traces(
@@ -122,6 +127,7 @@ def _diff_traces(
     label_b: str | None,
     nvtx_ranges: tuple[int | None, int | None],
     selected: tuple[str, ...],
+    keep_work: bool = False,
 ) -> TraceDiff:
     """:func:`diff` of two open traces."""
     from ..census import check_name_kind
@@ -136,8 +142,8 @@ def _diff_traces(
     check_name_kind(name)
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))
-    sa = collect(a, name, where_a or EventFilter(), util_limit, nvtx_limit)
-    sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit)
+    sa = collect(a, name, where_a or EventFilter(), util_limit, nvtx_limit, keep_work)
+    sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit, keep_work)
     label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)

@@ -40,6 +40,13 @@ class Side:
     # any of the work, or left out as util)
     regions: pl.DataFrame | None = None
     has_nvtx: bool = False  # the export has NVTX ranges and CUDA API calls to project them
+    # The GPU work read (util.work_in_order with its stream: WORK_COLUMNS) when the caller
+    # asked to keep it (diff's keep_work: the report's census, line-up and timeline use it)
+    work: pl.DataFrame | None = None
+
+
+# The columns of Side.work: what the report's census, line-up and timeline read.
+WORK_COLUMNS = ("kind", "device", "stream", "start_ns", "end_ns", "name_id", "short_id")
 
 
 TIME_COLUMNS = (
@@ -95,8 +102,15 @@ def _window(where: EventFilter) -> dict:
 
 
 def collect(
-    trace: Trace, name_kind: str, where: EventFilter, util_limit: int, nvtx_limit: int
+    trace: Trace,
+    name_kind: str,
+    where: EventFilter,
+    util_limit: int,
+    nvtx_limit: int,
+    keep_work: bool = False,
 ) -> Side:
+    """What the diff reads from ``trace``; ``keep_work``: keep the GPU work read on
+    :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller."""
     import polars as pl
 
     from ..census import kernel_summary
@@ -107,7 +121,8 @@ def collect(
     window = _window(where)
     # One sorted read of the GPU work serves the totals, the launch sequences, util and
     # the step search (each read its own before: ~4 census times on a million launches).
-    work = work_in_order(trace, where)
+    work = work_in_order(trace, where, keep_stream=keep_work)
+    kept = work.select(WORK_COLUMNS) if keep_work else None  # the read's columns, no copy
     # The kernels, with only the columns the totals, the sequences and the steps read.
     name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
     launches = work.filter(pl.col("kind") == KERNEL).select(
@@ -140,6 +155,7 @@ def collect(
         demangled_of,
         *accounting,
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
+        kept,
     )
 
 

@@ -95,7 +95,7 @@ def build_report(
         from ..compare import diff as compute
         from .diffview import diff_view
 
-        d = compute(trace_a, trace_b, name=name)
+        d = compute(trace_a, trace_b, name=name, keep_work=True)
         read_a, read_b = d.sides
         side_args["stakeout"] = False
         sa = collect_side(trace_a, key="a", label=d.label_a, read=read_a, **side_args)

@@ -63,8 +63,8 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
 class TimeKeeping:
     """What the page shows of one trace's GPU time: the kernels' busy time (their union,
     summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out), and
-    the GPU work they were computed from when this read it (:func:`.sharedread.read_work`;
-    None: the diff read it, or it was left out), for the other sections to share."""
+    the GPU work they were computed from (:func:`.sharedread.read_work`, or what the diff
+    read and kept; None: left out), for the other sections to share."""
 
     busy_ns: int
     util: Util | None
@@ -93,10 +93,19 @@ def timekeeping(
             )
         )
         busy = read.totals if read is not None else trace_totals(trace)
-        return TimeKeeping(busy["gpu_busy_ns"], None, None)
+        return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(read))
     if read is not None and read.util is not None and read.steps is not None:
-        return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps)
+        return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, _taken_work(read))
     return _read_once(trace)
+
+
+def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
+    """The GPU work the diff read and kept (``diff(keep_work=True)``), taken off ``read``
+    so that the page's sections hold the only reference (freed once they are done)."""
+    if read is None:
+        return None
+    work, read.work = read.work, None
+    return work
 
 
 def _read_once(trace: Trace) -> TimeKeeping:
