@@ -497,3 +497,61 @@ def test_a_sqlite_export_gives_stakeout_only_the_named_kernels(monkeypatch):
     with tracelens.open(demo_path("bs1")) as t:
         whole = t.stakeout("nvjet_tst")
     assert narrowed.launches.equals(whole.launches) and narrowed.stats == whole.stats
+
+
+SORTS_BOTH = ("start", "duration")
+
+
+def test_launching_calls_from_sqlite_equal_the_views(monkeypatch, tmp_path):
+    # Read directly, SQLite keeps the calls of the listed launches' correlation ids; the
+    # launches (every column, the queue time, the NVTX range) equal those from the view.
+    from tracelens import stakeout_calls
+
+    path = _small(tmp_path)
+    reads = []
+    export_rows = stakeout_calls._export_call_rows
+    monkeypatch.setattr(
+        stakeout_calls,
+        "_export_call_rows",
+        lambda *a: reads.append(rows := export_rows(*a)) or rows,
+    )
+    with tracelens.open(path) as t:
+        direct = [
+            t.stakeout("gemm|relu", match="regex", limit=n, sort=s)
+            for n in (0, 2)
+            for s in SORTS_BOTH
+        ]
+    assert all(r is not None for r in reads)
+    # every launch: c1, c2, c3 (in both processes: 5 calls of 4 ids), c5; 2 listed: c1, c2
+    assert [r.height for r in reads] == [5, 5, 2, 2]
+    monkeypatch.setattr(stakeout_calls, "SQLITE_IDS_MAX", 0)  # every read through the view
+    with tracelens.open(path) as t:
+        viewed = [
+            t.stakeout("gemm|relu", match="regex", limit=n, sort=s)
+            for n in (0, 2)
+            for s in SORTS_BOTH
+        ]
+    for a, b in zip(direct, viewed, strict=True):
+        assert a.launches.equals(b.launches)
+    assert direct[0].launches["api"].to_list() == [
+        "cudaLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernel",
+        "cudaLaunchKernel", None,
+    ]  # fmt: skip
+
+
+def test_a_damaged_launching_call_is_read_through_the_view(tmp_path):
+    # A call row SQLite would hand over with a text start is not used: the view reads the
+    # table and says what is wrong, as it did before SQLite selected the calls.
+    path = _small(tmp_path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 'x' WHERE start = 12000")
+    con.commit()
+    con.close()
+    from tracelens import stakeout_calls
+
+    with tracelens.open(path) as t:
+        ids = t.query("stakeout_launches", pattern="gemm", regex=None, match="contains",
+                      name_kind="short", origin_ns=0, device=None, pid=None, stream=None,
+                      start_ns=None, end_ns=None, selection=None)["correlation_id"]  # fmt: skip
+        assert stakeout_calls._export_call_rows(t, ids.to_list()) is None
+        assert stakeout_calls._export_call_rows(t, ids.to_list()[1:]) is not None

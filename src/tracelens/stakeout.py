@@ -16,6 +16,7 @@ from .filters import EventFilter
 from .hints import Hint
 from .render import LAUNCH_DIMS
 from .results import Result
+from .stakeout_calls import with_calls
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 HISTOGRAM_BINS = 10
 CONFIG_COLUMNS = (*LAUNCH_DIMS, "registers", "static_smem_bytes", "dynamic_smem_bytes")
 _PROBE_COLUMNS = ("api_global_tid", "api_start", "api_end")
+_ORIGIN_NS = 0  # start times count from session start: the Start column reads as --start/--end
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class Stakeout(Result):
     first. ``histogram``: lo_ns and
     hi_ns (inclusive) and launches of equal-width duration bins. ``launches``: one row per
     launch, sorted and limited as asked (columns: ``queries/stakeout_launches.sql``, plus
-    ``nvtx``, the innermost NVTX range around the launching API call).
+    those of the launching API call, :data:`tracelens.stakeout_calls.LAUNCH_COLUMNS`, less its
+    span, and ``nvtx``, the innermost NVTX range around it).
     """
 
     pattern: str
@@ -144,7 +147,7 @@ def stakeout(
             df = trace.query(
                 "stakeout_launches",
                 name_kind=name,
-                origin_ns=0,  # session start: the Start column reads as --start/--end
+                origin_ns=_ORIGIN_NS,
                 **pattern,
                 **where.params(),
             )
@@ -175,7 +178,7 @@ def stakeout(
         stats=launch_stats(durations),
         configs=configs.with_columns(pl.col("config").cast(pl.Int64)),
         histogram=histogram(durations),
-        launches=_with_nvtx(trace, df),
+        launches=_with_nvtx(trace, with_calls(trace, df, _ORIGIN_NS)),
         hint=hint,
     )
 

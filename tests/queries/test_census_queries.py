@@ -4,9 +4,12 @@ fixture builder's realistic mix (tests/fixtures/builder.build_mixed: 2 processes
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fixtures.builder import EVAL_PID, build_mixed
 
+import tracelens
 from queries.golden import assert_golden
 from tracelens.timeline import copy_labels
 
@@ -76,6 +79,38 @@ def test_stakeout_queries(mixed, case, params):
         mixed, "stakeout_launches", case, lambda t: t.load_nvtx_text(), **STAKEOUT, **params,
         **NO_FILTER,
     )  # fmt: skip
+
+
+def _stakeout_probes(trace):
+    """The temp table stakeout_probes as tracelens.stakeout_calls fills it: the gemm
+    launches' processes and correlation ids."""
+    launches = trace.query(
+        "stakeout_launches", **STAKEOUT, **NO_FILTER, pattern="gemm", regex=None, match="contains"
+    )
+    probes = launches.select("pid", "correlation_id").drop_nulls().unique(maintain_order=True)
+    trace.db.register("_probes", probes.to_arrow())
+    trace.db.execute("CREATE TEMP TABLE stakeout_probes AS SELECT * FROM _probes")
+    return probes
+
+
+def _stakeout_call_rows(trace):
+    _stakeout_probes(trace)
+    rows = trace.query("stakeout_call_rows")
+    trace.db.register("_rows", rows.to_arrow())
+    trace.db.execute("CREATE TEMP TABLE stakeout_call_rows AS SELECT * FROM _rows")
+
+
+def test_stakeout_call_queries(mixed):
+    # the candidate calls of the gemm launches, from the view and (the same calls, plus those
+    # of other processes with the same correlation ids) by SQLite, then one per launch
+    assert_golden(mixed, "stakeout_call_rows", "gemm", _stakeout_probes)
+    with tracelens.open(mixed) as trace:
+        ids = _stakeout_probes(trace)["correlation_id"].to_list()
+    assert_golden(
+        mixed, "stakeout_call_rows_export", "gemm", export_tables=True,
+        correlation_ids=json.dumps(ids),
+    )  # fmt: skip
+    assert_golden(mixed, "stakeout_calls", "gemm", _stakeout_call_rows)
 
 
 TIMELINE = {
