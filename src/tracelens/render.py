@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ._table import cell_len
@@ -35,12 +36,14 @@ __all__ = [
     "UNIT_SUFFIXES",
     "convert_times",
     "csv",
+    "csv_chunks",
     "describe_info",  # from info_text.py
     "encodable",  # from escape.py
     "escape_controls",
     "format_time",
     "frame",
     "json",
+    "json_chunks",
     "launch_dims_text",
     "markdown",
     "md_code",
@@ -400,20 +403,44 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv(df: Frame) -> str:
-    df = _as_rows(df)
-    lines = [",".join(_csv_field(c) for c in df.columns)]
-    lines += [",".join(_csv_field(v) for v in row) for row in df.iter_rows()]
-    return "\n".join(lines) + "\n"
+    """``df`` as CSV: a polars DataFrame column by column (:mod:`tracelens.render_data`),
+    Rows (small results, no polars loaded) row by row; the same text either way."""
+    return "".join(csv_chunks(df))
+
+
+def csv_chunks(df: Frame) -> Iterator[str]:
+    """:func:`csv` in pieces of a bounded number of rows, to be written as they come."""
+    header = ",".join(_csv_field(c) for c in df.columns)
+    if not isinstance(df, Rows):
+        from . import render_data
+
+        if render_data.columnar(df):
+            yield from render_data.csv_chunks(df, header)
+            return
+    rows = _as_rows(df)
+    yield "\n".join([header] + [",".join(_csv_field(v) for v in row) for row in rows.data]) + "\n"
 
 
 def json(df: Frame) -> str:
+    """``df`` as a JSON array of records (see :func:`csv` for how)."""
+    return "".join(json_chunks(df))
+
+
+def json_chunks(df: Frame) -> Iterator[str]:
+    """:func:`json` in pieces of a bounded number of records."""
     import json as json_module
 
+    if not isinstance(df, Rows):
+        from . import render_data
+
+        if render_data.columnar(df):
+            yield from render_data.json_chunks(df)
+            return
     df = _as_rows(df)
     records = [
         {c: _plain(v) for c, v in zip(df.columns, row, strict=True)} for row in df.iter_rows()
     ]
-    return json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
+    yield json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 # -- Markdown -------------------------------------------------------------------------------------
@@ -454,11 +481,13 @@ def frame(
 ) -> str:
     """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown (``width``,
     ``color``, ``row_styles``: see :func:`table`)."""
+    if fmt in ("csv", "json"):
+        from .render_data import convert_times as convert_exactly
+
+        rows = isinstance(df, Rows)
+        data = _convert_rows(df, timeunit) if rows else convert_exactly(df, timeunit, _ROUND)
+        return csv(data) if fmt == "csv" else json(data)
     df = _convert_rows(_as_rows(df), timeunit)
-    if fmt == "csv":
-        return csv(df)
-    if fmt == "json":
-        return json(df)
     if fmt == "markdown":
         return markdown(df, timeunit=timeunit, title=title)
     return table(

@@ -1,0 +1,196 @@
+"""CSV and JSON of a polars DataFrame, written column by column (polars expressions), never
+row by row in Python: ``nvtx --kernels`` writes 4.1M rows, which took ~68 CPU s as Python
+tuples.
+
+The text is the same, byte for byte, as the per-row writers in :mod:`tracelens.render`
+(``_csv_field`` and ``json.dumps``), which still write :class:`~tracelens.rows.Rows` and
+frames holding a type this module does not know (:func:`columnar` says which). Every
+column is first turned into the text of its fields; then polars writes those strings as
+they are (``quote_style="never"``) and the lines are joined here. The rules kept:
+
+* a float is Python's ``repr``: polars' shortest digits are the same, but it writes
+  ``0.00001`` where Python writes ``1e-05`` (below 1e-4), so those are rewritten; NaN and
+  infinities are null; Float32 is widened first (Python sees the double);
+* CSV: null is an empty field, the empty string ``""``; text is quoted when it holds a
+  comma, a quote or a line break; text a spreadsheet would run as a formula gets a
+  leading ``'`` and quotes; booleans ``true``/``false``;
+* JSON: as ``json.dumps(records, ensure_ascii=False, separators=(",", ":"))`` escapes.
+"""
+
+from __future__ import annotations
+
+import json as json_module
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Rows turned into text at a time: bounds the strings alive at once.
+CHUNK_ROWS = 200_000
+
+# Python writes a float below 1e-4 in exponent notation, polars in fixed notation:
+# "-0.0000123" -> sign, zeros after the point, first digit, the other digits.
+_SMALL_FIXED = r"^(-?)0\.(0{4,})([1-9])(\d*)$"
+# A Python float repr: its fractional digits, and the exponent when it is negative.
+_REPR_DIGITS = r"^-?\d+(?:\.(?P<fraction>\d+))?(?:e-(?P<exponent>\d+))?$"
+_FORMULA = r"^[=+\-@\t\r]"
+_CSV_QUOTE = r'[,"\n\r]'
+# json.dumps(ensure_ascii=False): a backslash, a quote and every control character below 0x20.
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_JSON_SHORT |= {"\b": "\\b", "\f": "\\f"}
+_JSON_ESCAPES = {chr(i): _JSON_SHORT.get(chr(i), f"\\u{i:04x}") for i in range(0x20)}
+_JSON_ESCAPES |= _JSON_SHORT
+
+
+def columnar(df: pl.DataFrame) -> bool:
+    """Whether this module writes ``df``: every column an integer, float, boolean, text
+    (categorical too) or all-null type, and at least one column."""
+    import polars as pl
+
+    def known(dtype: pl.DataType) -> bool:
+        return (
+            dtype.is_integer()
+            or dtype in (pl.Float32, pl.Float64, pl.Boolean, pl.String, pl.Null)
+            or isinstance(dtype, pl.Categorical | pl.Enum)
+        )
+
+    return df.width > 0 and all(known(d) for d in df.dtypes)
+
+
+def convert_times(df: pl.DataFrame, timeunit: str, decimals: dict[str, int]) -> pl.DataFrame:
+    """Every ``*_ns`` column divided by the unit, rounded to ``decimals[timeunit]`` as Python's
+    ``round`` rounds (correctly: polars' ``round`` differs in the last digit now and then),
+    and renamed ``*_<unit>``. Rounding changes only values with more decimals than kept
+    (exact ns and 0.1 ns averages have fewer): those few go through ``round``."""
+    import polars as pl
+
+    if timeunit == "ns":
+        return df
+    kept = decimals[timeunit]
+    columns = []
+    for name in df.columns:
+        if not name.endswith("_ns"):
+            columns.append(df[name])
+            continue
+        from .filters import TIME_UNITS_NS
+
+        # A series, not a scalar: polars multiplies by the reciprocal of a scalar divisor,
+        # which differs from Python's division in the last bit for a tenth of the values.
+        x = df[name].cast(pl.Float64) / pl.repeat(TIME_UNITS_NS[timeunit], df.height, eager=True)
+        parts = _float_text(pl.col(name)).str.extract_groups(_REPR_DIGITS)
+        fraction = parts.struct.field("fraction").str.len_chars().fill_null(0)
+        digits = fraction + parts.struct.field("exponent").cast(pl.Int64).fill_null(0)
+        more = x.to_frame(name).select(digits > kept).to_series()
+        if more.any():
+            at = more.arg_true()
+            x = x.scatter(at, [round(v, kept) for v in x.gather(at).to_list()])
+        columns.append(x.alias(name[: -len("_ns")] + "_" + timeunit))
+    return pl.DataFrame(columns)
+
+
+def _float_text(col: pl.Expr) -> pl.Expr:
+    """A float column as Python's ``repr`` of each value; NaN and infinities null."""
+    import polars as pl
+
+    x = col.cast(pl.Float64)
+    text = x.cast(pl.String)
+    parts = text.str.extract_groups(_SMALL_FIXED)
+    zeros = parts.struct.field("2").str.len_chars() + 1
+    rest = parts.struct.field("4")
+    small = pl.concat_str(
+        parts.struct.field("1"),
+        parts.struct.field("3"),
+        pl.when(rest == "").then(pl.lit("")).otherwise(pl.lit(".") + rest),
+        pl.lit("e-"),
+        zeros.cast(pl.String).str.zfill(2),
+    )
+    # and where polars does write an exponent, it has one digit ("5e-6"), Python two.
+    short_exponent = text.str.replace(r"e-(\d)$", "e-0${1}")
+    return (
+        pl.when(~x.is_finite())
+        .then(None)
+        .when(text.str.contains(_SMALL_FIXED))
+        .then(small)
+        .otherwise(short_exponent)
+    )
+
+
+def _bool_text(col: pl.Expr) -> pl.Expr:
+    import polars as pl
+
+    return (
+        pl.when(col.is_null()).then(None).when(col).then(pl.lit("true")).otherwise(pl.lit("false"))
+    )
+
+
+def _csv_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """The CSV field of each value (null: null, written as the empty field)."""
+    import polars as pl
+
+    if dtype.is_float():
+        return _float_text(col)
+    if dtype == pl.Boolean:
+        return _bool_text(col)
+    if dtype == pl.Null:
+        return col.cast(pl.String)
+    if dtype.is_integer():
+        return col.cast(pl.String)
+    text = col.cast(pl.String)
+    doubled = text.str.replace_all('"', '""', literal=True)
+    return (
+        pl.when(text.str.contains(_FORMULA))
+        .then(pl.concat_str(pl.lit("\"'"), doubled, pl.lit('"')))
+        .when((text == "") | text.str.contains(_CSV_QUOTE))
+        .then(pl.concat_str(pl.lit('"'), doubled, pl.lit('"')))
+        .otherwise(text)
+    )
+
+
+def _json_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """The JSON value of each value, ``null`` included."""
+    import polars as pl
+
+    if dtype.is_float():
+        value = _float_text(col)
+    elif dtype == pl.Boolean:
+        value = _bool_text(col)
+    elif dtype.is_integer() or dtype == pl.Null:
+        value = col.cast(pl.String)
+    else:
+        text = col.cast(pl.String)
+        escaped = text.str.replace_many(list(_JSON_ESCAPES), list(_JSON_ESCAPES.values()))
+        value = pl.concat_str(pl.lit('"'), escaped, pl.lit('"'))
+    return value.fill_null(pl.lit("null"))
+
+
+def csv_chunks(df: pl.DataFrame, header: str) -> Iterator[str]:
+    """``df`` as CSV lines, ``header`` (the header line, without its line break) first, a
+    chunk of :data:`CHUNK_ROWS` rows at a time."""
+    import polars as pl
+
+    exprs = [_csv_text(pl.col(c), d).alias(c) for c, d in zip(df.columns, df.dtypes, strict=True)]
+    yield header + "\n"
+    for start in range(0, df.height, CHUNK_ROWS):
+        fields = df.slice(start, CHUNK_ROWS).select(exprs)
+        yield fields.write_csv(
+            include_header=False, quote_style="never", null_value="", line_terminator="\n"
+        )
+
+
+def json_chunks(df: pl.DataFrame) -> Iterator[str]:
+    """``df`` as one JSON array of records, a chunk of :data:`CHUNK_ROWS` records at a time."""
+    import polars as pl
+
+    parts: list[pl.Expr] = []
+    for i, (col, dtype) in enumerate(zip(df.columns, df.dtypes, strict=True)):
+        key = json_module.dumps(col, ensure_ascii=False) + ":"
+        parts += [pl.lit(("{" if i == 0 else ",") + key), _json_text(pl.col(col), dtype)]
+    record = pl.concat_str([*parts, pl.lit("}")]).alias("record")
+    if df.height == 0:
+        yield "[]\n"
+        return
+    for start in range(0, df.height, CHUNK_ROWS):
+        text = df.slice(start, CHUNK_ROWS).select(record.str.join(","))["record"][0]
+        yield ("[" if start == 0 else ",") + text
+    yield "]\n"
