@@ -127,3 +127,15 @@ def test_unknown_types_take_the_per_row_writer():
     df = pl.DataFrame({"d": [datetime.date(2020, 1, 2)], "n": [1]})
     assert not render_data.columnar(df)
     assert render.csv(df) == "d,n\n2020-01-02,1\n"
+
+
+def test_output_written_in_slices(monkeypatch, tmp_path, capsys):
+    from tracelens.cli import _output
+
+    monkeypatch.setattr(_output, "SLICE_CHARS", 3)
+    text = render.csv(TRICKY) + "bad byte: \udcff\n"
+    expected = render.encodable(text)
+    _output.emit(text, tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_bytes() == expected.encode()
+    _output.emit(text, None)
+    assert capsys.readouterr().out == expected

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import OutputError, UsageError
 from ._notes import with_note
@@ -40,10 +40,9 @@ def emit(text: str, output: Path | None) -> None:
     """Results go to stdout (or FILE); never to stderr."""
     from ..render import encodable
 
-    text = encodable(text)
     if output is None:
         try:
-            sys.stdout.write(text)
+            _write_in_slices(sys.stdout, text)
             sys.stdout.flush()
         except BrokenPipeError:
             raise  # `tracelens ... | head`: main() stops quietly
@@ -52,9 +51,22 @@ def emit(text: str, output: Path | None) -> None:
     else:
         check_output(output)
         try:
-            _write_atomically(output, text)
+            _write_atomically(output, encodable(text))
         except OSError as exc:
             raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
+
+
+#: Characters written to stdout at a time: writing a CSV of 1.4 GB in one call made a second
+#: copy of it (the UTF-8 bytes) and a third where it held a byte that was not UTF-8.
+SLICE_CHARS = 1 << 24
+
+
+def _write_in_slices(stream: TextIO, text: str) -> None:
+    """``text``, made writable as UTF-8 (``render.encodable``), a slice at a time."""
+    from ..render import encodable
+
+    for start in range(0, len(text), SLICE_CHARS):
+        stream.write(encodable(text[start : start + SLICE_CHARS]))
 
 
 def _write_atomically(output: Path, text: str) -> None:
