@@ -121,6 +121,27 @@ def test_lineup_of_the_read_is_lineup(trace_path):
 
 
 @pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_polars_bins_are_the_querys(trace_path):
+    """The timeline's bins computed in polars from the shared read are activity_bins.sql's
+    rows: the whole span, a window that clips events, and bins so narrow that events cover
+    several (busy time to the sum order's rounding)."""
+    from tracelens.report.bins import work_bins
+
+    t, work = _shared_reads(trace_path)
+    with t:
+        g0, g1 = activity.gpu_span(t)
+        mid = (g0 + g1) // 2
+        for kind in ("demangled", "short"):
+            cats = activity.kernel_categories(t, name=kind, work=work)
+            windows = ((g0, g1 + 1, 500), (mid - 1_000_000, mid + 1_000, 97), (g0, g1, 50_000))
+            for t0, t1, bins in windows:
+                want = activity.activity_bins(t, t0, t1, bins, name=kind, categories=cats)
+                got = work_bins(work, t0, t1, bins, cats, kind)
+                assert got.drop("busy_ns").equals(want.drop("busy_ns")), (kind, bins)
+                assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
 def test_timeline_of_the_read_is_the_traces(trace_path):
     """The kernel categories and the bins from the shared read are those read from the
     trace's views (the overview of the whole span, and a window with clipped events)."""

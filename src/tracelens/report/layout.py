@@ -296,9 +296,7 @@ def build_timeline(
     g0, g1 = span
     notes: list[str] = []
     cats = activity.kernel_categories(trace, name=name_kind, work=work)
-    ov = activity.activity_bins(
-        trace, g0, g1 + 1, OVERVIEW_BINS, name=name_kind, categories=cats, work=work
-    )
+    ov = _bins(trace, g0, g1 + 1, OVERVIEW_BINS, name_kind, cats, work)
     keys, busy_by_lane = _lanes(ov, notes)
     span_ns = (g1 + 1 - g0) or 1
 
@@ -391,9 +389,7 @@ def _detail(
         return _Detail(
             nvtx_lanes, spans, f"{ops.height:,} GPU operations drawn one by one", ops.height
         )
-    db = activity.activity_bins(
-        trace, w0, w1, DETAIL_BINS, name=name_kind, categories=cats, work=work
-    )
+    db = _bins(trace, w0, w1, DETAIL_BINS, name_kind, cats, work)
     spans = nvtx_spans + binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
     notes.append(
         f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "
@@ -415,3 +411,21 @@ def _undrawn_note(trace: Trace, drawn: int, notes: list[str]) -> None:
             f"{total_ops - drawn:,} of the {total_ops:,} GPU operations are not drawn one by one: "
             f"the overview aggregates the whole trace into {OVERVIEW_BINS} time bins per lane"
         )
+
+
+def _bins(
+    trace: Trace,
+    t0: int,
+    t1: int,
+    bins: int,
+    name_kind: str,
+    cats: activity.KernelCategories,
+    work: pa.Table | None,
+) -> pl.DataFrame:
+    """:func:`tracelens.activity.activity_bins`: from the GPU work already read, in polars
+    (:func:`.bins.work_bins`, the same rows), else read from the trace."""
+    if work is None:
+        return activity.activity_bins(trace, t0, t1, bins, name=name_kind, categories=cats)
+    from .bins import work_bins
+
+    return work_bins(work, t0, t1, bins, cats, name_kind)
