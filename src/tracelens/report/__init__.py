@@ -13,12 +13,13 @@ The report composes the library's public analyses; it computes nothing of its ow
   top kernels' in one query), ``dangerview.py`` (danger-zone kernels), ``timekeeping.py``
   (the kernels' busy time, steps and utilization, from one read of the GPU work:
   :func:`tracelens.util.work_in_order`, :func:`tracelens.steps.find_steps`,
-  :func:`tracelens.util.gpu_time_accounting`); ``sharedread.py``: that read, which the
-  census table and the timeline's categories and bins share; ``omitted.py``: what the page
-  leaves out;
+  :func:`tracelens.util.gpu_time_accounting`; for two traces, what the diff read);
+  ``sharedread.py``: that read, which the census table, the line-up's kernels and the
+  timeline's categories and bins share; ``omitted.py``: what the page leaves out;
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
-  and its default window (the first steady step);
+  and its default window (the first steady step); ``bins.py``: the time bins of the shared
+  read, in polars;
 - ``page.py``: the Jinja2 page (autoescaped: kernel names and NVTX text come from the
   profiled program and always render as text); ``svg/``: its charts;
 - ``nvtxtree.py``: each trace's NVTX ranges nested by path with their GPU time;
@@ -28,7 +29,7 @@ The report composes the library's public analyses; it computes nothing of its ow
   heat map and the stragglers;
 - ``markdown.py``: the Markdown summary; ``text.py``: how numbers and names are written.
 
-Big traces stay small: the timeline is aggregated in SQL into bins per lane, individual
+Big traces stay small: the timeline is aggregated into bins per lane, individual
 events are drawn only for a bounded window, tables are capped, and the page lists what it
 left out. Nothing here prints.
 """
