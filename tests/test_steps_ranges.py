@@ -121,9 +121,10 @@ def test_same_families_as_steps_range_families(trace_path, monkeypatch):
             with monkeypatch.context() as m:
                 m.setattr(steps_ranges, "_packed_search", lambda *a: False)
                 assert steps_ranges.range_families(trace, params)[0].equals(expected), params
-            for family in ("iter #", "log"):
+            for family in ("iter #", "log", "iter #.y"):
                 args = (trace, family, "family", True, params)
                 fresh = steps_ranges.range_steps_frame(*args)
+                assert launched.tops is not None and (fresh.height or params is not NO_FILTER)
                 assert steps_ranges.range_steps_frame(*args, launched).equals(fresh), params
 
 

@@ -18,7 +18,7 @@ of the operations (:func:`range_families`), which the chosen family's steps then
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,14 +47,35 @@ COLUMNS = (
 class Launched:
     """The GPU operations of a filter as ``queries/steps_range_ops.sql`` lists them for
     the threads ``tids`` (sorted globalTids): read once by :func:`range_families`, reused by
-    :func:`range_steps_frame` for the steps of a family (their threads are among them)."""
+    :func:`range_steps_frame` for the steps of a family (their threads are among them).
+    ``tops``: the rows of ``queries/steps_range_tops.sql`` when read, of which a family's
+    steps are a part (listing them again read every NVTX range: 0.25 CPU s on 250k)."""
 
     tids: list[int]
     ops: pl.DataFrame
+    tops: pl.DataFrame | None = None
 
 
 def _launched(trace: Trace, tids: list[int], params: dict[str, Any]) -> Launched:
     return Launched(tids, trace.query("steps_range_ops", tids=tids, **params))
+
+
+def _step_list(
+    trace: Trace, pattern: str, match: str, top_level: bool, launched: Launched | None
+) -> pl.DataFrame:
+    """The rows of ``queries/steps_range_list.sql``; those of a family of top-level ranges
+    from ``launched.tops`` when read (numbered by start, thread, the longer first)."""
+    import polars as pl
+
+    if launched is None or launched.tops is None or match != "family" or not top_level:
+        return trace.query("steps_range_list", pattern=pattern, match=match, top_level=top_level)
+    return (
+        launched.tops.filter(pl.col("family") == pattern)
+        .sort(["start", "globalTid", "end"], descending=[False, False, True])
+        .select("start", "end", "globalTid")
+        .with_row_index("step", offset=1)
+        .with_columns(pl.col("step").cast(pl.Int64))
+    )
 
 
 def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, Launched | None]:
@@ -71,7 +92,7 @@ def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, 
         schema |= {"gpu_ns": pl.Int64, "total_gpu_ns": pl.Int64}
         return pl.DataFrame(schema=schema), None
     tids = sorted(set(tops["globalTid"].to_list()))
-    launched = _launched(trace, tids, params)
+    launched = replace(_launched(trace, tids, params), tops=tops)
     families = tops.select("family", "example", "ranges").unique("family", maintain_order=True)
     families = families.with_row_index("fid")
     tops = tops.join(families.select("family", "fid"), on="family", nulls_equal=True).sort(
@@ -129,7 +150,7 @@ def range_steps_frame(
     threads. Needs ``trace.load_nvtx_text()``."""
     import polars as pl
 
-    steps = trace.query("steps_range_list", pattern=pattern, match=match, top_level=top_level)
+    steps = _step_list(trace, pattern, match, top_level, launched)
     if steps.is_empty():
         return pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
     tids = sorted(set(steps["globalTid"].to_list()))
