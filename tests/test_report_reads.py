@@ -55,7 +55,7 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert queries_run["lineup_activities"] == 0  # the line-up's kernels are the read's
     assert queries_run["report_lineup_activities"] == 1
     assert queries_run["activity_kernel_names"] == 1
-    assert queries_run["activity_bins"] == 1  # the overview (the detail window is drawn)
+    assert queries_run["activity_bins"] == 0  # the bins are the read's, in polars (report/bins.py)
 
 
 def test_pair_report_reads_each_traces_gpu_work_once(queries_run):
