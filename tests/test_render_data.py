@@ -139,3 +139,18 @@ def test_output_written_in_slices(monkeypatch, tmp_path, capsys):
     assert (tmp_path / "out.csv").read_bytes() == expected.encode()
     _output.emit(text, None)
     assert capsys.readouterr().out == expected
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_chunks_without_small_floats_or_quotes(monkeypatch, fmt):
+    # The rewrites of floats below 1e-4 and of quotes are left out of chunks that have none.
+    monkeypatch.setattr(render_data, "CHUNK_ROWS", 2)
+    df = pl.DataFrame(
+        {
+            "name": ["a,b", "c", 'q"', "=x", "d\ne", None, "", "f"],
+            "avg_ns": [0.5, 1e20, 1e-5, None, math.nan, 123.25, -0.0, 1e-3],
+            "x": [None] * 8,
+        },
+        schema={"name": pl.String, "avg_ns": pl.Float64, "x": pl.Float64},
+    )
+    assert render.frame(df, fmt=fmt) == render.frame(Rows.from_polars(df), fmt=fmt)

@@ -41,6 +41,7 @@ _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _JSON_SHORT |= {"\b": "\\b", "\f": "\\f"}
 _JSON_ESCAPES = {chr(i): _JSON_SHORT.get(chr(i), f"\\u{i:04x}") for i in range(0x20)}
 _JSON_ESCAPES |= _JSON_SHORT
+_JSON_NEEDS_ESCAPE = r'\x00-\x1f"\\'
 
 
 def columnar(df: pl.DataFrame) -> bool:
@@ -89,12 +90,16 @@ def convert_times(df: pl.DataFrame, timeunit: str, decimals: dict[str, int]) -> 
     return pl.DataFrame(columns)
 
 
-def _float_text(col: pl.Expr) -> pl.Expr:
-    """A float column as Python's ``repr`` of each value; NaN and infinities null."""
+def _float_text(col: pl.Expr, small: bool = True) -> pl.Expr:
+    """A float column as Python's ``repr`` of each value; NaN and infinities null.
+    ``small``: some value is below 1e-4 (else the rewrite of those, 8x the cost of the
+    rest, is left out)."""
     import polars as pl
 
     x = col.cast(pl.Float64)
     text = x.cast(pl.String)
+    if not small:
+        return pl.when(x.is_finite()).then(text)
     parts = text.str.extract_groups(_SMALL_FIXED)
     zeros = parts.struct.field("2").str.len_chars() + 1
     rest = parts.struct.field("4")
@@ -124,12 +129,29 @@ def _bool_text(col: pl.Expr) -> pl.Expr:
     )
 
 
-def _csv_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """The CSV field of each value (null: null, written as the empty field)."""
+def _rare(chunk: pl.DataFrame, escapes: str = '"') -> dict[str, bool]:
+    """Per column of ``chunk``, whether it needs the costlier rewrites: a float below 1e-4
+    (see :func:`_float_text`), a text holding one of ``escapes`` (a regex class's
+    inside)."""
+    import polars as pl
+
+    tests = []
+    for col, dtype in zip(chunk.columns, chunk.dtypes, strict=True):
+        c = pl.col(col)
+        if dtype.is_float():
+            tests.append(((c.abs() < 1e-4) & (c != 0)).any().alias(col))
+        elif dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
+            tests.append(c.cast(pl.String).str.contains(f"[{escapes}]").any().alias(col))
+    return chunk.select(tests).row(0, named=True) if tests else {}
+
+
+def _csv_text(col: pl.Expr, dtype: pl.DataType, rare: bool = True) -> pl.Expr:
+    """The CSV field of each value (null: null, written as the empty field); ``rare``: see
+    :func:`_rare`."""
     import polars as pl
 
     if dtype.is_float():
-        return _float_text(col)
+        return _float_text(col, rare)
     if dtype == pl.Boolean:
         return _bool_text(col)
     if dtype == pl.Null:
@@ -137,7 +159,7 @@ def _csv_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     if dtype.is_integer():
         return col.cast(pl.String)
     text = col.cast(pl.String)
-    doubled = text.str.replace_all('"', '""', literal=True)
+    doubled = text.str.replace_all('"', '""', literal=True) if rare else text
     return (
         pl.when(text.str.contains(_FORMULA))
         .then(pl.concat_str(pl.lit("\"'"), doubled, pl.lit('"')))
@@ -147,19 +169,21 @@ def _csv_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     )
 
 
-def _json_text(col: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """The JSON value of each value, ``null`` included."""
+def _json_text(col: pl.Expr, dtype: pl.DataType, rare: bool = True) -> pl.Expr:
+    """The JSON value of each value, ``null`` included; ``rare``: see :func:`_rare`."""
     import polars as pl
 
     if dtype.is_float():
-        value = _float_text(col)
+        value = _float_text(col, rare)
     elif dtype == pl.Boolean:
         value = _bool_text(col)
     elif dtype.is_integer() or dtype == pl.Null:
         value = col.cast(pl.String)
     else:
         text = col.cast(pl.String)
-        escaped = text.str.replace_many(list(_JSON_ESCAPES), list(_JSON_ESCAPES.values()))
+        escaped = text
+        if rare:
+            escaped = text.str.replace_many(list(_JSON_ESCAPES), list(_JSON_ESCAPES.values()))
         value = pl.concat_str(pl.lit('"'), escaped, pl.lit('"'))
     return value.fill_null(pl.lit("null"))
 
@@ -169,10 +193,14 @@ def csv_chunks(df: pl.DataFrame, header: str) -> Iterator[str]:
     chunk of :data:`CHUNK_ROWS` rows at a time."""
     import polars as pl
 
-    exprs = [_csv_text(pl.col(c), d).alias(c) for c, d in zip(df.columns, df.dtypes, strict=True)]
     yield header + "\n"
     for start in range(0, df.height, CHUNK_ROWS):
-        fields = df.slice(start, CHUNK_ROWS).select(exprs)
+        chunk = df.slice(start, CHUNK_ROWS)
+        rare = _rare(chunk)
+        columns = zip(chunk.columns, chunk.dtypes, strict=True)
+        fields = chunk.select(
+            _csv_text(pl.col(c), d, rare.get(c, True)).alias(c) for c, d in columns
+        )
         yield fields.write_csv(
             include_header=False, quote_style="never", null_value="", line_terminator="\n"
         )
@@ -182,15 +210,17 @@ def json_chunks(df: pl.DataFrame) -> Iterator[str]:
     """``df`` as one JSON array of records, a chunk of :data:`CHUNK_ROWS` records at a time."""
     import polars as pl
 
-    parts: list[pl.Expr] = []
-    for i, (col, dtype) in enumerate(zip(df.columns, df.dtypes, strict=True)):
-        key = json_module.dumps(col, ensure_ascii=False) + ":"
-        parts += [pl.lit(("{" if i == 0 else ",") + key), _json_text(pl.col(col), dtype)]
-    record = pl.concat_str([*parts, pl.lit("}")]).alias("record")
     if df.height == 0:
         yield "[]\n"
         return
+    keys = [json_module.dumps(c, ensure_ascii=False) + ":" for c in df.columns]
     for start in range(0, df.height, CHUNK_ROWS):
-        text = df.slice(start, CHUNK_ROWS).select(record.str.join(","))["record"][0]
-        yield ("[" if start == 0 else ",") + text
+        chunk = df.slice(start, CHUNK_ROWS)
+        rare = _rare(chunk, _JSON_NEEDS_ESCAPE)
+        parts: list[pl.Expr] = []
+        for i, (col, dtype) in enumerate(zip(df.columns, df.dtypes, strict=True)):
+            value = _json_text(pl.col(col), dtype, rare.get(col, True))
+            parts += [pl.lit(("{" if i == 0 else ",") + keys[i]), value]
+        record = pl.concat_str([*parts, pl.lit("}")]).str.join(",").alias("record")
+        yield ("[" if start == 0 else ",") + chunk.select(record)["record"][0]
     yield "]\n"
