@@ -126,28 +126,18 @@ def collect_side(
 
         work = for_duckdb(kept.work)
         kept.work = None  # the columns for_duckdb leaves out are freed
-    kernels: list[KernelRow] = []
-    categories: list[CategoryRow] = []
-    kernels_total = kernel_time = 0
-    census = None
     if has_kernels:
-        census = _census(trace, name_kind, read, work)
-        kernels_total = census.height
-        kernel_time = int(census["total_ns"].sum())
-        categories = category_rows(
-            trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work)
+        census, categories, kernels, danger = _kernel_sections(
+            trace, label, top, name_kind, palette, omitted, read, work
         )
-        kernels = kernel_rows(census.head(top), palette, kernel_time)
-        kernels_left_out(census, top, label, omitted)
+        kernels_total, kernel_time = census.height, int(census["total_ns"].sum())
     else:
+        census, categories, kernels, danger = None, [], [], []
+        kernels_total = kernel_time = 0
         notes.append(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
-    danger: list[dict[str, Any]] = []
-    if census is not None:
-        danger, danger_total = danger_rows(census, top)
-        danger_left_out(len(danger), danger_total, label, omitted)
     busy_ns, util, steps = None, None, None
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
@@ -190,6 +180,30 @@ def collect_side(
         step_summary=steps_summary,
         nvtx=tree,
     )
+
+
+def _kernel_sections(
+    trace: Trace,
+    label: str,
+    top: int,
+    name_kind: str,
+    palette: svg.Palette,
+    omitted: list[Omitted],
+    read: DiffSide | None,
+    work: pa.Table | None,
+) -> tuple[pl.DataFrame, list[CategoryRow], list[KernelRow], list[dict[str, Any]]]:
+    """The census, the line-up's categories, the top kernels and the danger rows of a trace
+    with kernels; what each table leaves out is appended to ``omitted``, kernels first."""
+    census = _census(trace, name_kind, read, work)
+    kernel_time = int(census["total_ns"].sum())
+    categories = category_rows(
+        trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work)
+    )
+    kernels = kernel_rows(census.head(top), palette, kernel_time)
+    kernels_left_out(census, top, label, omitted)
+    danger, danger_total = danger_rows(census, top)
+    danger_left_out(len(danger), danger_total, label, omitted)
+    return census, categories, kernels, danger
 
 
 def _census(
