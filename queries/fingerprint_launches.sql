@@ -4,7 +4,12 @@
 -- digests, the id of its NVTX path, its launch order keys). Integers only: the path's
 -- labels are joined back per region (fingerprint_path_regions, fingerprint_paths), not per
 -- launch. Unordered: tracelens.fingerprint.units sorts it (on one packed integer key, a
--- fraction of what an ORDER BY of the same columns costs). No parameters.
+-- fraction of what an ORDER BY of the same columns costs).
+--
+-- Parameters:
+--   $paths  BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
+--                    are not joined with it, so the process id is not read (on the 5M-kernel
+--                    bench trace read directly, one SQLite column and the join: ~0.3 CPU s)
 --
 -- Inputs (temp tables the library creates):
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
@@ -21,7 +26,8 @@
 --   end_ns          BIGINT     GPU end, ns
 --   name_id         BIGINT     StringIds id of the demangled name
 --   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
---                              in fp_path_lists); NULL outside any NVTX range
+--                              in fp_path_lists); NULL outside any NVTX range, and
+--                              everywhere when not $paths
 --   variant_hi      BIGINT     the kernel variant (normalized name, grid, block) as two
 --   variant_lo      BIGINT     integers whose order is the order of (norm_id, grid_x, grid_y,
 --                              grid_z, block_x, block_y, block_z), a missing dimension first:
@@ -79,4 +85,5 @@ FROM (
     FROM kernels
 ) AS k
 LEFT JOIN fp_names AS n ON n.name_id = k.demangledName
-LEFT JOIN fp_paths AS p ON p.global_pid = k.globalPid AND p.correlation_id = k.correlationId
+LEFT JOIN fp_paths AS p
+    ON $paths AND p.global_pid = k.globalPid AND p.correlation_id = k.correlationId

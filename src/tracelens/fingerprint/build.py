@@ -124,19 +124,29 @@ def _names(trace: Trace) -> _Names:
     return _Names(ordered, raw, out)
 
 
-def _variant(names: _Names, key: tuple) -> dict[str, Any]:
-    """One variant of the document from its key (norm_id, grid xyz, block xyz)."""
+def _name_facts(names: _Names, norm_id: int) -> tuple[str, dict[str, str], list[str]]:
+    """(family, math fields, danger rule ids) of a normalized name: what its variants share."""
     from .. import decode
     from ..danger import match_danger
 
-    raw = sorted(names.raw[key[0]])
+    raw = sorted(names.raw[norm_id])
+    danger = sorted({h.rule_id for name in raw for h in match_danger(name)})
+    return decode(raw[0]).family, _math_fields(raw[0]), danger
+
+
+def _variant(names: _Names, key: tuple, facts: dict[int, tuple]) -> dict[str, Any]:
+    """One variant of the document from its key (norm_id, grid xyz, block xyz); ``facts``
+    holds each name's (``_name_facts``), worked out once per name, not once per variant."""
+    if key[0] not in facts:
+        facts[key[0]] = _name_facts(names, key[0])
+    family, fields, danger = facts[key[0]]
     return {
         "name": names.normalized[key[0]],
         "grid": list(key[1:4]),
         "block": list(key[4:7]),
-        "family": decode(raw[0]).family,
-        "fields": _math_fields(raw[0]),
-        "danger": sorted({h.rule_id for name in raw for h in match_danger(name)}),
+        "family": family,
+        "fields": dict(fields),
+        "danger": list(danger),
     }
 
 
@@ -282,7 +292,8 @@ def _variants(trace: Trace, names: _Names) -> tuple[list[dict[str, Any]], int]:
     """The document's variants (fingerprint_variants: every one some unit counted, with the
     ids the units use) and the launches they count."""
     rows = trace.query_rows("fingerprint_variants").data
-    variants = [{"id": row[0], **_variant(names, row[2:9])} for row in rows]
+    facts: dict[int, tuple] = {}
+    variants = [{"id": row[0], **_variant(names, row[2:9], facts)} for row in rows]
     return variants, sum(row[9] for row in rows)
 
 
@@ -312,7 +323,7 @@ def build(trace: Trace) -> dict[str, Any]:
     _create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
     ranges = _create_paths(trace)
     with _launches_within_cuda_limits(trace):
-        launches = read_launches(trace)
+        launches = read_launches(trace, paths=ranges)
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)

@@ -38,9 +38,12 @@ _MODULUS = 2147483647
 _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
 
 
-def read_launches(trace: Trace) -> pl.DataFrame:
-    """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered."""
-    return trace.query("fingerprint_launches")
+def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
+    """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
+    ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
+    (all NULL, it took 40 MB on 5M launches)."""
+    launches = trace.query("fingerprint_launches", paths=paths)
+    return launches if paths else launches.drop("path_id")
 
 
 def _packed_key(frame: pl.DataFrame, columns: list[tuple[str, bool]]) -> pl.Series | None:
@@ -129,7 +132,8 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     at or before it, if the launch starts before that step ends), else NULL."""
     import polars as pl
 
-    keep = ("device", "path_id", "variant_hi", "variant_lo", "code", "correlation_id", "start_ns")
+    columns = ("device", "path_id", "variant_hi", "variant_lo", "code", "correlation_id", "start_ns")
+    keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
         return frame.filter(pl.col("variant_hi").is_not_null())
