@@ -132,7 +132,15 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     at or before it, if the launch starts before that step ends), else NULL."""
     import polars as pl
 
-    columns = ("device", "path_id", "variant_hi", "variant_lo", "code", "correlation_id", "start_ns")
+    columns = (
+        "device",
+        "path_id",
+        "variant_hi",
+        "variant_lo",
+        "code",
+        "correlation_id",
+        "start_ns",
+    )
     keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
