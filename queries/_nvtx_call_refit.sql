@@ -8,7 +8,7 @@
 -- Columns:
 --   call      BIGINT  the misfit's key
 --   range_id  BIGINT  its innermost range
-SELECT c.call, p.range_id
+SELECT c.call, p.range_id::BIGINT AS range_id
 FROM nvtx_misfit_calls AS c
 JOIN nvtx_tree AS p
   ON p.global_tid = c.global_tid AND p.start <= c.start AND p."end" >= c."end"

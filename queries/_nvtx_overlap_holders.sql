@@ -16,7 +16,7 @@
 --   first_ns        BIGINT  start of the call's first GPU operation, ns from session start
 --   last_ns         BIGINT  end of its last one, ns
 CREATE OR REPLACE TEMP TABLE nvtx_overlap_holders AS
-SELECT c.global_pid, c.correlation_id, p.range_id, c.first_ns, c.last_ns
+SELECT c.global_pid, c.correlation_id, p.range_id::BIGINT AS range_id, c.first_ns, c.last_ns
 FROM nvtx_overlap_calls AS c
 JOIN nvtx_tree AS p
   ON p.global_tid = c.global_tid AND p.start <= c.start AND p."end" >= c."end"

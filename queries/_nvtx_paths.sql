@@ -12,7 +12,7 @@
 CREATE OR REPLACE TEMP TABLE nvtx_paths AS
 WITH RECURSIVE
 held AS MATERIALIZED (
-    SELECT t.range_id, t.parent_id, r.name, r.style
+    SELECT u.range_id, t.parent_id::BIGINT AS parent_id, r.name, r.style
     FROM nvtx_held AS u
     JOIN nvtx_tree AS t ON t.range_id = u.range_id
     JOIN nvtx_ranges(source := 'nvtx_held_text') AS r ON r.range_id = u.range_id

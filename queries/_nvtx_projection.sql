@@ -65,10 +65,10 @@ SELECT
     pid_of(t.global_tid) AS pid,
     tid_of(t.global_tid) AS tid,
     h.ops::BIGINT AS gpu_ops,
-    t.level,
+    t.level::BIGINT AS level,
     coalesce(c.children, 0) AS children,
-    t.range_id,
-    t.parent_id,
+    h.range_id,
+    t.parent_id::BIGINT AS parent_id,
     n.stack,
     n.path
 FROM held AS h

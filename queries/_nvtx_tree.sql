@@ -20,13 +20,15 @@
 -- overlap, and nsys takes the tighter), and the level follows the parent links from the
 -- roots down (one step per level).
 --
--- Columns of nvtx_tree:
---   range_id    BIGINT     nsys's RangeId (NVTX_EVENTS rowid)
+-- Columns of nvtx_tree (tracelens.nvtx creates it with these types; the query's own are
+-- wider): range ids are UINTEGER when every RangeId of the trace fits (else BIGINT), so
+-- readers that hand them on cast them to BIGINT.
+--   range_id    UINTEGER   nsys's RangeId (NVTX_EVENTS rowid)
 --   global_tid  BIGINT     thread
 --   start, "end" BIGINT    range start and end, ns from session start (open: last NVTX ts)
---   parent_id   BIGINT     RangeId of the enclosing range, NULL at the top
---   level       BIGINT     nesting level, 0 at the top
---   depth       BIGINT     ranges open on the thread when it started (= level when nested)
+--   parent_id   UINTEGER   RangeId of the enclosing range, NULL at the top
+--   level       INTEGER    nesting level, 0 at the top
+--   depth       INTEGER    ranges open on the thread when it started (= level when nested)
 WITH RECURSIVE
 ranges AS (
     SELECT range_id, global_tid, start, "end" FROM nvtx_depths

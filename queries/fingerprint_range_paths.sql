@@ -34,7 +34,7 @@ chains AS (
     SELECT n.range_id, CASE WHEN n.own IS NULL THEN c.ranges ELSE list_append(c.ranges, n.own) END
     FROM chains AS c JOIN nodes AS n ON n.parent_id = c.range_id
 )
-SELECT range_id AS path_id,
+SELECT range_id::BIGINT AS path_id,
        list_transform(
            list_sort(list_transform(ranges, lambda r: {'s': r.start, 'e': -r."end", 'l': r.label})),
            lambda k: {'label': k.l, 'start': k.s, 'end': -k.e}

@@ -197,9 +197,9 @@ def depths(trace: Trace, params: dict) -> pl.DataFrame:
     events = pl.concat([starts, ends]).sort(order, nulls_last=True)
     # every thread's events sum to zero, so one running sum restarts at each thread
     open_before = events.select(
-        "row", "delta", (pl.col("delta").cast(pl.Int64).cum_sum() - 1).alias("depth")
+        "row", "delta", (pl.col("delta").cast(pl.Int32).cum_sum() - 1).alias("depth")
     ).filter(pl.col("delta") == 1)
-    depth = pl.repeat(0, spans.height, dtype=pl.Int64, eager=True).scatter(
+    depth = pl.repeat(0, spans.height, dtype=pl.Int32, eager=True).scatter(
         open_before["row"], open_before["depth"]
     )
     return spans.with_columns(depth.alias("depth"))

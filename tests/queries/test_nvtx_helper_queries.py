@@ -136,6 +136,35 @@ def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
     assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
 
 
+NARROW = nvtx.NARROW_RANGE_IDS
+
+
+def _tree_types(trace_path) -> dict[str, str]:
+    with tracelens.open(trace_path) as trace:
+        build_projection(trace)
+        sql = "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = $t"
+        return dict(trace.db.execute(sql, {"t": "nvtx_tree"}).fetchall())
+
+
+def test_nvtx_tree_types(trace_path, monkeypatch):
+    # Range ids in 32 bits when every RangeId fits (levels always), else 64, and the same
+    # rows and projection either way (the projection's ids and level stay BIGINT).
+    narrow = _tree_types(trace_path)
+    assert [narrow[c] for c in ("range_id", "parent_id", "level", "depth")] == [
+        "UINTEGER", "UINTEGER", "INTEGER", "INTEGER"
+    ]  # fmt: skip
+    monkeypatch.setattr(nvtx, "NARROW_RANGE_IDS", range(0))
+    wide = _tree_types(trace_path)
+    assert (wide["range_id"], wide["parent_id"]) == ("BIGINT", "BIGINT")
+    assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
+    for ids in (NARROW, range(0)):
+        monkeypatch.setattr(nvtx, "NARROW_RANGE_IDS", ids)
+        with tracelens.open(trace_path) as trace:
+            frame = nvtx.gpu_projection(trace)
+        assert {frame.schema[c] for c in ("level", "range_id", "parent_id")} == {pl.Int64}
+
+
 def test_nvtx_sweep_fallbacks(trace_path, monkeypatch):
     # The same ranges when the calls and operations meet by a hash join (correlation ids too
     # sparse for a table of slots) and when the calls are searched thread by thread ((thread,
