@@ -1,15 +1,15 @@
--- diff_kernels: everything the diff reads about each kernel of one trace, in one scan of the
--- kernels: census's columns (kernel_summary's semantics, through the same duration_stats and
--- nsys_stats macros), the mean launch grid (to tell "each call does more work" from "each
--- call runs another path"), and the name id work_in_order's launches carry (the vocabulary
--- of the launch sequences). On a million launches each scan of the kernels costs about a
--- census; this was three (kernel_summary, kernel_blocks, launch_names). Each column read
--- costs too (~0.04 CPU s per million rows): the block size, which no clue reads, is not.
+-- diff_kernels: everything the diff reads about each kernel of one trace, from the GPU work
+-- it has already read (diff_work.sql's rows, registered as $work): census's columns
+-- (kernel_summary's semantics, through the same duration_stats and nsys_stats macros), the
+-- mean launch grid (to tell "each call does more work" from "each call runs another path"),
+-- and the name id the launch sequences carry (their vocabulary). It reads no table of the
+-- trace: on a million launches each scan of the kernel table costs about a census.
 -- One row per name id of the requested kind, by total time, largest first, then by name.
 -- Parameters:
---   $name_kind          VARCHAR  'demangled' | 'short'
---   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
---   $selection          BIGINT or NULL: a work_selection id (--nvtx, --step)
+--   $work       VARCHAR  name of the registered relation with diff_work.sql's columns (kind,
+--                        start_ns, end_ns, name_id, short_id, blocks; kind 0 are kernels),
+--                        already filtered
+--   $name_kind  VARCHAR  'demangled' | 'short'
 -- Columns:
 --   time_pct    DOUBLE   share of the kernel time of all rows, %, rounded to 0.1
 --   total_ns    BIGINT   sum of durations, ns
@@ -24,10 +24,11 @@
 --   avg_blocks  DOUBLE   mean thread blocks per launch (gridX * gridY * gridZ)
 WITH launches AS (
     SELECT
-        "end" - start AS dur_ns,
-        CASE $name_kind WHEN 'short' THEN shortName ELSE demangledName END AS name_id,
-        gridX * gridY * gridZ AS blocks
-    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
+        end_ns - start_ns AS dur_ns,
+        CASE $name_kind WHEN 'short' THEN short_id ELSE name_id END AS name_id,
+        blocks
+    FROM query_table($work)
+    WHERE kind = 0
 ),
 per_id AS (
     SELECT name_id, duration_stats(dur_ns) AS stats, avg(blocks) AS avg_blocks

@@ -1,24 +1,28 @@
 -- kernel_name_pairs: which demangled kernel carries the most time under each short name
 -- (a short name such as "reduce_kernel" covers many template instances), so that a diff
--- shown by short name still sorts kernels into categories by their demangled names.
+-- shown by short name still sorts kernels into categories by their demangled names. From
+-- the GPU work the diff has already read (diff_work.sql's rows, registered as $work): it
+-- reads no table of the trace.
 -- Parameters:
---   $start_ns, $end_ns  BIGINT or NULL (time window, nsys rule)
---   $selection          BIGINT or NULL: a work_selection id (--nvtx, --step)
+--   $work  VARCHAR  name of the registered relation with diff_work.sql's columns (kind,
+--                   start_ns, end_ns, name_id, short_id; kind 0 are kernels), already
+--                   filtered
 -- Columns:
 --   short      VARCHAR  short kernel name
 --   demangled  VARCHAR  the demangled name with the largest total time under it (ties:
 --                       the smallest name)
 WITH pairs AS (
-    SELECT shortName, demangledName, sum("end" - start) AS total_ns
-    FROM filtered_kernels(NULL, NULL, NULL, $start_ns, $end_ns, selection := $selection)
-    GROUP BY shortName, demangledName
+    SELECT short_id, name_id, sum(end_ns - start_ns) AS total_ns
+    FROM query_table($work)
+    WHERE kind = 0
+    GROUP BY short_id, name_id
 ),
 ranked AS (
     SELECT s.value AS short, d.value AS demangled,
-           row_number() OVER (PARTITION BY pairs.shortName
+           row_number() OVER (PARTITION BY pairs.short_id
                               ORDER BY pairs.total_ns DESC, d.value) AS rank
     FROM pairs
-    JOIN strings AS s ON s.id = pairs.shortName
-    JOIN strings AS d ON d.id = pairs.demangledName
+    JOIN strings AS s ON s.id = pairs.short_id
+    JOIN strings AS d ON d.id = pairs.name_id
 )
 SELECT short, demangled FROM ranked WHERE rank = 1 ORDER BY short

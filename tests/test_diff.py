@@ -404,6 +404,32 @@ def test_a_file_compared_with_itself_is_named_once_and_said_to_be_the_same(capsy
     assert not d.clues and set(d.totals["delta"].drop_nulls().to_list()) == {0}
 
 
+def test_a_file_compared_with_itself_is_read_once_unless_the_sides_differ(monkeypatch):
+    """One file on both sides, through the same filter: one read (the same Side twice);
+    other windows on each side: a read each, and the board sees the difference."""
+    from tracelens.filters import EventFilter
+    from tracelens.trace import Trace
+
+    path = demo_path("bs1")
+    reads: list[str] = []
+    query = Trace.query
+
+    def recorded(trace, name, **params):
+        reads.append(name)
+        return query(trace, name, **params)
+
+    monkeypatch.setattr(Trace, "query", recorded)
+    with tracelens.open(path) as a, tracelens.open(path) as b:
+        same = diff(a, b)
+        assert reads.count("diff_work") == 1 and same.sides[0] is same.sides[1]
+        reads.clear()
+        totals = same.sides[0].totals
+        half = EventFilter(end_ns=(totals["first_ns"] + totals["last_ns"]) // 2)
+        windowed = diff(a, b, where_b=half)
+    assert reads.count("diff_work") == 2 and windowed.sides[0] is not windowed.sides[1]
+    assert windowed.sides[1].totals["kernel_launches"] < windowed.sides[0].totals["kernel_launches"]
+
+
 def test_two_files_of_one_name_are_told_apart_by_their_directories(tmp_path, capsys):
     for run in ("run1", "run2"):
         (tmp_path / "exp" / run).mkdir(parents=True)

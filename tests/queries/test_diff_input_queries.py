@@ -96,14 +96,45 @@ def test_copy_kinds(trace_path):
     assert_golden(trace_path, "copy_kinds", "three_kinds", **ALL)
 
 
+DIFF_WORK = "diff_work_rows"  # what the tests below register diff_work.sql's rows as
+
+
+def register_diff_work(trace, **window):
+    """diff_work.sql's rows of ``window`` (an EventFilter's fields), registered on the
+    trace's connection as :data:`DIFF_WORK`: what diff_kernels and kernel_name_pairs read."""
+    from tracelens.filters import EventFilter
+
+    rows = trace.query("diff_work", **{"selection": None, **EventFilter(**window).params()})
+    trace.db.register(DIFF_WORK, rows.to_arrow())
+
+
+def test_diff_work_is_work_in_order_with_the_grid(trace_path):
+    """Its rows are work_in_order's (sorted as util sorts them), with each kernel's blocks."""
+    from tracelens.util import _in_order, work_in_order
+
+    with tracelens.open(trace_path) as trace:
+        params = {"device": None, "pid": None, "stream": None} | ALL
+        rows = _in_order(trace.query("diff_work", **params))
+        assert rows.drop("blocks").equals(work_in_order(trace, keep_stream=True))
+    assert rows.filter(rows["kind"] == 0)["blocks"].to_list() == [8, 16, 3, 1]
+    assert rows.filter(rows["kind"] != 0)["blocks"].null_count() == 5
+
+
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
 def test_diff_kernels(trace_path, name_kind):
-    assert_golden(trace_path, "diff_kernels", name_kind, name_kind=name_kind, **ALL)
+    assert_golden(
+        trace_path, "diff_kernels", name_kind, register_diff_work, work=DIFF_WORK,
+        name_kind=name_kind,
+    )  # fmt: skip
 
 
 def test_diff_kernels_window(trace_path):
-    params = ALL | {"start_ns": 1_250, "end_ns": 1_650}
-    assert_golden(trace_path, "diff_kernels", "window", name_kind="demangled", **params)
+    def prepare(trace):
+        register_diff_work(trace, start_ns=1_250, end_ns=1_650)
+
+    assert_golden(
+        trace_path, "diff_kernels", "window", prepare, work=DIFF_WORK, name_kind="demangled"
+    )
 
 
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
@@ -112,7 +143,8 @@ def test_diff_kernels_are_the_census(trace_path, name_kind):
     from tracelens.census import kernel_summary
 
     with tracelens.open(trace_path) as trace:
-        rows = trace.query("diff_kernels", name_kind=name_kind, **ALL)
+        register_diff_work(trace)
+        rows = trace.query("diff_kernels", work=DIFF_WORK, name_kind=name_kind)
         census = kernel_summary(trace, name=name_kind)
     assert rows.drop("name_id", "avg_blocks").equals(census)
 

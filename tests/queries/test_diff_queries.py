@@ -37,22 +37,22 @@ def test_work_in_order_window(mixed):
 
 
 def test_kernel_name_pairs(mixed):
-    assert_golden(
-        mixed.path, "kernel_name_pairs", "mixed", start_ns=None, end_ns=None, selection=None
-    )
+    from queries.test_diff_input_queries import DIFF_WORK, register_diff_work
+
+    assert_golden(mixed.path, "kernel_name_pairs", "mixed", register_diff_work, work=DIFF_WORK)
 
 
 def test_work_in_order_lists_kernels_in_start_order_per_device(mixed):
     """The golden file's claim, restated from what the fixture inserted: its kernels are
     each device's launch sequence."""
     import tracelens
+    from queries.test_diff_input_queries import DIFF_WORK, register_diff_work
     from tracelens.util import work_in_order
 
     with tracelens.open(mixed.path) as t:
         work = work_in_order(t)
-        summary = t.query(
-            "diff_kernels", name_kind="demangled", start_ns=None, end_ns=None, selection=None
-        )
+        register_diff_work(t)
+        summary = t.query("diff_kernels", work=DIFF_WORK, name_kind="demangled")
         names = dict(summary.select("name_id", "name").iter_rows())
     kernels = work.filter(work["kind"] == 0).select("device", "name_id")
     got = [(d, names[i]) for d, i in kernels.iter_rows()]

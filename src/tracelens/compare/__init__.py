@@ -142,9 +142,13 @@ def _diff_traces(
     check_name_kind(name)
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))
-    sa = collect(a, name, where_a or EventFilter(), util_limit, nvtx_limit, keep_work)
-    sb = collect(b, name, where_b or EventFilter(), util_limit, nvtx_limit, keep_work)
     label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
+    where_a, where_b = where_a or EventFilter(), where_b or EventFilter()
+    sa = collect(a, name, where_a, util_limit, nvtx_limit, keep_work)
+    # A file compared with itself through the same filter is one read, made once (a
+    # selection id belongs to the trace that made it, so none may be in the filter).
+    same_read = same_file and where_a == where_b and where_a.selection is None
+    sb = sa if same_read else collect(b, name, where_b, util_limit, nvtx_limit, keep_work)
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)

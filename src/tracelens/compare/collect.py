@@ -113,32 +113,25 @@ def collect(
     :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller."""
     import polars as pl
 
-    from ..census import kernel_summary
-    from ..util import work_in_order
     from ..util_sweep import KERNEL
 
     trace.require_kernels()
     window = _window(where)
-    # One sorted read of the GPU work serves the totals, the launch sequences, util and
-    # the step search (each read its own before: ~4 census times on a million launches).
-    work = work_in_order(trace, where, keep_stream=keep_work)
+    # One read of the GPU work serves the census, the totals, the launch sequences, util
+    # and the step search (each read its own before: ~4 census times on a million launches).
+    work, kernels, census_demangled, demangled_of = read_work(trace, where, name_kind, keep_work)
     kept = work.select(WORK_COLUMNS) if keep_work else None  # the read's columns, no copy
     # The kernels, with only the columns the totals, the sequences and the steps read.
     name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", *name_columns
     )
-    # One scan of the kernels for the census, the launch grids and the sequences' names.
-    kernels = trace.query("diff_kernels", name_kind=name_kind, **window)
     census = kernels.drop("name_id", "avg_blocks")
+    if census_demangled is None:
+        census_demangled = census
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
     sequences, names = launch_sequences(kernels, name_kind, launches)
     graph = trace.graph_replays(where)
-    if name_kind == "demangled":
-        census_demangled, demangled_of = census, {}
-    else:
-        census_demangled = kernel_summary(trace, name="demangled", where=where)
-        demangled_of = dict(trace.query("kernel_name_pairs", **window).iter_rows())
     accounting = _time_accounting(trace, where, work, launches, graph, util_limit, nvtx_limit)
     del work
     totals = trace_totals(trace, where, launches)
@@ -157,6 +150,44 @@ def collect(
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
         kept,
     )
+
+
+def read_work(
+    trace: Trace, where: EventFilter, name_kind: str, keep_stream: bool
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None, dict[str, str]]:
+    """(work, kernels, census by demangled name, demangled name of each short name) of one
+    side, from one read of its GPU work (``queries/diff_work.sql``): the work as
+    :func:`tracelens.util.work_in_order` gives it (``keep_stream``: with its stream); each
+    kernel's census row with its mean grid (``queries/diff_kernels.sql`` over the rows
+    read, by the name kind ``name_kind``); for short names the census by demangled name
+    and each short name's dominant demangled name (``queries/kernel_name_pairs.sql``),
+    which categories go by (None and {} for demangled names: the kernels are that census).
+    """
+    import pyarrow as pa
+
+    from ..activity import registered_work
+    from ..util import _in_order  # work_in_order's sort, of diff_work's rows
+
+    rows = trace.query("diff_work", **{"selection": None, **where.params()})
+    columns = ("kind", "start_ns", "end_ns", "name_id", "short_id", "blocks")
+    # Record batches: DuckDB scans them in parallel (a polars frame is one batch).
+    table = rows.select(columns).to_arrow()
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=_BATCH_ROWS), table.schema)
+    census_demangled, demangled_of = None, {}
+    with registered_work(trace, table) as work:
+        kernels = trace.query("diff_kernels", work=work, name_kind=name_kind)
+        if name_kind == "short":
+            census_demangled = trace.query("diff_kernels", work=work, name_kind="demangled")
+            census_demangled = census_demangled.drop("name_id", "avg_blocks")
+            demangled_of = dict(trace.query("kernel_name_pairs", work=work).iter_rows())
+    del table
+    rows = rows.drop("blocks")
+    work = _in_order(rows, drop=() if keep_stream else ("stream",))
+    return work, kernels, census_demangled, demangled_of
+
+
+# Rows per record batch of the work diff_kernels scans.
+_BATCH_ROWS = 1 << 17
 
 
 def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_limit: int):
