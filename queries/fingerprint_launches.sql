@@ -1,7 +1,8 @@
 -- fingerprint_launches: every kernel launch as a fingerprint sees it, read once: what the
 -- step search needs (device, stream, start, end, name id: tracelens.steps' launch sequence)
--- and what the units need (the kernel variant as two integers, a code of it for the block
--- digests, the id of its NVTX path, its launch order keys). Integers only: the path's
+-- and what the units need (the kernel variant as two integers, the id of its NVTX path, its
+-- launch order keys; the code of a variant for the block digests is worked out once per
+-- variant, in tracelens.fingerprint.units, not per launch here). Integers only: the path's
 -- labels are joined back per region (fingerprint_path_regions, fingerprint_paths), not per
 -- launch. Unordered: tracelens.fingerprint.units sorts it (on one packed integer key, a
 -- fraction of what an ORDER BY of the same columns costs).
@@ -13,8 +14,7 @@
 --
 -- Inputs (temp tables the library creates):
 --   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
---       name (the names sorted) and a 31-bit code of the normalized name (stable across
---       traces)
+--       name (the names sorted); name_code is not read here
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
 --
 -- Columns:
@@ -40,8 +40,6 @@
 --                              kernel whose name is not in fp_names (the step search counts
 --                              it; the fingerprint leaves it out). fingerprint_units joins
 --                              the two into one HUGEINT (hi * 2^63 + lo) per variant
---   code            INTEGER    31-bit code of (normalized name, grid, block): name_code plus
---                              each dimension (+1, NULL as 0) times its own prime, mod 2^31-1
 --   correlation_id  BIGINT     CUDA call order within the process
 SELECT
     k.deviceId::INTEGER AS device,
@@ -63,15 +61,6 @@ SELECT
             + (coalesce(k.blockY, -1) + 1) * 128
             + (coalesce(k.blockZ, -1) + 1)
     END AS variant_lo,
-    ((
-        n.name_code
-        + (coalesce(k.gridX, -1) + 1) * 1000003
-        + (coalesce(k.gridY, -1) + 1) * 10007
-        + (coalesce(k.gridZ, -1) + 1) * 101
-        + (coalesce(k.blockX, -1) + 1) * 7919
-        + (coalesce(k.blockY, -1) + 1) * 131
-        + (coalesce(k.blockZ, -1) + 1) * 17
-    ) % 2147483647)::INTEGER AS code,
     k.correlationId AS correlation_id
 FROM (
     SELECT

@@ -202,14 +202,17 @@ STEPS = [
 
 def _inputs(trace, steps: bool):
     """fp_names, the NVTX paths, fp_steps and the launches read with their steps (the
-    frame units.with_steps gives); the launches' frame for fingerprint_launches' golden."""
+    frame units.with_steps gives); the launches' frame for fingerprint_launches' golden;
+    the variants (units.with_variants)."""
     names = build_module._names(trace)
     build_module._create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
     build_module._create_paths(trace)
     launches = units.read_launches(trace)
     rows = STEPS if steps else []
     build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
-    return launches, units.with_steps(launches, units.start_order(launches), rows)
+    order = units.start_order(launches)
+    variants, with_vid = units.with_variants(launches, names.codes)
+    return launches, units.with_steps(with_vid, order, rows), variants
 
 
 def _frame_csv(frame) -> str:
@@ -217,7 +220,7 @@ def _frame_csv(frame) -> str:
 
 
 def test_fingerprint_launches(run_trace):
-    launches, _ = _inputs(run_trace, steps=False)
+    launches, _, _ = _inputs(run_trace, steps=False)
     csv = _frame_csv(launches.sort("correlation_id", "start_ns"))
     _check(csv, "fingerprint_launches", "run")
 
@@ -226,7 +229,7 @@ def test_launch_steps_are_the_gpu_windows_that_hold_their_start(run_trace):
     """Step 1's GPU window is 1_000_006_000-1_000_041_500 ns, step 2's 1_000_058_000-
     1_000_097_500 (STEPS): calls 1-7 launched in the first, 8-15 in the second (what the
     ASOF join of fingerprint_launch_steps gave)."""
-    _, frame = _inputs(run_trace, steps=True)
+    _, frame, _ = _inputs(run_trace, steps=True)
     rows = frame.sort("correlation_id").select("correlation_id", "step").rows()
     assert rows == [(c, 1 if c <= 7 else 2) for c in range(1, 16)]
 
@@ -239,9 +242,7 @@ def test_a_launch_after_its_steps_end_or_before_the_first_has_no_step():
             "stream": [7] * 6,
             "end_ns": [6, 11, 26, 32, 11, 41],
             "path_id": [None] * 6,
-            "variant_hi": [1] * 6,
-            "variant_lo": [1] * 6,
-            "code": [3] * 6,
+            "vid": [0] * 6,
             "correlation_id": [1, 2, 3, 4, 5, 6],
         }
     )
@@ -259,7 +260,7 @@ def _regions(trace, frame):
 def test_fingerprint_path_regions(run_trace, steps):
     """Without steps a region is the whole path (step_N, layers.L); with them the step's own
     range is left out, and every layer has the same region id in every step."""
-    _, frame = _inputs(run_trace, steps)
+    _, frame, _ = _inputs(run_trace, steps)
     _regions(run_trace, frame)
     case = "steps" if steps else "no_steps"
     csv = _table_csv(run_trace, "fp_path_regions", "t.device, t.step NULLS FIRST, t.path_id")
@@ -267,8 +268,8 @@ def test_fingerprint_path_regions(run_trace, steps):
 
 
 def _units(trace, steps: bool, block: int) -> None:
-    _, frame = _inputs(trace, steps)
-    units.create_units(trace, _regions(trace, frame), block)
+    _, frame, variants = _inputs(trace, steps)
+    units.create_units(trace, _regions(trace, frame), variants, block)
 
 
 @pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])

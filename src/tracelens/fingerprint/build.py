@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .units import read_launches, start_order, with_steps
+from .units import read_launches, start_order, with_steps, with_variants
 
 if TYPE_CHECKING:
     from ..trace import Trace
@@ -106,6 +106,7 @@ class _Names:
     normalized: list[str]  # sorted; norm_id = index
     raw: dict[int, list[str]]  # norm_id -> the raw names that normalize to it
     rows: list[tuple[int, int, int]]  # (name_id, norm_id, name_code) for fp_names
+    codes: list[int]  # norm_id -> name_code
 
 
 def _names(trace: Trace) -> _Names:
@@ -121,7 +122,7 @@ def _names(trace: Trace) -> _Names:
         if name is not None:
             raw.setdefault(index[normal[name_id]], []).append(name)
     out = [(nid, index[n], codes[index[n]]) for nid, n in normal.items()]
-    return _Names(ordered, raw, out)
+    return _Names(ordered, raw, out, codes)
 
 
 def _name_facts(names: _Names, norm_id: int) -> tuple[str, dict[str, str], list[str]]:
@@ -183,7 +184,7 @@ def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[
         con.unregister(f"_{name}_rows")
 
 
-def _create_units(trace: Trace, frame, step_rows: list[tuple], nvtx: bool) -> None:
+def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: bool) -> None:
     """fp_steps, fp_path_regions and fp_units, the tables fingerprint_variants and
     fingerprint_paths read, from the launches with their steps (``units.with_steps``)."""
     import polars as pl
@@ -200,7 +201,7 @@ def _create_units(trace: Trace, frame, step_rows: list[tuple], nvtx: bool) -> No
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
         frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
-    units.create_units(trace, frame, settings().block_launches)
+    units.create_units(trace, frame, variants, settings().block_launches)
 
 
 @contextmanager
@@ -328,9 +329,10 @@ def build(trace: Trace) -> dict[str, Any]:
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
     steps, step_rows = _steps_rows(trace, launches, order)
+    variants, launches = with_variants(launches, names.codes)
     frame = with_steps(launches, order, step_rows)
     del launches, order  # the step search's columns: freed before the units' sort
-    _create_units(trace, frame, step_rows, nvtx)
+    _create_units(trace, frame, variants, step_rows, nvtx)
     del frame
     block = settings().block_launches
     variants, launches = _variants(trace, names)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..steps import Steps
     from ..trace import Trace
 
-# The digests' modulus (fingerprint_launches' code is below it).
+# The digests' modulus (a variant's code is below it).
 _MODULUS = 2147483647
 _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
 
@@ -132,19 +132,11 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     at or before it, if the launch starts before that step ends), else NULL."""
     import polars as pl
 
-    columns = (
-        "device",
-        "path_id",
-        "variant_hi",
-        "variant_lo",
-        "code",
-        "correlation_id",
-        "start_ns",
-    )
+    columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
     keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
-        return frame.filter(pl.col("variant_hi").is_not_null())
+        return frame.filter(pl.col("vid").is_not_null())
     steps = (
         pl.DataFrame(step_rows, schema=list(_STEP_COLUMNS), orient="row")
         .select(pl.col("device").cast(pl.Int32), "step", s="start_ns", e="end_ns")
@@ -159,7 +151,7 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     in_rows = pl.repeat(None, launches.height, dtype=pl.Int64, eager=True)
     in_rows = in_rows.scatter(order, step.to_series())
     frame = launches.select(*keep).with_columns(step=in_rows)
-    return frame.filter(pl.col("variant_hi").is_not_null())
+    return frame.filter(pl.col("vid").is_not_null())
 
 
 def with_regions(trace: Trace, frame: pl.DataFrame) -> pl.DataFrame:
@@ -197,34 +189,69 @@ def _offsets(lengths: pl.Series) -> pa.Array:
     return pa.concat_arrays([pa.array([0], pa.int32()), ends.to_arrow().cast(pa.int32())])
 
 
-def _variant_ids(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-    """(the distinct variants in (variant_hi, variant_lo) order, their row index the id;
-    each launch's id). Looked up by the launch's 31-bit code when no two variants of the
-    trace share one (a group-by and a lookup on one integer), else by the two integers."""
+# Odd multiplier that spreads variant_hi over the 64 bits of a launch's one-integer variant
+# key (variant_hi * _SPREAD + variant_lo, wrapping): a key two variants share is found and
+# the launches then take the slower two-integer lookup.
+_SPREAD = 0x9E3779B97F4A7C15 - 2**64
+
+
+def _variant_code(hi: int, lo: int, name_codes: list[int]) -> int:
+    """The 31-bit code of a variant (the block digests add it up): the name's code plus each
+    dimension (+1, missing as 0: the packed fields of variant_hi and variant_lo) times its
+    own prime, mod 2^31-1."""
+    grid = (hi & 0xFFFFFFFF, lo >> 46, (lo >> 29) & 0x1FFFF)
+    block = ((lo >> 18) & 0x7FF, (lo >> 7) & 0x7FF, lo & 0x7F)
+    primes = (1000003, 10007, 101, 7919, 131, 17)
+    total = name_codes[hi >> 32] + sum(d * p for d, p in zip((*grid, *block), primes, strict=True))
+    return total % _MODULUS
+
+
+def with_variants(
+    launches: pl.DataFrame, name_codes: list[int]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the distinct variants in (variant_hi, variant_lo) order: vid (their row index),
+    variant_hi, variant_lo and code; ``launches`` with each launch's vid (NULL: a kernel
+    without a normalized name) instead of its two variant integers). ``name_codes``: the
+    code of each normalized name, by norm_id.
+
+    The variant of a launch is looked up by one integer key of its two (a group-by and a
+    lookup on one column; two columns cost 4x), by the two when two variants share a key."""
     import polars as pl
 
     hi, lo = pl.col("variant_hi"), pl.col("variant_lo")
-    # lazy: polars' query engine runs this group-by in a quarter of the eager CPU time
-    by_code = (
-        frame.lazy()
-        .group_by("code")
-        .agg(hi.min().alias("variant_hi"), lo.min().alias("variant_lo"), hi.max().alias("hi1"),
-             lo.max().alias("lo1"))
+    key = launches.select((hi * _SPREAD + lo).alias("key")).to_series()
+    by_key = (
+        pl.DataFrame(
+            {"key": key, "variant_hi": launches["variant_hi"], "variant_lo": launches["variant_lo"]}
+        )
+        .lazy()
+        .filter(hi.is_not_null())
+        .group_by("key")
+        .agg(hi.min(), lo.min(), hi.max().alias("hi1"), lo.max().alias("lo1"))
         .collect()
-    )  # fmt: skip
-    shared = (by_code["hi1"] != by_code["variant_hi"]) | (by_code["lo1"] != by_code["variant_lo"])
-    if not shared.any():
-        variants = by_code.sort("variant_hi", "variant_lo").with_row_index("vid")
-        variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
-        vid = frame["code"].replace_strict(variants["code"], variants["vid"], return_dtype=pl.Int64)
-        return variants.select("vid", "variant_hi", "variant_lo"), vid
-    pair = frame.lazy().select("variant_hi", "variant_lo")
-    variants = pair.unique().sort("variant_hi", "variant_lo").with_row_index("vid").collect()
-    variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
-    vid = pair.join(
-        variants.lazy(), on=["variant_hi", "variant_lo"], how="left", maintain_order="left"
     )
-    return variants, vid.collect()["vid"]
+    shared = (by_key["hi1"] != by_key["variant_hi"]) | (by_key["lo1"] != by_key["variant_lo"])
+    if not shared.any():
+        variants = by_key.sort("variant_hi", "variant_lo").with_row_index("vid")
+        variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
+        vid = key.replace_strict(variants["key"], variants["vid"], return_dtype=pl.Int64)
+    else:
+        pair = launches.lazy().select("variant_hi", "variant_lo")
+        variants = pair.drop_nulls().unique().sort("variant_hi", "variant_lo")
+        variants = variants.with_row_index("vid").collect()
+        variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
+        vid = pair.join(
+            variants.lazy(), on=["variant_hi", "variant_lo"], how="left", maintain_order="left"
+        ).collect()["vid"]
+    codes = [
+        _variant_code(h, lo, name_codes)
+        for h, lo in variants.select("variant_hi", "variant_lo").rows()
+    ]
+    variants = variants.select("vid", "variant_hi", "variant_lo").with_columns(
+        code=pl.Series(codes, dtype=pl.Int32)
+    )
+    rest = launches.drop("variant_hi", "variant_lo")
+    return variants, rest.with_columns(vid=vid)
 
 
 def _in_unit_order(frame: pl.DataFrame) -> pl.DataFrame:
@@ -260,15 +287,17 @@ def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
     )
 
 
-def unit_rows(frame: pl.DataFrame, block: int) -> tuple[pa.Table, pl.DataFrame]:
+def unit_rows(
+    frame: pl.DataFrame, variants: pl.DataFrame, block: int
+) -> tuple[pa.Table, pl.DataFrame]:
     """(fp_unit_rows, ``fingerprint_units``'s input: one row per unit; fp_variants, one row
-    per variant: vid, variant_hi, variant_lo, launches) from the launches with their step
-    and region id."""
+    per variant: vid, variant_hi, variant_lo, launches) from the launches with their vid,
+    step and region id, and the variants (``with_variants``)."""
     import polars as pl
     import pyarrow as pa
 
-    variants, vid = _variant_ids(frame)
-    s = _in_unit_order(frame.with_columns(vid=vid))
+    code = variants["code"].gather(frame["vid"])  # vid: the variant's row
+    s = _in_unit_order(frame.with_columns(code=code))
     n = s.height
     unit = ("device", "step", "region_id")
     new = s.select(
@@ -302,7 +331,8 @@ def unit_rows(frame: pl.DataFrame, block: int) -> tuple[pa.Table, pl.DataFrame]:
         }
     )
     totals = per_variant.lazy().group_by("vid").agg(pl.col("launches").sum())
-    variants = variants.lazy().join(totals, on="vid", how="left").sort("vid").collect()
+    counted = variants.lazy().select("vid", "variant_hi", "variant_lo")
+    variants = counted.join(totals, on="vid", how="left").sort("vid").collect()
     table = table.append_column("entry", _entries(table, block))
     return table.append_column("rank", _ranks(first)), variants
 
@@ -356,14 +386,14 @@ def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFra
     return pl.DataFrame({"run": k // variants, "vid": k % variants, "launches": launches})
 
 
-def create_units(trace: Trace, frame: pl.DataFrame, block: int) -> None:
+def create_units(trace: Trace, frame: pl.DataFrame, variants: pl.DataFrame, block: int) -> None:
     """The temp tables fp_units (``fingerprint_units``) and fp_variants (vid, variant_hi,
     variant_lo, launches: ``fingerprint_variants``' input) from the launches with their
-    step and region id."""
+    vid, step and region id, and the variants (``with_variants``)."""
     from .._resources import query
 
     con = trace.db
-    units, variants = unit_rows(frame, block)
+    units, variants = unit_rows(frame, variants, block)
     con.register("fp_unit_rows", units)
     con.register("fp_variant_rows", variants.to_arrow())
     try:
