@@ -10,8 +10,13 @@
 -- Columns:
 --   name_id  BIGINT   StringIds id (kernels.demangledName)
 --   name     VARCHAR  the string
+-- Two branches, so that with $all_strings the plan holds no scan of the kernels (one
+-- WHERE with an OR kept it: half a CPU second on the 5M-kernel trace read directly).
 SELECT s.id AS name_id, s.value AS name
 FROM strings AS s
 WHERE $all_strings
-   OR s.id IN (SELECT DISTINCT demangledName FROM kernels)
-ORDER BY s.id
+UNION ALL
+SELECT s.id AS name_id, s.value AS name
+FROM strings AS s
+WHERE NOT $all_strings AND s.id IN (SELECT DISTINCT demangledName FROM kernels)
+ORDER BY name_id

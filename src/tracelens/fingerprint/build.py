@@ -73,11 +73,12 @@ def settings() -> Settings:
 
 def normalized_name(name: str) -> str:
     """The kernel name with what is not numerical removed: tracelens's normal form
-    (``decode(name).normalized``), pointer template arguments and addresses as ``0x…``,
-    embedded pids as ``pid…``."""
-    from .. import decode
+    (``names.normalize``, what ``decode(name).normalized`` is, without the rest of a decode:
+    every string of the export passes here), pointer template arguments and addresses as
+    ``0x…``, embedded pids as ``pid…``."""
+    from ..names import normalize
 
-    text = decode(name).normalized
+    text = normalize(name)
     text = _POINTER_ARG.sub(lambda m: f"({m.group(1)})0x…", text)
     text = _HEX_ADDRESS.sub("0x…", text)
     return _PID.sub("pid…", text)
@@ -313,6 +314,12 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
+    """The document's path entries (fingerprint_paths), in order."""
+    rows = trace.query_rows("fingerprint_paths", block=block)
+    return [_entry(dict(zip(rows.columns, row, strict=True))) for row in rows.data]
+
+
 def build(trace: Trace) -> dict[str, Any]:
     """The fingerprint document of ``trace`` (a JSON-able dict; see the module docstring).
 
@@ -336,8 +343,7 @@ def build(trace: Trace) -> dict[str, Any]:
     del frame
     block = settings().block_launches
     variants, launches = _variants(trace, names)
-    rows = trace.query_rows("fingerprint_paths", block=block)
-    paths = [_entry(dict(zip(rows.columns, row, strict=True))) for row in rows.data]
+    paths = _paths(trace, block)
     return {
         "format": FORMAT,
         "version": VERSION,
