@@ -299,25 +299,29 @@ def _variants(trace: Trace, names: _Names) -> tuple[list[dict[str, Any]], int]:
     return variants, sum(row[9] for row in rows)
 
 
-def _entry(row: dict[str, Any]) -> dict[str, Any]:
-    """One path entry of the document from a row of fingerprint_paths."""
-    entry = {
-        "device": row["device"],
-        "region": list(row["region"]),
-        "steps": list(row["steps"]),
-        "launches": row["launches"],
-        "sequence": list(row["sequence"]),
-    }
-    if row["blocks"] is not None:
-        entry["blocks"] = [_digest(b) for b in row["blocks"]]
-        entry["counts"] = [list(c) for c in row["counts"]]
-    return entry
-
-
 def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
-    """The document's path entries (fingerprint_paths), in order."""
-    rows = trace.query_rows("fingerprint_paths", block=block)
-    return [_entry(dict(zip(rows.columns, row, strict=True))) for row in rows.data]
+    """The document's path entries (fingerprint_paths), in order. The rows come as columns
+    (polars; its lists become Python lists at a fraction of the cost of DuckDB's row fetch:
+    209k entries of the NVTX bench trace, 2.1 -> 1.0 CPU s), and an entry is built from
+    the values of its row."""
+    frame = trace.query("fingerprint_paths", block=block)
+    columns = ("device", "region", "steps", "launches", "sequence", "blocks", "counts")
+    values = [frame[c].to_list() for c in columns]
+    del frame
+    entries = []
+    for device, region, steps, launches, sequence, blocks, counts in zip(*values, strict=True):
+        entry = {
+            "device": device,
+            "region": region,
+            "steps": steps,
+            "launches": launches,
+            "sequence": sequence,
+        }
+        if blocks is not None:
+            entry["blocks"] = [_digest(b) for b in blocks]
+            entry["counts"] = counts
+        entries.append(entry)
+    return entries
 
 
 def build(trace: Trace) -> dict[str, Any]:
