@@ -436,7 +436,7 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
         number[kind or "other"] if work == "communication" else 0
         for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
     ]
-    name_id, kind = pl.col("name_id"), pl.col("kind")
+    kind = pl.col("kind")
     is_kernel = kind == KERNEL
     start, end = pl.col("start_ns"), pl.col("end_ns")
     t0, t1 = params["t0"], params["t1"]
@@ -446,30 +446,59 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
     if work.height and t0 is not None and t1 is not None:
         checks = work.select(((start >= t0) & (end <= t1)).all(), (end > start).all().alias("t"))
         inside, timed = checks.row(0)
+    lookup = _NameLookup(work, ids)
     ops = work.select(
         "device",
         (start if inside else start.clip(lower_bound=t0)).alias("s"),
         (end if inside else end.clip(upper_bound=t1)).alias("e"),
         pl.when(is_kernel)
-        .then(
-            name_id.replace_strict(ids, classes, default=COMPUTE, return_dtype=pl.Int8).fill_null(
-                COMPUTE
-            )
-        )
+        .then(lookup.of(classes, COMPUTE, pl.Int8))
         .when(kind == GRAPH)
         .then(pl.lit(COMPUTE, pl.Int8))
         .otherwise(pl.lit(MEMORY, pl.Int8))
         .alias("cls"),
         pl.when(is_kernel)
-        .then(
-            name_id.replace_strict(ids, collectives, default=0, return_dtype=pl.Int32).fill_null(0)
-        )
+        .then(lookup.of(collectives, 0, pl.Int32))
         .otherwise(pl.lit(0, pl.Int32))
         .alias("collective"),
         "pid",
         "correlation_id",
     )
     return ops if inside and timed else ops.filter(pl.col("e") > pl.col("s"))
+
+
+class _NameLookup:
+    """A value per kernel name id, for the ``name_id`` column of ``work``: ``values[i]`` for
+    ``ids[i]``, ``default`` for every other id and for NULL. StringIds ids are small and
+    dense, so a table with one slot per id, gathered by name id, stands in for
+    ``replace_strict``, which hash-joins every row (5M kernels: ~0.1 CPU s each, and two
+    per util); ids too large for a table fall back to it."""
+
+    def __init__(self, work: pl.DataFrame, ids: list[int]) -> None:
+        import polars as pl
+
+        self.ids = ids
+        name_id = pl.col("name_id")
+        low, high = work.select(name_id.min().alias("low"), name_id.max()).row(0)
+        dense = high is not None and low >= 0 and high < max(4 * work.height, 1 << 20)
+        self.size = high + 1 if dense else None
+
+    def of(self, values: list[int], default: int, dtype: pl.DataType) -> pl.Expr:
+        import polars as pl
+
+        name_id = pl.col("name_id")
+        if not any(v != default for v in values):  # every kernel takes the default
+            return pl.lit(default, dtype)
+        if self.size is None:
+            return name_id.replace_strict(
+                self.ids, values, default=default, return_dtype=dtype
+            ).fill_null(default)
+        kept = [(i, v) for i, v in zip(self.ids, values, strict=True) if 0 <= i < self.size]
+        table = pl.repeat(default, self.size, dtype=dtype, eager=True)
+        if kept:
+            at, to = zip(*kept, strict=True)
+            table = table.scatter(list(at), pl.Series(to, dtype=dtype))
+        return pl.lit(table).gather(name_id).fill_null(default)
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:

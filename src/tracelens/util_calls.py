@@ -28,6 +28,8 @@ __all__ = ["HostCalls", "LaunchIndex", "read_calls"]
 # A slot table larger than this many slots per call (or than the floor) is sparse: hash.
 _SLOTS_PER_CALL = 4
 _SLOTS_FLOOR = 1 << 20
+# Up to this many processes, a row's process is found by comparing it with each.
+_FEW_PIDS = 16
 
 
 class LaunchIndex:
@@ -89,8 +91,16 @@ class LaunchIndex:
         known = (offset >= 0) & (offset < self._width)
         if n == 1:  # one process (the usual case): no search for its rank
             known, slot = known & (pid == self._pids[0]), offset
-        else:  # the process's rank among the calls' (null: none of theirs)
+        elif n <= _FEW_PIDS:  # the process's rank among the calls' (null: none of theirs)
+            # a comparison per process: ~5x cheaper than replace_strict's hash join of every
+            # row looked up (~4M on the 5M-kernel benchmark: 4 processes, a million idle
+            # gaps each)
+            rank = pl.lit(None, pl.Int64)
+            for k, value in enumerate(self._pids.to_list()):
+                rank = pl.when(pid == value).then(pl.lit(k, pl.Int64)).otherwise(rank)
+        else:
             rank = pid.replace_strict(self._pids, range(n), default=None, return_dtype=pl.Int64)
+        if n > 1:
             slot = rank * self._width + offset
         return frame.select(pl.when(known).then(slot).alias("slot")).to_series()
 

@@ -119,6 +119,38 @@ def test_util_operations(trace_path, case, where):
     assert _ops(trace_path, **where).write_csv() == expected
 
 
+@pytest.mark.parametrize("offset", [0, 10**9])  # name ids fit a table; too large: hashed
+def test_operations_classes(offset):
+    """Each kernel's class and collective kind come from its name id (none: compute),
+    whether the ids are small enough for a lookup table or not; memcpys are memory and
+    graph replays compute."""
+    from tracelens.util import operations
+    from tracelens.util_sweep import COMMUNICATION, COMPUTE, MEMORY
+
+    work = pl.DataFrame(
+        {
+            "device": [0] * 6,
+            "start_ns": [1, 2, 3, 4, 5, 6],
+            "end_ns": [11, 12, 13, 14, 15, 16],
+            "kind": [0, 0, 0, 0, 1, 3],
+            "name_id": [offset + 1, offset + 2, offset + 3, None, None, None],
+            "pid": [5] * 6,
+            "correlation_id": [1, 2, 3, 4, 5, 6],
+        },
+        schema_overrides={"device": pl.Int32, "kind": pl.Int8},
+    )
+    params = {
+        "t0": 0,
+        "t1": 20,
+        "name_ids": [offset + 2, offset + 3],
+        "work_classes": ["communication", "memory"],
+        "collectives": ["AllReduce", None],
+    }
+    ops = operations(work, params)
+    assert ops["cls"].to_list() == [COMPUTE, COMMUNICATION, MEMORY, COMPUTE, MEMORY, COMPUTE]
+    assert ops["collective"].to_list() == [0, 1, 0, 0, 0, 0]
+
+
 def test_util_calls(trace_path):
     """Every API call, one cudaStreamSynchronize among them (sync); by start here (the
     query leaves the order to its reader)."""
@@ -208,11 +240,14 @@ def _launch_index(calls):
 
 
 @pytest.mark.parametrize("far_id", [3, 50_000_000])  # dense slots; sparse ids: hashed
-def test_launch_index(far_id):
+@pytest.mark.parametrize("others", [0, 20])  # processes found by comparison; by a hash join
+def test_launch_index(far_id, others):
     """The earliest of two calls that share a (pid, correlation id); null for an id, a
-    process or a NULL the calls lack; the same answers whether the ids are dense or not."""
+    process or a NULL the calls lack; the same answers whether the ids are dense or not,
+    and however many processes made calls."""
     index = _launch_index(
         [(7, 1, 100), (7, 2, 250), (7, 2, 200), (7, far_id, 300), (9, 1, 400), (None, 4, 1)]
+        + [(100 + k, 1, 500 + k) for k in range(others)]
     )
     ops = pl.DataFrame(
         [(7, 2), (7, far_id), (9, 1), (9, 2), (8, 1), (7, None), (None, 1), (7, 0)],
