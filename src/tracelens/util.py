@@ -334,7 +334,9 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     """The row order of ``work`` (device, start_ns, ...) by device, then start; rows that
     start together in any order (no util figure depends on it, :mod:`tracelens.util_sweep`).
     Sorted on one Int64 key, device and start packed when they fit: polars sorts 5M rows
-    on it in ~0.3 CPU s, on the two columns in ~1.0 s."""
+    on it in ~0.3 CPU s, on the two columns in ~1.0 s. When the row number fits in the key
+    too, the key's values are sorted and the order read from their low bits: no (row,
+    value) pairs to sort (5M rows: ~0.15 CPU s and ~100 MB of page faults less)."""
     import polars as pl
 
     device, start = pl.col("device"), pl.col("start_ns")
@@ -345,7 +347,12 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     if d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
         return work.select(pl.arg_sort_by("device", "start_ns")).to_series()
     key = (device.cast(pl.Int64) - d0) * (s1 - s0 + 1) + (start - s0)
-    return work.select(key.arg_sort()).to_series()
+    row_bits = max(1, (work.height - 1).bit_length())
+    if (d1 - d0 + 1) * (s1 - s0 + 1) << row_bits >= 2**63:
+        return work.select(key.arg_sort()).to_series()
+    rows = 1 << row_bits
+    with_row = key * rows + pl.int_range(pl.len(), dtype=pl.Int64)
+    return work.select((with_row.sort() % rows).cast(pl.get_index_type())).to_series()
 
 
 def read_work(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
