@@ -207,11 +207,14 @@ def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) 
             .sort("gap_start")
         )
     by_host = (pl.col("launch_start") > pl.col("gap_start")).fill_null(False)
-    gaps = gaps.select(
-        "pid", "gap_start", s.alias("gap_end"), (s - pl.col("gap_start")).alias("len"), by_host
-    )
+    length = s - pl.col("gap_start")
+    # Already queued when the gap began: summed where the gaps lie (on a busy trace most
+    # are these; no copy of them).
+    queued = gaps.select(length.filter(~by_host).sum(), (~by_host).sum().cast(pl.Int64)).row(0)
     # Launched after the gap began: by the host, blocked in a sync call or not.
-    host = gaps.filter("launch_start").with_columns(in_sync=pl.lit(False))
+    host = gaps.filter(by_host).select(
+        "pid", "gap_start", s.alias("gap_end"), length.alias("len"), in_sync=pl.lit(False)
+    )
     if syncs.height and host.height:
         host = host.join_asof(
             syncs,
@@ -228,7 +231,6 @@ def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) 
         length.filter(~in_sync).sum().alias("bound_ns"),
         (~in_sync).sum().cast(pl.Int64).alias("bound_gaps"),
     ).row(0)
-    queued = gaps.filter(~pl.col("launch_start")).select(length.sum(), pl.len().alias("n")).row(0)
     return (*by_cause, *queued)
 
 
