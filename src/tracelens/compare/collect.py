@@ -168,21 +168,25 @@ def read_work(
     from ..activity import registered_work
     from ..util import _in_order  # work_in_order's sort, of diff_work's rows
 
-    rows = trace.query("diff_work", **{"selection": None, **where.params()})
+    # Sorted first, so that the unsorted read is gone before the census query runs (which
+    # does not need the order): one copy of the work at a time, as work_in_order holds it.
+    work = _in_order(
+        trace.query("diff_work", **{"selection": None, **where.params()}),
+        drop=() if keep_stream else ("stream",),
+    )
     columns = ("kind", "start_ns", "end_ns", "name_id", "short_id", "blocks")
     # Record batches: DuckDB scans them in parallel (a polars frame is one batch).
-    table = rows.select(columns).to_arrow()
+    table = work.select(columns).to_arrow()
     table = pa.Table.from_batches(table.to_batches(max_chunksize=_BATCH_ROWS), table.schema)
     census_demangled, demangled_of = None, {}
-    with registered_work(trace, table) as work:
-        kernels = trace.query("diff_kernels", work=work, name_kind=name_kind)
+    with registered_work(trace, table) as source:
+        kernels = trace.query("diff_kernels", work=source, name_kind=name_kind)
         if name_kind == "short":
-            census_demangled = trace.query("diff_kernels", work=work, name_kind="demangled")
+            census_demangled = trace.query("diff_kernels", work=source, name_kind="demangled")
             census_demangled = census_demangled.drop("name_id", "avg_blocks")
-            demangled_of = dict(trace.query("kernel_name_pairs", work=work).iter_rows())
+            demangled_of = dict(trace.query("kernel_name_pairs", work=source).iter_rows())
     del table
-    rows = rows.drop("blocks")
-    work = _in_order(rows, drop=() if keep_stream else ("stream",))
+    work = work.drop("blocks")
     return work, kernels, census_demangled, demangled_of
 
 
