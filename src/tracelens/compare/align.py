@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .model import SequenceAlignment
+from .period import Period, anchor_token, find_period, token_counts
 
 if TYPE_CHECKING:
     import polars as pl
@@ -41,28 +42,8 @@ EXACT_PAIRS = 4_000_000
 WINDOW = 1_000
 # ...aligned exactly until this many token pairs were compared in all, then by counts.
 WINDOW_BUDGET = 5_000_000
-# A sequence is periodic when at least this many steps repeat one motif...
-MIN_STEPS = 3
-# ...and those steps cover at least this share of its launches.
-MIN_COVERAGE = 0.6
-# A step is at least this many launches (one kernel repeated is not a step).
-MIN_STEP_LAUNCHES = 2
 # Motifs longer than this are compared by counts, not in order.
 MOTIF_LIMIT = 20_000
-
-
-@dataclass(frozen=True)
-class Period:
-    """A repeating step of one sequence: ``start`` of the first step (at the anchor
-    token), the step ``length`` in launches, the ``motif`` (one step's tokens), how many
-    ``steps`` start (anchor launches) and how many whole steps repeat the motif exactly
-    (``steady``)."""
-
-    start: int
-    length: int
-    motif: list[int]
-    steps: int
-    steady: int
 
 
 def _common_prefix(a: pl.Series, b: pl.Series) -> int:
@@ -93,61 +74,6 @@ def _find_slice(short: pl.Series, long: pl.Series, checks: int = 8) -> int | Non
     for offset in mask.arg_true().head(checks):
         if _same(long.slice(offset, len(short)), short):
             return int(offset)
-    return None
-
-
-def _once_per_step(seq: pl.Series, token: int) -> int | None:
-    """The step length if ``token`` recurs at one fixed distance (most of the time)."""
-    where = (seq == token).arg_true()
-    if len(where) < MIN_STEPS:
-        return None
-    gaps = where.diff().drop_nulls()
-    counts = gaps.value_counts(sort=True)
-    gap, n = counts.row(0)
-    if n < 0.8 * len(gaps) or gap < MIN_STEP_LAUNCHES:
-        return None
-    return int(gap)
-
-
-def find_period(seq: pl.Series, token: int) -> Period | None:
-    """The repeating step of ``seq`` that starts at ``token``, if it is periodic. Each
-    whole step is compared with the next one in one vectorized pass; the motif is the
-    first step that equals its successor."""
-    length = _once_per_step(seq, token)
-    if length is None:
-        return None
-    where = (seq == token).arg_true()
-    start = int(where[0])
-    whole = (len(seq) - start) // length
-    if whole < MIN_STEPS:
-        return None
-    body = seq.slice(start, whole * length)
-    differs = body.head(len(body) - length) != body.slice(length)
-    unlike_next = set((differs.arg_true() // length).unique().to_list())
-    like_next = [k for k in range(whole - 1) if k not in unlike_next]
-    # A run of n equal steps has n - 1 steps equal to their successor.
-    steady = len(like_next) + 1 if like_next else 0
-    if steady < MIN_STEPS or steady * length < MIN_COVERAGE * len(seq):
-        return None
-    k = like_next[0]
-    motif = body.slice(k * length, length).to_list()
-    # Steps counted by their anchor launches: a last step cut short by the end of the
-    # capture still counts.
-    return Period(start, length, motif, len(where), steady)
-
-
-def _counts(seq: pl.Series) -> dict[int, int]:
-    return dict(seq.value_counts().iter_rows())
-
-
-def _anchor_token(a: pl.Series, b: pl.Series) -> int | None:
-    """A token both sequences launch once per step (the rarest such), to phase their steps
-    alike; None when there is none."""
-    ca, cb = _counts(a), _counts(b)
-    both = [t for t in ca if ca[t] >= MIN_STEPS and cb.get(t, 0) >= MIN_STEPS]
-    for token in sorted(both, key=lambda t: (ca[t] + cb[t], t))[:16]:
-        if _once_per_step(a, token) and _once_per_step(b, token):
-            return int(token)
     return None
 
 
@@ -307,7 +233,7 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     tally.matched = prefix + suffix
     # Steps (a repeating launch motif) are looked for even in identical sequences: they
     # make impacts "per step".
-    anchor = _anchor_token(a, b) if len(a) and len(b) else None
+    anchor = anchor_token(a, b) if len(a) and len(b) else None
     if anchor is not None:
         period_a, period_b = find_period(a, anchor), find_period(b, anchor)
     if len(mid_a) or len(mid_b):
@@ -368,7 +294,7 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
 def _multiset(a: pl.Series, b: pl.Series, tally: _Tally) -> None:
     """Launches compared by counts per kernel: what both have (an upper bound on what
     matches in order) and what only one side has. Linear."""
-    ca, cb = Counter(_counts(a)), Counter(_counts(b))
+    ca, cb = Counter(token_counts(a)), Counter(token_counts(b))
     tally.matched = sum((ca & cb).values())
     tally.only_a.update(ca - cb)
     tally.only_b.update(cb - ca)
