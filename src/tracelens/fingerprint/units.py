@@ -136,7 +136,7 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
-        return frame.filter(pl.col("vid").is_not_null())
+        return _named(frame)
     steps = (
         pl.DataFrame(step_rows, schema=list(_STEP_COLUMNS), orient="row")
         .select(pl.col("device").cast(pl.Int32), "step", s="start_ns", e="end_ns")
@@ -151,6 +151,16 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     in_rows = pl.repeat(None, launches.height, dtype=pl.Int64, eager=True)
     in_rows = in_rows.scatter(order, step.to_series())
     frame = launches.select(*keep).with_columns(step=in_rows)
+    return _named(frame)
+
+
+def _named(frame: pl.DataFrame) -> pl.DataFrame:
+    """The launches of ``frame`` that have a variant; ``frame`` itself when all have (the
+    usual case: a filter copies every column)."""
+    import polars as pl
+
+    if not frame["vid"].null_count():
+        return frame
     return frame.filter(pl.col("vid").is_not_null())
 
 
