@@ -18,6 +18,8 @@
 --                               that starts in, ends in, or spans the window
 --   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
+-- The rows are queries/_lineup.sql's lineup_activity_rows of the kernels read here.
+--
 -- Columns:
 --   group_key  BIGINT   device ordinal, stream id or process id, as $by says; NULL without $by
 --   kind       VARCHAR  'kernel', 'memcpy' or 'memset'
@@ -47,47 +49,8 @@ per_kernel AS (
     SELECT group_key, name_id, display_id, count(*) AS calls, sum(dur_ns) AS total_ns
     FROM kernel_launches
     GROUP BY ALL
-),
-memory_ops AS (
-    SELECT
-        CASE $by
-            WHEN 'device' THEN m.deviceId
-            WHEN 'stream' THEN m.streamId
-            WHEN 'pid' THEN pid_of(m.globalPid)
-        END AS group_key,
-        'memcpy' AS kind,
-        coalesce(k.label, '[CUDA memcpy kind ' || m.copyKind || ']') AS label,
-        m."end" - m.start AS dur_ns
-    FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS m
-    LEFT JOIN memcpy_labels AS k ON k.copyKind = m.copyKind
-    UNION ALL
-    SELECT
-        CASE $by
-            WHEN 'device' THEN deviceId
-            WHEN 'stream' THEN streamId
-            WHEN 'pid' THEN pid_of(globalPid)
-        END,
-        'memset',
-        '[CUDA memset]',
-        "end" - start
-    FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
-),
-activities AS (
-    SELECT
-        p.group_key,
-        'kernel' AS kind,
-        coalesce(n.value, '<unknown string id ' || p.name_id || '>') AS name,
-        coalesce(d.value, '<unknown string id ' || p.display_id || '>') AS display,
-        p.calls,
-        p.total_ns
-    FROM per_kernel AS p
-    LEFT JOIN strings AS n ON n.id = p.name_id
-    LEFT JOIN strings AS d ON d.id = p.display_id
-    UNION ALL
-    SELECT group_key, kind, label, label, count(*), sum(dur_ns)
-    FROM memory_ops
-    GROUP BY group_key, kind, label
 )
 SELECT group_key, kind, name, display, calls, total_ns::BIGINT AS total_ns
-FROM activities
+FROM lineup_activity_rows('per_kernel', $by, $device, $pid, $stream, $start_ns, $end_ns,
+                          selection := $selection)
 ORDER BY group_key NULLS LAST, total_ns DESC, kind, name, display

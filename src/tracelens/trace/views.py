@@ -65,6 +65,7 @@ class ViewMethods:
                 self._lazy.install(con)
         con.execute(_resources.query("_shared"))
         con.execute(_resources.query("_issued_transfers"))
+        con.execute(_resources.query("_lineup"))
 
     def _install_parquet(
         self, con, directory: Path, tables: dict[str, tuple[str, ...]], guard: bool = True
