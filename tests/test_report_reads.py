@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 import tracelens
 from tracelens import activity
 from tracelens.demo import demo_path
-from tracelens.report import build_report, sharedread, stakeoutview
+from tracelens.report import build_report, sharedread, stakeoutread, stakeoutview
 from tracelens.stakeout import kernel_profiles
 from tracelens.trace import Trace
 
@@ -40,22 +40,35 @@ def queries_run(monkeypatch) -> Counter:
 def test_single_report_reads_the_gpu_work_once(queries_run):
     """One sorted read of the GPU work serves the busy time, util, the step search, the
     census table, the line-up's kernels and the timeline's kernel categories and bins; the
-    stakeout of the top kernels is one read, not three."""
+    stakeout's spreads and histograms; the launch configurations are SQLite's aggregate
+    (the export is read directly: no DuckDB scan of its kernel table)."""
     with tracelens.open(demo_path("bs16")) as t:
         build_report(t)
     assert queries_run["work_in_order"] == 1
     # the step search takes work_in_order's kernels, reading no launches of its own
     assert queries_run["steps_launches"] == queries_run["steps_launch_rows"] == 0
     assert queries_run["trace_totals"] == 0  # the page shows only the busy time
-    assert queries_run["stakeout_profiles"] == 1
-    stakeout_parts = ("stakeout_spread", "stakeout_log_histogram", "stakeout_configs")
-    assert not any(queries_run[q] for q in stakeout_parts)
+    assert queries_run["report_stakeout_durations"] == 1
+    stakeout_reads = ("stakeout_profiles", "stakeout_spread", "stakeout_log_histogram")
+    assert not any(queries_run[q] for q in stakeout_reads + ("stakeout_configs",))
     assert queries_run["kernel_summary"] == 0  # the census is that of the read
     assert queries_run["report_kernel_summary"] == 1
     assert queries_run["lineup_activities"] == 0  # the line-up's kernels are the read's
     assert queries_run["report_lineup_activities"] == 1
     assert queries_run["activity_kernel_names"] == 1
     assert queries_run["activity_bins"] == 0  # the bins are the read's, in polars (report/bins.py)
+
+
+def test_stakeout_of_the_views_is_the_same_page(queries_run, monkeypatch):
+    """Where the export is not read directly (a cache entry, a parquetdir) the stakeout is
+    one read of the views' launches (queries/stakeout_profiles.sql), and the page is the
+    same as from the shared read and SQLite."""
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        page = build_report(t)
+    monkeypatch.setattr(stakeoutread, "_read_directly", lambda t: False)
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        assert build_report(t) == page
+    assert queries_run["stakeout_profiles"] == queries_run["report_stakeout_durations"] == 1
 
 
 def test_pair_report_reads_each_traces_gpu_work_once(queries_run):
@@ -199,6 +212,63 @@ def test_short_names_one_read(monkeypatch):
     for part in ("spread", "histogram", "configs"):
         got, want = getattr(one, part), getattr(expected, part)
         assert got.equals(want), part
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_direct_profiles_are_kernel_profiles(trace_path):
+    """The stakeout read directly (spreads and histograms of the shared read, SQLite's
+    launch configurations) is kernel_profiles's, for demangled and short names (short
+    ones group several demangled), a name not launched included."""
+    with tracelens.open(trace_path, cache=False) as t:
+        table = sharedread.for_duckdb(sharedread.read_work(t))
+        for kind in sharedread.SHARED_NAME_KINDS:
+            names = t.census(name=kind)["name"].head(8).to_list() + ["not launched"]
+            want = kernel_profiles(t, names, name=kind, per_octave=stakeoutview.PER_OCTAVE)
+            got = stakeoutread.direct_profiles(t, names, kind, table, stakeoutview.PER_OCTAVE)
+            assert got is not None and got.spread.height == len(names) - 1, kind
+            for part in ("spread", "histogram", "configs"):
+                assert_frame_equal(getattr(got, part), getattr(want, part), rel_tol=1e-12)
+
+
+def test_direct_profiles_leave_odd_rows_to_the_views(tmp_path, monkeypatch):
+    """A launch configuration that nsys never writes (text where it writes an integer):
+    the views are read instead (they say what is wrong), as on a cache entry."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "odd.sqlite"
+    shutil.copy(demo_path("bs1"), path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'x' WHERE rowid = 1")
+    con.commit()
+    con.close()
+    with tracelens.open(path, cache=False) as t:
+        table = sharedread.for_duckdb(sharedread.read_work(t))
+        names = t.census()["name"].to_list()
+        assert stakeoutread.direct_profiles(t, names, "demangled", table, 4) is None
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    with tracelens.open(demo_path("bs1"), cache=True) as t:  # a cache entry: the views
+        assert stakeoutread.direct_profiles(t, names, "demangled", table, 4) is None
+        assert t._lazy is not None
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_window_counts_of_the_read_are_the_operations(trace_path):
+    """Whether the detail window holds more operations than it draws, counted in the
+    shared read, is what gpu_operations reads: windows that end at an operation's start,
+    start at its end, lie inside it, and the whole span."""
+    from tracelens.report.layout import _more_than
+
+    t, work = _shared_reads(trace_path)
+    with t:
+        table = sharedread.for_duckdb(work)
+        kernels = t.sql('SELECT start, "end" FROM kernels ORDER BY start').rows()
+        s, e = kernels[len(kernels) // 2]
+        g0, g1 = activity.gpu_span(t)
+        for t0, t1 in ((e, e + 50_000), (s - 20_000, s), (s + 1, e - 1), (g0, g1)):
+            n = activity.gpu_operations(t, t0, t1, limit=10**9).height
+            assert not _more_than(table, t0, t1, n) and _more_than(table, t0, t1, n - 1)
 
 
 @pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)

@@ -150,3 +150,39 @@ def _no_filter() -> dict:
     from tracelens.filters import EventFilter
 
     return {"selection": None, **EventFilter().params()}
+
+
+def test_report_stakeout_queries(steps_trace):
+    # The stakeout read directly: the spreads and histograms of the GPU work the report read
+    # (stakeout_spread's and stakeout_log_histogram's rows, two_kernels above), the ids of
+    # the names (the text of each, once here), and SQLite's launch configurations per name
+    # id: gemm_kernel's two launches share one configuration (12 µs), fill_kernel's two
+    # another; no row holds what nsys never writes (odd 0).
+    import json
+
+    from tracelens.report.sharedread import for_duckdb, read_work
+
+    names = [GEMM, FILL, "not launched"]
+
+    def setup(t):
+        t.db.register("shared_work", for_duckdb(read_work(t)))
+
+    assert_setup_golden(
+        steps_trace, "report_stakeout_durations", "two_kernels", setup, work="shared_work",
+        names=names, name_kind="demangled", per_octave=4,
+    )  # fmt: skip
+    assert_golden(steps_trace, "report_name_ids", "two_kernels", names=names)
+    with tracelens_open(steps_trace) as t:
+        ids = t.query("report_name_ids", names=names)["id"].to_list()
+    assert_golden(
+        steps_trace, "report_stakeout_configs_export", "two_kernels", export_tables=True,
+        name_ids=json.dumps(ids), name_kind="demangled",
+    )  # fmt: skip
+
+
+def test_lineup_activity_rows(steps_trace):
+    # queries/_lineup.sql, which lineup_activities and report_lineup_activities share: the
+    # kernels handed over named from StringIds (demangled 1, displayed as id 2's text; an
+    # unknown id said so), the two HtoD memcpys and the memset (all on stream 7) grouped
+    # by stream and labelled.
+    assert_golden(steps_trace, "_lineup", "by_stream")

@@ -150,7 +150,8 @@ def collect_side(
     if has_kernels and stakeout:
         shown = kernels[:STAKEOUT_KERNELS]
         launches = [sum(k.calls for k in shown)]
-        stake = stakeout_rows([trace], [k.name for k in shown], name_kind, palette, None, launches)
+        names = [k.name for k in shown]
+        stake = stakeout_rows([trace], names, name_kind, palette, None, launches, [work])
     return Side(
         key=key,
         label=label,

@@ -1,6 +1,8 @@
 """The stakeout section: each top kernel's duration histogram (one trace, or A against B),
 its spread and its most common launch configurations (:func:`tracelens.stakeout.kernel_profiles`,
-or the same from one read of the kernels' launches: ``queries/stakeout_profiles.sql``)."""
+or the same from one read of the kernels' launches: ``queries/stakeout_profiles.sql``; on an
+export read directly, the spread and histogram from the GPU work the page already read and
+the configurations aggregated by SQLite: :mod:`.stakeoutread`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from . import svg
 from .text import DecodedField, category_of, decode, labels
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ..stakeout import KernelProfiles
     from ..trace import Trace
 
@@ -68,15 +72,26 @@ def _profiles_by_name(p: KernelProfiles) -> tuple[dict, dict, dict]:
 
 
 def profiles(
-    trace: Trace, names: list[str], name_kind: str, launches: int | None = None
+    trace: Trace,
+    names: list[str],
+    name_kind: str,
+    launches: int | None = None,
+    work: pa.Table | None = None,
 ) -> KernelProfiles:
-    """:func:`tracelens.stakeout.kernel_profiles` of ``names``: from one read of their
-    launches when the census says they have at most HELD_LAUNCHES (``launches``), else
-    (or when not said) from kernel_profiles's three."""
+    """:func:`tracelens.stakeout.kernel_profiles` of ``names``: on an export read directly,
+    from ``work`` (the GPU work the page read, :func:`.sharedread.for_duckdb`) and SQLite
+    (:func:`.stakeoutread.direct_profiles`); else from one read of their launches when the
+    census says they have at most HELD_LAUNCHES (``launches``), else (or when not said)
+    from kernel_profiles's three."""
     import polars as pl
 
     from ..stakeout import KernelProfiles, kernel_profiles
+    from .stakeoutread import direct_profiles
 
+    if work is not None:
+        found = direct_profiles(trace, names, name_kind, work, PER_OCTAVE)
+        if found is not None:
+            return found
     if launches is None or launches > HELD_LAUNCHES:
         return kernel_profiles(trace, names, name=name_kind, per_octave=PER_OCTAVE)
     rows = trace.query(
@@ -102,16 +117,18 @@ def stakeout_rows(
     palette: svg.Palette,
     ratios: dict[str, float | None] | None = None,
     launches: list[int] | None = None,
+    works: list[pa.Table | None] | None = None,
 ) -> list[StakeoutRow]:
     """Duration distribution and launch configurations of ``names`` in one or two traces
     (:func:`profiles` of each; ``launches``: how many launches the names have in each trace,
-    from its census)."""
+    from its census; ``works``: the GPU work the page read of each)."""
     if not names:
         return []
     counts = launches or [None] * len(traces)
+    reads = works or [None] * len(traces)
     sides = [
-        _profiles_by_name(profiles(t, names, name_kind, n))
-        for t, n in zip(traces, counts, strict=True)
+        _profiles_by_name(profiles(t, names, name_kind, n, w))
+        for t, n, w in zip(traces, counts, reads, strict=True)
     ]
     two = len(traces) > 1
     label = labels(names)

@@ -1,0 +1,139 @@
+"""The stakeout's kernel profiles on an export read directly, without DuckDB scanning its
+kernel table: the spread and histogram from the GPU work the page already read
+(``queries/report_stakeout_durations.sql``), the launch configurations aggregated by SQLite
+itself (``queries/report_stakeout_configs_export.sql``). DuckDB's scanner converts every
+launch's columns before its join keeps the top kernels; on the 5M-kernel trace the one
+read of ``queries/stakeout_profiles.sql`` cost ~2.9 CPU s, these two ~1.8. On a cached
+trace that read is cheap (~0.3 CPU s) and stays."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .. import _schema
+from .stakeoutview import CONFIG_COLUMNS, HISTOGRAM_COLUMNS, SPREAD_COLUMNS
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
+
+    from ..stakeout import KernelProfiles
+    from ..trace import Trace
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+# what report_stakeout_configs_export.sql reads of the kernel table
+CONFIG_READS = ("start", "end", "demangledName", "shortName", "gridX", "gridY", "gridZ",
+                "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
+                "dynamicSharedMemory")  # fmt: skip
+# report_stakeout_configs_export.sql's columns
+_EXPORT_COLUMNS = ("name_id", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                   "registers", "shared_bytes", "launches", "total_ns", "first_start",
+                   "last_end", "odd")  # fmt: skip
+
+
+def direct_profiles(
+    trace: Trace, names: list[str], name_kind: str, work: pa.Table, per_octave: int
+) -> KernelProfiles | None:
+    """:func:`tracelens.stakeout.kernel_profiles` of ``names`` (demangled or short), the
+    same rows, from ``work`` (:func:`.sharedread.for_duckdb`'s table) and SQLite; None
+    where the trace is not an export read directly (a cache entry, a parquetdir), lacks a
+    column, or holds what nsys never writes: read the views then."""
+    from ..stakeout import KernelProfiles
+    from .sharedread import SHARED_NAME_KINDS
+
+    if name_kind not in SHARED_NAME_KINDS or not _read_directly(trace):
+        return None
+    configs = _export_configs(trace, names, name_kind)
+    if configs is None:
+        return None
+    durations = _durations(trace, names, name_kind, work, per_octave)
+    return KernelProfiles(
+        names=tuple(names),
+        per_octave=per_octave,
+        spread=part(durations, "spread", SPREAD_COLUMNS),
+        histogram=part(durations, "histogram", HISTOGRAM_COLUMNS),
+        configs=configs,
+    )
+
+
+def part(rows: pl.DataFrame, name: str, columns: tuple[str, ...]) -> pl.DataFrame:
+    """The rows of one part of a query that returns several (its ``part`` column)."""
+    import polars as pl
+
+    return rows.filter(pl.col("part") == name).select(columns)
+
+
+def _read_directly(trace: Trace) -> bool:
+    """Whether ``trace``'s kernels are read from its SQLite export, with every column
+    report_stakeout_configs_export.sql reads."""
+    _ = trace.db  # opening the connection decides whether a cache entry serves the trace
+    direct = trace._sqlite is not None and trace.parquet_dir is None
+    cached = trace._lazy is not None and not trace._lazy.off
+    present = trace.tables.get(KERNEL_TABLE, ())
+    return direct and not cached and set(CONFIG_READS) <= set(present)
+
+
+def _durations(
+    trace: Trace, names: list[str], name_kind: str, work: pa.Table, per_octave: int
+) -> pl.DataFrame:
+    from ..activity import registered_work
+
+    with registered_work(trace, work) as source:
+        return trace.query(
+            "report_stakeout_durations",
+            work=source,
+            names=list(names),
+            name_kind=name_kind,
+            per_octave=per_octave,
+        )
+
+
+def _export_configs(trace: Trace, names: list[str], name_kind: str) -> pl.DataFrame | None:
+    """stakeout_configs.sql's rows of ``names``, from SQLite's aggregate by name id; None
+    when a row holds what nsys never writes."""
+    import polars as pl
+
+    from .. import _resources
+
+    ids = trace.query("report_name_ids", names=list(names))
+    rows = trace._sqlite_rows(
+        _resources.query("report_stakeout_configs_export"),
+        {"name_ids": json.dumps(ids["id"].to_list()), "name_kind": name_kind},
+    )
+    limit = _schema.TIME_LIMIT_NS
+    for row in rows:
+        first, last, odd = row[-3:]
+        if odd or not all(v is None or type(v) is int for v in row):
+            return None
+        if first is None or last is None or not (-limit <= first and last <= limit):
+            return None
+    frame = pl.DataFrame(rows, schema=dict.fromkeys(_EXPORT_COLUMNS, pl.Int64), orient="row")
+
+    def size(*axes: str) -> pl.Expr:
+        x, y, z = (pl.col(a).cast(pl.String) for a in axes)
+        return pl.concat_str([x, y, z], separator="×")
+
+    total = pl.col("total_ns").sum()
+    return (
+        frame.join(ids.select(pl.col("id").alias("name_id"), "name"), on="name_id")
+        .group_by(
+            "name",
+            size("gridX", "gridY", "gridZ").alias("grid"),
+            size("blockX", "blockY", "blockZ").alias("block"),
+            "registers",
+            "shared_bytes",
+        )
+        .agg(launches=pl.col("launches").sum(), total_ns=total)
+        .with_columns(avg_ns=pl.col("total_ns").cast(pl.Float64) / pl.col("launches"))
+        .sort(
+            "name",
+            "launches",
+            "total_ns",
+            "grid",
+            "block",
+            descending=[False, True, True, False, False],
+            nulls_last=True,
+        )  # fmt: skip
+        .select(CONFIG_COLUMNS)
+    )
