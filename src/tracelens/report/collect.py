@@ -26,6 +26,7 @@ from .kernelview import (
 )
 from .omitted import Omitted
 from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
+from .stakeoutview import profiles as stakeout_profiles
 from .timekeeping import step_rows, timekeeping, util_rows
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..compare.collect import Side as DiffSide
+    from ..stakeout import KernelProfiles
     from ..steps import Steps
     from ..trace import Trace
     from .layout import TimelineView
@@ -68,6 +70,7 @@ class Side:
     step_rows: list[dict[str, Any]] = field(default_factory=list)  # what the steps table shows
     step_summary: dict[str, Any] = field(default_factory=dict)
     nvtx: NvtxTree | None = None  # NVTX ranges by path with their GPU time
+    profiles: KernelProfiles | None = None  # of the kernels collect_side's ``profile`` names
 
 
 def memory_rows(trace: Trace) -> list[dict[str, Any]]:
@@ -109,9 +112,12 @@ def collect_side(
     omitted: list[Omitted],
     stakeout: bool = True,
     read: DiffSide | None = None,
+    profile: tuple[list[str], int] | None = None,
 ) -> Side:
     """Everything the page shows about one trace. ``read``: what :func:`tracelens.diff`
-    read from it (its census, totals and util are not read again)."""
+    read from it (its census, totals and util are not read again). ``profile``: kernel
+    names and their launches here, whose profiles (:func:`.stakeoutview.profiles`) are
+    read from the page's read while it is held: the diff's stakeout."""
     from .layout import build_timeline
 
     notes: list[str] = []
@@ -146,12 +152,14 @@ def collect_side(
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
-    stake = []
+    stake, profiles = [], None
     if has_kernels and stakeout:
         shown = kernels[:STAKEOUT_KERNELS]
         launches = [sum(k.calls for k in shown)]
         names = [k.name for k in shown]
         stake = stakeout_rows([trace], names, name_kind, palette, None, launches, [work])
+    if has_kernels and profile is not None and profile[0]:
+        profiles = stakeout_profiles(trace, profile[0], name_kind, profile[1], work)
     return Side(
         key=key,
         label=label,
@@ -180,6 +188,7 @@ def collect_side(
         step_rows=steps_shown,
         step_summary=steps_summary,
         nvtx=tree,
+        profiles=profiles,
     )
 
 

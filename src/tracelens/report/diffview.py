@@ -18,6 +18,7 @@ from .text import count, danger_hits, decode, labels, ratio_class, short
 
 if TYPE_CHECKING:
     from ..compare import TraceDiff
+    from ..stakeout import KernelProfiles
     from ..trace import Trace
 
 WIDTH = 1180  # px, charts span the page
@@ -239,6 +240,18 @@ def _kernel_rows(d: TraceDiff, top: int, palette: svg.Palette) -> list[dict[str,
     return rows
 
 
+def stakeout_picks(d: TraceDiff) -> tuple[list[str], list[int]]:
+    """The kernels of the diff's stakeout (the most surprising kernels both runs launch,
+    then the biggest newcomers) and how many launches they have in A and in B."""
+    import polars as pl
+
+    both = d.kernels.filter(pl.col("status") == "both").head(STAKEOUT_KERNELS - STAKEOUT_NEWCOMERS)
+    others = d.kernels.filter(pl.col("status") != "both").head(STAKEOUT_NEWCOMERS)
+    names = both["name"].to_list() + others["name"].to_list()
+    picked = pl.concat([both, others])
+    return names, [int(picked[c].fill_null(0).sum()) for c in ("a_instances", "b_instances")]
+
+
 def diff_view(
     d: TraceDiff,
     ta: Trace,
@@ -248,9 +261,10 @@ def diff_view(
     name_kind: str,
     palette: svg.Palette,
     omitted: list[Omitted],
+    profiles: list[KernelProfiles | None] | None = None,
 ) -> DiffView:
-    import polars as pl
-
+    """The diff's sections of the page. ``profiles``: each trace's profiles of
+    :func:`stakeout_picks`'s kernels, already read (None: read here)."""
     from ..compare.render import totals_rows
 
     categories = [
@@ -267,16 +281,11 @@ def diff_view(
             )
         )
     kernel_chart = _kernel_chart(d, palette)
-    # Stakeout: the most surprising kernels both runs launch, then the biggest newcomers.
-    both = d.kernels.filter(pl.col("status") == "both").head(STAKEOUT_KERNELS - STAKEOUT_NEWCOMERS)
-    others = d.kernels.filter(pl.col("status") != "both").head(STAKEOUT_NEWCOMERS)
-    names = both["name"].to_list() + others["name"].to_list()
+    names, launches = stakeout_picks(d)
     ratios = dict(
         zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
     )
-    picked = pl.concat([both, others])
-    launches = [int(picked[c].fill_null(0).sum()) for c in ("a_instances", "b_instances")]
-    stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios, launches)
+    stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios, launches, given=profiles)
     shown = d.danger.head(top)
     danger_label = labels(shown["name"].unique(maintain_order=True).to_list())
     danger = [{**r, "short": danger_label[r["name"]]} for r in shown.iter_rows(named=True)]

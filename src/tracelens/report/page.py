@@ -4,6 +4,7 @@ Content-Security-Policy forbids every network request."""
 
 from __future__ import annotations
 
+from copy import copy
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -92,23 +93,7 @@ def build_report(
             diff=None,
         )
     else:
-        from ..compare import diff as compute
-        from .diffview import diff_view
-
-        d = compute(trace_a, trace_b, name=name, keep_work=True)
-        read_a, read_b = d.sides
-        side_args["stakeout"] = False
-        sa = collect_side(trace_a, key="a", label=d.label_a, read=read_a, **side_args)
-        sb = collect_side(trace_b, key="b", label=d.label_b, read=read_b, **side_args)
-        context.update(
-            mode="diff",
-            title=title or f"tracelens report: {d.label_a} → {d.label_b}",
-            sides=[sa, sb],
-            diff=diff_view(
-                d, trace_a, trace_b, top=top, name_kind=name, palette=palette, omitted=omitted
-            ),
-            path=_path(trace_a, trace_b, d.label_a, d.label_b, omitted),
-        )
+        context.update(_pair(trace_a, trace_b, name, title, side_args))
     for side in context["sides"]:
         if side.timeline:
             for n in side.timeline.notes:
@@ -117,6 +102,39 @@ def build_report(
     context["legend"] = _page_legend(context["sides"])
     context["files"] = file_rows(context["sides"])
     return _render(context)
+
+
+def _pair(
+    trace_a: Trace, trace_b: Trace, name: str, title: str | None, side_args: dict[str, Any]
+) -> dict[str, Any]:
+    """What the page of two traces shows: the diff (:func:`tracelens.diff`, whose read of
+    each trace's GPU work its side's sections share) and each trace's sections."""
+    from ..compare import diff as compute
+    from .diffview import diff_view, stakeout_picks
+
+    d = compute(trace_a, trace_b, name=name, keep_work=True)
+    read_a, read_b = d.sides
+    same = read_b is read_a  # a trace with itself, read once: each side takes that read
+    read_b = copy(read_a) if same else read_b
+    # the diff's stakeout profiles are read while each side holds its GPU work
+    names, launches = stakeout_picks(d)
+    args = {**side_args, "stakeout": False}
+    sa = collect_side(trace_a, key="a", label=d.label_a, read=read_a,
+                      profile=(names, launches[0]), **args)  # fmt: skip
+    profile_b = None if same else (names, launches[1])
+    sb = collect_side(trace_b, key="b", label=d.label_b, read=read_b, profile=profile_b, **args)
+    view = diff_view(
+        d, trace_a, trace_b, top=side_args["top"], name_kind=name,
+        palette=side_args["palette"], omitted=side_args["omitted"],
+        profiles=[sa.profiles, sa.profiles if same else sb.profiles],
+    )  # fmt: skip
+    return {
+        "mode": "diff",
+        "title": title or f"tracelens report: {d.label_a} → {d.label_b}",
+        "sides": [sa, sb],
+        "diff": view,
+        "path": _path(trace_a, trace_b, d.label_a, d.label_b, side_args["omitted"]),
+    }
 
 
 def _base_context(**extra: Any) -> dict[str, Any]:

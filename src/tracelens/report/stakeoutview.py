@@ -118,17 +118,19 @@ def stakeout_rows(
     ratios: dict[str, float | None] | None = None,
     launches: list[int] | None = None,
     works: list[pa.Table | None] | None = None,
+    given: list[KernelProfiles | None] | None = None,
 ) -> list[StakeoutRow]:
     """Duration distribution and launch configurations of ``names`` in one or two traces
     (:func:`profiles` of each; ``launches``: how many launches the names have in each trace,
-    from its census; ``works``: the GPU work the page read of each)."""
+    from its census; ``works``: the GPU work the page read of each; ``given``: each
+    trace's profiles of ``names`` where already read)."""
     if not names:
         return []
-    counts = launches or [None] * len(traces)
-    reads = works or [None] * len(traces)
+    n = len(traces)
+    counts, reads, known = launches or [None] * n, works or [None] * n, given or [None] * n
     sides = [
-        _profiles_by_name(profiles(t, names, name_kind, n, w))
-        for t, n, w in zip(traces, counts, reads, strict=True)
+        _profiles_by_name(p or profiles(t, names, name_kind, c, w))
+        for t, c, w, p in zip(traces, counts, reads, known, strict=True)
     ]
     two = len(traces) > 1
     label = labels(names)
