@@ -454,19 +454,28 @@ def test_demo_steps_that_hold_little_of_the_gpu_time_make_no_step_clue(demo_diff
     assert note.endswith("that launched 19% of the GPU time")
 
 
-def test_per_step_clues_say_which_steps_they_count():
-    """Clue impacts per step count the launch motif's repetitions (the alignment's steps);
-    the steps note counts trace.steps(). Where the two differ the board says which steps
-    the per-step impacts count; where they agree, or the motif has none, nothing."""
+def test_per_step_clues_say_which_steps_they_count(demo_diff):
+    """Clue impacts per step count trace.steps() when both sides have steps that hold most
+    of their GPU time, else the launch motif's repetitions (the alignment's steps). The
+    board says so where the steps note alone does not: the motif repeats another number of
+    times, or the impacts count the motif; where the counts agree, or there is no motif,
+    nothing. The demo's decode-step ranges hold 19% of B's GPU time: its impacts count the
+    motif's 5 repetitions, not the 4 ranges."""
     from types import SimpleNamespace
 
     from tracelens.compare import _motif_note
 
-    nvtx = SimpleNamespace(count=4)
-    (note,) = _motif_note((8, 6), nvtx, nvtx)
-    assert "launch sequence on the busiest device: A 8, B 6" in note
-    assert "not the steps above" in note
-    (note,) = _motif_note((8, 6), None, SimpleNamespace(count=0))
+    assert (demo_diff.steps_a, demo_diff.steps_b) == (5, 5)
+    nvtx, none = SimpleNamespace(count=4), SimpleNamespace(count=0)
+    (note,) = _motif_note((4, 4), (8, 6), nvtx, nvtx)
+    assert note.startswith("per-step clue impacts count the steps above; ")
+    assert "the launch sequence on the busiest device repeats A 8, B 6 times" in note
+    for steps_b in (nvtx, none):  # per repetition: the steps hold too little, or B has none
+        (note,) = _motif_note((8, 6), (8, 6), nvtx, steps_b)
+        assert "launch sequence on the busiest device: A 8, B 6" in note
+        assert "not the steps above" in note
+    (note,) = _motif_note((8, 6), (8, 6), None, none)
     assert note.endswith("A 8, B 6")
-    assert _motif_note((4, 4), nvtx, nvtx) == []
-    assert _motif_note((None, None), nvtx, nvtx) == []
+    assert _motif_note((4, 4), (4, 4), nvtx, nvtx) == []
+    assert _motif_note((4, 4), (None, None), nvtx, nvtx) == []
+    assert _motif_note((None, None), (None, None), None, None) == []

@@ -425,6 +425,52 @@ def test_nvtx_region_deltas_per_step(tmp_path):
     assert len(data["nvtx_steps"]) == d.nvtx_steps.height
 
 
+def build_double_steps(tmp_path, stem, steps, *, attn_ns=30_000):
+    """``steps`` NVTX ranges 'step', each holding the launch motif STEP twice: the steps
+    `tracelens steps` finds (the ranges) are half the motif's repetitions."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    r.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+    for _ in range(steps):
+        s0 = t - 10_000
+        for _half in range(2):
+            for name, dur in STEP:
+                d = attn_ns if name == FLASH_FWD else dur
+                r.kernel(name, t, d, pid=PID)
+                t += d + 1_000
+        r.nvtx("step", s0, t, pid=PID)
+        t += 20_000
+    return r.write(tmp_path, stem).path
+
+
+def test_per_step_impacts_count_the_steps_tracelens_steps_finds(tmp_path):
+    """10 NVTX steps of two motif repetitions each; the attention kernel takes 90 µs
+    instead of 30 µs (2 calls per step): the impacts are per NVTX step (+120 µs, not the
+    +60 µs per repetition), as `tracelens steps` counts them, and the board says so."""
+    a, b = (
+        build_double_steps(tmp_path, "a", 10),
+        build_double_steps(tmp_path, "b", 10, attn_ns=90_000),
+    )
+    d = pair(tmp_path, a, b)
+    for path in (a, b):
+        with tracelens.open(path) as t:
+            assert t.steps().count == 10
+    (al,) = d.alignment
+    assert (al.steps_a, al.steps_b) == (20, 20)  # the motif repeats twice per step
+    assert (d.steps_a, d.steps_b) == (10, 10)
+    (outlier,) = [c for c in d.clues if c.id == "per_call_outlier"]
+    assert "flash" in outlier.clue and outlier.impact_ns == pytest.approx(120_000, rel=0.01)
+    (steps,) = [n for n in d.notes if n.startswith("steps: ")]
+    assert steps.startswith("steps: A 10 steps, B 10 steps, from 10 top-level NVTX ranges")
+    assert (
+        "per-step clue impacts count the steps above; the launch sequence on the busiest "
+        "device repeats A 20, B 20 times (calls per step count per repetition)"
+    ) in d.notes
+    (lead,) = [c for c in d.clues if c.id == "time_accounting"]
+    assert lead.clue.startswith("GPU wall time per step: ")
+
+
 def test_nvtx_region_deltas_follow_the_nvtx_selection(tmp_path):
     from tracelens.filters import select_nvtx
 

@@ -159,7 +159,7 @@ def _diff_traces(
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
     figures = _figures(sa, sb, copies, kernels, danger, alignment, score)
-    steps_a, steps_b = model.steps_of(alignment)
+    steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
     context = Context(
         sa,
         sb,
@@ -287,16 +287,44 @@ def _step_notes(steps_a, steps_b) -> list[str]:
     return [f"steps: {text}{tail}"]
 
 
-def _motif_note(motif: tuple[int | None, int | None], steps_a, steps_b) -> list[str]:
-    """Which steps the clues' per-step impacts (ms/step, calls per step) count: the
-    repetitions of the launch sequence's motif on the busiest device (``model.steps_of``),
-    which the alignment finds; the steps note and the accounting clues count
-    ``trace.steps`` (NVTX markers first, as ``tracelens steps`` documents). Said where the
-    two counts differ, so that no per-step figure is read against the other's steps."""
-    if None in motif:
-        return []
-    counts = tuple(s.count if s is not None and s.count else None for s in (steps_a, steps_b))
-    if counts == motif:
+def impact_steps(sa, sb, motif: tuple[int | None, int | None]) -> tuple[int | None, int | None]:
+    """How many steps each capture holds for the clues' per-step impacts: the steps
+    ``tracelens steps`` finds (``Side.steps``: NVTX step ranges first, else the launch
+    period) when both sides have steps that hold most of their GPU busy time (threshold
+    ``step_time_coverage``, as the steady-step clue); else the repetitions of the launch
+    sequence's motif on the busiest device (``motif``: ``model.steps_of``) when both repeat
+    one; else none (impacts in total)."""
+    from .clues import threshold
+    from .clues.accounting import step_coverage
+
+    counts = _step_counts(sa.steps, sb.steps)
+    if None in counts:
+        return motif
+    if min(step_coverage(sa), step_coverage(sb)) < threshold("step_time_coverage"):
+        return motif
+    return counts
+
+
+def _step_counts(steps_a, steps_b) -> tuple[int | None, int | None]:
+    return tuple(s.count if s is not None and s.count else None for s in (steps_a, steps_b))
+
+
+def _motif_note(used, motif, steps_a, steps_b) -> list[str]:
+    """Which steps the clues' per-step impacts count (``used``: :func:`impact_steps`), said
+    where the steps note above (``trace.steps``) does not say it alone: where they are
+    those steps and the launch sequence (``motif``) repeats another number of times (the
+    calls per step count calls per repetition), and where they are the motif's
+    repetitions."""
+    counts = _step_counts(steps_a, steps_b)
+    if None not in counts and used == counts:
+        if None in motif or motif == counts:
+            return []
+        return [
+            f"per-step clue impacts count the steps above; the launch sequence on the busiest "
+            f"device repeats A {motif[0]:,}, B {motif[1]:,} times (calls per step count per "
+            "repetition)"
+        ]
+    if None in motif or used != motif:
         return []
     which = " (not the steps above, which tracelens steps finds)" if any(counts) else ""
     return [
@@ -327,7 +355,8 @@ def _notes(
             )
         )
     notes += _step_notes(sa.steps, sb.steps)
-    notes += _motif_note(model.steps_of(alignment), sa.steps, sb.steps)
+    motif = model.steps_of(alignment)
+    notes += _motif_note(impact_steps(sa, sb, motif), motif, sa.steps, sb.steps)
     if sa.time is None or sb.time is None:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "

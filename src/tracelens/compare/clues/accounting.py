@@ -101,7 +101,7 @@ def _step_words(steps) -> str:
     )
 
 
-def _step_coverage(side) -> float:
+def step_coverage(side) -> float:
     """The share of one run's GPU busy time its steps hold (1 without the accounting)."""
     busy = (side.time or {}).get("busy_ns")
     return float(side.steps.frame["busy_ns"].sum()) / busy if busy else 1.0
@@ -115,7 +115,7 @@ def step_time(x: Context) -> list[Clue]:
     steps_a, steps_b = x.sa.steps, x.sb.steps
     if steps_a is None or steps_b is None or not steps_a.count or not steps_b.count:
         return []
-    if min(_step_coverage(x.sa), _step_coverage(x.sb)) < threshold("step_time_coverage"):
+    if min(step_coverage(x.sa), step_coverage(x.sb)) < threshold("step_time_coverage"):
         return []
     ma, mb = steps_a.median_ns, steps_b.median_ns
     if ma is None or mb is None or abs(mb - ma) < threshold("time_share") * max(ma, mb):

@@ -143,6 +143,11 @@ def calls_per_step(x: Context) -> list[Clue]:
     for name, ca, cb, impact in rows[: int(threshold("outliers_shown"))]:
         if unit == "step":
             evidence = f"{ca:,} → {cb:,} calls in every step ({busiest.steps_b:,} steps in B)"
+            if x.steps != busiest.steps_b:  # the impacts count other steps (trace.steps)
+                evidence = (
+                    f"{ca:,} → {cb:,} calls in every repetition of the launch sequence "
+                    f"({busiest.steps_b:,} in B)"
+                )
             ratio_text = fmt_ratio(cb / ca)
         else:
             share_a, share_b = ca / x.launches_a, cb / x.launches_b

@@ -196,8 +196,10 @@ class TraceDiff(Result):
     notes: tuple[str, ...] = field(default=())
     typical: TypicalChange | None = None
     comparability: Comparability | None = None
-    # Steps per capture (the launch motif's repetitions on the busiest device), when both
-    # sequences repeat a step; clue impacts are per step then
+    # Steps per capture that clue impacts are per (compare.impact_steps): trace.steps of
+    # each side when both have steps holding most of their GPU time, else the launch
+    # motif's repetitions on the busiest device when both sequences repeat one; None:
+    # impacts in total
     steps_a: int | None = None
     steps_b: int | None = None
     # NVTX ranges whose launched work each side compares (--nvtx), None: no selection
