@@ -24,12 +24,17 @@ def _operators(con, sql: str, params=None) -> set[str]:
     return set(re.findall(r"[A-Z][A-Z_]{3,}", plan))
 
 
+CREATES = ("CREATE OR REPLACE TEMP TABLE", "CREATE OR REPLACE TEMP VIEW")
+
+
 def _select(name: str) -> str:
-    """The SELECT of a CREATE TABLE ... AS query file (or the file, when it is a SELECT)."""
+    """The SELECT of a CREATE TABLE/VIEW ... AS query file (or the file, when it is a
+    SELECT)."""
     text = _resources.query(name)
-    if "CREATE OR REPLACE TEMP TABLE" not in text:
+    create = next((c for c in CREATES if c in text), None)
+    if create is None:
         return text
-    return text[text.index(" AS\n", text.index("CREATE OR REPLACE TEMP TABLE")) + 4 :]
+    return text[text.index(" AS\n", text.index(create)) + 4 :]
 
 
 @pytest.fixture(scope="module")
