@@ -59,19 +59,22 @@ def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     name_rank = kernels["name_rank"].gather(name_at)
     order = _order(range_rank, pid * (1 << 24) + tid, stats["total_ns"], name_rank)
     group_at, name_at = group_at.gather(order), name_at.gather(order)
-    return stats[order].select(
+    # each column gathered into the output as it is made: no reordered copy of every stats
+    # column first (0.35 GB on the 4M rows of the nest trace)
+    in_order = {c: pl.col(c).gather(order) for c in stats.columns}
+    return stats.select(
         groups["range"].gather(group_at).alias("range"),
         groups["style"].gather(group_at).alias("style"),
         pid.gather(order).alias("pid"),
         tid.gather(order).alias("tid"),
-        "ranges",
-        "kernels",
-        "total_ns",
-        rounded(pl.col("total_ns") / pl.col("pairs")).alias("avg_ns"),
-        rounded(pl.col("med_ns")).alias("med_ns"),
-        "min_ns",
-        "max_ns",
-        rounded(pl.col("stddev_ns").fill_null(0.0)).alias("stddev_ns"),
+        in_order["ranges"],
+        in_order["kernels"],
+        in_order["total_ns"],
+        rounded(in_order["total_ns"] / in_order["pairs"]).alias("avg_ns"),
+        rounded(in_order["med_ns"]),
+        in_order["min_ns"],
+        in_order["max_ns"],
+        rounded(in_order["stddev_ns"].fill_null(0.0)),
         kernels["name"].gather(name_at).alias("name"),
     )
 
