@@ -355,13 +355,20 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     return work.select((with_row.sort() % rows).cast(pl.get_index_type())).to_series()
 
 
-def read_work(trace: Trace, where: EventFilter | None = None) -> pl.DataFrame:
+def read_work(
+    trace: Trace, where: EventFilter | None = None, *, context: bool = True
+) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
-    start (rows that start together in any order). Read it once and hand it to each."""
+    start (rows that start together in any order). Read it once and hand it to each.
+    ``context``: read the CUDA context (findings' GPU rules report it); without it the
+    column is left out (util alone, which does not read it)."""
     import polars as pl
 
-    work = trace.query("util_work", **{"selection": None, **(where or EventFilter()).params()})
+    params = {"selection": None, **(where or EventFilter()).params(), "context": context}
+    work = trace.query("util_work", **params)
+    if not context:
+        work = work.drop("context")
     order = _device_start_order(work)
     # Gathered one column at a time, each dropped from the read once copied: the sort holds
     # one column twice, not the whole read (~220 MB on a 5M-kernel trace).
@@ -382,7 +389,7 @@ def gpu_time_accounting(
 
     _require_work(trace)
     if work is None:
-        work = read_work(trace, where)
+        work = read_work(trace, where, context=False)
     calls = read_calls(trace, sync_api_regex())
     params = work_params(trace, where, work, calls)
     ops = operations(work, params)

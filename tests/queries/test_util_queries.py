@@ -92,8 +92,11 @@ def test_util_work(trace_path):
     from tracelens.util import read_work
 
     with tracelens.open(trace_path) as trace:
-        actual = read_work(trace).write_csv()
-    assert actual == (GOLDEN / "util_work__util.csv").read_text()
+        actual = read_work(trace)
+        narrow = read_work(trace, context=False)  # util alone: the same rows, no context
+    assert actual.write_csv() == (GOLDEN / "util_work__util.csv").read_text()
+    assert "context" in actual.columns
+    assert narrow.equals(actual.drop("context"))
 
 
 def _ops(path, **where):
