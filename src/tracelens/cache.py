@@ -5,7 +5,9 @@ whose cost grows with every column read (9 kernel columns of 5M rows: 0.9 s; the
 Parquet: ~0.1 s). So a trace above ``min_bytes`` is copied into Parquet as statements read
 it (:mod:`tracelens.trace.lazy` decides what: each table's columns a statement reads, then
 all of them), one file per nsys table (the layout ``nsys export --type parquetdir`` writes,
-so one reader serves both), and later statements and runs read those.
+so one reader serves both), and later statements and runs read those. An entry can also
+hold derived files, which tracelens computed from those tables and lists with the version of
+what made them (:func:`add_derived`; util's sorted GPU work, :mod:`tracelens.util_workfile`).
 
 Parquet rather than a DuckDB database file (measured on the 5M-kernel trace, both built
 from the same views): the DuckDB file answered census ~25% faster and a 10 ms window ~2x
@@ -265,6 +267,49 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
         f"COPY ({table.select}) TO (getvariable('cache_file')) "
         "(FORMAT parquet, COMPRESSION snappy, PARQUET_VERSION V2, ROW_GROUP_SIZE 122880)"
     )
+
+
+# -- derived files -------------------------------------------------------------------------
+# A derived file holds what tracelens computed from the cached tables (util's GPU work in
+# sweep order), listed in the manifest under DERIVED with a version that names what made
+# it: a reader takes it only at the version it expects, so a change to what makes it is
+# never served stale (the file is then rewritten).
+DERIVED = "derived"
+
+
+def derived_path(entry: Path, name: str, version: str) -> Path | None:
+    """``entry``'s derived file ``name`` when its manifest lists it at ``version``."""
+    listed = (_read_manifest(entry) or {}).get(DERIVED)
+    if isinstance(listed, dict) and listed.get(name) == version and (entry / name).is_file():
+        return entry / name
+    return None
+
+
+def add_derived(
+    settings: Settings,
+    ident: dict[str, int | str],
+    source: Path,
+    name: str,
+    version: str,
+    write: Callable[[Path], None],
+) -> None:
+    """Write the derived file ``name`` of the entry for ``ident`` with ``write(path)``
+    (under the entry's lock, to a partial name renamed into place, then listed at
+    ``version``, as :func:`add` does for tables). Raises OSError when the cache directory
+    cannot be written."""
+    with writing(settings, ident, source) as entry:
+        started = time.perf_counter()
+        partial = entry / f"{name}.{os.getpid()}{PARTIAL}"
+        try:
+            write(partial)
+            os.replace(partial, entry / name)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        manifest = _read_manifest(entry) or {}
+        manifest.setdefault(DERIVED, {})[name] = version
+        manifest["built_s"] = round(manifest.get("built_s", 0.0) + time.perf_counter() - started, 3)
+        _write_manifest(entry, manifest)
 
 
 # -- size, eviction, info, clear ---------------------------------------------------------------

@@ -362,16 +362,29 @@ def read_work(
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
     start (rows that start together in any order). Read it once and hand it to each.
     ``context``: read the CUDA context (findings' GPU rules report it); without it the
-    column is left out (util alone, which does not read it)."""
+    column is left out (util alone, which does not read it). A trace read through the
+    cache keeps its whole rows, sorted, for later runs (:mod:`tracelens.util_workfile`)."""
+    from . import util_workfile
+
+    where = where or EventFilter()
+    whole = all(v is None for v in where.params().values())
+    if whole and (work := util_workfile.kept(trace, context=context)) is not None:
+        return work
+    keep = whole and util_workfile.keeps(trace)
+    params = {"selection": None, **where.params(), "context": context or keep}
+    work = _sorted(trace.query("util_work", **params))
+    if keep:
+        util_workfile.keep(trace, work)
+    return work if context else work.drop("context")
+
+
+def _sorted(work: pl.DataFrame) -> pl.DataFrame:
+    """``work`` by device and start (:func:`_device_start_order`), gathered one column at a
+    time, each dropped from the read once copied: the sort holds one column twice, not the
+    whole read (~220 MB on a 5M-kernel trace)."""
     import polars as pl
 
-    params = {"selection": None, **(where or EventFilter()).params(), "context": context}
-    work = trace.query("util_work", **params)
-    if not context:
-        work = work.drop("context")
     order = _device_start_order(work)
-    # Gathered one column at a time, each dropped from the read once copied: the sort holds
-    # one column twice, not the whole read (~220 MB on a 5M-kernel trace).
     columns = []
     for name in work.columns:
         columns.append(work.get_column(name).gather(order))

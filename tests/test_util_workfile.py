@@ -1,0 +1,87 @@
+"""util's GPU work kept, sorted, in the cache entry of a trace (tracelens.util_workfile):
+written by the first whole read through the cache, read back by later ones with the same
+rows as a direct read, never for a filtered read, never at another version, and never when
+damaged. Each test has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches
+the small demo trace."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import tracelens
+from tracelens import cache, util_workfile
+from tracelens.filters import EventFilter
+from tracelens.util import gpu_time_accounting, read_work
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+@pytest.fixture
+def demo(tmp_path) -> Path:
+    from tracelens.demo import demo_path
+
+    path = tmp_path / "run.sqlite"
+    shutil.copyfile(demo_path("bs16"), path)
+    return path
+
+
+def _kept_file(trace: tracelens.Trace) -> Path | None:
+    return cache.derived_path(trace.parquet_dir, util_workfile.NAME, util_workfile._version())
+
+
+def _accounting(trace: tracelens.Trace):
+    util = gpu_time_accounting(trace)
+    return util.frame.rows(), util.idle_causes.rows(), util.communication.rows()
+
+
+def test_whole_rows_are_kept_and_read_back(demo, cache_dir):
+    with tracelens.open(demo, cache=False) as direct:
+        expected = read_work(direct)
+        device0 = read_work(direct, EventFilter(device=0))
+        accounting = _accounting(direct)
+    assert expected.height and "context" in expected.columns
+    with tracelens.open(demo) as first:
+        assert util_workfile.kept(first, context=True) is None  # nothing kept yet
+        assert read_work(first, context=False).equals(expected.drop("context"))
+        assert _kept_file(first) is not None  # kept with the context, for findings
+    with tracelens.open(demo) as again:
+        kept = util_workfile.kept(again, context=True)
+        assert kept is not None and kept.equals(expected)
+        assert read_work(again).equals(expected)
+        assert read_work(again, context=False).equals(expected.drop("context"))
+        assert _accounting(again) == accounting
+        assert read_work(again, EventFilter(device=0)).equals(device0)  # read, not kept
+
+
+def test_nothing_is_kept_of_a_direct_read(demo, cache_dir):
+    with tracelens.open(demo, cache=False) as direct:
+        read_work(direct)
+        assert util_workfile.kept(direct, context=True) is None
+    assert not (cache_dir / "traces").exists()
+
+
+def test_another_version_or_a_damaged_file_is_not_read(demo, cache_dir, monkeypatch):
+    with tracelens.open(demo) as first:
+        expected = read_work(first)
+    with monkeypatch.context() as patched, tracelens.open(demo) as other:
+        patched.setattr(util_workfile, "_version", lambda: "made-otherwise")
+        assert util_workfile.kept(other, context=True) is None
+        assert read_work(other).equals(expected)  # read again, and kept at this version
+        assert _kept_file(other) is not None
+    with tracelens.open(demo) as again:
+        assert util_workfile.kept(again, context=True) is None
+        assert read_work(again).equals(expected)
+        path = _kept_file(again)
+    assert path is not None
+    path.write_bytes(b"not parquet")
+    with tracelens.open(demo) as damaged:
+        assert util_workfile.kept(damaged, context=True) is None
+        assert read_work(damaged).equals(expected)
