@@ -5,7 +5,8 @@
 -- by the call, if still open); the call is found on one BIGINT key (the pid above CUPTI's
 -- 32-bit correlation id) and each (call, step) pair counts once, as step_work's DISTINCT
 -- rows do. Building step_work from every GPU operation, de-duplicated and sorted, then
--- joining the kernels to it cost 5.6 CPU s on the 5M-kernel trace with 2,076 steps.
+-- joining the kernels to it cost 5.6 CPU s on the 5M-kernel trace with 2,076 steps. The
+-- ranking is step_top_kernels (queries/_step_top_kernels.sql), as in steps_top_kernels.
 --
 -- Needs the relation step_bounds: one row per step, step, globalTid (the range's thread),
 -- start and "end" (the range, ns from session start), which tracelens.stepwork registers.
@@ -39,16 +40,6 @@ per_kernel AS (
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS k
     JOIN calls AS c ON c.launch = (pid_of(k.globalPid) << 32) | k.correlationId
     GROUP BY ALL
-),
-ranked AS (
-    SELECT *,
-           row_number() OVER (PARTITION BY step, device ORDER BY total_ns DESC, name_id) AS rank,
-           total_ns / sum(total_ns) OVER (PARTITION BY step, device) AS share
-    FROM per_kernel
 )
-SELECT r.step, r.device, r.rank, r.calls, r.total_ns::BIGINT AS total_ns,
-       round(100 * r.share, 1) AS time_pct, s.value AS name
-FROM ranked AS r
-JOIN strings AS s ON s.id = r.name_id
-WHERE r.rank <= $top
-ORDER BY r.step, r.device, r.rank
+SELECT * FROM step_top_kernels('per_kernel', $top)
+ORDER BY step, device, rank

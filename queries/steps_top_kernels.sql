@@ -1,7 +1,7 @@
 -- steps_top_kernels: per step and device, the kernels with the most GPU time in that step
 -- (tracelens steps' top kernels). Needs the temp table step_work (globalPid, correlationId,
 -- step: the GPU work of each step, from steps_range_work or steps_window_work), filled by
--- tracelens.steps.
+-- tracelens.steps. The ranking is step_top_kernels (queries/_step_top_kernels.sql).
 --
 -- Parameters:
 --   $top  BIGINT  kernels kept per step and device
@@ -21,16 +21,6 @@ WITH per_kernel AS (
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS k
     JOIN step_work AS w ON w.globalPid = k.globalPid AND w.correlationId = k.correlationId
     GROUP BY ALL
-),
-ranked AS (
-    SELECT *,
-           row_number() OVER (PARTITION BY step, device ORDER BY total_ns DESC, name_id) AS rank,
-           total_ns / sum(total_ns) OVER (PARTITION BY step, device) AS share
-    FROM per_kernel
 )
-SELECT r.step, r.device, r.rank, r.calls, r.total_ns::BIGINT AS total_ns,
-       round(100 * r.share, 1) AS time_pct, s.value AS name
-FROM ranked AS r
-JOIN strings AS s ON s.id = r.name_id
-WHERE r.rank <= $top
-ORDER BY r.step, r.device, r.rank
+SELECT * FROM step_top_kernels('per_kernel', $top)
+ORDER BY step, device, rank

@@ -119,6 +119,12 @@ def test_steps_top_kernels_of_one_process(trace_path):
     assert_golden(trace_path, "steps_top_kernels", "pid_a", prepare=_step_work, **params)
 
 
+def test_step_top_kernels_ranks_ties_by_name_and_shares_over_every_kernel(trace_path):
+    # The ranking both steps top-kernel queries share, on made-up per-kernel rows (see the
+    # probe): ties go to the lower name id, and the kernels past $top count in the share.
+    assert_golden(trace_path, "_step_top_kernels", "ties", top=2)
+
+
 def _range_step_work(trace):
     from tracelens import _resources
 
