@@ -106,7 +106,7 @@ def test_polars_frames_never_become_python_rows(monkeypatch):
         raise AssertionError("a polars frame went through the per-row writer")
 
     monkeypatch.setattr(Rows, "from_polars", per_row)
-    monkeypatch.setattr(render, "_csv_field", lambda v: per_row() if v == 1 else str(v))
+    monkeypatch.setattr(render_data, "_csv_field", lambda v: per_row() if v == 1 else str(v))
     df = _random_frame(50, seed=1)
     render.frame(df, fmt="csv", timeunit="ms")
     render.frame(df, fmt="json", timeunit="us")

@@ -4,7 +4,9 @@ Pure functions returning strings; callers decide where the text goes. Columns wh
 ends in ``_ns`` are times and are converted to the requested unit (and renamed, e.g.
 ``total_ns`` -> ``total_ms``), so a CSV header always says its unit. Names and text from
 the profiled program are made safe by :mod:`tracelens.escape`; a TraceInfo is written by
-:mod:`tracelens.info_text` (both re-exported here, where callers have always found them).
+:mod:`tracelens.info_text`; CSV, JSON and the time conversion are :mod:`tracelens.render_data`'s
+(all re-exported here, where callers have always found them). This module writes tables
+(text and Markdown).
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from . import render_data
 from ._table import cell_len
 from .escape import encodable, escape_controls, md_code, md_text, printable
 from .filters import TIME_UNITS_NS
 from .info_text import describe_info
+from .render_data import ROUND_DECIMALS as _ROUND
+from .render_data import convert_rows, csv, csv_chunks, json, json_chunks
 from .rows import Rows
 
 if TYPE_CHECKING:
@@ -87,9 +91,6 @@ _WIDE_TEXT |= {"meaning", "fields_summary"}  # tracelens decode
 #: Decimals of a time shown in a table, per unit: at least 1 µs resolution (ns: the 0.1 of
 #: averages), so that --timeunit s does not print 0.000 for every kernel.
 DECIMALS = {"ns": 1, "us": 3, "ms": 3, "s": 6}
-#: Decimals kept when converting times for data outputs (csv/json): no information lost
-#: from the ns values (averages carry 0.1 ns).
-_ROUND = {"ns": 1, "us": 6, "ms": 7, "s": 10}
 
 
 def format_time(ns: float, timeunit: str) -> str:
@@ -151,26 +152,6 @@ def launch_dims_text(rows: Rows) -> Rows:
         tuple(dims(row, p) if isinstance(p, tuple) else row[p] for p in picks) for row in rows.data
     )
     return Rows(tuple(columns), tuple(kinds), data)
-
-
-def _convert_rows(rows: Rows, timeunit: str) -> Rows:
-    """``convert_times`` for Rows: no polars needed."""
-    if timeunit == "ns":
-        return rows
-    factor = TIME_UNITS_NS[timeunit]
-    idx = [i for i, c in enumerate(rows.columns) if c.endswith("_ns")]
-    columns = tuple(
-        c[: -len("_ns")] + "_" + timeunit if c.endswith("_ns") else c for c in rows.columns
-    )
-    kinds = tuple("float" if i in idx else k for i, k in enumerate(rows.kinds))
-    data = tuple(
-        tuple(
-            (None if v is None else round(float(v) / factor, _ROUND[timeunit])) if i in idx else v
-            for i, v in enumerate(row)
-        )
-        for row in rows.data
-    )
-    return Rows(columns, kinds, data)
 
 
 def _header(col: str, unit: str) -> str:
@@ -372,77 +353,6 @@ def rich_console(file: io.StringIO, *, width: int, color: bool) -> Console:
     )
 
 
-def _plain(value: object) -> object:
-    """A value as polars' CSV/JSON writers show it."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _csv_field(value: object) -> str:
-    # As polars writes CSV: null is an empty field, an empty string is "", text is quoted
-    # only when it holds a comma, a quote or a line break, booleans are lower case.
-    value = _plain(value)
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = str(value)
-    if isinstance(value, str) and text[:1] in _FORMULA_START:
-        # A spreadsheet would run it as a formula (=HYPERLINK(...), @SUM, -2+3): as OWASP
-        # advises, a leading ' makes it text, and the field is quoted.
-        return "\"'" + text.replace('"', '""') + '"'
-    if text == "" or any(ch in text for ch in ',"\n\r'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv(df: Frame) -> str:
-    """``df`` as CSV: a polars DataFrame column by column (:mod:`tracelens.render_data`),
-    Rows (small results, no polars loaded) row by row; the same text either way."""
-    return "".join(csv_chunks(df))
-
-
-def csv_chunks(df: Frame) -> Iterator[str]:
-    """:func:`csv` in pieces of a bounded number of rows, to be written as they come."""
-    header = ",".join(_csv_field(c) for c in df.columns)
-    if not isinstance(df, Rows):
-        from . import render_data
-
-        if render_data.columnar(df):
-            yield from render_data.csv_chunks(df, header)
-            return
-    rows = _as_rows(df)
-    yield "\n".join([header] + [",".join(_csv_field(v) for v in row) for row in rows.data]) + "\n"
-
-
-def json(df: Frame) -> str:
-    """``df`` as a JSON array of records (see :func:`csv` for how)."""
-    return "".join(json_chunks(df))
-
-
-def json_chunks(df: Frame) -> Iterator[str]:
-    """:func:`json` in pieces of a bounded number of records."""
-    import json as json_module
-
-    if not isinstance(df, Rows):
-        from . import render_data
-
-        if render_data.columnar(df):
-            yield from render_data.json_chunks(df)
-            return
-    df = _as_rows(df)
-    records = [
-        {c: _plain(v) for c, v in zip(df.columns, row, strict=True)} for row in df.iter_rows()
-    ]
-    yield json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 # -- Markdown -------------------------------------------------------------------------------------
 
 
@@ -482,12 +392,10 @@ def frame(
     """``df`` (times in ns) as text in ``fmt``: table, csv, json or markdown (``width``,
     ``color``, ``row_styles``: see :func:`table`)."""
     if fmt in ("csv", "json"):
-        from .render_data import convert_times as convert_exactly
-
         rows = isinstance(df, Rows)
-        data = _convert_rows(df, timeunit) if rows else convert_exactly(df, timeunit, _ROUND)
+        data = convert_rows(df, timeunit) if rows else render_data.convert_times(df, timeunit)
         return csv(data) if fmt == "csv" else json(data)
-    df = _convert_rows(_as_rows(df), timeunit)
+    df = convert_rows(_as_rows(df), timeunit)
     if fmt == "markdown":
         return markdown(df, timeunit=timeunit, title=title)
     return table(

@@ -1,12 +1,18 @@
-"""CSV and JSON of a polars DataFrame, written column by column (polars expressions), never
-row by row in Python: ``nvtx --kernels`` writes 4.1M rows, which took ~68 CPU s as Python
-tuples.
+"""A result as data: CSV and JSON, with its ``*_ns`` columns converted to the requested unit
+(re-exported by :mod:`tracelens.render`, where callers find them).
 
-The text is the same, byte for byte, as the per-row writers in :mod:`tracelens.render`
-(``_csv_field`` and ``json.dumps``), which still write :class:`~tracelens.rows.Rows` and
-frames holding a type this module does not know (:func:`columnar` says which). Every
-column is first turned into the text of its fields; then polars writes those strings as
-they are (``quote_style="never"``) and the lines are joined here. The rules kept:
+Times: :func:`convert_rows` divides each value as Python does and keeps
+:data:`ROUND_DECIMALS` decimals with Python's ``round``; :func:`convert_times` is the same
+conversion for a polars DataFrame, column by column, to the same floats (polars' own
+scalar division and ``round`` differ from it in the last digit now and then).
+
+A polars DataFrame is written column by column (polars expressions), never row by row in
+Python: ``nvtx --kernels`` writes 4.1M rows, which took ~68 CPU s as Python tuples. The
+text is the same, byte for byte, as the per-row writers here (``_csv_field`` and
+``json.dumps``), which still write :class:`~tracelens.rows.Rows` (small results, no polars
+loaded) and frames holding a type the columnar writer does not know (:func:`columnar` says
+which). Every column is first turned into the text of its fields; then polars writes those
+strings as they are (``quote_style="never"``) and the lines are joined here. The rules kept:
 
 * a float is Python's ``repr``: polars' shortest digits are the same, but it writes
   ``0.00001`` where Python writes ``1e-05`` (below 1e-4), so those are rewritten; NaN and
@@ -20,11 +26,17 @@ they are (``quote_style="never"``) and the lines are joined here. The rules kept
 from __future__ import annotations
 
 import json as json_module
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .filters import TIME_UNITS_NS
+from .rows import Rows
+
 if TYPE_CHECKING:
     import polars as pl
+
+    Frame = pl.DataFrame | Rows
 
 #: Rows turned into text at a time: bounds the strings alive at once.
 CHUNK_ROWS = 200_000
@@ -42,6 +54,141 @@ _JSON_SHORT |= {"\b": "\\b", "\f": "\\f"}
 _JSON_ESCAPES = {chr(i): _JSON_SHORT.get(chr(i), f"\\u{i:04x}") for i in range(0x20)}
 _JSON_ESCAPES |= _JSON_SHORT
 _JSON_NEEDS_ESCAPE = r'\x00-\x1f"\\'
+#: Decimals kept when converting times for data outputs (csv/json): no information lost
+#: from the ns values (averages carry 0.1 ns).
+ROUND_DECIMALS = {"ns": 1, "us": 6, "ms": 7, "s": 10}
+
+
+# -- times ------------------------------------------------------------------------------------
+
+
+def _time_column(name: str, timeunit: str) -> str:
+    return name[: -len("_ns")] + "_" + timeunit
+
+
+def convert_rows(rows: Rows, timeunit: str) -> Rows:
+    """Every ``*_ns`` column divided by the unit (``float(v) / ns_per_unit``), rounded to
+    :data:`ROUND_DECIMALS` decimals by Python's ``round`` and renamed ``*_<unit>``: the
+    definition of a time in another unit, which :func:`convert_times` matches for frames."""
+    if timeunit == "ns":
+        return rows
+    factor = TIME_UNITS_NS[timeunit]
+    kept = ROUND_DECIMALS[timeunit]
+    idx = [i for i, c in enumerate(rows.columns) if c.endswith("_ns")]
+    columns = tuple(_time_column(c, timeunit) if c.endswith("_ns") else c for c in rows.columns)
+    kinds = tuple("float" if i in idx else k for i, k in enumerate(rows.kinds))
+    data = tuple(
+        tuple(
+            (None if v is None else round(float(v) / factor, kept)) if i in idx else v
+            for i, v in enumerate(row)
+        )
+        for row in rows.data
+    )
+    return Rows(columns, kinds, data)
+
+
+def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
+    """:func:`convert_rows` of a polars DataFrame, to the same floats: every ``*_ns`` column
+    divided by the unit, rounded as Python's ``round`` rounds (correctly: polars' ``round``
+    differs in the last digit now and then), and renamed ``*_<unit>``. Rounding changes only
+    values with more decimals than kept (exact ns and 0.1 ns averages have fewer): those few
+    go through ``round``."""
+    import polars as pl
+
+    if timeunit == "ns":
+        return df
+    kept = ROUND_DECIMALS[timeunit]
+    columns = []
+    for name in df.columns:
+        if not name.endswith("_ns"):
+            columns.append(df[name])
+            continue
+        # A series, not a scalar: polars multiplies by the reciprocal of a scalar divisor,
+        # which differs from Python's division in the last bit for a tenth of the values.
+        x = df[name].cast(pl.Float64) / pl.repeat(TIME_UNITS_NS[timeunit], df.height, eager=True)
+        parts = _float_text(pl.col(name)).str.extract_groups(_REPR_DIGITS)
+        fraction = parts.struct.field("fraction").str.len_chars().fill_null(0)
+        digits = fraction + parts.struct.field("exponent").cast(pl.Int64).fill_null(0)
+        more = x.to_frame(name).select(digits > kept).to_series()
+        if more.any():
+            at = more.arg_true()
+            x = x.scatter(at, [round(v, kept) for v in x.gather(at).to_list()])
+        columns.append(x.alias(_time_column(name, timeunit)))
+    return pl.DataFrame(columns)
+
+
+# -- writers ----------------------------------------------------------------------------------
+
+
+def csv(df: Frame) -> str:
+    """``df`` as CSV: a polars DataFrame column by column, Rows (small results, no polars
+    loaded) row by row; the same text either way."""
+    return "".join(csv_chunks(df))
+
+
+def csv_chunks(df: Frame) -> Iterator[str]:
+    """:func:`csv` in pieces of a bounded number of rows, to be written as they come."""
+    header = ",".join(_csv_field(c) for c in df.columns)
+    if not isinstance(df, Rows) and columnar(df):
+        yield from _columnar_csv_chunks(df, header)
+        return
+    rows = _as_rows(df)
+    yield "\n".join([header] + [",".join(_csv_field(v) for v in row) for row in rows.data]) + "\n"
+
+
+def json(df: Frame) -> str:
+    """``df`` as a JSON array of records (see :func:`csv` for how)."""
+    return "".join(json_chunks(df))
+
+
+def json_chunks(df: Frame) -> Iterator[str]:
+    """:func:`json` in pieces of a bounded number of records."""
+    if not isinstance(df, Rows) and columnar(df):
+        yield from _columnar_json_chunks(df)
+        return
+    df = _as_rows(df)
+    records = [
+        {c: _plain(v) for c, v in zip(df.columns, row, strict=True)} for row in df.iter_rows()
+    ]
+    yield json_module.dumps(records, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _as_rows(df: Frame) -> Rows:
+    return df if isinstance(df, Rows) else Rows.from_polars(df)
+
+
+# -- per row ----------------------------------------------------------------------------------
+
+
+def _plain(value: object) -> object:
+    """A value as polars' CSV/JSON writers show it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _csv_field(value: object) -> str:
+    # As polars writes CSV: null is an empty field, an empty string is "", text is quoted
+    # only when it holds a comma, a quote or a line break, booleans are lower case.
+    value = _plain(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if isinstance(value, str) and text[:1] in _FORMULA_START:
+        # A spreadsheet would run it as a formula (=HYPERLINK(...), @SUM, -2+3): as OWASP
+        # advises, a leading ' makes it text, and the field is quoted.
+        return "\"'" + text.replace('"', '""') + '"'
+    if text == "" or any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+# -- column by column -------------------------------------------------------------------------
 
 
 def columnar(df: pl.DataFrame) -> bool:
@@ -57,37 +204,6 @@ def columnar(df: pl.DataFrame) -> bool:
         )
 
     return df.width > 0 and all(known(d) for d in df.dtypes)
-
-
-def convert_times(df: pl.DataFrame, timeunit: str, decimals: dict[str, int]) -> pl.DataFrame:
-    """Every ``*_ns`` column divided by the unit, rounded to ``decimals[timeunit]`` as Python's
-    ``round`` rounds (correctly: polars' ``round`` differs in the last digit now and then),
-    and renamed ``*_<unit>``. Rounding changes only values with more decimals than kept
-    (exact ns and 0.1 ns averages have fewer): those few go through ``round``."""
-    import polars as pl
-
-    if timeunit == "ns":
-        return df
-    kept = decimals[timeunit]
-    columns = []
-    for name in df.columns:
-        if not name.endswith("_ns"):
-            columns.append(df[name])
-            continue
-        from .filters import TIME_UNITS_NS
-
-        # A series, not a scalar: polars multiplies by the reciprocal of a scalar divisor,
-        # which differs from Python's division in the last bit for a tenth of the values.
-        x = df[name].cast(pl.Float64) / pl.repeat(TIME_UNITS_NS[timeunit], df.height, eager=True)
-        parts = _float_text(pl.col(name)).str.extract_groups(_REPR_DIGITS)
-        fraction = parts.struct.field("fraction").str.len_chars().fill_null(0)
-        digits = fraction + parts.struct.field("exponent").cast(pl.Int64).fill_null(0)
-        more = x.to_frame(name).select(digits > kept).to_series()
-        if more.any():
-            at = more.arg_true()
-            x = x.scatter(at, [round(v, kept) for v in x.gather(at).to_list()])
-        columns.append(x.alias(name[: -len("_ns")] + "_" + timeunit))
-    return pl.DataFrame(columns)
 
 
 def _float_text(col: pl.Expr, small: bool = True) -> pl.Expr:
@@ -188,7 +304,7 @@ def _json_text(col: pl.Expr, dtype: pl.DataType, rare: bool = True) -> pl.Expr:
     return value.fill_null(pl.lit("null"))
 
 
-def csv_chunks(df: pl.DataFrame, header: str) -> Iterator[str]:
+def _columnar_csv_chunks(df: pl.DataFrame, header: str) -> Iterator[str]:
     """``df`` as CSV lines, ``header`` (the header line, without its line break) first, a
     chunk of :data:`CHUNK_ROWS` rows at a time."""
     import polars as pl
@@ -206,7 +322,7 @@ def csv_chunks(df: pl.DataFrame, header: str) -> Iterator[str]:
         )
 
 
-def json_chunks(df: pl.DataFrame) -> Iterator[str]:
+def _columnar_json_chunks(df: pl.DataFrame) -> Iterator[str]:
     """``df`` as one JSON array of records, a chunk of :data:`CHUNK_ROWS` records at a time."""
     import polars as pl
 
