@@ -154,3 +154,25 @@ def test_chunks_without_small_floats_or_quotes(monkeypatch, fmt):
         schema={"name": pl.String, "avg_ns": pl.Float64, "x": pl.Float64},
     )
     assert render.frame(df, fmt=fmt) == render.frame(Rows.from_polars(df), fmt=fmt)
+
+
+# Times whose conversion polars' own scalar division and round (what render.convert_times
+# once was: `(col / 1e6).round(7)`) give another last digit than the per-row conversion
+# (Python's division and round, what csv/json of Rows and `--timeunit` of every table use).
+DISAGREEING = {"ms": 1964651.15, "us": 751492114994.1085, "s": 1421615.25}
+
+
+@pytest.mark.parametrize("timeunit", ["us", "ms", "s"])
+def test_frames_convert_times_as_rows_do(timeunit):
+    from tracelens.filters import TIME_UNITS_NS
+
+    value, kept = DISAGREEING[timeunit], render_data.ROUND_DECIMALS[timeunit]
+    by_polars = pl.select((pl.lit(value) / TIME_UNITS_NS[timeunit]).round(kept)).item()
+    by_python = round(value / TIME_UNITS_NS[timeunit], kept)
+    assert by_polars != by_python  # the value tells the two apart
+    df = pl.DataFrame({"name": ["k", "l", None], "avg_ns": [value, 2.5, None], "n": [1, 2, 3]})
+    by_rows = render_data.convert_rows(Rows.from_polars(df), timeunit)
+    converted = render.convert_times(df, timeunit)
+    assert converted.columns == list(by_rows.columns) == ["name", f"avg_{timeunit}", "n"]
+    assert converted.rows() == list(by_rows.data)
+    assert converted["avg_" + timeunit][0] == by_python

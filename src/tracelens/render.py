@@ -16,13 +16,11 @@ import gc
 import io
 from typing import TYPE_CHECKING
 
-from . import render_data
 from ._table import cell_len
 from .escape import encodable, escape_controls, md_code, md_text, printable
 from .filters import TIME_UNITS_NS
 from .info_text import describe_info
-from .render_data import ROUND_DECIMALS as _ROUND
-from .render_data import convert_rows, csv, csv_chunks, json, json_chunks
+from .render_data import convert_rows, convert_times, csv, csv_chunks, json, json_chunks
 from .rows import Rows
 
 if TYPE_CHECKING:
@@ -38,7 +36,7 @@ __all__ = [
     "LAUNCH_DIMS",
     "RICH_MAX_ROWS",
     "UNIT_SUFFIXES",
-    "convert_times",
+    "convert_times",  # from render_data.py
     "csv",
     "csv_chunks",
     "describe_info",  # from info_text.py
@@ -97,23 +95,6 @@ def format_time(ns: float, timeunit: str) -> str:
     """``ns`` in ``timeunit`` with the table's decimals: ``494.110 ms``."""
     value = ns / TIME_UNITS_NS[timeunit]
     return f"{value:,.0f} ns" if timeunit == "ns" else f"{value:,.{DECIMALS[timeunit]}f} {timeunit}"
-
-
-def convert_times(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
-    """Divide every ``*_ns`` column by the unit and rename it ``*_<unit>``."""
-    import polars as pl
-
-    if timeunit == "ns":
-        return df
-    factor = TIME_UNITS_NS[timeunit]
-    exprs = []
-    for col in df.columns:
-        if col.endswith("_ns"):
-            new = col[: -len("_ns")] + "_" + timeunit
-            exprs.append((pl.col(col).cast(pl.Float64) / factor).round(_ROUND[timeunit]).alias(new))
-        else:
-            exprs.append(pl.col(col))
-    return df.select(exprs)
 
 
 def _as_rows(df: Frame) -> Rows:
@@ -393,7 +374,7 @@ def frame(
     ``color``, ``row_styles``: see :func:`table`)."""
     if fmt in ("csv", "json"):
         rows = isinstance(df, Rows)
-        data = convert_rows(df, timeunit) if rows else render_data.convert_times(df, timeunit)
+        data = convert_rows(df, timeunit) if rows else convert_times(df, timeunit)
         return csv(data) if fmt == "csv" else json(data)
     df = convert_rows(_as_rows(df), timeunit)
     if fmt == "markdown":
