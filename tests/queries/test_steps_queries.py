@@ -175,3 +175,8 @@ def test_steps_launches_filters(trace_path):
             assert tokens(**params) == sorted(
                 launches(**params).select("start_ns", "name_id").rows()
             )
+
+
+def test_step_marks_of_nested_steps(trace_path):
+    # The nesting both steps_by_range and steps_range_marks read (made-up steps: the probe).
+    assert_golden(trace_path, "_step_marks", "nested")

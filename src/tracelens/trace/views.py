@@ -66,6 +66,7 @@ class ViewMethods:
         con.execute(_resources.query("_shared"))
         con.execute(_resources.query("_issued_transfers"))
         con.execute(_resources.query("_lineup"))
+        con.execute(_resources.query("_step_marks"))
         con.execute(_resources.query("_step_top_kernels"))
 
     def _install_parquet(
