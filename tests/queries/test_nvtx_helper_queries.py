@@ -165,6 +165,23 @@ def test_nvtx_tree_types(trace_path, monkeypatch):
         assert {frame.schema[c] for c in ("level", "range_id", "parent_id")} == {pl.Int64}
 
 
+@pytest.mark.parametrize("most", [0, 12])
+def test_nvtx_sweep_with_and_without_every_label(trace_path, monkeypatch, most):
+    # An export with at most NVTX_TEXT_EVENTS NVTX events (this one has 12) has every
+    # event's text loaded once, the spans and held labels filtered from it; a bigger one
+    # reads six columns of every event and the labels of the held ranges: the same sweep.
+    monkeypatch.setattr(nvtx, "NVTX_TEXT_EVENTS", most)
+    with tracelens.open(trace_path) as trace:
+        nvtx.build_sweep(trace)
+        tables = {
+            r[0] for r in trace.db.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+    assert ("nvtx_text" in tables) == (most > 0)
+    assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_paths", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
+
+
 def test_nvtx_sweep_fallbacks(trace_path, monkeypatch):
     # The same ranges when the calls and operations meet by a hash join (correlation ids too
     # sparse for a table of slots) and when the calls are searched thread by thread ((thread,
