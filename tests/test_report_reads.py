@@ -96,6 +96,25 @@ def test_report_of_a_trace_with_itself_reads_its_work_once(queries_run):
     assert queries_run["lineup_activities"] == queries_run["activity_bins"] == 0
     assert queries_run["report_lineup_activities"] == 2
     assert queries_run["report_stakeout_durations"] == 1
+    assert queries_run["fingerprint_paths"] == 1  # the numerical path: one fingerprint
+
+
+@pytest.mark.parametrize("trace", ["bs1", "bs16"])
+def test_pair_report_fingerprints_with_the_diffs_steps(trace, queries_run, monkeypatch):
+    """The numerical path's fingerprints take the steps the diff found (no step search of
+    their own), and are the documents the fingerprint builds alone."""
+    from tracelens.fingerprint import build, units
+
+    with tracelens.open(demo_path(trace)) as t:
+        alone = build(t)
+        assert build(t, steps=t.steps()) == alone
+    searches = []
+    search = units.find_launch_steps
+    monkeypatch.setattr(units, "find_launch_steps", lambda *a: searches.append(1) or search(*a))
+    queries_run.clear()
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        build_report(a, b)
+    assert queries_run["fingerprint_paths"] == 2 and not searches
 
 
 def test_the_diff_keeps_its_read_only_when_asked():

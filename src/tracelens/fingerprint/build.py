@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .units import read_launches, start_order, with_steps, with_variants
 
 if TYPE_CHECKING:
+    from ..steps import Steps
     from ..trace import Trace
 
 FORMAT = "tracelens-fingerprint"
@@ -152,12 +153,15 @@ def _variant(names: _Names, key: tuple, facts: dict[int, tuple]) -> dict[str, An
     }
 
 
-def _steps_rows(trace: Trace, launches, order) -> tuple[dict[str, Any], list[tuple]]:
+def _steps_rows(
+    trace: Trace, launches, order, found: Steps | None = None
+) -> tuple[dict[str, Any], list[tuple]]:
     """(the document's ``steps`` description, rows for fp_steps) from the step search
-    (``trace.steps()``, handed the launch sequence already read: ``units.find_launch_steps``)."""
+    (``trace.steps()``: ``found``, else handed the launch sequence already read:
+    ``units.find_launch_steps``)."""
     from .units import find_launch_steps
 
-    steps = find_launch_steps(trace, launches, order)
+    steps = found if found is not None else find_launch_steps(trace, launches, order)
     if steps.method == "none" or steps.frame.is_empty():
         return {"method": "none", "count": 0}, []
     cols = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
@@ -324,8 +328,10 @@ def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
     return entries
 
 
-def build(trace: Trace) -> dict[str, Any]:
+def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     """The fingerprint document of ``trace`` (a JSON-able dict; see the module docstring).
+    ``steps``: ``trace.steps()`` when the caller has already found them (the report: the
+    diff's), so the step search is not run again.
 
     Raises MissingDataError when the export has no kernel table."""
     from .. import __version__
@@ -339,7 +345,7 @@ def build(trace: Trace) -> dict[str, Any]:
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
-    steps, step_rows = _steps_rows(trace, launches, order)
+    described, step_rows = _steps_rows(trace, launches, order, steps)
     variants, launches = with_variants(launches, names.codes)
     frame = with_steps(launches, order, step_rows)
     del launches, order  # the step search's columns: freed before the units' sort
@@ -353,7 +359,7 @@ def build(trace: Trace) -> dict[str, Any]:
         "version": VERSION,
         "generator": f"tracelens {__version__}",
         "regions": "nvtx" if nvtx else "step",
-        "steps": steps,
+        "steps": described,
         "block_launches": block,
         "devices": sorted({e["device"] for e in paths}),
         "launches": launches,

@@ -133,7 +133,7 @@ def _pair(
         "title": title or f"tracelens report: {d.label_a} → {d.label_b}",
         "sides": [sa, sb],
         "diff": view,
-        "path": _path(trace_a, trace_b, d.label_a, d.label_b, side_args["omitted"]),
+        "path": _path(trace_a, trace_b, d.label_a, d.label_b, side_args["omitted"], sa, sb, same),
     }
 
 
@@ -148,9 +148,19 @@ def _render(context: dict[str, Any]) -> str:
     return _environment().get_template("report.html.j2").render(**context)
 
 
-def _path(trace_a: Trace, trace_b: Trace, label_a: str, label_b: str, omitted: list[Omitted]):
-    """The numerical-path comparison of two traces (each fingerprinted), unless either has
-    more than threshold.path_max_launches kernel launches (data/clues.toml: its cost)."""
+def _path(
+    trace_a: Trace,
+    trace_b: Trace,
+    label_a: str,
+    label_b: str,
+    omitted: list[Omitted],
+    side_a: Side,
+    side_b: Side,
+    same: bool,
+):
+    """The numerical-path comparison of two traces (each fingerprinted, with the steps the
+    diff found; a trace with itself once), unless either has more than
+    threshold.path_max_launches kernel launches (data/clues.toml: its cost)."""
     from ..compare.clues import threshold
     from ..fingerprint import build, compare
     from .pathview import path_view
@@ -165,7 +175,9 @@ def _path(trace_a: Trace, trace_b: Trace, label_a: str, label_b: str, omitted: l
             )
         )
         return None
-    return path_view(compare(build(trace_a), build(trace_b)), label_a, label_b)
+    doc_a = build(trace_a, steps=side_a.steps)
+    doc_b = doc_a if same else build(trace_b, steps=side_b.steps)
+    return path_view(compare(doc_a, doc_b), label_a, label_b)
 
 
 def build_path_report(
