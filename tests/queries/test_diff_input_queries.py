@@ -120,6 +120,27 @@ def test_diff_work_is_work_in_order_with_the_grid(trace_path):
     assert rows.filter(rows["kind"] != 0)["blocks"].null_count() == 5
 
 
+@pytest.mark.parametrize(
+    ("case", "window"), [("two_devices", {}), ("window", {"start_ns": 1_250, "end_ns": 1_650})]
+)
+def test_diff_work(trace_path, case, window):
+    """diff_work.sql's rows, sorted as the diff sorts them (the query leaves the order to its
+    caller), against golden/diff_work__<case>.csv."""
+    import os
+
+    from queries.golden import GOLDEN
+    from tracelens.filters import EventFilter
+    from tracelens.util import _in_order
+
+    with tracelens.open(trace_path) as trace:
+        params = {"selection": None, **EventFilter(**window).params()}
+        actual = _in_order(trace.query("diff_work", **params)).write_csv()
+    expected_path = GOLDEN / f"diff_work__{case}.csv"
+    if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
+        expected_path.write_text(actual)
+    assert actual == expected_path.read_text()
+
+
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])
 def test_diff_kernels(trace_path, name_kind):
     assert_golden(
