@@ -189,6 +189,20 @@ def test_polars_bins_are_the_querys(trace_path):
                 assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
 
 
+def test_bins_match_names_one_by_one_past_the_lookup(monkeypatch):
+    """Name ids beyond what the lookup table covers (or negative) are matched one by one:
+    the same bins."""
+    from tracelens.report import bins
+
+    t, work = _shared_reads(str(demo_path("bs16")))
+    with t:
+        g0, g1 = activity.gpu_span(t)
+        cats = activity.kernel_categories(t, work=work)
+        looked_up = bins.work_bins(work, g0, g1 + 1, 500, cats, "demangled")
+        monkeypatch.setattr(bins, "LOOKUP_IDS", 0)
+        assert bins.work_bins(work, g0, g1 + 1, 500, cats, "demangled").equals(looked_up)
+
+
 @pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
 def test_timeline_of_the_read_is_the_traces(trace_path):
     """The kernel categories and the bins from the shared read are those read from the

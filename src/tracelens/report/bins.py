@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ..activity import KernelCategories
 
 KERNEL, MEMCPY, MEMSET = 0, 1, 2  # kinds of queries/work_in_order.sql that the bins draw
+# Name ids up to this many are looked up in a table indexed by id (4 bytes each: 16 MB at
+# most); above, and for negative ids, they are matched one by one (replace_strict).
+LOOKUP_IDS = 1 << 22
 
 
 def work_bins(
@@ -32,18 +35,19 @@ def work_bins(
 
     frame = work if isinstance(work, pl.DataFrame) else pl.from_arrow(work, rechunk=False)
     kind, start, end = pl.col("kind"), pl.col("start_ns"), pl.col("end_ns")
-    name_id = pl.col("short_id" if name_kind == "short" else "name_id")
+    name_id = "short_id" if name_kind == "short" else "name_id"
     # Categories as small integers while the millions of rows are binned, named after.
     names = sorted({*categories.categories, "other", "memcpy", "memset"})
     code = {name: i for i, name in enumerate(names)}
     category = (
         pl.when(kind == KERNEL)
         .then(
-            name_id.replace_strict(
+            _kernel_codes(
+                frame,
+                name_id,
                 categories.name_ids,
                 [code[c] for c in categories.categories],
-                default=code["other"],
-                return_dtype=pl.Int32,
+                code["other"],
             ).fill_null(code["other"])
         )
         .when(kind == MEMCPY)
@@ -93,6 +97,23 @@ def work_bins(
         .sort("device", "stream", "bin", "category", nulls_last=True)
         .collect()
     )
+
+
+def _kernel_codes(
+    frame: pl.DataFrame, column: str, ids: list[int], codes: list[int], other: int
+) -> pl.Expr:
+    """The category code of each row's name id in ``column`` (``codes[i]`` for ``ids[i]``,
+    else ``other``; NULL for a NULL id): gathered from a table indexed by id when the ids
+    are small non-negative integers, as StringIds ids are (5M kernels: ~0.03 CPU s against
+    ~0.16 for replace_strict's match of every row)."""
+    import polars as pl
+
+    low, high = frame.select(low=pl.col(column).min(), high=pl.col(column).max()).row(0)
+    top = max([high if high is not None else -1, *ids]) + 1
+    if (low is not None and low < 0) or any(i < 0 for i in ids) or top > LOOKUP_IDS:
+        return pl.col(column).replace_strict(ids, codes, default=other, return_dtype=pl.Int32)
+    table = pl.repeat(other, top, dtype=pl.Int32, eager=True).scatter(ids, codes)
+    return pl.lit(table).gather(pl.col(column))
 
 
 def _bin_of(t: pl.Expr, t0: int, bw: float, bins: int) -> pl.Expr:
