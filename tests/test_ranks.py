@@ -17,7 +17,7 @@ from fixtures.ranks import (
     build_rank_set,
 )
 
-from tracelens.errors import MissingDataError, TraceError, UsageError
+from tracelens.errors import TraceError, UsageError
 from tracelens.ranks import analyse_ranks, summarise
 from tracelens.ranks.reduce import reduce
 from tracelens.ranks.render import VIEWS, render_ranks
@@ -500,24 +500,34 @@ def test_diff_between_two_ranks_of_one_run(eight, capsys):
 
 # -- real traces ----------------------------------------------------------------------------
 @needs_shared
-def test_every_shared_trace_summarises_or_fails_cleanly(trace_copies):
-    """Unrelated programs as 'ranks': each one is summarised, or reported with the reason
-    (no CUDA data -> exit 3), and the reduce copes with traces without collectives."""
+def test_every_shared_trace_as_a_rank_of_one_job(trace_copies, tmp_path, monkeypatch):
+    """Unrelated programs as the ranks of one job (rank_0 ... rank_12, symlinks to the 13
+    shared traces), the way a user runs them: through the local pool of two workers. Each
+    is summarised, or reported with the reason (no CUDA data -> exit 3); the reduce copes
+    with traces without collectives; and the driver's work stays linear in the ranks: the
+    numerical paths are compared with the most common one only (at most ranks - 1
+    fingerprint comparisons, never one per pair of ranks)."""
+    from tracelens import fingerprint
+
     copies = sorted(trace_copies.values())
-    results = []
     for i, path in enumerate(copies):
-        if not has_cuda_work(path):
-            with pytest.raises(MissingDataError):
-                summarise(path)
-            continue
-        s = summarise(path)
-        assert s.overview.num_rows == 1 and s.overview.column("kernels")[0].as_py() > 0
-        results.append((i, s))
-    r = reduce(results, [])
-    assert r.ranks.height == len(results)
+        (tmp_path / f"rank_{i}.sqlite").symlink_to(path)
+    compared = []
+    real_compare = fingerprint.compare
+    monkeypatch.setattr(
+        fingerprint, "compare", lambda a, b: compared.append(1) or real_compare(a, b)
+    )
+    r = analyse_ranks([tmp_path], jobs=2)
+    without_cuda = {i for i, path in enumerate(copies) if not has_cuda_work(path)}
+    assert sorted(r.failures["rank"].to_list()) == sorted(without_cuda)
+    assert all("no CUDA kernel data" in why for why in r.failures["reason"].to_list())
+    assert sorted(r.ranks["rank"].to_list()) == sorted(set(range(len(copies))) - without_cuda)
+    assert (r.ranks["kernels"] > 0).all()
     assert r.collectives.is_empty() and r.clock["correction_ns"].sum() == 0
-    # different programs: the kernel sets differ
-    assert r.inconsistencies.height >= 1
+    # different programs: the kernel sets and the numerical paths differ
+    what = r.inconsistencies["what"].to_list()
+    assert "kernel set" in what and what.count("path") == len(compared)
+    assert 0 < len(compared) < r.ranks.height
     for fmt in ("table", "json", "markdown", "csv"):
         assert render_ranks(r, fmt=fmt)
 
