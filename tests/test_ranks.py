@@ -347,6 +347,31 @@ def test_every_view_renders(eight_result):
     assert "| Rank |" in md
 
 
+def test_the_matrix_is_converted_as_one_column_not_one_per_step(eight_result, monkeypatch):
+    """The rank x step matrix has a column per step (4,095 for one of the shared traces),
+    and converting a column costs about a millisecond: its times are converted while they
+    are one column, then pivoted. Same text as converting the pivoted matrix."""
+    from tracelens import render
+
+    converted = []
+    real_convert = render.convert_times
+
+    def counting(df, timeunit):
+        converted.extend(c for c in df.columns if c.endswith("_ns"))
+        return real_convert(df, timeunit)
+
+    matrix = eight_result.step_matrix()
+    assert matrix.width - 1 == eight_result.steps["step"].n_unique() == 4
+    for fmt in ("csv", "json"):
+        expected = render.frame(matrix, fmt=fmt, timeunit="ms", title="matrix")
+        monkeypatch.setattr(render, "convert_times", counting)
+        converted.clear()
+        shown = render_ranks(eight_result, fmt=fmt, table="matrix", timeunit="ms")
+        monkeypatch.setattr(render, "convert_times", real_convert)
+        assert shown == expected
+        assert converted == ["duration_ns"]
+
+
 def test_the_summary_lists_the_costliest_steps(eight_result, monkeypatch):
     """A long run's summary lists the steps whose straggler cost the most, not thousands of
     rows; the stragglers view keeps every step."""
