@@ -175,14 +175,16 @@ def depths(trace: Trace, params: dict) -> pl.DataFrame:
     import polars as pl
 
     spans = trace.db.execute(_resources.query("_nvtx_chunk_spans"), params).pl()
+    # each event's range and kind in one column: row + 1 for a start, -(row + 1) for an end
+    # (a chunk's rows fit in 32 bits: it holds one thread's ranges or at most 1M)
+    event = pl.int_range(1, spans.height + 1, dtype=pl.Int32)
     starts = spans.select(
         "global_tid",
         pl.col("start").alias("t"),
         pl.lit(1, pl.Int8).alias("phase"),
         (-pl.col("end")).alias("tie"),
         "range_id",
-        pl.int_range(0, spans.height, dtype=pl.Int64).alias("row"),
-        pl.lit(1, pl.Int8).alias("delta"),
+        event.alias("event"),
     )
     ends = spans.select(
         "global_tid",
@@ -190,15 +192,20 @@ def depths(trace: Trace, params: dict) -> pl.DataFrame:
         pl.when(pl.col("end") == pl.col("start")).then(2).otherwise(0).cast(pl.Int8).alias("phase"),
         (-pl.col("start")).alias("tie"),
         "range_id",
-        pl.int_range(0, spans.height, dtype=pl.Int64).alias("row"),
-        pl.lit(-1, pl.Int8).alias("delta"),
+        (-event).alias("event"),
     )
     order = ["global_tid", "t", "phase", "tie", "range_id"]
-    events = pl.concat([starts, ends]).sort(order, nulls_last=True)
+    events = pl.concat([starts, ends])
+    # only the event column is put in that order, the sort keys are not gathered with it
+    # (on 1.25M ranges a sorted copy of every column held ~0.1 GB more)
+    at = events.select(pl.arg_sort_by(order, nulls_last=True)).to_series()
+    in_order = pl.DataFrame({"event": events["event"].gather(at)})
+    del events, at
     # every thread's events sum to zero, so one running sum restarts at each thread
-    open_before = events.select(
-        "row", "delta", (pl.col("delta").cast(pl.Int32).cum_sum() - 1).alias("depth")
-    ).filter(pl.col("delta") == 1)
+    open_before = in_order.select(
+        (pl.col("event") - 1).alias("row"),
+        (pl.col("event").sign().cum_sum() - 1).cast(pl.Int32).alias("depth"),
+    ).filter(pl.col("row") >= 0)
     depth = pl.repeat(0, spans.height, dtype=pl.Int32, eager=True).scatter(
         open_before["row"], open_before["depth"]
     )
