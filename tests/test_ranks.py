@@ -347,6 +347,54 @@ def test_every_view_renders(eight_result):
     assert "| Rank |" in md
 
 
+def test_a_path_too_long_to_align_is_named_without_the_alignment(eight, monkeypatch):
+    """fingerprint.compare aligns launch sequences with difflib, about n x m launch pairs,
+    and over all steps at once when two ranks found other step counts: 8,190 launches took
+    3.5 CPU s, 32,760 took 58 s. A rank's alignment is bounded (ranks.toml): past it the
+    rank is named, with the pairs, and compare is never called with more pairs."""
+    from types import SimpleNamespace
+
+    from tracelens import fingerprint
+    from tracelens.ranks.consistency import _path_differences, alignment_pairs
+
+    limit = ranks_rules().path_alignment_pairs
+    doc = json.loads(summarise(eight.paths[0]).fingerprint)
+    (entry,) = doc["paths"]  # 5 launches a step, in each of the 4 steps
+    assert alignment_pairs(doc, doc) == 4 * 5 * 5
+
+    def stepped(count: int) -> str:
+        entry["steps"] = list(range(1, count + 1))
+        doc["steps"]["count"] = count
+        return fingerprint.dumps(doc)
+
+    many = 1_000  # 5,000 launches over all steps: 5,000 x 4,995 pairs, over the limit
+    common, one_short, few = stepped(many), stepped(many - 1), stepped(3)
+    assert (
+        alignment_pairs(fingerprint.loads(common), fingerprint.loads(one_short))
+        == (5 * many * 5 * (many - 1))
+        > limit
+    )
+    assert alignment_pairs(fingerprint.loads(common), fingerprint.loads(few)) <= limit
+    aligned = []
+    real_compare = fingerprint.compare
+
+    def counting(a, b):
+        aligned.append(alignment_pairs(a, b))
+        return real_compare(a, b)
+
+    monkeypatch.setattr(fingerprint, "compare", counting)
+    ranks = [(0, common), (1, common), (2, one_short), (3, few)]
+    rows = _path_differences([(r, SimpleNamespace(fingerprint=d)) for r, d in ranks])
+    assert [r["rank"] for r in rows] == [2, 3]
+    assert rows[0]["detail"] == (
+        f"differs from rank 0's: not aligned launch by launch: 24,975,000 launch pairs "
+        f"(limit {limit:,}), steps 1000 by marker vs 999 by marker; tracelens diff "
+        "compares the two ranks"
+    )
+    assert rows[1]["detail"].startswith("differs from rank 0's: ")
+    assert len(aligned) == 1 and aligned[0] <= limit
+
+
 def test_the_matrix_is_converted_as_one_column_not_one_per_step(eight_result, monkeypatch):
     """The rank x step matrix has a column per step (4,095 for one of the shared traces),
     and converting a column costs about a millisecond: its times are converted while they

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from .rules import ranks_rules
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -80,19 +82,62 @@ def _path_differences(summaries) -> list[dict[str, object]]:
     common, _ = Counter(docs.values()).most_common(1)[0]
     model = min(rank for rank, doc in docs.items() if doc == common)
     base = fingerprint.loads(common)
+    limit = ranks_rules().path_alignment_pairs
     rows = []
     for rank, doc in sorted(docs.items()):
         if doc == common:
             continue
-        diff = fingerprint.compare(base, fingerprint.loads(doc))
-        first = diff.first_math or diff.first
-        where = divergence_text(first) if first is not None else "same kernels, other counts"
+        other = fingerprint.loads(doc)
+        pairs = alignment_pairs(base, other)
+        if pairs > limit:
+            where = _unaligned(base, other, pairs)
+        else:
+            diff = fingerprint.compare(base, other)
+            first = diff.first_math or diff.first
+            where = divergence_text(first) if first is not None else "same kernels, other counts"
         if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
             where = where[: _DETAIL_CHARS - 3] + "..."
         rows.append(
             {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
         )
     return rows
+
+
+def alignment_pairs(a: dict, b: dict) -> int:
+    """The launch pairs ``fingerprint.compare`` aligns (difflib, about n x m for two launch
+    sequences of n and m launches that repeat a few kernels): per (device, region, step),
+    or per (device, region) over all steps when the two documents' steps differ, the
+    product of the two sequences' lengths. Linear in the documents' size."""
+    from ..fingerprint.compare import steps_note
+
+    flatten = steps_note(a, b) is not None
+    sa, sb = _sequence_lengths(a, flatten), _sequence_lengths(b, flatten)
+    return sum(n * sb.get(key, 0) for key, n in sa.items())
+
+
+def _sequence_lengths(doc: dict, flatten: bool) -> dict[tuple, int]:
+    lengths: dict[tuple, int] = {}
+    for entry in doc["paths"]:
+        n, region = len(entry["sequence"]), tuple(entry["region"])
+        if flatten:
+            key = (entry["device"], region, None)
+            lengths[key] = lengths.get(key, 0) + n * max(len(entry["steps"]), 1)
+            continue
+        for step in entry["steps"] or [None]:
+            lengths[(entry["device"], region, step)] = n
+    return lengths
+
+
+def _unaligned(base: dict, other: dict, pairs: int) -> str:
+    """The detail of a path difference too long to align launch by launch."""
+    sa, sb = base["steps"], other["steps"]
+    steps = ""
+    if (sa["method"], sa["count"]) != (sb["method"], sb["count"]):
+        steps = f", steps {sa['count']} by {sa['method']} vs {sb['count']} by {sb['method']}"
+    return (
+        f"not aligned launch by launch: {pairs:,} launch pairs (limit "
+        f"{ranks_rules().path_alignment_pairs:,}){steps}; tracelens diff compares the two ranks"
+    )
 
 
 def _set_detail(extra: list[str], missing: list[str]) -> str:
