@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 import tracelens
 from tracelens import activity
 from tracelens.demo import demo_path
-from tracelens.report import build_report, sharedread, stakeoutread, stakeoutview
+from tracelens.report import build_report, infoshare, sharedread, stakeoutread, stakeoutview
 from tracelens.stakeout import kernel_profiles
 from tracelens.trace import Trace
 
@@ -356,3 +356,36 @@ def test_the_read_is_in_util_order():
     assert got["end_ns"].to_list() == [6, 6, 8, 6, 10, 3, 9]
     with_null = work.with_columns(device=pl.Series([1, None, 0, 0, 1, 0, 0]))
     assert _in_order(with_null).equals(with_null.sort(ORDER))
+
+
+def test_single_report_does_not_scan_the_kernels_for_its_info(queries_run):
+    """The header's counts, spans and processes of the GPU work are the work read's
+    (report/infoshare.py): info reads only the other kinds, never _event_counts."""
+    with tracelens.open(demo_path("bs16")) as t:
+        build_report(t)
+    assert queries_run["_event_counts"] == 0
+    assert queries_run["_host_event_counts"] == 1
+    assert queries_run["work_in_order"] == 1
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+def test_info_of_the_read_is_info(trace_path):
+    """The info built from the work read's GPU figures is the info read from the trace,
+    field by field (counts, spans, processes, everything)."""
+    with tracelens.open(trace_path, cache=False) as t:
+        expected = t.info
+    with tracelens.open(trace_path, cache=False) as t:
+        counts = infoshare.gpu_operation_counts(t)
+        assert counts == {k: expected.count(k) for k in ("kernel", "memcpy", "memset")}
+        figures = infoshare.gpu_figures(sharedread.read_work(t), counts)
+        assert figures is not None
+        assert t.info_with_gpu_counts(figures) == expected
+
+
+def test_info_is_read_when_the_work_lacks_rows():
+    """A kind whose rows the work read does not all hold: no figures (info reads them)."""
+    with tracelens.open(demo_path("bs1"), cache=False) as t:
+        counts = infoshare.gpu_operation_counts(t)
+        work = sharedread.read_work(t)
+    assert infoshare.gpu_figures(work, counts) is not None
+    assert infoshare.gpu_figures(work.slice(1), counts) is None

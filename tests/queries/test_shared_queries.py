@@ -1,8 +1,9 @@
 """Golden tests of the helper files every query stands on (queries/_shared.sql's macros,
-_event_counts, _graph_replays, _memcpy_labels, _select_work, _selection_size), on one tiny
-trace built here. Correlation ids are given by hand; the StringIds ids (name_id, short_id)
-follow the builder's interning order: 0 cudaLaunchKernel_v7000, 1 the gemm (its short name
-is the same string), 2 and 3 the copy kernel's demangled and short names.
+_event_counts, _host_event_counts, _graph_replays, _memcpy_labels, _select_work,
+_selection_size), on one tiny trace built here. Correlation ids are given by hand; the
+StringIds ids (name_id, short_id) follow the builder's interning order: 0
+cudaLaunchKernel_v7000, 1 the gemm (its short name is the same string), 2 and 3 the copy
+kernel's demangled and short names.
 
 pid 4242 (thread 4243 launches)          pid 4343
   cid 11 cudaLaunchKernel [900, 950]       cid 11 cudaLaunchKernel [2800, 2850] (same cid)
@@ -165,6 +166,12 @@ def test_event_counts(trace_path):
     # ending at the mark (9700, it has no end); one graph replay [8000, 9000]; no processes
     # are listed for NVTX and graph replays
     assert_golden(trace_path, "_event_counts", "all")
+
+
+def test_host_event_counts(trace_path):
+    # _event_counts's runtime, nvtx and graph rows, the same figures (the report's info
+    # takes the GPU kinds' from its read of the work)
+    assert_golden(trace_path, "_host_event_counts", "all")
 
 
 @pytest.mark.parametrize(

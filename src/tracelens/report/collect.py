@@ -93,12 +93,14 @@ def memory_rows(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
-def _has_kernels(trace: Trace) -> bool:
+def _has_kernels(trace: Trace, counts: dict[str, int] | None) -> bool:
+    """Whether the trace has kernels to chart; ``counts``: its GPU operations
+    (:func:`.infoshare.gpu_operation_counts`), None: from its info."""
     try:
         trace.require_kernels()
     except MissingDataError:
         return False
-    return trace.info.count("kernel") > 0
+    return (counts["kernel"] if counts is not None else trace.info.count("kernel")) > 0
 
 
 def collect_side(
@@ -118,17 +120,23 @@ def collect_side(
     read from it (its census, totals and util are not read again). ``profile``: kernel
     names and their launches here, whose profiles (:func:`.stakeoutview.profiles`) are
     read from the page's read while it is held: the diff's stakeout."""
+    from .infoshare import gpu_operation_counts, share_info
     from .layout import build_timeline
 
     notes: list[str] = []
-    has_kernels = _has_kernels(trace)
+    # without the diff's read, the info's GPU figures come from the page's read of the work
+    counts = gpu_operation_counts(trace) if read is None else None
+    has_kernels = _has_kernels(trace, counts)
     kept = None
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
     if has_kernels:
-        kept = timekeeping(trace, label, kept_omitted, read)
+        kept = timekeeping(trace, label, kept_omitted, read, counts)
     work = None  # the GPU work timekeeping read, for DuckDB to scan
     if kept is not None and kept.work is not None:
         from .sharedread import for_duckdb
+
+        if counts is not None:
+            share_info(trace, kept.work, counts)
 
         work = for_duckdb(kept.work)
         kept.work = None  # the columns for_duckdb leaves out are freed

@@ -73,15 +73,23 @@ class TimeKeeping:
 
 
 def timekeeping(
-    trace: Trace, label: str, omitted: list[Omitted], read: DiffSide | None = None
+    trace: Trace,
+    label: str,
+    omitted: list[Omitted],
+    read: DiffSide | None = None,
+    counts: dict[str, int] | None = None,
 ) -> TimeKeeping:
     """The kernels' busy time, trace.util() and trace.steps() (those the diff read,
     ``read``, when it did), from one sorted read of the GPU work
     (:func:`tracelens.util.work_in_order`, as the diff reads it): each reading its own cost
     about a census each on millions of launches. Above threshold.util_max_launches GPU
-    operations util and steps are None and the page says so."""
-    info = trace.info
-    ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+    operations util and steps are None and the page says so. ``counts``: the GPU
+    operations of each kind (:func:`.infoshare.gpu_operation_counts`), None: from the
+    trace's info."""
+    if counts is None:
+        info = trace.info
+        counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
+    ops = counts["kernel"] + counts["memcpy"] + counts["memset"]
     limit = _max_operations()
     if ops > limit:
         omitted.append(
