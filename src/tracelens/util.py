@@ -399,11 +399,25 @@ def gpu_time_accounting(
     docstring); :class:`Util`. ``work``: :func:`read_work` or :func:`work_in_order` of
     ``where`` when the caller has already read it. Raises MissingDataError when the export
     has no CUDA work."""
+    return accounting_and_calls(trace, where, work)[0]
 
+
+def accounting_and_calls(
+    trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
+) -> tuple[Util, dict[str, int | None] | None]:
+    """(:func:`gpu_time_accounting`, the runtime_calls, first_ns and last_ns of the CUDA API
+    calls in ``where``'s window) from util's one read of the calls: what the diff's
+    ``trace_totals`` would scan them again for. None for the calls when ``where`` has a
+    selection (its calls are those that launched the selected work: a join util does not
+    make)."""
     _require_work(trace)
     if work is None:
         work = read_work(trace, where, context=False)
-    calls = read_calls(trace, sync_api_regex())
+    window = None
+    if where is None or where.selection is None:
+        window = (None, None) if where is None else (where.start_ns, where.end_ns)
+    calls = read_calls(trace, sync_api_regex(), window)
+    in_window = calls.in_window
     params = work_params(trace, where, work, calls)
     ops = operations(work, params)
     del work
@@ -424,7 +438,7 @@ def gpu_time_accounting(
             f"{replays:,} CUDA graph replays traced at graph level count as compute: the "
             "export does not list their kernels (profile with --cuda-graph-trace=node)"
         )
-    return Util(
+    util = Util(
         frame=devices.select(FRAME_COLUMNS),
         idle_causes=causes,
         communication=comm,
@@ -433,6 +447,7 @@ def gpu_time_accounting(
         end_ns=params["t1"],
         notes=tuple(notes),
     )
+    return util, in_window
 
 
 def _collective_kinds(params: dict[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["HostCalls", "LaunchIndex", "read_calls"]
+__all__ = ["HostCalls", "LaunchIndex", "read_calls", "window_figures"]
 
 # A slot table larger than this many slots per call (or than the floor) is sparse: hash.
 _SLOTS_PER_CALL = 4
@@ -123,25 +123,64 @@ class HostCalls:
     """What util reads of the CUDA API calls (see the module docstring). ``launches``:
     the launching calls by (pid, correlation id); ``syncs``: pid, start, end of the calls
     that block the host until GPU work is done, by end; ``first_ns``/``last_ns``: the
-    earliest start and latest end of any call (None without calls)."""
+    earliest start and latest end of any call (None without calls); ``in_window``: the
+    figures of the calls in a time window (:func:`window_figures`), when asked for."""
 
     launches: LaunchIndex
     syncs: pl.DataFrame
     first_ns: int | None
     last_ns: int | None
+    in_window: dict[str, int | None] | None = None
 
 
-def read_calls(trace: Trace, sync_regex: str) -> HostCalls:
+def read_calls(
+    trace: Trace, sync_regex: str, window: tuple[int | None, int | None] | None = None
+) -> HostCalls:
     """The CUDA API calls of ``trace`` as util reads them, in one read; ``sync_regex``: the
-    full-match regex of the synchronizing API names (``util.sync_api_regex``)."""
+    full-match regex of the synchronizing API names (``util.sync_api_regex``); ``window``:
+    (start_ns, end_ns, None: open) whose :func:`window_figures` to keep on ``in_window``."""
     import polars as pl
 
     calls = trace.query("util_calls", sync_regex=sync_regex)
     first, last = calls.select(pl.col("start").min(), pl.col("end").max()).row(0)
+    in_window = None
+    if window is not None:
+        in_window = window_figures(calls, *window, every=(calls.height, first, last))
     syncs = (
         calls.filter(pl.col("sync").fill_null(False))
         .select("pid", "start", "end")
         .sort("pid", "end", "start")
     )
     launches = LaunchIndex(calls.select("pid", "correlation_id", "start"))
-    return HostCalls(launches, syncs, first, last)
+    return HostCalls(launches, syncs, first, last, in_window)
+
+
+def window_figures(
+    calls: pl.DataFrame,
+    start_ns: int | None,
+    end_ns: int | None,
+    every: tuple[int, int | None, int | None],
+) -> dict[str, int | None]:
+    """runtime_calls, first_ns (earliest start) and last_ns (latest end) of the rows of
+    ``calls`` (start, end) that start in, end in or span [start_ns, end_ns] (None: open), as
+    ``trace_totals.sql`` counts the API calls without a selection (``in_window`` in
+    ``_shared.sql``: a null time fails a bound); ``every``: those figures of all the rows,
+    which an open window keeps."""
+    import polars as pl
+
+    if start_ns is None and end_ns is None:
+        count, first, last = every
+    else:
+        kept = pl.lit(True)
+        if start_ns is not None:
+            kept = kept & (pl.col("end") >= start_ns)
+        if end_ns is not None:
+            kept = kept & (pl.col("start") <= end_ns)
+        count, first, last = (
+            calls.lazy()
+            .filter(kept)
+            .select(pl.len(), pl.col("start").min(), pl.col("end").max())
+            .collect()
+            .row(0)
+        )
+    return {"runtime_calls": count, "first_ns": first, "last_ns": last}

@@ -60,7 +60,10 @@ TIME_COLUMNS = (
 
 
 def trace_totals(
-    trace: Trace, where: EventFilter | None = None, launches: pl.DataFrame | None = None
+    trace: Trace,
+    where: EventFilter | None = None,
+    launches: pl.DataFrame | None = None,
+    calls: dict[str, int | None] | None = None,
 ) -> dict[str, int | None]:
     """The headline figures of one trace: kernel_launches, distinct_kernels, kernel_time_ns,
     gpu_busy_ns (time at least one kernel ran, summed over devices), memcpy/memset counts and
@@ -68,14 +71,22 @@ def trace_totals(
     in launch order (device, start_ns, end_ns, name_id: the demangled name's id), when
     already read. The kernel figures come from them (a sweep over sorted rows for the busy
     time: DuckDB runs the running maximum it needs as a framed window, ~0.4 CPU s per
-    million kernels), the rest from ``queries/trace_totals.sql``."""
+    million kernels), the rest from ``queries/trace_totals.sql``. ``calls``: runtime_calls,
+    first_ns and last_ns of the CUDA API calls of ``where``, when already read
+    (:func:`tracelens.util.accounting_and_calls`): the query then skips its scan of them."""
     import polars as pl
 
     from ..filters import EventFilter
     from ..util_sweep import union_ns
 
     where = where or EventFilter()
-    totals = trace.query("trace_totals", **_window(where)).to_dicts()[0]
+    totals = trace.query("trace_totals", **_window(where), runtime=calls is None).to_dicts()[0]
+    if calls is not None:
+        first = [t for t in (totals["first_ns"], calls["first_ns"]) if t is not None]
+        last = [t for t in (totals["last_ns"], calls["last_ns"]) if t is not None]
+        totals["runtime_calls"] = calls["runtime_calls"]
+        totals["first_ns"] = min(first) if first else None
+        totals["last_ns"] = max(last) if last else None
     if launches is None:
         params = {"device": None, "pid": None, "stream": None, **_window(where)}
         launches = trace.query("steps_launches", **params).filter(pl.col("graph_id").is_null())
@@ -134,7 +145,7 @@ def collect(
     graph = trace.graph_replays(where)
     accounting = _time_accounting(trace, where, work, launches, graph, util_limit, nvtx_limit)
     del work
-    totals = trace_totals(trace, where, launches)
+    totals = trace_totals(trace, where, launches, accounting[-1])
     return Side(
         totals,
         census,
@@ -146,7 +157,7 @@ def collect(
         tuple(sorted(g.name or "?" for g in trace.gpus())),
         census_demangled,
         demangled_of,
-        *accounting,
+        *accounting[:-1],
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
         kept,
     )
@@ -195,12 +206,14 @@ _BATCH_ROWS = 1 << 17
 
 
 def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_limit: int):
-    """(time, devices, util, steps, regions) of :class:`Side`. GPU time accounting is the
-    costliest part (util's sweeps over ``work``: about a census per million launches,
-    bench/README.md): above the limit the board goes without it and says so. NVTX regions
-    cost more (the NVTX projection): a lower limit."""
+    """(time, devices, util, steps, regions) of :class:`Side`, and the figures of the API
+    calls util read for the totals (:func:`tracelens.util.accounting_and_calls`; None: not
+    read, or not those of ``where``). GPU time accounting is the costliest part (util's
+    sweeps over ``work``: about a census per million launches, bench/README.md): above the
+    limit the board goes without it and says so. NVTX regions cost more (the NVTX
+    projection): a lower limit."""
     if launches.height > util_limit:
-        return None, 0, None, None, None
+        return None, 0, None, None, None, None
     import polars as pl
 
     from .. import util as util_module
@@ -216,11 +229,11 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
         )
     else:
         step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
-    util = util_module.gpu_time_accounting(trace, where, work)
+    util, calls = util_module.accounting_and_calls(trace, where, work)
     time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
     steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
-    return time, util.frame.height, util, steps, regions
+    return time, util.frame.height, util, steps, regions, calls
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
