@@ -616,7 +616,8 @@ def test_diff_report_reads_each_trace_once(monkeypatch):
     from tracelens.trace import Trace
 
     calls: dict[str, list[str]] = {"census": [], "util": []}
-    query, query_rows, util = Trace.query, Trace.query_rows, tracelens.util.gpu_time_accounting
+    query, query_rows = Trace.query, Trace.query_rows
+    util = tracelens.util.accounting_and_calls  # what the diff runs (util with its calls)
 
     def counted(run):
         def run_counted(trace, name, **params):
@@ -632,7 +633,7 @@ def test_diff_report_reads_each_trace_once(monkeypatch):
 
     monkeypatch.setattr(Trace, "query", counted(query))
     monkeypatch.setattr(Trace, "query_rows", counted(query_rows))
-    monkeypatch.setattr(tracelens.util, "gpu_time_accounting", counted_util)
+    monkeypatch.setattr(tracelens.util, "accounting_and_calls", counted_util)
     with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
         build_report(a, b)
     assert sorted(calls["census"]) == ["bs1.sqlite", "bs16.sqlite"]

@@ -14,7 +14,13 @@ def test_mismatch_fails(tmp_path, monkeypatch):
     (tmp_path / "trace_totals__probe.csv").write_text("not,the,result\n")
     with pytest.raises(AssertionError, match="differs from its golden CSV"):
         golden.assert_golden(
-            fx.path, "trace_totals", "probe", start_ns=None, end_ns=None, selection=None
+            fx.path,
+            "trace_totals",
+            "probe",
+            start_ns=None,
+            end_ns=None,
+            selection=None,
+            runtime=True,
         )
 
 
@@ -23,10 +29,10 @@ def test_update_then_match(tmp_path, monkeypatch):
     monkeypatch.setattr(golden, "GOLDEN", tmp_path)
     monkeypatch.setenv("TRACELENS_UPDATE_GOLDEN", "1")
     golden.assert_golden(
-        fx.path, "trace_totals", "probe", start_ns=None, end_ns=None, selection=None
+        fx.path, "trace_totals", "probe", start_ns=None, end_ns=None, selection=None, runtime=True
     )
     monkeypatch.delenv("TRACELENS_UPDATE_GOLDEN")
     golden.assert_golden(
-        fx.path, "trace_totals", "probe", start_ns=None, end_ns=None, selection=None
+        fx.path, "trace_totals", "probe", start_ns=None, end_ns=None, selection=None, runtime=True
     )
     assert (tmp_path / "trace_totals__probe.csv").read_text().count("\n") >= 2
