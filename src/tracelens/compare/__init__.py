@@ -136,7 +136,6 @@ def _diff_traces(
     from . import model
     from .align import align_devices
     from .clues import Context, evidence_board, threshold
-    from .collect import collect
 
     if name not in ("demangled", "short"):
         raise UsageError(f"unknown {{param}} {name!r}; use one of: demangled, short", param="name")
@@ -144,12 +143,9 @@ def _diff_traces(
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))
     label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
-    where_a, where_b = where_a or EventFilter(), where_b or EventFilter()
-    sa = collect(a, name, where_a, util_limit, nvtx_limit, keep_work)
-    # A file compared with itself through the same filter is one read, made once (a
-    # selection id belongs to the trace that made it, so none may be in the filter).
-    same_read = same_file and where_a == where_b and where_a.selection is None
-    sb = sa if same_read else collect(b, name, where_b, util_limit, nvtx_limit, keep_work)
+    sa, sb = _collect_sides(
+        (a, b), name, (where_a, where_b), same_file, (util_limit, nvtx_limit), keep_work
+    )
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
@@ -200,6 +196,20 @@ def _diff_traces(
         **_regions(sa, sb),
         sides=(sa, sb),
     )
+
+
+def _collect_sides(traces, name, wheres, same_file, limits, keep_work):
+    """What the diff reads of each side (:func:`.collect.collect`), through each side's
+    filter (None: none). A file compared with itself through the same filter is one read,
+    made once (a selection id belongs to the trace that made it, so none may be in it)."""
+    from .collect import collect
+
+    (a, b), (util_limit, nvtx_limit) = traces, limits
+    where_a, where_b = (where or EventFilter() for where in wheres)
+    sa = collect(a, name, where_a, util_limit, nvtx_limit, keep_work)
+    same_read = same_file and where_a == where_b and where_a.selection is None
+    sb = sa if same_read else collect(b, name, where_b, util_limit, nvtx_limit, keep_work)
+    return sa, sb
 
 
 def _regions(sa, sb) -> dict:

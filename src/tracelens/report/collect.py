@@ -120,26 +120,11 @@ def collect_side(
     read from it (its census, totals and util are not read again). ``profile``: kernel
     names and their launches here, whose profiles (:func:`.stakeoutview.profiles`) are
     read from the page's read while it is held: the diff's stakeout."""
-    from .infoshare import gpu_operation_counts, share_info
     from .layout import build_timeline
 
     notes: list[str] = []
-    # without the diff's read, the info's GPU figures come from the page's read of the work
-    counts = gpu_operation_counts(trace) if read is None else None
-    has_kernels = _has_kernels(trace, counts)
-    kept = None
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
-    if has_kernels:
-        kept = timekeeping(trace, label, kept_omitted, read, counts)
-    work = None  # the GPU work timekeeping read, for DuckDB to scan
-    if kept is not None and kept.work is not None:
-        from .sharedread import for_duckdb
-
-        if counts is not None:
-            share_info(trace, kept.work, counts)
-
-        work = for_duckdb(kept.work)
-        kept.work = None  # the columns for_duckdb leaves out are freed
+    has_kernels, kept, work = _read_work(trace, label, kept_omitted, read)
     if has_kernels:
         census, categories, kernels, danger = _kernel_sections(
             trace, label, top, name_kind, palette, omitted, read, work
@@ -161,13 +146,8 @@ def collect_side(
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
     stake, profiles = [], None
-    if has_kernels and stakeout:
-        shown = kernels[:STAKEOUT_KERNELS]
-        launches = [sum(k.calls for k in shown)]
-        names = [k.name for k in shown]
-        stake = stakeout_rows([trace], names, name_kind, palette, None, launches, [work])
-    if has_kernels and profile is not None and profile[0]:
-        profiles = stakeout_profiles(trace, profile[0], name_kind, profile[1], work)
+    if has_kernels:
+        stake, profiles = _stakeouts(trace, kernels, name_kind, palette, work, stakeout, profile)
     return Side(
         key=key,
         label=label,
@@ -198,6 +178,41 @@ def collect_side(
         nvtx=tree,
         profiles=profiles,
     )
+
+
+def _read_work(trace: Trace, label: str, omitted: list[Omitted], read: DiffSide | None):
+    """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
+    kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
+    Without the diff's ``read``, the info's GPU figures come from the page's read of the
+    work (:mod:`.infoshare`)."""
+    from .infoshare import gpu_operation_counts, share_info
+
+    counts = gpu_operation_counts(trace) if read is None else None
+    has_kernels = _has_kernels(trace, counts)
+    kept = timekeeping(trace, label, omitted, read, counts) if has_kernels else None
+    work = None
+    if kept is not None and kept.work is not None:
+        from .sharedread import for_duckdb
+
+        if counts is not None:
+            share_info(trace, kept.work, counts)
+        work = for_duckdb(kept.work)
+        kept.work = None  # the columns for_duckdb leaves out are freed
+    return has_kernels, kept, work
+
+
+def _stakeouts(trace, kernels, name_kind, palette, work, stakeout, profile):
+    """The page's stakeout rows of its top kernels (when ``stakeout``) and the diff's
+    stakeout profiles (``profile``: kernel names and their launches here; None: none)."""
+    stake, profiles = [], None
+    if stakeout:
+        shown = kernels[:STAKEOUT_KERNELS]
+        launches = [sum(k.calls for k in shown)]
+        names = [k.name for k in shown]
+        stake = stakeout_rows([trace], names, name_kind, palette, None, launches, [work])
+    if profile is not None and profile[0]:
+        profiles = stakeout_profiles(trace, profile[0], name_kind, profile[1], work)
+    return stake, profiles
 
 
 def _kernel_sections(
