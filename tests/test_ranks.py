@@ -640,3 +640,55 @@ def test_the_result_gives_its_tables_to_a_notebook(eight_result):
     assert list(tables)[0] == "ranks" and eight_result.to_polars().equals(eight_result.ranks)
     assert eight_result.to_polars("waits").equals(eight_result.waits)
     assert "<p><code>step_stragglers</code>" in eight_result._repr_html_()
+
+
+_SCRIPT = """\
+import sys
+from tracelens.errors import UsageError
+from tracelens.ranks import analyse_ranks
+
+def run():
+    try:
+        r = analyse_ranks(sys.argv[1:], jobs=2)
+    except UsageError as exc:
+        print("UsageError:", exc)
+    else:
+        print("ranks:", len(r.ranks))
+{call}
+"""
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("run()", "UsageError: jobs > 1 starts worker processes, which re-run "),
+        ('if __name__ == "__main__":\n    run()', "ranks: 3"),
+    ],
+    ids=["unguarded", "guarded"],
+)
+def test_a_script_without_a_main_guard_is_told_before_any_worker_starts(
+    eight, tmp_path, call, expected
+):
+    """A pool's spawned workers re-run the main script: an unguarded top-level call would
+    kill every worker and blame the traces; the driver says so once, in one line."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "job.py"
+    script.write_text(_SCRIPT.format(call=call))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(script), *map(str, eight.paths[:3])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(expected), done.stdout
+    assert "Traceback" not in done.stderr
+    if call == "run()":
+        assert done.stdout.strip().endswith(
+            '(line 12): put the call under `if __name__ == "__main__":` or pass jobs=1'
+        )

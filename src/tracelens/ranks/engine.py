@@ -178,6 +178,7 @@ def _map_pool(
     # spawn, not fork: the driver may hold DuckDB connections and threads, which a forked
     # child must not inherit.
     ctx = multiprocessing.get_context("spawn")
+    _check_main_is_guarded()
     results: list[Result | None] = [None] * len(paths)
     pending, workers, done = list(range(len(paths))), jobs, 0
 
@@ -203,6 +204,49 @@ def _map_pool(
             finish(culprit, _worker_died(paths[culprit], exc, "its worker process died"))
         workers = 1
     return results  # type: ignore[return-value]
+
+
+def _check_main_is_guarded() -> None:
+    """Refuse a pool the main script would start again in every worker. A spawned worker
+    re-runs the main module (as ``__mp_main__``) before it takes work, so a call at the
+    script's top level, outside ``if __name__ == "__main__":``, runs again in each worker,
+    which dies starting its own pool; the driver then sees every trace's worker die and
+    could only blame the traces. Python's own message comes from the workers, one
+    traceback each: say it once here, before any worker starts."""
+    import ast
+    import sys
+    from multiprocessing import spawn
+
+    main = sys.modules.get("__main__")
+    prep = spawn.get_preparation_data("tracelens")
+    # What multiprocessing re-runs: a script by path, a module by name (never a package's
+    # __main__, which it skips); an interactive session or a notebook re-runs nothing.
+    name = prep.get("init_main_from_name")
+    rerun = prep.get("init_main_from_path") or (name and not name.endswith(".__main__"))
+    path = getattr(main, "__file__", None)
+    if not rerun or not path:
+        return
+    frame, line = sys._getframe(1), None
+    while frame is not None:  # the outermost frame running the main module's own code
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.lineno <= line <= (node.end_lineno or 0):
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test)):
+                return
+    raise UsageError(
+        f"{{param}} > 1 starts worker processes, which re-run {path} first, and it makes "
+        f"this call at its top level (line {line}): put the call under "
+        '`if __name__ == "__main__":` or pass {param}=1',
+        param="jobs",
+    )
 
 
 def _connect_ray(ray) -> None:
