@@ -16,7 +16,7 @@ from conftest import run_cli
 from queries.golden import GOLDEN, assert_golden
 
 import tracelens
-from tracelens import nvtx_kernels
+from tracelens import nvtx, nvtx_kernels
 from tracelens.api import api_summary
 from tracelens.errors import MissingDataError, UsageError
 from tracelens.nvtx import (
@@ -232,7 +232,14 @@ def test_golden(shapes, query, case, params):
     prepare = tracelens.Trace.load_nvtx_text if query == "nvtx_summary" else build_projection
     if query.startswith("nvtx_kernel_"):
         prepare = _kernel_stats
+    if query == "nvtx_op_paths":
+        prepare = _with_ops
     assert_golden(shapes, query, case, prepare=prepare, **params)
+
+
+def _with_ops(trace):
+    # nvtx_op_paths reads every column of the operations (the projection only their spans)
+    nvtx.build_sweep(trace, with_ops=True)
 
 
 def _kernel_stats(trace):

@@ -46,11 +46,13 @@ def shapes(tmp_path_factory):
 # read with the tables of the steps before it built (the calls' sweep in polars,
 # nvtx_sweep.attribute, runs where "_nvtx_marks" stands).
 STEPS = (
-    "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges",
-    "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
+    "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_spans",
+    "_nvtx_op_ranges", "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
 )  # fmt: skip
 CHUNKED = ("_nvtx_marks",)
-SELECTS = ("_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_ranges")
+SELECTS = (
+    "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_spans", "_nvtx_op_ranges"
+)  # fmt: skip
 EVERY_THREAD = {"from_tid": None, "to_tid": None, "null_tid": True}
 
 

@@ -120,12 +120,19 @@ def build_attribution(trace: Trace) -> None:
     build_sweep(trace)
 
 
-def build_sweep(trace: Trace) -> None:
-    """Build, once per trace, nvtx_tree (range nesting), nvtx_op_ranges (each GPU
-    operation's innermost range, :mod:`tracelens.nvtx_sweep`) and nvtx_paths (names, stacks and paths of the ranges that
-    hold GPU work, nvtx_held): the sweep every NVTX attribution reads. It reads the ranges'
-    threads and times (nvtx_spans) and the text of the held ranges only."""
+def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
+    """Build, once per trace, nvtx_tree (range nesting), nvtx_call_ranges and
+    nvtx_range_ops (each call's innermost range, and per range the GPU operations it holds
+    innermost: :mod:`tracelens.nvtx_sweep`) and nvtx_paths (names, stacks and paths of the
+    ranges that hold GPU work, nvtx_held): the sweep every NVTX attribution reads. It reads
+    the ranges' threads and times (nvtx_spans) and the text of the held ranges only. With
+    ``with_ops``, also nvtx_op_ranges (every GPU operation's columns and innermost range)
+    and nvtx_overlap_ops, read with the sweep's operations when it is built here."""
     if _built(trace, "nvtx_paths"):
+        if with_ops and not _built(trace, "nvtx_op_ranges", "views"):
+            from . import nvtx_sweep
+
+            nvtx_sweep.add_op_ranges(trace)
         return
     from . import _resources
 
@@ -142,7 +149,7 @@ def build_sweep(trace: Trace) -> None:
     trace.db.execute("DROP TABLE nvtx_spans")
     from . import nvtx_sweep
 
-    nvtx_sweep.attribute(trace, chunks)
+    nvtx_sweep.attribute(trace, chunks, with_ops=with_ops)
     trace.db.execute(_resources.query("_nvtx_overlap_holders"))
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.load_nvtx_held_text()
@@ -276,7 +283,7 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
         )
     require_projection(trace)
     trace.require_kernels()
-    build_sweep(trace)
+    build_sweep(trace, with_ops=True)
     from . import nvtx_kernels
 
     return nvtx_kernels.summary(trace, group=group, name=name)
@@ -290,7 +297,7 @@ def op_paths(trace: Trace) -> pl.DataFrame:
     gives every operation a null path."""
     if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
         return trace.query("nvtx_op_paths_none")
-    build_sweep(trace)
+    build_sweep(trace, with_ops=True)
     return trace.query("nvtx_op_paths")
 
 

@@ -39,8 +39,7 @@ def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     """The rows of :func:`tracelens.nvtx.kernels_by_range`: :func:`register_stats`, rounded
     as DuckDB's round() does (half away from zero), named and ordered from
     ``queries/nvtx_kernel_names.sql`` (by range, pid, tid, total time largest first, kernel
-    name; ranks, not text, are sorted). The sweep (:func:`tracelens.nvtx.build_sweep`) must
-    be built."""
+    name; ranks, not text, are sorted)."""
     import polars as pl
 
     stats = register_stats(trace, group=group, name=name)
@@ -103,10 +102,13 @@ def register_stats(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     'short'): gid (nvtx_range_groups; null: outside every range), global_tid, name_id,
     ranges, kernels, pairs, total_ns, med_ns, min_ns, max_ns, stddev_ns (see
     :func:`_stats`); also registered as ``nvtx_kernel_stats``, beside the temp tables
-    nvtx_range_groups and nvtx_kernel_holders. The sweep
-    (:func:`tracelens.nvtx.build_sweep`) must be built."""
+    nvtx_range_groups and nvtx_kernel_holders. Builds the sweep with the operations'
+    columns (:func:`tracelens.nvtx.build_sweep`) where that is not done yet."""
     import polars as pl
 
+    from .nvtx import build_sweep
+
+    build_sweep(trace, with_ops=True)
     con = trace.db
     con.execute(_resources.query("_nvtx_range_groups"), {"group_by": group})
     con.execute(_resources.query("_nvtx_kernel_holders"))

@@ -37,13 +37,14 @@ KEY_LIMIT = 1 << 62
 ONE_BATCH = 1 << 31
 
 
-def attribute(trace: Trace, chunks: list[dict]) -> None:
+def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> None:
     """Register ``nvtx_call_ranges`` (each call, one per process and correlationId, with
-    its innermost range) and ``nvtx_op_ranges`` (each GPU operation with its call's thread
-    and range; ``nvtx_overlap_ops``: those launched on threads whose ranges overlap) on the
-    trace's DuckDB connection. ``nvtx_tree`` must be built; ``chunks``
-    are the thread chunks of :func:`tracelens.nvtx._thread_chunks` (one chunk's marks at a
-    time)."""
+    its innermost range), ``nvtx_range_ops`` (per range, the operations whose call it holds
+    innermost) and ``nvtx_overlap_calls`` (the calls of operations launched on threads whose
+    ranges overlap) on the trace's DuckDB connection; with ``with_ops``, also
+    :func:`add_op_ranges`'s relations from the same read of the operations. ``nvtx_tree``
+    must be built; ``chunks`` are the thread chunks of :func:`tracelens.nvtx._thread_chunks`
+    (one chunk's marks at a time)."""
     import polars as pl
 
     con = trace.db
@@ -55,19 +56,47 @@ def attribute(trace: Trace, chunks: list[dict]) -> None:
         marks = con.execute(_resources.query("_nvtx_marks"), params).pl()
         hit = _innermost(calls, marks)
         found = found.select(pl.coalesce(found[c], hit[c]).alias(c) for c in found.columns)
-    overlapping = con.execute(_resources.query("_nvtx_overlapping_threads")).pl()
-    overlapping = overlapping["global_tid"].to_list()
+    overlapping = _overlapping_threads(con)
     range_id = _refit(con, calls, found, overlapping)
     call_ranges = calls.select("global_pid", "correlation_id", "global_tid").with_columns(
         range_id.alias("range_id")
     )
-    ops = con.execute(_resources.query("_nvtx_op_ranges")).pl(rows_per_batch=ONE_BATCH)
+    # the projection needs of each operation its call and its span only: the other columns
+    # (kind, device, kernel names) are read when asked for (2.1 CPU s for the 5M kernels of
+    # the benchmark, the four columns 1.1)
+    query = "_nvtx_op_ranges" if with_ops else "_nvtx_op_spans"
+    ops = con.execute(_resources.query(query)).pl(rows_per_batch=ONE_BATCH)
     ops, call = _with_calls(ops, call_ranges, slots)
     register(con, "nvtx_call_ranges", call_ranges)
-    register(con, "nvtx_op_ranges", ops)
     on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
     register(con, "nvtx_range_ops", _range_ops(ops, call, call_ranges.height, ~on_overlapping))
     register(con, "nvtx_overlap_calls", _overlap_calls(ops, call, calls, on_overlapping))
+    if with_ops:
+        _register_op_ranges(con, ops, on_overlapping)
+
+
+def add_op_ranges(trace: Trace) -> None:
+    """Register ``nvtx_op_ranges`` (each GPU operation, every column of
+    ``queries/_nvtx_op_ranges.sql``, with its call's thread and range) and
+    ``nvtx_overlap_ops`` (those launched on threads whose ranges overlap) from the
+    operations and ``nvtx_call_ranges``, for a sweep :func:`attribute` built without them."""
+    con = trace.db
+    call_ranges = con.execute(
+        "SELECT global_pid, correlation_id, global_tid, range_id FROM nvtx_call_ranges"
+    ).pl()
+    slots = _Slots(call_ranges)
+    ops = con.execute(_resources.query("_nvtx_op_ranges")).pl(rows_per_batch=ONE_BATCH)
+    ops, _call = _with_calls(ops, call_ranges, slots)
+    on_overlapping = ops["global_tid"].is_in(_overlapping_threads(con)).fill_null(False)
+    _register_op_ranges(con, ops, on_overlapping)
+
+
+def _overlapping_threads(con) -> list[int]:
+    return con.execute(_resources.query("_nvtx_overlapping_threads")).pl()["global_tid"].to_list()
+
+
+def _register_op_ranges(con, ops: pl.DataFrame, on_overlapping: pl.Series) -> None:
+    register(con, "nvtx_op_ranges", ops)
     # their operations apart (usually none): a query joining the 5M-row nvtx_op_ranges
     # with the holders had DuckDB, which takes a registered relation for about one row,
     # build its hash table on all the operations (0.8 CPU s on the 5M-kernel nest trace)

@@ -133,10 +133,19 @@ def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
     monkeypatch.setattr(nvtx, "TREE_CHUNK_RANGES", 1)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
     assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
-    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", _with_ops)
 
 
 NARROW = nvtx.NARROW_RANGE_IDS
+
+
+def _with_ops(trace) -> None:
+    nvtx.build_sweep(trace, with_ops=True)
+
+
+def _ops_after_projection(trace) -> None:
+    build_projection(trace)
+    nvtx.build_sweep(trace, with_ops=True)
 
 
 def _tree_types(trace_path) -> dict[str, str]:
@@ -190,7 +199,7 @@ def test_nvtx_sweep_fallbacks(trace_path, monkeypatch):
     monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
     monkeypatch.setattr(nvtx_sweep, "KEY_LIMIT", 0)
     assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
-    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", _with_ops)
     assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
 
 
@@ -261,7 +270,31 @@ def test_nvtx_op_ranges(trace_path):
     # thread has no ranges (range NULL); cid 23 starts when forward ends, so backward (4);
     # cid 24 lies in A (5); cid 22 in backward (4) (aten::mm starts later); cid 25 on 5556
     # at 7000 lies in B and C, innermost C (7); cid 26 in the open range (10).
-    assert_golden(trace_path, "_nvtx_op_ranges", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", _with_ops)
+
+
+def test_nvtx_op_ranges_after_the_projection(trace_path, monkeypatch):
+    # The projection's sweep reads the operations' calls and spans only; the operations'
+    # other columns are read when a later caller asks (as after build_sweep(with_ops=True)),
+    # with the calls met through the table of slots or by hashing.
+    assert not _built_ops(trace_path)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", _ops_after_projection)
+    monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_PER_CALL", 0)
+    monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
+    assert_golden(trace_path, "_nvtx_op_ranges", "all", _ops_after_projection)
+
+
+def _built_ops(trace_path) -> bool:
+    with tracelens.open(trace_path) as trace:
+        build_projection(trace)
+        sql = "SELECT count(*) FROM duckdb_views() WHERE view_name = 'nvtx_op_ranges'"
+        return bool(trace.db.execute(sql).fetchone()[0])
+
+
+def test_nvtx_op_spans(trace_path):
+    # Every operation's process, correlation id and GPU span (cids 21 to 27), what the
+    # projection reads of them.
+    assert_golden(trace_path, "_nvtx_op_spans", "all")
 
 
 def test_nvtx_held(trace_path):
