@@ -340,7 +340,7 @@ def test_work_in_order_breaks_start_ties_as_a_full_sort(rows):
     start together (by stream, end, kind): the order of a sort on all five columns."""
     import polars as pl
 
-    from tracelens.util import ORDER, _break_ties, _device_start_order
+    from tracelens.util_order import ORDER, _break_ties, _device_start_order
 
     frame = pl.DataFrame(
         [(d, 1_000 + s, 1_000 + s + n, st_, k, i) for i, (d, s, st_, n, k) in enumerate(rows)],

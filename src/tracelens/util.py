@@ -11,11 +11,11 @@ Per device, over the analysis window (the capture span, or ``where``'s start/end
 * communication per collective kind (AllReduce, AllGather, ...): calls, time, and the part
   no compute kernel hid.
 
-Kernels are classified on their demangled names by the category rules
-(``data/categories.toml``: ``communication``, ``memory``; everything else is compute), each
-distinct name once; the operations come from ``queries/util_work.sql`` (:func:`read_work`,
+Kernels are classified on their demangled names, each distinct name once
+(:mod:`tracelens.util_ops`, which also makes the sweeps' input); the operations come from ``queries/util_work.sql`` (:func:`read_work`,
 one read that findings shares), or from ``queries/work_in_order.sql`` (the launch order the
-diff and the report share with the step search, :func:`work_in_order`), and the CUDA API
+diff and the report share with the step search, :func:`work_in_order`), both sorted by
+:mod:`tracelens.util_order`, and the CUDA API
 calls from one read of them (:mod:`tracelens.util_calls`: the launching call of each
 operation that ends an idle gap, the synchronizing calls, their span); the sweeps run in
 vectorized polars (:mod:`tracelens.util_sweep`, which says why not in DuckDB), so nothing
@@ -25,28 +25,16 @@ runs per kernel in Python. Sync API names and collective kinds are data
 
 from __future__ import annotations
 
-import re
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ._resources import data_dir
-from .categories import classify_column
 from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
 from .util_calls import HostCalls, read_calls
-from .util_sweep import (
-    ACCOUNTING_COLUMNS,
-    COMMUNICATION,
-    COMPUTE,
-    GRAPH,
-    KERNEL,
-    MEMORY,
-    communication_sweep,
-    device_sweep,
-)
+from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
+from .util_order import ORDER, in_order, sorted_by_device_start
+from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -56,10 +44,14 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME_COLUMNS",
     "IDLE_CAUSES",
+    "ORDER",
     "Util",
+    "accounting_and_calls",
     "figures",
     "gpu_time_accounting",
+    "operations",
     "read_work",
+    "sync_api_regex",
     "work_in_order",
     "work_params",
 ]
@@ -67,6 +59,9 @@ __all__ = [
 #: Columns of :attr:`Util.frame`, in order (device, span_ns, busy_ns, idle_ns, compute_ns,
 #: communication_ns, exposed_communication_ns, memory_ns, exposed_memory_ns, utilization).
 FRAME_COLUMNS = ACCOUNTING_COLUMNS
+
+#: work_in_order's sort under the name the diff (compare.collect) and its tests import.
+_in_order = in_order
 
 #: Idle causes, in display order, with what each means.
 IDLE_CAUSES = {
@@ -81,11 +76,7 @@ IDLE_CAUSES = {
     "device, an event wait, or the scheduler)",
 }
 
-#: The order of :func:`work_in_order`'s rows.
-ORDER = ("device", "start_ns", "stream", "end_ns", "kind")
-
 _TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
-_NON_COMPUTE = ("communication", "memory")
 
 
 @dataclass(frozen=True)
@@ -143,75 +134,6 @@ class Util(Result):
         }
 
 
-@dataclass(frozen=True)
-class _Collective:
-    kind: str
-    pattern: re.Pattern[str]
-    why: str
-
-
-@dataclass(frozen=True)
-class _UtilData:
-    sync_apis: tuple[str, ...]
-    collectives: tuple[_Collective, ...]
-
-    @property
-    def sync_regex(self) -> str:
-        names = "|".join(re.escape(n) for n in self.sync_apis)
-        return f"(?:{names})(?:_v[0-9]+)?"
-
-    def collective_of(self, name: str) -> str:
-        for c in self.collectives:
-            if c.pattern.search(name):
-                return c.kind
-        return "other"
-
-
-@lru_cache(maxsize=1)
-def _data() -> _UtilData:
-    with open(data_dir() / "util.toml", "rb") as fh:
-        doc = tomllib.load(fh)
-    return _UtilData(
-        tuple(s["name"] for s in doc["sync_api"]),
-        tuple(
-            _Collective(c["kind"], re.compile(c["regex"], re.IGNORECASE), c["why"])
-            for c in doc["collective"]
-        ),
-    )
-
-
-def sync_api_regex() -> str:
-    """The full-match regex of the CUDA API names that block the host (``data/util.toml``)."""
-    return _data().sync_regex
-
-
-def _classes(
-    trace: Trace, name_ids: pl.Series | None = None
-) -> tuple[list[int], list[str], list[str | None]]:
-    """(name ids, work class, collective kind) of every kernel name that is not compute:
-    of ``name_ids`` (demangled name ids, repeats allowed) when given, else of every kernel
-    name of the trace."""
-    ids: list[int] = []
-    classes: list[str] = []
-    collectives: list[str | None] = []
-    import polars as pl
-
-    data = _data()
-    if name_ids is None:
-        rows = trace.query_rows("util_kernel_names").data
-    else:
-        distinct = name_ids.unique().drop_nulls().to_list()
-        rows = trace.query_rows("util_name_texts", ids=distinct).data
-    names = pl.Series("name", [name for _, name in rows], dtype=pl.String)
-    categories = classify_column(names)["category"].to_list()  # vectorized, each name once
-    for (name_id, name), category in zip(rows, categories, strict=True):
-        if category in _NON_COMPUTE:
-            ids.append(name_id)
-            classes.append(category)
-            collectives.append(data.collective_of(name) if category == "communication" else None)
-    return ids, classes, collectives
-
-
 def _window(
     trace: Trace,
     where: EventFilter,
@@ -263,7 +185,7 @@ def work_params(
     where = where or EventFilter()
     _require_work(trace)
     t0, t1 = _window(trace, where, work, calls)
-    ids, classes, collectives = _classes(trace, None if work is None else work["name_id"])
+    ids, classes, collectives = kernel_classes(trace, None if work is None else work["name_id"])
     return {
         "selection": None,
         **where.params(),
@@ -287,72 +209,7 @@ def work_in_order(
     ``keep_stream``: keep the ``stream`` column (the report's timeline lanes are device and
     stream); util and the step search do not read it."""
     rows = trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
-    return _in_order(rows, drop=() if keep_stream else ("stream",))
-
-
-def _in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
-    """``work`` without ``drop``, sorted by :data:`ORDER`: by device and start on one packed
-    key, then only the rows that start together by stream, end, kind (a million rows in
-    ~0.08 CPU s, where sorting on all five columns took ~0.2), gathered one column at a
-    time, each dropped once copied: the sort holds one column twice, not the whole read
-    (~400 MB on a 5M-kernel trace). A NULL device or start (nsys writes none) sorts by
-    ORDER."""
-    import polars as pl
-
-    nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
-    if nulls:
-        return work.sort(ORDER).drop(drop)
-    order = _break_ties(work, _device_start_order(work))
-    work = work.drop(drop)
-    columns = []
-    for name in work.columns:
-        columns.append(work.get_column(name).gather(order))
-        work = work.drop(name)
-    return pl.DataFrame(columns)
-
-
-def _break_ties(work: pl.DataFrame, order: pl.Series) -> pl.Series:
-    """``order`` (``work``'s rows by device and start, those that start together in any
-    order) with the rows that start together in :data:`ORDER`: only those are sorted again
-    (few operations of a device start at the same nanosecond)."""
-    import polars as pl
-
-    lead = work.select(pl.col("device", "start_ns").gather(order))
-    same = (pl.col("device") == pl.col("device").shift(1)) & (
-        pl.col("start_ns") == pl.col("start_ns").shift(1)
-    )
-    tied = lead.select(same.fill_null(False) | same.shift(-1).fill_null(False)).to_series()
-    if not tied.any():
-        return order
-    at = tied.arg_true()
-    rows = order.gather(at)
-    again = work.select(pl.all().gather(rows)).select(pl.arg_sort_by(list(ORDER))).to_series()
-    return order.scatter(at, rows.gather(again))
-
-
-def _device_start_order(work: pl.DataFrame) -> pl.Series:
-    """The row order of ``work`` (device, start_ns, ...) by device, then start; rows that
-    start together in any order (no util figure depends on it, :mod:`tracelens.util_sweep`).
-    Sorted on one Int64 key, device and start packed when they fit: polars sorts 5M rows
-    on it in ~0.3 CPU s, on the two columns in ~1.0 s. When the row number fits in the key
-    too, the key's values are sorted and the order read from their low bits: no (row,
-    value) pairs to sort (5M rows: ~0.15 CPU s and ~100 MB of page faults less)."""
-    import polars as pl
-
-    device, start = pl.col("device"), pl.col("start_ns")
-    bounds = work.select(
-        device.min().alias("d0"), device.max().alias("d1"), start.min().alias("s0"), start.max()
-    )
-    d0, d1, s0, s1 = bounds.row(0)
-    if d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
-        return work.select(pl.arg_sort_by("device", "start_ns")).to_series()
-    key = (device.cast(pl.Int64) - d0) * (s1 - s0 + 1) + (start - s0)
-    row_bits = max(1, (work.height - 1).bit_length())
-    if (d1 - d0 + 1) * (s1 - s0 + 1) << row_bits >= 2**63:
-        return work.select(key.arg_sort()).to_series()
-    rows = 1 << row_bits
-    with_row = key * rows + pl.int_range(pl.len(), dtype=pl.Int64)
-    return work.select((with_row.sort() % rows).cast(pl.get_index_type())).to_series()
+    return in_order(rows, drop=() if keep_stream else ("stream",))
 
 
 def read_work(
@@ -372,24 +229,10 @@ def read_work(
         return work
     keep = whole and util_workfile.keeps(trace)
     params = {"selection": None, **where.params(), "context": context or keep}
-    work = _sorted(trace.query("util_work", **params))
+    work = sorted_by_device_start(trace.query("util_work", **params))
     if keep:
         util_workfile.keep(trace, work)
     return work if context else work.drop("context")
-
-
-def _sorted(work: pl.DataFrame) -> pl.DataFrame:
-    """``work`` by device and start (:func:`_device_start_order`), gathered one column at a
-    time, each dropped from the read once copied: the sort holds one column twice, not the
-    whole read (~220 MB on a 5M-kernel trace)."""
-    import polars as pl
-
-    order = _device_start_order(work)
-    columns = []
-    for name in work.columns:
-        columns.append(work.get_column(name).gather(order))
-        work = work.drop(name)
-    return pl.DataFrame(columns)
 
 
 def gpu_time_accounting(
@@ -427,7 +270,7 @@ def accounting_and_calls(
     notes, sizes = [], None
     # Without communication kernels the sweep has nothing to hide: its empty frame, at once.
     has_comm = "communication" in params["work_classes"]
-    comm = communication_sweep(ops if has_comm else ops.clear(), _collective_kinds(params))
+    comm = communication_sweep(ops if has_comm else ops.clear(), collective_kinds(params))
     del ops
     if has_comm:
         sizes, note = _message_sizes(trace, params)
@@ -448,99 +291,6 @@ def accounting_and_calls(
         notes=tuple(notes),
     )
     return util, in_window
-
-
-def _collective_kinds(params: dict[str, Any]) -> list[str]:
-    """The distinct collective kinds of the communication kernel names, sorted: collective
-    ``k`` of :func:`operations` is ``kinds[k - 1]``."""
-    return sorted(
-        {
-            kind or "other"
-            for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
-            if work == "communication"
-        }
-    )
-
-
-def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
-    """The input of the util sweeps from :func:`work_in_order`'s rows: each operation
-    clipped to the window ``t0``..``t1`` (those left with no time dropped), with its class
-    of work and collective kind (:data:`util_sweep.OPS_COLUMNS`), still by device and
-    start. Clipping keeps the order: operations that start before ``t0`` all start at it."""
-    import polars as pl
-
-    number = {kind: k for k, kind in enumerate(_collective_kinds(params), start=1)}
-    ids = params["name_ids"]
-    classes = [
-        COMMUNICATION if work == "communication" else MEMORY for work in params["work_classes"]
-    ]
-    collectives = [
-        number[kind or "other"] if work == "communication" else 0
-        for work, kind in zip(params["work_classes"], params["collectives"], strict=True)
-    ]
-    kind = pl.col("kind")
-    is_kernel = kind == KERNEL
-    start, end = pl.col("start_ns"), pl.col("end_ns")
-    t0, t1 = params["t0"], params["t1"]
-    # Clipping and dropping copy every row; usually (no --start/--end) nothing needs either,
-    # and the columns are the read's own (~200 MB less on a 5M-kernel trace).
-    inside = timed = False
-    if work.height and t0 is not None and t1 is not None:
-        checks = work.select(((start >= t0) & (end <= t1)).all(), (end > start).all().alias("t"))
-        inside, timed = checks.row(0)
-    lookup = _NameLookup(work, ids)
-    ops = work.select(
-        "device",
-        (start if inside else start.clip(lower_bound=t0)).alias("s"),
-        (end if inside else end.clip(upper_bound=t1)).alias("e"),
-        pl.when(is_kernel)
-        .then(lookup.of(classes, COMPUTE, pl.Int8))
-        .when(kind == GRAPH)
-        .then(pl.lit(COMPUTE, pl.Int8))
-        .otherwise(pl.lit(MEMORY, pl.Int8))
-        .alias("cls"),
-        pl.when(is_kernel)
-        .then(lookup.of(collectives, 0, pl.Int32))
-        .otherwise(pl.lit(0, pl.Int32))
-        .alias("collective"),
-        "pid",
-        "correlation_id",
-    )
-    return ops if inside and timed else ops.filter(pl.col("e") > pl.col("s"))
-
-
-class _NameLookup:
-    """A value per kernel name id, for the ``name_id`` column of ``work``: ``values[i]`` for
-    ``ids[i]``, ``default`` for every other id and for NULL. StringIds ids are small and
-    dense, so a table with one slot per id, gathered by name id, stands in for
-    ``replace_strict``, which hash-joins every row (5M kernels: ~0.1 CPU s each, and two
-    per util); ids too large for a table fall back to it."""
-
-    def __init__(self, work: pl.DataFrame, ids: list[int]) -> None:
-        import polars as pl
-
-        self.ids = ids
-        name_id = pl.col("name_id")
-        low, high = work.select(name_id.min().alias("low"), name_id.max()).row(0)
-        dense = high is not None and low >= 0 and high < max(4 * work.height, 1 << 20)
-        self.size = high + 1 if dense else None
-
-    def of(self, values: list[int], default: int, dtype: pl.DataType) -> pl.Expr:
-        import polars as pl
-
-        name_id = pl.col("name_id")
-        if not any(v != default for v in values):  # every kernel takes the default
-            return pl.lit(default, dtype)
-        if self.size is None:
-            return name_id.replace_strict(
-                self.ids, values, default=default, return_dtype=dtype
-            ).fill_null(default)
-        kept = [(i, v) for i, v in zip(self.ids, values, strict=True) if 0 <= i < self.size]
-        table = pl.repeat(default, self.size, dtype=dtype, eager=True)
-        if kept:
-            at, to = zip(*kept, strict=True)
-            table = table.scatter(list(at), pl.Series(to, dtype=dtype))
-        return pl.lit(table).gather(name_id).fill_null(default)
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:

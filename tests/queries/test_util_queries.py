@@ -167,7 +167,7 @@ def test_util_calls(trace_path):
 # The sweeps over the operations (tracelens.util_sweep) have goldens too: the CSVs the SQL
 # sweeps they replaced gave on this trace, unchanged.
 def _sweep_csv(path, sweep, **where):
-    from tracelens.util import _collective_kinds
+    from tracelens.util_ops import collective_kinds
 
     params = _params(path, **where)
     ops = _ops(path, **where)
@@ -176,7 +176,7 @@ def _sweep_csv(path, sweep, **where):
             calls = read_calls(trace, sync_api_regex())
             t0, t1 = params["t0"], params["t1"]
             return device_sweep(ops, calls.syncs, calls.launches, t0, t1).write_csv()
-        return communication_sweep(ops, _collective_kinds(params)).write_csv()
+        return communication_sweep(ops, collective_kinds(params)).write_csv()
 
 
 @pytest.mark.parametrize(
