@@ -1,6 +1,6 @@
 -- fingerprint_launches: every kernel launch as a fingerprint sees it, read once: what the
 -- step search needs (device, stream, start, end, name id: tracelens.steps' launch sequence)
--- and what the units need (the kernel variant as two integers, the id of its NVTX path, its
+-- and what the units need (its launch configuration as two integers, the id of its NVTX path, its
 -- launch order keys; the code of a variant for the block digests is worked out once per
 -- variant, in tracelens.fingerprint.units, not per launch here). Integers only: the path's
 -- labels are joined back per region (fingerprint_path_regions, fingerprint_paths), not per
@@ -12,10 +12,12 @@
 --                    are not joined with it, so the process id is not read (on the 5M-kernel
 --                    bench trace read directly, one SQLite column and the join: ~0.3 CPU s)
 --
--- Inputs (temp tables the library creates):
---   fp_names(name_id, norm_id, name_code)  per demangled name id: the id of its normalized
---       name (the names sorted); name_code is not read here
+-- Input (a temp table the library creates):
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
+--
+-- The launch configuration comes as two integers, not the normalized name's variant: a
+-- join with the names here cost a hash probe per launch; tracelens.fingerprint.units maps
+-- each distinct (name_id, variant_hi, variant_lo), a few hundred, to its variant instead.
 --
 -- Columns:
 --   device          INTEGER    CUDA device ordinal
@@ -28,18 +30,17 @@
 --   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
 --                              in fp_path_lists); NULL outside any NVTX range, and
 --                              everywhere when not $paths
---   variant_hi      BIGINT     the kernel variant (normalized name, grid, block) as two
---   variant_lo      BIGINT     integers whose order is the order of (norm_id, grid_x, grid_y,
---                              grid_z, block_x, block_y, block_z), a missing dimension first:
---                              hi = norm_id * 2^32 + (grid_x + 1), lo = (grid_y + 1) * 2^46 +
---                              (grid_z + 1) * 2^29 + (block_x + 1) * 2^18 + (block_y + 1) *
---                              2^7 + (block_z + 1), NULL as 0. Fields do not overlap within
---                              CUDA's limits (grid 2^31-1 x 65535 x 65535, block 1024 x 1024 x
---                              64); a launch beyond them stops the query with 'fingerprint:
---                              launch configuration beyond CUDA limits'. Both NULL for a
---                              kernel whose name is not in fp_names (the step search counts
---                              it; the fingerprint leaves it out). fingerprint_units joins
---                              the two into one HUGEINT (hi * 2^63 + lo) per variant
+--   variant_hi      BIGINT     the launch configuration (grid, block) as two integers whose
+--   variant_lo      BIGINT     order is the order of (grid_x, grid_y, grid_z, block_x,
+--                              block_y, block_z), a missing dimension first: hi = grid_x +
+--                              1, lo = (grid_y + 1) * 2^46 + (grid_z + 1) * 2^29 + (block_x
+--                              + 1) * 2^18 + (block_y + 1) * 2^7 + (block_z + 1), NULL as 0.
+--                              Fields do not overlap within CUDA's limits (grid 2^31-1 x
+--                              65535 x 65535, block 1024 x 1024 x 64); a launch beyond them
+--                              stops the query with 'fingerprint: launch configuration
+--                              beyond CUDA limits'. Both NULL for a kernel without a name id
+--                              (the step search counts it; the fingerprint leaves it out, as
+--                              it does a name id StringIds does not hold)
 --   correlation_id  BIGINT     CUDA call order within the process
 SELECT
     k.deviceId::INTEGER AS device,
@@ -49,12 +50,12 @@ SELECT
     k.demangledName AS name_id,
     p.path_id,
     CASE
-        WHEN n.norm_id IS NULL THEN NULL
+        WHEN k.demangledName IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')
-        ELSE n.norm_id * 4294967296 + (coalesce(k.gridX, -1) + 1)
+        ELSE coalesce(k.gridX, -1) + 1
     END AS variant_hi,
     CASE
-        WHEN n.norm_id IS NOT NULL AND NOT k.beyond_limits
+        WHEN k.demangledName IS NOT NULL AND NOT k.beyond_limits
             THEN (coalesce(k.gridY, -1) + 1) * 70368744177664
             + (coalesce(k.gridZ, -1) + 1) * 536870912
             + (coalesce(k.blockX, -1) + 1) * 262144
@@ -73,6 +74,5 @@ FROM (
         ) AS beyond_limits
     FROM kernels
 ) AS k
-LEFT JOIN fp_names AS n ON n.name_id = k.demangledName
 LEFT JOIN fp_paths AS p
     ON $paths AND p.global_pid = k.globalPid AND p.correlation_id = k.correlationId

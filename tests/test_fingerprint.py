@@ -302,13 +302,15 @@ def test_many_strings_take_the_extra_scan_and_give_the_same_document(tmp_path, m
 
 
 def test_variants_that_share_a_lookup_key_give_the_same_document(tmp_path, monkeypatch):
-    """A launch's variant is looked up by one integer of its two (variant_hi * spread +
-    variant_lo); with a spread of 0 the key is variant_lo alone, which every variant of one
-    launch configuration shares: the lookup by both integers gives the same document."""
+    """A launch's variant is looked up by one integer of its three (name_id * spread' +
+    variant_hi * spread + variant_lo); with spreads of 0 the key is variant_lo alone, which
+    kernels of different names share: the lookup by the three integers gives the same
+    document."""
     units = importlib.import_module("tracelens.fingerprint.units")
     path = build_run(tmp_path / "r.sqlite", Run(merge={(2, 0)}))
     by_key = _text(path)
     monkeypatch.setattr(units, "_SPREAD", 0)
+    monkeypatch.setattr(units, "_SPREAD_NAME", 0)
     assert _text(path) == by_key
 
 

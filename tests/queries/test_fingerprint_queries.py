@@ -201,17 +201,17 @@ STEPS = [
 
 
 def _inputs(trace, steps: bool):
-    """fp_names, the NVTX paths, fp_steps and the launches read with their steps (the
+    """The names, the NVTX paths, fp_steps and the launches read with their steps (the
     frame units.with_steps gives); the launches' frame for fingerprint_launches' golden;
     the variants (units.with_variants)."""
     names = build_module._names(trace)
-    build_module._create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
     build_module._create_paths(trace)
     launches = units.read_launches(trace)
     rows = STEPS if steps else []
     build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
     order = units.start_order(launches)
-    variants, with_vid = units.with_variants(launches, names.codes)
+    norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
+    variants, with_vid = units.with_variants(launches, norm_ids, names.codes)
     return launches, units.with_steps(with_vid, order, rows), variants
 
 

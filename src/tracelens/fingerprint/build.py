@@ -12,7 +12,8 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 
 The launches are read once, as integers (``fingerprint_launches``: each carries its NVTX
-path id and its variant packed in two integers); their start-ordered sequence serves the
+path id, its name id and its launch configuration packed in two integers; the few hundred
+distinct ones are mapped to variants once each); their start-ordered sequence serves the
 step search too, and the units (device, step, region) come from one sort of them, in
 vectorized polars (``units``; no loop per launch). Regions are worked out once per distinct
 (device, step, path) (``fingerprint_path_regions``) and the units collapse into the
@@ -107,7 +108,7 @@ def _math_fields(name: str) -> dict[str, str]:
 class _Names:
     normalized: list[str]  # sorted; norm_id = index
     raw: dict[int, list[str]]  # norm_id -> the raw names that normalize to it
-    rows: list[tuple[int, int, int]]  # (name_id, norm_id, name_code) for fp_names
+    rows: list[tuple[int, int, int]]  # (name_id, norm_id, name_code) of every name id
     codes: list[int]  # norm_id -> name_code
 
 
@@ -338,7 +339,6 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
 
     trace.require_kernels()
     names = _names(trace)
-    _create_table(trace, "fp_names", ("name_id", "norm_id", "name_code"), names.rows)
     ranges = _create_paths(trace)
     with _launches_within_cuda_limits(trace):
         launches = read_launches(trace, paths=ranges)
@@ -346,7 +346,8 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
     described, step_rows = _steps_rows(trace, launches, order, steps)
-    variants, launches = with_variants(launches, names.codes)
+    norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
+    variants, launches = with_variants(launches, norm_ids, names.codes)
     frame = with_steps(launches, order, step_rows)
     del launches, order  # the step search's columns: freed before the units' sort
     _create_units(trace, frame, variants, step_rows, nvtx)

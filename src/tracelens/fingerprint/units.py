@@ -46,9 +46,12 @@ def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
     return launches if paths else launches.drop("path_id")
 
 
-def _packed_key(frame: pl.DataFrame, columns: list[tuple[str, bool]]) -> pl.Series | None:
-    """One Int64 per row whose order is the order of ``columns`` ((name, nulls last), each
-    ascending), or None when their ranges do not fit in 63 bits together."""
+def _packed_key(
+    frame: pl.DataFrame, columns: list[tuple[str, bool]], spare_bits: int = 0
+) -> pl.Expr | None:
+    """An Int64 expression per row whose order is the order of ``columns`` ((name, nulls
+    last), each ascending), or None when their ranges do not fit in 63 - ``spare_bits``
+    bits together (the caller keeps the low ``spare_bits`` bits for the row number)."""
     import polars as pl
 
     stats = frame.select(
@@ -60,20 +63,22 @@ def _packed_key(frame: pl.DataFrame, columns: list[tuple[str, bool]]) -> pl.Seri
     for i, (name, nulls_last) in reversed(list(enumerate(columns))):
         lo, hi, nulls = stats[f"lo{i}"], stats[f"hi{i}"], stats[f"nul{i}"]
         if lo is None:  # all NULL: one value
-            parts.append((pl.lit(0, pl.Int64), total))
             continue
         first = 1 if nulls and not nulls_last else 0
         span = hi - lo + 1 + (1 if nulls else 0)
-        value = pl.col(name).cast(pl.Int64) - lo + first
-        null_as = hi - lo + 1 if nulls_last else 0
-        parts.append((value.fill_null(null_as), total))
+        value = pl.col(name).cast(pl.Int64)
+        if lo - first:  # each pass over 5M rows costs: none that does nothing
+            value = value - (lo - first)
+        if nulls:
+            value = value.fill_null(hi - lo + 1 if nulls_last else 0)
+        parts.append(value if total == 1 else value * total)
         total *= span
-        if total >= 2**63:
+        if total >= 2 ** (63 - spare_bits):
             return None
-    key = pl.lit(0, pl.Int64)
-    for value, weight in parts:
-        key = key + value * weight
-    return frame.select(key.alias("key")).to_series()
+    key = parts[0] if parts else pl.lit(0, pl.Int64)
+    for value in parts[1:]:
+        key = key + value
+    return key
 
 
 def sort_order(
@@ -81,18 +86,32 @@ def sort_order(
 ) -> pl.Series:
     """Row indices of ``frame`` in the order of the ``packed`` columns ((name, nulls last))
     then ``ties`` (nulls last): one sort of a packed key when it fits, the rows that share a
-    key (usually few) then sorted among themselves by ``ties``."""
+    key (usually few) then sorted among themselves by ``ties``.
+
+    When the key leaves room for the row number in its low bits, a plain sort of key and
+    row together is the order (0.12 CPU s on the 5M launches of the bench trace; an
+    arg-sort of the key and a gather of it, 0.25)."""
     import polars as pl
 
-    key = _packed_key(frame, packed)
-    names = [c for c, _ in packed] + list(ties)
-    nulls_last = [last for _, last in packed] + [True] * len(ties)
-    if key is None:
-        return frame.select(pl.arg_sort_by(*names, nulls_last=nulls_last)).to_series()
-    order = key.arg_sort()
-    if not ties or frame.height < 2:
+    n = frame.height
+    row_bits = max(n - 1, 1).bit_length()
+    key = _packed_key(frame, packed, row_bits)
+    if key is not None:
+        rows = frame.select(key * (1 << row_bits) + pl.int_range(n, dtype=pl.Int64)).to_series()
+        rows = rows.sort()
+        order = (rows % (1 << row_bits)).cast(pl.UInt32)
+        ordered = rows // (1 << row_bits)
+    else:
+        key = _packed_key(frame, packed)
+        names = [c for c, _ in packed] + list(ties)
+        nulls_last = [last for _, last in packed] + [True] * len(ties)
+        if key is None:
+            return frame.select(pl.arg_sort_by(*names, nulls_last=nulls_last)).to_series()
+        key = frame.select(key).to_series()
+        order = key.arg_sort()
+        ordered = key.gather(order)
+    if not ties or n < 2:
         return order
-    ordered = key.gather(order)
     tied = (ordered == ordered.shift(1)) | (ordered == ordered.shift(-1))
     at = tied.fill_null(False).arg_true()
     if at.len() == 0:
@@ -199,10 +218,12 @@ def _offsets(lengths: pl.Series) -> pa.Array:
     return pa.concat_arrays([pa.array([0], pa.int32()), ends.to_arrow().cast(pa.int32())])
 
 
-# Odd multiplier that spreads variant_hi over the 64 bits of a launch's one-integer variant
-# key (variant_hi * _SPREAD + variant_lo, wrapping): a key two variants share is found and
-# the launches then take the slower two-integer lookup.
+# Odd multipliers that spread name_id and variant_hi over the 64 bits of a launch's
+# one-integer configuration key (name_id * _SPREAD_NAME + variant_hi * _SPREAD +
+# variant_lo, wrapping): a key two configurations share is found and the launches then take
+# the slower three-integer lookup.
 _SPREAD = 0x9E3779B97F4A7C15 - 2**64
+_SPREAD_NAME = 0xC2B2AE3D27D4EB4F - 2**64
 
 
 def _variant_code(hi: int, lo: int, name_codes: list[int]) -> int:
@@ -217,62 +238,81 @@ def _variant_code(hi: int, lo: int, name_codes: list[int]) -> int:
 
 
 def with_variants(
-    launches: pl.DataFrame, name_codes: list[int]
+    launches: pl.DataFrame, norm_ids: dict[int, int], name_codes: list[int]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(the distinct variants in (variant_hi, variant_lo) order: vid (their row index),
-    variant_hi, variant_lo and code; ``launches`` with each launch's vid (NULL: a kernel
-    without a normalized name) instead of its two variant integers). ``name_codes``: the
-    code of each normalized name, by norm_id.
+    """(the distinct variants in (norm_id, configuration) order: vid (their row index),
+    variant_hi, variant_lo (``fingerprint_variants``' packing: norm_id * 2^32 + grid_x + 1,
+    the rest as the launches') and code; ``launches`` with each launch's vid (NULL: a
+    kernel without a normalized name) instead of its name's configuration integers).
+    ``norm_ids``: the normalized name of each name id; ``name_codes``: the code of each
+    normalized name, by norm_id.
 
-    The variant of a launch is looked up by one integer key of its two (a group-by and a
-    lookup on one column; two columns cost 4x), by the two when two variants share a key."""
+    A launch's variant is looked up by one integer key of its name id and two configuration
+    integers (a group-by and a lookup on one column; two columns cost 4x), by the three
+    when two configurations share a key. The distinct configurations, a few hundred, are
+    mapped to their variants in Python."""
     import polars as pl
 
-    hi, lo = pl.col("variant_hi"), pl.col("variant_lo")
-    key = launches.select((hi * _SPREAD + lo).alias("key")).to_series()
+    name, hi, lo = pl.col("name_id"), pl.col("variant_hi"), pl.col("variant_lo")
+    raw = ("name_id", "variant_hi", "variant_lo")
+    key = launches.select((name * _SPREAD_NAME + hi * _SPREAD + lo).alias("key")).to_series()
     by_key = (
-        pl.DataFrame(
-            {"key": key, "variant_hi": launches["variant_hi"], "variant_lo": launches["variant_lo"]}
-        )
-        .lazy()
+        launches.lazy()
+        .select(*raw, key=key)
         .filter(hi.is_not_null())
         .group_by("key")
-        .agg(hi.min(), lo.min(), hi.max().alias("hi1"), lo.max().alias("lo1"))
+        .agg(name.min(), hi.min(), lo.min(), *(pl.col(c).max().alias(f"{c}1") for c in raw))
         .collect()
     )
-    shared = (by_key["hi1"] != by_key["variant_hi"]) | (by_key["lo1"] != by_key["variant_lo"])
-    if not shared.any():
-        variants = by_key.sort("variant_hi", "variant_lo").with_row_index("vid")
-        variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
-        vid = key.replace_strict(variants["key"], variants["vid"], return_dtype=pl.Int64)
-    else:
-        pair = launches.lazy().select("variant_hi", "variant_lo")
-        variants = pair.drop_nulls().unique().sort("variant_hi", "variant_lo")
-        variants = variants.with_row_index("vid").collect()
-        variants = variants.with_columns(pl.col("vid").cast(pl.Int64))
-        vid = pair.join(
-            variants.lazy(), on=["variant_hi", "variant_lo"], how="left", maintain_order="left"
-        ).collect()["vid"]
-    codes = [
-        _variant_code(h, lo, name_codes)
-        for h, lo in variants.select("variant_hi", "variant_lo").rows()
+    shared = pl.any_horizontal(by_key[c] != by_key[f"{c}1"] for c in raw)
+    if by_key.select(shared.any()).item():
+        by_key = launches.lazy().select(*raw).filter(hi.is_not_null()).unique().collect()
+    configs = by_key.select(*raw).rows()
+    norm = [norm_ids.get(n) for n, _, _ in configs]
+    packed = [
+        None if m is None else (m * 2**32 + hi_, lo_)
+        for m, (_, hi_, lo_) in zip(norm, configs, strict=True)
     ]
-    variants = variants.select("vid", "variant_hi", "variant_lo").with_columns(
-        code=pl.Series(codes, dtype=pl.Int32)
+    ordered = sorted({p for p in packed if p is not None})
+    index = {p: i for i, p in enumerate(ordered)}
+    raw_vid = pl.Series([None if p is None else index[p] for p in packed], dtype=pl.Int64)
+    if "key" in by_key.columns:
+        vid = key.replace_strict(by_key["key"], raw_vid, return_dtype=pl.Int64)
+    else:
+        table = by_key.lazy().with_columns(vid=raw_vid)
+        vid = (
+            launches.lazy()
+            .select(*raw)
+            .join(table, on=list(raw), how="left", maintain_order="left")
+            .collect()["vid"]
+        )
+    variants = pl.DataFrame(
+        {
+            "vid": pl.int_range(len(ordered), dtype=pl.Int64, eager=True),
+            "variant_hi": [h for h, _ in ordered],
+            "variant_lo": [lo_ for _, lo_ in ordered],
+            "code": [_variant_code(hi_, lo_, name_codes) for hi_, lo_ in ordered],
+        },
+        schema={"vid": pl.Int64, "variant_hi": pl.Int64, "variant_lo": pl.Int64, "code": pl.Int32},
     )
     rest = launches.drop("variant_hi", "variant_lo")
     return variants, rest.with_columns(vid=vid)
 
 
-def _in_unit_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """The launches (device, step, region_id, correlation_id, code, vid) by unit, then in
-    launch order: correlation id (NULL last), GPU start, code."""
+def _unit_order(frame: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+    """(the launches' row indices by unit, then in launch order: correlation id (NULL
+    last), GPU start, code; the unit key of each launch in that order: one Int64 per
+    (device, step, region_id), in their order, NULLs first). Two columns are gathered in
+    that order, not the six a unit's launches are described by (0.3 -> 0.2 CPU s on the
+    5M launches of the bench trace)."""
     import polars as pl
 
-    packed = [("device", False), ("step", False), ("region_id", False), ("correlation_id", True)]
-    order = sort_order(frame, packed, ("start_ns", "code"))
-    cols = ("device", "step", "region_id", "correlation_id", "code", "vid")
-    return frame.select(pl.col(c).gather(order) for c in cols)
+    key = _packed_key(frame, [("device", False), ("step", False), ("region_id", False)])
+    if key is None:  # beyond 63 bits together: ranked instead (same order, slower)
+        key = pl.struct("device", "step", "region_id").rank("dense")
+    frame = frame.with_columns(unit=key.cast(pl.Int64))
+    order = sort_order(frame, [("unit", False), ("correlation_id", True)], ("start_ns", "code"))
+    return order, frame["unit"].gather(order)
 
 
 def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
@@ -306,28 +346,27 @@ def unit_rows(
     import polars as pl
     import pyarrow as pa
 
-    code = variants["code"].gather(frame["vid"])  # vid: the variant's row
-    s = _in_unit_order(frame.with_columns(code=code))
-    n = s.height
-    unit = ("device", "step", "region_id")
-    new = s.select(
-        pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in unit)
-        .fill_null(True)
-        .alias("new")
-    ).to_series()
+    codes = variants["code"]
+    order, unit = _unit_order(frame.with_columns(code=codes.gather(frame["vid"])))
+    vid = frame["vid"].gather(order)
+    code = codes.gather(vid)  # vid: the variant's row (a gather from a small table)
+    n = frame.height
+    new = (unit != unit.shift(1)).fill_null(True)
     starts = new.arg_true().cast(pl.Int64)
     run = new.cast(pl.Int64).cum_sum() - 1
     lengths = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)]) - starts
     pos = pl.int_range(n, dtype=pl.Int64, eager=True) - starts.gather(run)
-    blocks = _block_digests(s["code"].cast(pl.Int64), pos, block)
-    per_variant = _variant_counts(run, s["vid"], variants.height)
+    blocks = _block_digests(code.cast(pl.Int64), pos, block)
+    per_variant = _variant_counts(run, vid, variants.height)
     counts = pa.StructArray.from_arrays(
         [per_variant["vid"].to_arrow(), per_variant["launches"].to_arrow()],
         names=["vid", "launches"],
     )
-    first = s.select(pl.col(c).gather(starts) for c in (*unit, "correlation_id"))
+    at = order.gather(starts)
+    columns = ("device", "step", "region_id", "correlation_id")
+    first = frame.select(pl.col(c).gather(at) for c in columns)
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
-    head = s["vid"].filter(pos < block).to_arrow()
+    head = vid.filter(pos < block).to_arrow()
     table = pa.table(
         {
             "device": first["device"].to_arrow(),
