@@ -279,25 +279,55 @@ def test_direct_profiles_are_kernel_profiles(trace_path):
                 assert_frame_equal(getattr(got, part), getattr(want, part), rel_tol=1e-12)
 
 
-def test_direct_profiles_leave_odd_rows_to_the_views(tmp_path, monkeypatch):
-    """A launch configuration that nsys never writes (text where it writes an integer):
-    the views are read instead (they say what is wrong), as on a cache entry."""
+# What nsys never writes, each as it shows in report_stakeout_configs_export.sql's
+# aggregates: a grouped value, a NULL time (timed), a real one (total_ns), text or a blob
+# (sorting above every number: last_start, last_end), a time beyond tracelens's range.
+ODD_LAUNCHES = {
+    "text grid": "gridX = 'x'",
+    "real shared memory": "staticSharedMemory = 1.5",
+    "text registers": "registersPerThread = 'many'",
+    "NULL start": "start = NULL",
+    "NULL end": '"end" = NULL',
+    "real start": "start = start + 0.5",
+    "text start": "start = 'at ' || start",
+    "blob end": '"end" = CAST("end" AS BLOB)',
+    "end beyond the range": f'"end" = {2**62}',
+}
+
+
+@pytest.mark.parametrize("damage", ODD_LAUNCHES.values(), ids=list(ODD_LAUNCHES))
+def test_direct_profiles_leave_odd_rows_to_the_views(tmp_path, damage):
+    """A launch that holds what nsys never writes: the views are read instead (they say
+    what is wrong)."""
     import shutil
     import sqlite3
 
     path = tmp_path / "odd.sqlite"
     shutil.copy(demo_path("bs1"), path)
-    con = sqlite3.connect(path)
-    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'x' WHERE rowid = 1")
-    con.commit()
-    con.close()
     with tracelens.open(path, cache=False) as t:
         table = sharedread.for_duckdb(sharedread.read_work(t))
         names = t.census()["name"].to_list()
+        assert stakeoutread.direct_profiles(t, names, "demangled", table, 4) is not None
+    con = sqlite3.connect(path)
+    # nsys declares start and end NOT NULL: a copy of the table without the constraints
+    kernels = "CUPTI_ACTIVITY_KIND_KERNEL"
+    con.execute(f"CREATE TABLE loose AS SELECT * FROM {kernels}")
+    con.execute(f"DROP TABLE {kernels}")
+    con.execute(f"ALTER TABLE loose RENAME TO {kernels}")
+    con.execute(f"UPDATE {kernels} SET {damage} WHERE rowid = 1")
+    con.commit()
+    con.close()
+    with tracelens.open(path, cache=False) as t:
         assert stakeoutread.direct_profiles(t, names, "demangled", table, 4) is None
+
+
+def test_direct_profiles_leave_cache_entries_to_the_views(tmp_path, monkeypatch):
+    """A cache entry: the views are read (cheap there)."""
     monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    with tracelens.open(demo_path("bs1"), cache=True) as t:  # a cache entry: the views
+    with tracelens.open(demo_path("bs1"), cache=True) as t:
+        table = sharedread.for_duckdb(sharedread.read_work(t))
+        names = t.census()["name"].to_list()
         assert stakeoutread.direct_profiles(t, names, "demangled", table, 4) is None
         assert t._lazy is not None
 

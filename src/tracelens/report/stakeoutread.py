@@ -1,10 +1,11 @@
 """The stakeout's kernel profiles on an export read directly, without DuckDB scanning its
 kernel table: the spread and histogram from the GPU work the page already read
 (``queries/report_stakeout_durations.sql``), the launch configurations aggregated by SQLite
-itself (``queries/report_stakeout_configs_export.sql``). DuckDB's scanner converts every
-launch's columns before its join keeps the top kernels; on the 5M-kernel trace the one
-read of ``queries/stakeout_profiles.sql`` cost ~2.9 CPU s, these two ~1.8. On a cached
-trace that read is cheap (~0.3 CPU s) and stays."""
+itself (``queries/report_stakeout_configs_export.sql``, checked here for what nsys never
+writes). DuckDB's scanner converts every launch's columns before its join keeps the top
+kernels; on the 5M-kernel trace the one read of ``queries/stakeout_profiles.sql`` cost ~2.9
+CPU s, these two ~1.8 (~1.4 of it SQLite's aggregate). On a cached trace that read is cheap
+(~0.3 CPU s) and stays."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ CONFIG_READS = ("start", "end", "demangledName", "shortName", "gridX", "gridY", 
                 "dynamicSharedMemory")  # fmt: skip
 # report_stakeout_configs_export.sql's columns
 _EXPORT_COLUMNS = ("name_id", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                   "registers", "shared_bytes", "launches", "total_ns", "first_start",
-                   "last_end", "odd")  # fmt: skip
+                   "registers", "static_shared", "dynamic_shared", "launches", "total_ns",
+                   "first_start", "last_end", "last_start", "timed")  # fmt: skip
 
 
 def direct_profiles(
@@ -101,13 +102,8 @@ def _export_configs(trace: Trace, names: list[str], name_kind: str) -> pl.DataFr
         _resources.query("report_stakeout_configs_export"),
         {"name_ids": json.dumps(ids["id"].to_list()), "name_kind": name_kind},
     )
-    limit = _schema.TIME_LIMIT_NS
-    for row in rows:
-        first, last, odd = row[-3:]
-        if odd or not all(v is None or type(v) is int for v in row):
-            return None
-        if first is None or last is None or not (-limit <= first and last <= limit):
-            return None
+    if not all(_as_nsys_writes(row) for row in rows):
+        return None
     frame = pl.DataFrame(rows, schema=dict.fromkeys(_EXPORT_COLUMNS, pl.Int64), orient="row")
 
     def size(*axes: str) -> pl.Expr:
@@ -115,8 +111,10 @@ def _export_configs(trace: Trace, names: list[str], name_kind: str) -> pl.DataFr
         return pl.concat_str([x, y, z], separator="×")
 
     total = pl.col("total_ns").sum()
+    shared = pl.col("static_shared").fill_null(0) + pl.col("dynamic_shared").fill_null(0)
     return (
-        frame.join(ids.select(pl.col("id").alias("name_id"), "name"), on="name_id")
+        frame.with_columns(shared_bytes=shared)
+        .join(ids.select(pl.col("id").alias("name_id"), "name"), on="name_id")
         .group_by(
             "name",
             size("gridX", "gridY", "gridZ").alias("grid"),
@@ -137,3 +135,16 @@ def _export_configs(trace: Trace, names: list[str], name_kind: str) -> pl.DataFr
         )  # fmt: skip
         .select(CONFIG_COLUMNS)
     )
+
+
+def _as_nsys_writes(row: tuple) -> bool:
+    """Whether a row of report_stakeout_configs_export.sql holds only what nsys writes
+    (its header says how each kind of damage shows): integers or NULL where grouped,
+    integer times within the range tracelens reads, every launch timed."""
+    *grouped, launches, total, first, last, last_start, timed = row
+    if not all(v is None or type(v) is int for v in grouped):
+        return False
+    if timed != launches or not all(type(v) is int for v in (total, first, last, last_start)):
+        return False
+    limit = _schema.TIME_LIMIT_NS
+    return -limit <= first and last <= limit
