@@ -3,7 +3,14 @@
 -- read of every GPU operation, tracelens.report.infoshare). Same SQL as those rows of
 -- _event_counts, so the figures are the same; the kernel table is not scanned (on a
 -- 5M-kernel trace that scan costs about a census).
--- Always three rows (a kind whose table is absent counts 0).
+-- Without $runtime the runtime row is left out and its table not scanned (WHERE false:
+-- DuckDB reads nothing; HAVING false: no row), for a caller that holds its figures too
+-- (the report, whose util read every CUDA API call).
+--
+-- Parameters:
+--   $runtime  BOOLEAN  true: the runtime row too
+--
+-- Rows: runtime (with $runtime), nvtx, graph (a kind whose table is absent counts 0).
 -- Columns:
 --   kind      VARCHAR  runtime | nvtx | graph (CUDA graph replays traced at graph level)
 --   events    BIGINT   number of rows
@@ -14,6 +21,8 @@
 SELECT 'runtime' AS kind, count(*) AS events, min(start) AS first_ns, max("end") AS last_ns,
        list(DISTINCT pid_of(globalTid)) FILTER (WHERE globalTid IS NOT NULL) AS pids
 FROM runtime_calls
+WHERE $runtime
+HAVING $runtime
 UNION ALL
 SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)), NULL FROM nvtx_events
 UNION ALL

@@ -20,9 +20,24 @@ from tracelens.trace import Trace
 
 @pytest.fixture
 def queries_run(monkeypatch) -> Counter:
-    """The name of every query file a Trace runs, counted."""
+    """The name of every query file a Trace runs, counted (those SQLite runs on the export
+    itself too)."""
+    from tracelens import _resources
+
     runs: Counter = Counter()
-    query, query_rows = Trace.query, Trace.query_rows
+    query, query_rows, sqlite_rows = Trace.query, Trace.query_rows, Trace._sqlite_rows
+    names: dict[str, str] = {}  # the text of each query file read, by its name
+    read = _resources.query
+
+    def named(name):
+        text = read(name)
+        names[text] = name
+        return text
+
+    def counted_sqlite(self, sql, params=()):
+        if sql in names:
+            runs[names[sql]] += 1
+        return sqlite_rows(self, sql, params)
 
     def counted(self, name, **params):
         runs[name] += 1
@@ -34,6 +49,8 @@ def queries_run(monkeypatch) -> Counter:
 
     monkeypatch.setattr(Trace, "query", counted)
     monkeypatch.setattr(Trace, "query_rows", counted_rows)
+    monkeypatch.setattr(Trace, "_sqlite_rows", counted_sqlite)
+    monkeypatch.setattr(_resources, "query", named)
     return runs
 
 
@@ -59,16 +76,19 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert queries_run["activity_bins"] == 0  # the bins are the read's, in polars (report/bins.py)
 
 
-def test_stakeout_of_the_views_is_the_same_page(queries_run, monkeypatch):
+def test_reads_of_the_views_are_the_same_page(queries_run, monkeypatch):
     """Where the export is not read directly (a cache entry, a parquetdir) the stakeout is
-    one read of the views' launches (queries/stakeout_profiles.sql), and the page is the
-    same as from the shared read and SQLite."""
+    one read of the views' launches (queries/stakeout_profiles.sql) and the header's
+    processes with CUDA API calls are the view's (report_runtime_pids.sql), and the page
+    is the same as from the shared read and SQLite."""
     with tracelens.open(demo_path("bs16"), cache=False) as t:
         page = build_report(t)
-    monkeypatch.setattr(stakeoutread, "_read_directly", lambda t: False)
+    assert queries_run["report_runtime_threads_export"] == 1
+    monkeypatch.setattr(sharedread, "reads_export", lambda *_: False)
     with tracelens.open(demo_path("bs16"), cache=False) as t:
         assert build_report(t) == page
     assert queries_run["stakeout_profiles"] == queries_run["report_stakeout_durations"] == 1
+    assert queries_run["report_runtime_pids"] == 1
 
 
 def test_pair_report_reads_each_traces_gpu_work_once(queries_run):
@@ -395,6 +415,7 @@ def test_single_report_does_not_scan_the_kernels_for_its_info(queries_run):
         build_report(t)
     assert queries_run["_event_counts"] == 0
     assert queries_run["_host_event_counts"] == 1
+    assert queries_run["util_calls"] == 1  # the calls' count and span are util's
     assert queries_run["work_in_order"] == 1
 
 
@@ -410,6 +431,28 @@ def test_info_of_the_read_is_info(trace_path):
         figures = infoshare.gpu_figures(sharedread.read_work(t), counts)
         assert figures is not None
         assert t.info_with_gpu_counts(figures) == expected
+
+
+@pytest.mark.parametrize("trace_path", SHARED_TRACES, ids=lambda p: Path(p).stem)
+@pytest.mark.parametrize("direct", [True, False], ids=["sqlite", "view"])
+def test_info_with_utils_calls_is_info(trace_path, direct, monkeypatch):
+    """The info built from the work read's GPU figures and util's figures of the CUDA API
+    calls (their processes read by SQLite, or through the view) is the info read from the
+    trace, field by field."""
+    from tracelens.util import accounting_and_calls
+
+    if not direct:
+        monkeypatch.setattr(sharedread, "reads_export", lambda *_: False)
+    with tracelens.open(trace_path, cache=False) as t:
+        expected = t.info
+    with tracelens.open(trace_path, cache=False) as t:
+        if not expected.count("kernel"):
+            pytest.skip("no kernels: the report reads no util")
+        counts = infoshare.gpu_operation_counts(t)
+        work = sharedread.read_work(t)
+        calls = accounting_and_calls(t, None, work.drop("stream"))[1]
+        infoshare.share_info(t, work, counts, calls)
+        assert t.info == expected
 
 
 def test_info_is_read_when_the_work_lacks_rows():

@@ -180,6 +180,14 @@ def test_report_stakeout_queries(steps_trace):
     )  # fmt: skip
 
 
+def test_report_runtime_processes(steps_trace):
+    # The header's processes with CUDA API calls: the distinct threads of the calls as
+    # SQLite reads them (pid 10's threads 1 and 2, in the order of their first calls), and
+    # their one process through the view.
+    assert_golden(steps_trace, "report_runtime_threads_export", "two_threads", export_tables=True)
+    assert_golden(steps_trace, "report_runtime_pids", "two_threads")
+
+
 def test_lineup_activity_rows(steps_trace):
     # queries/_lineup.sql, which lineup_activities and report_lineup_activities share: the
     # kernels handed over named from StringIds (demangled 1, displayed as id 2's text; an

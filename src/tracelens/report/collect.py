@@ -184,7 +184,7 @@ def _read_work(trace: Trace, label: str, omitted: list[Omitted], read: DiffSide 
     """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
     kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
     Without the diff's ``read``, the info's GPU figures come from the page's read of the
-    work (:mod:`.infoshare`)."""
+    work and its CUDA API calls' from util's (:mod:`.infoshare`)."""
     from .infoshare import gpu_operation_counts, share_info
 
     counts = gpu_operation_counts(trace) if read is None else None
@@ -195,7 +195,7 @@ def _read_work(trace: Trace, label: str, omitted: list[Omitted], read: DiffSide 
         from .sharedread import for_duckdb
 
         if counts is not None:
-            share_info(trace, kept.work, counts)
+            share_info(trace, kept.work, counts, kept.calls)
         work = for_duckdb(kept.work)
         kept.work = None  # the columns for_duckdb leaves out are freed
     return has_kernels, kept, work

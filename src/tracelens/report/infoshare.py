@@ -2,8 +2,10 @@
 from what the report reads anyway. :attr:`Trace.info` scans the kernel table for the
 kernels' count, span and processes (on a 5M-kernel export about a census, ~1.3 CPU s);
 the report's sorted read of the GPU work (:func:`.sharedread.read_work`) holds every
-kernel, memcpy and memset already, so their figures are taken from it, and only the other
-kinds (CUDA API calls, NVTX, graph replays) are read
+kernel, memcpy and memset already, so their figures are taken from it. The CUDA API calls'
+count and span come from util's read of every call (:mod:`.timekeeping`), their processes
+from SQLite's distinct threads of the calls (~0.3 CPU s on 5M calls, where the header's
+scan of the calls cost ~0.75); only the other kinds (NVTX, graph replays) are read
 (:meth:`Trace.info_with_gpu_counts`)."""
 
 from __future__ import annotations
@@ -60,9 +62,54 @@ def gpu_figures(work: pl.DataFrame, counts: dict[str, int]) -> dict[str, dict[st
     return figures
 
 
-def share_info(trace: Trace, work: pl.DataFrame, counts: dict[str, int]) -> None:
+def runtime_figures(trace: Trace, calls: dict[str, int | None]) -> dict[str, Any]:
+    """The runtime row of ``queries/_event_counts.sql`` (events, first_ns, last_ns, pids)
+    with util's figures of the calls (``calls``: runtime_calls, first_ns, last_ns of
+    every call, :func:`tracelens.util.accounting_and_calls` without a window) and their
+    processes read (:func:`runtime_pids`)."""
+    return {
+        "events": calls["runtime_calls"],
+        "first_ns": calls["first_ns"],
+        "last_ns": calls["last_ns"],
+        "pids": runtime_pids(trace),
+    }
+
+
+def runtime_pids(trace: Trace) -> list[int] | None:
+    """The processes with CUDA API calls (None: none): from SQLite's distinct threads of
+    the calls on an export read directly (``queries/report_runtime_threads_export.sql``),
+    else, or where a thread id is not an integer, through the view
+    (``queries/report_runtime_pids.sql``, which says what is wrong)."""
+    from .. import _resources
+    from .sharedread import reads_export
+
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" not in trace.tables:
+        return None
+    if reads_export(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", ("globalTid",)):
+        threads = trace._sqlite_rows(_resources.query("report_runtime_threads_export"))
+        if all(type(tid) is int for (tid,) in threads):
+            return sorted({pid_of(tid) for (tid,) in threads}) or None
+    return trace.query_rows("report_runtime_pids").data[0][0]
+
+
+def pid_of(global_id: int) -> int:
+    """The operating-system pid in a globalPid/globalTid (bits 24-47): ``pid_of`` in
+    ``queries/_shared.sql``."""
+    return (global_id >> 24) & 0xFFFFFF
+
+
+def share_info(
+    trace: Trace,
+    work: pl.DataFrame,
+    counts: dict[str, int],
+    calls: dict[str, int | None] | None = None,
+) -> None:
     """Load ``trace.info`` with its GPU figures from ``work`` (:func:`gpu_figures`) where
-    they are all of the tables' rows; otherwise leave it to be read as usual."""
+    they are all of the tables' rows, and its runtime figures from ``calls`` (util's, see
+    :func:`runtime_figures`; None: read); otherwise leave it to be read as usual."""
     figures = gpu_figures(work, counts)
-    if figures is not None:
-        trace.info_with_gpu_counts(figures)
+    if figures is None:
+        return
+    if calls is not None:
+        figures["runtime"] = runtime_figures(trace, calls)
+    trace.info_with_gpu_counts(figures)

@@ -46,6 +46,17 @@ def for_duckdb(work: pl.DataFrame) -> pa.Table:
     return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS))
 
 
+def reads_export(trace: Trace, table: str, columns: tuple[str, ...]) -> bool:
+    """Whether ``trace``'s ``table`` (its nsys name) is read from its SQLite export, with
+    ``columns``, so that SQLite can aggregate it itself (not a cache entry or a parquetdir,
+    where DuckDB's reads are cheap)."""
+    _ = trace.db  # opening the connection decides whether a cache entry serves the trace
+    direct = trace._sqlite is not None and trace.parquet_dir is None
+    cached = trace._lazy is not None and not trace._lazy.off
+    present = trace.tables.get(table, ())
+    return direct and not cached and set(columns) <= set(present)
+
+
 def census(trace: Trace, work: pa.Table, name_kind: str) -> pl.DataFrame:
     """:meth:`Trace.census` (``name=name_kind``, demangled or short) of the kernels in
     ``work`` (:func:`for_duckdb` of :func:`read_work`): the same rows, without reading the

@@ -41,9 +41,9 @@ def direct_profiles(
     where the trace is not an export read directly (a cache entry, a parquetdir), lacks a
     column, or holds what nsys never writes: read the views then."""
     from ..stakeout import KernelProfiles
-    from .sharedread import SHARED_NAME_KINDS
+    from .sharedread import SHARED_NAME_KINDS, reads_export
 
-    if name_kind not in SHARED_NAME_KINDS or not _read_directly(trace):
+    if name_kind not in SHARED_NAME_KINDS or not reads_export(trace, KERNEL_TABLE, CONFIG_READS):
         return None
     configs = _export_configs(trace, names, name_kind)
     if configs is None:
@@ -63,16 +63,6 @@ def part(rows: pl.DataFrame, name: str, columns: tuple[str, ...]) -> pl.DataFram
     import polars as pl
 
     return rows.filter(pl.col("part") == name).select(columns)
-
-
-def _read_directly(trace: Trace) -> bool:
-    """Whether ``trace``'s kernels are read from its SQLite export, with every column
-    report_stakeout_configs_export.sql reads."""
-    _ = trace.db  # opening the connection decides whether a cache entry serves the trace
-    direct = trace._sqlite is not None and trace.parquet_dir is None
-    cached = trace._lazy is not None and not trace._lazy.off
-    present = trace.tables.get(KERNEL_TABLE, ())
-    return direct and not cached and set(CONFIG_READS) <= set(present)
 
 
 def _durations(

@@ -64,12 +64,16 @@ class TimeKeeping:
     """What the page shows of one trace's GPU time: the kernels' busy time (their union,
     summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out), and
     the GPU work they were computed from (:func:`.sharedread.read_work`, or what the diff
-    read and kept; None: left out), for the other sections to share."""
+    read and kept; None: left out), for the other sections to share, and the count, earliest
+    start and latest end of every CUDA API call, from util's read of them
+    (:func:`tracelens.util.accounting_and_calls`: runtime_calls, first_ns, last_ns; None:
+    not read here), for the header."""
 
     busy_ns: int
     util: Util | None
     steps: Steps | None
     work: pl.DataFrame | None = None
+    calls: dict[str, int | None] | None = None
 
 
 def timekeeping(
@@ -123,7 +127,7 @@ def _read_once(trace: Trace) -> TimeKeeping:
     import polars as pl
 
     from ..steps import find_steps
-    from ..util import gpu_time_accounting
+    from ..util import accounting_and_calls
     from ..util_sweep import KERNEL, union_ns
     from .sharedread import read_work
 
@@ -138,5 +142,5 @@ def _read_once(trace: Trace) -> TimeKeeping:
     replays = trace.graph_replays()[0]
     steps = find_steps(trace, launches=None if replays else launches)
     del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
-    util = gpu_time_accounting(trace, None, work)
-    return TimeKeeping(busy_ns, util, steps, work_with_streams)
+    util, calls = accounting_and_calls(trace, None, work)
+    return TimeKeeping(busy_ns, util, steps, work_with_streams, calls)

@@ -195,17 +195,18 @@ class InfoMethods:
         by_kind = {row[0]: dict(zip(counts.columns, row, strict=True)) for row in counts.data}
         return self._info_from_counts(by_kind)
 
-    def info_with_gpu_counts(self, gpu: dict[str, dict[str, Any]]) -> TraceInfo:
-        """:attr:`info`, its kernel, memcpy and memset figures given (``gpu``: kind -> the
-        columns of ``queries/_event_counts.sql``'s row of that kind: events, first_ns,
-        last_ns, pids) by a caller that holds those operations already, the other kinds
-        read (``queries/_host_event_counts.sql``): the kernel table is not scanned again.
-        Kept as :attr:`info`; when info is loaded already, that is returned as it is."""
+    def info_with_gpu_counts(self, given: dict[str, dict[str, Any]]) -> TraceInfo:
+        """:attr:`info`, the figures of some kinds given (``given``: kind -> the columns of
+        ``queries/_event_counts.sql``'s row of that kind: events, first_ns, last_ns, pids)
+        by a caller that holds those events already: kernel, memcpy and memset always, the
+        runtime calls optionally; the other kinds read (``queries/_host_event_counts.sql``),
+        so the kernel table (and the runtime table, when given) is not scanned again. Kept
+        as :attr:`info`; when info is loaded already, that is returned as it is."""
         self._check_open()
         if self._info is None:
-            counts = self.query_rows("_host_event_counts")
+            counts = self.query_rows("_host_event_counts", runtime="runtime" not in given)
             host = {row[0]: dict(zip(counts.columns, row, strict=True)) for row in counts.data}
-            self._info = self._info_from_counts({**gpu, **host})
+            self._info = self._info_from_counts({**host, **given})
         return self._info
 
     def _info_from_counts(self, by_kind: dict[str, dict[str, Any]]) -> TraceInfo:
