@@ -369,3 +369,47 @@ def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, messag
     bad.write_text(content)
     rc, out, err = run_cli(["fingerprint", "--demo", "bs1", "--check", bad], capsys)
     assert rc == 2 and out == "" and message in err and len(err.splitlines()) == 1
+
+
+def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):
+    """``steps`` repeats of a 60-kernel step as compare's Kernels; ``changed``: (step, slot)
+    -> (name, grid) there; ``added``: steps that launch a merge kernel after slot 30."""
+    from tracelens.fingerprint.compare import Kernel
+
+    out = []
+    for step in range(steps):
+        for slot in range(60):
+            name, grid = changed.get((step, slot), (f"k{slot}", 1))
+            out.append(Kernel(name, (grid, 1, 1), (128, 1, 1), "gemm", (), ()))
+            if slot == 30 and step in added:
+                out.append(Kernel("merge", (1, 1, 1), (128, 1, 1), "other", (), ()))
+    return out
+
+
+def test_long_sequences_are_aligned_window_by_window(monkeypatch):
+    """Past _EXACT_PAIRS launch pairs (a region over all its steps when the runs' steps
+    differ: 9,000 x 8,998 launches here) the sequences are aligned in windows, never by one
+    quadratic match, and each change is found where it is: a variant in step 40, a merge
+    kernel added in step 70, a grid in step 100, B's capture three launches short."""
+    compare = importlib.import_module("tracelens.fingerprint.compare")
+    a = _program(150, {}, set())
+    b = _program(150, {(40, 10): ("splitK", 1), (100, 5): ("k5", 8)}, {70})[:-3]
+    sizes = []
+    real = compare.difflib.SequenceMatcher
+
+    def matcher(junk, x, y, autojunk):
+        sizes.append(len(x) * len(y))
+        return real(junk, x, y, autojunk)
+
+    monkeypatch.setattr(compare.difflib, "SequenceMatcher", matcher)
+    changes = compare._sequence_changes(a, b)
+    assert len(a) * len(b) > compare._EXACT_PAIRS
+    assert max(sizes) <= compare._WINDOW**2
+    assert [(c.kind, c.position) for c in changes] == [
+        ("variant", 40 * 60 + 10 + 1),
+        ("added", 70 * 60 + 31 + 1),
+        ("config", 100 * 60 + 5 + 2),
+        ("removed", 8998),
+        ("removed", 8999),
+        ("removed", 9000),
+    ]

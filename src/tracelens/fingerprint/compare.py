@@ -1,11 +1,12 @@
 """Compare two fingerprints: where the numerical path of run B leaves run A's.
 
 A *unit* is one (device, region, step) of a document. Units present in both are compared
-launch by launch: the two sequences are aligned on kernel names (difflib), so a kernel that
-kept its name but not its grid is a launch-configuration change (usually a shape change),
-a different name in the same slot is a kernel-variant change (different math), and what
-is left over was added or removed (a merge kernel, a split-K reduction). Units with the same
-changes in several steps are reported once, with their steps.
+launch by launch: the two sequences are aligned on kernel names (difflib; window by window
+past 20M launch pairs, see ``_align_windows``), so a kernel that kept its name but not its
+grid is a launch-configuration change (usually a shape change), a different name in the
+same slot is a kernel-variant change (different math), and what is left over was added or
+removed (a merge kernel, a split-K reduction). Units with the same changes in several steps
+are reported once, with their steps.
 """
 
 from __future__ import annotations
@@ -221,8 +222,64 @@ def _by_family(k: Kernel) -> str:
     return k.family
 
 
+# Sequences up to this many launch pairs (len(a) * len(b)) are aligned by one difflib match,
+# whose work grows with that product: a unit's listed launches always are (block_launches,
+# 4,096 each: 16.8M pairs at most). Longer ones, a region's launches over all its steps when
+# the two runs' steps differ, are aligned window by window (_align_windows).
+_EXACT_PAIRS = 20_000_000
+# Launches of each side in one window of _align_windows.
+_WINDOW = 512
+
+
 def _sequence_changes(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
-    return _align(a, b, 0, 0, _by_name)
+    if len(a) * len(b) <= _EXACT_PAIRS:
+        return _align(a, b, 0, 0, _by_name)
+    return _align_windows(a, b)
+
+
+def _align_windows(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
+    """Changes between two long sequences, in time linear in their lengths. The common
+    prefix and suffix of names are compared slot by slot; what lies between, window by
+    window: _WINDOW launches of each side are aligned (:func:`_align`), and the next windows
+    start after the last stretch of names the two share past the middle of either window
+    (at the windows' ends when there is none), so each window moves on by at least
+    _WINDOW / 2 launches on one side. Bound: at most 2 (len(a) + len(b)) / _WINDOW windows,
+    each aligned twice at _WINDOW² pairs at most. Exact where the sequences share a name at
+    least every _WINDOW / 2 launches (a change inside a step of a repeated program); a
+    stretch longer than that with nothing in common may be paired differently than one
+    match of the whole would pair it."""
+    n = min(len(a), len(b))
+    head = next((k for k in range(n) if a[k].name != b[k].name), n)
+    tail = 0
+    while tail < n - head and a[-1 - tail].name == b[-1 - tail].name:
+        tail += 1
+    out = _same_names(a, b, 0, 0, head)
+    i, j, end_a, end_b = head, head, len(a) - tail, len(b) - tail
+    while i < end_a and j < end_b:
+        wa, wb = a[i : min(i + _WINDOW, end_a)], b[j : min(j + _WINDOW, end_b)]
+        ci, cj = len(wa), len(wb)
+        if i + ci < end_a or j + cj < end_b:  # not the last window: cut after a match
+            keys = ([k.name for k in wa], [k.name for k in wb])
+            matcher = difflib.SequenceMatcher(None, *keys, False)
+            for op, _i1, i2, _j1, j2 in reversed(matcher.get_opcodes()):
+                if op == "equal" and (i2 > _WINDOW // 2 or j2 > _WINDOW // 2):
+                    ci, cj = i2, j2
+                    break
+        out.extend(_align(wa[:ci], wb[:cj], i, j, _by_name))
+        i, j = i + ci, j + cj
+    out.extend(_align(a[i:end_a], b[j:end_b], i, j, _by_name))  # what one side has left
+    out.extend(_same_names(a, b, end_a, end_b, tail))
+    return out
+
+
+def _same_names(a: list[Kernel], b: list[Kernel], i0: int, j0: int, count: int):
+    """Changes of ``count`` slots from a[i0] and b[j0] whose names are the same: another
+    launch configuration (or other fields) of the same kernel."""
+    return [
+        _change(CONFIG, j0 + k + 1, a[i0 + k], b[j0 + k])
+        for k in range(count)
+        if a[i0 + k] != b[j0 + k]
+    ]
 
 
 def _unlisted(a: _Unit, b: _Unit) -> str | None:
