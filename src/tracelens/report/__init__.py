@@ -16,7 +16,8 @@ The report composes the library's public analyses; it computes nothing of its ow
   :func:`tracelens.util.gpu_time_accounting`; for two traces, what the diff read);
   ``sharedread.py``: that read, which the census table, the line-up's kernels and the
   timeline's categories and bins share; ``infoshare.py``: the header's GPU event counts,
-  spans and processes from that read; ``omitted.py``: what the page leaves out;
+  spans and processes from that read, its CUDA API calls' from util's read of them;
+  ``omitted.py``: what the page leaves out;
 - ``diffview.py``: the diff view of two traces (:func:`tracelens.diff`);
 - ``layout.py``: the timeline's lanes, time bins and NVTX lanes (:mod:`tracelens.activity`)
   and its default window (the first steady step); ``bins.py``: the time bins of the shared
