@@ -255,6 +255,38 @@ def test_kernels_by_range_named_as_golden(shapes):
     assert actual == (GOLDEN / "nvtx_kernels_by_range__torch.csv").read_text()
 
 
+def test_kernels_top_names_only_the_first_rows(shapes, capsys):
+    # --top 3 names the first three rows of the order only: the same rows as the head of
+    # the whole table, and the caption counts every row
+    with tracelens.open(shapes) as t:
+        every = kernels_by_range(t, group="torch", name="short")
+        first = kernels_by_range(t, group="torch", name="short", top=3)
+    assert every.height > 3
+    assert first.equals(every.head(3))
+    rc, whole, _ = run_cli(["nvtx", str(shapes), "--kernels", "-f", "csv"], capsys)
+    rc_top, head, _ = run_cli(["nvtx", str(shapes), "--kernels", "-n", "3", "-f", "csv"], capsys)
+    assert (rc, rc_top) == (0, 0)
+    assert head.splitlines() == whole.splitlines()[:4]
+    rc, table, _ = run_cli(["nvtx", str(shapes), "--kernels", "-n", "3"], capsys)
+    rows = len(whole.splitlines()) - 1
+    assert rc == 0 and f"3 of {rows:,} rows" in table
+
+
+@pytest.mark.parametrize("top", [1, 5, 17, 200])
+def test_kernel_order_top_is_the_head_of_the_order(top):
+    # ties on every key, nulls in each: the first rows of the order of every row
+    import polars as pl
+
+    n = 120
+    range_rank = pl.Series([None if i % 11 == 0 else i % 4 for i in range(n)], dtype=pl.Int64)
+    thread = pl.Series([(i * 7) % 3 for i in range(n)], dtype=pl.Int64)
+    total = pl.Series([None if i % 13 == 0 else (i * 5) % 6 for i in range(n)], dtype=pl.Int64)
+    name_rank = pl.Series([None if i % 9 == 0 else (i * 3) % 5 for i in range(n)], dtype=pl.Int64)
+    every = nvtx_kernels._order(range_rank, thread, total, name_rank)
+    first = nvtx_kernels._order(range_rank, thread, total, name_rank, top)
+    assert first.to_list() == every.head(top).to_list()
+
+
 def test_golden_op_paths_without_nvtx(tmp_path):
     b = TraceBuilder("3.25.0")
     b.process(1, "p")

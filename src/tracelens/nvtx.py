@@ -271,10 +271,13 @@ def gpu_summary(trace: Trace, *, group: str = "name") -> pl.DataFrame:
     return trace.query("nvtx_gpu_projection_summary", group_by=group)
 
 
-def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangled"):
+def kernels_by_range(
+    trace: Trace, *, group: str = "name", name: str = "demangled", top: int | None = None
+):
     """Kernels per range group (``nsys stats`` nvtx_kern_sum): a kernel counts in every
     range that holds its launch. Columns: range, style, pid, tid, ranges, kernels,
-    total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name."""
+    total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name. ``top``: only the first
+    rows (None: all)."""
     check_group(group)
     if name not in KERNEL_NAME_KINDS:
         raise UsageError(
@@ -286,7 +289,7 @@ def kernels_by_range(trace: Trace, *, group: str = "name", name: str = "demangle
     build_sweep(trace, with_ops=True)
     from . import nvtx_kernels
 
-    return nvtx_kernels.summary(trace, group=group, name=name)
+    return nvtx_kernels.summary(trace, group=group, name=name, top=top)
 
 
 def op_paths(trace: Trace) -> pl.DataFrame:
@@ -304,13 +307,15 @@ def op_paths(trace: Trace) -> pl.DataFrame:
 @dataclass(frozen=True)
 class NvtxReport(Result):
     """What ``tracelens nvtx`` (or ``api``, the ``command``) shows: ``frame`` (every
-    column), ``what`` it is (the title after 'nvtx of FILE: ') and the columns a terminal
-    table keeps (None: all)."""
+    column), ``what`` it is (the title after 'nvtx of FILE: '), the columns a terminal
+    table keeps (None: all) and ``rows``, how many the report has where ``frame`` holds
+    only the first of them (None: frame holds every row)."""
 
     frame: pl.DataFrame
     what: str
     table_columns: tuple[str, ...] | None = None
     command: str = "nvtx"
+    rows: int | None = None
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """ranges: the NVTX summary rows."""
@@ -328,15 +333,19 @@ def nvtx_report(
     each: bool = False,
     kernels: bool = False,
     group: str = "name",
+    top: int | None = None,
 ) -> NvtxReport:
     """Range CPU times (default; ``style`` narrows to push/pop or start/end ranges), GPU
     time per range group (``gpu``), one row per projected range (``gpu`` and ``each``) or
-    kernels per range group (``kernels``)."""
+    kernels per range group (``kernels``; with ``top``, the frame holds the first ``top``
+    rows only, and ``rows`` says how many there are)."""
     check_group(group)
     if each and not gpu:
         raise UsageError(EACH_NEEDS_GPU.format(each="each", gpu="gpu"))
     if kernels:
-        return NvtxReport(kernels_by_range(trace, group=group), f"kernels by NVTX range {group}")
+        frame = kernels_by_range(trace, group=group, top=top or None)
+        rows = trace.db.execute("SELECT count(*) FROM nvtx_kernel_stats").fetchone()[0]
+        return NvtxReport(frame, f"kernels by NVTX range {group}", rows=rows)
     if gpu and each:
         what = "each NVTX range projected onto the GPU"
         return NvtxReport(gpu_projection(trace), what, TABLE_COLUMNS["each"])
@@ -366,7 +375,8 @@ def render(
     shown = df.head(top) if top else df
     if fmt == "table" and report.table_columns:
         shown = shown.select(report.table_columns)
-    caption = f"{shown.height:,} of {df.height:,} rows" if top else f"{df.height:,} rows"
+    rows = df.height if report.rows is None else report.rows
+    caption = f"{shown.height:,} of {rows:,} rows" if top else f"{rows:,} rows"
     title = f"{report.command} of {source}: {report.what}"
     return r.frame(
         shown, fmt=fmt, timeunit=timeunit, title=title, caption=caption, width=width, color=color

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 # (kernel, holding range) pairs aggregated at once at most (a group is never split: one
 # with more pairs is a batch of its own)
-PAIRS_PER_BATCH = 3_000_000
+PAIRS_PER_BATCH = 1_000_000
 KEYS = ["gid", "global_tid", "name_id"]
 
 
@@ -35,11 +35,12 @@ COLUMNS = ("range", "style", "pid", "tid", "ranges", "kernels", "total_ns", "avg
            "min_ns", "max_ns", "stddev_ns", "name")  # fmt: skip
 
 
-def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
+def summary(trace: Trace, *, group: str, name: str, top: int | None = None) -> pl.DataFrame:
     """The rows of :func:`tracelens.nvtx.kernels_by_range`: :func:`register_stats`, rounded
     as DuckDB's round() does (half away from zero), named and ordered from
     ``queries/nvtx_kernel_names.sql`` (by range, pid, tid, total time largest first, kernel
-    name; ranks, not text, are sorted)."""
+    name; ranks, not text, are sorted); the first ``top`` rows of that order (None: all),
+    only those named (4M named rows of the nest trace held 0.3 GB)."""
     import polars as pl
 
     stats = register_stats(trace, group=group, name=name)
@@ -56,7 +57,7 @@ def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     tid = stats["global_tid"] % (1 << 24)
     range_rank = groups["range_rank"].gather(group_at)
     name_rank = kernels["name_rank"].gather(name_at)
-    order = _order(range_rank, pid * (1 << 24) + tid, stats["total_ns"], name_rank)
+    order = _order(range_rank, pid * (1 << 24) + tid, stats["total_ns"], name_rank, top)
     group_at, name_at = group_at.gather(order), name_at.gather(order)
     # each column gathered into the output as it is made: no reordered copy of every stats
     # column first (0.35 GB on the 4M rows of the nest trace)
@@ -79,11 +80,17 @@ def summary(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
 
 
 def _order(
-    range_rank: pl.Series, thread: pl.Series, total: pl.Series, name_rank: pl.Series
+    range_rank: pl.Series,
+    thread: pl.Series,
+    total: pl.Series,
+    name_rank: pl.Series,
+    top: int | None = None,
 ) -> pl.Series:
     """The row order of ORDER BY range_rank, thread, total DESC, name_rank (NULLS LAST, as
-    DuckDB's default): three stable sorts from the last key, the first two keys packed in
-    one integer (one sort by the four keys of 4M rows took 5.8 CPU s, these 1.1)."""
+    DuckDB's default), its first ``top`` rows (None: all): three stable sorts from the last
+    key, the first two keys packed in one integer (one sort by the four keys of 4M rows took
+    5.8 CPU s, these 1.1). With ``top``, only the rows whose first key is among the ``top``
+    smallest are sorted (the rest cannot come first)."""
     import polars as pl
 
     thread_rank = thread.rank("dense").cast(pl.Int64)
@@ -91,9 +98,13 @@ def _order(
     ranges = (range_rank.max() or 0) + 1
     first = range_rank.fill_null(ranges) * (threads + 1) + thread_rank.fill_null(threads)
     keys = pl.DataFrame({"first": first, "total": total, "name": name_rank}).with_row_index()
+    if top is not None and keys.height > top:
+        # the filter keeps the rows' order, so the stable sorts break ties as on every row
+        keys = keys.filter(pl.col("first") <= first.bottom_k(top).max())
     keys = keys.sort("name", nulls_last=True, maintain_order=True)
     keys = keys.sort("total", descending=True, nulls_last=True, maintain_order=True)
-    return keys.sort("first", maintain_order=True)["index"]
+    order = keys.sort("first", maintain_order=True)["index"]
+    return order if top is None else order.head(top)
 
 
 def register_stats(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
@@ -115,6 +126,9 @@ def register_stats(trace: Trace, *, group: str, name: str) -> pl.DataFrame:
     holders = con.execute("SELECT range_id, holder_id, gid, first FROM nvtx_kernel_holders").pl()
     kernels = con.execute(_resources.query("_nvtx_kernel_launches"), {"name_kind": name}).pl()
     overlap = con.execute(_resources.query("_nvtx_kernel_overlap_pairs"), {"name_kind": name}).pl()
+    # every column of every operation, read now: freed for the pairs (0.4 GB on the 5M
+    # operations of the nest trace); build_sweep(with_ops=True) reads them again if asked
+    nvtx_sweep.drop_op_ranges(con)
     # kernels in no listed range (none, or none the holders know) form the NULL group
     listed = holders.select("range_id").unique()
     loose = kernels.join(listed, on="range_id", how="anti").select(

@@ -72,7 +72,9 @@ def nvtx(
             lib.GROUP_NEEDS_GPU.format(group="--group", gpu="--gpu", kernels="--kernels")
         )
     with c.open_trace(trace, demo) as tr:
-        report = lib.nvtx_report(tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group)
+        report = lib.nvtx_report(
+            tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group, top=top
+        )
     c.show(
         lib.render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name,
         top=top,
