@@ -54,11 +54,40 @@ def test_whole_rows_are_kept_and_read_back(demo, cache_dir):
         assert _kept_file(first) is not None  # kept with the context, for findings
     with tracelens.open(demo) as again:
         kept = util_workfile.kept(again, context=True)
-        assert kept is not None and kept.equals(expected)
+        assert kept is not None and kept.drop("launch_start").equals(expected)
         assert read_work(again).equals(expected)
         assert read_work(again, context=False).equals(expected.drop("context"))
         assert _accounting(again) == accounting
         assert read_work(again, EventFilter(device=0)).equals(device0)  # read, not kept
+
+
+def test_kept_rows_hold_each_launch_and_util_reads_no_call_by_call(demo, cache_dir, monkeypatch):
+    """The kept rows hold the start of each operation's launching call (the LaunchIndex's
+    answer); a later util reads only the calls' figures (util_call_figures.sql, not
+    util_calls.sql) and gives the direct read's accounting and figures of the calls."""
+    from tracelens.util import accounting_and_calls
+    from tracelens.util_calls import read_calls
+    from tracelens.util_ops import sync_api_regex
+
+    with tracelens.open(demo, cache=False) as direct:
+        util, calls = accounting_and_calls(direct)
+        launches = read_calls(direct, sync_api_regex()).launches.launch_starts(read_work(direct))
+        expected = (util.frame.rows(), util.idle_causes.rows(), util.communication.rows())
+    with tracelens.open(demo) as first:
+        read_work(first)
+    with tracelens.open(demo) as again:
+        kept = util_workfile.kept(again, context=False)
+        assert kept is not None and kept["launch_start"].equals(launches)
+        assert kept["launch_start"].null_count() < kept.height
+        assert "launch_start" not in read_work(again).columns
+        ran = []
+        real = again.query
+        monkeypatch.setattr(again, "query", lambda name, **p: ran.append(name) or real(name, **p))
+        util_again, calls_again = accounting_and_calls(again)
+    assert "util_call_figures" in ran and "util_calls" not in ran
+    again_rows = (util_again.frame.rows(), util_again.idle_causes.rows())
+    assert again_rows + (util_again.communication.rows(),) == expected
+    assert calls_again == calls
 
 
 def test_nothing_is_kept_of_a_direct_read(demo, cache_dir):

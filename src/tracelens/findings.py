@@ -199,7 +199,9 @@ class _SharedWork:
         from .util import read_work
 
         if self._work is None:
-            self._work = read_work(self.trace, self.where)
+            # with each operation's launch when a cache entry kept it: util then reads no
+            # call by call (the GPU rules select their own columns)
+            self._work = read_work(self.trace, self.where, launches=True)
         return self._work
 
     def _release(self) -> None:

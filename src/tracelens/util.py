@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
-from .util_calls import HostCalls, read_calls
+from .util_calls import HostCalls, read_call_figures, read_calls
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, sorted_by_device_start
 from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
@@ -213,25 +213,36 @@ def work_in_order(
 
 
 def read_work(
-    trace: Trace, where: EventFilter | None = None, *, context: bool = True
+    trace: Trace,
+    where: EventFilter | None = None,
+    *,
+    context: bool = True,
+    launches: bool = False,
 ) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
     start (rows that start together in any order). Read it once and hand it to each.
     ``context``: read the CUDA context (findings' GPU rules report it); without it the
     column is left out (util alone, which does not read it). A trace read through the
-    cache keeps its whole rows, sorted, for later runs (:mod:`tracelens.util_workfile`)."""
+    cache keeps its whole rows, sorted, for later runs (:mod:`tracelens.util_workfile`),
+    with the start of each operation's launching call (``launch_start``, found once in
+    util's read of the calls when the rows are kept): ``launches`` returns that column
+    too when the rows have it (:func:`accounting_and_calls` then reads no row per call)."""
     from . import util_workfile
 
     where = where or EventFilter()
     whole = all(v is None for v in where.params().values())
     if whole and (work := util_workfile.kept(trace, context=context)) is not None:
-        return work
+        return work if launches else work.drop("launch_start")
     keep = whole and util_workfile.keeps(trace)
     params = {"selection": None, **where.params(), "context": context or keep}
     work = sorted_by_device_start(trace.query("util_work", **params))
     if keep:
+        calls = read_calls(trace, sync_api_regex())
+        work = work.with_columns(calls.launches.launch_starts(work))
+        del calls
         util_workfile.keep(trace, work)
+        work = work if launches else work.drop("launch_start")
     return work if context else work.drop("context")
 
 
@@ -255,11 +266,15 @@ def accounting_and_calls(
     make)."""
     _require_work(trace)
     if work is None:
-        work = read_work(trace, where, context=False)
+        work = read_work(trace, where, context=False, launches=True)
     window = None
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
-    calls = read_calls(trace, sync_api_regex(), window)
+    if "launch_start" in work.columns and window == (None, None):
+        # The work kept in a cache entry, with each operation's launch: no call by call read.
+        calls = read_call_figures(trace, sync_api_regex())
+    else:
+        calls = read_calls(trace, sync_api_regex(), window)
     in_window = calls.in_window
     params = work_params(trace, where, work, calls)
     ops = operations(work, params)

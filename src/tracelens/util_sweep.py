@@ -45,7 +45,9 @@ KERNEL, MEMCPY, MEMSET, GRAPH = 0, 1, 2, 3
 #: the window, ns, e > s); cls (:data:`COMPUTE`, :data:`COMMUNICATION` or :data:`MEMORY`:
 #: memcpys, memsets, copy kernels; graph replays are compute); collective (communication
 #: kernels: 1 + the index of their collective kind; else 0); pid (of the launching process);
-#: correlation_id (with pid, it names the launching API call: :mod:`tracelens.util_calls`).
+#: correlation_id (with pid, it names the launching API call: :mod:`tracelens.util_calls`);
+#: optionally launch_start (the start of that call, when the work holds it: then the sweeps
+#: look no call up).
 OPS_COLUMNS = ("device", "s", "e", "cls", "collective", "pid", "correlation_id")
 
 #: The time accounting of a device (times in ns), in order: what ``Util.frame`` shows.
@@ -116,14 +118,15 @@ def union_ns(intervals: pl.DataFrame) -> int:
 
 
 def device_sweep(
-    ops: pl.DataFrame, sync_calls: pl.DataFrame, launches: LaunchIndex, t0: int, t1: int
+    ops: pl.DataFrame, sync_calls: pl.DataFrame, launches: LaunchIndex | None, t0: int, t1: int
 ) -> pl.DataFrame:
     """One row per device with operations (:data:`DEVICE_COLUMNS`), by device.
 
     ``ops``: :data:`OPS_COLUMNS`, sorted by device and s.
     ``sync_calls``: pid, start, end of the synchronizing API calls (``HostCalls.syncs``).
     ``launches``: the start of each operation's launching call, looked up for the
-    operations that end a gap only (``HostCalls.launches``).
+    operations that end a gap only (``HostCalls.launches``); None when ``ops`` has a
+    ``launch_start`` column.
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
     were launched after the gap began, while the process was blocked in a synchronizing
     call overlapping the gap ('sync': the first such call of the process to end after the
@@ -133,6 +136,8 @@ def device_sweep(
 
     cls = pl.col("cls")
     syncs = sync_calls.rename({"start": "sync_start", "end": "sync_end"}).sort("sync_end")
+    if "launch_start" in ops.columns:
+        launches = None  # each operation has its launch already: nothing to look up
     span = t1 - t0
     rows = []
     for device, part in _device_slices(ops):
@@ -176,7 +181,9 @@ def device_sweep(
     return frame
 
 
-def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) -> tuple[int, ...]:
+def _gap_causes(
+    part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex | None
+) -> tuple[int, ...]:
     """The idle gaps of one device's operations (:data:`OPS_COLUMNS` and ``earlier``, the
     latest end of the earlier operations) by cause: sync_ns, sync_gaps, launch_bound_ns,
     launch_bound_gaps, unexplained_ns, unexplained_gaps."""
@@ -192,11 +199,12 @@ def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) 
     gaps = part.select(
         s.filter(ends_gap),
         pl.col("pid").filter(ends_gap),
-        pl.col("correlation_id").filter(ends_gap),
+        pl.col(_launch_column(part)).filter(ends_gap),
         pl.col("earlier").filter(ends_gap).alias("gap_start"),
         (s == s.shift(-1)).fill_null(False).filter(ends_gap).alias("tied"),
     )
-    gaps = gaps.with_columns(launches.launch_starts(gaps)).drop("correlation_id")
+    if launches is not None:
+        gaps = gaps.with_columns(launches.launch_starts(gaps)).drop("correlation_id")
     if gaps["tied"].any():
         gaps = _with_peers(gaps, part, launches)
     by_host = (pl.col("launch_start") > pl.col("gap_start")).fill_null(False)
@@ -227,7 +235,15 @@ def _gap_causes(part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex) 
     return (*by_cause, *queued)
 
 
-def _with_peers(gaps: pl.DataFrame, part: pl.DataFrame, launches: LaunchIndex) -> pl.DataFrame:
+def _launch_column(part: pl.DataFrame) -> str:
+    """The column of ``part`` that says which call launched each operation: its start
+    (``launch_start``) when the operations have it, else ``correlation_id`` to look it up."""
+    return "launch_start" if "launch_start" in part.columns else "correlation_id"
+
+
+def _with_peers(
+    gaps: pl.DataFrame, part: pl.DataFrame, launches: LaunchIndex | None
+) -> pl.DataFrame:
     """``gaps`` (s, pid, gap_start, tied, launch_start: the operations of ``part`` that end
     a gap, in order) with each tied one's launch_start and pid those of its peers (the
     operations of ``part`` that start with it): the earliest launch and the smallest
@@ -242,12 +258,10 @@ def _with_peers(gaps: pl.DataFrame, part: pl.DataFrame, launches: LaunchIndex) -
     lo = starts.search_sorted(tied_s, side="left").cast(pl.Int64)
     hi = starts.search_sorted(tied_s, side="right").cast(pl.Int64)
     rows = pl.select(pl.int_ranges(lo, hi).explode()).to_series()
-    peers = part.select(pl.col("s", "pid", "correlation_id").gather(rows))
-    by_start = (
-        peers.with_columns(launches.launch_starts(peers))
-        .group_by("s")
-        .agg(pl.col("launch_start").min(), pl.col("pid").min())
-    )
+    peers = part.select(pl.col("s", "pid", _launch_column(part)).gather(rows))
+    if launches is not None:
+        peers = peers.with_columns(launches.launch_starts(peers))
+    by_start = peers.group_by("s").agg(pl.col("launch_start").min(), pl.col("pid").min())
     found = tied_s.to_frame().join(by_start, on="s", how="left", maintain_order="left")
     return gaps.with_columns(
         gaps["launch_start"].clone().scatter(at, found["launch_start"]),

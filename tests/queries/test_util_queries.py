@@ -164,6 +164,33 @@ def test_util_calls(trace_path):
     assert rows.write_csv() == (GOLDEN / "util_calls__one_sync.csv").read_text()
 
 
+def test_util_call_figures(trace_path):
+    """The one cudaStreamSynchronize, with the count (6 calls) and span of every call."""
+    assert_golden(trace_path, "util_call_figures", "one_sync", sync_regex=sync_api_regex())
+
+
+def test_util_call_figures_without_a_sync_call(trace_path):
+    """No call matches: one row, sync false, with the count and span of every call."""
+    assert_golden(trace_path, "util_call_figures", "no_sync", sync_regex="cudaNoSuchCall")
+
+
+@pytest.mark.parametrize("regex", [None, "cudaNoSuchCall"])
+def test_call_figures_are_those_of_the_read_of_every_call(trace_path, gaps_path, regex):
+    """read_call_figures gives the synchronizing calls, span and count that read_calls
+    gives (its window open), without the launching calls."""
+    from tracelens.util_calls import read_call_figures
+
+    for path in (trace_path, gaps_path):
+        with tracelens.open(path) as trace:
+            every = read_calls(trace, regex or sync_api_regex(), (None, None))
+            figures = read_call_figures(trace, regex or sync_api_regex())
+        assert figures.launches is None
+        assert figures.syncs.equals(every.syncs)
+        assert figures.syncs.height == (0 if regex else 1)
+        assert (figures.first_ns, figures.last_ns) == (every.first_ns, every.last_ns)
+        assert figures.in_window == every.in_window
+
+
 # The sweeps over the operations (tracelens.util_sweep) have goldens too: the CSVs the SQL
 # sweeps they replaced gave on this trace, unchanged.
 def _sweep_csv(path, sweep, **where):
