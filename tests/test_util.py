@@ -350,3 +350,14 @@ def test_work_in_order_breaks_start_ties_as_a_full_sort(rows):
     ordered = frame[_break_ties(frame, _device_start_order(frame))]
     assert ordered.select(ORDER).equals(frame.sort(ORDER).select(ORDER))
     assert sorted(ordered["row"]) == list(range(frame.height))
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-5, 40), st.integers(-(2**60), 2**60))))
+def test_distinct_name_ids(ids):
+    """The distinct ids of a name id column (dense range: a flag per id; wide: hashed)."""
+    import polars as pl
+
+    from tracelens.util_ops import _distinct_ids
+
+    column = pl.Series(ids, dtype=pl.Int64)
+    assert _distinct_ids(column) == sorted({i for i in ids if i is not None})
