@@ -20,8 +20,9 @@ def dumps(doc: dict[str, Any]) -> str:
     document's order, so the same document always gives the same bytes and a baseline's
     diff in a pull request reads line by line."""
 
-    def one(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    # One encoder for every line: json.dumps with options builds a new one per call (209k
+    # path entries of the NVTX bench trace: 1.25 -> 0.5 CPU s).
+    one = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
     lines = ["{"]
     keys = list(doc)
