@@ -13,7 +13,7 @@ The report composes the library's public analyses; it computes nothing of its ow
   top kernels' in one query), ``dangerview.py`` (danger-zone kernels), ``timekeeping.py``
   (the kernels' busy time, steps and utilization, from one read of the GPU work:
   :func:`tracelens.util.work_in_order`, :func:`tracelens.steps.find_steps`,
-  :func:`tracelens.util.gpu_time_accounting`; for two traces, what the diff read);
+  :func:`tracelens.util.accounting_and_calls`; for two traces, what the diff read);
   ``sharedread.py``: that read, which the census table, the line-up's kernels and the
   timeline's categories and bins share; ``infoshare.py``: the header's GPU event counts,
   spans and processes from that read, its CUDA API calls' from util's read of them;
