@@ -34,7 +34,7 @@ def demo(tmp_path) -> Path:
 
 
 def _kept_file(trace: tracelens.Trace) -> Path | None:
-    return cache.derived_path(trace.parquet_dir, util_workfile.NAME, util_workfile._version())
+    return cache.derived_path(trace.parquet_dir, util_workfile._name(), util_workfile._version())
 
 
 def _accounting(trace: tracelens.Trace):
@@ -105,11 +105,12 @@ def test_another_version_or_a_damaged_file_is_not_read(demo, cache_dir, monkeypa
         assert util_workfile.kept(other, context=True) is None
         assert read_work(other).equals(expected)  # read again, and kept at this version
         assert _kept_file(other) is not None
-    with tracelens.open(demo) as again:
-        assert util_workfile.kept(again, context=True) is None
+        other_file = _kept_file(other)
+    with tracelens.open(demo) as again:  # this version's file is still there, beside the other
+        assert util_workfile.kept(again, context=True) is not None
         assert read_work(again).equals(expected)
         path = _kept_file(again)
-    assert path is not None
+    assert path is not None and other_file.is_file() and path != other_file
     path.write_bytes(b"not parquet")
     with tracelens.open(demo) as damaged:
         assert util_workfile.kept(damaged, context=True) is None

@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 
 __all__ = ["keep", "keeps", "kept"]
 
-NAME = "tracelens_util_work.parquet"
+
+def _name() -> str:
+    """The kept file's name carries its version: two tracelens versions sharing one cache
+    directory then each keep their own file, instead of rewriting one name in turn."""
+    return f"tracelens_util_work-{_version()}.parquet"
 
 
 @cache
@@ -72,7 +76,7 @@ def kept(trace: Trace, *, context: bool) -> pl.DataFrame | None:
     from .cache import derived_path
 
     entry = _entry(trace)
-    path = None if entry is None else derived_path(entry, NAME, _version())
+    path = None if entry is None else derived_path(entry, _name(), _version())
     if path is None:
         return None
     try:
@@ -97,4 +101,4 @@ def keep(trace: Trace, work: pl.DataFrame) -> None:
         work.write_parquet(path, compression="snappy", statistics=False)
 
     with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, NAME, _version(), write)
+        add_derived(lazy.settings, lazy.ident, trace._source_file, _name(), _version(), write)
