@@ -1,6 +1,6 @@
 -- _nvtx_paths: creates the temp table nvtx_paths: the NVTX ranges that hold GPU work
 -- (nvtx_held) with their names, stacks and paths, built from the roots down along
--- nvtx_tree's parent links, one string per range. Needs nvtx_tree, nvtx_held and
+-- the parent links nvtx_held has from nvtx_tree, one string per range. Needs nvtx_held and
 -- nvtx_held_text, their labels (tracelens.nvtx builds them).
 --
 -- Columns of nvtx_paths:
@@ -12,9 +12,8 @@
 CREATE OR REPLACE TEMP TABLE nvtx_paths AS
 WITH RECURSIVE
 held AS MATERIALIZED (
-    SELECT u.range_id, t.parent_id::BIGINT AS parent_id, r.name, r.style
+    SELECT u.range_id, u.parent_id, r.name, r.style
     FROM nvtx_held AS u
-    JOIN nvtx_tree AS t ON t.range_id = u.range_id
     JOIN nvtx_ranges(source := 'nvtx_held_text') AS r ON r.range_id = u.range_id
 ),
 down AS (

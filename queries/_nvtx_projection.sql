@@ -3,9 +3,10 @@
 -- one row per range that launched GPU work, from the start of the first operation it holds
 -- to the end of the last. A range holds the operations whose launching API call lies
 -- inside it on its thread, its nested ranges' included; where ranges overlap, every range
--- the call lies in (nvtx_overlap_holders). Needs nvtx_tree, nvtx_range_ops (per range, the
+-- the call lies in (nvtx_overlap_holders). Needs nvtx_range_ops (per range, the
 -- operations whose call it holds innermost: range_id, first_ns, last_ns, ops),
--- nvtx_overlap_holders, nvtx_held and nvtx_paths (tracelens.nvtx builds them).
+-- nvtx_overlap_holders, nvtx_held (the held ranges' nvtx_tree rows) and nvtx_paths
+-- (tracelens.nvtx builds them).
 -- A view, not a table: the query that reads it (one per report) computes the rows, and
 -- they are never all held at once beside the sweep's tables (on the 10M-range fixture the
 -- table held 0.38 GB, at the run's peak).
@@ -28,9 +29,7 @@
 CREATE OR REPLACE TEMP VIEW nvtx_projection AS
 WITH RECURSIVE
 links AS MATERIALIZED (
-    SELECT t.range_id, t.parent_id
-    FROM nvtx_held AS h
-    JOIN nvtx_tree AS t ON t.range_id = h.range_id
+    SELECT range_id, parent_id FROM nvtx_held
 ),
 up AS (
     -- each range's own operations (those whose call it holds innermost), then the same
@@ -54,7 +53,7 @@ held AS (
 ),
 children AS (
     SELECT t.parent_id AS range_id, count(*) AS children
-    FROM held AS h JOIN nvtx_tree AS t ON t.range_id = h.range_id
+    FROM held AS h JOIN nvtx_held AS t ON t.range_id = h.range_id
     WHERE t.parent_id IS NOT NULL
     GROUP BY 1
 )
@@ -71,10 +70,10 @@ SELECT
     t.level::BIGINT AS level,
     coalesce(c.children, 0) AS children,
     h.range_id,
-    t.parent_id::BIGINT AS parent_id,
+    t.parent_id,
     n.stack,
     n.path
 FROM held AS h
-JOIN nvtx_tree AS t ON t.range_id = h.range_id
+JOIN nvtx_held AS t ON t.range_id = h.range_id
 JOIN nvtx_paths AS n ON n.range_id = h.range_id
 LEFT JOIN children AS c ON c.range_id = h.range_id
