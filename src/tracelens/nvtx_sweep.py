@@ -48,7 +48,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     import polars as pl
 
     con = trace.db
-    calls = con.execute(_resources.query("_nvtx_calls")).pl()
+    calls = _calls(con)
     slots = _Slots(calls)
     calls = calls.filter(slots.first_calls(calls)).drop("event_class")
     found = pl.DataFrame(schema={"range_id": pl.Int64, "range_end": pl.Int64}).clear(calls.height)
@@ -74,6 +74,15 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     register(con, "nvtx_overlap_calls", _overlap_calls(ops, call, calls, on_overlapping))
     if with_ops:
         _register_op_ranges(con, ops, on_overlapping)
+
+
+def _calls(con) -> pl.DataFrame:
+    """The rows of ``queries/_nvtx_calls.sql`` with global_pid first (pid_of's bits)."""
+    import polars as pl
+
+    calls = con.execute(_resources.query("_nvtx_calls")).pl()
+    thread_bits = pl.col("global_tid") & 16777215  # tid_of (_shared.sql), bit for bit
+    return calls.select((pl.col("global_tid") - thread_bits).alias("global_pid"), pl.all())
 
 
 def add_op_ranges(trace: Trace) -> None:
