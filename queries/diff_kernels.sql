@@ -1,12 +1,12 @@
 -- diff_kernels: everything the diff reads about each kernel of one trace, from the GPU work
--- it has already read (diff_work.sql's rows, registered as $work): census's columns
+-- it has already read (work_in_order.sql's rows with $grid, registered as $work): census's columns
 -- (kernel_summary's semantics, through the same duration_stats and nsys_stats macros), the
 -- mean launch grid (to tell "each call does more work" from "each call runs another path"),
 -- and the name id the launch sequences carry (their vocabulary). It reads no table of the
 -- trace: on a million launches each scan of the kernel table costs about a census.
 -- One row per name id of the requested kind, by total time, largest first, then by name.
 -- Parameters:
---   $work       VARCHAR  name of the registered relation with diff_work.sql's columns (kind,
+--   $work       VARCHAR  name of the registered relation with work_in_order.sql's columns (kind,
 --                        start_ns, end_ns, name_id, short_id, blocks; kind 0 are kernels),
 --                        already filtered
 --   $name_kind  VARCHAR  'demangled' | 'short'

@@ -1,10 +1,10 @@
 -- kernel_name_pairs: which demangled kernel carries the most time under each short name
 -- (a short name such as "reduce_kernel" covers many template instances), so that a diff
 -- shown by short name still sorts kernels into categories by their demangled names. From
--- the GPU work the diff has already read (diff_work.sql's rows, registered as $work): it
+-- the GPU work the diff has already read (work_in_order.sql's rows, registered as $work): it
 -- reads no table of the trace.
 -- Parameters:
---   $work  VARCHAR  name of the registered relation with diff_work.sql's columns (kind,
+--   $work  VARCHAR  name of the registered relation with work_in_order.sql's columns (kind,
 --                   start_ns, end_ns, name_id, short_id; kind 0 are kernels), already
 --                   filtered
 -- Columns:

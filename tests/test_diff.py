@@ -421,12 +421,12 @@ def test_a_file_compared_with_itself_is_read_once_unless_the_sides_differ(monkey
     monkeypatch.setattr(Trace, "query", recorded)
     with tracelens.open(path) as a, tracelens.open(path) as b:
         same = diff(a, b)
-        assert reads.count("diff_work") == 1 and same.sides[0] is same.sides[1]
+        assert reads.count("work_in_order") == 1 and same.sides[0] is same.sides[1]
         reads.clear()
         totals = same.sides[0].totals
         half = EventFilter(end_ns=(totals["first_ns"] + totals["last_ns"]) // 2)
         windowed = diff(a, b, where_b=half)
-    assert reads.count("diff_work") == 2 and windowed.sides[0] is not windowed.sides[1]
+    assert reads.count("work_in_order") == 2 and windowed.sides[0] is not windowed.sides[1]
     assert windowed.sides[1].totals["kernel_launches"] < windowed.sides[0].totals["kernel_launches"]
 
 

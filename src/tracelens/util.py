@@ -208,8 +208,9 @@ def work_in_order(
     diff's launch sequences read. Read it once and hand it to each of them.
     ``keep_stream``: keep the ``stream`` column (the report's timeline lanes are device and
     stream); util and the step search do not read it."""
-    rows = trace.query("work_in_order", **{"selection": None, **(where or EventFilter()).params()})
-    return in_order(rows, drop=() if keep_stream else ("stream",))
+    params = {"selection": None, **(where or EventFilter()).params()}
+    rows = trace.query("work_in_order", **params, grid=False, short=True)
+    return in_order(rows, drop=("blocks",) if keep_stream else ("stream", "blocks"))
 
 
 def read_work(

@@ -102,36 +102,45 @@ def test_copy_kinds(trace_path):
     assert_golden(trace_path, "copy_kinds", "three_kinds", **ALL)
 
 
-DIFF_WORK = "diff_work_rows"  # what the tests below register diff_work.sql's rows as
+DIFF_WORK = "diff_work_rows"  # what the tests below register the diff's read of the work as
+DIFF_READ = {"grid": True, "short": True}  # work_in_order.sql's parameters in the diff's read
 
 
 def register_diff_work(trace, **window):
-    """diff_work.sql's rows of ``window`` (an EventFilter's fields), registered on the
-    trace's connection as :data:`DIFF_WORK`: what diff_kernels and kernel_name_pairs read."""
+    """The diff's read of the GPU work of ``window`` (an EventFilter's fields:
+    work_in_order.sql with the grid and the short names), registered on the trace's
+    connection as :data:`DIFF_WORK`: what diff_kernels and kernel_name_pairs read."""
     from tracelens.filters import EventFilter
 
-    rows = trace.query("diff_work", **{"selection": None, **EventFilter(**window).params()})
+    params = {"selection": None, **EventFilter(**window).params(), **DIFF_READ}
+    rows = trace.query("work_in_order", **params)
     trace.db.register(DIFF_WORK, rows.to_arrow())
 
 
-def test_diff_work_is_work_in_order_with_the_grid(trace_path):
-    """Its rows are work_in_order's (sorted as util sorts them), with each kernel's blocks."""
+def test_the_grid_adds_blocks_to_work_in_order(trace_path):
+    """With $grid and $short its rows are util.work_in_order's (sorted as util sorts them),
+    with each kernel's blocks; without them, blocks and short_id are NULL."""
     from tracelens.util import _in_order, work_in_order
 
+    params = {"device": None, "pid": None, "stream": None} | ALL
     with tracelens.open(trace_path) as trace:
-        params = {"device": None, "pid": None, "stream": None} | ALL
-        rows = _in_order(trace.query("diff_work", **params))
+        rows = _in_order(trace.query("work_in_order", **params, **DIFF_READ))
         assert rows.drop("blocks").equals(work_in_order(trace, keep_stream=True))
+        bare = _in_order(trace.query("work_in_order", **params, grid=False, short=False))
     assert rows.filter(rows["kind"] == 0)["blocks"].to_list() == [8, 16, 3, 1]
     assert rows.filter(rows["kind"] != 0)["blocks"].null_count() == 5
+    assert rows["short_id"].null_count() == 5  # the kernels have theirs
+    assert bare["blocks"].null_count() == bare["short_id"].null_count() == bare.height
+    assert bare.drop("blocks", "short_id").equals(rows.drop("blocks", "short_id"))
 
 
 @pytest.mark.parametrize(
     ("case", "window"), [("two_devices", {}), ("window", {"start_ns": 1_250, "end_ns": 1_650})]
 )
-def test_diff_work(trace_path, case, window):
-    """diff_work.sql's rows, sorted as the diff sorts them (the query leaves the order to its
-    caller), against golden/diff_work__<case>.csv."""
+def test_work_in_order_with_the_grid(trace_path, case, window):
+    """work_in_order.sql's rows as the diff reads them (with $grid and $short), sorted as
+    the diff sorts them (the query leaves the order to its caller), against
+    golden/work_in_order__grid_<case>.csv."""
     import os
 
     from queries.golden import GOLDEN
@@ -139,9 +148,9 @@ def test_diff_work(trace_path, case, window):
     from tracelens.util import _in_order
 
     with tracelens.open(trace_path) as trace:
-        params = {"selection": None, **EventFilter(**window).params()}
-        actual = _in_order(trace.query("diff_work", **params)).write_csv()
-    expected_path = GOLDEN / f"diff_work__{case}.csv"
+        params = {"selection": None, **EventFilter(**window).params(), **DIFF_READ}
+        actual = _in_order(trace.query("work_in_order", **params)).write_csv()
+    expected_path = GOLDEN / f"work_in_order__grid_{case}.csv"
     if os.environ.get("TRACELENS_UPDATE_GOLDEN"):
         expected_path.write_text(actual)
     assert actual == expected_path.read_text()

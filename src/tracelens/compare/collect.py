@@ -167,23 +167,26 @@ def read_work(
     trace: Trace, where: EventFilter, name_kind: str, keep_stream: bool
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None, dict[str, str]]:
     """(work, kernels, census by demangled name, demangled name of each short name) of one
-    side, from one read of its GPU work (``queries/diff_work.sql``): the work as
-    :func:`tracelens.util.work_in_order` gives it (``keep_stream``: with its stream); each
-    kernel's census row with its mean grid (``queries/diff_kernels.sql`` over the rows
-    read, by the name kind ``name_kind``); for short names the census by demangled name
-    and each short name's dominant demangled name (``queries/kernel_name_pairs.sql``),
-    which categories go by (None and {} for demangled names: the kernels are that census).
+    side, from one read of its GPU work (``queries/work_in_order.sql`` with the launch
+    grid): the work as :func:`tracelens.util.work_in_order` gives it (``keep_stream``: with
+    its stream, and with short_id whatever ``name_kind``, for the report; else short_id
+    is read for short names only, NULL otherwise); each kernel's census row with its mean
+    grid (``queries/diff_kernels.sql`` over the rows read, by the name kind ``name_kind``);
+    for short names the census by demangled name and each short name's dominant demangled
+    name (``queries/kernel_name_pairs.sql``), which categories go by (None and {} for
+    demangled names: the kernels are that census).
     """
     import pyarrow as pa
 
     from ..activity import registered_work
-    from ..util import _in_order  # work_in_order's sort, of diff_work's rows
+    from ..util import _in_order  # work_in_order's sort
 
     # Sorted first, so that the unsorted read is gone before the census query runs (which
     # does not need the order): one copy of the work at a time, as work_in_order holds it.
+    short = name_kind == "short" or keep_stream
+    params = {"selection": None, **where.params(), "grid": True, "short": short}
     work = _in_order(
-        trace.query("diff_work", **{"selection": None, **where.params()}),
-        drop=() if keep_stream else ("stream",),
+        trace.query("work_in_order", **params), drop=() if keep_stream else ("stream",)
     )
     columns = ("kind", "start_ns", "end_ns", "name_id", "short_id", "blocks")
     # Record batches: DuckDB scans them in parallel (a polars frame is one batch).
