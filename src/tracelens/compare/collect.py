@@ -179,15 +179,8 @@ def read_work(
     import pyarrow as pa
 
     from ..activity import registered_work
-    from ..util import _in_order  # work_in_order's sort
 
-    # Sorted first, so that the unsorted read is gone before the census query runs (which
-    # does not need the order): one copy of the work at a time, as work_in_order holds it.
-    short = name_kind == "short" or keep_stream
-    params = {"selection": None, **where.params(), "grid": True, "short": short}
-    work = _in_order(
-        trace.query("work_in_order", **params), drop=() if keep_stream else ("stream",)
-    )
+    work = _sorted_work(trace, where, name_kind == "short" or keep_stream, keep_stream)
     columns = ("kind", "start_ns", "end_ns", "name_id", "short_id", "blocks")
     # Record batches: DuckDB scans them in parallel (a polars frame is one batch).
     table = work.select(columns).to_arrow()
@@ -202,6 +195,57 @@ def read_work(
     del table
     work = work.drop("blocks")
     return work, kernels, census_demangled, demangled_of
+
+
+def _sorted_work(trace: Trace, where: EventFilter, short: bool, stream: bool) -> pl.DataFrame:
+    """The GPU work of ``where`` (work_in_order.sql's columns with blocks; ``short``: with
+    the short name ids, else short_id is NULL; ``stream``: with the stream column) in
+    launch order (``util.ORDER``). A cached trace read whole keeps its rows sorted in its
+    cache entry, and later diffs read them back (:mod:`.workfile`)."""
+
+    from ..util import _in_order  # work_in_order's sort
+    from . import workfile
+
+    wanted = [c for c in _WORK_ORDER_COLUMNS if stream or c != "stream"]
+    whole = all(v is None for v in where.params().values())
+    stored = [c for c in wanted if short or c != "short_id"]
+    if whole and (work := workfile.kept(trace, tuple(stored))) is not None:
+        return _short_ids(work, short, wanted)
+    keep = whole and workfile.keeps(trace)
+    params = {"selection": None, **where.params(), "grid": True, "short": short or keep}
+    # Sorted first, so that the unsorted read is gone before the census query runs (which
+    # does not need the order): one copy of the work at a time, as work_in_order holds it.
+    rows = trace.query("work_in_order", **params)
+    work = _in_order(rows, drop=() if stream or keep else ("stream",))
+    if keep:  # every column, for any later diff or report
+        workfile.keep(trace, work)
+    return _short_ids(work.select(stored), short, wanted)
+
+
+def _short_ids(work: pl.DataFrame, short: bool, columns: list[str]) -> pl.DataFrame:
+    """``work``'s ``columns``; short_id NULL unless ``short`` (as work_in_order.sql reads it
+    without $short)."""
+    import polars as pl
+
+    if short:
+        return work.select(columns)
+    return work.with_columns(short_id=pl.lit(None, pl.Int64)).select(columns)
+
+
+# work_in_order.sql's columns, in its order.
+_WORK_ORDER_COLUMNS = (
+    "device",
+    "start_ns",
+    "end_ns",
+    "stream",
+    "kind",
+    "name_id",
+    "short_id",
+    "pid",
+    "correlation_id",
+    "graph_id",
+    "blocks",
+)
 
 
 # Rows per record batch of the work diff_kernels scans.

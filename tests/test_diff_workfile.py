@@ -1,0 +1,101 @@
+"""The diff's GPU work kept, sorted, in the cache entry of a trace
+(tracelens.compare.workfile): written by the first whole read through the cache, read back
+by later diffs with the rows of a direct read (every column a diff or report reads), never
+for a filtered read, never at another version, never when damaged. Each test has its own
+cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches the small demo traces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import tracelens
+from tracelens import cache
+from tracelens.compare import workfile
+from tracelens.compare.collect import _sorted_work
+from tracelens.compare.render import to_json
+from tracelens.filters import EventFilter
+
+# (short names, stream) as the diff asks: by demangled name, by short name, the report's
+READS = [(False, False), (True, False), (True, True)]
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+@pytest.fixture
+def pair(tmp_path) -> tuple[Path, Path]:
+    from tracelens.demo import demo_path
+
+    paths = tmp_path / "bs1.sqlite", tmp_path / "bs16.sqlite"
+    for path, which in zip(paths, ("bs1", "bs16"), strict=True):
+        shutil.copyfile(demo_path(which), path)
+    return paths
+
+
+def _kept_file(trace: tracelens.Trace) -> Path | None:
+    return cache.derived_path(trace.parquet_dir, workfile.NAME, workfile._version())
+
+
+def _reads(trace: tracelens.Trace, where: EventFilter | None = None) -> list:
+    return [_sorted_work(trace, where or EventFilter(), *read) for read in READS]
+
+
+def _diffs(a: Path, b: Path, cached: bool) -> list[str]:
+    with tracelens.open(a, cache=cached) as ta, tracelens.open(b, cache=cached) as tb:
+        return [to_json(tracelens.diff(ta, tb, name=name)) for name in ("demangled", "short")]
+
+
+def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
+    a, b = pair
+    with tracelens.open(b, cache=False) as direct:
+        expected = _reads(direct)
+        device0 = _reads(direct, EventFilter(device=0))
+    assert expected[0].height and expected[0]["short_id"].null_count() == expected[0].height
+    assert "stream" in expected[2].columns and "stream" not in expected[1].columns
+    boards = _diffs(a, b, cached=False)
+    with tracelens.open(b) as first:
+        assert workfile.kept(first, ("device",)) is None  # nothing kept yet
+        assert _sorted_work(first, EventFilter(), *READS[0]).equals(expected[0])
+        assert _kept_file(first) is not None  # kept whole, for every later read
+    with tracelens.open(b) as again:
+        assert all(x.equals(y) for x, y in zip(_reads(again), expected, strict=True))
+        with_device0 = _reads(again, EventFilter(device=0))  # read, not kept
+        assert all(x.equals(y) for x, y in zip(with_device0, device0, strict=True))
+    assert _diffs(a, b, cached=True) == boards  # A kept on this run, B read back
+    assert _diffs(a, b, cached=True) == boards  # both read back
+
+
+def test_nothing_is_kept_of_a_direct_read(pair, cache_dir):
+    with tracelens.open(pair[0], cache=False) as direct:
+        _reads(direct)
+        assert workfile.kept(direct, ("device",)) is None
+    assert not (cache_dir / "traces").exists()
+
+
+def test_a_filtered_read_keeps_nothing(pair, cache_dir):
+    with tracelens.open(pair[0]) as first:
+        _reads(first, EventFilter(device=0))
+        assert _kept_file(first) is None
+
+
+def test_another_version_or_a_damaged_file_is_not_read(pair, cache_dir, monkeypatch):
+    with tracelens.open(pair[0]) as first:
+        expected = _reads(first)
+    with monkeypatch.context() as patched, tracelens.open(pair[0]) as other:
+        patched.setattr(workfile, "_version", lambda: "made-otherwise")
+        assert workfile.kept(other, ("device",)) is None
+    with tracelens.open(pair[0]) as again:
+        assert workfile.kept(again, ("device",)) is not None
+        path = _kept_file(again)
+    assert path is not None
+    path.write_bytes(b"not parquet")
+    with tracelens.open(pair[0]) as damaged:
+        assert workfile.kept(damaged, ("device",)) is None
+        assert all(x.equals(y) for x, y in zip(_reads(damaged), expected, strict=True))
