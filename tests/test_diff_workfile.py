@@ -1,6 +1,7 @@
 """The diff's GPU work kept, sorted, in the cache entry of a trace
 (tracelens.compare.workfile): written by the first whole read through the cache, read back
-by later diffs with the rows of a direct read (every column a diff or report reads), never
+by later diffs with the rows of a direct read (every column a diff or report reads), and
+the kernel tables made of them (diff_kernels, kernel_name_pairs) the same way; never
 for a filtered read, never at another version, never when damaged. Each test has its own
 cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches the small demo traces."""
 
@@ -15,7 +16,7 @@ import pytest
 import tracelens
 from tracelens import cache
 from tracelens.compare import workfile
-from tracelens.compare.collect import _sorted_work
+from tracelens.compare.collect import _sorted_work, read_work
 from tracelens.compare.render import to_json
 from tracelens.filters import EventFilter
 
@@ -69,7 +70,16 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
         with_device0 = _reads(again, EventFilter(device=0))  # read, not kept
         assert all(x.equals(y) for x, y in zip(with_device0, device0, strict=True))
     assert _diffs(a, b, cached=True) == boards  # A kept on this run, B read back
-    assert _diffs(a, b, cached=True) == boards  # both read back
+    assert _diffs(a, b, cached=True) == boards  # both read back, with their kernel tables
+    with tracelens.open(b, cache=False) as direct, tracelens.open(b) as cached:
+        for name_kind in ("demangled", "short"):
+            expected = read_work(direct, EventFilter(), name_kind, False)
+            got = read_work(cached, EventFilter(), name_kind, False)
+            assert workfile.kept_kernels(cached, name_kind) is not None
+            assert got[0].equals(expected[0]) and got[1].equals(expected[1])
+            assert got[3] == expected[3]
+            if name_kind == "short":
+                assert got[2].equals(expected[2]) and len(got[3])
 
 
 def test_nothing_is_kept_of_a_direct_read(pair, cache_dir):

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..steps import Steps
     from ..trace import Trace
     from ..util import Util
+    from . import workfile
 
 
 @dataclass
@@ -174,62 +175,80 @@ def read_work(
     grid (``queries/diff_kernels.sql`` over the rows read, by the name kind ``name_kind``);
     for short names the census by demangled name and each short name's dominant demangled
     name (``queries/kernel_name_pairs.sql``), which categories go by (None and {} for
-    demangled names: the kernels are that census).
+    demangled names: the kernels are that census). A cached trace read whole keeps the
+    work and these tables in its cache entry for later diffs (:mod:`.workfile`).
     """
+    from . import workfile
+
+    whole = all(v is None for v in where.params().values())
+    tables = workfile.kept_kernels(trace, name_kind) if whole else None
+    short = name_kind == "short" or keep_stream
+    work = _sorted_work(trace, where, short, keep_stream, grid=tables is None)
+    if tables is None:
+        tables = _census_tables(trace, work, name_kind)
+        if whole:
+            workfile.keep_kernels(trace, name_kind, tables)
+    kernels, by_demangled, pairs = tables
+    if name_kind != "short":
+        return work.drop("blocks"), kernels, None, {}
+    census_demangled = by_demangled.drop("name_id", "avg_blocks")
+    return work.drop("blocks"), kernels, census_demangled, dict(pairs.iter_rows())
+
+
+def _census_tables(trace: Trace, work: pl.DataFrame, name_kind: str) -> workfile.KernelTables:
+    """``queries/diff_kernels.sql`` by ``name_kind`` over ``work`` (the rows read); for
+    short names also by demangled name, and ``queries/kernel_name_pairs.sql``."""
     import pyarrow as pa
 
     from ..activity import registered_work
 
-    work = _sorted_work(trace, where, name_kind == "short" or keep_stream, keep_stream)
     columns = ("kind", "start_ns", "end_ns", "name_id", "short_id", "blocks")
     # Record batches: DuckDB scans them in parallel (a polars frame is one batch).
     table = work.select(columns).to_arrow()
     table = pa.Table.from_batches(table.to_batches(max_chunksize=_BATCH_ROWS), table.schema)
-    census_demangled, demangled_of = None, {}
+    by_demangled = pairs = None
     with registered_work(trace, table) as source:
         kernels = trace.query("diff_kernels", work=source, name_kind=name_kind)
         if name_kind == "short":
-            census_demangled = trace.query("diff_kernels", work=source, name_kind="demangled")
-            census_demangled = census_demangled.drop("name_id", "avg_blocks")
-            demangled_of = dict(trace.query("kernel_name_pairs", work=source).iter_rows())
-    del table
-    work = work.drop("blocks")
-    return work, kernels, census_demangled, demangled_of
+            by_demangled = trace.query("diff_kernels", work=source, name_kind="demangled")
+            pairs = trace.query("kernel_name_pairs", work=source)
+    return kernels, by_demangled, pairs
 
 
-def _sorted_work(trace: Trace, where: EventFilter, short: bool, stream: bool) -> pl.DataFrame:
-    """The GPU work of ``where`` (work_in_order.sql's columns with blocks; ``short``: with
-    the short name ids, else short_id is NULL; ``stream``: with the stream column) in
-    launch order (``util.ORDER``). A cached trace read whole keeps its rows sorted in its
-    cache entry, and later diffs read them back (:mod:`.workfile`)."""
-
+def _sorted_work(
+    trace: Trace, where: EventFilter, short: bool, stream: bool, grid: bool = True
+) -> pl.DataFrame:
+    """The GPU work of ``where`` (work_in_order.sql's columns; ``short``: with the short
+    name ids, else short_id is NULL; ``stream``: with the stream column; ``grid``: with
+    the blocks, else blocks may be NULL) in launch order (``util.ORDER``). A cached trace
+    read whole keeps its rows sorted in its cache entry, and later diffs read them back
+    (:mod:`.workfile`)."""
     from ..util import _in_order  # work_in_order's sort
     from . import workfile
 
     wanted = [c for c in _WORK_ORDER_COLUMNS if stream or c != "stream"]
     whole = all(v is None for v in where.params().values())
-    stored = [c for c in wanted if short or c != "short_id"]
+    stored = [c for c in wanted if (short or c != "short_id") and (grid or c != "blocks")]
     if whole and (work := workfile.kept(trace, tuple(stored))) is not None:
-        return _short_ids(work, short, wanted)
+        return _null_columns(work, wanted)
     keep = whole and workfile.keeps(trace)
-    params = {"selection": None, **where.params(), "grid": True, "short": short or keep}
+    params = {"selection": None, **where.params(), "grid": grid or keep, "short": short or keep}
     # Sorted first, so that the unsorted read is gone before the census query runs (which
     # does not need the order): one copy of the work at a time, as work_in_order holds it.
     rows = trace.query("work_in_order", **params)
     work = _in_order(rows, drop=() if stream or keep else ("stream",))
     if keep:  # every column, for any later diff or report
         workfile.keep(trace, work)
-    return _short_ids(work.select(stored), short, wanted)
+    return _null_columns(work.select(stored), wanted)
 
 
-def _short_ids(work: pl.DataFrame, short: bool, columns: list[str]) -> pl.DataFrame:
-    """``work``'s ``columns``; short_id NULL unless ``short`` (as work_in_order.sql reads it
-    without $short)."""
+def _null_columns(work: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """``work``'s ``columns``, those it lacks (short_id, blocks: not read) NULL, as
+    work_in_order.sql reads them without $short and $grid."""
     import polars as pl
 
-    if short:
-        return work.select(columns)
-    return work.with_columns(short_id=pl.lit(None, pl.Int64)).select(columns)
+    missing = [pl.lit(None, pl.Int64).alias(c) for c in columns if c not in work.columns]
+    return work.with_columns(missing).select(columns) if missing else work.select(columns)
 
 
 # work_in_order.sql's columns, in its order.

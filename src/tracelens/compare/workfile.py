@@ -1,4 +1,5 @@
-"""The diff's GPU work of a cached trace, kept sorted in its cache entry.
+"""The diff's GPU work of a cached trace, kept sorted in its cache entry, and the kernel
+tables the diff makes of it.
 
 Every diff reads each side's GPU work (``queries/work_in_order.sql`` with the launch grid
 and the short names) and sorts it in launch order (``util.ORDER``): on a million launches,
@@ -6,10 +7,12 @@ cached, ~0.2 CPU s to read and ~0.2 to sort, against ~0.35 for census of the tra
 rows depend on the trace alone when no event filter applies, so the first cached diff that
 reads them whole keeps them, sorted, beside the cached tables (a derived file of
 :mod:`tracelens.cache`, as :mod:`tracelens.util_workfile` keeps util's), and later diffs and
-reports read back only the columns they need. Only a trace read through the cache keeps
-one; direct reads and filtered ones read the export as before. The file's version hashes
-the SQL and the view definitions that make the rows, so a tracelens whose rows would differ
-never reads an older one.
+reports read back only the columns they need. The census tables of the kernels
+(``queries/diff_kernels.sql`` by each name kind, ``queries/kernel_name_pairs.sql``: ~0.1 CPU
+s each per million launches) are kept the same way, each a small file. Only a trace read
+through the cache keeps them; direct reads and filtered ones read the export as before. The
+files' version hashes the SQL and the view definitions that make them, so a tracelens whose
+rows would differ never reads an older one.
 """
 
 from __future__ import annotations
@@ -26,9 +29,16 @@ if TYPE_CHECKING:
 
     from ..trace import Trace
 
-__all__ = ["keep", "keeps", "kept"]
+__all__ = ["KernelTables", "keep", "keep_kernels", "keeps", "kept", "kept_kernels"]
 
 NAME = "tracelens_diff_work.parquet"
+# diff_kernels.sql's rows by name kind, and kernel_name_pairs.sql's
+KERNELS = "tracelens_diff_kernels_{}.parquet"
+PAIRS = "tracelens_diff_name_pairs.parquet"
+
+# (diff_kernels by the diff's name kind, by demangled name, kernel_name_pairs): the last
+# two for short names only, else None
+KernelTables = tuple["pl.DataFrame", "pl.DataFrame | None", "pl.DataFrame | None"]
 
 
 @cache
@@ -38,7 +48,8 @@ def _version() -> str:
     from .. import _resources, _schema
 
     digest = hashlib.sha256(b"work_in_order grid short, sorted by util.ORDER; v1")
-    digest.update(_resources.query("work_in_order").encode())
+    for query in ("work_in_order", "diff_kernels", "kernel_name_pairs"):
+        digest.update(_resources.query(query).encode())
     for path in sorted(_resources.queries_dir().glob("_*.sql")):
         digest.update(path.read_bytes())
     with open(_schema.__file__, "rb") as fh:
@@ -53,27 +64,29 @@ def keeps(trace: Trace) -> bool:
     return util_keeps(trace)
 
 
-def kept(trace: Trace, columns: tuple[str, ...]) -> pl.DataFrame | None:
+def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFrame | None:
     """``columns`` of the whole trace's rows (work_in_order.sql with $grid and $short,
-    sorted by ``util.ORDER``), when an earlier diff kept them; else None."""
+    sorted by ``util.ORDER``; ``name``: another file kept here, every column of it when
+    ``columns`` is empty), when an earlier diff kept them; else None."""
     import polars as pl
 
     from ..cache import derived_path
 
     entry = trace._lazy.entry if keeps(trace) else None  # None until a table is cached
-    path = None if entry is None else derived_path(entry, NAME, _version())
+    path = None if entry is None else derived_path(entry, name, _version())
     if path is None:
         return None
     try:
-        return pl.read_parquet(path, columns=list(columns))
+        return pl.read_parquet(path, columns=list(columns) or None)
     except (OSError, pl.exceptions.PolarsError):  # removed or damaged meanwhile: read again
         return None
 
 
-def keep(trace: Trace, work: pl.DataFrame) -> None:
-    """Keep ``work`` (the whole trace's rows, every column, sorted) in the trace's cache
-    entry for later diffs; nothing when the trace reads no cache entry or the cache cannot
-    be written (this run has its rows either way)."""
+def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:
+    """Keep ``work`` (the whole trace's rows, every column, sorted; or with ``name``, another
+    table of the whole trace) in the trace's cache entry for later diffs; nothing when the
+    trace reads no cache entry or the cache cannot be written (this run has its rows either
+    way)."""
     from ..cache import add_derived
 
     if not keeps(trace):
@@ -84,4 +97,23 @@ def keep(trace: Trace, work: pl.DataFrame) -> None:
         work.write_parquet(path, compression="snappy", statistics=False)
 
     with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, NAME, _version(), write)
+        add_derived(lazy.settings, lazy.ident, trace._source_file, name, _version(), write)
+
+
+def kept_kernels(trace: Trace, name_kind: str) -> KernelTables | None:
+    """The kernel tables of the whole trace by ``name_kind`` (:data:`KernelTables`), when an
+    earlier diff kept them; else None."""
+    kernels = kept(trace, (), KERNELS.format(name_kind))
+    if kernels is None or name_kind != "short":
+        return None if kernels is None else (kernels, None, None)
+    by_demangled, pairs = kept(trace, (), KERNELS.format("demangled")), kept(trace, (), PAIRS)
+    return None if by_demangled is None or pairs is None else (kernels, by_demangled, pairs)
+
+
+def keep_kernels(trace: Trace, name_kind: str, tables: KernelTables) -> None:
+    """Keep the kernel tables of the whole trace (:data:`KernelTables` by ``name_kind``)."""
+    kernels, by_demangled, pairs = tables
+    keep(trace, kernels, KERNELS.format(name_kind))
+    if by_demangled is not None and pairs is not None:
+        keep(trace, by_demangled, KERNELS.format("demangled"))
+        keep(trace, pairs, PAIRS)
