@@ -48,6 +48,14 @@ def _reads(trace: tracelens.Trace, where: EventFilter | None = None) -> list:
     return [_sorted_work(trace, where or EventFilter(), *read) for read in READS]
 
 
+def _launch_starts(path: Path, work):
+    from tracelens.util import sync_api_regex
+    from tracelens.util_calls import read_calls
+
+    with tracelens.open(path, cache=False) as direct:
+        return read_calls(direct, sync_api_regex()).launches.launch_starts(work)
+
+
 def _diffs(a: Path, b: Path, cached: bool) -> list[str]:
     with tracelens.open(a, cache=cached) as ta, tracelens.open(b, cache=cached) as tb:
         return [to_json(tracelens.diff(ta, tb, name=name)) for name in ("demangled", "short")]
@@ -63,10 +71,15 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
     boards = _diffs(a, b, cached=False)
     with tracelens.open(b) as first:
         assert workfile.kept(first, ("device",)) is None  # nothing kept yet
-        assert _sorted_work(first, EventFilter(), *READS[0]).equals(expected[0])
+        kept = _sorted_work(first, EventFilter(), *READS[0])
+        assert kept.drop("launch_start").equals(expected[0])
         assert _kept_file(first) is not None  # kept whole, for every later read
+    # with each operation's launching call, as util's index of the calls finds it
+    assert kept["launch_start"].equals(_launch_starts(b, expected[0]))
+    assert kept["launch_start"].null_count() < kept.height
     with tracelens.open(b) as again:
-        assert all(x.equals(y) for x, y in zip(_reads(again), expected, strict=True))
+        reads = [x.drop("launch_start") for x in _reads(again)]
+        assert all(x.equals(y) for x, y in zip(reads, expected, strict=True))
         with_device0 = _reads(again, EventFilter(device=0))  # read, not kept
         assert all(x.equals(y) for x, y in zip(with_device0, device0, strict=True))
     assert _diffs(a, b, cached=True) == boards  # A kept on this run, B read back
@@ -76,7 +89,7 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
             expected = read_work(direct, EventFilter(), name_kind, False)
             got = read_work(cached, EventFilter(), name_kind, False)
             assert workfile.kept_kernels(cached, name_kind) is not None
-            assert got[0].equals(expected[0]) and got[1].equals(expected[1])
+            assert got[0].drop("launch_start").equals(expected[0]) and got[1].equals(expected[1])
             assert got[3] == expected[3]
             if name_kind == "short":
                 assert got[2].equals(expected[2]) and len(got[3])
@@ -109,3 +122,15 @@ def test_another_version_or_a_damaged_file_is_not_read(pair, cache_dir, monkeypa
     with tracelens.open(pair[0]) as damaged:
         assert workfile.kept(damaged, ("device",)) is None
         assert all(x.equals(y) for x, y in zip(_reads(damaged), expected, strict=True))
+    # the calls the diff's util reads: their figures from the kept launches, every call not
+    queries: list[str] = []
+    query = tracelens.Trace.query
+
+    def recorded(trace, name, **params):
+        queries.append(name)
+        return query(trace, name, **params)
+
+    monkeypatch.setattr(tracelens.Trace, "query", recorded)
+    with tracelens.open(pair[0]) as kept, tracelens.open(pair[0], cache=False) as direct:
+        assert to_json(tracelens.diff(kept, kept)) == to_json(tracelens.diff(direct, direct))
+    assert queries.count("util_call_figures") == 1 and queries.count("util_calls") == 1

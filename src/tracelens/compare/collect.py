@@ -221,25 +221,38 @@ def _sorted_work(
     """The GPU work of ``where`` (work_in_order.sql's columns; ``short``: with the short
     name ids, else short_id is NULL; ``stream``: with the stream column; ``grid``: with
     the blocks, else blocks may be NULL) in launch order (``util.ORDER``). A cached trace
-    read whole keeps its rows sorted in its cache entry, and later diffs read them back
-    (:mod:`.workfile`)."""
+    read whole keeps its rows sorted in its cache entry, with the start of each
+    operation's launching call (``launch_start``, from util's index of the calls), and
+    later diffs read them back (:mod:`.workfile`) with that column: util then reads the
+    figures of the calls, not every call (:func:`tracelens.util.accounting_and_calls`)."""
     from ..util import _in_order  # work_in_order's sort
     from . import workfile
 
     wanted = [c for c in _WORK_ORDER_COLUMNS if stream or c != "stream"]
     whole = all(v is None for v in where.params().values())
     stored = [c for c in wanted if (short or c != "short_id") and (grid or c != "blocks")]
-    if whole and (work := workfile.kept(trace, tuple(stored))) is not None:
-        return _null_columns(work, wanted)
+    if whole and (work := workfile.kept(trace, (*stored, "launch_start"))) is not None:
+        return _null_columns(work, [*wanted, "launch_start"])
     keep = whole and workfile.keeps(trace)
     params = {"selection": None, **where.params(), "grid": grid or keep, "short": short or keep}
     # Sorted first, so that the unsorted read is gone before the census query runs (which
     # does not need the order): one copy of the work at a time, as work_in_order holds it.
     rows = trace.query("work_in_order", **params)
     work = _in_order(rows, drop=() if stream or keep else ("stream",))
-    if keep:  # every column, for any later diff or report
-        workfile.keep(trace, work)
-    return _null_columns(work.select(stored), wanted)
+    if not keep:
+        return _null_columns(work.select(stored), wanted)
+    work = work.with_columns(_launch_starts(trace, work))
+    workfile.keep(trace, work)  # every column, for any later diff or report
+    return _null_columns(work.select(*stored, "launch_start"), [*wanted, "launch_start"])
+
+
+def _launch_starts(trace: Trace, work: pl.DataFrame) -> pl.Series:
+    """The start of the API call that launched each row of ``work`` (pid, correlation_id;
+    null where the export has none), as util looks it up (:mod:`tracelens.util_calls`)."""
+    from ..util import sync_api_regex
+    from ..util_calls import read_calls
+
+    return read_calls(trace, sync_api_regex()).launches.launch_starts(work)
 
 
 def _null_columns(work: pl.DataFrame, columns: list[str]) -> pl.DataFrame:

@@ -5,7 +5,9 @@ Every diff reads each side's GPU work (``queries/work_in_order.sql`` with the la
 and the short names) and sorts it in launch order (``util.ORDER``): on a million launches,
 cached, ~0.2 CPU s to read and ~0.2 to sort, against ~0.35 for census of the trace. The
 rows depend on the trace alone when no event filter applies, so the first cached diff that
-reads them whole keeps them, sorted, beside the cached tables (a derived file of
+reads them whole keeps them, sorted, with the start of each operation's launching call
+(``launch_start``: util then reads the figures of the API calls, not every call; ~0.1 CPU s
+per million calls), beside the cached tables (a derived file of
 :mod:`tracelens.cache`, as :mod:`tracelens.util_workfile` keeps util's), and later diffs and
 reports read back only the columns they need. The census tables of the kernels
 (``queries/diff_kernels.sql`` by each name kind, ``queries/kernel_name_pairs.sql``: ~0.1 CPU
@@ -47,7 +49,7 @@ def _version() -> str:
     the views' definitions, and the sort (this module's file format)."""
     from .. import _resources, _schema
 
-    digest = hashlib.sha256(b"work_in_order grid short, sorted by util.ORDER; v1")
+    digest = hashlib.sha256(b"work_in_order grid short, launch_start, by util.ORDER; v2")
     for query in ("work_in_order", "diff_kernels", "kernel_name_pairs"):
         digest.update(_resources.query(query).encode())
     for path in sorted(_resources.queries_dir().glob("_*.sql")):
@@ -65,8 +67,9 @@ def keeps(trace: Trace) -> bool:
 
 
 def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFrame | None:
-    """``columns`` of the whole trace's rows (work_in_order.sql with $grid and $short,
-    sorted by ``util.ORDER``; ``name``: another file kept here, every column of it when
+    """``columns`` of the whole trace's rows (work_in_order.sql with $grid and $short, and
+    launch_start: the start of each operation's launching call; sorted by ``util.ORDER``;
+    ``name``: another file kept here, every column of it when
     ``columns`` is empty), when an earlier diff kept them; else None."""
     import polars as pl
 
