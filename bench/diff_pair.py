@@ -1,13 +1,14 @@
 """How fast is `tracelens diff` on two big traces, next to census of each?
 
-    python bench/diff_pair.py A.sqlite B.sqlite [--repeat 3] [--json OUT]
+    python bench/diff_pair.py A.sqlite B.sqlite [--repeat 3] [--no-cache] [--json OUT]
 
 Every row is a fresh child process (run.py's ``run_once``: wall time, CPU, peak RSS), after
 one warm-up run of each command (warm page cache, and the columnar cache built when the
-traces are large enough for it); timed runs are interleaved. The targets (issue 11): diff
-under 10 s, within 4x the sum of the two census times, peak RSS under 2 GB. On a shared
-machine read the CPU columns (user + sys of the child, median): wall time there is mostly
-waiting for a core. The load average before and after is printed.
+traces are large enough for it; ``--no-cache``: every command reads the exports directly);
+timed runs are interleaved. The targets (issue 11): diff under 10 s, within 4x the sum of
+the two census times, peak RSS under 2 GB. On a shared machine read the CPU columns (user +
+sys of the child, median): wall time there is mostly waiting for a core. The load average
+before and after is printed.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("a", type=Path)
     ap.add_argument("b", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-cache", action="store_true", help="read the exports directly")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     exe = tracelens_exe()
+    direct = ["--no-cache"] if args.no_cache else []
     commands = {
-        "diff": [exe, "diff", str(args.a), str(args.b), "-f", "json"],
-        "census_a": [exe, "census", str(args.a), "--format", "csv"],
-        "census_b": [exe, "census", str(args.b), "--format", "csv"],
+        "diff": [exe, "diff", str(args.a), str(args.b), "-f", "json", *direct],
+        "census_a": [exe, "census", str(args.a), "--format", "csv", *direct],
+        "census_b": [exe, "census", str(args.b), "--format", "csv", *direct],
     }
     load_before = os.getloadavg()
     samples: dict[str, list[dict]] = {k: [] for k in commands}
