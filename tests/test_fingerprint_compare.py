@@ -1,0 +1,174 @@
+"""tracelens.fingerprint.compare: the alignment of two launch sequences is a minimal edit
+script, so a repeated program (a region over all its steps, a long unit) is never paired a
+period off (difflib's longest block first reported 8,405 changes for 6 real ones)."""
+
+from __future__ import annotations
+
+import importlib
+import random
+
+import pytest
+
+compare = importlib.import_module("tracelens.fingerprint.compare")
+Kernel = compare.Kernel
+
+STEP = 30  # kernels in one step of the repeated program
+
+
+def _kernel(name: str, grid: int = 1, family: str = "gemm") -> Kernel:
+    return Kernel(name, (grid, 1, 1), (128, 1, 1), family, (), ())
+
+
+def _program(steps: int, changes: dict[tuple[int, int], Kernel | None] = None, added=()):
+    """``steps`` repeats of a STEP-kernel step; ``changes``: (step, slot) -> the kernel
+    launched there instead (None: not launched); ``added``: (step, slot) after which a
+    merge kernel is launched."""
+    changes, out = changes or {}, []
+    for step in range(steps):
+        for slot in range(STEP):
+            kernel = changes.get((step, slot), _kernel(f"k{slot}"))
+            if kernel is not None:
+                out.append(kernel)
+            if (step, slot) in added:
+                out.append(_kernel("merge", family="other"))
+    return out
+
+
+def _at(step: int, slot: int) -> int:
+    """The 1-based position of (step, slot) in an unchanged program."""
+    return step * STEP + slot + 1
+
+
+def test_a_repeated_program_reports_exactly_its_real_changes():
+    """9,000 launches, 300 steps of 30: a variant, a configuration, an added and a
+    removed kernel, each in one step, and nothing else."""
+    a = _program(300)
+    b = _program(
+        300,
+        {(50, 7): _kernel("k7_splitK"), (120, 3): _kernel("k3", grid=8), (250, 20): None},
+        added={(180, 12)},
+    )
+    changes = compare._sequence_changes(a, b)
+    assert [(c.kind, c.position) for c in changes] == [
+        ("variant", _at(50, 7)),
+        ("config", _at(120, 3)),
+        ("added", _at(180, 12) + 1),
+        ("removed", _at(250, 20)),
+    ]
+    assert changes[0].a.name == "k7" and changes[0].b.name == "k7_splitK"
+    assert changes[2].b.name == "merge" and changes[3].a.name == "k20"
+
+
+def test_two_added_kernels_sixty_launches_apart_are_both_added():
+    """The case a 512-launch window of difflib paired wrongly."""
+    a = _program(20)
+    b = _program(20, added={(5, 4), (7, 4)})
+    changes = compare._sequence_changes(a, b)
+    assert [(c.kind, c.position) for c in changes] == [
+        ("added", _at(5, 4) + 1),
+        ("added", _at(7, 4) + 2),
+    ]
+
+
+def _doc(program: list[Kernel]) -> dict:
+    """A fingerprint document with one region over the steps of ``program`` (the launches
+    of each step; a merge kernel belongs to the step before it)."""
+    steps = [[]]
+    for k in program:
+        if k.name == "k0" and len(steps[-1]) > 1:
+            steps.append([])
+        steps[-1].append(k)
+    ids = {k: i for i, k in enumerate(dict.fromkeys(program))}
+    variants = [
+        {"id": i, "name": k.name, "grid": list(k.grid), "block": list(k.block), "family": k.family}
+        for k, i in ids.items()
+    ]
+    paths = [
+        {
+            "device": 0,
+            "region": ["layer"],
+            "steps": [s],
+            "launches": len(step),
+            "sequence": [ids[k] for k in step],
+        }
+        for s, step in enumerate(steps)
+    ]
+    return {"steps": {"method": "nvtx", "count": len(steps)}, "variants": variants, "paths": paths}
+
+
+def test_one_step_fewer_is_that_step_removed():
+    """B captured one step fewer: the region is compared over all its steps at once and
+    the board shows the one step's 30 launches removed, nothing else."""
+    diff = compare.compare(_doc(_program(300)), _doc(_program(299)))
+    assert diff.note is not None
+    [region] = diff.regions
+    assert [(c.kind, c.position) for c in region.changes] == [
+        ("removed", p) for p in range(_at(299, 0), _at(300, 0))
+    ]
+    assert diff.figures["kernels_removed"] == STEP
+    assert diff.figures["variant_changed"] == diff.figures["kernels_added"] == 0
+
+
+def test_one_step_fewer_and_a_switch_counts_each_change_once():
+    a = _program(300)
+    b = _program(300, {(100, 7): _kernel("k7_splitK")}, added={(200, 3)})[:-STEP]
+    diff = compare.compare(_doc(a), _doc(b))
+    figures = {k: diff.figures[k] for k in ("variant_changed", "kernels_added")}
+    assert figures == {"variant_changed": 1, "kernels_added": 1}
+    assert diff.figures["kernels_removed"] == STEP and diff.figures["config_changed"] == 0
+    removed = [c.position for c in diff.regions[0].changes if c.kind == "removed"]
+    assert removed == list(range(_at(299, 0), _at(300, 0)))  # the end, where it was lost
+    assert diff.first_math.change.kind == "variant"
+    assert diff.first_math.change.position == _at(100, 7)
+
+
+def test_a_replaced_stretch_pairs_kernels_by_family():
+    """Inside a replaced stretch the second pass pairs a GEMM with the GEMM that replaced
+    it, and the copy with the copy, as before."""
+    a = [_kernel("x"), _kernel("gemm_a"), _kernel("copy_a", family="copy"), _kernel("y")]
+    b = [_kernel("x"), _kernel("copy_b", family="copy"), _kernel("y")]
+    changes = compare._sequence_changes(a, b)
+    assert [(c.kind, c.position, c.a and c.a.name, c.b and c.b.name) for c in changes] == [
+        ("removed", 2, "gemm_a", None),
+        ("variant", 2, "copy_a", "copy_b"),
+    ]
+
+
+def test_past_the_edit_bound_the_windows_take_over(monkeypatch):
+    """More than _EDITS_MAX edits: no edit script over the whole sequences, the windowed
+    route aligns them (each window by its own edit script) and still finds every change."""
+    monkeypatch.setattr(compare, "_EDITS_MAX", 4)
+    a = _program(400)
+    added = {(s, 4) for s in range(10, 400, 40)} | {(12, 4)}
+    b = _program(400, added=added)
+    assert compare._matching_blocks([k.name for k in a], [k.name for k in b]) is None
+    assert len(a) * len(b) > compare._EXACT_PAIRS
+    changes = compare._sequence_changes(a, b)
+    before = sorted(added)
+    expected = [("added", _at(s, 5) + before.index((s, 4))) for s, _ in before]
+    assert [(c.kind, c.position) for c in changes] == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_edit_script_is_minimal(seed):
+    """Against the textbook quadratic LCS on small random sequences."""
+
+    def lcs(x, y):
+        row = [0] * (len(y) + 1)
+        for u in x:
+            prev, row = row, [0]
+            for j, v in enumerate(y):
+                row.append(prev[j] + 1 if u == v else max(prev[j + 1], row[j]))
+        return row[-1]
+
+    rng = random.Random(seed)
+    for _ in range(200):
+        x = [rng.choice("abc") for _ in range(rng.randint(0, 14))]
+        y = [rng.choice("abcd") for _ in range(rng.randint(0, 14))]
+        blocks = compare._matching_blocks(x, y)
+        assert blocks[-1] == (len(x), len(y), 0)
+        end_i = end_j = 0
+        for i, j, size in blocks:
+            assert i >= end_i and j >= end_j and x[i : i + size] == y[j : j + size]
+            end_i, end_j = i + size, j + size
+        assert sum(size for _i, _j, size in blocks) == lcs(x, y)
