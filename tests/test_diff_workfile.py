@@ -41,7 +41,9 @@ def pair(tmp_path) -> tuple[Path, Path]:
 
 
 def _kept_file(trace: tracelens.Trace) -> Path | None:
-    return cache.derived_path(trace.parquet_dir, workfile.NAME, workfile._version())
+    return cache.derived_path(
+        trace.parquet_dir, workfile._named(workfile.NAME), workfile._version()
+    )
 
 
 def _reads(trace: tracelens.Trace, where: EventFilter | None = None) -> list:
@@ -114,7 +116,9 @@ def test_another_version_or_a_damaged_file_is_not_read(pair, cache_dir, monkeypa
     with monkeypatch.context() as patched, tracelens.open(pair[0]) as other:
         patched.setattr(workfile, "_version", lambda: "made-otherwise")
         assert workfile.kept(other, ("device",)) is None
-    with tracelens.open(pair[0]) as again:
+        _reads(other)  # kept at that version, in a file of its own
+        assert workfile.kept(other, ("device",)) is not None
+    with tracelens.open(pair[0]) as again:  # this version's file is still there, and read
         assert workfile.kept(again, ("device",)) is not None
         path = _kept_file(again)
     assert path is not None

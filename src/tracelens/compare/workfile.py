@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = ["KernelTables", "keep", "keep_kernels", "keeps", "kept", "kept_kernels"]
 
-NAME = "tracelens_diff_work.parquet"
+# The files' names carry their version (:func:`_named`): two tracelens versions sharing one
+# cache directory each keep their own files, instead of rewriting one name in turn.
+NAME = "tracelens_diff_work"
 # diff_kernels.sql's rows by name kind, and kernel_name_pairs.sql's
-KERNELS = "tracelens_diff_kernels_{}.parquet"
-PAIRS = "tracelens_diff_name_pairs.parquet"
+KERNELS = "tracelens_diff_kernels_{}"
+PAIRS = "tracelens_diff_name_pairs"
 
 # (diff_kernels by the diff's name kind, by demangled name, kernel_name_pairs): the last
 # two for short names only, else None
@@ -59,6 +61,11 @@ def _version() -> str:
     return digest.hexdigest()[:16]
 
 
+def _named(name: str) -> str:
+    """The file name of the kept table ``name`` at this version."""
+    return f"{name}-{_version()}.parquet"
+
+
 def keeps(trace: Trace) -> bool:
     """Whether ``trace`` is read through a cache entry that can keep the rows."""
     from ..util_workfile import keeps as util_keeps
@@ -76,7 +83,7 @@ def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFra
     from ..cache import derived_path
 
     entry = trace._lazy.entry if keeps(trace) else None  # None until a table is cached
-    path = None if entry is None else derived_path(entry, name, _version())
+    path = None if entry is None else derived_path(entry, _named(name), _version())
     if path is None:
         return None
     try:
@@ -100,7 +107,7 @@ def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:
         work.write_parquet(path, compression="snappy", statistics=False)
 
     with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, name, _version(), write)
+        add_derived(lazy.settings, lazy.ident, trace._source_file, _named(name), _version(), write)
 
 
 def kept_kernels(trace: Trace, name_kind: str) -> KernelTables | None:
