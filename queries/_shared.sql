@@ -9,6 +9,11 @@
 --   of_process(global_id, pid)  BOOLEAN  the globalPid/globalTid is of process pid (NULL: any)
 --   in_window(s, e, t0, t1)     BOOLEAN  [s, e] starts in, ends in or spans [t0, t1] (ns);
 --                                        a NULL bound is "no bound"
+--   ends_before_start(s, e)     BOOLEAN  a GPU record that ends before it starts: only a
+--                                        damaged export holds one (a cut-off record with end
+--                                        0, a wild timestamp); the filtered work views and
+--                                        gpu_operations() leave such records out of every
+--                                        figure, and Trace.damaged_work() counts them
 --   event_passes(device_id, stream_id, global_pid, s, e, device, pid, stream, t0, t1)
 --                               BOOLEAN  the event filter; each NULL filter value passes all
 --   is_nvtx_range(event_type, e)         BOOLEAN  a closed push/pop or start/end range
@@ -73,6 +78,7 @@ CREATE OR REPLACE TEMP MACRO of_process(global_id, pid) AS
     pid IS NULL OR pid_of(global_id) = pid;
 CREATE OR REPLACE TEMP MACRO in_window(s, e, t0, t1) AS
     (t0 IS NULL OR e >= t0) AND (t1 IS NULL OR s <= t1);
+CREATE OR REPLACE TEMP MACRO ends_before_start(s, e) AS e < s;
 CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e, device, pid, stream, t0, t1) AS
     (device IS NULL OR device_id = device)
     AND (stream IS NULL OR stream_id = stream)
@@ -135,13 +141,15 @@ CREATE OR REPLACE TEMP MACRO filtered_work(view, device, pid, stream, t0, t1, se
     SELECT * FROM query_table(view)
     WHERE selection IS NULL
       AND event_passes(deviceId, streamId, globalPid, start, "end", device, pid, stream, t0, t1)
+      AND NOT ends_before_start(start, "end")
     UNION ALL
     SELECT v.* FROM query_table(view) AS v
     SEMI JOIN work_selection AS w
         ON w.selection_id = selection AND w.globalPid = v.globalPid
         AND w.correlationId = v.correlationId
     WHERE selection IS NOT NULL
-      AND event_passes(v.deviceId, v.streamId, v.globalPid, v.start, v."end", device, pid, stream, t0, t1);
+      AND event_passes(v.deviceId, v.streamId, v.globalPid, v.start, v."end", device, pid, stream, t0, t1)
+      AND NOT ends_before_start(v.start, v."end");
 CREATE OR REPLACE TEMP MACRO filtered_kernels(device, pid, stream, t0, t1, selection := NULL) AS TABLE
     SELECT * FROM filtered_work('kernels', device, pid, stream, t0, t1, selection := selection);
 CREATE OR REPLACE TEMP MACRO filtered_memcpys(device, pid, stream, t0, t1, selection := NULL) AS TABLE
@@ -210,13 +218,13 @@ CREATE OR REPLACE TEMP MACRO work_span(view) AS TABLE
 CREATE OR REPLACE TEMP MACRO gpu_operations() AS TABLE
     SELECT 'kernel' AS kind, globalPid, correlationId, deviceId AS device, streamId AS stream,
            start, "end", demangledName AS name_id, shortName AS short_id
-    FROM kernels
+    FROM kernels WHERE NOT ends_before_start(start, "end")
     UNION ALL
     SELECT 'memcpy', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
-    FROM memcpys
+    FROM memcpys WHERE NOT ends_before_start(start, "end")
     UNION ALL
     SELECT 'memset', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
-    FROM memsets
+    FROM memsets WHERE NOT ends_before_start(start, "end")
     UNION ALL
     SELECT 'graph', globalPid, correlationId, deviceId, streamId, start, "end", NULL, NULL
-    FROM graph_replays;
+    FROM graph_replays WHERE NOT ends_before_start(start, "end");

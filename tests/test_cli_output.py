@@ -165,7 +165,7 @@ def test_ctrl_c_is_one_line_and_exit_130(how, tmp_path, capsys, monkeypatch):
             raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(tracelens.census, "kernel_summary_rows", interrupted)
+    monkeypatch.setattr(tracelens.census, "census_rows", interrupted)
     # A run started in the background (nohup, `&` in a script) inherits SIGINT ignored;
     # the test is about an interactive terminal's Ctrl-C, so give it Python's default.
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -51,16 +51,38 @@ def kernel_summary_rows(
     where: EventFilter | None = None,
 ) -> Rows:
     """``kernel_summary`` as plain rows, for the command line (no polars/pyarrow import)."""
-    check_name_kind(name)
     check_at_least("top", top, 1)
+    return _all_rows(trace, name, by_launch_config, where).head(top)
+
+
+def census_rows(
+    trace: Trace,
+    *,
+    name: str = "demangled",
+    by_launch_config: bool = False,
+    top: int | None = None,
+    where: EventFilter | None = None,
+) -> tuple[Rows, str | None]:
+    """``kernel_summary_rows`` and the note on the kernel records left out as damaged
+    (:meth:`~tracelens.Trace.damage_note`; None when there are none). Without a filter the
+    summary's launches are every kept kernel, which spares the count a second scan."""
+    check_at_least("top", top, 1)
+    rows = _all_rows(trace, name, by_launch_config, where)
+    kept = None
+    if where is None or not any(v is not None for v in where.params().values()):
+        at = rows.columns.index("instances")
+        kept = sum(row[at] for row in rows.data)
+    return rows.head(top), trace.damage_note(("kernel",), kernels_kept=kept)
+
+
+def _all_rows(trace: Trace, name: str, by_launch_config: bool, where: EventFilter | None) -> Rows:
+    check_name_kind(name)
     trace.require_kernels()
     where = where or EventFilter()
     rows = trace.query_rows(
         "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
     )
-    if not by_launch_config:
-        rows = rows.drop(*LAUNCH_DIMS)
-    return rows.head(top)
+    return rows if by_launch_config else rows.drop(*LAUNCH_DIMS)
 
 
 def kernel_summary_per_step_rows(

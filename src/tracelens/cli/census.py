@@ -52,7 +52,7 @@ def census(
     --steps A:B; a note says how many steps and how they were found.
     """
     from .. import views
-    from ..census import kernel_summary_per_step_rows, kernel_summary_rows
+    from ..census import census_rows, kernel_summary_per_step_rows
 
     options = dict(name=name, by_launch_config=by_launch_config, top=top)
     with c.open_filtered(trace, demo, filters, step=not per_step) as (tr, where, nvtx_note):
@@ -61,8 +61,9 @@ def census(
                 tr, **options, where=where, steps=filters.step
             )
             where, nvtx_note = chosen.where, join_notes(nvtx_note, chosen.note(per_step=True))
+            damage = tr.damage_note(("kernel",))
         else:
-            rows = kernel_summary_rows(tr, **options, where=where)
-        note = join_notes(nvtx_note, tr.graph_note(where))
+            rows, damage = census_rows(tr, **options, where=where)
+        note = join_notes(nvtx_note, tr.graph_note(where), damage)
         hint = c.empty_hint(tr, where, rows.height)
     out.show(views.census, rows, tr, note=note, hint=hint, top=top)

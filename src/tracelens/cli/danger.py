@@ -58,7 +58,8 @@ def danger(
     ruleset = load_danger_rules(rules)
     with c.open_filtered(trace, demo, filters) as (tr, where, nvtx_note):
         df = danger_kernels(tr, rules=ruleset, where=where)
-        note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
+        note = join_notes(nvtx_note, tr.graph_note(where), tr.damage_note(("kernel",)))
+        hint = c.empty_hint(tr, where, df.height)
     out.show(views.danger, df, tr, note=note, hint=hint, top=top)
     failing = kernels_at_or_above(df, fail_on) if fail_on else 0
     if failing:

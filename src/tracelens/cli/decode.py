@@ -62,7 +62,7 @@ def decode(
         return
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         df = decoded_kernels(tr, where=where, top=top)
-        note = join_notes(note, tr.graph_note(where))
+        note = join_notes(note, tr.graph_note(where), tr.damage_note(("kernel",)))
     out.show(views.decoded_kernels, df, tr, note=note, top=top)
 
 

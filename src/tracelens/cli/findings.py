@@ -10,6 +10,7 @@ import typer
 
 from . import _common as c
 from ._app import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -61,6 +62,7 @@ def findings(
         result = find_issues(
             tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
         )
+        note = join_notes(note, tr.damage_note())
     out.show(render, result, tr, note=note)
     failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:

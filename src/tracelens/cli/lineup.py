@@ -97,6 +97,7 @@ def lineup(
             df = category_summary(
                 tr, by=by, rules=ruleset, where=where, subfamily=subfamily, name=name, top=top
             )
-        note, hint = join_notes(nvtx_note, tr.graph_note(where)), c.empty_hint(tr, where, df.height)
+        note = join_notes(nvtx_note, tr.graph_note(where), tr.damage_note())
+        hint = c.empty_hint(tr, where, df.height)
     view = views.unclassified if show_other else views.lineup
     out.show(view, df, tr, note=note, hint=hint, by=by, top=top)

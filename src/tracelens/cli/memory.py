@@ -7,6 +7,7 @@ from typing import Annotated
 from ..choices import MEMORY_BY
 from . import _common as c
 from ._app import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -33,5 +34,6 @@ def memory(
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         df = memory_summary(tr, by=by, where=where)
+        note = join_notes(note, tr.damage_note(("memcpy", "memset")))
         hint = c.empty_hint(tr, where, df.height)
     out.show(views.memory, df, tr, note=note, hint=hint, by=by)

@@ -80,6 +80,6 @@ def stakeout(
             where=where,
             ignore_case=ignore_case,
         )
-        note = join_notes(nvtx_note, tr.graph_note(where))
+        note = join_notes(nvtx_note, tr.graph_note(where), tr.damage_note(("kernel",)))
         hint = c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches)
     out.show(render, result, tr, note=note, hint=hint)

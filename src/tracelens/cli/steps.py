@@ -51,6 +51,7 @@ def steps(
         top_kernels = 0
     with c.open_filtered(trace, demo, filters) as (tr, where, _):
         result = step_report(tr, range=range_glob, where=where, top_kernels=top_kernels)
+        note = tr.damage_note()
     gates = c.check_gates(result.figures(), fail_if)
-    out.show(render, result, tr)
+    out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)

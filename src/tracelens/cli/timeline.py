@@ -8,6 +8,7 @@ import typer
 
 from . import _common as c
 from ._app import app
+from ._notes import join_notes
 
 # timeline filters only its GPU rows by device and stream; NVTX ranges and API calls stay.
 _GpuRowsDevice = Annotated[
@@ -54,5 +55,5 @@ def timeline(
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )
-        hint = c.empty_hint(tr, where, result.total)
+        note, hint = join_notes(note, tr.damage_note()), c.empty_hint(tr, where, result.total)
     out.show(analysis.render, result, tr, note=note, hint=hint)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import _common as c
 from ._app import app
+from ._notes import join_notes
 
 
 @app.command()
@@ -32,6 +33,7 @@ def util(
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = gpu_time_accounting(tr, where)
+        note = join_notes(note, tr.damage_note())
         gates = c.check_gates(figures(tr, where, result) if fail_if else {}, fail_if)
     out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)

@@ -68,7 +68,8 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
         ("processes", shown),
         ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
     ]
-    note = trace.graph_note()  # CUDA graphs traced at graph level: say what is not here
-    if note:
-        rows.append(("not in this report", note))
+    # CUDA graphs traced at graph level, damaged records: say what is not here
+    notes = [n for n in (trace.graph_note(), trace.damage_note()) if n]
+    if notes:
+        rows.append(("not in this report", "; ".join(notes)))
     return rows

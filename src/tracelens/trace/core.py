@@ -11,6 +11,7 @@ from .. import _resources
 from .._sqlite import NSYS_MARKER_TABLES, explain_scan_error
 from ..errors import MissingDataError, QueryError, TraceError
 from .analyses import AnalysisMethods
+from .damage import DamageMethods
 from .info import InfoMethods, TraceInfo, graph_level_reason
 from .opening import InputMethods
 from .text import TextMethods
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 
 
-class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods):
+class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods, DamageMethods):
     """An nsys SQLite export. Use ``with tracelens.open(path) as trace:``.
 
     The file is opened read-only (SQLite ``mode=ro&immutable=1``; DuckDB's scanner opens it
@@ -47,6 +48,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         self._closed = False
         self._info: TraceInfo | None = None
         self._origin_ns: int | None = None
+        self._damaged: dict[str, int] = {}  # kind -> records that end before they start
         self._cache_wanted = cache
         self._progress = progress
         # One line each, for the user: why the cache was not used (the CLI prints them).
