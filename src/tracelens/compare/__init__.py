@@ -143,13 +143,14 @@ def _diff_traces(
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))
     label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
-    sa, sb = _collect_sides(
+    sa, sb, per_device = _collect_sides(
         (a, b), name, (where_a, where_b), same_file, (util_limit, nvtx_limit), keep_work
     )
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
     alignment = align_devices(sa, sb)
+    devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
 
     copies = model.copies_table(sa, sb)
@@ -169,6 +170,7 @@ def _diff_traces(
         comparable,
         steps_b,
         steps_a,
+        devices,
     )
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
@@ -200,16 +202,34 @@ def _diff_traces(
 
 def _collect_sides(traces, name, wheres, same_file, limits, keep_work):
     """What the diff reads of each side (:func:`.collect.collect`), through each side's
-    filter (None: none). A file compared with itself through the same filter is one read,
-    made once (a selection id belongs to the trace that made it, so none may be in it)."""
+    filter (None: none), and each side's kernels per device (:func:`_collect_side`). A
+    file compared with itself through the same filter is one read, made once (a selection
+    id belongs to the trace that made it, so none may be in it)."""
+    (a, b) = traces
+    where_a, where_b = (where or EventFilter() for where in wheres)
+    sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work)
+    same_read = same_file and where_a == where_b and where_a.selection is None
+    sb, kernels_b = (
+        (sa, kernels_a) if same_read else _collect_side(b, name, where_b, limits, keep_work)
+    )
+    return sa, sb, (kernels_a, kernels_b)
+
+
+def _collect_side(trace, name, where, limits, keep_work):
+    """One side (:func:`.collect.collect`) and, unless its export lists one GPU, its
+    kernels per device (:func:`.model.device_kernels`, for the per-device typical change):
+    the work is kept for them, then let go unless the caller keeps it. A trace of one GPU
+    reads as before (None)."""
+    from . import model
     from .collect import collect
 
-    (a, b), (util_limit, nvtx_limit) = traces, limits
-    where_a, where_b = (where or EventFilter() for where in wheres)
-    sa = collect(a, name, where_a, util_limit, nvtx_limit, keep_work)
-    same_read = same_file and where_a == where_b and where_a.selection is None
-    sb = sa if same_read else collect(b, name, where_b, util_limit, nvtx_limit, keep_work)
-    return sa, sb
+    util_limit, nvtx_limit = limits
+    many = len(trace.gpus()) != 1
+    side = collect(trace, name, where, util_limit, nvtx_limit, keep_work or many)
+    per_device = model.device_kernels(side) if many else None
+    if not keep_work:
+        side.work = None
+    return side, per_device
 
 
 def _regions(sa, sb) -> dict:

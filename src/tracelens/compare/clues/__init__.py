@@ -8,6 +8,7 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
     accounting.py     GPU time accounting: the steady step, wall time per step, exposed
                       communication
     kernels.py        per-call outliers, uniform change, calls per step, variants
+    devices.py        a device that changed unlike the others
     memory.py         copies and memsets
     path.py           launch order
     danger.py         danger-zone kernels
@@ -20,6 +21,7 @@ from .accounting import exposed_communication, step_time, time_accounting
 from .comparability import capture_difference, graph_replays_hidden, not_comparable, weak_evidence
 from .context import Context, short_name
 from .danger import danger_changes
+from .devices import device_change
 from .kernels import calls_per_step, per_call_outliers, uniform_change, variant_swaps
 from .memory import copy_changes, memset_changes
 from .path import launch_structure
@@ -45,6 +47,7 @@ RULES = (
     graph_replays_hidden,
     weak_evidence,
     per_call_outliers,
+    device_change,
     uniform_change,
     calls_per_step,
     variant_swaps,

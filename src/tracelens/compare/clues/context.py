@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..collect import Side
-    from ..model import Comparability, SequenceAlignment, TypicalChange
+    from ..model import Comparability, DeviceChange, SequenceAlignment, TypicalChange
 
 
 @dataclass
@@ -29,6 +29,8 @@ class Context:
     comparable: bool
     steps: int | None  # steps in B when both captures repeat a step: impacts per step
     steps_a: int | None = None
+    # The typical change of each device pair (two pairs or more; else empty)
+    devices: tuple[DeviceChange, ...] = ()
 
     @property
     def overall(self) -> float:

@@ -87,10 +87,15 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
 
 def uniform_change(x: Context) -> list[Clue]:
     """A change that hits every kernel alike: no single kernel stands out, the run does.
-    Needs the middle half of the launches' kernels close to the typical change."""
+    Needs the middle half of the launches' kernels close to the typical change, and every
+    device pair to have changed alike (else ``device_change`` says which did)."""
     import polars as pl
 
+    from .devices import devices_apart
+
     t = x.typical
+    if devices_apart(x):
+        return []
     spread = threshold("uniform_spread")
     tight = t.q25 >= t.ratio / spread and t.q75 <= t.ratio * spread
     if not t.kernels or not outside(t.ratio, threshold("uniform_ratio")) or not tight:

@@ -8,12 +8,14 @@ prints.
     comparability.py  are these runs of one program: factors and score
     danger.py         danger-zone kernels: new, vanished, grew, shrank
     figures.py        the named numbers of --fail-if; steps per capture
+    devices.py        the typical per-call change of each device pair
 """
 
 from __future__ import annotations
 
 from .comparability import FACTOR_WORDS, category_overlap, category_time_mix, comparability
 from .danger import DANGER_SCHEMA, danger_table
+from .devices import DeviceChange, device_changes, device_kernels
 from .figures import figures, steps_of
 from .kernels import (
     KERNEL_COLUMNS,
@@ -44,6 +46,7 @@ __all__ = [
     "TOTAL_METRICS",
     "Clue",
     "Comparability",
+    "DeviceChange",
     "SequenceAlignment",
     "TraceDiff",
     "TypicalChange",
@@ -55,6 +58,8 @@ __all__ = [
     "comparability",
     "copies_table",
     "danger_table",
+    "device_changes",
+    "device_kernels",
     "figures",
     "joined_kernels",
     "ranked_kernels",

@@ -1,0 +1,107 @@
+"""The typical per-call change of each device pair (:class:`DeviceChange`): the census is
+by kernel name over all devices, so one GPU three times slower beside an unchanged one
+reads as every kernel twice as slow; per device it reads as what it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .kernels import typical_change
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..collect import Side
+    from .result import SequenceAlignment, TypicalChange
+
+
+@dataclass(frozen=True)
+class DeviceChange:
+    """The kernels one device pair runs, A vs B."""
+
+    where: str  # the device(s) as the board says them (SequenceAlignment.where)
+    device: int  # A's device
+    typical: TypicalChange  # of the kernels both sides of the pair launch
+    time_a: int  # kernel time, ns
+    time_b: int
+    impact_ns: float  # B's kernel time beyond A's per call, over B's calls (kernels in both)
+
+
+def device_kernels(side: Side) -> dict[int, pl.DataFrame] | None:
+    """Per device: name, instances, total_ns, avg_ns of its kernels, from the work kept on
+    ``side`` (``Side.work``, in launch order) and its launch sequences (the same kernels in
+    the same order, as indices into ``Side.sequence_names``). None without the work."""
+    import polars as pl
+
+    from ...util_sweep import KERNEL
+
+    if side.work is None:
+        return None
+    kernels = side.work.filter(pl.col("kind") == KERNEL).select(
+        "device", duration=pl.col("end_ns") - pl.col("start_ns")
+    )
+    parts = kernels.partition_by("device", maintain_order=True, as_dict=True)
+    names = pl.DataFrame(
+        {"token": range(len(side.sequence_names)), "name": side.sequence_names},
+        schema={"token": pl.Int64, "name": pl.String},
+    )
+    tables = {}
+    for (device,), part in parts.items():
+        tokens = side.sequences.get(int(device))
+        if tokens is None or tokens.len() != part.height:
+            return None  # not the rows the sequences were made of: no per-device figures
+        tables[int(device)] = (
+            pl.DataFrame({"token": tokens, "duration": part["duration"]})
+            .group_by("token")
+            .agg(
+                instances=pl.len(),
+                total_ns=pl.col("duration").sum(),
+                avg_ns=pl.col("duration").mean(),
+            )
+            .join(names, on="token", how="left")
+            .drop("token")
+        )
+    return tables
+
+
+def device_changes(
+    alignment: tuple[SequenceAlignment, ...],
+    kernels_a: dict[int, pl.DataFrame] | None,
+    kernels_b: dict[int, pl.DataFrame] | None,
+    cap: float,
+) -> tuple[DeviceChange, ...]:
+    """The typical change (``typical_change``, weights capped at ``cap``) of each device
+    pair that launched on both sides, when there are two such pairs or more."""
+    import polars as pl
+
+    if kernels_a is None or kernels_b is None:
+        return ()
+    pairs = [al for al in alignment if al.only is None and al.launches_a and al.launches_b]
+    if len(pairs) < 2:
+        return ()
+    changes = []
+    cols = ["instances", "total_ns", "avg_ns"]
+    for al in pairs:
+        device_b = al.device if al.device_b is None else al.device_b
+        ka, kb = kernels_a.get(al.device), kernels_b.get(device_b)
+        if ka is None or kb is None:
+            continue
+        joined = (
+            ka.rename({c: f"a_{c}" for c in cols})
+            .join(kb.rename({c: f"b_{c}" for c in cols}), on="name", how="full", coalesce=True)
+            .with_columns(pl.col("a_instances", "b_instances").fill_null(0))
+        )
+        both = joined.filter((pl.col("a_instances") > 0) & (pl.col("b_instances") > 0))
+        impact = float((both["b_total_ns"] - both["a_avg_ns"] * both["b_instances"]).sum())
+        changes.append(
+            DeviceChange(
+                al.where,
+                al.device,
+                typical_change(joined, cap),
+                int(ka["total_ns"].sum()),
+                int(kb["total_ns"].sum()),
+                impact,
+            )
+        )
+    return tuple(changes) if len(changes) >= 2 else ()
