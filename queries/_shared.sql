@@ -9,6 +9,7 @@
 --   of_process(global_id, pid)  BOOLEAN  the globalPid/globalTid is of process pid (NULL: any)
 --   in_window(s, e, t0, t1)     BOOLEAN  [s, e] starts in, ends in or spans [t0, t1] (ns);
 --                                        a NULL bound is "no bound"
+--   share_pct(part, whole)      DOUBLE   part / whole in %, rounded to 0.1; 0.0 for a whole of 0
 --   ends_before_start(s, e)     BOOLEAN  a GPU record that ends before it starts: only a
 --                                        damaged export holds one (a cut-off record with end
 --                                        0, a wild timestamp); the filtered work views and
@@ -62,7 +63,8 @@
 --       middle two for an even count), min_ns, max_ns, stddev_ns (sample, n - 1; 0 for one)
 --   nsys_stats(stats)  STRUCT  a duration_stats value as nsys prints it, in its column order:
 --       time_pct (the row's share of the total_ns of all rows, %: a window over the whole
---       result), total_ns BIGINT, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns
+--       result; 0.0 when that total is 0: share_pct), total_ns BIGINT, instances, avg_ns,
+--       med_ns, min_ns, max_ns, stddev_ns
 --       (time_pct, avg, median and stddev rounded to 0.1)
 -- A summary groups with duration_stats and selects unnest(nsys_stats(...)), renaming
 -- instances where its report names them otherwise (calls, count).
@@ -103,8 +105,12 @@ CREATE OR REPLACE TEMP MACRO in_thread_chunk(global_tid, from_tid, to_tid, null_
 CREATE OR REPLACE TEMP MACRO duration_stats(d) AS {
     'total_ns': sum(d), 'instances': count(*), 'avg_ns': avg(d), 'med_ns': median(d),
     'min_ns': min(d), 'max_ns': max(d), 'stddev_ns': coalesce(stddev_samp(d), 0)};
+-- share_pct(part, whole): part as a share of whole, %, rounded to 0.1; 0.0 when whole is 0
+-- (GPU work of no duration at all: every format prints 0.0, as lineup, not NaN or empty)
+CREATE OR REPLACE TEMP MACRO share_pct(part, whole) AS
+    coalesce(round(part * 100.0 / nullif(whole, 0), 1), 0.0);
 CREATE OR REPLACE TEMP MACRO nsys_stats(stats) AS {
-    'time_pct': round(stats.total_ns * 100.0 / sum(stats.total_ns) OVER (), 1),
+    'time_pct': share_pct(stats.total_ns, sum(stats.total_ns) OVER ()),
     'total_ns': stats.total_ns::BIGINT, 'instances': stats.instances,
     'avg_ns': round(stats.avg_ns, 1), 'med_ns': round(stats.med_ns, 1),
     'min_ns': stats.min_ns, 'max_ns': stats.max_ns, 'stddev_ns': round(stats.stddev_ns, 1)};

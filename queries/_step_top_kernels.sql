@@ -14,17 +14,18 @@
 --   rank      BIGINT   1 for the kernel with the most time in the step on the device
 --   calls     BIGINT   its launches in the step
 --   total_ns  BIGINT   their summed duration, ns
---   time_pct  DOUBLE   share of the step's kernel time on the device, % (one decimal)
+--   time_pct  DOUBLE   share of the step's kernel time on the device, % (one decimal; 0.0
+--                      when that time is 0)
 --   name      VARCHAR  demangled kernel name
 CREATE OR REPLACE TEMP MACRO step_top_kernels(per_kernel, top) AS TABLE
     WITH ranked AS (
         SELECT *,
                row_number() OVER (PARTITION BY step, device ORDER BY total_ns DESC, name_id) AS rank,
-               total_ns / sum(total_ns) OVER (PARTITION BY step, device) AS share
+               total_ns / nullif(sum(total_ns) OVER (PARTITION BY step, device), 0) AS share
         FROM query_table(per_kernel)
     )
     SELECT r.step, r.device, r.rank, r.calls, r.total_ns::BIGINT AS total_ns,
-           round(100 * r.share, 1) AS time_pct, s.value AS name
+           coalesce(round(100 * r.share, 1), 0.0) AS time_pct, s.value AS name
     FROM ranked AS r
     JOIN strings AS s ON s.id = r.name_id
     WHERE r.rank <= top;

@@ -161,9 +161,10 @@ def _low_regions(part: pl.DataFrame, chunks: int, threshold_pct: float) -> list[
         pl.col("device").first(),
     ).row(0)
     # nsys: ceil(range / chunks) as a double; exact for any range under 2^53 ns. A range
-    # of no time has no chunk.
+    # of no time has no chunk; operations of no duration at all are no GPU work (util says
+    # so, and shows no device), so they have no low-use window either.
     size = math.ceil((last - first) / chunks)
-    if size == 0:
+    if size == 0 or part.select((pl.col("end_ns") - pl.col("start_ns")).max()).item() <= 0:
         return []
     bounds = {}
     for i in range(chunks):
