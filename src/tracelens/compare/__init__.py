@@ -363,6 +363,22 @@ def _motif_note(used, motif, steps_a, steps_b) -> list[str]:
     ]
 
 
+def _step_region_note(sa, sb) -> list[str]:
+    """Said when the NVTX region table counts the ranges that are the steps themselves
+    (one name per step: 'step 7', 'ProfilerStep#7') as one region (regions._steps_by_name)."""
+    if sa.regions is None or sb.regions is None:
+        return []
+    from .regions import step_regions
+
+    named = sorted(set(step_regions(sa.regions)) | set(step_regions(sb.regions)))
+    if not named:
+        return []
+    return [
+        "NVTX regions: the ranges that are the steps themselves, one name per step, are one "
+        "region (" + ", ".join(f"'{n}'" for n in named) + "), compared per step"
+    ]
+
+
 def _notes(
     sa, sb, alignment, nvtx_ranges, util_limit: int, same_file: str | None
 ) -> tuple[str, ...]:
@@ -392,6 +408,7 @@ def _notes(
             f"GPU time accounting (compute, exposed communication, idle) left out above "
             f"{util_limit:,} launches per trace, for speed: run `tracelens util` on each"
         )
+    notes += _step_region_note(sa, sb)
     big = [
         side
         for side, s in (("A", sa), ("B", sb))

@@ -44,7 +44,7 @@ def region_times(trace: Trace, where: EventFilter, steps: Steps | None) -> pl.Da
         ops = ops.join(kept, on=["globalPid", "correlationId"], how="semi")
     if ops.height == 0:
         return None
-    ops = _with_steps(ops.sort("start"), steps)
+    ops = _steps_by_name(_with_steps(ops.sort("start"), steps))
     return (
         ops.group_by("path", "step")
         .agg(ops=pl.len(), gpu_ns=(pl.col("end") - pl.col("start")).sum())
@@ -65,6 +65,60 @@ def _with_steps(ops: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
     return joined.with_columns(
         step=pl.when(pl.col("start") < pl.col("end_ns")).then(pl.col("step"))
     ).drop("start_ns", "end_ns")
+
+
+# Path separator (Trace.nvtx_paths), and what stands for the number of a range that is a
+# step itself ('step 7' and 'step 8' are the one region 'step *', as a steps source says).
+_SEP = " / "
+STEP_NUMBER = "*"
+
+
+def _steps_by_name(ops: pl.DataFrame) -> pl.DataFrame:
+    """``ops`` with the top-level ranges that are the steps themselves named as one region:
+    each step's range has its own name ('step 7', PyTorch's 'ProfilerStep#7'), so per path
+    each would hold one step's work and no region would repeat from step to step. A family
+    of top-level labels equal up to digits is taken for the steps when it has two labels or
+    more, each label's work lies in one step and no two labels share one; its digits
+    become ``*`` ('step *', 'ProfilerStep#* / forward')."""
+    import polars as pl
+
+    if ops.height == 0 or ops["step"].null_count() == ops.height:
+        return ops
+    top = pl.col("path").str.split(_SEP).list.first()
+    labels = (
+        ops.select(top=top, family=top.str.replace_all(r"\d+", STEP_NUMBER), step="step")
+        .group_by("top", "family")
+        .agg(steps=pl.col("step").drop_nulls().n_unique(), step=pl.col("step").drop_nulls().first())
+    )
+    families = (
+        labels.filter(pl.col("family") != pl.col("top"))
+        .group_by("family")
+        .agg(
+            labels=pl.len(),
+            one_step=(pl.col("steps") == 1).all(),
+            distinct=pl.col("step").n_unique(),
+        )
+        .filter(
+            (pl.col("labels") >= 2) & pl.col("one_step") & (pl.col("distinct") == pl.col("labels"))
+        )
+    )
+    if families.height == 0:
+        return ops
+    rename = labels.join(families.select("family"), on="family", how="semi")
+    mapping = dict(zip(rename["top"], rename["family"], strict=True))
+    rest = pl.col("path").str.slice(top.str.len_chars())
+    named = top.replace_strict(mapping, default=top, return_dtype=pl.String)
+    return ops.with_columns(path=pl.concat_str(named, rest))
+
+
+def step_regions(times: pl.DataFrame | None) -> list[str]:
+    """The regions of ``times`` (:func:`region_times`) named for the steps by
+    :func:`_steps_by_name` ('step *'), top level only."""
+
+    if times is None:
+        return []
+    top = times["path"].str.split(_SEP).list.first().unique()
+    return sorted(top.filter(top.str.contains(STEP_NUMBER, literal=True)).to_list())
 
 
 def _per_step(times: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
@@ -108,11 +162,12 @@ def region_table(
         joined = joined.with_columns(a_step_ns=none, b_step_ns=none)
         a, b = "a_total_ns", "b_total_ns"
     return (
-        joined.with_columns(
+        _with_natural_order(joined)
+        .with_columns(
             delta_ns=(pl.col(b) - pl.col(a)).cast(pl.Float64),
             ratio=pl.when(pl.col(a) > 0).then(pl.col(b) / pl.col(a)),
         )
-        .sort(pl.col("delta_ns").abs(), "path", descending=[True, False])
+        .sort(pl.col("delta_ns").abs(), "order", descending=[True, False])
         .select(
             "path", "a_ops", "b_ops", "a_total_ns", "b_total_ns", "a_step_ns", "b_step_ns",
             "delta_ns", "ratio",
@@ -138,5 +193,24 @@ def steps_table(ta: pl.DataFrame, tb: pl.DataFrame, regions: pl.DataFrame) -> pl
         .with_columns(pl.col("a_ns", "b_ns").fill_null(0))
         .filter((pl.col("a_ns") > 0) | (pl.col("b_ns") > 0))
         .with_columns(delta_ns=pl.col("b_ns") - pl.col("a_ns"))
-        .sort("path", "step")
+        .pipe(_with_natural_order)
+        .sort("order", "step")
+        .drop("order")
     )
+
+
+def _natural_key(text: str) -> tuple:
+    """Numbers in ``text`` compared as numbers ('layer 2' before 'layer 10'), then the text."""
+    import re
+
+    parts = re.split(r"(\d+)", text)
+    return (*((int(p), "") if p.isdigit() else (-1, p) for p in parts), text)
+
+
+def _with_natural_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``order``: the rank of its path in natural order (:func:`_natural_key`)."""
+    import polars as pl
+
+    paths = sorted(set(frame["path"].to_list()), key=_natural_key)
+    rank = {path: i for i, path in enumerate(paths)}
+    return frame.with_columns(order=pl.col("path").replace_strict(rank, return_dtype=pl.Int64))
