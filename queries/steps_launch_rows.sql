@@ -1,11 +1,12 @@
 -- steps_launch_rows: every kernel and every graph-level CUDA graph replay that passes the
 -- filter, in no particular order, as few and as narrow columns as the launch sequence
 -- needs: tracelens.steps_period.launch_order puts them in launch order (the order of
--- steps_launches: device, start, stream, end, a replay after the kernels it ties with).
--- Sorting 5M launches here cost 2.3 CPU s of DuckDB's sort on the bench trace (five keys
--- and their payload); polars sorts one 64-bit key (device, start) in 0.3 and breaks the
--- few ties of start alone on their own. The filter macros read globalPid and
--- correlationId only with a selection (the mark join of in_selection read them always).
+-- steps_launches: device, then the order the host launched them, correlation id, then
+-- start, stream, end, a replay after the kernels it ties with). Sorting 5M launches here
+-- cost 2.3 CPU s of DuckDB's sort on the bench trace (five keys and their payload); polars
+-- sorts one 64-bit key (device, correlation id) in 0.3 and breaks the few ties on their
+-- own. The filter macros read globalPid only with a selection (the mark join of
+-- in_selection read it always).
 --
 -- Parameters: $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
 --
@@ -14,11 +15,13 @@
 --   stream    BIGINT   CUDA stream id (orders launches that start at the same ns)
 --   start_ns  BIGINT   kernel (or replay) start, ns from session start
 --   end_ns    BIGINT   kernel (or replay) end, ns
+--   correlation_id BIGINT  CUPTI correlation id of the launching call (the host's launch
+--                      order within a process; the kernels of one CUDA graph launch share it)
 --   token     BIGINT   what was launched: the kernel's demangled-name StringIds id (>= 0),
 --                      -1 for a kernel without a name, -2 - graphId for a replay
 SELECT deviceId::INTEGER AS device, streamId AS stream, start AS start_ns, "end" AS end_ns,
-       coalesce(demangledName, -1) AS token
+       correlationId AS correlation_id, coalesce(demangledName, -1) AS token
 FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 UNION ALL
-SELECT deviceId::INTEGER, streamId, start, "end", coalesce(-2 - graphId, -1)
+SELECT deviceId::INTEGER, streamId, start, "end", correlationId, coalesce(-2 - graphId, -1)
 FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)

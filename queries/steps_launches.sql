@@ -1,6 +1,9 @@
 -- steps_launches: every kernel and every graph-level CUDA graph replay that passes the
--- filter, per device in launch order (start, then stream), as name ids: the sequence whose
--- period tracelens steps looks for when the trace has no step markers. A replay traced at
+-- filter, per device in launch order (the order the host launched them: correlation id,
+-- then start, stream, end: the kernels of one CUDA graph launch share its correlation id),
+-- as name ids: the sequence whose period tracelens steps looks for when the trace has no
+-- step markers. Not GPU start order: concurrent streams interleave on the GPU as timing has
+-- it, differently from run to run of one program. A replay traced at
 -- graph level (nsys's default --cuda-graph-trace=graph) stands for the kernels it ran,
 -- which the export does not list: a torch.compile / vLLM decode step is often a few
 -- kernels and one replay that holds nearly all of the step's GPU time.
@@ -31,4 +34,4 @@ FROM launches
 WHERE event_passes(deviceId, streamId, globalPid, start, "end", $device, $pid, $stream, $start_ns,
                    $end_ns)
   AND in_selection(globalPid, correlationId, $selection)
-ORDER BY device, start_ns, streamId, end_ns, graph_id NULLS FIRST
+ORDER BY device, correlationId NULLS LAST, start_ns, streamId, end_ns, graph_id NULLS FIRST

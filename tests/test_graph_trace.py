@@ -339,7 +339,7 @@ def _decode_loop(path: Path) -> Path:
                 1,
                 None,
                 7,
-                20_000 + i,
+                b.correlation_id(),  # launched after the step's kernels, as CUPTI numbers it
                 global_pid(PID),
                 graph,
                 graph,

@@ -1,7 +1,8 @@
 """The launch sequence of tracelens steps' period search: queries/steps_launch_rows.sql read
 unordered and put in launch order by tracelens.steps_period.launch_order, which must give
-exactly the order of queries/steps_launches.sql (device, start, stream, end, kernels before
-replays, replays by graph), ties of start included, by each of its three ways of sorting."""
+exactly the order of queries/steps_launches.sql (device, correlation id NULL last, start,
+stream, end, kernels before replays, replays by graph), ties included, by each of its ways
+of sorting; and host_order, the same order for rows read in GPU order (the diff's)."""
 
 from __future__ import annotations
 
@@ -12,28 +13,32 @@ import pytest
 from fixtures.builder import FILL, FLASH_FWD, REDUCE_SUM, XMMA_GEMM, add_graph_replays
 
 import tracelens
-from tracelens.steps_period import LaunchSequence, launch_order, launch_tokens
+from tracelens.steps_period import LaunchSequence, host_order, launch_order, launch_tokens
 from tracelens.synth import TraceBuilder
 
 PID = 4242
 NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
-KEYS = ("device", "start_ns", "stream", "end_ns", "graph")
+KEYS = ("device", "correlation_id", "start_ns", "stream", "end_ns", "graph")
+NULLS_LAST = [False, True, False, False, False, False]
 
 
 def _reference(rows: pl.DataFrame) -> list[int]:
     """Row numbers in launch order, by a plain sort on every key."""
     graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token")).alias("graph")
-    ordered = rows.with_row_index("row").with_columns(graph).sort(KEYS, nulls_last=False)
+    ordered = rows.with_row_index("row").with_columns(graph).sort(KEYS, nulls_last=NULLS_LAST)
     return ordered["row"].to_list()
 
 
-def _rows(starts, devices, rng) -> pl.DataFrame:
+def _rows(starts, devices, rng, span) -> pl.DataFrame:
     n = len(starts)
+    # few distinct correlation ids (kernels of one graph launch share one), some NULL
+    launched = (0, 1, span // 3, span // 2, span, None)
     return pl.DataFrame(
         {
             "device": pl.Series(devices, dtype=pl.Int32),
             "stream": [rng.choice((7, 13, 20)) for _ in range(n)],
             "start_ns": starts,
+            "correlation_id": [rng.choice(launched) for _ in range(n)],
             # distinct ends: rows tied on every key have no defined order
             "end_ns": [s + 1_000 + i for i, s in enumerate(starts)],
             "token": [rng.choice((0, 1, 2, -1, -2, -5)) for _ in range(n)],
@@ -45,22 +50,32 @@ def _rows(starts, devices, rng) -> pl.DataFrame:
 @pytest.mark.parametrize(
     "span, device_ids",
     [
-        (10_000, (0, 1, 3)),  # device, start and row number packed in one key
-        (1 << 60, (0,)),  # no room for the row number: arg-sort of device and start
-        ((1 << 62) + 5, (0, 1)),  # no room for both: a sort on every key
+        (10_000, (0, 1, 3)),  # device, correlation id and row number packed in one key
+        ((1 << 62) + 5, (0, 1)),  # no room for them: a sort on every key
     ],
-    ids=["packed", "argsort", "every_key"],
+    ids=["packed", "every_key"],
 )
 def test_launch_order_matches_a_sort_on_every_key(span, device_ids):
     rng = random.Random(span)
     n = 400
-    # few distinct starts: many launches tie on device and start
-    starts = [rng.choice((0, 1, span // 3, span // 2, span)) for _ in range(n)]
-    starts += [rng.randrange(span) for _ in range(n)]
+    # few distinct starts: many launches tie on device, correlation id and start
+    starts = [rng.choice((0, 1, 1_000, 5_000, 10_000)) for _ in range(n)]
+    starts += [rng.randrange(10_000) for _ in range(n)]
     devices = [rng.choice(device_ids) for _ in range(2 * n)]
-    rows = _rows(starts, devices, rng)
-    assert launch_order(rows).to_list() == _reference(rows)
+    rows = _rows(starts, devices, rng, span)
+    expected = _reference(rows)
+    assert launch_order(rows).to_list() == expected
     assert launch_order(rows.head(0)).to_list() == []
+    # Rows read in GPU order (device, start, stream, end, graph), as the diff reads them:
+    # host_order gives the same launch order by a stable sort of device and correlation id.
+    graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token")).alias("graph")
+    gpu = rows.with_columns(graph).sort("device", "start_ns", "stream", "end_ns", "graph")
+    in_gpu_order = (
+        rows.with_row_index("row")
+        .with_columns(graph)
+        .sort("device", "start_ns", "stream", "end_ns", "graph")["row"]
+    )
+    assert in_gpu_order.gather(host_order(gpu)).to_list() == expected
 
 
 def test_read_order_is_steps_launches_order(tmp_path):

@@ -71,8 +71,9 @@ def period_steps(
 
 
 class LaunchSequence:
-    """Each device's launches in launch order (device, then start, stream, end, kernels
-    before replays and replays by graph, as ``queries/steps_launches.sql`` orders them).
+    """Each device's launches in launch order (device, then the host's order: correlation
+    id, then start, stream, end, kernels before replays and replays by graph, as
+    ``queries/steps_launches.sql`` orders them: :func:`launch_order`).
 
     ``rows``: device, start_ns, end_ns and token (:func:`launch_tokens`) of every launch;
     ``order``: their row numbers in launch order (None: ``rows`` are in it). Columns are
@@ -93,9 +94,13 @@ class LaunchSequence:
     @classmethod
     def given(cls, launches: pl.DataFrame) -> LaunchSequence:
         """``launches`` as ``queries/steps_launches.sql`` lists them (or without graph_id:
-        kernels only). Every reader lists them by device first; a stable sort keeps each
-        device's launch order otherwise."""
+        kernels only). With a correlation_id column, the rows are in GPU order
+        (``util.ORDER``, as the diff reads its work) and are put in launch order
+        (:func:`host_order`); without, they are taken as ordered, by device first (a
+        stable sort keeps each device's order otherwise)."""
         rows = launches.select("device", "start_ns", "end_ns", token=launch_tokens(launches))
+        if "correlation_id" in launches.columns:
+            return cls(rows, host_order(launches.select("device", "correlation_id")))
         if not rows["device"].is_sorted():
             rows = rows.sort("device", maintain_order=True)
         return cls(rows)
@@ -137,48 +142,81 @@ def launch_tokens(launches: pl.DataFrame) -> pl.Expr:
 
 def launch_order(rows: pl.DataFrame) -> pl.Series:
     """The row numbers of ``queries/steps_launch_rows.sql``'s rows in launch order: by
-    device, start, stream, end, then kernels before replays and replays by graph, as
-    ``steps_launches.sql`` orders them.
+    device, then the order the host launched them (correlation id, NULL last), then start,
+    stream, end, kernels before replays and replays by graph, as ``steps_launches.sql``
+    orders them. Host order, not GPU start: two streams' kernels interleave on the GPU as
+    timing has it, so the same program's GPU start order differs from run to run; the
+    kernels of one CUDA graph launch share its correlation id and keep their GPU order.
 
-    Sorted on one 64-bit key of device and start (polars' sort by all five keys of the
-    bench trace's 5M launches cost 1.45 CPU s, an arg-sort of one key 0.27): when device,
-    start and row number fit in it together (the bench trace: 2 + 37 + 23 bits), the key
-    holds the row number in its low bits and a plain sort of it is the order (0.12); launches
-    that tie on device and start are then ordered among themselves by the other keys."""
+    Sorted on one 64-bit key of device and correlation id (polars' sort by all six keys of
+    the bench trace's 5M launches cost 1.45 CPU s, an arg-sort of one key 0.27): when
+    device, correlation id and row number fit in it together, the key holds the row number
+    in its low bits and a plain sort of it is the order (0.12); launches that tie on device
+    and correlation id are then ordered among themselves by the other keys."""
     import polars as pl
 
     n = rows.height
     if not n:
         return pl.Series("row", [], dtype=pl.UInt32)
-    device, start = pl.col("device"), pl.col("start_ns")
+    device, launched = pl.col("device"), pl.col("correlation_id")
     graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token"))
-    keys = (device, start, pl.col("stream"), pl.col("end_ns"), graph)
-    d0, d1, s0, s1 = rows.select(
-        d0=device.min(), d1=device.max(), s0=start.min(), s1=start.max()
-    ).row(0)
-    start_bits, row_bits = (s1 - s0).bit_length(), (n - 1).bit_length()
-    device_bits = (d1 - d0).bit_length()
-    if device_bits + start_bits > 63:
-        return rows.with_row_index("row").sort(keys, nulls_last=False)["row"]
-    key = (device.cast(pl.Int64) - d0) * (1 << start_bits) + (start - s0)
-    if device_bits + start_bits + row_bits <= 63:
-        packed = rows.select(key * (1 << row_bits) + pl.int_range(n, dtype=pl.Int64)).to_series()
-        packed = packed.sort()
-        order = (packed % (1 << row_bits)).cast(pl.UInt32)
-        key = packed // (1 << row_bits)
-    else:
-        key = rows.select(key).to_series()
-        order = key.arg_sort()
-        key = key.gather(order)
+    keys = (device, launched, pl.col("start_ns"), pl.col("stream"), pl.col("end_ns"), graph)
+    nulls_last = [False, True, False, False, False, False]
+    order, key = _by_device_and_launch(rows)
+    if key is None:
+        return rows.with_row_index("row").sort(keys, nulls_last=nulls_last)["row"]
     tied = (key == key.shift(1)) | (key == key.shift(-1))
     positions = tied.arg_true()
     if positions.len():
-        # Rows that share (device, start) hold consecutive positions: sorting them by all
-        # the keys and putting them back in the same positions orders each run.
+        # Rows that share (device, correlation id) hold consecutive positions: sorting them
+        # by all the keys and putting them back in the same positions orders each run.
         rows_at = order.gather(positions)
         ties = rows[rows_at].with_columns(row=rows_at)
-        order = order.scatter(positions, ties.sort(keys, nulls_last=False)["row"])
+        order = order.scatter(positions, ties.sort(keys, nulls_last=nulls_last)["row"])
     return order
+
+
+def host_order(launches: pl.DataFrame) -> pl.Series:
+    """The row numbers of ``launches`` (device, correlation_id; each device's rows in GPU
+    order, :data:`tracelens.util.ORDER`) in launch order: by device, then correlation id
+    (NULL last), rows that tie keeping their GPU order (a stable sort): the order of
+    :func:`launch_order`, for rows read in GPU order (the diff's work)."""
+    import polars as pl
+
+    order, key = _by_device_and_launch(launches)
+    if key is None:
+        return launches.select(
+            pl.arg_sort_by(
+                "device", "correlation_id", nulls_last=[False, True], maintain_order=True
+            )
+        ).to_series()
+    return order
+
+
+def _by_device_and_launch(rows: pl.DataFrame):
+    """(row order by device and correlation id (NULL last), rows that tie in row order;
+    the packed key of each row in that order) from one sort of an Int64 key with the row
+    number in its low bits; (None, None) when they do not fit in it."""
+    import polars as pl
+
+    n = rows.height
+    device, launched = pl.col("device"), pl.col("correlation_id")
+    d0, d1, c0, c1 = rows.select(
+        d0=device.min(), d1=device.max(), c0=launched.min(), c1=launched.max()
+    ).row(0)
+    if d0 is None:
+        return None, None
+    c0 = 0 if c0 is None else c0
+    c1 = c0 if c1 is None else c1
+    launch_bits, row_bits = (c1 - c0 + 1).bit_length(), max(n - 1, 1).bit_length()
+    device_bits = (d1 - d0).bit_length()
+    if device_bits + launch_bits + row_bits > 63:
+        return None, None
+    key = (device.cast(pl.Int64) - d0) * (1 << launch_bits) + (launched.fill_null(c1 + 1) - c0)
+    packed = rows.select(key * (1 << row_bits) + pl.int_range(n, dtype=pl.Int64)).to_series()
+    packed = packed.sort()
+    order = (packed % (1 << row_bits)).cast(pl.UInt32)
+    return order, packed // (1 << row_bits)
 
 
 def _token_name(token: int, names: dict[int, str]) -> str:
@@ -324,6 +362,8 @@ def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
     kernels and kernel time (kernels only: a replay's kernels are not in the export)."""
     import polars as pl
 
+    # Busy islands are a sweep in GPU start order (a step's launches are in launch order).
+    steps = steps.sort("step", "start_ns", maintain_order=True)
     steps = steps.with_columns(is_kernel=pl.col("token") > -2)
     kernel = pl.col("is_kernel")
     islands = steps.with_columns(

@@ -129,6 +129,7 @@ def test_steps_launch_rows(trace_path):
         "stream": pl.Int64,
         "start_ns": pl.Int64,
         "end_ns": pl.Int64,
+        "correlation_id": pl.Int64,
         "token": pl.Int64,
     }
     actual = rows.sort(pl.all()).write_csv()

@@ -1,7 +1,10 @@
 """The in-order launch sequences of two runs, aligned per device, in near-linear time.
 
-A launch sequence is a device's kernel launches in start order, as name tokens. The
-alignment tries, cheapest first:
+A launch sequence is a device's kernel launches in the order the host launched them
+(correlation id; the kernels of one CUDA graph launch, which share it, in GPU start order:
+:func:`tracelens.compare.collect.launch_sequences`), as name tokens: not GPU start order,
+in which two streams' kernels interleave as timing has it, differently in two runs of one
+program. The alignment tries, cheapest first:
 
 1. identical sequences, or one a prefix, suffix or slice of the other: the captures hold
    different amounts of the same work (a *capture* difference, not a path change);

@@ -133,10 +133,11 @@ def collect(
     # and the step search (each read its own before: ~4 census times on a million launches).
     work, kernels, census_demangled, demangled_of = read_work(trace, where, name_kind, keep_work)
     kept = work.select(WORK_COLUMNS) if keep_work else None  # the read's columns, no copy
-    # The kernels, with only the columns the totals, the sequences and the steps read.
+    # The kernels, with only the columns the totals, the sequences and the steps read (in
+    # GPU order: the sequences and the steps put them in launch order, by correlation id).
     name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
     launches = work.filter(pl.col("kind") == KERNEL).select(
-        "device", "start_ns", "end_ns", *name_columns
+        "device", "start_ns", "end_ns", "correlation_id", *name_columns
     )
     census = kernels.drop("name_id", "avg_blocks")
     if census_demangled is None:
@@ -304,10 +305,10 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     # kernels alone would make each step microseconds long): the work holds them too.
     if graph[0]:
         step_launches = work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
-            "device", "start_ns", "end_ns", "name_id", "graph_id"
+            "device", "start_ns", "end_ns", "correlation_id", "name_id", "graph_id"
         )
     else:
-        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")
+        step_launches = launches.select("device", "start_ns", "end_ns", "correlation_id", "name_id")
     util, calls = util_module.accounting_and_calls(trace, where, work)
     time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
     steps = find_steps(trace, where=where, launches=step_launches)
@@ -332,17 +333,25 @@ def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
 def launch_sequences(
     kernels: pl.DataFrame, name_kind: str, launches: pl.DataFrame
 ) -> tuple[dict, list[str]]:
-    """Each device's launches in order (``launches``: device, name_id, short_id in launch
-    order) as small integers (indices into the name list, ``kernels``' names: name_id,
-    name): a million launches are 8 MB, not a million strings."""
+    """Each device's launches in launch order as small integers (indices into the name
+    list, ``kernels``' names: name_id, name): a million launches are 8 MB, not a million
+    strings. ``launches``: device, correlation_id, name_id, short_id, each device's in GPU
+    order (``util.ORDER``); the sequence is the order the host launched them
+    (:func:`tracelens.steps_period.host_order`, the step search's order), not GPU start:
+    two streams' kernels interleave on the GPU as timing has it, differently in two runs
+    of one program, and the alignment compares paths, not timing."""
     import polars as pl
+
+    from ..steps_period import host_order
 
     column = "short_id" if name_kind == "short" else "name_id"
     names = dict(kernels.select("name_id", "name").iter_rows())
     ids = sorted(names)
     index = {raw: i for i, raw in enumerate(ids)}
+    order = host_order(launches.select("device", "correlation_id"))
     frame = launches.select(
-        "device", token=pl.col(column).replace_strict(index, return_dtype=pl.Int64)
+        pl.col("device").gather(order),
+        token=pl.col(column).gather(order).replace_strict(index, return_dtype=pl.Int64),
     )
     parts = frame.partition_by("device", maintain_order=True, as_dict=True)
     sequences = {int(device): part["token"] for (device,), part in parts.items()}
