@@ -105,6 +105,26 @@ def test_report_without_kernels_exits_3_as_census(tmp_path, capsys):
     assert not (tmp_path / "r.html").exists()
 
 
+def test_copies_without_kernels_say_what_the_trace_holds(tmp_path, capsys):
+    """CUDA traced, copies and a memset but no kernel: every command that needs kernels
+    (fingerprint and diff through the same check) says what is there, not 'was it captured
+    with -t cuda?'."""
+    b = synth.TraceBuilder("3.25.0")
+    b.process(7, "x")
+    for i in range(3):
+        cid = b.runtime("cudaMemcpyAsync_v3020", start=i * 1000, end=i * 1000 + 100, pid=7)
+        b.memcpy("HtoD", 4096, start=i * 1000 + 200, end=i * 1000 + 300, pid=7, correlation_id=cid)
+    cid = b.runtime("cudaMemsetAsync_v3020", start=5000, end=5100, pid=7)
+    b.memset(4096, start=5200, end=5300, pid=7, correlation_id=cid)
+    path = b.write(tmp_path / "copies.sqlite")
+    why = (
+        f"tracelens: {path}: no CUDA kernel data: CUDA was traced and no kernel ran (it holds "
+        "3 memory copies and 1 memset: see `tracelens memory`)\n"
+    )
+    for args in (["census"], ["steps"], ["fingerprint"], ["diff", path]):
+        assert run_cli([args[0], path, *args[1:], "--no-cache"], capsys) == (3, "", why)
+
+
 EVIL = '=HYPERLINK("x")\x1b]0;owned\x07\x1b[2J\x9bkernel'
 
 

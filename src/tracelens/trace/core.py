@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from ..rows import Rows
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 
 
 class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods, DamageMethods):
@@ -113,7 +115,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
                 raise MissingDataError(
                     self.path, f"no CUDA kernel data: {graph_level_reason(replays)}"
                 )
-            raise MissingDataError(self.path, "no CUDA kernel data: was it captured with -t cuda?")
+            raise MissingDataError(self.path, f"no CUDA kernel data: {self._why_no_kernels()}")
         missing = {"start", "end", "demangledName", "shortName"} - set(self.tables[KERNEL_TABLE])
         if missing:
             raise TraceError(
@@ -121,6 +123,23 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
                 f"uses an nsys export schema tracelens does not support (kernel table lacks "
                 f"{', '.join(sorted(missing))}); export it again with nsys 2020.5 or newer",
             )
+
+    def _why_no_kernels(self) -> str:
+        """Why an export without a kernel table has none: CUDA was traced and only copies or
+        memsets ran (then say how many, and where to look), or CUDA was not traced."""
+        copies = self.table_rows(MEMCPY_TABLE)
+        sets = self.table_rows(MEMSET_TABLE)
+        if not (copies or sets):
+            return "was it captured with -t cuda?"
+        held = " and ".join(
+            f"{n:,} {one if n == 1 else many}"
+            for n, one, many in (
+                (copies, "memory copy", "memory copies"),
+                (sets, "memset", "memsets"),
+            )
+            if n
+        )
+        return f"CUDA was traced and no kernel ran (it holds {held}: see `tracelens memory`)"
 
     def _sqlite_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of a query on the export's own tables (by their nsys names): through SQLite,
