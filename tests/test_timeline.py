@@ -137,6 +137,20 @@ def test_paging(tmp_path):
     assert deep.total == 19 and deep.events.height == 0
 
 
+def test_one_row_is_one_row(tmp_path, capsys):
+    """The caption and the summary count a single row in the singular."""
+    path = _small(tmp_path)
+    _, out, _ = run_cli(["timeline", path, "--limit", "1"], capsys)
+    assert "rows 1-1 of" in out
+    with tracelens.open(path) as trace:
+        one = trace.timeline(limit=1)
+        assert one._summary().startswith("1 row of ")
+        first = trace.timeline(limit=1).events["start_ns"][0]
+    _, out, _ = run_cli(["timeline", path, "--end", str(first), "--limit", "0"], capsys)
+    lines = out.rstrip().splitlines()
+    assert lines[-1].strip() == "1 row", out
+
+
 def test_color_by_kind_only_on_a_terminal(tmp_path, capsys, monkeypatch):
     path = _small(tmp_path)
     rc, out, _ = run_cli(["timeline", path, "-n", "6"], capsys)

@@ -61,7 +61,8 @@ class Timeline(Result):
         return {"events": self.events}
 
     def _summary(self) -> str:
-        return f"{self.events.height:,} rows of {self.total:,} from row {self.offset:,}"
+        shown = self.events.height
+        return f"{shown:,} {'row' if shown == 1 else 'rows'} of {self.total:,} from row {self.offset:,}"
 
 
 def check_paging(limit: int | None, offset: int) -> None:
@@ -205,7 +206,7 @@ def render(
         if last < result.total:
             shown += f"; --offset {last} for the next"
     else:
-        shown = f"{result.total:,} rows"
+        shown = f"{result.total:,} {'row' if result.total == 1 else 'rows'}"
     title = f"timeline of {source} (times from session start)"
     styles = [KIND_STYLES.get(k) for k in df["kind"]] if fmt == "table" else None
     return r.frame(
