@@ -101,3 +101,18 @@ def test_steps_finds_the_period_of_a_two_stream_program(tmp_path, seed):
     assert (frame["kernels"] == len(COMPUTE) + 1).all()
     assert (frame["busy_ns"] <= frame["duration_ns"]).all()
     assert (frame["kernel_ns"] == sum(d for _, d in COMPUTE) + 30_000).all()
+
+
+def test_the_report_finds_the_steps_that_steps_finds(tmp_path):
+    """The report's step search reads its shared read of the work in host launch order too
+    (report/timekeeping.py hands it the correlation ids): the page and `tracelens steps`
+    agree on a two-stream program."""
+    from tracelens.report.timekeeping import timekeeping
+
+    path = build_two_streams(tmp_path, "r", seed=1)
+    with tracelens.open(path) as t:
+        expected = t.steps()
+        kept = timekeeping(t, "A", [])
+    assert expected.method == "period" and kept.steps is not None
+    assert (kept.steps.method, kept.steps.count) == (expected.method, expected.count)
+    assert kept.steps.frame.equals(expected.frame)

@@ -133,8 +133,10 @@ def _read_once(trace: Trace) -> TimeKeeping:
 
     work_with_streams = read_work(trace)
     work = work_with_streams.drop("stream")
+    # correlation_id: the step search reads the launches in the order the host made them
+    # (steps_period.host_order), as `tracelens steps` and the diff do.
     launches = work.filter(pl.col("kind") == KERNEL).select(
-        "device", "start_ns", "end_ns", "name_id"
+        "device", "start_ns", "end_ns", "name_id", "correlation_id"
     )
     busy_ns = union_ns(launches.select("device", s="start_ns", e="end_ns"))
     # The step search counts graph replays as launches: on a trace that has them it reads
