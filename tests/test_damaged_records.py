@@ -83,11 +83,15 @@ def test_rowid_shortcut_still_counts(damaged, tmp_path):
     """Told how many kernels its scan kept, the count skips its scan only when the table
     has no other rows."""
     with tracelens.open(damaged, cache=False) as tr:
-        assert tr.damaged_work(("kernel",), kernels_kept=2 * STEPS - 2) == {"kernel": 2}
+        tr.kept_whole({"kernel": 2 * STEPS - 2, "memcpy": STEPS - 1})
+        assert tr.damaged_work(("kernel", "memcpy")) == {"kernel": 2, "memcpy": 1}
     clean = _build(tmp_path / "clean.sqlite", damaged=False)
     with tracelens.open(clean, cache=False) as tr:
-        assert tr.damaged_work(("kernel",), kernels_kept=2 * STEPS) == {"kernel": 0}
-        assert tr.damage_note() is None
+        tr.kept_whole({"kernel": 2 * STEPS})
+        asked, read = [], tr._sqlite_rows
+        tr._sqlite_rows = lambda sql, *a: asked.append(sql) or read(sql, *a)
+        assert tr.damaged_work(("kernel",)) == {"kernel": 0}
+        assert asked and not any("start" in sql for sql in asked)  # no scan: rowids only
 
 
 def test_util_steps_lineup_figures_are_those_of_the_sound_records(damaged):

@@ -68,11 +68,10 @@ def census_rows(
     summary's launches are every kept kernel, which spares the count a second scan."""
     check_at_least("top", top, 1)
     rows = _all_rows(trace, name, by_launch_config, where)
-    kept = None
-    if where is None or not any(v is not None for v in where.params().values()):
+    if where is None or where.is_whole():
         at = rows.columns.index("instances")
-        kept = sum(row[at] for row in rows.data)
-    return rows.head(top), trace.damage_note(("kernel",), kernels_kept=kept)
+        trace.kept_whole({"kernel": sum(row[at] for row in rows.data)})
+    return rows.head(top), trace.damage_note(("kernel",))
 
 
 def _all_rows(trace: Trace, name: str, by_launch_config: bool, where: EventFilter | None) -> Rows:

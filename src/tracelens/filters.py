@@ -134,6 +134,10 @@ class EventFilter:
                 f"end ({self.end_ns} ns) is before start ({self.start_ns} ns)", param="window"
             )
 
+    def is_whole(self) -> bool:
+        """No filter and no selection: everything passes."""
+        return all(v is None for v in self.params().values())
+
     def params(self) -> dict[str, int | None]:
         return {
             "device": self.device,

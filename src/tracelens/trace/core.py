@@ -51,6 +51,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         self._info: TraceInfo | None = None
         self._origin_ns: int | None = None
         self._damaged: dict[str, int] = {}  # kind -> records that end before they start
+        self._kept: dict[str, int] = {}  # kind -> records a whole-trace read kept
         self._cache_wanted = cache
         self._progress = progress
         # One line each, for the user: why the cache was not used (the CLI prints them).

@@ -17,28 +17,30 @@ ALL_KINDS = tuple(DAMAGE_KINDS)
 class DamageMethods:
     """The :class:`~tracelens.Trace` methods that count the records left out as damaged."""
 
-    def damaged_work(
-        self, kinds: tuple[str, ...] = ALL_KINDS, *, kernels_kept: int | None = None
-    ) -> dict[str, int]:
+    def damaged_work(self, kinds: tuple[str, ...] = ALL_KINDS) -> dict[str, int]:
         """How many records of each of ``kinds`` ('kernel', 'memcpy', 'memset') end before
         they start, over the whole trace (no filter applies to a record whose times are
-        wrong). ``kernels_kept``: how many kernel records the caller's own scan kept over
-        the whole trace, when it knows; with the export read directly, a kernel table whose
-        rowids run from 1 to that many has no other rows, and no second scan is needed
-        (SQLite's count of 5M kernels costs ~0.3 CPU s, a census ~1.5)."""
+        wrong). With the export read directly, a table whose rowids run from 1 to the number
+        of records a read of the whole trace kept (:meth:`kept_whole`) has no other rows,
+        and no second scan is needed (SQLite's count of 5M kernels costs ~0.3 CPU s, a
+        census ~1.5)."""
         counts = self._damaged
         for kind in kinds:
             if kind not in counts:
-                counts[kind] = self._count_damaged(kind, kernels_kept if kind == "kernel" else None)
+                counts[kind] = self._count_damaged(kind, self._kept.get(kind))
         return {kind: counts[kind] for kind in kinds}
 
-    def damage_note(
-        self, kinds: tuple[str, ...] = ALL_KINDS, *, kernels_kept: int | None = None
-    ) -> str | None:
+    def kept_whole(self, kept: dict[str, int]) -> None:
+        """Record how many records of each kind a read of the whole trace (no filter, no
+        selection) kept, for :meth:`damaged_work`: census and lineup sum them from their
+        own rows."""
+        self._kept.update(kept)
+
+    def damage_note(self, kinds: tuple[str, ...] = ALL_KINDS) -> str | None:
         """One sentence saying how many records of ``kinds`` end before they start and are
         left out of the figures; None when there are none. No prefix (the command line
         prints it as ``note: …``, as :meth:`graph_note`)."""
-        counts = self.damaged_work(kinds, kernels_kept=kernels_kept)
+        counts = self.damaged_work(kinds)
         parts = [(n, kind) for kind, n in counts.items() if n]
         if not parts:
             return None
