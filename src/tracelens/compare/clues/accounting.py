@@ -20,12 +20,29 @@ _TIME_PARTS = (
 def _time_unit(x: Context) -> tuple[float, float, str]:
     """Per step of each run when both repeat a step; else A scaled to B's launches (the
     same amount of work): factors for A's and B's figures, and the unit's words. Per device
-    (the mean over devices)."""
+    (the mean over devices). Per step counts the work inside the steps only
+    (:func:`_in_steps`)."""
     da, db = max(x.sa.devices, 1), max(x.sb.devices, 1)
     if x.steps and x.steps_a:
-        return 1 / (x.steps_a * da), 1 / (x.steps * db), "per step"
+        share_a, share_b = _in_steps(x)
+        return share_a / (x.steps_a * da), share_b / (x.steps * db), "per step"
     scale = x.launches_b / x.launches_a if x.launches_a else 1.0
     return scale / da, 1 / db, "per device, A scaled to B's launches"
+
+
+def _in_steps(x: Context) -> tuple[float, float]:
+    """The share of each run's GPU time (util's figures) that its steps hold, when the
+    per-step unit counts the steps ``tracelens steps`` finds (as ``compare.impact_steps``
+    decides: both runs' steps hold most of their busy time): a capture that starts or ends
+    mid-step has work outside its complete steps, which divided over them would read as
+    longer steps. (1, 1) when the unit counts the repetitions of the launch sequence."""
+    sa, sb = x.sa.steps, x.sb.steps
+    if sa is None or sb is None or (sa.count, sb.count) != (x.steps_a, x.steps):
+        return 1.0, 1.0
+    share_a, share_b = step_coverage(x.sa), step_coverage(x.sb)
+    if min(share_a, share_b) < threshold("step_time_coverage"):
+        return 1.0, 1.0
+    return min(share_a, 1.0), min(share_b, 1.0)
 
 
 def time_accounting(x: Context) -> list[Clue]:
