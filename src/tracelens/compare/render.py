@@ -343,12 +343,16 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
     from rich.table import Table
     from rich.text import Text
 
-    from ..render import rich_console
+    from ..render import printable, rich_console
 
+    # Kernel names, NVTX text and labels come from the traces: control characters (an ESC
+    # sequence in a kernel name) are shown as \xNN, as every other text output does.
     short = _table_name
     buf = io.StringIO()
     console = rich_console(buf, width=width, color=color)
-    console.print(Text(f"tracelens diff: A = {d.label_a}  →  B = {d.label_b}", style="bold"))
+    console.print(
+        Text(printable(f"tracelens diff: A = {d.label_a}  →  B = {d.label_b}"), style="bold")
+    )
     console.print(Text(""))
     board = Table(
         title=Text("Evidence board"), title_justify="left", box=box.SIMPLE_HEAD, show_lines=True
@@ -360,16 +364,16 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
     for c in d.clues:
         style = {"strong": "bold", "moderate": "", "weak": "dim"}[c.strength]
         board.add_row(
-            Text(c.clue, style=style),
+            Text(printable(c.clue), style=style),
             Text(impact_text(d, c.impact_ns)),
-            Text(c.evidence),
-            Text(c.verdict),
+            Text(printable(c.evidence)),
+            Text(printable(c.verdict)),
         )
     if d.clues:
         console.print(board)
     console.print(Text(_summary_line(d)))
     for note in d.notes:
-        console.print(Text(f"Note: {note}."))
+        console.print(Text(printable(f"Note: {note}.")))
     for key, title, headers in SECTIONS:
         rows = _section_rows(d, key, top, short)
         if not rows:
@@ -394,7 +398,7 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
                 overflow="fold",
             )
         for row in rows:
-            t.add_row(*(Text(c) for c in row))
+            t.add_row(*(Text(printable(c)) for c in row))
         console.print(t)
         more = _left_out(d, key, top)
         if more:
