@@ -64,13 +64,9 @@ def census_rows(
     where: EventFilter | None = None,
 ) -> tuple[Rows, str | None]:
     """``kernel_summary_rows`` and the note on the kernel records left out as damaged
-    (:meth:`~tracelens.Trace.damage_note`; None when there are none). Without a filter the
-    summary's launches are every kept kernel, which spares the count a second scan."""
+    (:meth:`~tracelens.Trace.damage_note`; None when there are none)."""
     check_at_least("top", top, 1)
     rows = _all_rows(trace, name, by_launch_config, where)
-    if where is None or where.is_whole():
-        at = rows.columns.index("instances")
-        trace.kept_whole({"kernel": sum(row[at] for row in rows.data)})
     return rows.head(top), trace.damage_note(("kernel",))
 
 
@@ -81,6 +77,9 @@ def _all_rows(trace: Trace, name: str, by_launch_config: bool, where: EventFilte
     rows = trace.query_rows(
         "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
     )
+    if where.is_whole():  # every kept kernel: spares the damage count a second scan
+        at = rows.columns.index("instances")
+        trace.kept_whole({"kernel": sum(row[at] for row in rows.data)})
     return rows if by_launch_config else rows.drop(*LAUNCH_DIMS)
 
 

@@ -208,9 +208,20 @@ def work_in_order(
     diff's launch sequences read. Read it once and hand it to each of them.
     ``keep_stream``: keep the ``stream`` column (the report's timeline lanes are device and
     stream); util and the step search do not read it."""
-    params = {"selection": None, **(where or EventFilter()).params()}
-    rows = trace.query("work_in_order", **params, grid=False, short=True)
+    where = where or EventFilter()
+    rows = trace.query("work_in_order", **where.params(), grid=False, short=True)
+    if where.is_whole():
+        _kept_whole(trace, rows)
     return in_order(rows, drop=("blocks",) if keep_stream else ("stream", "blocks"))
+
+
+def _kept_whole(trace: Trace, work: pl.DataFrame) -> None:
+    """Tell ``trace`` how many kernels, memcpys and memsets a read of all its GPU work kept
+    (``kind`` 0, 1, 2): the count of damaged records then needs no scan of its own
+    (:meth:`~tracelens.Trace.kept_whole`)."""
+    kinds = ("kernel", "memcpy", "memset")
+    counts = work.group_by("kind").len().iter_rows()
+    trace.kept_whole({kinds[kind]: n for kind, n in counts if kind < len(kinds)})
 
 
 def read_work(
@@ -238,6 +249,8 @@ def read_work(
     keep = whole and util_workfile.keeps(trace)
     params = {"selection": None, **where.params(), "context": context or keep}
     work = sorted_by_device_start(trace.query("util_work", **params))
+    if whole:
+        _kept_whole(trace, work)
     if keep:
         calls = read_calls(trace, sync_api_regex())
         work = work.with_columns(calls.launches.launch_starts(work))
