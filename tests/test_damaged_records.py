@@ -132,6 +132,12 @@ def test_json_and_cached_runs_say_so_too(damaged, capsys, monkeypatch):
         assert all(r["total_ns"] > 0 for r in json.loads(out))
 
 
+def test_util_json_says_so_in_its_notes(damaged, capsys):
+    code, out, err = run_cli(["util", damaged, "--format", "json", "--no-cache"], capsys)
+    assert code == 0 and "before they start" not in err
+    assert json.loads(out)["notes"] == [NOTE]
+
+
 def test_report_header_says_so(damaged, tmp_path, capsys):
     html = tmp_path / "r.html"
     code, _out, err = run_cli(["report", damaged, "-o", html, "--no-cache"], capsys)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import _common as c
 from ._app import app
 from ._notes import join_notes
@@ -33,7 +35,10 @@ def util(
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = gpu_time_accounting(tr, where)
-        note = join_notes(note, tr.damage_note())
+        if damage := tr.damage_note():  # what the figures leave out: util's own notes
+            result = replace(result, notes=(*result.notes, damage))
+            # (csv has no place for them: stderr, as every note)
+            note = join_notes(note, damage if out.fmt == "csv" else None)
         gates = c.check_gates(figures(tr, where, result) if fail_if else {}, fail_if)
     out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)
