@@ -132,6 +132,14 @@ def test_json_and_cached_runs_say_so_too(damaged, capsys, monkeypatch):
         assert all(r["total_ns"] > 0 for r in json.loads(out))
 
 
+def test_a_parquetdir_counts_them_too(damaged, tmp_path):
+    from test_inputs import write_parquetdir
+
+    with tracelens.open(write_parquetdir(damaged, tmp_path / "pq")) as tr:
+        assert tr.damaged_work() == {"kernel": 2, "memcpy": 1, "memset": 0}
+        assert kernel_summary(tr)["total_ns"].sum() == (STEPS - 1) * (GEMM_NS + ADD_NS)
+
+
 def test_util_json_says_so_in_its_notes(damaged, capsys):
     code, out, err = run_cli(["util", damaged, "--format", "json", "--no-cache"], capsys)
     assert code == 0 and "before they start" not in err
