@@ -55,7 +55,13 @@ class DamageMethods:
             return 0
         lazy = self._lazy
         if lazy is not None and not lazy.off:
-            # the cache holds start and end of every cached table: DuckDB reads them there
+            # the cache holds start and end of every cached table: DuckDB reads them there,
+            # unless the rows a whole read kept are all of them (Parquet's own row count)
+            if (
+                kept is not None
+                and self.db.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == kept
+            ):
+                return 0
             sql = f'SELECT count(*) FROM {view} WHERE ends_before_start(start, "end")'
             return int(self.db.execute(sql).fetchone()[0])
         if kept is not None and self._sqlite is not None and self._rowids_are(table, kept):
