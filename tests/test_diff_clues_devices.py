@@ -73,3 +73,32 @@ def test_a_single_device_has_no_device_clue(tmp_path):
     ids = [c.id for c in d.clues]
     assert "uniform_change" in ids and "device_change" not in ids
     assert d.sides[0].work is None  # the work kept for the per-device figures is let go
+
+
+def build_two_streams(tmp_path, stem, scale_1, *, fill_first):
+    """Devices 0 and 1, each step: the host launches FILL (stream 8), then the GEMM
+    (stream 7); on the GPU the GEMM runs first, unless ``fill_first``. Device 1's kernels
+    take ``scale_1`` times as long."""
+    r = Recorder("3.25.0")
+    r.process(PID, "python train.py")
+    for device in (0, 1):
+        r.gpu(device, "NVIDIA H100 80GB HBM3")
+    for device, scale in ((0, 1.0), (1, scale_1)):
+        gemm, fill = int(40_000 * scale), int(6_000 * scale)
+        t = 1_000_000
+        for _ in range(20):
+            fill_at, gemm_at = (t, t + fill + 1_000) if fill_first else (t + gemm + 1_000, t)
+            r.kernel(FILL, fill_at, fill, pid=PID, device=device, stream=8)
+            r.kernel(XMMA_GEMM, gemm_at, gemm, pid=PID, device=device, stream=7)
+            t += gemm + fill + 22_000
+    return r.write(tmp_path, stem).path
+
+
+def test_per_device_figures_follow_names_not_the_order_of_launches(tmp_path):
+    """B's device 1 runs its two streams in another GPU order (and 3x slower): each
+    kernel's per-call change on it is 3.00x, whatever order the launches read in."""
+    a = build_two_streams(tmp_path, "a", 1.0, fill_first=False)
+    b = build_two_streams(tmp_path, "b", 3.0, fill_first=True)
+    (c,) = [c for c in pair(a, b).clues if c.id == "device_change"]
+    assert c.clue == "device 1: the typical kernel is 3.00× longer per call (device 0: 1.00×)"
+    assert "(middle half 3.00–3.00×)" in c.evidence

@@ -226,7 +226,7 @@ def _collect_side(trace, name, where, limits, keep_work):
     util_limit, nvtx_limit = limits
     many = len(trace.gpus()) != 1
     side = collect(trace, name, where, util_limit, nvtx_limit, keep_work or many)
-    per_device = model.device_kernels(side) if many else None
+    per_device = model.device_kernels(side, name) if many else None
     if not keep_work:
         side.work = None
     return side, per_device

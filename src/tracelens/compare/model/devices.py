@@ -28,41 +28,41 @@ class DeviceChange:
     impact_ns: float  # B's kernel time beyond A's per call, over B's calls (kernels in both)
 
 
-def device_kernels(side: Side) -> dict[int, pl.DataFrame] | None:
+def device_kernels(side: Side, name_kind: str) -> dict[int, pl.DataFrame] | None:
     """Per device: name, instances, total_ns, avg_ns of its kernels, from the work kept on
-    ``side`` (``Side.work``, in launch order) and its launch sequences (the same kernels in
-    the same order, as indices into ``Side.sequence_names``). None without the work."""
+    ``side`` (``Side.work``) by the id of the names the diff shows (``name_kind``). The
+    names are ``Side.sequence_names``: one per id of the kernels read, in id order
+    (``collect.launch_sequences``). None without the work, or when its ids are not those."""
     import polars as pl
 
     from ...util_sweep import KERNEL
 
     if side.work is None:
         return None
+    column = "short_id" if name_kind == "short" else "name_id"
     kernels = side.work.filter(pl.col("kind") == KERNEL).select(
-        "device", duration=pl.col("end_ns") - pl.col("start_ns")
+        "device", id=column, duration=pl.col("end_ns") - pl.col("start_ns")
     )
-    parts = kernels.partition_by("device", maintain_order=True, as_dict=True)
+    ids = kernels["id"].unique().sort()
+    if ids.null_count() or ids.len() != len(side.sequence_names):
+        return None
     names = pl.DataFrame(
-        {"token": range(len(side.sequence_names)), "name": side.sequence_names},
-        schema={"token": pl.Int64, "name": pl.String},
+        {"id": ids, "name": side.sequence_names}, schema={"id": ids.dtype, "name": pl.String}
     )
-    tables = {}
-    for (device,), part in parts.items():
-        tokens = side.sequences.get(int(device))
-        if tokens is None or tokens.len() != part.height:
-            return None  # not the rows the sequences were made of: no per-device figures
-        tables[int(device)] = (
-            pl.DataFrame({"token": tokens, "duration": part["duration"]})
-            .group_by("token")
-            .agg(
-                instances=pl.len(),
-                total_ns=pl.col("duration").sum(),
-                avg_ns=pl.col("duration").mean(),
-            )
-            .join(names, on="token", how="left")
-            .drop("token")
+    per_device = (
+        kernels.group_by("device", "id")
+        .agg(
+            instances=pl.len(),
+            total_ns=pl.col("duration").sum(),
+            avg_ns=pl.col("duration").mean(),
         )
-    return tables
+        .join(names, on="id", how="left")
+        .drop("id")
+    )
+    return {
+        int(device): part.drop("device")
+        for (device,), part in per_device.partition_by("device", as_dict=True).items()
+    }
 
 
 def device_changes(
