@@ -102,3 +102,18 @@ def test_per_device_figures_follow_names_not_the_order_of_launches(tmp_path):
     (c,) = [c for c in pair(a, b).clues if c.id == "device_change"]
     assert c.clue == "device 1: the typical kernel is 3.00× longer per call (device 0: 1.00×)"
     assert "(middle half 3.00–3.00×)" in c.evidence
+
+
+def test_a_file_compared_with_itself_reads_no_per_device_figures(tmp_path, monkeypatch):
+    """One read compared with itself: every device pair changed alike, so the work is not
+    kept for per-device figures (its memory: a few columns per launch)."""
+    from tracelens.compare import model
+
+    calls = []
+    real = model.device_kernels
+    monkeypatch.setattr(model, "device_kernels", lambda *a: calls.append(a) or real(*a))
+    a = build(tmp_path, "a", {0: 1.0, 1: 1.0})
+    d = pair(a, a)
+    assert calls == [] and "device_change" not in [c.id for c in d.clues]
+    pair(a, build(tmp_path, "b", {0: 1.0, 1: 3.0}))
+    assert len(calls) == 2

@@ -207,29 +207,30 @@ def _collect_sides(traces, name, wheres, same_file, limits, keep_work):
     id belongs to the trace that made it, so none may be in it)."""
     (a, b) = traces
     where_a, where_b = (where or EventFilter() for where in wheres)
-    sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work)
     same_read = same_file and where_a == where_b and where_a.selection is None
+    # One read compared with itself: every device pair changed alike (1.0), nothing to count.
+    sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work, not same_read)
     sb, kernels_b = (
         (sa, kernels_a) if same_read else _collect_side(b, name, where_b, limits, keep_work)
     )
     return sa, sb, (kernels_a, kernels_b)
 
 
-def _collect_side(trace, name, where, limits, keep_work):
+def _collect_side(trace, name, where, limits, keep_work, per_device=True):
     """One side (:func:`.collect.collect`) and, unless its export lists one GPU, its
     kernels per device (:func:`.model.device_kernels`, for the per-device typical change):
     the work is kept for them, then let go unless the caller keeps it. A trace of one GPU
-    reads as before (None)."""
+    reads as before (None), as does any with ``per_device`` false."""
     from . import model
     from .collect import collect
 
     util_limit, nvtx_limit = limits
-    many = len(trace.gpus()) != 1
+    many = per_device and len(trace.gpus()) != 1
     side = collect(trace, name, where, util_limit, nvtx_limit, keep_work or many)
-    per_device = model.device_kernels(side, name) if many else None
+    kernels = model.device_kernels(side, name) if many else None
     if not keep_work:
         side.work = None
-    return side, per_device
+    return side, kernels
 
 
 def _regions(sa, sb) -> dict:
