@@ -39,14 +39,18 @@
 --   edge_busy    BIGINT[] the latest end of the device's rows that start before from_ns
 --                        (NULL: none), ns from session start
 --   edge_next    BIGINT[] the first start after bound_ns (NULL: none), ns from session start
+--   kernels, memcpys, memsets BIGINT  the GPU records of each kind that pass the filters
+--                        other than the window (the whole trace's kept records when there
+--                        are none: Trace.kept_whole, so that the count of damaged records
+--                        needs no scan of its own)
 WITH gpu AS (
-    SELECT deviceId AS device, start, "end"
+    SELECT deviceId AS device, start, "end", 0 AS kind
     FROM filtered_kernels($device, $pid, $stream, NULL, NULL, selection := $selection)
     UNION ALL
-    SELECT deviceId, start, "end"
+    SELECT deviceId, start, "end", 1
     FROM filtered_memcpys($device, $pid, $stream, NULL, NULL, selection := $selection)
     UNION ALL
-    SELECT deviceId, start, "end"
+    SELECT deviceId, start, "end", 2
     FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
 ),
 -- fine bins: floor(start / ($gap_ns + 1)), exact for negative starts too. Outside the
@@ -64,7 +68,10 @@ fine AS (
         END AS bin,
         min(start) AS first_start,
         max("end") AS last_end,
-        count(*) FILTER (WHERE in_window(start, "end", $start_ns, $end_ns)) AS events
+        count(*) FILTER (WHERE in_window(start, "end", $start_ns, $end_ns)) AS events,
+        count(*) FILTER (WHERE kind = 0) AS kernels,
+        count(*) FILTER (WHERE kind = 1) AS memcpys,
+        count(*) FILTER (WHERE kind = 2) AS memsets
     FROM gpu
     GROUP BY ALL
 ),
@@ -145,6 +152,13 @@ edges AS (
         WHERE $start_ns IS NULL AND $end_ns IS NULL
         GROUP BY device
     )
+),
+kinds AS (
+    SELECT
+        CAST(coalesce(sum(kernels), 0) AS BIGINT) AS kernels,
+        CAST(coalesce(sum(memcpys), 0) AS BIGINT) AS memcpys,
+        CAST(coalesce(sum(memsets), 0) AS BIGINT) AS memsets
+    FROM fine
 )
-SELECT page.*, edges.*
-FROM page, edges
+SELECT page.*, edges.*, kinds.*
+FROM page, edges, kinds

@@ -94,6 +94,23 @@ def test_rowid_shortcut_still_counts(damaged, tmp_path):
         assert asked and not any("start" in sql for sql in asked)  # no scan: rowids only
 
 
+def test_a_timeline_page_counts_the_kept_records_in_its_own_pass(damaged, tmp_path):
+    """timeline_page_rows.sql counts the kept records of each kind beside the page's bins:
+    a page of a sound trace needs no damage scan, a damaged one still counts them."""
+    from tracelens.timeline import timeline
+
+    clean = _build(tmp_path / "clean.sqlite", damaged=False)
+    for path, expected in ((clean, None), (damaged, NOTE)):
+        with tracelens.open(path, cache=False) as tr:
+            timeline(tr, limit=5)
+            asked, read = [], tr._sqlite_rows
+            tr._sqlite_rows = lambda sql, *a, asked=asked, read=read: (
+                asked.append(sql) or read(sql, *a)
+            )
+            assert tr.damage_note() == expected
+            assert any('"end" < start' in sql for sql in asked) == (expected is not None)
+
+
 def test_util_steps_lineup_figures_are_those_of_the_sound_records(damaged):
     from tracelens.lineup import category_summary
     from tracelens.util import gpu_time_accounting

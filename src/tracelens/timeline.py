@@ -116,15 +116,19 @@ def timeline(
     edges = (None, None, None)
     if limit:
         # Counting rows per time bin places the page without sorting what comes before it.
-        events_total, total, from_ns, rows_before, bound_ns, *edges = trace.query_rows(
-            "timeline_page_rows",
-            api=api,
-            gap_ns=gap_ns,
-            bin_ns=PAGE_BIN_NS,
-            offset=offset,
-            rows=offset + limit,
-            **where.params(),
-        ).data[0]
+        events_total, total, from_ns, rows_before, bound_ns, *edges, kernels, memcpys, memsets = (
+            trace.query_rows(
+                "timeline_page_rows",
+                api=api,
+                gap_ns=gap_ns,
+                bin_ns=PAGE_BIN_NS,
+                offset=offset,
+                rows=offset + limit,
+                **where.params(),
+            ).data[0]
+        )
+        if where.is_whole():  # every kept record: spares the damage count its scan
+            trace.kept_whole({"kernel": kernels, "memcpy": memcpys, "memset": memsets})
     params = dict(
         origin_ns=origin,
         api=api,
