@@ -427,3 +427,59 @@ def test_the_sorts_without_a_packed_key_give_the_same_document(tmp_path, monkeyp
         with monkeypatch.context() as patched:
             patched.setattr(units, "_packed_key", lambda *args, **kwargs: None)
             assert _text(path) == packed
+
+
+# -- captures of one program over other spans: a fact to state, not a path change (#11) ----
+def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
+    a = build_run(tmp_path / "a.sqlite", Run(steps=6))
+    b = build_run(tmp_path / "b.sqlite", Run(steps=4))
+    diff = fp.compare(_doc(a), _doc(b))
+    assert diff.identical and diff.figures["path_changed"] == 0
+    assert diff.capture == (
+        "same path; B holds 2 fewer steps (4 vs 6: a shorter capture): "
+        "the last 14 launches of A are in A only"  # 2 steps of 7
+    )
+    baseline = tmp_path / "a.json"
+    baseline.write_text(fp.dumps(_doc(a)))
+    rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)
+    assert rc == 0 and out.startswith(
+        "numerical path: b.sqlite follows a.json over the launches both captures hold"
+    )
+    assert "Same path; B holds 2 fewer steps" in out
+    rc, _out, err = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
+    assert rc == 0 and err == ""
+
+
+def test_a_capture_started_later_and_cut_mid_step_follows_the_path(tmp_path):
+    a = _doc(build_run(tmp_path / "a.sqlite", Run(steps=6)))
+    shifted = _doc(build_run(tmp_path / "s.sqlite", Run(steps=4, first_step=3)))
+    diff = fp.compare(a, shifted)
+    assert diff.identical and diff.capture.startswith("same path; B holds 2 fewer steps")
+    cut = _doc(build_run(tmp_path / "c.sqlite", Run(steps=6, launches=5 * 7 + 3)))
+    diff = fp.compare(a, cut)
+    assert diff.identical and diff.figures["path_changed"] == 0
+    assert diff.capture is not None and "are in A only" in diff.capture
+
+
+def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, capsys):
+    a = build_run(tmp_path / "a.sqlite", Run(steps=6))
+    b = build_run(tmp_path / "b.sqlite", Run(steps=4, gemm={(2, 1): GEMM_SPLITK}))
+    diff = fp.compare(_doc(a), _doc(b))
+    f = diff.figures
+    assert (f["path_changed"], f["variant_changed"], f["kernels_removed"]) == (1, 1, 0)
+    assert diff.first.change.b.name == GEMM_SPLITK and diff.first.region == ("layers.1",)
+    assert diff.capture.endswith("are in A only, not counted as changes")
+    baseline = tmp_path / "a.json"
+    baseline.write_text(fp.dumps(_doc(a)))
+    rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)
+    assert rc == 1 and f"{GEMM_SPLITK} replaced nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT" in out
+    rc, _out, err = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
+    assert rc == 1 and "gate tripped: path_changed>0" in err
+
+
+def test_a_kernel_added_in_every_step_is_not_a_cut_last_step(tmp_path):
+    """The last step of A is a prefix of B's, but so is every step: a change, in each."""
+    a = _doc(build_run(tmp_path / "a.sqlite", Run(steps=4)))
+    b = _doc(build_run(tmp_path / "b.sqlite", Run(steps=4, merge={(s, 1) for s in range(1, 5)})))
+    diff = fp.compare(a, b)
+    assert diff.capture is None and diff.figures["kernels_added"] == 4

@@ -96,28 +96,31 @@ def _doc(program: list[Kernel]) -> dict:
     return {"steps": {"method": "nvtx", "count": len(steps)}, "variants": variants, "paths": paths}
 
 
-def test_one_step_fewer_is_that_step_removed():
-    """B captured one step fewer: the region is compared over all its steps at once and
-    the board shows the one step's 30 launches removed, nothing else."""
+def test_one_step_fewer_is_a_shorter_capture_not_a_change():
+    """B captured one step fewer: the region is compared over all its steps at once, B's
+    launches are A's without the last step, and that is said once, not 30 removed kernels."""
     diff = compare.compare(_doc(_program(300)), _doc(_program(299)))
-    assert diff.note is not None
-    [region] = diff.regions
-    assert [(c.kind, c.position) for c in region.changes] == [
-        ("removed", p) for p in range(_at(299, 0), _at(300, 0))
-    ]
-    assert diff.figures["kernels_removed"] == STEP
-    assert diff.figures["variant_changed"] == diff.figures["kernels_added"] == 0
+    assert diff.identical and diff.figures["path_changed"] == 0
+    assert diff.capture == (
+        "same path; B holds 1 fewer steps (299 vs 300: a shorter capture): "
+        f"the last {STEP} launches of A are in A only"
+    )
+    assert diff.note.endswith(". Same path; " + diff.capture[len("same path; ") :])
 
 
 def test_one_step_fewer_and_a_switch_counts_each_change_once():
+    """The step B did not capture is not removed; the switch and the merge kernel inside
+    the steps both hold are changes."""
     a = _program(300)
     b = _program(300, {(100, 7): _kernel("k7_splitK")}, added={(200, 3)})[:-STEP]
     diff = compare.compare(_doc(a), _doc(b))
     figures = {k: diff.figures[k] for k in ("variant_changed", "kernels_added")}
     assert figures == {"variant_changed": 1, "kernels_added": 1}
-    assert diff.figures["kernels_removed"] == STEP and diff.figures["config_changed"] == 0
-    removed = [c.position for c in diff.regions[0].changes if c.kind == "removed"]
-    assert removed == list(range(_at(299, 0), _at(300, 0)))  # the end, where it was lost
+    assert diff.figures["kernels_removed"] == 0 and diff.figures["config_changed"] == 0
+    assert diff.capture.startswith("B holds 1 fewer steps (299 vs 300: a shorter capture)")
+    assert diff.capture.endswith(
+        f"the last {STEP} launches of A are in A only, not counted as changes"
+    )
     assert diff.first_math.change.kind == "variant"
     assert diff.first_math.change.position == _at(100, 7)
 
@@ -172,3 +175,37 @@ def test_the_edit_script_is_minimal(seed):
             assert i >= end_i and j >= end_j and x[i : i + size] == y[j : j + size]
             end_i, end_j = i + size, j + size
         assert sum(size for _i, _j, size in blocks) == lcs(x, y)
+
+
+def test_a_later_start_and_a_cut_mid_step_are_capture_ends():
+    """B starts after A's warm-up and three steps in, and ends inside a step: its launches
+    are a slice of A's, found as one (no alignment), and both ends are stated. (Step 3
+    starts with another grid in both runs, so the slice has one place in A.)"""
+    warmup = [_kernel("autotune", family="other"), _kernel("k0", grid=4)]
+    landmark = {(3, 0): _kernel("k0", grid=2)}
+    a = warmup + _program(300, landmark)
+    b = _program(300, landmark)[3 * STEP : -STEP - 7]
+    diff = compare.compare(_doc(a), _doc(b))
+    assert diff.identical
+    head, tail = len(warmup) + 3 * STEP, STEP + 7
+    assert diff.capture.endswith(
+        f"the first {head} launches of A and the last {tail} launches of A are in A only"
+    )
+
+
+def test_unrelated_programs_keep_their_ends_as_changes():
+    """Two programs that share kernels but not their order: what one alone holds at its end
+    is a change like the rest, not a capture difference."""
+    other = [_kernel(f"k{(7 * i) % STEP}") for i in range(40 * STEP)]
+    diff = compare.compare(_doc(_program(300)), _doc(other))
+    assert diff.capture is None and "capture" not in diff.to_dict()
+    assert diff.figures["kernels_removed"] > 0 and diff.figures["path_changed"] == 1
+
+
+def test_a_slice_is_found_by_whole_kernels_not_names():
+    """The same names with another grid in the span both hold: not a slice; the grid is a
+    configuration change and the missing step still a capture difference."""
+    b = _program(299, {(5, 2): _kernel("k2", grid=8)})
+    diff = compare.compare(_doc(_program(300)), _doc(b))
+    assert diff.figures["config_changed"] == 1 and diff.figures["kernels_removed"] == 0
+    assert diff.capture.endswith("not counted as changes")

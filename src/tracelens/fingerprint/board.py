@@ -76,8 +76,9 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     f = diff.figures
     note = [f"note: {diff.note}"] if diff.note else []
     if diff.identical:
+        how = "over the launches both captures hold" if diff.capture else "exactly"
         return [
-            f"numerical path: {b} follows {a} exactly ({f['regions_compared']:,} regions)",
+            f"numerical path: {b} follows {a} {how} ({f['regions_compared']:,} regions)",
             *note,
         ]
     out = [

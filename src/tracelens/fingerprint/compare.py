@@ -100,6 +100,9 @@ class PathDiff:
     figures: dict[str, int] = field(default_factory=dict)
     compared_units: int = 0
     note: str | None = None  # e.g. why steps were not compared one by one
+    # When the steps differ: the launches only one capture holds at its start or end, in
+    # words (also in ``note``); they are not changes (see capture.py).
+    capture: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -120,7 +123,7 @@ class PathDiff:
         return [(tuple(regions), head) for regions, head in out]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "identical": self.identical,
             "figures": dict(self.figures),
             "note": self.note,
@@ -128,6 +131,9 @@ class PathDiff:
             "first_math": None if self.first_math is None else asdict(self.first_math),
             "regions": [asdict(r) for r in self.regions],
         }
+        if self.capture is not None:  # only then, so every other comparison's JSON stays
+            out["capture"] = self.capture
+        return out
 
 
 @dataclass
@@ -426,6 +432,21 @@ def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange]
     return _sequence_changes(a.kernels, b.kernels), _unlisted(a, b)
 
 
+def _compare_captures(a: _Unit, b: _Unit) -> tuple[list[KernelChange], str | None, Any]:
+    """:func:`_compare_units` of one region in two runs whose steps differ: launches only
+    one side holds at the start or end are left out and returned apart (capture.Ends);
+    the shorter sequence being a slice of the longer is found without an alignment."""
+    from . import capture
+
+    changes: list[KernelChange] = []
+    ends = capture.slice_ends(a.kernels, b.kernels)
+    if ends is None:
+        changes = _sequence_changes(a.kernels, b.kernels)
+        changes, ends = capture.trim_ends(changes, len(a.kernels), len(b.kernels))
+    unlisted = None if capture.blocks_slice(a.blocks, b.blocks) else _unlisted(a, b)
+    return changes, unlisted, ends
+
+
 def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
     """Counts over every step a change happens in (a change in steps 2-4 counts 3 times)."""
 
@@ -451,9 +472,14 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
-    """Where B's numerical path differs from A's (both fingerprint documents)."""
+    """Where B's numerical path differs from A's (both fingerprint documents). When their
+    steps differ, launches only one capture holds at its start or end are a capture
+    difference (``PathDiff.capture``), not a change."""
+    from .capture import Ends, cut_steps, statement
+
     note = steps_note(a, b)
     ua, ub = _units(a, flatten=note is not None), _units(b, flatten=note is not None)
+    cut, ends = cut_steps(ua, ub) if note is None else (set(), Ends())
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
@@ -463,9 +489,13 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     grouped: dict[tuple, list] = {}
     first: Divergence | None = None
     first_math: Divergence | None = None
-    for key in sorted({*ua, *ub}, key=order):
+    for key in sorted({*ua, *ub} - cut, key=order):
         unit_a, unit_b = ua.get(key), ub.get(key)
-        changes, unlisted = _compare_units(unit_a, unit_b)
+        if note is not None and unit_a is not None and unit_b is not None:
+            changes, unlisted, cut = _compare_captures(unit_a, unit_b)
+            ends.add(cut)
+        else:
+            changes, unlisted = _compare_units(unit_a, unit_b)
         if not changes and unlisted is None:
             continue
         device, region, step = key
@@ -483,4 +513,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     ]
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
     figures = _figures(regions, compared)
-    return PathDiff(tuple(regions), first, first_math, figures, compared, note)
+    capture = statement(a, b, ends, bool(regions)) if ends else None
+    if capture is not None:
+        said = f"{capture[0].upper()}{capture[1:]}"
+        note = said if note is None else f"{note}. {said}"
+    return PathDiff(tuple(regions), first, first_math, figures, compared, note, capture)

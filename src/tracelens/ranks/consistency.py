@@ -104,10 +104,12 @@ def _path_differences(summaries) -> list[dict[str, object]]:
 
 
 def alignment_pairs(a: dict, b: dict) -> int:
-    """The launch pairs ``fingerprint.compare`` aligns (difflib, about n x m for two launch
-    sequences of n and m launches that repeat a few kernels): per (device, region, step),
-    or per (device, region) over all steps when the two documents' steps differ, the
-    product of the two sequences' lengths. Linear in the documents' size."""
+    """The launch pairs of the sequences ``fingerprint.compare`` aligns: per (device,
+    region, step), or per (device, region) over all steps when the two documents' steps
+    differ, the product of the two sequences' lengths. An upper bound of its work: its
+    minimal edit script costs about (n + m) x the launches that differ (near-linear when
+    the ranks differ in few places), and past fingerprint.compare._EDITS_MAX differing
+    launches difflib (n x m) or windows of it take over. Linear in the documents' size."""
     from ..fingerprint.compare import steps_note
 
     flatten = steps_note(a, b) is not None

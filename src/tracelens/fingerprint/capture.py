@@ -1,0 +1,206 @@
+"""Capture differences: two runs of one program captured over different spans (one cut
+short, or started later). When the two documents' steps differ, each region is compared
+over all its steps at once (:func:`tracelens.fingerprint.compare.steps_note`); launches
+that only one capture holds *at its start or end* are then a fact about the captures,
+stated once, not a change of the path (issue 11: "a fact to state, not a path change").
+Launches missing or added inside the span both captures hold are still changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .compare import ADDED, REMOVED
+
+# Distinct kernels a sequence can be coded with, one character each (str.find finds a
+# slice in C): Unicode's code points.
+_CODES = 0x110000
+_LIMITS = Path(__file__).with_name("fingerprint.toml")
+
+
+@dataclass
+class Ends:
+    """Launches only one capture holds at its ends, summed over the compared units."""
+
+    a_head: int = 0
+    a_tail: int = 0
+    b_head: int = 0
+    b_tail: int = 0
+
+    def add(self, other: Ends) -> None:
+        self.a_head += other.a_head
+        self.a_tail += other.a_tail
+        self.b_head += other.b_head
+        self.b_tail += other.b_tail
+
+    def __bool__(self) -> bool:
+        return bool(self.a_head or self.a_tail or self.b_head or self.b_tail)
+
+
+def slice_ends(a: list, b: list) -> Ends | None:
+    """The ends one side holds beyond the other when the shorter of ``a`` and ``b`` is a
+    contiguous slice of the longer (its first occurrence: a prefix when it is one), or
+    None. Kernels are compared whole (name, grid, block, fields)."""
+    if len(a) == len(b):
+        return Ends() if a == b else None
+    short, long = (b, a) if len(b) < len(a) else (a, b)
+    codes: dict[Any, str] = {}
+    for kernel in {id(k): k for k in (*short, *long)}.values():
+        if kernel not in codes:
+            if len(codes) >= _CODES:
+                return None
+            codes[kernel] = chr(len(codes))
+    by_object = {id(k): codes[k] for k in (*short, *long)}
+    at = "".join(by_object[id(k)] for k in long).find("".join(by_object[id(k)] for k in short))
+    if at < 0:
+        return None
+    head, tail = at, len(long) - len(short) - at
+    return Ends(a_head=head, a_tail=tail) if long is a else Ends(b_head=head, b_tail=tail)
+
+
+def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
+    """``changes`` (of an alignment of n launches of A with m of B) without the launches
+    only one side holds at the start or the end of the sequences: a leading run of A's
+    (or B's) first launches removed (added) while the other side's first launch is paired,
+    and the same at the end. Only when the changes left are few (at most
+    :func:`same_program_changes` per launch of the span both hold): two unrelated programs
+    also have launches one side alone holds at its ends."""
+    ends = Ends()
+    removed_first = any(c.kind == REMOVED and c.position == 1 for c in changes)
+    added_first = any(c.kind == ADDED and c.position == 1 for c in changes)
+    start = _run_from(changes, REMOVED, 1, 1) if not added_first else 0
+    if start:
+        ends.a_head = start
+    elif not removed_first:
+        start = ends.b_head = _run_from(changes, ADDED, 1, 1)
+    rest = changes[start:]
+    removed_last = any(c.kind == REMOVED and c.position == n for c in rest)
+    added_last = any(c.kind == ADDED and c.position == m for c in rest)
+    back = rest[::-1]
+    end = _run_from(back, REMOVED, n, -1) if not added_last else 0
+    if end:
+        ends.a_tail = end
+    elif not removed_last:
+        end = ends.b_tail = _run_from(back, ADDED, m, -1)
+    rest = rest[: len(rest) - end]
+    both = min(n - ends.a_head - ends.a_tail, m - ends.b_head - ends.b_tail)
+    if len(rest) > same_program_changes() * both:
+        return changes, Ends()  # not one program: its ends are changes like the rest
+    return rest, ends
+
+
+@functools.cache
+def same_program_changes() -> float:
+    """The most changes, per launch of the span both captures hold, of two captures of one
+    program (fingerprint.toml, limits.capture_changes)."""
+    return float(tomllib.loads(_LIMITS.read_text(encoding="utf-8"))["limits"]["capture_changes"])
+
+
+def _run_from(changes: list, kind: str, position: int, step: int) -> int:
+    """How many changes from the first are ``kind`` at position, position + step, ..."""
+    count = 0
+    for c in changes:
+        if c.kind != kind or c.position != position + count * step:
+            break
+        count += 1
+    return count
+
+
+def cut_steps(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> tuple[set[tuple], Ends]:
+    """When the two runs' steps agree: the units (device, region, step) of a first or last
+    step that one capture started or ended inside, with the launches the other holds
+    beyond it. A step is cut when, on one device, one side's launches in it are fewer and
+    each of its regions there is the other side's, or a suffix (the first step) or prefix
+    (the last step) of it, or absent, and those that differ are whole in that side's next
+    (previous) step; units with unlisted launches (block digests) are not judged."""
+    steps = sorted({key[2] for key in (*ua, *ub) if key[2] is not None})
+    cut: set[tuple] = set()
+    ends = Ends()
+    for step, last in dict.fromkeys([(steps[-1], True), (steps[0], False)] if steps else []):
+        if last is False and step == steps[-1]:
+            continue  # one step: judged as the last
+        for device in sorted({key[0] for key in (*ua, *ub) if key[2] == step}):
+            keys = {key for key in (*ua, *ub) if key[:1] == (device,) and key[2] == step}
+            found = _cut_step(keys, ua, ub, last)
+            if found is not None:
+                cut |= keys
+                ends.add(found)
+    return cut, ends
+
+
+def _cut_step(keys: set[tuple], ua: dict, ub: dict, last: bool) -> Ends | None:
+    keys_in_order = sorted(keys)
+    units_a, units_b = [ua.get(k) for k in keys_in_order], [ub.get(k) for k in keys_in_order]
+    total_a = sum(u.launches for u in units_a if u is not None)
+    total_b = sum(u.launches for u in units_b if u is not None)
+    if total_a == total_b or any(u.blocks for u in (*units_a, *units_b) if u is not None):
+        return None
+    shorter_side = ub if total_b < total_a else ua
+    short, long = (units_b, units_a) if total_b < total_a else (units_a, units_b)
+    for key, s, longer in zip(keys_in_order, short, long, strict=True):
+        if s is not None and longer is None:
+            return None
+        if s is not None and s.kernels == longer.kernels:
+            continue
+        # The shorter side's own neighbouring step holds this region, whole: the step was
+        # cut, rather than every step of that run being so (a kernel added in each).
+        device, region, step = key
+        whole = shorter_side.get((device, region, step - 1 if last else step + 1))
+        if whole is None or (s is not None and whole.kernels == s.kernels):
+            return None
+        if s is None:
+            continue
+        part = longer.kernels[: len(s.kernels)] if last else longer.kernels[-len(s.kernels) :]
+        if len(s.kernels) > len(longer.kernels) or (s.kernels and part != s.kernels):
+            return None
+    extra = abs(total_a - total_b)
+    if last:
+        return Ends(a_tail=extra) if short is units_b else Ends(b_tail=extra)
+    return Ends(a_head=extra) if short is units_b else Ends(b_head=extra)
+
+
+def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether the shorter list of block digests is a contiguous slice of the longer one
+    (the unlisted launches of a long region, one capture shorter)."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if not short:
+        return not long
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -> str:
+    """The capture difference in words, e.g. "same path; B holds 8 fewer steps (12 vs 20:
+    a shorter capture): the last 48 launches of A are in A only"."""
+    sa, sb = a["steps"], b["steps"]
+    more = sb["count"] - sa["count"]
+    if sa["method"] != sb["method"]:
+        lead = (
+            f"B holds {sb['count']:,} steps by {sb['method']}, A {sa['count']:,} by "
+            f"{sa['method']} (another capture)"
+        )
+    elif more == 0:
+        lead = f"B holds the same {sb['count']:,} steps (a capture that starts or ends inside one)"
+    elif more < 0:
+        lead = (
+            f"B holds {-more:,} fewer steps ({sb['count']:,} vs {sa['count']:,}: a shorter capture)"
+        )
+    else:
+        lead = f"B holds {more:,} more steps ({sb['count']:,} vs {sa['count']:,}: a longer capture)"
+    parts = [
+        f"the {where} {count:,} launches of {side}"
+        for count, where, side in (
+            (ends.a_head, "first", "A"),
+            (ends.a_tail, "last", "A"),
+            (ends.b_head, "first", "B"),
+            (ends.b_tail, "last", "B"),
+        )
+        if count
+    ]
+    sides = {p[-1] for p in parts}
+    only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
+    tail = ", not counted as changes" if changed else ""
+    return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
