@@ -209,3 +209,18 @@ def test_a_slice_is_found_by_whole_kernels_not_names():
     diff = compare.compare(_doc(_program(300)), _doc(b))
     assert diff.figures["config_changed"] == 1 and diff.figures["kernels_removed"] == 0
     assert diff.capture.endswith("not counted as changes")
+
+
+def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(monkeypatch):
+    """More launches lacking than _EDITS_MAX: the whole alignment is by windows, which
+    need not put them at the end; B against A's first launches as many finds the switch
+    and nothing else."""
+    monkeypatch.setattr(compare, "_EDITS_MAX", 20)
+    b = _program(100, {(40, 7): _kernel("k7_splitK")})
+    diff = compare.compare(_doc(_program(300)), _doc(b))
+    f = diff.figures
+    assert (f["variant_changed"], f["kernels_removed"], f["kernels_added"]) == (1, 0, 0)
+    assert diff.first.change.position == _at(40, 7)
+    assert diff.capture.endswith(
+        f"the last {200 * STEP:,} launches of A are in A only, not counted as changes"
+    )

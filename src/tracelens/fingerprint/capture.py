@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,37 @@ def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
     if len(rest) > same_program_changes() * both:
         return changes, Ends()  # not one program: its ends are changes like the rest
     return rest, ends
+
+
+def aligned_ends(a: list, b: list) -> tuple[list, Ends]:
+    """The changes between launch sequences a and b (:func:`trim_ends`): of the whole
+    sequences aligned, or of the shorter one against the longer one's first or last launches
+    as many, whichever leaves the fewest changes (the whole first on a tie). Past
+    compare._EDITS_MAX launches one side lacks (a capture cut short at scale) the whole
+    alignment is by windows, which need not put them at an end; the two windows of the
+    longer side are each aligned by an edit script only (skipped past its bound)."""
+    from .compare import _block_changes, _by_name, _matching_blocks, _sequence_changes
+
+    n, m = len(a), len(b)
+    whole = _sequence_changes(a, b)
+    best = trim_ends(whole, n, m)
+    for lo in dict.fromkeys((0, abs(n - m))) if n != m else ():
+        wa, wb = (a[lo : lo + m], b) if n > m else (a, b[lo : lo + n])
+        blocks = _matching_blocks([k.name for k in wa], [k.name for k in wb])
+        if blocks is None:
+            continue
+        part = _block_changes(wa, wb, 0, 0, _by_name, blocks)
+        rest, ends = trim_ends(part, len(wa), len(wb))
+        if (rest is part and part) or len(rest) >= len(best[0]):
+            continue  # refused (not one program), or no better
+        shift_a, shift_b = (lo, 0) if n > m else (0, lo)
+        rest = [
+            replace(c, position=c.position + (shift_a if c.kind == REMOVED else shift_b))
+            for c in rest
+        ]
+        ends.add(Ends(shift_a, n - len(wa) - shift_a, shift_b, m - len(wb) - shift_b))
+        best = rest, ends
+    return best
 
 
 @functools.cache

@@ -441,8 +441,7 @@ def _compare_captures(a: _Unit, b: _Unit) -> tuple[list[KernelChange], str | Non
     changes: list[KernelChange] = []
     ends = capture.slice_ends(a.kernels, b.kernels)
     if ends is None:
-        changes = _sequence_changes(a.kernels, b.kernels)
-        changes, ends = capture.trim_ends(changes, len(a.kernels), len(b.kernels))
+        changes, ends = capture.aligned_ends(a.kernels, b.kernels)
     unlisted = None if capture.blocks_slice(a.blocks, b.blocks) else _unlisted(a, b)
     return changes, unlisted, ends
 
