@@ -116,3 +116,16 @@ def test_the_report_finds_the_steps_that_steps_finds(tmp_path):
     assert expected.method == "period" and kept.steps is not None
     assert (kept.steps.method, kept.steps.count) == (expected.method, expected.count)
     assert kept.steps.frame.equals(expected.frame)
+
+
+def test_the_fingerprint_finds_the_steps_that_steps_finds(tmp_path):
+    """The fingerprint hands the step search its launches with their correlation ids, so
+    its steps are those of `tracelens steps` on a two-stream program."""
+    from tracelens.fingerprint import fingerprint
+
+    path = build_two_streams(tmp_path, "f", seed=2)
+    with tracelens.open(path) as t:
+        expected = t.steps()
+        doc = fingerprint(t)
+    assert expected.method == "period"
+    assert (doc["steps"]["method"], doc["steps"]["count"]) == ("period", expected.count)

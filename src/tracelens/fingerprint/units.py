@@ -133,14 +133,16 @@ def start_order(launches: pl.DataFrame) -> pl.Series:
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
     """``trace.steps()``, with the launch sequence handed over from ``launches`` (read
     once); on a trace with CUDA graph replays traced at graph level the step search reads
-    its own (a replay is a launch there, and the fingerprint does not read replays)."""
+    its own (a replay is a launch there, and the fingerprint does not read replays). The
+    launches carry their correlation ids: the step search reads them in the order the host
+    launched them, as ``tracelens steps`` does."""
     import polars as pl
 
     from ..steps import find_steps
 
     if trace.graph_replays()[0]:
         return trace.steps()
-    columns = ("device", "start_ns", "end_ns", "name_id")
+    columns = ("device", "start_ns", "end_ns", "name_id", "correlation_id")
     seq = launches.select(pl.col(c).gather(order) for c in columns)
     return find_steps(trace, launches=seq.with_columns(pl.col("device").cast(pl.Int64)))
 
