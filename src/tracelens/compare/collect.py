@@ -44,6 +44,9 @@ class Side:
     # The GPU work read (util.work_in_order with its stream: WORK_COLUMNS) when the caller
     # asked to keep it (diff's keep_work: the report's census, line-up and timeline use it)
     work: pl.DataFrame | None = None
+    # The kernels per device and name id (model.devices.device_kernel_ids) when the caller
+    # asked for them (per_device): a few rows per kernel name, not the work
+    kernel_ids_by_device: pl.DataFrame | None = None
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -120,12 +123,15 @@ def collect(
     util_limit: int,
     nvtx_limit: int,
     keep_work: bool = False,
+    per_device: bool = False,
 ) -> Side:
     """What the diff reads from ``trace``; ``keep_work``: keep the GPU work read on
-    :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller."""
+    :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller; ``per_device``: its kernels'
+    figures per device and name id on :attr:`Side.kernel_ids_by_device`."""
     import polars as pl
 
     from ..util_sweep import KERNEL
+    from .model.devices import device_kernel_ids
 
     trace.require_kernels()
     window = _window(where)
@@ -139,6 +145,7 @@ def collect(
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", "correlation_id", *name_columns
     )
+    by_device = device_kernel_ids(launches, name_kind) if per_device else None
     census = kernels.drop("name_id", "avg_blocks")
     if census_demangled is None:
         census_demangled = census
@@ -162,6 +169,7 @@ def collect(
         *accounting[:-1],
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
         kept,
+        by_device,
     )
 
 

@@ -28,37 +28,43 @@ class DeviceChange:
     impact_ns: float  # B's kernel time beyond A's per call, over B's calls (kernels in both)
 
 
-def device_kernels(side: Side, name_kind: str) -> dict[int, pl.DataFrame] | None:
-    """Per device: name, instances, total_ns, avg_ns of its kernels, from the work kept on
-    ``side`` (``Side.work``) by the id of the names the diff shows (``name_kind``). The
-    names are ``Side.sequence_names``: one per id of the kernels read, in id order
-    (``collect.launch_sequences``). None without the work, or when its ids are not those."""
+def device_kernel_ids(launches: pl.DataFrame, name_kind: str) -> pl.DataFrame:
+    """device, id, instances, total_ns, avg_ns of the kernels ``launches`` (device,
+    start_ns, end_ns, name_id, short_id; one row per kernel) by device and the id of the
+    names the diff shows (``name_kind``): what :func:`device_kernels` needs of the work,
+    taken while the side is read (a few rows per kernel name, not a row per launch)."""
     import polars as pl
 
-    from ...util_sweep import KERNEL
-
-    if side.work is None:
-        return None
     column = "short_id" if name_kind == "short" else "name_id"
-    kernels = side.work.filter(pl.col("kind") == KERNEL).select(
-        "device", id=column, duration=pl.col("end_ns") - pl.col("start_ns")
-    )
-    ids = kernels["id"].unique().sort()
-    if ids.null_count() or ids.len() != len(side.sequence_names):
-        return None
-    names = pl.DataFrame(
-        {"id": ids, "name": side.sequence_names}, schema={"id": ids.dtype, "name": pl.String}
-    )
-    per_device = (
-        kernels.group_by("device", "id")
+    return (
+        launches.select("device", id=column, duration=pl.col("end_ns") - pl.col("start_ns"))
+        .group_by("device", "id")
         .agg(
             instances=pl.len(),
             total_ns=pl.col("duration").sum(),
             avg_ns=pl.col("duration").mean(),
         )
-        .join(names, on="id", how="left")
-        .drop("id")
     )
+
+
+def device_kernels(side: Side) -> dict[int, pl.DataFrame] | None:
+    """Per device: name, instances, total_ns, avg_ns of its kernels, from their figures by
+    name id read with ``side`` (``Side.kernel_ids_by_device``, :func:`device_kernel_ids`).
+    The names are ``Side.sequence_names``: one per id of the kernels read, in id order
+    (``collect.launch_sequences``). None without the figures, or when their ids are not
+    those."""
+    import polars as pl
+
+    per_id = side.kernel_ids_by_device
+    if per_id is None:
+        return None
+    ids = per_id["id"].unique().sort()
+    if ids.null_count() or ids.len() != len(side.sequence_names):
+        return None
+    names = pl.DataFrame(
+        {"id": ids, "name": side.sequence_names}, schema={"id": ids.dtype, "name": pl.String}
+    )
+    per_device = per_id.join(names, on="id", how="left").drop("id")
     return {
         int(device): part.drop("device")
         for (device,), part in per_device.partition_by("device", as_dict=True).items()
