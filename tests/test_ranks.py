@@ -348,10 +348,11 @@ def test_every_view_renders(eight_result):
 
 
 def test_a_path_too_long_to_align_is_named_without_the_alignment(eight, monkeypatch):
-    """fingerprint.compare aligns launch sequences with difflib, about n x m launch pairs,
-    and over all steps at once when two ranks found other step counts: 8,190 launches took
-    3.5 CPU s, 32,760 took 58 s. A rank's alignment is bounded (ranks.toml): past it the
-    rank is named, with the pairs, and compare is never called with more pairs."""
+    """fingerprint.compare aligns launch sequences over all steps at once when two ranks
+    found other step counts; past its edit bound difflib takes over, about n x m launch
+    pairs (with difflib alone 8,190 launches took 3.5 CPU s, 32,760 took 58 s). A rank's
+    alignment is bounded (ranks.toml): past it the rank is named, with the pairs, and
+    compare is never called with more pairs."""
     from types import SimpleNamespace
 
     from tracelens import fingerprint
@@ -391,7 +392,12 @@ def test_a_path_too_long_to_align_is_named_without_the_alignment(eight, monkeypa
         f"(limit {limit:,}), steps 1000 by marker vs 999 by marker; tracelens diff "
         "compares the two ranks"
     )
-    assert rows[1]["detail"].startswith("differs from rank 0's: ")
+    # the same path over 3 of the 1,000 steps: a capture difference, not a path change
+    assert (rows[1]["what"], rows[1]["detail"]) == (
+        "capture",
+        "rank 0's path; rank 3 holds 997 fewer steps (3 vs 1,000: a shorter capture): "
+        "the last 4,985 launches of rank 0 are in rank 0 only",
+    )
     assert len(aligned) == 1 and aligned[0] <= limit
 
 
@@ -692,3 +698,30 @@ def test_a_script_without_a_main_guard_is_told_before_any_worker_starts(
         assert done.stdout.strip().endswith(
             '(line 12): put the call under `if __name__ == "__main__":` or pass jobs=1'
         )
+
+
+def test_a_rank_that_captured_fewer_steps_is_a_capture_difference(tmp_path):
+    """A rank whose capture holds fewer steps of the common path is not a path change: its
+    row says so in the ranks' names (fingerprint.compare's capture sentence)."""
+    from types import SimpleNamespace
+
+    from fixtures.fingerprint_runs import Run, build_run
+
+    import tracelens
+    from tracelens import fingerprint as fp
+    from tracelens.ranks.consistency import _path_differences
+
+    def summary(path):
+        with tracelens.open(path) as trace:
+            return SimpleNamespace(fingerprint=fp.dumps(tracelens.fingerprint(trace)))
+
+    full, short = (build_run(tmp_path / f"{n}.sqlite", Run(steps=n)) for n in (6, 4))
+    rows = _path_differences([(0, summary(full)), (1, summary(full)), (2, summary(short))])
+    assert rows == [
+        {
+            "rank": 2,
+            "what": "capture",
+            "detail": "rank 0's path; rank 2 holds 2 fewer steps (4 vs 6: a shorter capture): "
+            "the last 14 launches of rank 0 are in rank 0 only",
+        }
+    ]

@@ -94,6 +94,10 @@ def _path_differences(summaries) -> list[dict[str, object]]:
         else:
             diff = fingerprint.compare(base, other)
             first = diff.first_math or diff.first
+            if first is None and diff.capture is not None:
+                # the same path over a shorter or shifted capture: a capture difference
+                rows.append(_capture_row(rank, model, diff.capture))
+                continue
             where = divergence_text(first) if first is not None else "same kernels, other counts"
         if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
             where = where[: _DETAIL_CHARS - 3] + "..."
@@ -101,6 +105,17 @@ def _path_differences(summaries) -> list[dict[str, object]]:
             {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
         )
     return rows
+
+
+def _capture_row(rank: int, model: int, capture: str) -> dict[str, object]:
+    """A rank whose capture holds the common path over other steps (fewer, later, cut
+    inside one): said as a capture difference, in the ranks' names (the comparison's A is
+    the model rank, its B this one)."""
+    said = capture.removeprefix("same path; ").replace("B holds", f"rank {rank} holds")
+    said = said.replace(" of A ", f" of rank {model} ").replace(
+        "in A only", f"in rank {model} only"
+    )
+    return {"rank": rank, "what": "capture", "detail": f"rank {model}'s path; {said}"}
 
 
 def alignment_pairs(a: dict, b: dict) -> int:
