@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["keep", "keeps", "kept"]
+__all__ = ["keep", "keeps", "kept", "read_kept", "write_kept"]
 
 
 def _name() -> str:
@@ -71,34 +71,48 @@ def _entry(trace: Trace) -> Path | None:
 def kept(trace: Trace, *, context: bool) -> pl.DataFrame | None:
     """The whole trace's rows of :func:`tracelens.util.read_work` (with the context column
     when ``context``) and launch_start, sorted, when an earlier run kept them; else None."""
+    work = read_kept(trace, _name(), _version())
+    return work if work is None or context else work.drop("context")
+
+
+def keep(trace: Trace, work: pl.DataFrame) -> None:
+    """Keep ``work`` (the whole trace's rows of read_work, with context and launch_start,
+    sorted) in the trace's cache entry for later runs."""
+    write_kept(trace, _name(), _version(), work)
+
+
+def read_kept(
+    trace: Trace, name: str, version: str, columns: tuple[str, ...] = ()
+) -> pl.DataFrame | None:
+    """``columns`` (every one when empty) of the derived file ``name`` of the trace's cache
+    entry, when it is listed there at ``version``; else None (also when it was removed or
+    damaged meanwhile: the caller reads the trace again)."""
     import polars as pl
 
     from .cache import derived_path
 
     entry = _entry(trace)
-    path = None if entry is None else derived_path(entry, _name(), _version())
+    path = None if entry is None else derived_path(entry, name, version)
     if path is None:
         return None
     try:
-        work = pl.read_parquet(path)
-    except (OSError, pl.exceptions.PolarsError):  # removed or damaged meanwhile: read again
+        return pl.read_parquet(path, columns=list(columns) or None)
+    except (OSError, pl.exceptions.PolarsError):
         return None
-    return work if context else work.drop("context")
 
 
-def keep(trace: Trace, work: pl.DataFrame) -> None:
-    """Keep ``work`` (the whole trace's rows of read_work, with context and launch_start,
-    sorted) in the
-    trace's cache entry for later runs; nothing when the trace reads no cache entry or the
-    cache cannot be written (this run has its rows either way)."""
+def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> None:
+    """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry;
+    nothing when the trace reads no cache entry or the cache cannot be written (this run
+    has its rows either way)."""
     from .cache import add_derived
 
-    lazy = trace._lazy
     if _entry(trace) is None:
         return
+    lazy = trace._lazy
 
     def write(path: Path) -> None:
-        work.write_parquet(path, compression="snappy", statistics=False)
+        frame.write_parquet(path, compression="snappy", statistics=False)
 
     with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, _name(), _version(), write)
+        add_derived(lazy.settings, lazy.ident, trace._source_file, name, version, write)

@@ -19,14 +19,11 @@ rows would differ never reads an older one.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import polars as pl
 
     from ..trace import Trace
@@ -78,18 +75,9 @@ def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFra
     launch_start: the start of each operation's launching call; sorted by ``util.ORDER``;
     ``name``: another file kept here, every column of it when
     ``columns`` is empty), when an earlier diff kept them; else None."""
-    import polars as pl
+    from ..util_workfile import read_kept
 
-    from ..cache import derived_path
-
-    entry = trace._lazy.entry if keeps(trace) else None  # None until a table is cached
-    path = None if entry is None else derived_path(entry, _named(name), _version())
-    if path is None:
-        return None
-    try:
-        return pl.read_parquet(path, columns=list(columns) or None)
-    except (OSError, pl.exceptions.PolarsError):  # removed or damaged meanwhile: read again
-        return None
+    return read_kept(trace, _named(name), _version(), columns)
 
 
 def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:
@@ -97,17 +85,9 @@ def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:
     table of the whole trace) in the trace's cache entry for later diffs; nothing when the
     trace reads no cache entry or the cache cannot be written (this run has its rows either
     way)."""
-    from ..cache import add_derived
+    from ..util_workfile import write_kept
 
-    if not keeps(trace):
-        return
-    lazy = trace._lazy
-
-    def write(path: Path) -> None:
-        work.write_parquet(path, compression="snappy", statistics=False)
-
-    with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, _named(name), _version(), write)
+    write_kept(trace, _named(name), _version(), work)
 
 
 def kept_kernels(trace: Trace, name_kind: str) -> KernelTables | None:
