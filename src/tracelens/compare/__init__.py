@@ -189,7 +189,8 @@ def _diff_traces(
         figures=figures,
         comparable=comparable,
         notes=tuple(selected)
-        + _notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None),
+        + _notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
+        + _damage_notes(a, b, same_file),
         typical=typical,
         comparability=score,
         steps_a=steps_a,
@@ -378,6 +379,19 @@ def _step_region_note(sa, sb) -> list[str]:
         "NVTX regions: the ranges that are the steps themselves, one name per step, are one "
         "region (" + ", ".join(f"'{n}'" for n in named) + "), compared per step"
     ]
+
+
+def _damage_notes(a: Trace, b: Trace, same_file: bool) -> tuple[str, ...]:
+    """Each side's GPU records that end before they start, left out of every figure
+    (:meth:`~tracelens.Trace.damage_note`, as every command says it), prefixed by its side
+    (``A and B``: a file compared with itself). Each side's whole read counted the records
+    it kept (:func:`.collect._sorted_work`): a sound export needs no scan for it."""
+    if same_file:
+        note = a.damage_note()
+        return (f"A and B: {note}",) if note else ()
+    return tuple(
+        f"{side}: {note}" for side, trace in (("A", a), ("B", b)) if (note := trace.damage_note())
+    )
 
 
 def _notes(

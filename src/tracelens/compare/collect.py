@@ -233,14 +233,18 @@ def _sorted_work(
     read whole keeps its rows sorted in its cache entry, with the start of each
     operation's launching call (``launch_start``, from util's index of the calls), and
     later diffs read them back (:mod:`.workfile`) with that column: util then reads the
-    figures of the calls, not every call (:func:`tracelens.util.accounting_and_calls`)."""
-    from ..util import _in_order  # work_in_order's sort
+    figures of the calls, not every call (:func:`tracelens.util.accounting_and_calls`).
+    A whole read tells ``trace`` how many records of each kind it kept
+    (:meth:`~tracelens.Trace.kept_whole`): the damaged-records note then counts no rows."""
+    # work_in_order's sort, and the count of the records of each kind a whole read kept
+    from ..util import _in_order, _kept_whole
     from . import workfile
 
     wanted = [c for c in _WORK_ORDER_COLUMNS if stream or c != "stream"]
     whole = all(v is None for v in where.params().values())
     stored = [c for c in wanted if (short or c != "short_id") and (grid or c != "blocks")]
     if whole and (work := workfile.kept(trace, (*stored, "launch_start"))) is not None:
+        _kept_whole(trace, work)
         return _null_columns(work, [*wanted, "launch_start"])
     keep = whole and workfile.keeps(trace)
     params = {"selection": None, **where.params(), "grid": grid or keep, "short": short or keep}
@@ -248,6 +252,8 @@ def _sorted_work(
     # does not need the order): one copy of the work at a time, as work_in_order holds it.
     rows = trace.query("work_in_order", **params)
     work = _in_order(rows, drop=() if stream or keep else ("stream",))
+    if whole:
+        _kept_whole(trace, work)
     if not keep:
         return _null_columns(work.select(stored), wanted)
     work = work.with_columns(_launch_starts(trace, work))
