@@ -34,7 +34,7 @@ def demo_docs():
 
 def _no_steps(trace, *_launches):
     """A capture without structure: what fingerprint sees when trace.steps() finds none."""
-    return {"method": "none", "count": 0}, []
+    return {"method": "none", "count": 0}, [], None
 
 
 def _schema():

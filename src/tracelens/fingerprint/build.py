@@ -156,18 +156,21 @@ def _variant(names: _Names, key: tuple, facts: dict[int, tuple]) -> dict[str, An
 
 def _steps_rows(
     trace: Trace, launches, order, found: Steps | None = None
-) -> tuple[dict[str, Any], list[tuple]]:
-    """(the document's ``steps`` description, rows for fp_steps) from the step search
-    (``trace.steps()``: ``found``, else handed the launch sequence already read:
+) -> tuple[dict[str, Any], list[tuple], tuple | None]:
+    """(the document's ``steps`` description, rows for fp_steps, the step of each launch
+    where it was found in host launch order: ``members.host_order_steps``) from the step
+    search (``trace.steps()``: ``found``, else handed the launch sequence already read:
     ``units.find_launch_steps``)."""
+    from .members import host_order_steps
     from .units import find_launch_steps
 
     steps = found if found is not None else find_launch_steps(trace, launches, order)
     if steps.method == "none" or steps.frame.is_empty():
-        return {"method": "none", "count": 0}, []
+        return {"method": "none", "count": 0}, [], None
     cols = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
     rows = steps.frame.select(cols).rows()
-    return {"method": steps.method, "count": int(steps.frame["step"].n_unique())}, rows
+    described = {"method": steps.method, "count": int(steps.frame["step"].n_unique())}
+    return described, rows, host_order_steps(launches, order, steps)
 
 
 def _has_nvtx_ranges(trace: Trace) -> bool:
@@ -345,11 +348,11 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
-    described, step_rows = _steps_rows(trace, launches, order, steps)
+    described, step_rows, host = _steps_rows(trace, launches, order, steps)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
-    frame = with_steps(launches, order, step_rows)
-    del launches, order  # the step search's columns: freed before the units' sort
+    frame = with_steps(launches, order, step_rows, host)
+    del launches, order, host  # the step search's columns: freed before the units' sort
     _create_units(trace, frame, variants, step_rows, nvtx)
     del frame
     block = settings().block_launches

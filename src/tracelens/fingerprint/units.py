@@ -147,10 +147,18 @@ def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) ->
     return find_steps(trace, launches=seq.with_columns(pl.col("device").cast(pl.Int64)))
 
 
-def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple]) -> pl.DataFrame:
-    """The fingerprint's launches (those with a normalized name) and their step: the step
-    whose GPU window on the launch's device holds its start (the latest step that starts
-    at or before it, if the launch starts before that step ends), else NULL."""
+def with_steps(
+    launches: pl.DataFrame,
+    order: pl.Series,
+    step_rows: list[tuple],
+    host: tuple[pl.Series, pl.Series] | None = None,
+) -> pl.DataFrame:
+    """The fingerprint's launches (those with a normalized name) and their step: on the
+    devices ``host`` covers (the step of each launch, whether it was found: period steps in
+    host launch order, :func:`tracelens.fingerprint.members.host_order_steps`) that step;
+    elsewhere the step whose GPU window on the launch's device holds its start (the latest
+    step that starts at or before it, if the launch starts before that step ends), else
+    NULL."""
     import polars as pl
 
     columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
@@ -158,6 +166,8 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
         return _named(frame)
+    if host is not None and host[1].all():
+        return _named(launches.select(*keep).with_columns(step=host[0]))
     steps = (
         pl.DataFrame(step_rows, schema=list(_STEP_COLUMNS), orient="row")
         .select(pl.col("device").cast(pl.Int32), "step", s="start_ns", e="end_ns")
@@ -171,6 +181,8 @@ def with_steps(launches: pl.DataFrame, order: pl.Series, step_rows: list[tuple])
     step = found.select(pl.when(pl.col("start_ns") <= pl.col("e")).then(pl.col("step")))
     in_rows = pl.repeat(None, launches.height, dtype=pl.Int64, eager=True)
     in_rows = in_rows.scatter(order, step.to_series())
+    if host is not None:
+        in_rows = pl.select(pl.when(host[1]).then(host[0]).otherwise(in_rows)).to_series()
     frame = launches.select(*keep).with_columns(step=in_rows)
     return _named(frame)
 

@@ -1,0 +1,138 @@
+"""Which step each launch belongs to when the steps come from the launch-sequence period:
+the step search's own rule, in the order the host launched the kernels.
+
+A period step is ``p`` consecutive launches of its device in host launch order (correlation
+id: :func:`tracelens.steps_period.host_order`), ``p`` the motif's length, the steps one
+after another from the step search's phase. Its GPU window (first start to last end) is
+what the steps frame keeps, and windows of consecutive steps overlap when one stream runs
+behind another: a collective launched last in step 3 that starts after step 4's first
+kernel lies in step 4's window. Assigned by GPU window, it moved from step 3 to step 4 and
+two runs of one program read as a path change (kernel removed from step 3, added to step 4)
+when only their timing differed.
+
+The steps frame does not say where the steps start in the launch sequence; the block of
+step 1 is found as the ``p`` consecutive launches whose first start, last end and kernel
+time are step 1's (a rolling window over the launches near step 1's first start), and taken
+when every step's figures are those of its block. When none is (steps found on other
+launches: the report's, with graph replays), the device keeps the GPU windows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..steps import Steps
+
+# A step's figures that must equal its block's, from the steps frame.
+_FIGURES = ("start_ns", "end_ns", "kernel_ns")
+# At most this many candidate first blocks are checked against every step (usually one
+# candidate is left once step 1's figures are matched).
+_CANDIDATES = 8
+
+
+def host_order_steps(
+    launches: pl.DataFrame, order: pl.Series, steps: Steps
+) -> tuple[pl.Series, pl.Series] | None:
+    """(the step of each row of ``launches`` (NULL: none), whether that step was found in
+    host launch order) for the devices whose period steps are found as blocks of the
+    launch sequence; None when no device's are (not period steps, or none found).
+    ``launches``: device, start_ns, end_ns, correlation_id; ``order``: their row numbers in
+    GPU order (:func:`tracelens.fingerprint.units.start_order`)."""
+    import polars as pl
+
+    from ..steps_period import host_order
+
+    if steps.method != "period" or not steps.motif or steps.frame.is_empty():
+        return None
+    gpu = launches.select(pl.col("device", "correlation_id").gather(order))
+    rows = order.gather(host_order(gpu))  # the launches' rows in host launch order
+    del gpu
+    seq = launches.select(pl.col("device", "start_ns", "end_ns").gather(rows))
+    bounds = seq.group_by("device").len().sort("device").rows()
+    n = launches.height
+    step = pl.repeat(None, n, dtype=pl.Int64, eager=True)
+    found = pl.repeat(False, n, dtype=pl.Boolean, eager=True)
+    offset = 0
+    for device, count in bounds:
+        motif = steps.motif.get(device)
+        frame = steps.frame.filter(pl.col("device") == device).sort("step")
+        if motif and frame.height:
+            device_seq = seq.slice(offset, count)
+            first = _first_block(device_seq, len(motif), frame)
+            if first is not None:
+                at = rows.slice(offset, count)
+                in_host_order = _block_steps(count, first, len(motif), frame["step"])
+                step = step.scatter(at, in_host_order)
+                found = found.scatter(at, True)
+        offset += count
+    if not found.any():
+        return None
+    return step, found
+
+
+def _block_steps(count: int, first: int, p: int, numbers: pl.Series) -> pl.Series:
+    """The step of each of a device's ``count`` launches in host order: launches
+    [first + k p, first + (k + 1) p) are step ``numbers[k]``, the others none."""
+    import polars as pl
+
+    blocks = numbers.len()
+    before = pl.repeat(None, first, dtype=pl.Int64, eager=True)
+    inside = numbers.cast(pl.Int64).gather(pl.int_range(0, blocks * p, eager=True) // p)
+    after = pl.repeat(None, count - first - blocks * p, dtype=pl.Int64, eager=True)
+    return pl.concat([before, inside, after])
+
+
+def _first_block(seq: pl.DataFrame, p: int, frame: pl.DataFrame) -> int | None:
+    """The host-order position of step 1's first launch in ``seq`` (one device's launches
+    in host order: start_ns, end_ns), or None when no block of ``p`` launches has the
+    figures of every step of ``frame`` (that device's steps, in order)."""
+    import polars as pl
+
+    blocks = frame.height
+    n = seq.height
+    if (frame["kernels"] != p).any() or blocks * p > n:
+        return None
+    s1, e1, k1 = (frame[c][0] for c in _FIGURES)
+    at = (seq["start_ns"] == s1).arg_true()
+    if at.len() == 0:
+        return None
+    lo = max(0, int(at.min()) - p + 1)
+    hi = min(n, int(at.max()) + p)
+    near = seq.slice(lo, hi - lo)
+    windows = near.select(
+        start=pl.col("start_ns").rolling_min(p),
+        end=pl.col("end_ns").rolling_max(p),
+        busy=(pl.col("end_ns") - pl.col("start_ns")).rolling_sum(p),
+    ).with_columns(first=pl.int_range(lo - p + 1, hi - p + 1, dtype=pl.Int64))
+    candidates = windows.filter(
+        (pl.col("start") == s1)
+        & (pl.col("end") == e1)
+        & (pl.col("busy") == k1)
+        & (pl.col("first") + blocks * p <= n)
+    )["first"]
+    expected = frame.select(pl.col(_FIGURES).cast(pl.Int64))
+    for first in candidates.head(_CANDIDATES).to_list():
+        if _block_figures(seq, first, p, blocks).equals(expected):
+            return first
+    return None
+
+
+def _block_figures(seq: pl.DataFrame, first: int, p: int, blocks: int) -> pl.DataFrame:
+    """start_ns, end_ns, kernel_ns of ``blocks`` blocks of ``p`` launches from ``first``."""
+    import polars as pl
+
+    return (
+        seq.slice(first, blocks * p)
+        .with_columns(block=pl.int_range(0, blocks * p, dtype=pl.Int64) // p)
+        .group_by("block")
+        .agg(
+            start_ns=pl.col("start_ns").min(),
+            end_ns=pl.col("end_ns").max(),
+            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).sum(),
+        )
+        .sort("block")
+        .select(pl.col(_FIGURES).cast(pl.Int64))
+    )
