@@ -1,4 +1,6 @@
--- fingerprint_launches: every kernel launch as a fingerprint sees it, read once: what the
+-- fingerprint_launches: every kernel launch as a fingerprint sees it, read once (but the
+-- records that end before they start: a damaged export's, left out as every command leaves
+-- them out; tracelens.fingerprint.build says so and how many): what the
 -- step search needs (device, stream, start, end, name id: tracelens.steps' launch sequence)
 -- and what the units need (its launch configuration as two integers, the id of its NVTX path, its
 -- launch order keys; the code of a variant for the block digests is worked out once per
@@ -73,6 +75,7 @@ FROM (
             false
         ) AS beyond_limits
     FROM kernels
+    WHERE NOT ends_before_start(start, "end")  -- a damaged record: left out, as every figure
 ) AS k
 LEFT JOIN fp_paths AS p
     ON $paths AND p.global_pid = k.globalPid AND p.correlation_id = k.correlationId

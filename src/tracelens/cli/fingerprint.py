@@ -11,6 +11,7 @@ import typer
 
 from . import _common as c
 from ._app import app
+from ._notes import join_notes, with_note
 
 BOARD_FORMATS = c.BOARD_FORMATS
 
@@ -49,11 +50,14 @@ def fingerprint(
     with c.open_trace(trace, demo) as tr:
         doc = build(tr)
         label = tr.path.name
+    # What the path leaves out (damaged records): on stderr beside the document, the last
+    # line of a board (stderr too for a json board), as every command says it.
+    note = join_notes(*doc.get("notes", ()))
     if baseline is None:
-        c.emit(dumps(doc), output)
+        c.emit(with_note(dumps(doc), note, "json"), output)
         return
     diff = compare(baseline, doc)
-    c.emit(_board(diff, fmt, check.name, label, top), output)
+    c.emit(with_note(_board(diff, fmt, check.name, label, top), note, fmt), output)
     if not diff.identical:
         raise typer.Exit(1)
 

@@ -10,6 +10,8 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   launch count and the sequence (variant ids in launch order). Steps with the same path in
   a region collapse into one entry. A region is the NVTX path of the launching call,
   without the ranges that enclose the whole step; without NVTX it is the whole step.
+- ``notes`` (only when there is one): what the path leaves out, as every command says it:
+  kernel records that end before they start (a damaged export).
 
 The launches are read once, as integers (``fingerprint_launches``: each carries its NVTX
 path id, its name id and its launch configuration packed in two integers; the few hundred
@@ -345,6 +347,8 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     ranges = _create_paths(trace)
     with _launches_within_cuda_limits(trace):
         launches = read_launches(trace, paths=ranges)
+    # every kept kernel record: the count of damaged ones then needs no scan of its own
+    trace.kept_whole({"kernel": launches.height})
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     order = start_order(launches)
@@ -358,7 +362,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     block = settings().block_launches
     variants, launches = _variants(trace, names)
     paths = _paths(trace, block)
-    return {
+    doc = {
         "format": FORMAT,
         "version": VERSION,
         "generator": f"tracelens {__version__}",
@@ -370,3 +374,9 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
         "variants": variants,
         "paths": paths,
     }
+    # What the path leaves out (Trace.damage_note): a key only when there is something to
+    # say, so a sound trace's document has the same bytes as before it existed.
+    damage = trace.damage_note(("kernel",))
+    if damage:
+        doc["notes"] = [damage]
+    return doc
