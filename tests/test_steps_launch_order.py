@@ -76,6 +76,78 @@ def test_launch_order_matches_a_sort_on_every_key(span, device_ids):
         .sort("device", "start_ns", "stream", "end_ns", "graph")["row"]
     )
     assert in_gpu_order.gather(host_order(gpu)).to_list() == expected
+    # Read without streams: with launches that tie on device, correlation id and start,
+    # only the stream orders them, and launch_order says it needs them.
+    streamless = rows.with_columns(stream=pl.lit(None, dtype=pl.Int64))
+    assert launch_order(streamless, streams=False) is None
+    # With distinct starts it does not: the same order as with them.
+    distinct = rows.with_columns(start_ns=pl.int_range(pl.len(), dtype=pl.Int64) * 7 % 801)
+    ordered = launch_order(distinct.with_columns(stream=pl.lit(None, dtype=pl.Int64)), False)
+    assert ordered is not None and ordered.to_list() == _reference(distinct)
+
+
+def _read_queries(trace, monkeypatch) -> tuple[LaunchSequence, list[bool]]:
+    """LaunchSequence.read of every launch, and the $streams of each steps_launch_rows it
+    ran."""
+    from tracelens.trace import Trace
+
+    asked: list[bool] = []
+    query = Trace.query
+
+    def recorded(self, name, **params):
+        if name == "steps_launch_rows":
+            asked.append(params["streams"])
+        return query(self, name, **params)
+
+    monkeypatch.setattr(Trace, "query", recorded)
+    try:
+        return LaunchSequence.read(trace, NO_FILTER), asked
+    finally:
+        monkeypatch.setattr(Trace, "query", query)
+
+
+def _tokens(sequence: LaunchSequence) -> list[list[int]]:
+    return [sequence.tokens(o, c).to_list() for _, o, c in sequence.devices()]
+
+
+def test_streams_are_read_only_for_launches_that_tie_on_start(tmp_path, monkeypatch):
+    """Two streams of one device, each kernel its own launch: the host order needs no
+    stream, and the read leaves it out. Kernels of one launch (one correlation id, as a
+    CUDA graph's) that start in the same ns on two streams: ordered by stream, read again
+    with them. Both routes give the order of steps_launches.sql."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    names = (XMMA_GEMM, FILL, FLASH_FWD)
+    for i in range(60):
+        # GPU start order differs from launch order: stream 8's kernels run first
+        stream = 7 if i % 2 else 8
+        start = 1_000_000 + 1_000 * i + (0 if stream == 7 else -1_500)
+        b.kernel(names[i % 3], start=start, end=start + 400, stream=stream)
+    path = tmp_path / "two_streams.sqlite"
+    b.write(path)
+    with tracelens.open(path) as trace:
+        sequence, asked = _read_queries(trace, monkeypatch)
+        expected = trace.query("steps_launches", **NO_FILTER)["name_id"].to_list()
+    assert asked == [False]
+    assert _tokens(sequence) == [expected]
+    assert sequence.rows["stream"].null_count() == sequence.rows.height
+
+    # one launch's kernels on two streams at one start: the stream orders them
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = 5, start = 2000000, "
+            '"end" = 2000400 + rowid WHERE rowid IN (1, 2)'  # streams 8 and 7
+        )
+    with tracelens.open(path) as trace:
+        sequence, asked = _read_queries(trace, monkeypatch)
+        launches = trace.query("steps_launches", **NO_FILTER)
+    assert asked == [False, True]
+    assert _tokens(sequence) == [launches["name_id"].to_list()]
+    tied = sequence.rows.filter(pl.col("start_ns") == 2_000_000)
+    assert tied["stream"].sort().to_list() == [7, 8]
 
 
 def test_read_order_is_steps_launches_order(tmp_path):

@@ -87,13 +87,20 @@ class LaunchSequence:
 
     @classmethod
     def read(cls, trace: Trace, params: dict[str, Any]) -> LaunchSequence:
-        """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered."""
-        rows = trace.query("steps_launch_rows", **params)
+        """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered. Read
+        without their streams, which order only launches that tie on device, correlation
+        id and start; read again with them when some do (:func:`launch_order`)."""
+        rows = trace.query("steps_launch_rows", **params, streams=False)
         if all(value is None for value in params.values()):
             # every kept kernel (tokens >= -1; replays below): the count of damaged records
             # then needs no scan of its own (Trace.kept_whole)
             trace.kept_whole({"kernel": int((rows["token"] >= -1).sum())})
-        return cls(rows, launch_order(rows))
+        order = launch_order(rows, streams=False)
+        if order is None:
+            del rows
+            rows = trace.query("steps_launch_rows", **params, streams=True)
+            order = launch_order(rows)
+        return cls(rows, order)
 
     @classmethod
     def given(cls, launches: pl.DataFrame) -> LaunchSequence:
@@ -144,13 +151,16 @@ def launch_tokens(launches: pl.DataFrame) -> pl.Expr:
     return pl.when(pl.col("graph_id").is_null()).then(name).otherwise(-2 - pl.col("graph_id"))
 
 
-def launch_order(rows: pl.DataFrame) -> pl.Series:
+def launch_order(rows: pl.DataFrame, streams: bool = True) -> pl.Series | None:
     """The row numbers of ``queries/steps_launch_rows.sql``'s rows in launch order: by
     device, then the order the host launched them (correlation id, NULL last), then start,
     stream, end, kernels before replays and replays by graph, as ``steps_launches.sql``
     orders them. Host order, not GPU start: two streams' kernels interleave on the GPU as
     timing has it, so the same program's GPU start order differs from run to run; the
     kernels of one CUDA graph launch share its correlation id and keep their GPU order.
+    ``streams`` False: the rows were read without their streams (``$streams`` false); None
+    when two launches tie on device, correlation id and start, whose order the stream
+    decides (read them with it).
 
     Sorted on one 64-bit key of device and correlation id (polars' sort by all six keys of
     the bench trace's 5M launches cost 1.45 CPU s, an arg-sort of one key 0.27): when
@@ -164,20 +174,36 @@ def launch_order(rows: pl.DataFrame) -> pl.Series:
         return pl.Series("row", [], dtype=pl.UInt32)
     device, launched = pl.col("device"), pl.col("correlation_id")
     graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token"))
-    keys = (device, launched, pl.col("start_ns"), pl.col("stream"), pl.col("end_ns"), graph)
+    keys = [device, launched, pl.col("start_ns"), pl.col("stream"), pl.col("end_ns"), graph]
     nulls_last = [False, True, False, False, False, False]
+    if not streams:
+        del keys[3], nulls_last[3]
     order, key = _by_device_and_launch(rows)
     if key is None:
-        return rows.with_row_index("row").sort(keys, nulls_last=nulls_last)["row"]
+        ordered = rows.with_row_index("row").sort(keys, nulls_last=nulls_last)
+        return ordered["row"] if streams or not _start_ties(ordered) else None
     tied = (key == key.shift(1)) | (key == key.shift(-1))
     positions = tied.arg_true()
     if positions.len():
         # Rows that share (device, correlation id) hold consecutive positions: sorting them
         # by all the keys and putting them back in the same positions orders each run.
         rows_at = order.gather(positions)
-        ties = rows[rows_at].with_columns(row=rows_at)
-        order = order.scatter(positions, ties.sort(keys, nulls_last=nulls_last)["row"])
+        ties = rows[rows_at].with_columns(row=rows_at).sort(keys, nulls_last=nulls_last)
+        if not streams and _start_ties(ties):
+            return None
+        order = order.scatter(positions, ties["row"])
     return order
+
+
+def _start_ties(ordered: pl.DataFrame) -> bool:
+    """Whether two consecutive rows of ``ordered`` (launches sorted by device, correlation
+    id and start) share all three: only their streams would order them."""
+    import polars as pl
+
+    same = pl.lit(True)
+    for name in ("device", "correlation_id", "start_ns"):
+        same = same & pl.col(name).eq_missing(pl.col(name).shift(1))
+    return bool(ordered.select(same.fill_null(False).any()).item())
 
 
 def host_order(launches: pl.DataFrame) -> pl.Series:

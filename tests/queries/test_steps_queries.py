@@ -123,7 +123,11 @@ def test_steps_launch_rows(trace_path):
     from queries.golden import GOLDEN
 
     with tracelens.open(trace_path) as t:
-        rows = t.query("steps_launch_rows", **NO_FILTER)
+        rows = t.query("steps_launch_rows", **NO_FILTER, streams=True)
+        without = t.query("steps_launch_rows", **NO_FILTER, streams=False)
+    # without the streams: the same rows, their stream NULL
+    assert without["stream"].null_count() == without.height
+    assert without.drop("stream").sort(pl.all()).equals(rows.drop("stream").sort(pl.all()))
     assert rows.schema == {
         "device": pl.Int32,
         "stream": pl.Int64,
@@ -166,7 +170,7 @@ def test_steps_launches_filters(trace_path):
 
         # The unordered narrow read keeps the same launches under every filter.
         def tokens(**params):
-            found = t.query("steps_launch_rows", **{**NO_FILTER, **params})
+            found = t.query("steps_launch_rows", **{**NO_FILTER, **params}, streams=False)
             return sorted(zip(found["start_ns"], found["token"], strict=True))
 
         for params in (
