@@ -1,9 +1,11 @@
 """NVTX region deltas when each step's range has its own name ('step 7', PyTorch's
 'ProfilerStep#7'): the steps' ranges are one region, compared per step, and regions sort in
-natural order ('layer 2' before 'layer 10')."""
+natural order ('layer 2' before 'layer 10'); a region in a few of the steps only is compared
+by its mean per step."""
 
 from __future__ import annotations
 
+import pytest
 from fixtures.builder import FILL, FLASH_FWD, XMMA_GEMM
 from fixtures.builder import _Recorder as Recorder
 
@@ -14,10 +16,14 @@ PID = 4242
 STEP = [(XMMA_GEMM, 40_000), (FLASH_FWD, 30_000), (FILL, 6_000)]
 
 
-def build(tmp_path, stem, steps, *, attn_ns=30_000, label="ProfilerStep#{}", layers=()):
+def build(
+    tmp_path, stem, steps, *, attn_ns=30_000, label="ProfilerStep#{}", layers=(), every=0, fill_ns=0
+):
     """One NVTX range per step named ``label`` with the step's number (``steps``: those
     numbers), an 'attn' range around the attention kernel's launch and, inside each step,
-    one range per name of ``layers`` around the GEMM's."""
+    one range per name of ``layers`` around the GEMM's; ``every``: an 'optimizer' range
+    around the fill kernel's launch in every ``every``-th step only (``fill_ns``: then the
+    fill's duration)."""
     r = Recorder("3.25.0")
     r.process(PID, "python train.py")
     r.gpu(0, "NVIDIA H100 80GB HBM3")
@@ -25,7 +31,7 @@ def build(tmp_path, stem, steps, *, attn_ns=30_000, label="ProfilerStep#{}", lay
     for number in steps:
         s0 = t - 10_000
         for name, dur in STEP:
-            d = attn_ns if name == FLASH_FWD else dur
+            d = attn_ns if name == FLASH_FWD else fill_ns if name == FILL and fill_ns else dur
             if name == XMMA_GEMM and layers:
                 for layer in layers:
                     r.kernel(name, t, d, pid=PID)
@@ -35,6 +41,8 @@ def build(tmp_path, stem, steps, *, attn_ns=30_000, label="ProfilerStep#{}", lay
             r.kernel(name, t, d, pid=PID)
             if name == FLASH_FWD:
                 r.nvtx("attn", t - 8_000, t - 2_000, pid=PID)
+            if name == FILL and every and number % every == every - 1:
+                r.nvtx("optimizer", t - 8_000, t - 2_000, pid=PID)
             t += d + 1_000
         r.nvtx(label.format(number), s0, t, pid=PID)
         t += 20_000
@@ -92,3 +100,30 @@ def test_regions_sort_in_natural_order(tmp_path):
         "train_step / layer 10",
     ]
     assert not any(n.startswith("NVTX regions: the ranges") for n in d.notes)
+
+
+def test_a_region_in_a_few_steps_is_compared_by_its_mean_per_step(tmp_path):
+    """An optimizer range every 4th step whose work takes twice as long in B: the median
+    over steps is 0 in both runs (the old figures: delta +0, the region last), its mean per
+    steady step shows the change; a region in every step keeps its median."""
+    a = build(tmp_path, "a", range(16), every=4, fill_ns=6_000)
+    b = build(tmp_path, "b", range(16), every=4, fill_ns=12_000)
+    d = pair(a, b)
+    regions = {r["path"]: r for r in d.nvtx_regions.iter_rows(named=True)}
+    optimizer = regions["ProfilerStep#* / optimizer"]
+    assert (optimizer["a_ops"], optimizer["b_ops"]) == (4, 4)
+    steady = d.sides[0].steps.steady["step"].n_unique()
+    held = sum(1 for n in range(16) if n % 4 == 3 and n in set(d.sides[0].steps.steady["step"]))
+    assert 0 < held < steady / 2
+    assert optimizer["a_step_ns"] == pytest.approx(6_000 * held / steady)
+    assert optimizer["b_step_ns"] == pytest.approx(12_000 * held / steady)
+    assert optimizer["ratio"] == pytest.approx(2.0) and optimizer["delta_ns"] > 0
+    assert (regions["ProfilerStep#* / attn"]["a_step_ns"], d.nvtx_regions["path"][0]) == (
+        30_000,
+        "ProfilerStep#*",
+    )
+    assert (
+        "NVTX regions held in under half of the steady steps of a run are compared by their "
+        "mean per steady step, not the median (which is 0 for them): "
+        "'ProfilerStep#* / optimizer'"
+    ) in d.notes

@@ -394,6 +394,31 @@ def _damage_notes(a: Trace, b: Trace, same_file: bool) -> tuple[str, ...]:
     )
 
 
+def _sparse_region_note(sa, sb) -> list[str]:
+    """Said when the NVTX region table compares regions held in under half of the steady
+    steps by their mean per step, not the median over steps (:func:`.regions.sparse_regions`:
+    that median is 0), naming the first few."""
+    if sa.regions is None or sb.regions is None:
+        return []
+    from .regions import sparse_regions
+
+    sparse = sparse_regions(sa.regions, sb.regions, sa.steps, sb.steps)
+    if not sparse:
+        return []
+    named = ", ".join(f"'{p}'" for p in sparse[:_NAMED_REGIONS])
+    more = len(sparse) - _NAMED_REGIONS
+    return [
+        "NVTX regions held in under half of the steady steps of a run are compared by their "
+        "mean per steady step, not the median (which is 0 for them): "
+        + named
+        + (f" and {more:,} more" if more > 0 else "")
+    ]
+
+
+# Regions a note names before it says how many more.
+_NAMED_REGIONS = 3
+
+
 def _notes(
     sa, sb, alignment, nvtx_ranges, util_limit: int, same_file: str | None
 ) -> tuple[str, ...]:
@@ -424,6 +449,7 @@ def _notes(
             f"{util_limit:,} launches per trace, for speed: run `tracelens util` on each"
         )
     notes += _step_region_note(sa, sb)
+    notes += _sparse_region_note(sa, sb)
     big = [
         side
         for side, s in (("A", sa), ("B", sb))

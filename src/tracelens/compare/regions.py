@@ -122,40 +122,86 @@ def step_regions(times: pl.DataFrame | None) -> list[str]:
 
 
 def _per_step(times: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
-    """Per path: the median GPU time per steady step (steps without the region count 0)."""
+    """Per path: the median GPU time per steady step (steps without the region count 0),
+    the mean per steady step, and whether the region is held in some but under half of the
+    steady steps (``sparse``: its median is then 0, whatever its time; held in none, both
+    are 0). Null figures (and not sparse) without steady steps."""
     import polars as pl
 
     steady = steps.steady["step"].unique().sort() if steps is not None else None
     if steady is None or steady.len() == 0:
-        return times.select("path").unique().with_columns(step_ns=pl.lit(None, pl.Float64))
+        none = pl.lit(None, pl.Float64)
+        paths = times.select("path").unique()
+        return paths.with_columns(median=none, mean=none, sparse=pl.lit(False))
     grid = times.select("path").unique().join(steady.to_frame("step"), how="cross")
     filled = grid.join(times.select("path", "step", "gpu_ns"), on=["path", "step"], how="left")
-    return filled.group_by("path").agg(step_ns=pl.col("gpu_ns").fill_null(0).median())
+    step_ns = pl.col("gpu_ns").fill_null(0)
+    return filled.group_by("path").agg(
+        median=step_ns.median(),
+        mean=step_ns.mean(),
+        sparse=pl.col("gpu_ns").is_not_null().sum().is_between(1, (pl.len() - 1) // 2),
+    )
+
+
+def _per_step_figures(
+    ta: pl.DataFrame, tb: pl.DataFrame, steps_a: Steps | None, steps_b: Steps | None
+) -> pl.DataFrame:
+    """Per path of either run: a_step_ns, b_step_ns (0 in a run without the region) and
+    sparse. Each is the median over the run's steady steps (0 for a step without the
+    region), robust to a slow step; for a region held in under half of the steady steps of
+    either run (``sparse``: an optimizer step every 4th step, a checkpoint), whose median
+    is 0 however long it runs, both are the mean per steady step instead (its time over
+    the steady steps), so that its change shows."""
+    import polars as pl
+
+    a, b = _per_step(ta, steps_a), _per_step(tb, steps_b)
+    joined = a.join(b, on="path", how="full", coalesce=True, suffix="_b")
+    sparse = pl.col("sparse").fill_null(False) | pl.col("sparse_b").fill_null(False)
+    return joined.select(
+        "path",
+        a_step_ns=pl.when(sparse).then(pl.col("mean")).otherwise(pl.col("median")).fill_null(0.0),
+        b_step_ns=pl.when(sparse)
+        .then(pl.col("mean_b"))
+        .otherwise(pl.col("median_b"))
+        .fill_null(0.0),
+        sparse=sparse,
+    )
+
+
+def sparse_regions(
+    ta: pl.DataFrame, tb: pl.DataFrame, steps_a: Steps | None, steps_b: Steps | None
+) -> list[str]:
+    """The regions :func:`region_table` compares by their mean per steady step, not the
+    median (held in under half of the steady steps of either run), in natural order; none
+    unless both runs have steps."""
+    if not (steps_a and steps_a.count and steps_b and steps_b.count):
+        return []
+    figures = _per_step_figures(ta, tb, steps_a, steps_b)
+    return sorted(figures.filter("sparse")["path"].to_list(), key=_natural_key)
 
 
 def region_table(
     ta: pl.DataFrame, tb: pl.DataFrame, steps_a: Steps | None, steps_b: Steps | None
 ) -> pl.DataFrame:
     """One row per region of either run: path, a_ops, b_ops, a_total_ns, b_total_ns,
-    a_step_ns, b_step_ns (median per steady step; null unless both runs have steps),
-    delta_ns (per step when both have steps, else of the totals), ratio (B / A of the same);
-    the largest change first."""
+    a_step_ns, b_step_ns (per steady step, :func:`_per_step_figures`: the median, or the
+    mean for a region in under half of the steps; null unless both runs have steps),
+    delta_ns (per step when both have steps, else of the totals), ratio (B / A of the
+    same); the largest change first."""
     import polars as pl
 
-    def side(times: pl.DataFrame, steps: Steps | None, key: str) -> pl.DataFrame:
+    def side(times: pl.DataFrame, key: str) -> pl.DataFrame:
         totals = times.group_by("path").agg(
             ops=pl.col("ops").sum(), total_ns=pl.col("gpu_ns").sum()
         )
-        both = totals.join(_per_step(times, steps), on="path", how="left")
-        return both.rename({c: f"{key}_{c}" for c in ("ops", "total_ns", "step_ns")})
+        return totals.rename({c: f"{key}_{c}" for c in ("ops", "total_ns")})
 
     per_step = bool(steps_a and steps_a.count and steps_b and steps_b.count)
-    joined = side(ta, steps_a, "a").join(
-        side(tb, steps_b, "b"), on="path", how="full", coalesce=True
-    )
+    joined = side(ta, "a").join(side(tb, "b"), on="path", how="full", coalesce=True)
     joined = joined.with_columns(pl.col("a_ops", "b_ops", "a_total_ns", "b_total_ns").fill_null(0))
     if per_step:
-        joined = joined.with_columns(pl.col("a_step_ns", "b_step_ns").fill_null(0.0))
+        figures = _per_step_figures(ta, tb, steps_a, steps_b).drop("sparse")
+        joined = joined.join(figures, on="path", how="left")
         a, b = "a_step_ns", "b_step_ns"
     else:
         none = pl.lit(None, pl.Float64)
