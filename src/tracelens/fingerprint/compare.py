@@ -7,133 +7,43 @@ pairs, see ``_align_windows``), so a kernel that kept its name but not its grid 
 launch-configuration change (usually a shape change), a different name in the same slot is
 a kernel-variant change (different math), and what is left over was added or removed (a
 merge kernel, a split-K reduction). Units with the same changes in several steps are
-reported once, with their steps.
+reported once, with their steps. The result types are in :mod:`tracelens.fingerprint.model`.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-# Change kinds, most telling first (the order of the board).
-VARIANT, CONFIG, ADDED, REMOVED = "variant", "config", "added", "removed"
-KINDS = (VARIANT, CONFIG, ADDED, REMOVED)
+from .model import (
+    ADDED,
+    CONFIG,
+    KINDS,
+    REMOVED,
+    VARIANT,
+    Divergence,
+    Kernel,
+    KernelChange,
+    PathDiff,
+    RegionChange,
+)
 
-
-@dataclass(frozen=True)
-class Kernel:
-    """One kernel variant as a fingerprint lists it."""
-
-    name: str
-    grid: tuple[int | None, ...]
-    block: tuple[int | None, ...]
-    family: str
-    fields: tuple[tuple[str, str], ...]
-    danger: tuple[str, ...]
-
-    @classmethod
-    def of(cls, v: dict[str, Any]) -> Kernel:
-        return cls(
-            v["name"],
-            tuple(v["grid"]),
-            tuple(v["block"]),
-            v.get("family", "other"),
-            tuple(sorted(v.get("fields", {}).items())),
-            tuple(v.get("danger", ())),
-        )
-
-
-@dataclass(frozen=True)
-class KernelChange:
-    """One launch slot that differs. ``position`` is 1-based in B's sequence (A's for a
-    removed kernel); ``a``/``b`` are None for an added/removed kernel. ``danger``: the
-    rules that fire on the new kernel (the removed one for ``removed``); ``danger_new``:
-    those of them the replaced kernel did not have (all of them for an added kernel)."""
-
-    kind: str
-    position: int
-    a: Kernel | None
-    b: Kernel | None
-    danger: tuple[str, ...] = ()
-    danger_new: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RegionChange:
-    """A region whose path differs, in the listed steps (empty: no steps)."""
-
-    device: int
-    region: tuple[str, ...]
-    steps: tuple[int, ...]
-    changes: tuple[KernelChange, ...]
-    # Differences beyond the launches listed one by one (long regions keep digests only):
-    # a sentence saying which launches differ, or None.
-    unlisted: str | None = None
-    status: str = "changed"  # changed | added (only in B) | removed (only in A)
-
-    def count(self, kind: str) -> int:
-        return sum(1 for c in self.changes if c.kind == kind)
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """The first place where B's path leaves A's."""
-
-    device: int
-    region: tuple[str, ...]
-    step: int | None
-    change: KernelChange | None  # None: only the digests of unlisted launches differ
-    detail: str | None = None
-
-
-@dataclass(frozen=True)
-class PathDiff:
-    """The comparison of two fingerprints (A = baseline, B = the run being checked)."""
-
-    regions: tuple[RegionChange, ...]
-    first: Divergence | None
-    # The first change of the math itself (a kernel variant replaced, added or removed),
-    # which is often later than the first divergence (a grid that grew with the batch).
-    first_math: Divergence | None = None
-    figures: dict[str, int] = field(default_factory=dict)
-    compared_units: int = 0
-    note: str | None = None  # e.g. why steps were not compared one by one
-    # When the steps differ: the launches only one capture holds at its start or end, in
-    # words (also in ``note``); they are not changes (see capture.py).
-    capture: str | None = None
-
-    @property
-    def identical(self) -> bool:
-        return not self.regions
-
-    def grouped(self) -> list[tuple[tuple[RegionChange, ...], RegionChange]]:
-        """Consecutive changed regions with the same changes in the same steps (the same
-        layer in every block of a model), as (the regions, the first one)."""
-        out: list[tuple[list[RegionChange], RegionChange]] = []
-        for r in self.regions:
-            same = (r.device, r.steps, r.changes, r.unlisted, r.status)
-            if out:
-                head = out[-1][1]
-                if (head.device, head.steps, head.changes, head.unlisted, head.status) == same:
-                    out[-1][0].append(r)
-                    continue
-            out.append(([r], r))
-        return [(tuple(regions), head) for regions, head in out]
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "identical": self.identical,
-            "figures": dict(self.figures),
-            "note": self.note,
-            "first": None if self.first is None else asdict(self.first),
-            "first_math": None if self.first_math is None else asdict(self.first_math),
-            "regions": [asdict(r) for r in self.regions],
-        }
-        if self.capture is not None:  # only then, so every other comparison's JSON stays
-            out["capture"] = self.capture
-        return out
+__all__ = [
+    "ADDED",
+    "CONFIG",
+    "KINDS",
+    "REMOVED",
+    "VARIANT",
+    "Divergence",
+    "Kernel",
+    "KernelChange",
+    "PathDiff",
+    "RegionChange",
+    "compare",
+    "steps_note",
+]
 
 
 @dataclass
