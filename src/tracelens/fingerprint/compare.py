@@ -7,7 +7,9 @@ pairs, see ``_align_windows``), so a kernel that kept its name but not its grid 
 launch-configuration change (usually a shape change), a different name in the same slot is
 a kernel-variant change (different math), and what is left over was added or removed (a
 merge kernel, a split-K reduction). Units with the same changes in several steps are
-reported once, with their steps. The result types are in :mod:`tracelens.fingerprint.model`.
+reported once, with their steps. The alignment work of a whole comparison is bounded
+(:mod:`tracelens.fingerprint.budget`): units past it are compared by their variant counts,
+and the note says how many. The result types are in :mod:`tracelens.fingerprint.model`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from . import budget
 from .model import (
     ADDED,
     CONFIG,
@@ -180,6 +183,7 @@ def _sequence_changes(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
 
 
 def _difflib_blocks(ka: list, kb: list) -> list[tuple[int, int, int]]:
+    budget.spend(len(ka) * len(kb) // budget.DIFFLIB_PAIRS)
     matcher = difflib.SequenceMatcher(None, ka, kb, False)
     return [tuple(m) for m in matcher.get_matching_blocks()]
 
@@ -237,6 +241,7 @@ def _edit_script(xa: list, xb: list) -> list[tuple[int, int, int]] | None:
     reach = [0] * (2 * off + 1)  # reach[k + off]: furthest x on diagonal k = x - y
     trace: list[list[int]] = []
     for d in range(min(_EDITS_MAX, n + m) + 1):
+        budget.spend(d + 1)  # the comparison's budget: a step per diagonal extended
         for k in range(-d, d + 1, 2):
             if k == -d or (k != d and reach[k - 1 + off] < reach[k + 1 + off]):
                 x = reach[k + 1 + off]  # down: b[y] added
@@ -356,6 +361,22 @@ def _compare_captures(a: _Unit, b: _Unit) -> tuple[list[KernelChange], str | Non
     return changes, unlisted, ends
 
 
+def _compare_key(a: _Unit | None, b: _Unit | None, whole: bool, ends, spent: budget.Budget):
+    """(a, b, changes, unlisted) of one unit key: ``_compare_captures`` when ``whole``
+    (the steps differ; the launches only one capture holds at an end are added to
+    ``ends``), else ``_compare_units``; by variant counts when the comparison's alignment
+    budget (``spent``) runs out."""
+    try:
+        if whole and a is not None and b is not None:
+            changes, unlisted, cut = _compare_captures(a, b)
+            ends.add(cut)
+            return a, b, changes, unlisted
+        return a, b, *_compare_units(a, b)
+    except budget.OverBudget:
+        spent.counted += 1
+        return a, b, [], budget.by_counts(a, b)
+
+
 def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
     """Counts over every step a change happens in (a change in steps 2-4 counts 3 times)."""
 
@@ -398,13 +419,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     grouped: dict[tuple, list] = {}
     first: Divergence | None = None
     first_math: Divergence | None = None
-    for key in sorted({*ua, *ub} - cut, key=order):
-        unit_a, unit_b = ua.get(key), ub.get(key)
-        if note is not None and unit_a is not None and unit_b is not None:
-            changes, unlisted, cut = _compare_captures(unit_a, unit_b)
-            ends.add(cut)
-        else:
-            changes, unlisted = _compare_units(unit_a, unit_b)
+    with budget.budgeted() as spent:
+        compared_units = [
+            (key, *_compare_key(ua.get(key), ub.get(key), note is not None, ends, spent))
+            for key in sorted({*ua, *ub} - cut, key=order)
+        ]
+    for key, unit_a, unit_b, changes, unlisted in compared_units:
         if not changes and unlisted is None:
             continue
         device, region, step = key
@@ -426,4 +446,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     if capture is not None:
         said = f"{capture[0].upper()}{capture[1:]}"
         note = said if note is None else f"{note}. {said}"
+    if spent.counted:  # say so: those regions were not aligned
+        said = budget.note(spent.counted)
+        note = said if note is None else f"{note}. {said[0].upper()}{said[1:]}"
     return PathDiff(tuple(regions), first, first_math, figures, compared, note, capture)
