@@ -5,6 +5,7 @@ caches even the small shared traces."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ from conftest import needs_shared, run_cli, shared_traces
 
 import tracelens
 from tracelens import cache
-from tracelens._schema import VIEWS_BY_TABLE
+from tracelens._schema import VIEWS, VIEWS_BY_TABLE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -135,6 +136,66 @@ def test_rewritten_trace_is_never_served_stale(tmp_path, cache_dir):
     with tracelens.open(path) as t:
         assert t.census().rows() == after
     assert len(_entries(cache_dir)) == 3  # old content, new content at two mtimes
+
+
+def _whole(trace: tracelens.Trace) -> dict:
+    return {view: trace.sql(f"SELECT * FROM {view} ORDER BY ALL").rows() for view in VIEWS}
+
+
+def test_a_run_reads_the_tables_other_runs_cached_meanwhile(tmp_path, cache_dir):
+    # Two runs on one trace, in turns (what runs at the same time do, made deterministic):
+    # the first caches the API calls only; the second then caches every table whole; the
+    # first finds that in the manifest when it next writes, and from then on must read those
+    # tables (its views of them were planned over 3-row placeholders: read as the table,
+    # census named kernels `<unknown string id -9223372036...>` and nvtx --gpu had no rows).
+    path = _demo_copy(tmp_path)
+    with tracelens.open(path, cache=False) as direct:
+        expected = (_answers(direct), direct.api().rows(), direct.nvtx().rows(), _whole(direct))
+    with tracelens.open(path) as first:
+        first.api()
+        (entry,) = _entries(cache_dir)
+        assert set(cache.cached_columns(entry)) == {"CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds"}
+        with tracelens.open(path) as second:
+            assert _whole(second) == expected[3]
+        held = cache.cached_columns(entry)
+        for table in set(VIEWS_BY_TABLE) & set(first.tables):
+            assert set(held[table]) >= {c for c, _ in VIEWS_BY_TABLE[table][1]} & set(
+                first.tables[table]
+            ), table
+        census = first.census().rows()  # reads the kernels only (then finds the others)
+        answers = (_answers(first), first.api().rows(), first.nvtx().rows(), _whole(first))
+    assert census == expected[0]["census_demangled"]
+    assert answers == expected
+
+
+def test_a_run_that_cannot_write_reads_the_export_or_whole_cached_tables(
+    tmp_path, cache_dir, monkeypatch
+):
+    # As above, but the first run's write fails (a full disk) after it found what the other
+    # run cached: from then on every view reads the export or a table it already read whole.
+    path = _demo_copy(tmp_path)
+    memsets = VIEWS_BY_TABLE["CUPTI_ACTIVITY_KIND_MEMSET"][0]
+    with tracelens.open(path, cache=False) as direct:
+        expected = (_answers(direct), _whole(direct))
+    with tracelens.open(path) as first:
+        first.api()
+        with tracelens.open(path) as second:  # every table whole, but the memsets
+            for view in VIEWS:
+                if view != memsets:
+                    second.sql(f"SELECT * FROM {view}")
+
+        def disk_full(*_args, **_kwargs):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(cache, "add", disk_full)
+        memory = first.memory_time().rows()  # memcpys (cached meanwhile) and memsets (not)
+        assert first.notices == [
+            f"cannot cache run.sqlite in {cache_dir} (No space left on device); "
+            "reading the trace directly"
+        ]
+        answers = (_answers(first), _whole(first))
+    assert memory == expected[0]["memory"][0]
+    assert answers == expected
 
 
 CHILD = textwrap.dedent(
