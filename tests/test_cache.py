@@ -138,6 +138,55 @@ def test_rewritten_trace_is_never_served_stale(tmp_path, cache_dir):
     assert len(_entries(cache_dir)) == 3  # old content, new content at two mtimes
 
 
+def _kernels_of(dur_ns: int, dest: Path) -> Path:
+    """An export of 3000 kernels of ``dur_ns`` each: two of them differ only in the middle
+    of the file (size, first and last 4 KiB the same, SQLite's change counter included)."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(200, "python a.py")
+    b.gpu(0)
+    t = 1_000_000
+    for i in range(3000):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 2_000)
+        b.kernel(f"k{i % 7}(float*)", start=t + 5_000, end=t + 5_000 + dur_ns, correlation_id=cid)
+        t += 50_000
+    b.write(dest)
+    return dest
+
+
+def test_a_trace_rewritten_in_place_with_its_mtime_put_back_is_never_served_stale(
+    tmp_path, cache_dir
+):
+    # `cat new.sqlite > run.sqlite; touch -d ... run.sqlite`: same inode, size, mtime, first
+    # and last 4 KiB; only the status change time (which no user call sets) tells them apart.
+    old, new = (
+        _kernels_of(5000, tmp_path / "old.sqlite"),
+        _kernels_of(6000, tmp_path / "new.sqlite"),
+    )
+    old_bytes, new_bytes = old.read_bytes(), new.read_bytes()
+    assert len(old_bytes) == len(new_bytes) and old_bytes != new_bytes
+    assert old_bytes[:4096] == new_bytes[:4096] and old_bytes[-4096:] == new_bytes[-4096:]
+    path = _copy(old, tmp_path / "run.sqlite")
+    mtime = path.stat().st_mtime_ns - 3600 * 10**9
+    os.utime(path, ns=(mtime, mtime))
+    with tracelens.open(path) as t:
+        before = t.census().rows()
+        assert t.parquet_dir is not None
+    was = path.stat()
+    with path.open("r+b") as f:
+        f.write(new_bytes)
+    os.utime(path, ns=(mtime, mtime))
+    now = path.stat()
+    assert (now.st_ino, now.st_size, now.st_mtime_ns) == (was.st_ino, was.st_size, was.st_mtime_ns)
+    assert now.st_ctime_ns != was.st_ctime_ns
+    with tracelens.open(path) as t, tracelens.open(new, cache=False) as direct:
+        after = t.census().rows()
+        assert after == direct.census().rows() != before
+        assert t.parquet_dir is not None
+    assert len(_entries(cache_dir)) == 2
+
+
 def _whole(trace: tracelens.Trace) -> dict:
     return {view: trace.sql(f"SELECT * FROM {view} ORDER BY ALL").rows() for view in VIEWS}
 

@@ -172,6 +172,21 @@ def test_nsys_rep_is_exported_into_the_cache(tmp_path, stub_nsys, capsys):
     assert len(stub_nsys.read_text().splitlines()) == 1
 
 
+def test_nsys_rep_export_is_cached_as_parquet_once(tmp_path, stub_nsys, capsys, monkeypatch):
+    # The export in the cache is a trace like any other: with caching from 0 MB the second
+    # run reads the Parquet the first wrote (reading the export must not change its identity).
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    report = _report(tmp_path)
+    argv = ["census", str(report), "--top", "2", "-f", "csv"]
+    rc, out, err = run_cli(argv, capsys)
+    traces = Path(os.environ["TRACELENS_CACHE_DIR"]) / "traces"
+    (entry,) = [p for p in traces.iterdir() if not p.name.startswith("report-")]
+    assert rc == 0 and err.splitlines()[1].startswith("tracelens: caching export.sqlite (")
+    assert run_cli(argv, capsys) == (0, out, "")
+    assert [p for p in traces.iterdir() if not p.name.startswith("report-")] == [entry]
+    assert len(stub_nsys.read_text().splitlines()) == 1
+
+
 def test_nsys_export_failure_is_one_line(tmp_path, stub_nsys, capsys, monkeypatch):
     monkeypatch.setenv("STUB_FAIL", "Version number is invalid")
     report = _report(tmp_path)

@@ -19,8 +19,8 @@ can be opened by polars or pandas for a user's own analysis.
 Where: ``$TRACELENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracelens``, else
 ``~/.cache/tracelens``; never beside the trace. An entry is a directory
 ``traces/<key>/`` where ``key`` hashes the trace's identity: device, inode, size,
-modification time and a digest of its first and last 4 KiB (the SQLite header carries a
-change counter), so a rewritten trace is never served stale. Writers add tables to an
+modification and status change times, and a digest of its first and last 4 KiB
+(:func:`identity`), so a rewritten trace is never served stale. Writers add tables to an
 entry one at a time under a lock on it (:func:`writing`); each table is written under a
 temporary ``*.partial`` name, renamed into place when complete and only then listed in
 ``manifest.json``, which is all a reader trusts. So a run that is killed leaves a partial
@@ -54,7 +54,10 @@ from .errors import UsageError
 if TYPE_CHECKING:
     import duckdb
 
-CACHE_FORMAT = 2  # bump when the files change meaning: older entries are then rebuilt
+# Bump when the files or the key change meaning: older entries are then rebuilt, and evicted
+# first. 3: the key holds the status change time (format 2 keys served a trace rewritten
+# in place with its mtime restored; its runs could also keep work derived from placeholders).
+CACHE_FORMAT = 3
 ENV_DIR = "TRACELENS_CACHE_DIR"
 ENV_OFF = "TRACELENS_NO_CACHE"
 ENV_MIN_MB = "TRACELENS_CACHE_MIN_MB"
@@ -117,9 +120,15 @@ def default_root() -> Path:
 
 # -- identity -------------------------------------------------------------------------------
 def identity(path: Path) -> dict[str, int | str]:
-    """What makes a cached copy valid: the file's device, inode, size and modification time
-    (ns), and a digest of its first and last ``HEADER_BYTES`` (a rewrite that keeps size
-    and mtime still changes SQLite's header change counter)."""
+    """What makes a cached copy valid: the file's device, inode, size, modification time and
+    status change time (ns), and a digest of its first and last ``HEADER_BYTES``.
+
+    The change time is what tells a rewrite that keeps the inode, the size and the mtime
+    (``cat new > old`` then ``touch -d``; cp -p, rsync -t and tar x restore mtimes) from the
+    file it replaced: two fresh exports of one size can share their first and last 4 KiB
+    (SQLite's header change counter included) and differ only in between, and no user call
+    can set the change time back. The price: renaming, chmod or touch also changes it, so
+    the next run caches the trace again."""
     st = path.stat()
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -132,6 +141,7 @@ def identity(path: Path) -> dict[str, int | str]:
         "inode": st.st_ino,
         "size": st.st_size,
         "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
         "content": digest.hexdigest(),
     }
 

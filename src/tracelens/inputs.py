@@ -110,7 +110,7 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     entry = cache.traces_dir(settings.root) / ("report-" + cache.entry_key(ident))
     done = entry / "export.sqlite"
     if done.is_file():
-        os.utime(done)
+        # not touched: its times are part of its own identity, which keys its Parquet entry
         return done
     try:
         entry.mkdir(parents=True, exist_ok=True)
