@@ -27,7 +27,7 @@ from .kernelview import (
 from .omitted import Omitted
 from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .stakeoutview import profiles as stakeout_profiles
-from .timekeeping import step_rows, timekeeping, util_rows
+from .timekeeping import TimeKeeping, step_rows, timekeeping, util_rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -124,10 +124,11 @@ def collect_side(
 
     notes: list[str] = []
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
-    has_kernels, kept, work = _read_work(trace, label, kept_omitted, read)
+    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read)
     if has_kernels:
-        census, categories, kernels, danger = _kernel_sections(
-            trace, label, top, name_kind, palette, omitted, read, work
+        census = _census(trace, name_kind, read, work, kept)
+        categories, kernels, danger = _kernel_sections(
+            trace, census, label, top, name_kind, palette, omitted, work
         )
         kernels_total, kernel_time = census.height, int(census["total_ns"].sum())
     else:
@@ -180,7 +181,9 @@ def collect_side(
     )
 
 
-def _read_work(trace: Trace, label: str, omitted: list[Omitted], read: DiffSide | None):
+def _read_work(
+    trace: Trace, label: str, name_kind: str, omitted: list[Omitted], read: DiffSide | None
+):
     """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
     kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
     Without the diff's ``read``, the info's GPU figures come from the page's read of the
@@ -189,7 +192,7 @@ def _read_work(trace: Trace, label: str, omitted: list[Omitted], read: DiffSide 
 
     counts = gpu_operation_counts(trace) if read is None else None
     has_kernels = _has_kernels(trace, counts)
-    kept = timekeeping(trace, label, omitted, read, counts) if has_kernels else None
+    kept = timekeeping(trace, label, omitted, read, counts, name_kind) if has_kernels else None
     work = None
     if kept is not None and kept.work is not None:
         from .sharedread import for_duckdb
@@ -217,17 +220,17 @@ def _stakeouts(trace, kernels, name_kind, palette, work, stakeout, profile):
 
 def _kernel_sections(
     trace: Trace,
+    census: pl.DataFrame,
     label: str,
     top: int,
     name_kind: str,
     palette: svg.Palette,
     omitted: list[Omitted],
-    read: DiffSide | None,
     work: pa.Table | None,
-) -> tuple[pl.DataFrame, list[CategoryRow], list[KernelRow], list[dict[str, Any]]]:
-    """The census, the line-up's categories, the top kernels and the danger rows of a trace
-    with kernels; what each table leaves out is appended to ``omitted``, kernels first."""
-    census = _census(trace, name_kind, read, work)
+) -> tuple[list[CategoryRow], list[KernelRow], list[dict[str, Any]]]:
+    """The line-up's categories, the top kernels and the danger rows of a trace with
+    kernels (``census``: its census); what each table leaves out is appended to
+    ``omitted``, kernels first."""
     kernel_time = int(census["total_ns"].sum())
     categories = category_rows(
         trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work)
@@ -236,18 +239,24 @@ def _kernel_sections(
     kernels_left_out(census, top, label, omitted)
     danger, danger_total = danger_rows(census, top)
     danger_left_out(len(danger), danger_total, label, omitted)
-    return census, categories, kernels, danger
+    return categories, kernels, danger
 
 
 def _census(
-    trace: Trace, name_kind: str, read: DiffSide | None, work: pa.Table | None
+    trace: Trace,
+    name_kind: str,
+    read: DiffSide | None,
+    work: pa.Table | None,
+    kept: TimeKeeping | None,
 ) -> pl.DataFrame:
-    """:meth:`Trace.census`: what the diff read, else from the GPU work the page read
-    (:func:`.sharedread.census`), else read."""
+    """:meth:`Trace.census`: what the diff read, or the page's read brought (``kept``),
+    else from the GPU work the page read (:func:`.sharedread.census`), else read."""
     from .sharedread import SHARED_NAME_KINDS, census
 
     if read is not None:
         return read.census
+    if kept is not None and kept.census is not None:
+        return kept.census
     if work is not None and name_kind in SHARED_NAME_KINDS:
         return census(trace, work, name_kind)
     return trace.census(name=name_kind)

@@ -67,13 +67,15 @@ class TimeKeeping:
     read and kept; None: left out), for the other sections to share, and the count, earliest
     start and latest end of every CUDA API call, from util's read of them
     (:func:`tracelens.util.accounting_and_calls`: runtime_calls, first_ns, last_ns; None:
-    not read here), for the header."""
+    not read here), for the header; and the census of the kernels when the read brought it
+    (:func:`.sharedread.cached_read`; None: the page computes it from the work)."""
 
     busy_ns: int
     util: Util | None
     steps: Steps | None
     work: pl.DataFrame | None = None
     calls: dict[str, int | None] | None = None
+    census: pl.DataFrame | None = None
 
 
 def timekeeping(
@@ -82,6 +84,7 @@ def timekeeping(
     omitted: list[Omitted],
     read: DiffSide | None = None,
     counts: dict[str, int] | None = None,
+    name_kind: str = "demangled",
 ) -> TimeKeeping:
     """The kernels' busy time, trace.util() and trace.steps() (those the diff read,
     ``read``, when it did), from one sorted read of the GPU work
@@ -89,7 +92,7 @@ def timekeeping(
     about a census each on millions of launches. Above threshold.util_max_launches GPU
     operations util and steps are None and the page says so. ``counts``: the GPU
     operations of each kind (:func:`.infoshare.gpu_operation_counts`), None: from the
-    trace's info."""
+    trace's info. ``name_kind``: the page's names (a cached read brings their census)."""
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
@@ -108,7 +111,7 @@ def timekeeping(
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(read))
     if read is not None and read.util is not None and read.steps is not None:
         return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, _taken_work(read))
-    return _read_once(trace)
+    return _read_once(trace, name_kind)
 
 
 def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
@@ -120,18 +123,20 @@ def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
     return work
 
 
-def _read_once(trace: Trace) -> TimeKeeping:
+def _read_once(trace: Trace, name_kind: str) -> TimeKeeping:
     """Busy time, util and steps from one read of the GPU work, as the diff's
     :func:`tracelens.compare.collect.collect` shares it; the read is kept for the census
-    and the timeline."""
+    and the timeline. A trace read through its cache entry reads what the entry keeps
+    (:func:`.sharedread.cached_read`), with the census by ``name_kind``."""
     import polars as pl
 
     from ..steps import find_steps
     from ..util import accounting_and_calls
     from ..util_sweep import KERNEL, union_ns
-    from .sharedread import read_work
+    from .sharedread import cached_read, read_work
 
-    work_with_streams = read_work(trace)
+    cached = cached_read(trace, name_kind)
+    work_with_streams, census = cached if cached is not None else (read_work(trace), None)
     work = work_with_streams.drop("stream")
     # correlation_id: the step search reads the launches in the order the host made them
     # (steps_period.host_order), as `tracelens steps` and the diff do.
@@ -145,4 +150,4 @@ def _read_once(trace: Trace) -> TimeKeeping:
     steps = find_steps(trace, launches=None if replays else launches)
     del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
     util, calls = accounting_and_calls(trace, None, work)
-    return TimeKeeping(busy_ns, util, steps, work_with_streams, calls)
+    return TimeKeeping(busy_ns, util, steps, work_with_streams, calls, census)
