@@ -21,8 +21,9 @@ from tracelens.trace import Trace
 @pytest.fixture
 def queries_run(monkeypatch) -> Counter:
     """The name of every query file a Trace runs, counted (those SQLite runs on the export
-    itself too)."""
+    itself too, on the page's thread or beside it: report/aside.py)."""
     from tracelens import _resources
+    from tracelens.report.aside import Aside
 
     runs: Counter = Counter()
     query, query_rows, sqlite_rows = Trace.query, Trace.query_rows, Trace._sqlite_rows
@@ -43,6 +44,13 @@ def queries_run(monkeypatch) -> Counter:
         runs[name] += 1
         return query(self, name, **params)
 
+    aside_rows = Aside._rows
+
+    def counted_aside(self, sql, params=()):
+        if sql in names:
+            runs[names[sql]] += 1
+        return aside_rows(self, sql, params)
+
     def counted_rows(self, name, **params):
         runs[name] += 1
         return query_rows(self, name, **params)
@@ -50,6 +58,7 @@ def queries_run(monkeypatch) -> Counter:
     monkeypatch.setattr(Trace, "query", counted)
     monkeypatch.setattr(Trace, "query_rows", counted_rows)
     monkeypatch.setattr(Trace, "_sqlite_rows", counted_sqlite)
+    monkeypatch.setattr(Aside, "_rows", counted_aside)
     monkeypatch.setattr(_resources, "query", named)
     return runs
 
@@ -66,6 +75,7 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
     assert queries_run["steps_launches"] == queries_run["steps_launch_rows"] == 0
     assert queries_run["trace_totals"] == 0  # the page shows only the busy time
     assert queries_run["report_stakeout_durations"] == 1
+    assert queries_run["report_stakeout_configs_export"] == 1
     stakeout_reads = ("stakeout_profiles", "stakeout_spread", "stakeout_log_histogram")
     assert not any(queries_run[q] for q in stakeout_reads + ("stakeout_configs",))
     assert queries_run["kernel_summary"] == 0  # the census is that of the read
@@ -337,6 +347,49 @@ ODD_LAUNCHES = {
     "blob end": '"end" = CAST("end" AS BLOB)',
     "end beyond the range": f'"end" = {2**62}',
 }
+
+
+@pytest.mark.parametrize("kind", ["demangled", "short"])
+def test_configs_read_beside_the_page_are_the_direct_ones(kind):
+    """The launch configurations SQLite aggregates on the aside thread, started as soon as
+    the page knows its kernels, are those read in turn; started for other names they are
+    not used."""
+    from tracelens.report.aside import Aside
+
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        table = sharedread.for_duckdb(sharedread.read_work(t))
+        names = t.census(name=kind)["name"].head(5).to_list()
+        want = stakeoutread.direct_profiles(t, names, kind, table, 4)
+        with Aside(t) as aside:
+            pending = stakeoutread.start_configs(t, names, kind, aside)
+            got = stakeoutread.direct_profiles(t, names, kind, table, 4, pending)
+            other = stakeoutread.start_configs(t, names[:2], kind, aside)
+            again = stakeoutread.direct_profiles(t, names, kind, table, 4, other)
+    assert got.configs.height >= len(names)
+    for part in ("spread", "histogram", "configs"):
+        assert_frame_equal(getattr(got, part), getattr(want, part))
+        assert_frame_equal(getattr(again, part), getattr(want, part))
+
+
+def test_aside_errors_are_the_traces(tmp_path):
+    """SQLite's error on the aside thread is the trace's one line (TraceError), raised
+    where the page takes the rows; a failing page waits for the thread and closes it."""
+    from tracelens.errors import TraceError
+    from tracelens.report.aside import Aside
+
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        with Aside(t) as aside:
+            rows = aside.submit("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+            broken = aside.submit("SELECT * FROM no_such_table")
+            assert rows.result() == [(t.info.count("kernel"),)]
+            with pytest.raises(TraceError, match="sqlite: no such table"):
+                broken.result()
+        with pytest.raises(RuntimeError), Aside(t) as aside:
+            aside.submit("SELECT 1")
+            raise RuntimeError("the page failed")
+        assert aside._con is not None and aside._pool is not None
+        with pytest.raises(Exception, match="closed"):
+            aside._con.execute("SELECT 1")
 
 
 @pytest.mark.parametrize("damage", ODD_LAUNCHES.values(), ids=list(ODD_LAUNCHES))

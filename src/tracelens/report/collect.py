@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..stakeout import KernelProfiles
     from ..steps import Steps
     from ..trace import Trace
+    from .aside import Aside
     from .layout import TimelineView
     from .nvtxtree import NvtxTree
 
@@ -119,12 +120,22 @@ def collect_side(
     """Everything the page shows about one trace. ``read``: what :func:`tracelens.diff`
     read from it (its census, totals and util are not read again). ``profile``: kernel
     names and their launches here, whose profiles (:func:`.stakeoutview.profiles`) are
-    read from the page's read while it is held: the diff's stakeout."""
+    read from the page's read while it is held: the diff's stakeout. SQLite's aggregates
+    of an export read directly run beside the rest (:mod:`.aside`)."""
+    from .aside import Aside
+
+    with Aside(trace) as aside:
+        return _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read,
+                        profile, aside)  # fmt: skip
+
+
+def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read, profile, aside):
+    """:func:`collect_side`, its SQLite aggregates on ``aside``."""
     from .layout import build_timeline
 
     notes: list[str] = []
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
-    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read)
+    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read, aside)
     if has_kernels:
         census = _census(trace, name_kind, read, work, kept)
         categories, kernels, danger = _kernel_sections(
@@ -138,6 +149,7 @@ def collect_side(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
+    picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside)
     busy_ns, util, steps = None, None, None
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
@@ -146,9 +158,13 @@ def collect_side(
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
+    # before the stakeouts: SQLite's aggregate of their launch configurations runs meanwhile
+    timeline = build_timeline(
+        trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work
+    )
     stake, profiles = [], None
     if has_kernels:
-        stake, profiles = _stakeouts(trace, kernels, name_kind, palette, work, stakeout, profile)
+        stake, profiles = _stakeouts(trace, name_kind, palette, work, picks)
     return Side(
         key=key,
         label=label,
@@ -162,9 +178,7 @@ def collect_side(
         kernel_chart=kernel_chart(kernels),
         category_chart=category_chart(categories),
         stakeout=stake,
-        timeline=build_timeline(
-            trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work
-        ),
+        timeline=timeline,
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         memory=memory_rows(trace),
@@ -182,39 +196,66 @@ def collect_side(
 
 
 def _read_work(
-    trace: Trace, label: str, name_kind: str, omitted: list[Omitted], read: DiffSide | None
+    trace: Trace,
+    label: str,
+    name_kind: str,
+    omitted: list[Omitted],
+    read: DiffSide | None,
+    aside: Aside,
 ):
     """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
     kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
     Without the diff's ``read``, the info's GPU figures come from the page's read of the
-    work and its CUDA API calls' from util's (:mod:`.infoshare`)."""
-    from .infoshare import gpu_operation_counts, share_info
+    work and its CUDA API calls' from util's (:mod:`.infoshare`; their processes read on
+    ``aside``'s thread meanwhile)."""
+    from .infoshare import gpu_operation_counts, share_info, start_runtime_threads
 
     counts = gpu_operation_counts(trace) if read is None else None
     has_kernels = _has_kernels(trace, counts)
+    threads = start_runtime_threads(trace, aside) if has_kernels and counts else None
     kept = timekeeping(trace, label, omitted, read, counts, name_kind) if has_kernels else None
     work = None
     if kept is not None and kept.work is not None:
         from .sharedread import for_duckdb
 
         if counts is not None:
-            share_info(trace, kept.work, counts, kept.calls)
+            share_info(trace, kept.work, counts, kept.calls, threads)
         work = for_duckdb(kept.work)
         kept.work = None  # the columns for_duckdb leaves out are freed
     return has_kernels, kept, work
 
 
-def _stakeouts(trace, kernels, name_kind, palette, work, stakeout, profile):
-    """The page's stakeout rows of its top kernels (when ``stakeout``) and the diff's
-    stakeout profiles (``profile``: kernel names and their launches here; None: none)."""
-    stake, profiles = [], None
-    if stakeout:
+def _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside) -> list:
+    """The kernels whose profiles the page shows: ``(names, launches, pending, for the
+    page's stakeout)`` for its top kernels (when ``stakeout``) and for the diff's stakeout
+    (``profile``: kernel names and their launches here; None or no names: none), with
+    SQLite's aggregate of their launch configurations started on ``aside``'s thread where
+    the profiles read it (:func:`.stakeoutread.start_configs`)."""
+    from .stakeoutread import start_configs
+
+    picks = []
+    if stakeout and kernels:
         shown = kernels[:STAKEOUT_KERNELS]
-        launches = [sum(k.calls for k in shown)]
-        names = [k.name for k in shown]
-        stake = stakeout_rows([trace], names, name_kind, palette, None, launches, [work])
+        picks.append(([k.name for k in shown], sum(k.calls for k in shown), True))
     if profile is not None and profile[0]:
-        profiles = stakeout_profiles(trace, profile[0], name_kind, profile[1], work)
+        picks.append((profile[0], profile[1], False))
+    if work is None:
+        return [(names, n, None, page) for names, n, page in picks]
+    return [(names, n, start_configs(trace, names, name_kind, aside), page)
+            for names, n, page in picks]  # fmt: skip
+
+
+def _stakeouts(trace, name_kind, palette, work, picks):
+    """The page's stakeout rows of its top kernels and the diff's stakeout profiles (None:
+    none), of :func:`_stakeout_picks`'s kernels."""
+    stake, profiles = [], None
+    for names, launches, pending, page in picks:
+        found = stakeout_profiles(trace, names, name_kind, launches, work, pending)
+        if page:
+            stake = stakeout_rows([trace], names, name_kind, palette, None, [launches],
+                                  [work], given=[found])  # fmt: skip
+        else:
+            profiles = found
     return stake, profiles
 
 

@@ -13,9 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import polars as pl
 
     from ..trace import Trace
+    from .aside import Aside
+
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 
 # work_in_order's kind codes (tracelens.util_sweep) of the kinds info counts from the work
 GPU_KINDS = {0: ("kernel", "kernels"), 1: ("memcpy", "memcpys"), 2: ("memset", "memsets")}
@@ -62,33 +67,54 @@ def gpu_figures(work: pl.DataFrame, counts: dict[str, int]) -> dict[str, dict[st
     return figures
 
 
-def runtime_figures(trace: Trace, calls: dict[str, int | None]) -> dict[str, Any]:
+def runtime_figures(
+    trace: Trace, calls: dict[str, int | None], threads: Future[list[tuple]] | None = None
+) -> dict[str, Any]:
     """The runtime row of ``queries/_event_counts.sql`` (events, first_ns, last_ns, pids)
     with util's figures of the calls (``calls``: runtime_calls, first_ns, last_ns of
     every call, :func:`tracelens.util.accounting_and_calls` without a window) and their
-    processes read (:func:`runtime_pids`)."""
+    processes read (:func:`runtime_pids`; ``threads``: as started by
+    :func:`start_runtime_threads`)."""
     return {
         "events": calls["runtime_calls"],
         "first_ns": calls["first_ns"],
         "last_ns": calls["last_ns"],
-        "pids": runtime_pids(trace),
+        "pids": runtime_pids(trace, threads),
     }
 
 
-def runtime_pids(trace: Trace) -> list[int] | None:
-    """The processes with CUDA API calls (None: none): from SQLite's distinct threads of
-    the calls on an export read directly (``queries/report_runtime_threads_export.sql``),
-    else, or where a thread id is not an integer, through the view
-    (``queries/report_runtime_pids.sql``, which says what is wrong)."""
+def start_runtime_threads(trace: Trace, aside: Aside) -> Future[list[tuple]] | None:
+    """Start, on ``aside``'s thread, SQLite's read of the distinct threads that
+    :func:`runtime_pids` reads; None where it reads none."""
     from .. import _resources
+
+    if not _threads_from_export(trace):
+        return None
+    return aside.submit(_resources.query("report_runtime_threads_export"))
+
+
+def _threads_from_export(trace: Trace) -> bool:
     from .sharedread import reads_export
 
-    if "CUPTI_ACTIVITY_KIND_RUNTIME" not in trace.tables:
+    return RUNTIME_TABLE in trace.tables and reads_export(trace, RUNTIME_TABLE, ("globalTid",))
+
+
+def runtime_pids(trace: Trace, threads: Future[list[tuple]] | None = None) -> list[int] | None:
+    """The processes with CUDA API calls (None: none): from SQLite's distinct threads of
+    the calls on an export read directly (``queries/report_runtime_threads_export.sql``;
+    ``threads``: that read, started), else, or where a thread id is not an integer, through
+    the view (``queries/report_runtime_pids.sql``, which says what is wrong)."""
+    from .. import _resources
+
+    if RUNTIME_TABLE not in trace.tables:
         return None
-    if reads_export(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", ("globalTid",)):
-        threads = trace._sqlite_rows(_resources.query("report_runtime_threads_export"))
-        if all(type(tid) is int for (tid,) in threads):
-            return sorted({pid_of(tid) for (tid,) in threads}) or None
+    if _threads_from_export(trace):
+        if threads is None:
+            rows = trace._sqlite_rows(_resources.query("report_runtime_threads_export"))
+        else:
+            rows = threads.result()
+        if all(type(tid) is int for (tid,) in rows):
+            return sorted({pid_of(tid) for (tid,) in rows}) or None
     return trace.query_rows("report_runtime_pids").data[0][0]
 
 
@@ -103,13 +129,15 @@ def share_info(
     work: pl.DataFrame,
     counts: dict[str, int],
     calls: dict[str, int | None] | None = None,
+    threads: Future[list[tuple]] | None = None,
 ) -> None:
     """Load ``trace.info`` with its GPU figures from ``work`` (:func:`gpu_figures`) where
     they are all of the tables' rows, and its runtime figures from ``calls`` (util's, see
-    :func:`runtime_figures`; None: read); otherwise leave it to be read as usual."""
+    :func:`runtime_figures`, with ``threads``; None: read); otherwise leave it to be read
+    as usual."""
     figures = gpu_figures(work, counts)
     if figures is None:
         return
     if calls is not None:
-        figures["runtime"] = runtime_figures(trace, calls)
+        figures["runtime"] = runtime_figures(trace, calls, threads)
     trace.info_with_gpu_counts(figures)

@@ -4,23 +4,28 @@ kernel table: the spread and histogram from the GPU work the page already read
 itself (``queries/report_stakeout_configs_export.sql``, checked here for what nsys never
 writes). DuckDB's scanner converts every launch's columns before its join keeps the top
 kernels; on the 5M-kernel trace the one read of ``queries/stakeout_profiles.sql`` cost ~2.9
-CPU s, these two ~1.8 (~1.4 of it SQLite's aggregate). On a cached trace that read is cheap
-(~0.3 CPU s) and stays."""
+CPU s, these two ~1.8 (~1.4 of it SQLite's aggregate), which runs on a thread of its own
+(:mod:`.aside`) from when the page knows its top kernels (:func:`start_configs`). On a
+cached trace that read is cheap (~0.3 CPU s) and stays."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import _schema
 from .stakeoutview import CONFIG_COLUMNS, HISTOGRAM_COLUMNS, SPREAD_COLUMNS
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import polars as pl
     import pyarrow as pa
 
     from ..stakeout import KernelProfiles
     from ..trace import Trace
+    from .aside import Aside
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 # what report_stakeout_configs_export.sql reads of the kernel table
@@ -33,19 +38,64 @@ _EXPORT_COLUMNS = ("name_id", "gridX", "gridY", "gridZ", "blockX", "blockY", "bl
                    "first_start", "last_end", "last_start", "timed")  # fmt: skip
 
 
+@dataclass
+class PendingConfigs:
+    """SQLite's aggregate of the launch configurations of ``names``, started by
+    :func:`start_configs`: the StringIds ids of the names and the future of its rows."""
+
+    names: tuple[str, ...]
+    ids: pl.DataFrame
+    rows: Future[list[tuple]]
+
+
+def start_configs(
+    trace: Trace, names: list[str], name_kind: str, aside: Aside
+) -> PendingConfigs | None:
+    """Start, on ``aside``'s thread, the aggregate of the launch configurations that
+    :func:`direct_profiles` of ``names`` reads; None where it reads none (see there)."""
+    if not names or not _direct(trace, name_kind):
+        return None
+    ids = trace.query("report_name_ids", names=list(names))
+    rows = aside.submit(*_configs_query(ids, name_kind))
+    return PendingConfigs(tuple(names), ids, rows)
+
+
+def _direct(trace: Trace, name_kind: str) -> bool:
+    from .sharedread import SHARED_NAME_KINDS, reads_export
+
+    return name_kind in SHARED_NAME_KINDS and reads_export(trace, KERNEL_TABLE, CONFIG_READS)
+
+
+def _configs_query(ids: pl.DataFrame, name_kind: str) -> tuple[str, dict[str, str]]:
+    from .. import _resources
+
+    params = {"name_ids": json.dumps(ids["id"].to_list()), "name_kind": name_kind}
+    return _resources.query("report_stakeout_configs_export"), params
+
+
 def direct_profiles(
-    trace: Trace, names: list[str], name_kind: str, work: pa.Table, per_octave: int
+    trace: Trace,
+    names: list[str],
+    name_kind: str,
+    work: pa.Table,
+    per_octave: int,
+    pending: PendingConfigs | None = None,
 ) -> KernelProfiles | None:
     """:func:`tracelens.stakeout.kernel_profiles` of ``names`` (demangled or short), the
     same rows, from ``work`` (:func:`.sharedread.for_duckdb`'s table) and SQLite; None
     where the trace is not an export read directly (a cache entry, a parquetdir), lacks a
-    column, or holds what nsys never writes: read the views then."""
+    column, or holds what nsys never writes: read the views then. ``pending``: the
+    configurations' aggregate, started (:func:`start_configs`; of other names: not used)."""
     from ..stakeout import KernelProfiles
-    from .sharedread import SHARED_NAME_KINDS, reads_export
 
-    if name_kind not in SHARED_NAME_KINDS or not reads_export(trace, KERNEL_TABLE, CONFIG_READS):
+    if not _direct(trace, name_kind):
         return None
-    configs = _export_configs(trace, names, name_kind)
+    if pending is not None and pending.names == tuple(names):
+        configs = _export_configs(pending.ids, pending.rows.result())
+    else:
+        ids = trace.query("report_name_ids", names=list(names))
+        rows = trace._sqlite_rows(*_configs_query(ids, name_kind))
+        configs = _export_configs(ids, rows)
     if configs is None:
         return None
     durations = _durations(trace, names, name_kind, work, per_octave)
@@ -80,18 +130,12 @@ def _durations(
         )
 
 
-def _export_configs(trace: Trace, names: list[str], name_kind: str) -> pl.DataFrame | None:
-    """stakeout_configs.sql's rows of ``names``, from SQLite's aggregate by name id; None
-    when a row holds what nsys never writes."""
+def _export_configs(ids: pl.DataFrame, rows: list[tuple]) -> pl.DataFrame | None:
+    """stakeout_configs.sql's rows of the names of ``ids`` (report_name_ids.sql's rows) from
+    ``rows``, SQLite's aggregate by name id (report_stakeout_configs_export.sql); None when
+    a row holds what nsys never writes."""
     import polars as pl
 
-    from .. import _resources
-
-    ids = trace.query("report_name_ids", names=list(names))
-    rows = trace._sqlite_rows(
-        _resources.query("report_stakeout_configs_export"),
-        {"name_ids": json.dumps(ids["id"].to_list()), "name_kind": name_kind},
-    )
     if not all(_as_nsys_writes(row) for row in rows):
         return None
     frame = pl.DataFrame(rows, schema=dict.fromkeys(_EXPORT_COLUMNS, pl.Int64), orient="row")

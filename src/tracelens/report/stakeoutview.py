@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from ..stakeout import KernelProfiles
     from ..trace import Trace
+    from .stakeoutread import PendingConfigs
 
 STAKEOUT_KERNELS = 8  # kernels with a duration histogram
 
@@ -77,19 +78,20 @@ def profiles(
     name_kind: str,
     launches: int | None = None,
     work: pa.Table | None = None,
+    pending: PendingConfigs | None = None,
 ) -> KernelProfiles:
     """:func:`tracelens.stakeout.kernel_profiles` of ``names``: on an export read directly,
     from ``work`` (the GPU work the page read, :func:`.sharedread.for_duckdb`) and SQLite
-    (:func:`.stakeoutread.direct_profiles`); else from one read of their launches when the
-    census says they have at most HELD_LAUNCHES (``launches``), else (or when not said)
-    from kernel_profiles's three."""
+    (:func:`.stakeoutread.direct_profiles`, with SQLite's aggregate ``pending`` when
+    started); else from one read of their launches when the census says they have at most
+    HELD_LAUNCHES (``launches``), else (or when not said) from kernel_profiles's three."""
     import polars as pl
 
     from ..stakeout import KernelProfiles, kernel_profiles
     from .stakeoutread import direct_profiles
 
     if work is not None:
-        found = direct_profiles(trace, names, name_kind, work, PER_OCTAVE)
+        found = direct_profiles(trace, names, name_kind, work, PER_OCTAVE, pending)
         if found is not None:
             return found
     if launches is None or launches > HELD_LAUNCHES:
