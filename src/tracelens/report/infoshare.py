@@ -41,17 +41,24 @@ def gpu_figures(work: pl.DataFrame, counts: dict[str, int]) -> dict[str, dict[st
     work's rows of a kind are not all of its table's (``counts``): then info reads them."""
     import polars as pl
 
+    # by kind and process, then summed here: a few rows, where a list of each kind's
+    # distinct processes made polars hash every row's pid again (5M operations: ~0.07
+    # against ~0.36 CPU s)
     grouped = (
-        work.filter(pl.col("kind").is_in(list(GPU_KINDS)))
-        .group_by("kind")
-        .agg(
-            pl.len().alias("events"),
-            pl.col("start_ns").min().alias("first_ns"),
-            pl.col("end_ns").max().alias("last_ns"),
-            pl.col("pid").drop_nulls().unique().alias("pids"),
-        )
+        work.lazy()
+        .filter(pl.col("kind").is_in(list(GPU_KINDS)))
+        .group_by("kind", "pid")
+        .agg(pl.len(), pl.col("start_ns").min(), pl.col("end_ns").max())
+        .collect()
     )
-    by_code = {row["kind"]: row for row in grouped.iter_rows(named=True)}
+    by_code: dict[int, dict[str, Any]] = {}
+    for code, pid, events, first, last in grouped.iter_rows():
+        row = by_code.setdefault(code, {"events": 0, "first_ns": None, "last_ns": None, "pids": []})
+        row["events"] += events
+        row["first_ns"] = _combined(row["first_ns"], first, min)
+        row["last_ns"] = _combined(row["last_ns"], last, max)
+        if pid is not None:
+            row["pids"].append(pid)
     figures = {}
     for code, (kind, _) in GPU_KINDS.items():
         row = by_code.get(code)
@@ -65,6 +72,11 @@ def gpu_figures(work: pl.DataFrame, counts: dict[str, int]) -> dict[str, dict[st
             "pids": pids or None,
         }
     return figures
+
+
+def _combined(a: int | None, b: int | None, pick) -> int | None:
+    """``pick`` (min or max) of the two, a None left out (as SQL's min and max)."""
+    return b if a is None else a if b is None else pick(a, b)
 
 
 def runtime_figures(
