@@ -36,19 +36,14 @@ def cached_read(trace: Trace, name_kind: str) -> tuple[pl.DataFrame, pl.DataFram
     calls instead of every call). On the 5M-kernel trace, cached: ~0.3 CPU s where reading,
     sorting and a census of the work cost ~1.9, and util ~0.45 less. None elsewhere (a
     direct read keeps nothing: :func:`read_work`), or for mangled names."""
-    import polars as pl
-
     from ..compare.collect import read_work as diff_read
     from ..filters import EventFilter
     from ..util_workfile import keeps
 
     if name_kind not in SHARED_NAME_KINDS or not keeps(trace):
         return None
+    # (it tells the trace the records it kept, as work_in_order: the damage count reads no rows)
     work, kernels, _, _ = diff_read(trace, EventFilter(), name_kind, keep_stream=True)
-    # what work_in_order tells the trace of a whole read: its damage count reads no rows
-    kinds = ("kernel", "memcpy", "memset")
-    kept = work.group_by("kind").len().filter(pl.col("kind") < len(kinds)).iter_rows()
-    trace.kept_whole({kinds[kind]: n for kind, n in kept})
     return work, kernels.drop("name_id", "avg_blocks")
 
 
