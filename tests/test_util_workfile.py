@@ -115,3 +115,66 @@ def test_another_version_or_a_damaged_file_is_not_read(demo, cache_dir, monkeypa
     with tracelens.open(demo) as damaged:
         assert util_workfile.kept(damaged, context=True) is None
         assert read_work(damaged).equals(expected)
+
+
+def _whole(util) -> tuple:
+    sizes = util.message_sizes
+    tables = (util.frame, util.idle_causes, util.communication)
+    return (
+        *(t.rows() for t in tables),
+        *(t.schema for t in tables),
+        None if sizes is None else sizes.rows(),
+        util.notes,
+        util.start_ns,
+        util.end_ns,
+    )
+
+
+@pytest.mark.parametrize("which", ["demo", "nccl"])
+def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir, monkeypatch):
+    """The first whole util through the cache keeps its accounting; a later one reads it
+    back (no read of the work or the calls) with the direct read's tables, notes, window
+    and figures of the calls; a filtered one, another version or a damaged file computes
+    it again. Findings take it too, with the direct read's findings. On the demo, and on
+    NCCL kernels with message sizes from NVTX payloads (communication, sizes and notes)."""
+    from test_nccl_sizes import build
+
+    from tracelens.findings import find_issues
+    from tracelens.util import accounting_and_calls
+
+    if which == "nccl":
+        demo = build(tmp_path / "nccl.sqlite")
+
+    with tracelens.open(demo, cache=False) as direct:
+        util, calls = accounting_and_calls(direct)
+        device0 = _whole(accounting_and_calls(direct, EventFilter(device=0))[0])
+        findings = find_issues(direct).frame.rows()
+        assert util_workfile.kept_accounting(direct) is None  # no cache entry
+    expected = _whole(util)
+    if which == "nccl":
+        assert util.communication.height and util.message_sizes is not None and util.notes
+    with tracelens.open(demo) as first:
+        assert util_workfile.kept_accounting(first) is None
+        assert accounting_and_calls(first)[1] == calls
+    with tracelens.open(demo) as again:
+        ran = []
+        real = again.query
+        monkeypatch.setattr(again, "query", lambda name, **p: ran.append(name) or real(name, **p))
+        util_again, calls_again = accounting_and_calls(again)
+        assert not {"util_work", "util_calls", "util_call_figures"} & set(ran)
+        assert _whole(util_again) == expected and calls_again == calls
+        assert _whole(accounting_and_calls(again, EventFilter(device=0))[0]) == device0
+        assert "util_work" in ran  # the filtered one read the work
+        assert find_issues(again).frame.rows() == findings
+    with monkeypatch.context() as patched, tracelens.open(demo) as other:
+        patched.setattr(util_workfile, "_accounting_version", lambda: "made-otherwise")
+        assert util_workfile.kept_accounting(other) is None
+        assert _whole(accounting_and_calls(other)[0]) == expected
+    with tracelens.open(demo) as damaged:
+        figures = util_workfile._part_name("figures")
+        entry = util_workfile._entry(damaged)
+        path = cache.derived_path(entry, figures, util_workfile._accounting_version())
+        assert path is not None
+        path.write_bytes(b"not parquet")
+        assert util_workfile.kept_accounting(damaged) is None
+        assert _whole(accounting_and_calls(damaged)[0]) == expected

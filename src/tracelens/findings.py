@@ -219,11 +219,13 @@ class _SharedWork:
         return ops
 
     def util(self):
-        """:func:`tracelens.util.gpu_time_accounting` of the work."""
-        from .util import gpu_time_accounting
+        """:func:`tracelens.util.gpu_time_accounting` of the work (of the whole trace: the
+        accounting a cache entry kept, when an earlier run kept it)."""
+        from .util import accounting_and_calls
 
         if self._util is None:
-            self._util = gpu_time_accounting(self.trace, self.where, self._read())
+            # (the GPU rules read the work either way)
+            self._util = accounting_and_calls(self.trace, self.where, self._read(), keep=True)[0]
             self.util_rules.clear()
             self._release()
         return self._util

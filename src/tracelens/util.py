@@ -219,9 +219,14 @@ def _kept_whole(trace: Trace, work: pl.DataFrame) -> None:
     """Tell ``trace`` how many kernels, memcpys and memsets a read of all its GPU work kept
     (``kind`` 0, 1, 2): the count of damaged records then needs no scan of its own
     (:meth:`~tracelens.Trace.kept_whole`)."""
+    trace.kept_whole(_record_counts(work))
+
+
+def _record_counts(work: pl.DataFrame) -> dict[str, int]:
+    """How many kernels, memcpys and memsets (``kind`` 0, 1, 2) ``work`` holds."""
     kinds = ("kernel", "memcpy", "memset")
     counts = work.group_by("kind").len().iter_rows()
-    trace.kept_whole({kinds[kind]: n for kind, n in counts if kind < len(kinds)})
+    return {kinds[kind]: n for kind, n in counts if kind < len(kinds)}
 
 
 def read_work(
@@ -271,16 +276,30 @@ def gpu_time_accounting(
 
 
 def accounting_and_calls(
-    trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
+    trace: Trace,
+    where: EventFilter | None = None,
+    work: pl.DataFrame | None = None,
+    *,
+    keep: bool | None = None,
 ) -> tuple[Util, dict[str, int | None] | None]:
     """(:func:`gpu_time_accounting`, the runtime_calls, first_ns and last_ns of the CUDA API
     calls in ``where``'s window) from util's one read of the calls: what the diff's
     ``trace_totals`` would scan them again for. None for the calls when ``where`` has a
     selection (its calls are those that launched the selected work: a join util does not
-    make)."""
+    make). ``keep``: the whole trace's accounting is kept in the trace's cache entry, if
+    any, and read back from it by later runs (:func:`tracelens.util_workfile.keep_accounting`);
+    None: when this function reads the work itself (a caller whose ``work`` is
+    :func:`read_work` of the whole trace may pass True)."""
+    from . import util_workfile
+
     _require_work(trace)
+    keep = (work is None if keep is None else keep) and (where is None or where.is_whole())
+    keep = keep and util_workfile.keeps(trace)
+    if keep and (kept := util_workfile.kept_accounting(trace)) is not None:
+        return kept
     if work is None:
         work = read_work(trace, where, context=False, launches=True)
+    records = _record_counts(work) if keep else {}
     window = None
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
@@ -319,6 +338,8 @@ def accounting_and_calls(
         end_ns=params["t1"],
         notes=tuple(notes),
     )
+    if keep:
+        util_workfile.keep_accounting(trace, util, in_window, records)
     return util, in_window
 
 
