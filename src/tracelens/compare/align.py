@@ -223,8 +223,9 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     """Align two token sequences (Int64 indices into ``names``) of one device."""
     import polars as pl
 
+    same = a is b  # a sequence aligned with itself: its period is found once
     a = pl.Series("a", a, dtype=pl.Int64)
-    b = pl.Series("b", b, dtype=pl.Int64)
+    b = a if same else pl.Series("b", b, dtype=pl.Int64)
     tally = _Tally()
     relation = "identical"
     period_a = period_b = None
@@ -238,7 +239,8 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     # make impacts "per step".
     anchor = anchor_token(a, b) if len(a) and len(b) else None
     if anchor is not None:
-        period_a, period_b = find_period(a, anchor), find_period(b, anchor)
+        period_a = find_period(a, anchor)
+        period_b = period_a if same else find_period(b, anchor)
     if len(mid_a) or len(mid_b):
         tally.diverge(prefix, prefix)
         short, long = (b, a) if len(b) <= len(a) else (a, b)
@@ -361,7 +363,8 @@ def align_devices(sa: Side, sb: Side) -> tuple[SequenceAlignment, ...]:
         remap = pl.Series([vocabulary[n] for n in side.sequence_names], dtype=pl.Int64)
         return {device: remap.gather(local) for device, local in side.sequences.items()}
 
-    ta, tb = tokens(sa), tokens(sb)
+    ta = tokens(sa)
+    tb = ta if sb is sa else tokens(sb)  # one read compared with itself: the same tokens
     pairs = pair_devices(ta, tb)
     out = []
     for da, db in pairs:
@@ -407,7 +410,9 @@ def pair_devices(a: dict[int, pl.Series], b: dict[int, pl.Series]) -> list[tuple
     if len(a) == 1 and len(b) == 1:
         return [(next(iter(a)), next(iter(b)))]
     by_ordinal = [(d, d) for d in sorted(a) if d in b]
-    if not a or not b:
+    if not a or not b or a is b:
+        # The same sequences on both sides: by ordinal, each device has all its launches
+        # in common, as many as any pairing can have, so pairing by work gains nothing.
         return by_ordinal
     common = _common_launches(a, b)
     ranked = sorted(common, key=lambda p: (-common[p], p[0] != p[1], p[0], p[1]))

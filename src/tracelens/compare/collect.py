@@ -130,6 +130,7 @@ def collect(
     figures per device and name id on :attr:`Side.kernel_ids_by_device`."""
     import polars as pl
 
+    from ..steps_period import host_order
     from ..util_sweep import KERNEL
     from .model.devices import device_kernel_ids
 
@@ -150,9 +151,13 @@ def collect(
     if census_demangled is None:
         census_demangled = census
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
-    sequences, names = launch_sequences(kernels, name_kind, launches)
+    # The launches in host launch order, once: the sequences and the step search read it.
+    order = host_order(launches.select("device", "correlation_id"))
+    sequences, names = launch_sequences(kernels, name_kind, launches, order)
     graph = trace.graph_replays(where)
-    accounting = _time_accounting(trace, where, work, launches, graph, util_limit, nvtx_limit)
+    accounting = _time_accounting(
+        trace, where, work, (launches, order), graph, util_limit, nvtx_limit
+    )
     del work
     totals = trace_totals(trace, where, launches, accounting[-1])
     return Side(
@@ -302,10 +307,12 @@ _BATCH_ROWS = 1 << 17
 def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_limit: int):
     """(time, devices, util, steps, regions) of :class:`Side`, and the figures of the API
     calls util read for the totals (:func:`tracelens.util.accounting_and_calls`; None: not
-    read, or not those of ``where``). GPU time accounting is the costliest part (util's
-    sweeps over ``work``: about a census per million launches, bench/README.md): above the
-    limit the board goes without it and says so. NVTX regions cost more (the NVTX
-    projection): a lower limit."""
+    read, or not those of ``where``). ``launches``: the kernels (in GPU order, with their
+    correlation ids) and their host launch order (:func:`~tracelens.steps_period.host_order`).
+    GPU time accounting is the costliest part (util's sweeps over ``work``: about a census
+    per million launches, bench/README.md): above the limit the board goes without it and
+    says so. NVTX regions cost more (the NVTX projection): a lower limit."""
+    launches, order = launches
     if launches.height > util_limit:
         return None, 0, None, None, None, None
     import polars as pl
@@ -315,16 +322,19 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     from ..util_sweep import GRAPH, KERNEL
     from .regions import region_times
 
+    util, calls = util_module.accounting_and_calls(trace, where, work)
+    time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
     # The step search counts graph-level CUDA graph replays as launches, by graph (the
     # kernels alone would make each step microseconds long): the work holds them too.
+    # Made after util's sweeps, whose peak they would add to.
     if graph[0]:
         step_launches = work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
             "device", "start_ns", "end_ns", "correlation_id", "name_id", "graph_id"
         )
     else:
-        step_launches = launches.select("device", "start_ns", "end_ns", "correlation_id", "name_id")
-    util, calls = util_module.accounting_and_calls(trace, where, work)
-    time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
+        # In host launch order, without correlation ids: the step search takes them as
+        # ordered instead of sorting them again (the same rows in the same order).
+        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")[order]
     steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
     return time, util.frame.height, util, steps, regions, calls
@@ -345,7 +355,7 @@ def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
 
 
 def launch_sequences(
-    kernels: pl.DataFrame, name_kind: str, launches: pl.DataFrame
+    kernels: pl.DataFrame, name_kind: str, launches: pl.DataFrame, order: pl.Series | None = None
 ) -> tuple[dict, list[str]]:
     """Each device's launches in launch order as small integers (indices into the name
     list, ``kernels``' names: name_id, name): a million launches are 8 MB, not a million
@@ -353,7 +363,8 @@ def launch_sequences(
     order (``util.ORDER``); the sequence is the order the host launched them
     (:func:`tracelens.steps_period.host_order`, the step search's order), not GPU start:
     two streams' kernels interleave on the GPU as timing has it, differently in two runs
-    of one program, and the alignment compares paths, not timing."""
+    of one program, and the alignment compares paths, not timing. ``order``: that order
+    (row numbers of ``launches``), when already found."""
     import polars as pl
 
     from ..steps_period import host_order
@@ -362,7 +373,8 @@ def launch_sequences(
     names = dict(kernels.select("name_id", "name").iter_rows())
     ids = sorted(names)
     index = {raw: i for i, raw in enumerate(ids)}
-    order = host_order(launches.select("device", "correlation_id"))
+    if order is None:
+        order = host_order(launches.select("device", "correlation_id"))
     frame = launches.select(
         pl.col("device").gather(order),
         token=pl.col(column).gather(order).replace_strict(index, return_dtype=pl.Int64),

@@ -85,9 +85,11 @@ def token_counts(seq: pl.Series) -> dict[int, int]:
 def anchor_token(a: pl.Series, b: pl.Series) -> int | None:
     """A token both sequences launch once per step (the rarest such), to phase their steps
     alike; None when there is none."""
-    ca, cb = token_counts(a), token_counts(b)
+    same = a is b  # a sequence with itself: counted and checked once
+    ca = token_counts(a)
+    cb = ca if same else token_counts(b)
     both = [t for t in ca if ca[t] >= MIN_STEPS and cb.get(t, 0) >= MIN_STEPS]
     for token in sorted(both, key=lambda t: (ca[t] + cb[t], t))[:16]:
-        if _once_per_step(a, token) and _once_per_step(b, token):
+        if _once_per_step(a, token) and (same or _once_per_step(b, token)):
             return int(token)
     return None
