@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from . import _resources
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import polars as pl
 
     from .trace import Trace
@@ -50,7 +52,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     con = trace.db
     calls = _calls(con)
     slots = _Slots(calls)
-    calls = calls.filter(slots.first_calls(calls)).drop("event_class")
+    calls = calls.filter(slots.first_calls(calls, lambda: _call_classes(con)))
     found = pl.DataFrame(schema={"range_id": pl.Int64, "range_end": pl.Int64}).clear(calls.height)
     for params in chunks:
         marks = con.execute(_resources.query("_nvtx_marks"), params).pl()
@@ -83,6 +85,11 @@ def _calls(con) -> pl.DataFrame:
     calls = con.execute(_resources.query("_nvtx_calls")).pl()
     thread_bits = pl.col("global_tid") & 16777215  # tid_of (_shared.sql), bit for bit
     return calls.select((pl.col("global_tid") - thread_bits).alias("global_pid"), pl.all())
+
+
+def _call_classes(con) -> pl.Series:
+    """The eventClass of each row of :func:`_calls` (``queries/_nvtx_call_classes.sql``)."""
+    return con.execute(_resources.query("_nvtx_call_classes")).pl()["event_class"]
 
 
 def add_op_ranges(trace: Trace) -> None:
@@ -299,17 +306,19 @@ class _Slots:
         slot = rank * self.width + (corr - self.lo)
         return pl.select(pl.when(known).then(slot)).to_series()
 
-    def first_calls(self, calls: pl.DataFrame) -> pl.Series:
+    def first_calls(self, calls: pl.DataFrame, classes: Callable[[], pl.Series]) -> pl.Series:
         """Which rows of ``calls`` (the frame the slots were made from) to keep: one per
-        (process, correlationId), runtime before driver
-        record (eventClass), then the earlier (nsys's RangeId projection takes the call an
-        operation's correlationId names; two records of one call are one call)."""
+        (process, correlationId), runtime before driver record (eventClass: ``classes()``
+        reads it for every row, called only when two rows share a key), then the earlier
+        (nsys's RangeId projection takes the call an operation's correlationId names; two
+        records of one call are one call)."""
         pl = self._pl
         # the frame is not kept: the caller replaces it by the rows kept, and a reference
         # here would hold every call twice through the sweep (0.24 GB on 5M calls)
         calls = calls.with_row_index("row")
         key = ["global_pid", "correlation_id"]
         if not self.dense:
+            calls = calls.with_columns(classes().alias("event_class"))
             first = calls.sort([*key, "event_class", "start", "row"]).unique(key, keep="first")
             keep = pl.repeat(False, calls.height, eager=True)
             return keep.scatter(first["row"], True)
@@ -322,7 +331,7 @@ class _Slots:
         lost = known & (table.gather(slot.fill_null(0)) != rows)
         if lost.any():
             shared = slot.filter(lost).unique()
-            tied = calls.with_columns(slot.alias("slot")).filter(
+            tied = calls.with_columns(slot.alias("slot"), classes().alias("event_class")).filter(
                 pl.col("slot").is_in(shared.to_list())
             )
             first = tied.sort(["slot", "event_class", "start", "row"]).unique("slot", keep="first")

@@ -204,9 +204,15 @@ def test_nvtx_sweep_fallbacks(trace_path, monkeypatch):
 
 
 def test_nvtx_calls(trace_path):
-    # Every call record: cid 21 twice (its runtime record, eventClass 0, and its driver
-    # record, eventClass 1, which started first); the sweep keeps the runtime one.
+    # Every call record: cid 21 twice (its runtime record and its driver record, which
+    # started first); the sweep keeps the runtime one (by _nvtx_call_classes).
     assert_golden(trace_path, "_nvtx_calls", "all")
+
+
+def test_nvtx_call_classes(trace_path):
+    # The calls' eventClass, row for row as _nvtx_calls: 0 for cid 21's runtime record
+    # (the first row), 1 for its driver record (the second), 0 for the others.
+    assert_golden(trace_path, "_nvtx_call_classes", "all")
 
 
 def test_nvtx_call_ranges(trace_path):
