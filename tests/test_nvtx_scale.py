@@ -64,7 +64,6 @@ def _build_before(trace, query: str) -> None:
             nvtx._build_tree(trace, [EVERY_THREAD])
             continue
         if step == "_nvtx_marks":
-            trace.db.execute("DROP TABLE nvtx_spans")
             nvtx_sweep.attribute(trace, [EVERY_THREAD])
             continue
         if step in SELECTS:
@@ -85,7 +84,8 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
             con.execute(f"SET {setting}_threshold = 0")
         _build_before(t, query)
         if query == "_nvtx_tree":
-            con.register("nvtx_depths", nvtx_sweep.depths(t, EVERY_THREAD))
+            spans = con.execute(_resources.query("_nvtx_chunk_spans"), EVERY_THREAD).pl()
+            con.register("nvtx_depths", nvtx_sweep.depths(spans))
         if query in CHUNKED:
             ops = _operators(con, _select(query), EVERY_THREAD)
         elif query.startswith("_"):
