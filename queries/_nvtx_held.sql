@@ -1,10 +1,11 @@
 -- _nvtx_held: creates the temp table nvtx_held, the NVTX ranges that hold GPU work: the
 -- innermost range of some operation's launching call (nvtx_range_ops), a range holding a
--- call on a thread whose ranges overlap (nvtx_overlap_holders), and every ancestor of one
--- (nvtx_tree's parent links, followed up level by level). Only these get labels, stacks
--- and paths (_nvtx_paths): of ten million ranges, those that launched work may be few.
--- Needs nvtx_tree, nvtx_range_ops (tracelens.nvtx_sweep registers it) and
--- nvtx_overlap_holders.
+-- call on a thread whose ranges overlap (nvtx_overlap_holders), and every ancestor of one.
+-- Only these get labels, stacks and paths (_nvtx_paths): of ten million ranges, those that
+-- launched work may be few. Needs nvtx_tree and nvtx_held_ids, those ranges' ids
+-- (tracelens.nvtx_sweep.register_held follows the parent links up from
+-- _nvtx_held_seeds.sql's ranges; a recursive join here built its hash table over the
+-- 10M-range fixture's whole tree at each level, 0.5 GB at the run's peak).
 --
 -- Columns of nvtx_held (the ranges' nvtx_tree rows, so that the steps after join these
 -- rather than the whole tree: on the 10M-range fixture, 2M held of 10M, the projection's
@@ -15,19 +16,7 @@
 --   start, "end" BIGINT  range start and end, ns from session start
 --   level       INTEGER  nesting level, 0 at the top
 CREATE OR REPLACE TEMP TABLE nvtx_held AS
-WITH RECURSIVE
-up AS (
-    -- the innermost ranges of the operations, then their parents, level by level
-    SELECT range_id FROM nvtx_range_ops
-    UNION
-    SELECT range_id FROM nvtx_overlap_holders
-    UNION
-    SELECT t.parent_id
-    FROM up AS u
-    JOIN nvtx_tree AS t ON t.range_id = u.range_id
-    WHERE t.parent_id IS NOT NULL
-)
 SELECT t.range_id::BIGINT AS range_id, t.parent_id::BIGINT AS parent_id, t.global_tid,
        t.start, t."end", t.level
 FROM nvtx_tree AS t
-SEMI JOIN up AS u ON u.range_id = t.range_id
+SEMI JOIN nvtx_held_ids AS h ON h.range_id = t.range_id

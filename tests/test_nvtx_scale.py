@@ -68,6 +68,8 @@ def _build_before(trace, query: str) -> None:
             continue
         if step in SELECTS:
             continue
+        if step == "_nvtx_held":
+            nvtx_sweep.register_held(con)
         con.execute(_resources.query(step))
         if step == "_nvtx_held":
             trace.load_nvtx_held_text()
@@ -86,6 +88,8 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         if query == "_nvtx_tree":
             spans = con.execute(_resources.query("_nvtx_chunk_spans"), EVERY_THREAD).pl()
             con.register("nvtx_depths", nvtx_sweep.depths(spans))
+        if query == "_nvtx_held":
+            nvtx_sweep.register_held(con)
         if query in CHUNKED:
             ops = _operators(con, _select(query), EVERY_THREAD)
         elif query.startswith("_"):

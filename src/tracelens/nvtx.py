@@ -148,7 +148,9 @@ def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
 
     nvtx_sweep.attribute(trace, chunks, with_ops=with_ops)
     trace.db.execute(_resources.query("_nvtx_overlap_holders"))
+    nvtx_sweep.register_held(trace.db)
     trace.db.execute(_resources.query("_nvtx_held"))
+    trace.db.unregister("nvtx_held_ids")
     trace.load_nvtx_held_text()
     trace.db.execute(_resources.query("_nvtx_paths"))
     # every column of the held ranges' events, read only by _nvtx_paths: freed before the

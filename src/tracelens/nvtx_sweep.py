@@ -223,6 +223,46 @@ def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Series) 
     )
 
 
+# The held ranges' ancestors are followed through a table indexed by RangeId while the
+# largest id is at most this many per parent link (or under DENSE_SLOTS_FLOOR): RangeIds are
+# NVTX_EVENTS rowids, dense unless the export holds far more other events than ranges.
+# Otherwise every link is tested for membership, one level at a time.
+DENSE_IDS_PER_LINK = 4
+
+
+def register_held(con) -> None:
+    """Register ``nvtx_held_ids`` (one column, range_id): the ranges of
+    ``queries/_nvtx_held_seeds.sql`` and every ancestor of one, by nvtx_tree's parent links
+    (``queries/_nvtx_tree_links.sql``) followed up one level per step. The 10M-range
+    fixture's links are 80 MB here; DuckDB's recursive join over the tree held 0.5 GB."""
+    import polars as pl
+
+    seeds = con.execute(_resources.query("_nvtx_held_seeds")).pl()["range_id"].drop_nulls()
+    links = con.execute(_resources.query("_nvtx_tree_links")).pl()
+    ids, parents = links["range_id"], links["parent_id"]
+    del links
+    top = max(ids.max() or 0, seeds.max() or 0)
+    if top < max(DENSE_IDS_PER_LINK * ids.len(), DENSE_SLOTS_FLOOR):
+        parent_of = pl.repeat(None, top + 1, dtype=parents.dtype, eager=True)
+        parent_of = parent_of.scatter(ids, parents)
+        del ids, parents
+        held = pl.repeat(False, top + 1, eager=True)
+        frontier = seeds.unique()
+        while frontier.len():
+            held = held.scatter(frontier, True)
+            up = parent_of.gather(frontier).drop_nulls().unique()
+            frontier = up.filter(~held.gather(up))
+        found = held.arg_true().cast(pl.Int64)
+    else:
+        ids, parents = ids.cast(pl.Int64), parents.cast(pl.Int64)
+        found = frontier = seeds.unique()
+        while frontier.len():
+            up = parents.filter(ids.is_in(frontier)).unique()
+            frontier = up.filter(~up.is_in(found))
+            found = pl.concat([found, frontier])
+    register(con, "nvtx_held_ids", pl.DataFrame({"range_id": found}))
+
+
 def depths(spans: pl.DataFrame) -> pl.DataFrame:
     """The ranges of one chunk of threads (the rows of ``queries/_nvtx_chunk_spans.sql``)
     with depth: how many ranges of the thread were open when it started. A running count over the start (+1) and end (-1) events sorted per thread: at

@@ -33,7 +33,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import GOLDEN, assert_golden
-from tracelens import nvtx, nvtx_kernels, nvtx_sweep
+from tracelens import _resources, nvtx, nvtx_kernels, nvtx_sweep
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -307,6 +307,37 @@ def test_nvtx_held(trace_path):
     # The innermost ranges of the operations (layer 3, backward 4, A 5, C 7, open 10) and
     # their ancestors (step 1, forward 2, B 6); not aten::mm (9, no work) or handoff (8).
     assert_golden(trace_path, "_nvtx_held", "all", build_projection)
+
+
+def test_nvtx_held_seeds(trace_path):
+    # The ranges holding work themselves: layer 3, backward 4, A 5, B 6 (it holds C's call
+    # too: A and B cross on thread 5556), C 7, open 10; not their other ancestors (step 1,
+    # forward 2), which register_held adds.
+    assert_golden(trace_path, "_nvtx_held_seeds", "all", build_projection)
+
+
+def test_nvtx_tree_links(trace_path):
+    # Every range with a parent (rows in no order; compared in RangeId order): forward 2,
+    # backward 4 in step 1, layer 3 in forward 2, aten::mm 9 in backward 4, and C 7 in B 6
+    # on thread 5556.
+    with tracelens.open(trace_path) as trace:
+        _tree_only(trace)
+        links = trace.sql(_resources.query("_nvtx_tree_links")).sort("range_id")
+    assert links.write_csv() == (GOLDEN / "_nvtx_tree_links__all.csv").read_text()
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_register_held_either_way(trace_path, monkeypatch, dense):
+    # The ancestors found through the table indexed by RangeId or, where ids are sparse,
+    # by membership tests: the same ranges as nvtx_held's golden.
+    if not dense:
+        monkeypatch.setattr(nvtx_sweep, "DENSE_IDS_PER_LINK", 0)
+        monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
+    with tracelens.Trace(trace_path) as trace:
+        build_projection(trace)
+        nvtx_sweep.register_held(trace.db)
+        held = trace.db.execute("SELECT range_id FROM nvtx_held_ids ORDER BY 1").fetchall()
+    assert [r for (r,) in held] == [1, 2, 3, 4, 5, 6, 7, 10]
 
 
 def test_nvtx_paths(trace_path):
