@@ -257,8 +257,8 @@ def register_held(con) -> None:
         ids, parents = ids.cast(pl.Int64), parents.cast(pl.Int64)
         found = frontier = seeds.unique()
         while frontier.len():
-            up = parents.filter(ids.is_in(frontier)).unique()
-            frontier = up.filter(~up.is_in(found))
+            up = parents.filter(ids.is_in(frontier.implode())).unique()
+            frontier = up.filter(~up.is_in(found.implode()))
             found = pl.concat([found, frontier])
     register(con, "nvtx_held_ids", pl.DataFrame({"range_id": found}))
 
