@@ -16,7 +16,7 @@ from conftest import run_cli
 from queries.golden import GOLDEN, assert_golden
 
 import tracelens
-from tracelens import nvtx, nvtx_kernels
+from tracelens import nvtx, nvtx_kernels, nvtx_sweep
 from tracelens.api import api_summary
 from tracelens.errors import MissingDataError, UsageError
 from tracelens.nvtx import (
@@ -152,6 +152,30 @@ def test_start_end_ranges_that_end_on_their_own_thread(tmp_path):
     other = global_tid(PID, LOADER)
     written, elsewhere = projection("other", endGlobalTid=other)
     assert written == other and elsewhere.is_empty()
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_enclosing_range_written_after_its_children(tmp_path, monkeypatch, dense):
+    # start/end ranges are written as they end, so an enclosing range's RangeId (rowid) may
+    # be larger than every id below it: the held ranges' ancestors are still found (the
+    # walk up indexed by RangeId once read past its table's end)
+    if not dense:
+        monkeypatch.setattr(nvtx_sweep, "DENSE_IDS_PER_LINK", 0)
+        monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
+    b = TraceBuilder("3.25.0")
+    b.process(PID, "p")
+    b.nvtx_range("inner", start=10, end=30, pid=PID, tid=MAIN, event_type=60)
+    b.nvtx_range("middle", start=5, end=40, pid=PID, tid=MAIN, event_type=60)
+    b.nvtx_range("outer", start=0, end=100, pid=PID, tid=MAIN, event_type=60)
+    cid = b.runtime("cudaLaunchKernel_v7000", start=15, end=20, pid=PID, tid=MAIN)
+    b.kernel("k", start=50, end=60, pid=PID, correlation_id=cid)
+    with tracelens.open(b.write(tmp_path / "late_parent.sqlite")) as t:
+        rows = gpu_projection(t).select("name", "range_id", "parent_id", "path").rows()
+    assert rows == [  # one projection each: in RangeId order
+        ("inner", 1, 2, "outer / middle / inner"),
+        ("middle", 2, 3, "outer / middle"),
+        ("outer", 3, None, "outer"),
+    ]
 
 
 def test_twenty_deep_nesting(shapes):

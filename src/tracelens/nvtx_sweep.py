@@ -241,7 +241,8 @@ def register_held(con) -> None:
     links = con.execute(_resources.query("_nvtx_tree_links")).pl()
     ids, parents = links["range_id"], links["parent_id"]
     del links
-    top = max(ids.max() or 0, seeds.max() or 0)
+    # a parent's id may be the larger (a range is written when it ends: an enclosing one later)
+    top = max(ids.max() or 0, parents.max() or 0, seeds.max() or 0)
     if top < max(DENSE_IDS_PER_LINK * ids.len(), DENSE_SLOTS_FLOOR):
         parent_of = pl.repeat(None, top + 1, dtype=parents.dtype, eager=True)
         parent_of = parent_of.scatter(ids, parents)
