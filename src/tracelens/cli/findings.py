@@ -12,6 +12,8 @@ from . import _common as c
 from ._app import app
 from ._notes import join_notes
 
+TABLE_ROWS_PER_RULE = 50  # nsys analyze's default rows per rule
+
 
 @app.command()
 @c.grouped
@@ -32,9 +34,15 @@ def findings(
         ),
     ] = None,
     limit: Annotated[
-        int,
-        typer.Option("--limit", help="Rows per rule (nsys analyze: 50); 0 for all"),
-    ] = 50,
+        int | None,
+        c.at_least(
+            "--limit",
+            minimum=0,
+            meaning="every row",
+            help="Rows per rule; 0 for all (default: 50 in table and markdown, as nsys "
+            "analyze; every row in csv and json)",
+        ),
+    ] = None,
     fail_on: Annotated[
         list[str] | None,
         typer.Option(
@@ -58,6 +66,8 @@ def findings(
         if name != "any":
             c.check_choice("--fail-on", name, rule_ids())
     overrides = {(r, k): v for r, k, v in map(parse_threshold, threshold or ())}
+    if limit is None:  # what a reader sees is capped; what a program reads is whole
+        limit = TABLE_ROWS_PER_RULE if out.fmt in ("table", "markdown") else 0
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         result = find_issues(
             tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
