@@ -1,5 +1,6 @@
--- steps_by_range: one step per matching NVTX range (by start, 1-based), projected on the GPU
--- per device: the GPU operations (kernels, memcpys, memsets, graph replays) whose
+-- steps_by_range: one step per matching NVTX range (by start, 1-based; a range inside
+-- another of its thread with the same label is part of it: outer_step_ranges in
+-- _step_marks.sql), projected on the GPU per device: the GPU operations (kernels, memcpys, memsets, graph replays) whose
 -- launching API call starts inside the range on the range's thread (when matching ranges
 -- nest, inside the innermost: the latest-starting one still open). One row per step and
 -- device that has such work, by step then device.
@@ -15,7 +16,7 @@
 --
 -- Columns (times in ns from session start):
 --   step          BIGINT  1-based index of the range among the matching ranges
---   ranges        BIGINT  matching ranges (with or without GPU work)
+--   ranges        BIGINT  steps' ranges (with or without GPU work)
 --   device        BIGINT  CUDA device ordinal
 --   start_ns      BIGINT  start of the step's first GPU operation on the device
 --   end_ns        BIGINT  end of its last GPU operation on the device
@@ -27,7 +28,7 @@
 --   kernel_ns     BIGINT  their summed duration
 --   global_tid    BIGINT  the range's thread (globalTid): select_steps picks the step's work
 WITH matching AS (
-    SELECT start, "end", globalTid
+    SELECT start, "end", globalTid, label
     FROM thread_ranges()
     WHERE (NOT $top_level OR top_level)
       AND CASE $match
@@ -38,7 +39,7 @@ WITH matching AS (
 steps AS (
     SELECT row_number() OVER (ORDER BY start, globalTid, "end" DESC) AS step, start, "end",
            globalTid
-    FROM matching
+    FROM outer_step_ranges('matching')
 ),
 -- a call goes to the latest-starting step of its thread open when it starts (steps may nest)
 calls AS (

@@ -46,7 +46,7 @@ def period_steps(
         sequence = LaunchSequence.read(trace, params)
     else:
         sequence = LaunchSequence.given(launches)
-    frames, motifs, parts = [], {}, []
+    periods, motifs, parts = [], {}, []
     for device, offset, count in sequence.devices():
         found = device_period(
             sequence.tokens(offset, count),
@@ -55,15 +55,23 @@ def period_steps(
         )
         if found is None:
             continue
-        frame, motif, outside = found
-        frames.append(frame.with_columns(device=pl.lit(device, dtype=pl.Int64)))
+        steps, bound, motif, outside = found
+        periods.append((device, steps, bound))
         motifs[device] = motif
         parts.append(
             f"device {device}: a motif of {_launch_count(motif)}"
             + (f" ({outside:,} {_launch_noun(motif)} outside complete periods)" if outside else "")
         )
-    if not frames:
+    if not periods:
         return None
+    # A step holds its device's copies and memsets too (its end and busy time count them).
+    copies = trace.query("steps_period_copies", **params)
+    frames = [
+        _per_step(steps, copies.filter(pl.col("device") == device), bound).with_columns(
+            device=pl.lit(device, dtype=pl.Int64)
+        )
+        for device, steps, bound in periods
+    ]
     names = dict(trace.query_rows("util_kernel_names").data)
     motif_names = {d: tuple(_token_name(i, names) for i in ids) for d, ids in motifs.items()}
     detail = "the period of the kernel launch sequence (" + "; ".join(parts) + ")"
@@ -331,9 +339,12 @@ def _match_share(ids: pl.Series, p: int) -> float:
 
 
 def device_period(ids: pl.Series, launches, conf: dict[str, Any]):
-    """(steps frame, motif tokens, launches outside complete periods) for one device's
-    launch tokens ``ids`` in launch order, or None; ``launches()``: the same launches'
-    start_ns, end_ns and token, asked for when the sequence has a period."""
+    """(steps, last step's bound, motif tokens, launches outside complete periods) for one
+    device's launch tokens ``ids`` in launch order, or None; ``launches()``: the same
+    launches' start_ns, end_ns and token, asked for when the sequence has a period.
+    ``steps``: the launches of complete periods with their step (start_ns, end_ns, token,
+    step); the bound: the first start among the other launches after the last step's
+    first launch (None: none), where the last step's window ends (:func:`_per_step`)."""
     import polars as pl
 
     n = ids.len()
@@ -366,9 +377,11 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]):
     steps = seq.slice(first, count * p).with_columns(
         step=(pl.int_range(0, count * p, dtype=pl.Int64) // p) + 1
     )
-    frame = _per_step(steps)
+    last_start = steps["start_ns"].tail(p).min()
+    others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(first + count * p)])
+    bound = others.filter(others > last_start).min()
     motif = tuple(ids.slice(first, p).to_list())
-    return frame, motif, n - count * p
+    return steps, bound, motif, n - count * p
 
 
 def _phase(seq: pl.DataFrame, a: int, b: int, p: int) -> int:
@@ -387,16 +400,74 @@ def _phase(seq: pl.DataFrame, a: int, b: int, p: int) -> int:
     return int(by_phase["phase"][0])
 
 
-def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
-    """Per step: GPU start/end, duration, busy (union of its kernels and graph replays),
+def _per_step(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> pl.DataFrame:
+    """Per step: GPU start (its first launch), end, duration, busy (the union of its
+    launches and of the copies and memsets in its window: :func:`_copies_in_steps`),
     kernels and kernel time (kernels only: a replay's kernels are not in the export)."""
     import polars as pl
 
-    # Busy islands are a sweep in GPU start order (a step's launches are in launch order).
-    steps = steps.sort("step", "start_ns", maintain_order=True)
-    steps = steps.with_columns(is_kernel=pl.col("token") > -2)
     kernel = pl.col("is_kernel")
-    islands = steps.with_columns(
+    held = pl.concat(
+        [
+            steps.select("step", "start_ns", "end_ns", is_kernel=pl.col("token") > -2),
+            _copies_in_steps(steps, copies, bound).with_columns(is_kernel=pl.lit(False)),
+        ]
+    )
+    return (
+        held.group_by("step")
+        .agg(
+            start_ns=pl.col("start_ns").min(),
+            end_ns=pl.col("end_ns").max(),
+            kernels=kernel.sum().cast(pl.Int64),
+            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).filter(kernel).sum(),
+        )
+        .join(_busy(held), on="step")
+        .with_columns(
+            cpu_start_ns=pl.lit(None, dtype=pl.Int64),
+            cpu_end_ns=pl.lit(None, dtype=pl.Int64),
+            duration_ns=pl.col("end_ns") - pl.col("start_ns"),
+        )
+        .sort("step")
+    )
+
+
+def _copies_in_steps(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> pl.DataFrame:
+    """The ``copies`` (one device's memcpys and memsets: start_ns, end_ns, in start order)
+    in some step's window, with their step (step, start_ns, end_ns): those that start from
+    the step's first launch up to, not including, the next step's (as ``stepwork`` selects
+    a step's work, ``queries/steps_window_work.sql``). No next step bounds the last one:
+    its copies are those that run within the median step length (from one step's start to
+    the next's) of its start, and start before ``bound`` (the next launch outside the
+    steps, if any): the copy that reads the loss back is the step's, the copy of the
+    results after the loop is not."""
+    import polars as pl
+
+    windows = (
+        steps.group_by("step")
+        .agg(start=pl.col("start_ns").min())
+        .sort("step")
+        .with_columns(end=pl.col("start").shift(-1))
+    )
+    last = windows.row(-1, named=True)
+    length = windows.select((pl.col("end") - pl.col("start")).median()).item()
+    fits = last["start"] + int(length)
+    end = fits if bound is None else min(fits, bound)
+    windows = windows.with_columns(end=pl.col("end").fill_null(end)).sort("start")
+    found = copies.select("start_ns", "end_ns").join_asof(
+        windows, left_on="start_ns", right_on="start", strategy="backward"
+    )
+    inside = pl.col("step").is_not_null() & (pl.col("start_ns") < pl.col("end"))
+    last_fits = (pl.col("step") != last["step"]) | (pl.col("end_ns") <= fits)
+    return found.filter(inside & last_fits).select("step", "start_ns", "end_ns")
+
+
+def _busy(held: pl.DataFrame) -> pl.DataFrame:
+    """Per step (step, busy_ns): the length of the union of its operations' intervals, a
+    sweep in GPU start order."""
+    import polars as pl
+
+    ordered = held.sort("step", "start_ns", maintain_order=True)
+    islands = ordered.with_columns(
         prev_end=pl.col("end_ns").cum_max().shift(1).over("step")
     ).with_columns(
         island=(pl.col("prev_end").is_null() | (pl.col("start_ns") > pl.col("prev_end")))
@@ -404,25 +475,9 @@ def _per_step(steps: pl.DataFrame) -> pl.DataFrame:
         .cum_sum()
         .over("step")
     )
-    busy = (
+    return (
         islands.group_by("step", "island")
         .agg(span=pl.col("end_ns").max() - pl.col("start_ns").min())
         .group_by("step")
         .agg(busy_ns=pl.col("span").sum())
-    )
-    return (
-        steps.group_by("step")
-        .agg(
-            start_ns=pl.col("start_ns").min(),
-            end_ns=pl.col("end_ns").max(),
-            kernels=kernel.sum().cast(pl.Int64),
-            kernel_ns=(pl.col("end_ns") - pl.col("start_ns")).filter(kernel).sum(),
-        )
-        .join(busy, on="step")
-        .with_columns(
-            cpu_start_ns=pl.lit(None, dtype=pl.Int64),
-            cpu_end_ns=pl.lit(None, dtype=pl.Int64),
-            duration_ns=pl.col("end_ns") - pl.col("start_ns"),
-        )
-        .sort("step")
     )

@@ -43,6 +43,8 @@ def parse_step_spec(spec: str | int | tuple[int, int]) -> tuple[int, int]:
         raise UsageError(
             f"{{param}} {spec!r}: use N or A:B (1-based step numbers)", param="step"
         ) from None
+    if ":" not in text and first < 1:
+        raise UsageError(f"{{param}} {spec!r}: step numbers start at 1", param="step")
     if first < 1 or last < first:
         raise UsageError(f"{{param}} {spec!r}: need 1 <= A <= B", param="steps")
     return first, last
@@ -61,20 +63,29 @@ class StepSelection:
     """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
     steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
     ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
-    filter (a step number with no GPU work is not counted)."""
+    filter (a step number with no GPU work is not counted); ``filtered``: whether the
+    filter kept only part of the trace's work."""
 
     where: EventFilter
     first: int
     last: int
     steps: Steps
     selected: int
+    filtered: bool = False
 
     def note(self, per_step: bool = False) -> str:
-        """One line for the output: which steps, of how many, found how (``per_step``: and
-        that the figures are divided by the number of steps, warm-up set aside or not)."""
+        """One line for the output: which steps, of how many (numbered 1 to N; the numbers
+        that hold no GPU work said), found how (``per_step``: and that the figures are
+        divided by the number of steps, warm-up set aside or not)."""
         found = self.steps
-        which = f"{_steps_label(self.first, self.last)} of {found.count:,}"
+        numbers = sorted(found.frame["step"].unique().to_list())
+        top = numbers[-1]
+        which = f"{_steps_label(self.first, self.last)} of {top:,}"
         how = f"steps from {found.source}"
+        empty = sorted(set(range(1, top + 1)) - set(numbers))
+        if empty:
+            passing = " that passes the filters" if self.filtered else ""
+            how = f"{_list_label(empty)} held no GPU work{passing}; {how}"
         if not per_step:
             return f"only the GPU work of {which} ({how})"
         warm = found.summary()["warmup_steps"]
@@ -145,7 +156,8 @@ def select_steps(
     if where.end_ns is not None:
         t1 = min(t1, where.end_ns)
     narrowed = replace(narrowed, start_ns=t0, end_ns=max(t0, t1))
-    return StepSelection(narrowed, first, last, found, int(chosen["step"].n_unique()))
+    selected = int(chosen["step"].n_unique())
+    return StepSelection(narrowed, first, last, found, selected, not where.is_whole())
 
 
 def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:

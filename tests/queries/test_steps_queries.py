@@ -185,3 +185,15 @@ def test_steps_launches_filters(trace_path):
 def test_step_marks_of_nested_steps(trace_path):
     # The nesting both steps_by_range and steps_range_marks read (made-up steps: the probe).
     assert_golden(trace_path, "_step_marks", "nested")
+
+
+def test_outer_step_ranges(trace_path):
+    # A matching range inside an earlier one of its thread with the same label is no step
+    # of its own (made-up ranges: the probe).
+    assert_golden(trace_path, "_step_marks", "outer")
+
+
+def test_steps_period_copies(trace_path):
+    # the memcpy of step 2 (device 0, [t+600, t+610]); none on device 1
+    _golden(trace_path, "steps_period_copies", "all", **NO_FILTER)
+    _golden(trace_path, "steps_period_copies", "device_1", **{**NO_FILTER, "device": 1})
