@@ -4,6 +4,7 @@ hands in (format, version and shape) before anything compares it."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,10 @@ from .build import FORMAT, VERSION
 SCHEMA_PATH = Path(__file__).resolve().parent / "fingerprint.schema.json"
 
 _TOP = ("format", "version", "regions", "steps", "devices", "launches", "variants", "paths")
+
+
+class _Invalid(Exception):
+    """What is wrong with a document's shape (validate names the file)."""
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -46,8 +51,10 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
-    """``doc`` if it is a fingerprint document this version reads; UsageError otherwise
-    (the checks a comparison relies on; the full shape is in fingerprint.schema.json)."""
+    """``doc`` if it is a fingerprint document this version reads; UsageError otherwise:
+    format and version first, then the shape fingerprint.schema.json states (checked by
+    hand: every key, type and minimum, and each path's variant ids), so a file edited by
+    hand is one line naming what is wrong, not an internal error or a silent pass."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f'{where}: not a tracelens fingerprint (no "format": "{FORMAT}")')
     if doc.get("version") != VERSION:
@@ -60,10 +67,13 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     missing = [k for k in _TOP if k not in doc]
     if missing:
         raise UsageError(f"{where}: fingerprint lacks {', '.join(missing)}")
-    ids = {v.get("id") for v in doc["variants"] if isinstance(v, dict)}
+    try:
+        _check_shape(doc)
+    except _Invalid as exc:
+        raise UsageError(f"{where}: not a valid fingerprint ({exc})") from None
+    ids = {v["id"] for v in doc["variants"]}
     for entry in doc["paths"]:
-        seq = entry.get("sequence") if isinstance(entry, dict) else None
-        if not isinstance(seq, list) or not set(seq) <= ids:
+        if not set(entry["sequence"]) <= ids:
             raise UsageError(f"{where}: a path entry refers to a variant the file does not list")
     return doc
 
@@ -86,3 +96,153 @@ def load(path: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     return loads(text, str(path))
+
+
+# The shape of fingerprint.schema.json, key by key (required keys, then optional ones).
+_TOP_KEYS = (
+    "format",
+    "version",
+    "generator",
+    "regions",
+    "steps",
+    "block_launches",
+    "devices",
+    "launches",
+    "variants",
+    "paths",
+)
+_VARIANT_KEYS = ("id", "name", "grid", "block", "family", "fields", "danger")
+_PATH_KEYS = ("device", "region", "steps", "launches", "sequence")
+_PATH_KEYSET = frozenset(_PATH_KEYS)
+
+
+def _check_shape(doc: dict[str, Any]) -> None:
+    _object(doc, "the document", _TOP_KEYS, ("notes",))
+    _string(doc["generator"], '"generator"')
+    _choice(doc["regions"], '"regions"', ("nvtx", "step"))
+    _object(doc["steps"], '"steps"', ("method", "count"))
+    _choice(doc["steps"]["method"], '"steps.method"', ("range", "marker", "period", "none"))
+    _integer(doc["steps"]["count"], '"steps.count"', 0)
+    _integer(doc["block_launches"], '"block_launches"', 1)
+    _integers(doc["devices"], '"devices"')
+    _integer(doc["launches"], '"launches"', 0)
+    if "notes" in doc:
+        _strings(doc["notes"], '"notes"')
+    for i, variant in enumerate(_list(doc["variants"], '"variants"')):
+        _check_variant(variant, f"variants[{i}]")
+    for i, entry in enumerate(_list(doc["paths"], '"paths"')):
+        if not _plain_path(entry):  # a baseline has up to ~10^5 of them: the quick test first
+            _check_path(entry, f"paths[{i}]")
+
+
+def _plain_path(entry: Any) -> bool:
+    """``entry`` is a path entry without blocks and counts, every value of the right type
+    (_check_path says what is wrong otherwise, and checks entries with blocks)."""
+    return (
+        type(entry) is dict
+        and entry.keys() == _PATH_KEYSET
+        and type(entry["device"]) is int
+        and type(entry["launches"]) is int
+        and entry["launches"] >= 1
+        and type(entry["region"]) is list
+        and all(type(label) is str for label in entry["region"])
+        and type(entry["steps"]) is list
+        and all(type(step) is int and step >= 1 for step in entry["steps"])
+        and type(entry["sequence"]) is list
+        and all(type(id_) is int and id_ >= 0 for id_ in entry["sequence"])
+    )
+
+
+def _check_variant(variant: Any, what: str) -> None:
+    _object(variant, what, _VARIANT_KEYS)
+    _integer(variant["id"], f"{what}.id", 0)
+    _string(variant["name"], f"{what}.name")
+    for key in ("grid", "block"):
+        dims = _list(variant[key], f"{what}.{key}")
+        if len(dims) != 3 or not all(d is None or type(d) is int for d in dims):
+            raise _Invalid(f"{what}.{key} is {_shown(dims)}, not 3 integers or nulls")
+    _string(variant["family"], f"{what}.family")
+    fields = _object(variant["fields"], f"{what}.fields", ())
+    for key, value in fields.items():
+        _string(value, f"{what}.fields.{key}")
+    _strings(variant["danger"], f"{what}.danger")
+
+
+def _check_path(entry: Any, what: str) -> None:
+    _object(entry, what, _PATH_KEYS, ("blocks", "counts"))
+    _integer(entry["device"], f"{what}.device")
+    _strings(entry["region"], f"{what}.region")
+    _integers(entry["steps"], f"{what}.steps", 1)
+    _integer(entry["launches"], f"{what}.launches", 1)
+    _integers(entry["sequence"], f"{what}.sequence", 0)
+    if "blocks" in entry:
+        for i, block in enumerate(_list(entry["blocks"], f"{what}.blocks")):
+            if not isinstance(block, str) or not _BLOCK.fullmatch(block):
+                raise _Invalid(f"{what}.blocks[{i}] is {_shown(block)}, not hex.hex")
+    if "counts" in entry:
+        for i, pair in enumerate(_list(entry["counts"], f"{what}.counts")):
+            _integers(pair, f"{what}.counts[{i}]")
+            if len(pair) != 2:
+                raise _Invalid(f"{what}.counts[{i}] is {_shown(pair)}, not [variant, launches]")
+
+
+_BLOCK = re.compile(r"[0-9a-f]+\.[0-9a-f]+")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _object(
+    value: Any, what: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Invalid(f"{what} is {_shown(value)}, not an object")
+    for key in required:
+        if key not in value:
+            raise _Invalid(f'{what} has no "{key}"')
+    if required or optional:  # fields (no keys listed) takes any key
+        unknown = [key for key in value if key not in required and key not in optional]
+        if unknown:
+            raise _Invalid(f'{what} has an unknown key "{unknown[0]}"')
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Invalid(f"{what} is {_shown(value)}, not a list")
+    return value
+
+
+def _string(value: Any, what: str) -> None:
+    if not isinstance(value, str):
+        raise _Invalid(f"{what} is {_shown(value)}, not a string")
+
+
+def _strings(value: Any, what: str) -> None:
+    for i, item in enumerate(_list(value, what)):
+        _string(item, f"{what}[{i}]")
+
+
+def _choice(value: Any, what: str, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in choices:
+        raise _Invalid(f"{what} is {_shown(value)}, not one of {', '.join(choices)}")
+
+
+def _integer(value: Any, what: str, minimum: int | None = None) -> None:
+    if type(value) is not int:  # JSON true/false load as bool, an int subclass: not ids
+        raise _Invalid(f"{what} is {_shown(value)}, not an integer")
+    if minimum is not None and value < minimum:
+        raise _Invalid(f"{what} is {value}, less than {minimum}")
+
+
+def _integers(value: Any, what: str, minimum: int | None = None) -> None:
+    items = _list(value, what)
+    # Fast path first: a baseline's sequences hold up to block_launches ids per path entry.
+    if all(type(item) is int for item in items) and (
+        minimum is None or not items or min(items) >= minimum
+    ):
+        return
+    for i, item in enumerate(items):
+        _integer(item, f"{what}[{i}]", minimum)
