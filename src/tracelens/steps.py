@@ -277,7 +277,8 @@ def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
         )
     frame = frame.select(FRAME_COLUMNS[:-2])
     per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
-    warmup, outlier = flag_steps(per_step["duration_ns"].to_list(), settings()["robust"])
+    durations = per_step["duration_ns"].to_list()
+    warmup, outlier = flag_steps(durations, settings()["robust"])
     flags = per_step.select("step").with_columns(
         warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
     )
@@ -288,6 +289,8 @@ def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
     warm = per_step.filter(flags["warmup"])["step"].to_list()
     if warm:
         detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} (slower than the steady state, set aside)"
+    elif (capped := warmup_cap_hit(durations, settings()["robust"])) is not None:
+        detail += f"; warm-up: {capped}"
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:
         detail += f"; outliers: {_list(odd)}"
@@ -301,10 +304,40 @@ def _list(steps: list[int]) -> str:
 
 def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], list[bool]]:
     """(warm-up, outlier) flags for step durations in order, by the modified z-score
-    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance)."""
+    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance). The leading
+    run of slow steps is warm-up when it ends within the first ``max_warmup_fraction`` of
+    the steps; past that, step times keep changing (a trend, :func:`warmup_cap_hit` says
+    so): none is set aside, and none of the run is an outlier either."""
     n = len(durations)
     if n < robust["min_steps"]:
         return [False] * n, [False] * n
+    off, lead = _off_steps(durations, robust)
+    warm = lead if lead <= int(n * robust["max_warmup_fraction"]) else 0
+    warmup = [i < warm for i in range(n)]
+    outlier = [o and i >= lead for i, o in enumerate(off)]
+    return warmup, outlier
+
+
+def warmup_cap_hit(durations: list[int], robust: dict[str, float]) -> str | None:
+    """Why no warm-up is set aside when the leading slow steps run past the first
+    ``max_warmup_fraction`` of the steps (a workload that shrinks for a third of the
+    capture is not warming up), else None."""
+    n = len(durations)
+    if n < robust["min_steps"]:
+        return None
+    lead = _off_steps(durations, robust)[1]
+    if lead <= int(n * robust["max_warmup_fraction"]):
+        return None
+    return (
+        f"not detected within the first {robust['max_warmup_fraction']:.0%} of the steps "
+        f"(step times keep changing: steps 1 to {lead:,} are all slower than the median, "
+        "neither set aside nor outliers)"
+    )
+
+
+def _off_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], int]:
+    """(whether each step is off the median, by the modified z-score; how many leading
+    steps are off and slower)."""
     med = _median(durations)
     mad = _median([abs(d - med) for d in durations])
 
@@ -313,13 +346,11 @@ def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[boo
             return abs(d - med) > robust["zero_mad_tolerance"] * med
         return 0.6745 * abs(d - med) / mad > robust["z_cutoff"]
 
-    warmup = [False] * n
-    for i in range(int(n * robust["max_warmup_fraction"])):
-        if not (off(durations[i]) and durations[i] > med):
-            break
-        warmup[i] = True
-    outlier = [off(d) and not w for d, w in zip(durations, warmup, strict=True)]
-    return warmup, outlier
+    flags = [off(d) for d in durations]
+    lead = 0
+    while lead < len(durations) and flags[lead] and durations[lead] > med:
+        lead += 1
+    return flags, lead
 
 
 def _median(values: list[float]) -> float:
