@@ -138,3 +138,30 @@ def test_another_version_or_a_damaged_file_is_not_read(pair, cache_dir, monkeypa
     with tracelens.open(pair[0]) as kept, tracelens.open(pair[0], cache=False) as direct:
         assert to_json(tracelens.diff(kept, kept)) == to_json(tracelens.diff(direct, direct))
     assert queries.count("util_call_figures") == 1 and queries.count("util_calls") == 1
+
+
+def test_the_accounting_is_kept_for_later_diffs_and_util(pair, cache_dir, monkeypatch):
+    """A cached diff of whole traces keeps each side's GPU time accounting in its cache
+    entry, as util does (util_workfile.keep_accounting): a later diff reads it back without
+    sweeping, with the same board, and util of the trace reads what it computes alone."""
+    from tracelens import util as util_module
+    from tracelens import util_workfile
+
+    a, b = pair
+    boards = _diffs(a, b, cached=False)
+    with tracelens.open(b, cache=False) as direct:
+        alone = util_module.gpu_time_accounting(direct)
+    assert _diffs(a, b, cached=True) == boards  # swept and kept on this run
+    with tracelens.open(b) as cached:
+        assert util_workfile.kept_accounting(cached) is not None
+
+    def swept(*args, **kwargs):
+        raise AssertionError("swept again")
+
+    monkeypatch.setattr(util_module, "device_sweep", swept)
+    assert _diffs(a, b, cached=True) == boards
+    with tracelens.open(b) as cached:
+        kept = util_module.gpu_time_accounting(cached)
+    for part in ("frame", "idle_causes", "communication"):
+        assert getattr(kept, part).equals(getattr(alone, part))
+    assert (kept.start_ns, kept.end_ns, kept.notes) == (alone.start_ns, alone.end_ns, alone.notes)

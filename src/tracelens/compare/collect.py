@@ -322,7 +322,10 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     from ..util_sweep import GRAPH, KERNEL
     from .regions import region_times
 
-    util, calls = util_module.accounting_and_calls(trace, where, work)
+    # A cached trace read whole keeps its accounting in its cache entry, as util does: the
+    # work of the whole trace, however read, gives the same figures; later diffs (and util,
+    # findings, the report) read them back instead of sweeping again.
+    util, calls = util_module.accounting_and_calls(trace, where, work, keep=True)
     time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
     # The step search counts graph-level CUDA graph replays as launches, by graph (the
     # kernels alone would make each step microseconds long): the work holds them too.
