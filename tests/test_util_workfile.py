@@ -139,6 +139,7 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
     NCCL kernels with message sizes from NVTX payloads (communication, sizes and notes)."""
     from test_nccl_sizes import build
 
+    from tracelens import findings_gpu
     from tracelens.findings import find_issues
     from tracelens.util import accounting_and_calls
 
@@ -165,7 +166,15 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         assert _whole(util_again) == expected and calls_again == calls
         assert _whole(accounting_and_calls(again, EventFilter(device=0))[0]) == device0
         assert "util_work" in ran  # the filtered one read the work
+        # findings take the kept accounting, and read only the GPU rules' columns
+        asked = []
+        real_kept = util_workfile.kept
+        monkeypatch.setattr(
+            util_workfile, "kept", lambda t, **k: asked.append(k["columns"]) or real_kept(t, **k)
+        )
         assert find_issues(again).frame.rows() == findings
+        assert asked == [findings_gpu.WORK_COLUMNS]
+        monkeypatch.setattr(util_workfile, "kept", real_kept)
     with monkeypatch.context() as patched, tracelens.open(demo) as other:
         patched.setattr(util_workfile, "_accounting_version", lambda: "made-otherwise")
         assert util_workfile.kept_accounting(other) is None

@@ -195,13 +195,30 @@ class _SharedWork:
         self._gpu: pl.DataFrame | None = None
         self._util = None
 
+    def _kept_util(self):
+        """util's accounting of the whole trace when a cache entry kept it (and the work
+        was not read yet); else None."""
+        from . import util_workfile
+
+        if self._util is None and self._work is None and self.where.is_whole():
+            kept = util_workfile.kept_accounting(self.trace)
+            self._util = None if kept is None else kept[0]
+        return self._util
+
     def _read(self) -> pl.DataFrame:
         from .util import read_work
 
         if self._work is None:
-            # with each operation's launch when a cache entry kept it: util then reads no
-            # call by call (the GPU rules select their own columns)
-            self._work = read_work(self.trace, self.where, launches=True)
+            # util's accounting kept by a cache entry: the work is for the GPU rules alone
+            if self.util_rules and self._kept_util() is not None:
+                self.util_rules.clear()
+            if self.util_rules:
+                # with each operation's launch when a cache entry kept it: util then reads
+                # no call by call (the GPU rules select their own columns)
+                self._work = read_work(self.trace, self.where, launches=True)
+            else:
+                columns = findings_gpu.WORK_COLUMNS
+                self._work = read_work(self.trace, self.where, columns=columns)
         return self._work
 
     def _release(self) -> None:
@@ -223,11 +240,10 @@ class _SharedWork:
         accounting a cache entry kept, when an earlier run kept it)."""
         from .util import accounting_and_calls
 
-        if self._util is None:
-            # (the GPU rules read the work either way)
+        if self._util is None and self._kept_util() is None:
             self._util = accounting_and_calls(self.trace, self.where, self._read(), keep=True)[0]
-            self.util_rules.clear()
-            self._release()
+        self.util_rules.clear()
+        self._release()
         return self._util
 
 

@@ -31,6 +31,10 @@ GAP_COLUMNS = ("duration_ns", "start_ns", "pid", "device", "context")
 LOW_UTIL_COLUMNS = ("in_use_pct", "duration_ns", "start_ns", "pid", "device", "context")
 
 
+#: The columns of :func:`tracelens.util.read_work` that :func:`gpu_ops` reads.
+WORK_COLUMNS = ("device", "start_ns", "end_ns", "kind", "pid", "context")
+
+
 def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     """The GPU operations of nsys analyze's utilization rules among ``work``
     (:func:`tracelens.util.read_work` of the event filter): kernels, memcpys and memsets that

@@ -235,6 +235,7 @@ def read_work(
     *,
     context: bool = True,
     launches: bool = False,
+    columns: tuple[str, ...] = (),
 ) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
@@ -244,13 +245,18 @@ def read_work(
     cache keeps its whole rows, sorted, for later runs (:mod:`tracelens.util_workfile`),
     with the start of each operation's launching call (``launch_start``, found once in
     util's read of the calls when the rows are kept): ``launches`` returns that column
-    too when the rows have it (:func:`accounting_and_calls` then reads no row per call)."""
+    too when the rows have it (:func:`accounting_and_calls` then reads no row per call).
+    ``columns``: only these (the kept rows' other columns are not read: findings' GPU
+    rules, when util's accounting was kept too)."""
     from . import util_workfile
 
     where = where or EventFilter()
     whole = all(v is None for v in where.params().values())
-    if whole and (work := util_workfile.kept(trace, context=context)) is not None:
-        return work if launches else work.drop("launch_start")
+    if columns:
+        context, launches = "context" in columns, "launch_start" in columns
+    kept = util_workfile.kept(trace, context=context, columns=columns) if whole else None
+    if (work := kept) is not None:
+        return work if launches or columns else work.drop("launch_start")
     keep = whole and util_workfile.keeps(trace)
     params = {"selection": None, **where.params(), "context": context or keep}
     work = sorted_by_device_start(trace.query("util_work", **params))
@@ -262,6 +268,8 @@ def read_work(
         del calls
         util_workfile.keep(trace, work)
         work = work if launches else work.drop("launch_start")
+    if columns:
+        return work.select(c for c in columns if c in work.columns)
     return work if context else work.drop("context")
 
 

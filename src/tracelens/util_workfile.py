@@ -85,11 +85,12 @@ def _entry(trace: Trace) -> Path | None:
     return trace._lazy.entry if keeps(trace) else None
 
 
-def kept(trace: Trace, *, context: bool) -> pl.DataFrame | None:
+def kept(trace: Trace, *, context: bool, columns: tuple[str, ...] = ()) -> pl.DataFrame | None:
     """The whole trace's rows of :func:`tracelens.util.read_work` (with the context column
-    when ``context``) and launch_start, sorted, when an earlier run kept them; else None."""
-    work = read_kept(trace, _name(), _version())
-    return work if work is None or context else work.drop("context")
+    when ``context``) and launch_start, sorted, when an earlier run kept them; else None.
+    ``columns``: only these are read."""
+    work = read_kept(trace, _name(), _version(), columns)
+    return work if work is None or context or columns else work.drop("context")
 
 
 def keep(trace: Trace, work: pl.DataFrame) -> None:
