@@ -60,7 +60,11 @@ def period_steps(
         motifs[device] = motif
         parts.append(
             f"device {device}: a motif of {_launch_count(motif)}"
-            + (f" ({outside:,} {_launch_noun(motif)} outside complete periods)" if outside else "")
+            + (
+                f" ({outside:,} {_launch_noun(motif, outside)} outside complete periods)"
+                if outside
+                else ""
+            )
         )
     if not periods:
         return None
@@ -272,8 +276,9 @@ def _launch_count(motif: tuple[int, ...]) -> str:
     return text
 
 
-def _launch_noun(motif: tuple[int, ...]) -> str:
-    return "launches" if any(t <= -2 for t in motif) else "kernels"
+def _launch_noun(motif: tuple[int, ...], count: int) -> str:
+    noun = "launch" if any(t <= -2 for t in motif) else "kernel"
+    return noun if count == 1 else noun + ("es" if noun == "launch" else "s")
 
 
 def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
