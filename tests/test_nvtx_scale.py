@@ -47,7 +47,7 @@ def shapes(tmp_path_factory):
 # nvtx_sweep.attribute, runs where "_nvtx_marks" stands).
 STEPS = (
     "_nvtx_tree", "_nvtx_calls", "_nvtx_marks", "_nvtx_overlapping_threads", "_nvtx_op_spans",
-    "_nvtx_op_ranges", "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_paths", "_nvtx_projection",
+    "_nvtx_op_ranges", "_nvtx_overlap_holders", "_nvtx_held", "_nvtx_held_names", "_nvtx_projection",
 )  # fmt: skip
 CHUNKED = ("_nvtx_marks",)
 SELECTS = (
@@ -70,6 +70,9 @@ def _build_before(trace, query: str) -> None:
             continue
         if step == "_nvtx_held":
             nvtx_sweep.register_held(con)
+        if step == "_nvtx_held_names":
+            nvtx._build_paths(trace)  # nvtx_paths, from the names this selects
+            continue
         con.execute(_resources.query(step))
         if step == "_nvtx_held":
             trace.load_nvtx_held_text()

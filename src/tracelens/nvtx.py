@@ -152,10 +152,53 @@ def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.db.unregister("nvtx_held_ids")
     trace.load_nvtx_held_text()
-    trace.db.execute(_resources.query("_nvtx_paths"))
+    _build_paths(trace)
     # every column of the held ranges' events, read only by _nvtx_paths: freed before the
     # projection (2M held ranges of the 10M-range export)
     trace.db.execute("DROP TABLE nvtx_held_text")
+
+
+def _build_paths(trace: Trace) -> None:
+    """The temp table nvtx_paths (``queries/_nvtx_paths.sql``): the held ranges of
+    ``queries/_nvtx_held_names.sql`` with their stacks (':1:3:4') and paths ('a / b / c')
+    made from the roots down, a level of parent links per step; as the SQL recursion did,
+    a path under a range without a name is NULL, and a name-less range below one adds ''."""
+    import polars as pl
+
+    from . import _resources, nvtx_sweep
+
+    con = trace.db
+    held = con.execute(_resources.query("_nvtx_held_names")).pl()
+    level = held.filter(pl.col("parent_id").is_null()).select(
+        "range_id",
+        pl.concat_str(pl.lit(":"), pl.col("range_id").cast(pl.String)).alias("stack"),
+        pl.col("name").alias("path"),
+    )
+    below = held.filter(pl.col("parent_id").is_not_null()).select("range_id", "parent_id", "name")
+    down = [level]
+    while level.height and below.height:
+        above = level.select(
+            pl.col("range_id").alias("parent_id"),
+            pl.col("stack").alias("above_stack"),
+            pl.col("path").alias("above_path"),
+        )
+        level = below.join(above, on="parent_id", how="inner").select(
+            "range_id",
+            pl.concat_str("above_stack", pl.lit(":"), pl.col("range_id").cast(pl.String)).alias(
+                "stack"
+            ),
+            pl.concat_str("above_path", pl.lit(" / "), pl.col("name").fill_null("")).alias("path"),
+        )
+        down.append(level)
+    del below, level
+    rows = held.select("range_id", "name", "style").join(
+        pl.concat(down), on="range_id", how="inner"
+    )
+    del held, down
+    nvtx_sweep.register(con, "nvtx_path_rows", rows)
+    del rows
+    con.execute(_resources.query("_nvtx_paths"))
+    con.unregister("nvtx_path_rows")
 
 
 # The sweeps (_nvtx_tree, _nvtx_marks) run over this many ranges at a time at most

@@ -340,6 +340,19 @@ def test_register_held_either_way(trace_path, monkeypatch, dense):
     assert [r for (r,) in held] == [1, 2, 3, 4, 5, 6, 7, 10]
 
 
+def test_nvtx_held_names(trace_path):
+    # The held ranges (nvtx_held's golden) with their names and styles: 'layer' in its
+    # domain, B a start/end range; compared in RangeId order (the join gives no order).
+    def held_with_text(trace: tracelens.Trace) -> None:
+        build_projection(trace)
+        trace.load_nvtx_held_text()
+
+    with tracelens.open(trace_path) as trace:
+        held_with_text(trace)
+        rows = trace.sql(_resources.query("_nvtx_held_names")).sort("range_id")
+    assert rows.write_csv() == (GOLDEN / "_nvtx_held_names__all.csv").read_text()
+
+
 def test_nvtx_paths(trace_path):
     # The ranges holding work and their ancestors: step, forward, layer, backward, A, B, C,
     # open (not aten::mm, 9: no work); stacks and paths from the roots down (layer in
