@@ -153,22 +153,23 @@ def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
     trace.db.unregister("nvtx_held_ids")
     trace.load_nvtx_held_text()
     _build_paths(trace)
-    # every column of the held ranges' events, read only by _nvtx_paths: freed before the
-    # projection (2M held ranges of the 10M-range export)
-    trace.db.execute("DROP TABLE nvtx_held_text")
 
 
 def _build_paths(trace: Trace) -> None:
     """The temp table nvtx_paths (``queries/_nvtx_paths.sql``): the held ranges of
-    ``queries/_nvtx_held_names.sql`` with their stacks (':1:3:4') and paths ('a / b / c')
-    made from the roots down, a level of parent links per step; as the SQL recursion did,
-    a path under a range without a name is NULL, and a name-less range below one adds ''."""
+    ``queries/_nvtx_held_names.sql`` (nvtx_held_text is dropped once they are read) with
+    their stacks (':1:3:4') and paths ('a / b / c') made from the roots down, a level of
+    parent links per step; as the SQL recursion did, a path under a range without a name
+    is NULL, and a name-less range below one adds ''."""
     import polars as pl
 
     from . import _resources, nvtx_sweep
 
     con = trace.db
     held = con.execute(_resources.query("_nvtx_held_names")).pl()
+    # every column of the held ranges' events, read only for their names: freed before the
+    # paths are made (2M held ranges of the 10M-range export)
+    con.execute("DROP TABLE nvtx_held_text")
     level = held.filter(pl.col("parent_id").is_null()).select(
         "range_id",
         pl.concat_str(pl.lit(":"), pl.col("range_id").cast(pl.String)).alias("stack"),
