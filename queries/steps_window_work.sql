@@ -3,8 +3,9 @@
 -- set --step/--steps restricts an analysis to, and what per-step top kernels are counted
 -- over. Such a step is a stretch of one device's launch sequence, so its work is that
 -- device's operations (kernels, memcpys, memsets, graph replays) that start from the
--- step's first kernel up to, not including, the next step's first kernel (the step's last
--- kernel end + 1 when no step follows). One ASOF join per operation, never a range join.
+-- step's first kernel up to, not including, the next step's first kernel (the step's end
+-- + 1 when no step follows: the end of its last operation, copies and memsets included,
+-- tracelens.steps_period._copies_in_steps). One ASOF join per operation, never a range join.
 --
 -- Needs the relation step_bounds: one window per step and device (windows of a device do
 -- not overlap), device, step, start (inclusive) and "end" (exclusive), ns from session

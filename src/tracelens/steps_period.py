@@ -19,7 +19,9 @@ alone would make each step a few microseconds long.
    ``min_coverage`` of the device's kernels (``[period]`` in ``data/steps.toml``);
 4. phase: steps start at the position of the motif with the longest idle time before it
    (a step boundary is where the host syncs, logs or prepares the next batch); only
-   complete periods are steps.
+   complete periods are steps;
+5. a step's GPU work: its launches, and the device's copies and memsets from its first
+   launch up to the next step's (:func:`_copies_in_steps`), as ``--step`` selects it.
 """
 
 from __future__ import annotations
