@@ -90,16 +90,12 @@ def test_cached_report_reads_what_its_entry_keeps(queries_run, tmp_path, monkeyp
     """Through a cache entry the page reads the GPU work and its census as the diff does
     (sharedread.cached_read): the first run keeps them in the entry, with each operation's
     launch, and later runs read them back, sort nothing and compute no census, and util
-    reads the figures of the API calls, not every call. The page is the direct read's."""
-    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    with tracelens.open(demo_path("bs16"), cache=False) as t:
-        page = build_report(t)
-    with tracelens.open(demo_path("bs16"), cache=True) as t:
-        # The entry's first statements: on a new entry, util_window after the step search
-        # reads the cache's probes (a LazyCache bug, reported, not the page's): util's
-        # window is then the whole BIGINT range, on main as here.
-        t.query_rows("util_window", gpu=True, api=True)
+    reads the figures of the API calls, not every call. The page is the direct read's.
+    (The kept page, report/kept.py, is not read here: the page is built each time.)"""
+    from tracelens.report import kept
+
+    monkeypatch.setattr(kept, "read", lambda *_: None)
+    page = _new_cache_entry(demo_path("bs16"), tmp_path, monkeypatch)
     for run in ("keeps", "reads back"):
         queries_run.clear()
         with tracelens.open(demo_path("bs16"), cache=True) as t:
@@ -108,6 +104,59 @@ def test_cached_report_reads_what_its_entry_keeps(queries_run, tmp_path, monkeyp
     assert queries_run["work_in_order"] == queries_run["util_calls"] == 0
     assert queries_run["diff_kernels"] == queries_run["report_kernel_summary"] == 0
     assert queries_run["util_call_figures"] == 1
+
+
+def _new_cache_entry(path, tmp_path, monkeypatch) -> str:
+    """Point the cache at a new directory, caching every trace, make ``path``'s entry, and
+    return ``path``'s page read directly."""
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    with tracelens.open(path, cache=False) as t:
+        page = build_report(t)
+    with tracelens.open(path, cache=True) as t:
+        # The entry's first statements: on a new entry, util_window after the step search
+        # reads the cache's probes (a LazyCache bug, reported, not the page's): util's
+        # window is then the whole BIGINT range, on main as here.
+        t.query_rows("util_window", gpu=True, api=True)
+    return page
+
+
+def test_cached_page_is_kept_and_read_back(queries_run, tmp_path, monkeypatch):
+    """Through a cache entry the first run keeps the page (report/kept.py) and a later one
+    with the same traces and options reads it back, running no query; other options, a
+    trace under another name (the page's labels), another pair, another tracelens version
+    or a direct read build their own page."""
+    from tracelens.report import kept
+
+    page = _new_cache_entry(demo_path("bs16"), tmp_path, monkeypatch)
+    link = tmp_path / "renamed.sqlite"
+    link.symlink_to(demo_path("bs16"))
+
+    def built(path=None, other=None, **options) -> tuple[str, int]:
+        queries_run.clear()
+        with tracelens.open(path or demo_path("bs16")) as t:
+            if other is None:
+                got = build_report(t, **options)
+            else:
+                with tracelens.open(other) as b:
+                    got = build_report(t, b, **options)
+        return got, sum(queries_run.values())
+
+    first, queries = built()
+    assert first == page and queries
+    assert built() == (page, 0)
+    top5, queries = built(top=5)
+    assert top5 != page and queries and built(top=5) == (top5, 0)
+    renamed, queries = built(link)
+    assert "renamed.sqlite" in renamed and queries and built(link) == (renamed, 0)
+    pair, queries = built(other=link)
+    assert queries and built(other=link) == (pair, 0)
+    assert built(other=demo_path("bs16"))[1]  # the other trace is part of the name
+    kept._version.cache_clear()
+    monkeypatch.setattr(kept, "_version", lambda: "another")
+    assert built() == (page, queries_run.total()) and queries_run.total()
+    monkeypatch.setenv("TRACELENS_NO_CACHE", "1")
+    assert built()[1] and built()[1]
 
 
 def test_reads_of_the_views_are_the_same_page(queries_run, monkeypatch):

@@ -78,8 +78,23 @@ def build_report(
     title: str | None = None,
 ) -> str:
     """The HTML page: one trace (census, lineup, stakeout, timeline, danger, memory) or two
-    (the diff's evidence board and tables on top, each trace's detail below)."""
+    (the diff's evidence board and tables on top, each trace's detail below). Through the
+    cache, a page an earlier run built with the same traces and options is read back
+    (:mod:`.kept`)."""
+    from . import kept
+
     check_top(top)
+    traces = [trace_a] if trace_b is None else [trace_a, trace_b]
+    options = {"top": top, "name": name, "title": title}
+    page = kept.read(traces, options)
+    if page is None:
+        page = _build(trace_a, trace_b, top, name, title)
+        kept.write(traces, options, page)
+    return page
+
+
+def _build(trace_a: Trace, trace_b: Trace | None, top: int, name: str, title: str | None) -> str:
+    """:func:`build_report`'s page, built."""
     palette = svg.Palette()
     omitted: list[Omitted] = []
     context = _base_context(top=top)
