@@ -149,5 +149,7 @@ def _read_once(trace: Trace, name_kind: str) -> TimeKeeping:
     replays = trace.graph_replays()[0]
     steps = find_steps(trace, launches=None if replays else launches)
     del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
-    util, calls = accounting_and_calls(trace, None, work)
+    # the whole trace's work: through a cache entry its accounting is kept, or read back
+    # where util, findings or a diff kept it (util_workfile.keep_accounting)
+    util, calls = accounting_and_calls(trace, None, work, keep=True)
     return TimeKeeping(busy_ns, util, steps, work_with_streams, calls, census)
