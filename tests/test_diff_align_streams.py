@@ -23,7 +23,7 @@ COMPUTE = [(XMMA_GEMM, 40_000), (FILL, 2_000), (FLASH_FWD, 30_000), (XMMA_GEMM, 
 # Where the collective of a step starts on its own stream, from the step's first kernel:
 # beside the first GEMM, the fill, the attention or the second GEMM.
 PLACES = (5_000, 40_500, 50_000, 80_000)
-PATH_CLUES = {"same_count_different_path", "launch_sequence_diverges"}
+PATH_CLUES = {"same_count_different_path", "launch_sequence_diverges", "launch_order_changed"}
 STEPS = 20
 
 

@@ -56,6 +56,9 @@ def pair(tmp_path, a, b):
         return diff(ta, tb)
 
 
+PATH_CLUES = {"launch_sequence_diverges", "same_count_different_path", "launch_order_changed"}
+
+
 def ids(d):
     return [c.id for c in d.clues]
 
@@ -65,9 +68,7 @@ def test_a_capture_cut_short_is_a_capture_clue_not_a_path_change(tmp_path):
     (al,) = d.alignment
     assert al.relation == "prefix" and al.capture_difference
     assert "capture_difference" in ids(d)
-    assert not {"launch_sequence_diverges", "same_count_different_path", "weak_evidence"} & set(
-        ids(d)
-    )
+    assert not {*PATH_CLUES, "weak_evidence"} & set(ids(d))
     (c,) = [c for c in d.clues if c.id == "capture_difference"]
     assert c.clue == "B holds 25% fewer launches of the same sequence"
     assert "B is A cut short" in c.verdict
@@ -138,7 +139,7 @@ def test_a_reordered_step_keeps_the_path_clues_time(tmp_path):
     path clue keeps its impact."""
     reordered = [STEP[1], STEP[0], *STEP[2:]]
     d = pair(tmp_path, build_steps(tmp_path, "a", 30), build_steps(tmp_path, "b", 30, reordered))
-    path = [c for c in d.clues if c.id == "same_count_different_path"]
+    path = [c for c in d.clues if c.id == "launch_order_changed"]
     assert path and "counted by" not in path[0].evidence
 
 
@@ -532,9 +533,6 @@ def build_devices(tmp_path, stem, work_of_device, steps=30):
                 t += dur + 1_000
             t += 20_000
     return r.write(tmp_path, stem).path
-
-
-PATH_CLUES = {"launch_sequence_diverges", "same_count_different_path"}
 
 
 def test_renumbered_devices_are_paired_by_what_they_run(tmp_path):

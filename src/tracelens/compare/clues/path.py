@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 
 def launch_structure(x: Context) -> list[Clue]:
-    """The device whose launch order differs most (captures of the same work aside): same
-    count with other kernels, or sequences that diverge; with steps, what changed in
-    every step."""
+    """The device whose launch order differs most (captures of the same work aside): the
+    same kernels as often in another order, same count with other kernels, or sequences
+    that diverge; with steps, what changed in every step."""
     diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
     if not diverged:
         return []
@@ -58,6 +58,17 @@ def launch_structure(x: Context) -> list[Clue]:
         f"launches moved is counted by {who}"
         for who, ns in counted.items()
     )
+    reordered = _same_kernels_as_often(x, al)
+    if reordered is not None:
+        return [
+            make(
+                "launch_order_changed",
+                f"{where}; {count(al.matched_in_order)} of {count(al.aligned)} launches match "
+                f"in order; {reordered}{note}",
+                impact_ns=impact,
+                rows=(al.device,),
+            )
+        ]
     if x.launches_a == x.launches_b:
         return [
             make(
@@ -76,6 +87,25 @@ def launch_structure(x: Context) -> list[Clue]:
             rows=(al.device,),
         )
     ]
+
+
+def _same_kernels_as_often(x: Context, al: SequenceAlignment) -> str | None:
+    """How B launches the same kernels as A as often, in another order (None when it does
+    not): per step when both runs repeat a step (every kernel as many times in B's step as
+    in A's), else in the whole capture (every kernel as many launches, the same total)."""
+    if al.steps_a and al.steps_b:
+        if al.step_calls:
+            return None
+        return (
+            f"every step launches the same kernels as often ({count(al.step_launches_b or 0)} "
+            f"launches per step), in another order"
+        )
+    if x.launches_a != x.launches_b:
+        return None
+    counts = zip(x.kernels["a_instances"], x.kernels["b_instances"], strict=True)
+    if any(ca != cb for ca, cb in counts):
+        return None
+    return f"every kernel launched as often ({count(x.launches_b)} launches), in another order"
 
 
 def _path_ns(
