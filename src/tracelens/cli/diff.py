@@ -107,11 +107,28 @@ def diff(
             ta, tb, name=name, where_a=where_a, where_b=where_b,
             nvtx_ranges=(ranges_a, ranges_b), selected=selected,
         )  # fmt: skip
-    _show(result, fmt=fmt, top=top, output=output, fail_if=fail_if or [])
+        hints = _windows_outside(("A", ta, where_a), ("B", tb, where_b))
+    _show(result, fmt=fmt, top=top, output=output, fail_if=fail_if or [], hints=hints)
 
 
-def _show(result, *, fmt: str, top: int, output, fail_if: list[str]) -> None:
-    """Write the diff in ``fmt``; exit 1 (after the output) when a --fail-if gate trips."""
+def _windows_outside(*sides) -> list[str]:
+    """Per side (name, trace, filter) whose window lies outside its trace's span, why that
+    side compares nothing, as every command says it (:func:`tracelens.hints.why_empty`)."""
+    from ..hints import why_empty
+
+    return [
+        f"{side}: {why}"
+        for side, trace, where in sides
+        if (where.start_ns is not None or where.end_ns is not None)
+        and (why := why_empty(trace, where)) is not None
+    ]
+
+
+def _show(result, *, fmt: str, top: int, output, fail_if: list[str], hints=()) -> None:
+    """Write the diff in ``fmt``, then ``hints`` on stderr (why a side is empty); exit 1
+    (after the output) when a --fail-if gate trips."""
+    import sys
+
     from ..compare import render
 
     gates = c.check_gates(result, fail_if)
@@ -122,4 +139,6 @@ def _show(result, *, fmt: str, top: int, output, fail_if: list[str]) -> None:
     else:
         text = render.table(result, top=top, **c.terminal(output))
     c.emit(text, output)
+    for hint in hints:
+        print(f"tracelens: {hint}", file=sys.stderr)
     c.fail_if_tripped(gates)
