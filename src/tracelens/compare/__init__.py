@@ -205,16 +205,53 @@ def _collect_sides(traces, name, wheres, same_file, limits, keep_work):
     """What the diff reads of each side (:func:`.collect.collect`), through each side's
     filter (None: none), and each side's kernels per device (:func:`_collect_side`). A
     file compared with itself through the same filter is one read, made once (a selection
-    id belongs to the trace that made it, so none may be in it)."""
+    id belongs to the trace that made it, so none may be in it). Two different exports
+    are read side by side when :func:`_side_by_side` allows it."""
     (a, b) = traces
     where_a, where_b = (where or EventFilter() for where in wheres)
     same_read = same_file and where_a == where_b and where_a.selection is None
-    # One read compared with itself: every device pair changed alike (1.0), nothing to count.
-    sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work, not same_read)
-    sb, kernels_b = (
-        (sa, kernels_a) if same_read else _collect_side(b, name, where_b, limits, keep_work)
-    )
+    if same_read:
+        # One read compared with itself: every device pair changed alike (1.0), nothing to
+        # count.
+        sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work, False)
+        return sa, sa, (kernels_a, kernels_a)
+    if not same_file and _side_by_side(a, b):
+        import contextvars
+        from concurrent.futures import ThreadPoolExecutor
+
+        # B in a second thread, in this thread's context (the engine's limits): the reads
+        # and sweeps run in DuckDB and polars, which leave the interpreter lock, so the two
+        # sides share the machine's cores instead of taking turns.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracelens-diff") as pool:
+            context = contextvars.copy_context()
+            side_b = pool.submit(context.run, _collect_side, b, name, where_b, limits, keep_work)
+            sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work)
+            sb, kernels_b = side_b.result()
+    else:
+        sa, kernels_a = _collect_side(a, name, where_a, limits, keep_work)
+        sb, kernels_b = _collect_side(b, name, where_b, limits, keep_work)
     return sa, sb, (kernels_a, kernels_b)
+
+
+def _side_by_side(a: Trace, b: Trace) -> bool:
+    """Whether two different exports are read at once, each in its own thread: when both
+    are files (SQLite exports or Parquet-cached ones) whose sizes add up to at most
+    ``concurrent_sides_max_mb`` (data/clues.toml): the two reads then hold their peak
+    memory at the same time."""
+    import stat
+
+    from .clues import threshold
+
+    total = 0
+    for trace in (a, b):
+        try:
+            info = os.stat(trace.path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        total += info.st_size
+    return total <= threshold("concurrent_sides_max_mb") * 1e6
 
 
 def _collect_side(trace, name, where, limits, keep_work, per_device=True):
