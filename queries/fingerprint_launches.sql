@@ -32,6 +32,9 @@
 --   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
 --                              in fp_path_lists); NULL outside any NVTX range, and
 --                              everywhere when not $paths
+--   global_pid      BIGINT     the launching process (fp_paths.global_pid: the key of the
+--                              launch's call, with correlation_id, for the step whose NVTX
+--                              range holds the call); NULL where path_id is
 --   variant_hi      BIGINT     the launch configuration (grid, block) as two integers whose
 --   variant_lo      BIGINT     order is the order of (grid_x, grid_y, grid_z, block_x,
 --                              block_y, block_z), a missing dimension first: hi = grid_x +
@@ -51,6 +54,7 @@ SELECT
     k."end" AS end_ns,
     k.demangledName AS name_id,
     p.path_id,
+    p.global_pid,
     CASE
         WHEN k.demangledName IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')

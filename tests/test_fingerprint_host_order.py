@@ -2,7 +2,7 @@
 launch order: a collective launched last in a step whose stream runs behind starts inside
 the next step's GPU window, and is still its own step's (two runs of one program that
 differ only in that timing have the same fingerprint); a kernel switched in such a run is
-still found."""
+still found. Steps from NVTX ranges hold the launches whose call their range holds."""
 
 from __future__ import annotations
 
@@ -106,3 +106,49 @@ def test_steps_not_found_on_these_launches_keep_their_gpu_windows(tmp_path):
     assert numbered.to_list() == [s for s in range(1, steps.count + 1) for _ in range(per_step)]
     moved = replace(steps, frame=steps.frame.with_columns(pl.col("start_ns") + 1))
     assert members.host_order_steps(launches, order, moved) is None
+
+
+def build_nvtx(path, lagging=()):
+    """``STEPS`` 'step N' NVTX ranges on the host, each launching the compute kernels on
+    stream 7 then a collective on stream 13, whose GPU start is beside the step's first
+    GEMM, or, in the steps ``lagging`` lists, after the next step's first kernel started."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
+    step_ns = 400_000
+    for i in range(STEPS):
+        cpu = 1_000_000 + i * step_ns
+        gpu = cpu + 50_000
+        b.nvtx_range(f"step {i}", start=cpu, end=cpu + 100_000, pid=PID)
+        t = gpu
+        for k, (name, dur) in enumerate(COMPUTE):
+            cid = b.runtime(
+                "cudaLaunchKernel_v7000",
+                start=cpu + k * 10_000 + 1_000,
+                end=cpu + k * 10_000 + 5_000,
+                pid=PID,
+            )
+            b.kernel(name, start=t, end=t + dur, pid=PID, correlation_id=cid, stream=7)
+            t += dur + 1_000
+        at = gpu + step_ns + 20_000 if i in lagging else gpu + 5_000
+        cid = b.runtime("cudaLaunchKernel_v7000", start=cpu + 60_000, end=cpu + 65_000, pid=PID)
+        b.kernel(NCCL_SENDRECV, start=at, end=at + 30_000, pid=PID, correlation_id=cid, stream=13)
+    b.write(path)
+    return path
+
+
+def test_a_collective_launched_in_a_steps_range_stays_in_that_step(tmp_path):
+    """Steps from NVTX ranges: a launch is in the step whose range holds its call (the rule
+    of `steps --steps`), not in the GPU window its start falls in."""
+    a = build_nvtx(tmp_path / "a.sqlite")
+    b = build_nvtx(tmp_path / "b.sqlite", lagging=(3, 7, 11))
+    with tracelens.open(b) as trace:
+        steps = trace.steps()
+    frame = steps.frame.sort("step")
+    assert steps.method == "marker" and frame["end_ns"][3] > frame["start_ns"][4]
+    doc_a, doc_b = _doc(a), _doc(b)
+    assert doc_a["steps"] == {"method": "marker", "count": STEPS}
+    assert fp.dumps(doc_a) == fp.dumps(doc_b)
+    assert fp.compare(doc_a, doc_b).identical

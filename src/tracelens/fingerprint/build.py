@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 
 FORMAT = "tracelens-fingerprint"
 #: 2: NVTX labels normalized by torch_label (PyTorch's seq, op_id, sizes, ... dropped).
-VERSION = 2
+#: 3: a launch is in the step the step search puts it in (its call's NVTX step range, or its
+#: place in host launch order), not in the step whose GPU window holds its start: windows
+#: overlap where the host runs ahead (llm_5m_nvtx: step 1 held 161 of its 2,509 launches).
+VERSION = 3
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -160,10 +163,13 @@ def _steps_rows(
     trace: Trace, launches, order, found: Steps | None = None
 ) -> tuple[dict[str, Any], list[tuple], tuple | None]:
     """(the document's ``steps`` description, rows for fp_steps, the step of each launch
-    where it was found in host launch order: ``members.host_order_steps``) from the step
-    search (``trace.steps()``: ``found``, else handed the launch sequence already read:
-    ``units.find_launch_steps``)."""
-    from .members import host_order_steps
+    and whether it was found by the step search's rule: by the NVTX range of its call,
+    ``members.range_steps``, or in host launch order, ``members.host_order_steps``) from
+    the step search (``trace.steps()``: ``found``, else handed the launch sequence already
+    read: ``units.find_launch_steps``)."""
+    import polars as pl
+
+    from .members import host_order_steps, range_steps
     from .units import find_launch_steps
 
     steps = found if found is not None else find_launch_steps(trace, launches, order)
@@ -172,6 +178,10 @@ def _steps_rows(
     cols = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
     rows = steps.frame.select(cols).rows()
     described = {"method": steps.method, "count": int(steps.frame["step"].n_unique())}
+    in_ranges = range_steps(trace, launches, steps)
+    if in_ranges is not None:  # every launch by the range its call was made in
+        every = pl.repeat(True, launches.height, dtype=pl.Boolean, eager=True)
+        return described, rows, (in_ranges, every)
     return described, rows, host_order_steps(launches, order, steps)
 
 

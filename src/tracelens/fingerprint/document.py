@@ -58,8 +58,10 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f'{where}: not a tracelens fingerprint (no "format": "{FORMAT}")')
     if doc.get("version") != VERSION:
-        # Version 1 kept PyTorch's per-call seq/op_id in NVTX labels: its regions do not
-        # match version 2's, so comparing would report every such region as changed.
+        # Version 1 kept PyTorch's per-call seq/op_id in NVTX labels (its regions do not
+        # match later ones); version 2 put a launch in the step whose GPU window held its
+        # start (where windows overlap, its steps hold other launches): comparing either
+        # with this version would report changes that are not.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}; regenerate the baseline with `tracelens fingerprint`"

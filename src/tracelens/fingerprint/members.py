@@ -1,5 +1,6 @@
-"""Which step each launch belongs to when the steps come from the launch-sequence period:
-the step search's own rule, in the order the host launched the kernels.
+"""Which step each launch belongs to: the step search's own rule, in the order the host
+launched the kernels (period steps), or by the NVTX range its call was made in (range steps:
+:func:`range_steps`), not by the GPU window that holds its start.
 
 A period step is ``p`` consecutive launches of its device in host launch order (correlation
 id: :func:`tracelens.steps_period.host_order`), ``p`` the motif's length, the steps one
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..steps import Steps
+    from ..trace import Trace
 
 # A step's figures that must equal its block's, from the steps frame.
 _FIGURES = ("start_ns", "end_ns", "kernel_ns")
@@ -71,6 +73,40 @@ def host_order_steps(
     if not found.any():
         return None
     return step, found
+
+
+def range_steps(trace: Trace, launches: pl.DataFrame, steps: Steps) -> pl.Series | None:
+    """For steps from NVTX ranges: the step of each row of ``launches`` (NULL: none) by the
+    step search's own rule, the step whose range holds the launching call on its thread
+    (``queries/steps_range_work.sql``, as ``--steps`` selects a step's work), not the GPU
+    window that holds the launch's start. None for other steps, or launches read without
+    their calls' process (global_pid: a trace without NVTX ranges has no range steps)."""
+    import polars as pl
+
+    if steps.ranges is None or steps.ranges.is_empty() or "global_pid" not in launches.columns:
+        return None
+    bounds = steps.ranges.select(
+        "step", globalTid="global_tid", start="cpu_start_ns", end="cpu_end_ns"
+    )
+    con = trace.db
+    con.register("step_bounds", bounds)
+    try:
+        first, last = int(bounds["step"].min()), int(bounds["step"].max())
+        found = trace.query("steps_range_work", first=first, last=last)
+    finally:
+        con.unregister("step_bounds")
+    # A call inside a step's range is inside an NVTX range on its thread, so it has a path
+    # and its launches their global_pid (fp_paths); the others are in no step.
+    calls = found.select(
+        pl.col("globalPid").alias("global_pid"),
+        pl.col("correlationId").alias("correlation_id"),
+        pl.col("step").cast(pl.Int64),
+    )
+    keys = launches.select(pl.col("global_pid").cast(pl.Int64), pl.col("correlation_id"))
+    joined = keys.lazy().join(
+        calls.lazy(), on=["global_pid", "correlation_id"], how="left", maintain_order="left"
+    )
+    return joined.collect()["step"]
 
 
 def _block_steps(count: int, first: int, p: int, numbers: pl.Series) -> pl.Series:

@@ -40,10 +40,10 @@ _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_en
 
 def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
     """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
-    ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
-    (all NULL, it took 40 MB on 5M launches)."""
+    ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id or
+    global_pid column (all NULL, each took 40 MB on 5M launches)."""
     launches = trace.query("fingerprint_launches", paths=paths)
-    return launches if paths else launches.drop("path_id")
+    return launches if paths else launches.drop("path_id", "global_pid")
 
 
 def _packed_key(
