@@ -12,9 +12,10 @@ two runs of one program read as a path change (kernel removed from step 3, added
 when only their timing differed.
 
 The steps frame does not say where the steps start in the launch sequence; the block of
-step 1 is found as the ``p`` consecutive launches whose first start, last end and kernel
-time are step 1's (a rolling window over the launches near step 1's first start), and taken
-when every step's figures are those of its block. When none is (steps found on other
+step 1 is found as the ``p`` consecutive launches whose first start and kernel time are
+step 1's and whose last end is not past its end (a step's copies and memsets may end after
+its kernels; a rolling window over the launches near step 1's first start), and taken when
+every step's figures are those of its block. When none is (steps found on other
 launches: the report's, with graph replays), the device keeps the GPU windows.
 """
 
@@ -145,13 +146,16 @@ def _first_block(seq: pl.DataFrame, p: int, frame: pl.DataFrame) -> int | None:
     ).with_columns(first=pl.int_range(lo - p + 1, hi - p + 1, dtype=pl.Int64))
     candidates = windows.filter(
         (pl.col("start") == s1)
-        & (pl.col("end") == e1)
+        & (pl.col("end") <= e1)
         & (pl.col("busy") == k1)
         & (pl.col("first") + blocks * p <= n)
     )["first"]
     expected = frame.select(pl.col(_FIGURES).cast(pl.Int64))
     for first in candidates.head(_CANDIDATES).to_list():
-        if _block_figures(seq, first, p, blocks).equals(expected):
+        found = _block_figures(seq, first, p, blocks)
+        if found.drop("end_ns").equals(expected.drop("end_ns")) and bool(
+            (found["end_ns"] <= expected["end_ns"]).all()
+        ):
             return first
     return None
 
