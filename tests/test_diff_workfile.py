@@ -165,3 +165,25 @@ def test_the_accounting_is_kept_for_later_diffs_and_util(pair, cache_dir, monkey
     for part in ("frame", "idle_causes", "communication"):
         assert getattr(kept, part).equals(getattr(alone, part))
     assert (kept.start_ns, kept.end_ns, kept.notes) == (alone.start_ns, alone.end_ns, alone.notes)
+
+
+def test_the_totals_are_kept_for_later_diffs(pair, cache_dir, monkeypatch):
+    """A cached diff of whole traces keeps each side's totals (collect.trace_totals, one
+    row); a later diff reads them back, with the same board."""
+    from tracelens.compare import collect
+
+    a, b = pair
+    boards = _diffs(a, b, cached=False)
+    assert _diffs(a, b, cached=True) == boards  # summed and kept on this run
+    with tracelens.open(b) as cached:
+        kept = workfile.kept(cached, (), workfile.TOTALS)
+    with tracelens.open(b, cache=False) as direct:
+        assert kept.row(0, named=True) == collect.trace_totals(direct)
+
+    def summed(*args, **kwargs):
+        raise AssertionError("summed again")
+
+    monkeypatch.setattr(collect, "trace_totals", summed)
+    assert _diffs(a, b, cached=True) == boards
+    with tracelens.open(b) as cached, pytest.raises(AssertionError, match="summed again"):
+        tracelens.diff(cached, cached, where_a=EventFilter(device=0), where_b=EventFilter(device=0))

@@ -11,7 +11,8 @@ per million calls), beside the cached tables (a derived file of
 :mod:`tracelens.cache`, as :mod:`tracelens.util_workfile` keeps util's), and later diffs and
 reports read back only the columns they need. The census tables of the kernels
 (``queries/diff_kernels.sql`` by each name kind, ``queries/kernel_name_pairs.sql``: ~0.1 CPU
-s each per million launches) are kept the same way, each a small file. Only a trace read
+s each per million launches) and the trace's totals (``collect.trace_totals``: one row) are
+kept the same way, each a small file. Only a trace read
 through the cache keeps them; direct reads and filtered ones read the export as before. The
 files' version hashes the SQL and the view definitions that make them, so a tracelens whose
 rows would differ never reads an older one.
@@ -36,6 +37,8 @@ NAME = "tracelens_diff_work"
 # diff_kernels.sql's rows by name kind, and kernel_name_pairs.sql's
 KERNELS = "tracelens_diff_kernels_{}"
 PAIRS = "tracelens_diff_name_pairs"
+# collect.trace_totals of the whole trace: one row
+TOTALS = "tracelens_diff_totals"
 
 # (diff_kernels by the diff's name kind, by demangled name, kernel_name_pairs): the last
 # two for short names only, else None
@@ -45,16 +48,21 @@ KernelTables = tuple["pl.DataFrame", "pl.DataFrame | None", "pl.DataFrame | None
 @cache
 def _version() -> str:
     """A digest of what makes the rows: work_in_order.sql, the shared macros it stands on,
-    the views' definitions, and the sort (this module's file format)."""
+    the views' definitions, the sort (this module's file format), and what makes the
+    tables kept beside them (diff_kernels.sql, kernel_name_pairs.sql, trace_totals.sql and
+    compare/collect.py, which reads the rows and sums the totals)."""
     from .. import _resources, _schema
+    from . import collect
 
     digest = hashlib.sha256(b"work_in_order grid short, launch_start, by util.ORDER; v2")
-    for query in ("work_in_order", "diff_kernels", "kernel_name_pairs"):
+    for query in ("work_in_order", "diff_kernels", "kernel_name_pairs", "trace_totals"):
         digest.update(_resources.query(query).encode())
     for path in sorted(_resources.queries_dir().glob("_*.sql")):
         digest.update(path.read_bytes())
-    with open(_schema.__file__, "rb") as fh:
-        digest.update(fh.read())
+    # the module that reads, sorts and sums them (trace_totals' Python too), and the schema
+    for module in (_schema, collect):
+        with open(module.__file__, "rb") as fh:
+            digest.update(fh.read())
     return digest.hexdigest()[:16]
 
 
