@@ -207,8 +207,10 @@ def select_nvtx(
     A GPU operation is inside a range when the CUDA API call that launched it lies inside
     the range on the range's thread (nsys's GPU projection); the union over the matching
     ranges, CUDA graph launches included. NVTX ranges are CPU time: the selected work
-    usually runs later on the GPU, so this is not a time window. A pattern that matches no
-    range, or ranges that launched no GPU work, is a UsageError naming the closest labels.
+    usually runs later on the GPU, so the window is not the ranges' but the selected work's
+    GPU span, inside ``where``'s own window (:func:`window_to_selection`, as for steps). A
+    pattern that matches no range, or ranges that launched no GPU work, is a UsageError
+    naming the closest labels.
     """
     label_re = glob_regex(pattern)
     trace.load_nvtx_text()
@@ -240,4 +242,19 @@ def select_nvtx(
             f"{trace.path}: the {ranges} NVTX range(s) labelled {pattern!r} launched no "
             f"GPU work (no kernel, memcpy or memset whose API call is inside them){ended}"
         )
-    return narrowed, int(ranges)
+    return window_to_selection(trace, narrowed), int(ranges)
+
+
+def window_to_selection(trace: Trace, where: EventFilter) -> EventFilter:
+    """``where`` with its window set to the GPU span of its (non-empty) selection, from the
+    first selected operation's start to the last one's end, inside the window ``where``
+    already had: for a selection (--nvtx, --step) the analysis window is where the selected
+    work ran (util's span, timeline's stretch, the host calls danger and findings look at),
+    not the whole capture. A selection that lies outside that window gets an empty window
+    at its start."""
+    t0, t1 = trace.query_rows("_selection_span", selection=where.selection).data[0]
+    if where.start_ns is not None:
+        t0 = max(t0, where.start_ns)
+    if where.end_ns is not None:
+        t1 = min(t1, where.end_ns)
+    return replace(where, start_ns=t0, end_ns=max(t0, t1))

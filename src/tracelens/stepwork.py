@@ -112,15 +112,14 @@ def select_steps(
     each device's operations from the step's first kernel to the next step's
     (``queries/steps_window_work.sql``). This is not a time window: work launched in step 3
     that runs while step 4's ranges are open stays in step 3; the window is set to the
-    selected work's GPU span too (util's span), within ``where``'s own window.
+    selected work's GPU span too (util's span, :func:`filters.window_to_selection`), within
+    ``where``'s own window.
 
     UsageError when the trace has no steps, fewer steps than asked, or the asked steps
     hold no GPU work that passes ``where``."""
-    from dataclasses import replace
-
     import polars as pl
 
-    from .filters import select_work
+    from .filters import select_work, window_to_selection
 
     if spec is not None:
         first, last = parse_step_spec(spec)
@@ -148,14 +147,7 @@ def select_steps(
         raise UsageError(
             f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
         )
-    # The analysis window becomes the steps' GPU span (util's span, timeline's stretch),
-    # inside the window the filter already had.
-    t0, t1 = trace.query_rows("_selection_span", selection=narrowed.selection).data[0]
-    if where.start_ns is not None:
-        t0 = max(t0, where.start_ns)
-    if where.end_ns is not None:
-        t1 = min(t1, where.end_ns)
-    narrowed = replace(narrowed, start_ns=t0, end_ns=max(t0, t1))
+    narrowed = window_to_selection(trace, narrowed)
     selected = int(chosen["step"].n_unique())
     return StepSelection(narrowed, first, last, found, selected, not where.is_whole())
 
