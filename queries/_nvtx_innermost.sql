@@ -1,11 +1,16 @@
--- _nvtx_innermost: for each probe (a time span on a thread, e.g. a CUDA API call), the label
+-- _nvtx_innermost: for each probe (a time span on a thread, e.g. a CUDA API call), the name
 -- of the innermost NVTX range on that thread that encloses it: the latest-starting such
--- range, the shortest on ties (then the smallest label). Probes with no enclosing range
+-- range, the shortest on ties (then the smallest name). Probes with no enclosing range
 -- are absent.
 --
--- Inputs: the nvtx_text table (Trace.load_nvtx_text) and a relation `nvtx_probes` the
--- caller registers: probe BIGINT (any key), global_tid BIGINT, start BIGINT, "end" BIGINT
--- (ns from session start).
+-- The ranges are those of nvtx_ranges() that nsys projects onto the GPU, as the nvtx
+-- command and --nvtx count them: named as nsys names them ('domain:label' in a named
+-- domain), one left open at the end of the capture lasting until the latest NVTX
+-- timestamp, and none that ended on another thread than the one that opened it.
+--
+-- Inputs: the nvtx_text table and the nvtx_ranges() macro (Trace.load_nvtx_text) and a
+-- relation `nvtx_probes` the caller registers: probe BIGINT (any key), global_tid BIGINT,
+-- start BIGINT, "end" BIGINT (ns from session start).
 --
 -- Run it with merge_join_threshold = 0 and keep it free of CTEs: DuckDB 1.5 plans the two
 -- time inequalities as an IEJoin (n log n) only then; otherwise it picks a piecewise merge
@@ -13,19 +18,14 @@
 -- test is a difference for the same reason: as an equality it becomes a hash join on the
 -- thread, with the time tests checked on every pair of the thread's probes and ranges.
 --
--- Ranges are NVTX push/pop and start/end ranges (eventType 59, 60, and nsys's own 70, 71).
---
 -- Columns:
 --   probe  BIGINT   the probe's key
---   nvtx   VARCHAR  range label: its text, or its registered string (StringIds[textId])
+--   nvtx   VARCHAR  the range's name (nvtx_ranges().name)
 -- Rows by probe.
-SELECT p.probe, coalesce(n.text, s.value) AS nvtx
+SELECT p.probe, n.name AS nvtx
 FROM nvtx_probes AS p
-JOIN nvtx_text AS n ON n.start <= p.start AND n."end" >= p."end"
-LEFT JOIN strings AS s ON s.id = n.textId
-WHERE n.globalTid - p.global_tid = 0
-  AND is_nvtx_range(n.eventType, n."end")
-QUALIFY row_number() OVER (
-    PARTITION BY p.probe ORDER BY n.start DESC, n."end", coalesce(n.text, s.value)
-) = 1
+JOIN nvtx_ranges() AS n ON n.start <= p.start AND n."end" >= p."end"
+WHERE n.global_tid - p.global_tid = 0
+  AND n.same_thread
+QUALIFY row_number() OVER (PARTITION BY p.probe ORDER BY n.start DESC, n."end", n.name) = 1
 ORDER BY p.probe

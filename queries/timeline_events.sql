@@ -1,6 +1,8 @@
 -- timeline_events: what happened, in time order: kernels, memcpys, memsets and NVTX ranges
 -- (CUDA API calls too with $api), and the idle gaps of each device longer than $gap_ns as
--- rows of their own. Needs the nvtx_text table (Trace.load_nvtx_text).
+-- rows of their own. The NVTX ranges are those of nvtx_ranges(), named and timed as the
+-- nvtx command has them (one left open at the end of the capture lasts until the latest
+-- NVTX timestamp). Needs nvtx_ranges() (Trace.load_nvtx_text).
 --
 -- Parameters (filters: NULL means "no filter"):
 --   $origin_ns         BIGINT     what start_ns counts from (the trace's first event), ns
@@ -159,12 +161,10 @@ gaps AS (
     WHERE start - busy_until > $gap_ns
 ),
 host AS (
-    SELECT start, "end", 'nvtx' AS kind, globalTid, CAST(NULL AS BIGINT) AS correlationId,
-           coalesce(n.text, s.value) AS name
-    FROM nvtx_text AS n
-    LEFT JOIN strings AS s ON s.id = n.textId
-    WHERE is_nvtx_range(n.eventType, n."end")
-      AND in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
+    SELECT n.start, n."end", 'nvtx' AS kind, n.global_tid AS globalTid,
+           CAST(NULL AS BIGINT) AS correlationId, n.name
+    FROM nvtx_ranges() AS n
+    WHERE in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
            api_name(s.value)

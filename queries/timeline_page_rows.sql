@@ -3,6 +3,8 @@
 -- however deep the page is. Rows (events and idle gaps, as timeline_events numbers them)
 -- are counted per time bin in aggregate passes; the page is in the bins where the running
 -- count passes $offset and $rows, and its rows are numbered from the rows before them.
+-- The NVTX ranges counted are timeline_events.sql's: those of nvtx_ranges() (a range left
+-- open at the end of the capture included). Needs nvtx_ranges() (Trace.load_nvtx_text).
 --
 -- The idle gaps are found without sorting the events: in bins of $gap_ns + 1 ns per device,
 -- two starts in one bin are at most $gap_ns apart, so a gap can only end at a bin's first
@@ -93,10 +95,8 @@ gaps AS (
 width AS (SELECT greatest(1, $bin_ns // ($gap_ns + 1)) AS per, per * ($gap_ns + 1) AS ns),
 host AS (
     SELECT start
-    FROM nvtx_text
-    WHERE is_nvtx_range(eventType, "end")
-      AND of_process(globalTid, $pid)
-      AND in_window(start, "end", $start_ns, $end_ns)
+    FROM nvtx_ranges()
+    WHERE of_process(global_tid, $pid) AND in_window(start, "end", $start_ns, $end_ns)
     UNION ALL
     SELECT start
     FROM runtime_calls

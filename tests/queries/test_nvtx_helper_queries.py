@@ -371,10 +371,10 @@ def test_nvtx_projection(trace_path):
 
 PROBES = pl.DataFrame(
     {
-        "probe": [1, 2, 3, 4, 5, 6],
-        "global_tid": [global_tid(PID, t) for t in (PID, PID, PID + 1, PID + 2, PID, PID + 1)],
-        "start": [1300, 5000, 4600, 300, 9999, 2150],
-        "end": [1400, 5010, 4700, 400, 10001, 2160],
+        "probe": [1, 2, 3, 4, 5, 6, 7],
+        "global_tid": [global_tid(PID, t) for t in (PID, PID, PID + 1, PID + 2, PID, PID + 1, PID)],
+        "start": [1300, 5000, 4600, 300, 9999, 2150, 10500],
+        "end": [1400, 5010, 4700, 400, 10001, 2160, 10600],
     }
 )
 
@@ -385,10 +385,13 @@ def _register_probes(trace: tracelens.Trace) -> None:
 
 
 def test_nvtx_innermost(trace_path):
-    # 1 in layer; 2 in backward (forward ends at 5000, before the probe does); 3 in B (the
-    # later-starting of A and B); 4 on a thread without ranges and 5 straddling step's end:
-    # absent; 6 in handoff, which started on thread 5556 (where it ends does not matter)
-    assert_golden(trace_path, "_nvtx_innermost", "six_probes", _register_probes)
+    # The ranges and names of nvtx_ranges(), as the nvtx command projects them: 1 in
+    # mydomain:layer (the domain's name first); 2 in backward (forward ends at 5000, before
+    # the probe does); 3 in B (the later-starting of A and B); 4 on a thread without ranges
+    # and 5 straddling step's end: absent; 6 in A, not in handoff, which ends on another
+    # thread than the one that opened it (nsys does not project it); 7 in open, which lasts
+    # until the last NVTX time
+    assert_golden(trace_path, "_nvtx_innermost", "seven_probes", _register_probes)
 
 
 def test_thread_ranges(trace_path):
