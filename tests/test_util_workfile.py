@@ -176,13 +176,13 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         assert asked == [findings_gpu.WORK_COLUMNS]
         monkeypatch.setattr(util_workfile, "kept", real_kept)
     with monkeypatch.context() as patched, tracelens.open(demo) as other:
-        patched.setattr(util_workfile, "_accounting_version", lambda: "made-otherwise")
+        patched.setattr(util_workfile, "code_version", lambda: "made-otherwise")
         assert util_workfile.kept_accounting(other) is None
         assert _whole(accounting_and_calls(other)[0]) == expected
     with tracelens.open(demo) as damaged:
         figures = util_workfile._part_name("figures")
         entry = util_workfile._entry(damaged)
-        path = cache.derived_path(entry, figures, util_workfile._accounting_version())
+        path = cache.derived_path(entry, figures, util_workfile.code_version())
         assert path is not None
         path.write_bytes(b"not parquet")
         assert util_workfile.kept_accounting(damaged) is None

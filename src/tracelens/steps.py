@@ -181,10 +181,30 @@ def find_steps(
     name_id, as ``queries/steps_launches.sql``) when the caller has already read them
     (the diff reads them once, with util's operations: ``util.work_in_order``).
 
+    The steps of the whole trace (no ``range``, no filter) are kept in the trace's cache
+    entry, if any, and read back by later searches (:mod:`tracelens.steps_kept`).
+
     Raises MissingDataError without CUDA kernels, UsageError when ``range`` matches no NVTX
     range (naming the closest labels) or when its ranges launched no GPU work."""
+    from . import steps_kept
+
     trace.require_kernels()
     where = where or EventFilter()
+    whole = range is None and launches is None and where.is_whole()
+    if whole and (kept := steps_kept.kept_steps(trace)) is not None:
+        return kept
+    found = _search(trace, range, where, launches)
+    if whole:
+        steps_kept.keep_steps(trace, found)
+    return found
+
+
+def _search(
+    trace: Trace,
+    range: str | None,  # noqa: A002
+    where: EventFilter,
+    launches: pl.DataFrame | None,
+) -> Steps:
     params = {"selection": None, **where.params()}
     if range is not None:
         return _range_steps(trace, range, params)

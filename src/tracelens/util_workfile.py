@@ -43,6 +43,7 @@ __all__ = [
     "keep_accounting",
     "keeps",
     "kept",
+    "code_version",
     "kept_accounting",
     "read_kept",
     "write_kept",
@@ -144,9 +145,10 @@ _KEPT_KINDS = ("kernel", "memcpy", "memset")
 
 
 @cache
-def _accounting_version() -> str:
-    """A digest of everything that computes the accounting: every Python source, query and
-    rule file of tracelens, and the polars and DuckDB versions."""
+def code_version() -> str:
+    """A digest of everything that computes the accounting (and the steps,
+    :mod:`tracelens.steps_kept`): every Python source, query and rule file of tracelens,
+    and the polars and DuckDB versions."""
     from importlib.metadata import version
     from pathlib import Path
 
@@ -165,7 +167,7 @@ def _accounting_version() -> str:
 
 
 def _part_name(part: str) -> str:
-    return f"tracelens_util_accounting_{part}-{_accounting_version()}.parquet"
+    return f"tracelens_util_accounting_{part}-{code_version()}.parquet"
 
 
 def kept_accounting(trace: Trace) -> tuple[Util, dict[str, int | None] | None] | None:
@@ -174,7 +176,7 @@ def kept_accounting(trace: Trace) -> tuple[Util, dict[str, int | None] | None] |
     (:meth:`~tracelens.Trace.kept_whole`), as reading the work would have."""
     from .util import Util
 
-    version = _accounting_version()
+    version = code_version()
     # the figures last written, first read: without them the other files may be partial
     figures = read_kept(trace, _part_name("figures"), version)
     if figures is None:
@@ -215,7 +217,7 @@ def keep_accounting(
 
     if _entry(trace) is None:
         return
-    version = _accounting_version()
+    version = code_version()
     parts = {"frame": util.frame, "idle_causes": util.idle_causes}
     parts |= {"communication": util.communication, "message_sizes": util.message_sizes}
     for part, table in parts.items():

@@ -1,0 +1,80 @@
+"""The steps of a cached trace, kept in its cache entry.
+
+``tracelens steps`` of a whole trace (no filter, no ``--range``) depends on the trace and on
+tracelens alone, so the first such search through the cache keeps what it found (the steps
+frame, the NVTX ranges of NVTX steps, how they were found and the motif) beside the cached
+tables (derived files of :mod:`tracelens.cache`, as util's accounting:
+:mod:`tracelens.util_workfile`), and later searches read that back instead of reading,
+ordering and searching every launch again (5M-kernel benchmark, cached: the launches' read,
+their launch order and the period search are ~0.7 of steps' ~1.2 CPU s). The version is
+:func:`tracelens.util_workfile.code_version`: any change to tracelens searches again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .util_workfile import code_version, read_kept, write_kept
+
+if TYPE_CHECKING:
+    from .steps import Steps
+    from .trace import Trace
+
+__all__ = ["keep_steps", "kept_steps"]
+
+
+def _part_name(part: str) -> str:
+    return f"tracelens_steps_{part}-{code_version()}.parquet"
+
+
+def kept_steps(trace: Trace) -> Steps | None:
+    """The steps of the whole trace when an earlier search kept them; else None."""
+    import polars as pl
+
+    from .steps import Steps
+
+    version = code_version()
+    # the figures are written last: without them the other files may be partial
+    figures = read_kept(trace, _part_name("figures"), version)
+    frame = None if figures is None else read_kept(trace, _part_name("frame"), version)
+    if figures is None or frame is None:
+        return None
+    row = figures.row(0, named=True)
+    ranges = None
+    if row["has_ranges"]:
+        ranges = read_kept(trace, _part_name("ranges"), version)
+        if ranges is None:
+            return None
+    motif = {int(d): tuple(names) for d, names in json.loads(row["motif"]).items()}
+    # The search's frame is sorted by step (and device), which polars knows and Parquet
+    # does not say: told again, the per-step group-bys take the same (ordered) path, and
+    # floating-point sums (the std of the step times) come out to the same last digit.
+    frame = frame.with_columns(pl.col("step").set_sorted())
+    return Steps(row["method"], row["detail"], frame, motif, row["source"], ranges)
+
+
+def keep_steps(trace: Trace, steps: Steps) -> None:
+    """Keep ``steps`` (of the whole trace) in the trace's cache entry for later searches;
+    nothing when the trace reads no cache entry."""
+    import polars as pl
+
+    from .util_workfile import keeps
+
+    if not keeps(trace):
+        return
+    version = code_version()
+    write_kept(trace, _part_name("frame"), version, steps.frame)
+    if steps.ranges is not None:
+        write_kept(trace, _part_name("ranges"), version, steps.ranges)
+    motif = {str(d): list(names) for d, names in steps.motif.items()}
+    figures = pl.DataFrame(
+        {
+            "method": [steps.method],
+            "detail": [steps.detail],
+            "source": [steps.source],
+            "motif": [json.dumps(motif, ensure_ascii=False)],
+            "has_ranges": [steps.ranges is not None],
+        }
+    )
+    write_kept(trace, _part_name("figures"), version, figures)

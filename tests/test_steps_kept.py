@@ -1,0 +1,93 @@
+"""The steps of a whole cached trace, kept in its cache entry (tracelens.steps_kept): the
+first search through the cache keeps them, a later one reads them back without reading a
+launch, with the direct search's steps (frame, ranges, method, detail, source, motif); a
+filtered or --range search, another version or a damaged file searches again. Each test
+has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches small traces."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_steps_period_work import build
+
+import tracelens
+from tracelens import cache, steps_kept, util_workfile
+from tracelens.filters import EventFilter
+from tracelens.steps import find_steps
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+def _whole(steps) -> tuple:
+    ranges = None if steps.ranges is None else (steps.ranges.rows(), steps.ranges.schema)
+    frame = (steps.frame.rows(), steps.frame.schema)
+    # the summary's floats to the last digit (std_ns, mean_ns: sums over the steps)
+    return steps.method, steps.detail, steps.source, steps.motif, frame, ranges, steps.summary()
+
+
+def _recorded(trace, monkeypatch) -> list[str]:
+    ran: list[str] = []
+    real = trace.query
+    monkeypatch.setattr(trace, "query", lambda name, **p: ran.append(name) or real(name, **p))
+    return ran
+
+
+@pytest.mark.parametrize("nvtx", [False, True], ids=["period", "nvtx"])
+def test_whole_steps_are_kept_and_read_back(nvtx, tmp_path, cache_dir, monkeypatch):
+    path = build(tmp_path / "run.sqlite", nvtx=nvtx)
+    with tracelens.open(path, cache=False) as direct:
+        expected = _whole(find_steps(direct))
+        device0 = _whole(find_steps(direct, where=EventFilter(device=0)))
+        ranged = _whole(find_steps(direct, range="train_step_*")) if nvtx else None
+        assert steps_kept.kept_steps(direct) is None  # no cache entry
+    assert expected[0] == ("marker" if nvtx else "period") and expected[4][0]
+    assert (expected[5] is not None) == nvtx and (expected[3] != {}) != nvtx
+    with tracelens.open(path) as first:
+        assert steps_kept.kept_steps(first) is None
+        assert _whole(find_steps(first)) == expected
+    with tracelens.open(path) as again:
+        ran = _recorded(again, monkeypatch)
+        assert _whole(find_steps(again)) == expected
+        assert ran == []  # read back: no launch, range or name read
+        assert _whole(find_steps(again, where=EventFilter(device=0))) == device0
+        assert ran  # the filtered search read the trace
+        if nvtx:
+            assert _whole(find_steps(again, range="train_step_*")) == ranged
+    with monkeypatch.context() as patched, tracelens.open(path) as other:
+        patched.setattr(steps_kept, "code_version", lambda: "made-otherwise")
+        assert steps_kept.kept_steps(other) is None
+        assert _whole(find_steps(other)) == expected
+    with tracelens.open(path) as damaged:
+        figures = steps_kept._part_name("figures")
+        entry = util_workfile._entry(damaged)
+        kept = cache.derived_path(entry, figures, util_workfile.code_version())
+        assert kept is not None
+        kept.write_bytes(b"not parquet")
+        assert steps_kept.kept_steps(damaged) is None
+        assert _whole(find_steps(damaged)) == expected
+
+
+def test_no_steps_are_kept_too(tmp_path, cache_dir, monkeypatch):
+    """A trace without step structure: 'none' and its reason, read back."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(100, "python p.py")
+    b.gpu(0)
+    for i, name in enumerate(("a(int)", "b(int)", "c(int)")):
+        b.kernel(name, start=1_000_000 + 10_000 * i, end=1_005_000 + 10_000 * i)
+    path = b.write(tmp_path / "few.sqlite") or tmp_path / "few.sqlite"
+    with tracelens.open(path, cache=False) as direct:
+        expected = _whole(find_steps(direct))
+    assert expected[0] == "none"
+    with tracelens.open(path) as first:
+        assert _whole(find_steps(first)) == expected
+    with tracelens.open(path) as again:
+        ran = _recorded(again, monkeypatch)
+        assert _whole(find_steps(again)) == expected and ran == []
