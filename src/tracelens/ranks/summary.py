@@ -198,7 +198,9 @@ def _summarise(trace: Trace) -> RankSummary:
 
 def _path_fingerprint(trace: Trace) -> str | None:
     """The trace's fingerprint JSON with its devices renumbered 0, 1, ... in order (rank 3
-    on GPU 3 runs the same path as rank 0 on GPU 0) and without the generator line."""
+    on GPU 3 runs the same path as rank 0 on GPU 0) and its generator line without the
+    version (the digest names the path, not the tracelens that wrote it; the line stays, as a
+    fingerprint document requires it)."""
     from .. import fingerprint
 
     doc = fingerprint(trace)
@@ -206,7 +208,7 @@ def _path_fingerprint(trace: Trace) -> str | None:
     doc["devices"] = list(range(len(number)))
     for entry in doc["paths"]:
         entry["device"] = number[entry["device"]]
-    doc.pop("generator", None)
+    doc["generator"] = "tracelens"
     return fingerprint.dumps(doc)
 
 
