@@ -199,3 +199,60 @@ def test_nsys_export_failure_is_one_line(tmp_path, stub_nsys, capsys, monkeypatc
         "invalid); run `"
     )
     assert not list(Path(os.environ["TRACELENS_CACHE_DIR"]).rglob("*.sqlite"))  # no half export
+
+
+def _release_exports() -> None:
+    """What the end of a process does: drop its leases on the exports it read."""
+    from tracelens import inputs
+
+    for lease in inputs._HELD.values():
+        lease.close()
+    inputs._HELD.clear()
+
+
+def test_nsys_rep_exports_are_cache_entries(tmp_path, stub_nsys, capsys, monkeypatch):
+    # Before: report-<key>/ had no manifest, so `cache info` and the cap never saw it and
+    # `cache clear` removed it without counting it ("removed 0 cached traces (0.0 MB)").
+    from tracelens import cache
+
+    report = _report(tmp_path)
+    assert run_cli(["census", str(report), "--top", "1"], capsys)[0] == 0
+    cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
+    (export,) = cache.entries(cache_dir)
+    size = (export.path / "export.sqlite").stat().st_size
+    assert export.export and export.source == str(report) and export.size_bytes >= size
+    rc, out, _err = run_cli(["cache", "info"], capsys)
+    lines = out.splitlines()
+    assert rc == 0 and lines[2].startswith("holds      1 trace, ")
+    assert lines[3].endswith(f"  {report}  (its SQLite export)")
+    _release_exports()
+    rc, out, _err = run_cli(["cache", "clear"], capsys)
+    assert rc == 0 and out.startswith(f"removed 1 cached trace ({size / 1e6:,.1f} MB)")
+    assert list((cache_dir / "traces").iterdir()) == []
+
+
+def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, capsys, monkeypatch):
+    from tracelens import cache
+
+    cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
+    first = _report(tmp_path)
+    second = first.with_name("other.nsys-rep")
+    second.write_bytes(b"\x00NSYS another report" * 100)
+    assert run_cli(["census", str(first), "--top", "1"], capsys)[0] == 0
+    (old,) = cache.entries(cache_dir)
+    # Over the cap while this process still reads the first export: it stays (with the
+    # Parquet entry of the second export, which the reading run builds: MIN_MB 0).
+    monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", "0")
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    assert run_cli(["census", str(second), "--top", "1"], capsys)[0] == 0
+    assert old.path.is_dir()
+    assert sum(e.export for e in cache.entries(cache_dir)) == 2
+    # Once no run reads it, the next export past the cap evicts it, least recently used.
+    _release_exports()
+    third = first.with_name("third.nsys-rep")
+    third.write_bytes(b"\x00NSYS a third report" * 100)
+    assert run_cli(["census", str(third), "--top", "1"], capsys)[0] == 0
+    assert not old.path.exists()
+    assert sorted(Path(e.source).name for e in cache.entries(cache_dir) if e.export) == [
+        "third.nsys-rep"
+    ]

@@ -29,7 +29,9 @@ second finds what the first wrote and adds only what is still missing), and a re
 waits: a table rewritten with more columns replaces the older file, which a reader that opened
 it keeps reading.
 Each use touches the entry; when the cache grows past ``max_bytes`` the least recently used
-entries are removed. A cache directory that cannot be written degrades to direct reads:
+entries are removed, but never one a run is reading (:func:`hold`: a shared lock on the
+entry's ``.readers`` file for as long as it reads it). A ``.nsys-rep``'s SQLite export is an
+entry too (``report-<key>/``, with a manifest of its own): counted, capped and evicted alike. A cache directory that cannot be written degrades to direct reads:
 the library reports one notice, the command line prints it.
 
 The library never prints: builds report through a ``progress(message, fraction)`` callback
@@ -72,6 +74,15 @@ HEADER_BYTES = 4096
 MANIFEST = "manifest.json"
 LOCK = ".lock"
 PARTIAL = ".partial"
+# The reader's lease. Why: one trace's cache build evicted, past the cap, the entry another
+# run (of another trace) was reading, whose later reads of the deleted files then failed.
+# A reader holds a shared lock on this file while it reads the entry; eviction takes the
+# exclusive lock without waiting and passes over an entry it cannot get. The kernel drops
+# the lock when the reader closes the file or dies, so a killed run pins nothing.
+READERS = ".readers"
+# A .nsys-rep's SQLite export: the directory ``report-<key>/`` (key: the report's identity).
+REPORT_PREFIX = "report-"
+REPORT_EXPORT = "export.sqlite"
 
 Progress = Callable[[str | None, float | None], None]
 
@@ -212,7 +223,8 @@ def writing(settings: Settings, ident: dict[str, int | str], source: Path) -> It
 
     entry = traces_dir(settings.root) / entry_key(ident)
     entry.mkdir(parents=True, exist_ok=True)
-    with (entry / LOCK).open("a") as lock:
+    lease = _lock_shared(entry)  # no other run's eviction removes it while it is written
+    with lease, (entry / LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this run dies
         for partial in entry.glob(f"*{PARTIAL}"):  # left by a writer that was killed
             partial.unlink(missing_ok=True)
@@ -279,6 +291,56 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
     )
 
 
+# -- leases: what a run reads is never evicted ------------------------------------------------
+def _lock_shared(entry: Path):
+    """``entry``'s readers file, open and share-locked (waits only while an eviction removes
+    the entry). Raises OSError when it cannot be opened."""
+    import fcntl
+
+    try:
+        held = (entry / READERS).open("a")
+    except PermissionError:  # a read-only cache: a lock needs no write access
+        held = (entry / READERS).open("r")
+    try:
+        fcntl.flock(held, fcntl.LOCK_SH)
+    except OSError:
+        held.close()
+        raise
+    return held
+
+
+def hold(entry: Path):
+    """A lease on ``entry`` for as long as the returned file stays open (close it, or let
+    it be collected, to release): eviction never removes an entry with a lease. None when
+    the entry is gone (evicted meanwhile: the caller reads without it) or its readers file
+    cannot be made (a read-only cache nobody here can evict from)."""
+    try:
+        held = _lock_shared(entry)
+    except OSError:
+        return None
+    if not (entry / MANIFEST).is_file():  # removed before the lock was granted
+        held.close()
+        return None
+    return held
+
+
+def _remove_unless_held(entry: Path) -> bool:
+    """Remove ``entry`` unless a run holds a lease on it; whether it was removed."""
+    import fcntl
+
+    try:
+        readers = (entry / READERS).open("a")
+    except OSError:
+        return False
+    with readers:
+        try:
+            fcntl.flock(readers, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a run reads it (or writes it: writing() holds a lease too)
+            return False
+        shutil.rmtree(entry, ignore_errors=True)  # under the lock: no lease is granted meanwhile
+    return True
+
+
 # -- derived files -------------------------------------------------------------------------
 # A derived file holds what tracelens computed from the cached tables (util's GPU work in
 # sweep order), listed in the manifest under DERIVED with a version that names what made
@@ -335,6 +397,7 @@ class Entry:
     last_used: float
     built_s: float | None
     stale: bool = False
+    export: bool = False  # a .nsys-rep's SQLite export (``source`` names the report)
 
 
 @dataclass(frozen=True)
@@ -363,29 +426,37 @@ def _dir_bytes(path: Path) -> int:
 
 
 def entries(root: Path) -> list[Entry]:
-    """Every entry with a manifest, most recently used first: this format's, and those an
-    older version wrote (they count against ``max_bytes`` until evicted or cleared)."""
+    """Every entry, most recently used first: those with a manifest, of this format and of
+    an older one (they count against ``max_bytes`` until evicted or cleared), and the
+    ``.nsys-rep`` exports an older version left without one."""
     found = []
     base = traces_dir(root)
     if not base.is_dir():
         return []
     for entry in base.iterdir():
+        export = entry.name.startswith(REPORT_PREFIX)
         manifest = _read_manifest(entry, any_format=True)
+        if manifest is None and export:
+            manifest = {"format": CACHE_FORMAT, "source": "(a .nsys-rep: its report unknown)"}
+            marker = entry / REPORT_EXPORT
+        else:
+            marker = entry / MANIFEST
         if manifest is None:  # not an entry, or one whose writer has not listed it yet
             continue
         try:
-            used = (entry / MANIFEST).stat().st_mtime
+            used = marker.stat().st_mtime
         except OSError:
             continue
         source, built = str(manifest.get("source")), manifest.get("built_s")
         stale = manifest.get("format") != CACHE_FORMAT
-        found.append(Entry(entry, source, _dir_bytes(entry), used, built, stale))
+        found.append(Entry(entry, source, _dir_bytes(entry), used, built, stale, export))
     return sorted(found, key=lambda e: e.last_used, reverse=True)
 
 
 def evict(settings: Settings, keep: set[str] = frozenset()) -> list[Entry]:
     """Remove entries of an older cache format, then the least recently used, until the
-    cache fits ``max_bytes`` (never those named in ``keep``); the removed ones back."""
+    cache fits ``max_bytes`` (never those named in ``keep``, nor those a run holds:
+    :func:`hold`); the removed ones back."""
     current = entries(settings.root)
     total = sum(e.size_bytes for e in current)
     removed = []
@@ -393,9 +464,8 @@ def evict(settings: Settings, keep: set[str] = frozenset()) -> list[Entry]:
     for entry in sorted(current, key=lambda e: (not e.stale, e.last_used)):
         if total <= settings.max_bytes:
             break
-        if entry.path.name in keep:
+        if entry.path.name in keep or not _remove_unless_held(entry.path):
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
         total -= entry.size_bytes
         removed.append(entry)
     return removed

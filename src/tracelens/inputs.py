@@ -5,6 +5,7 @@ exported with ``nsys`` into the cache directory, and a directory written by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -107,10 +108,9 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     if nsys is None:
         raise TraceError(report, f"is an Nsight Systems report, not its SQLite export; {by_hand}")
     ident = cache.identity(report)
-    entry = cache.traces_dir(settings.root) / ("report-" + cache.entry_key(ident))
-    done = entry / "export.sqlite"
-    if done.is_file():
-        # not touched: its times are part of its own identity, which keys its Parquet entry
+    entry = cache.traces_dir(settings.root) / (cache.REPORT_PREFIX + cache.entry_key(ident))
+    done = entry / cache.REPORT_EXPORT
+    if done.is_file() and _reuse(entry, report, ident):
         return done
     try:
         entry.mkdir(parents=True, exist_ok=True)
@@ -123,11 +123,59 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
         ) from None
     if progress:
         progress(f"exporting {report.name} to SQLite with nsys into {entry} (once)", 0.0)
+    started = time.perf_counter()
     _run_nsys(nsys, report, partial, progress)
     os.replace(partial, done)  # atomic: a killed export leaves only a .partial file
+    _list(entry, report, ident, round(time.perf_counter() - started, 3))
+    _hold(entry)
+    cache.evict(settings, keep={entry.name})  # it counts against the cap like any entry
     if progress:
         progress(None, 1.0)
     return done
+
+
+# Leases on the exports this process read (cache.hold), kept until it exits: the Trace
+# reads the export by its path for as long as it is open, and nothing here knows when that
+# ends; an export is evicted only once no running process has read it.
+_HELD: dict[Path, object] = {}
+
+
+def _hold(entry: Path) -> bool:
+    """Hold a lease on ``entry`` for the rest of the process; False when it is gone."""
+    from . import cache
+
+    if entry not in _HELD:
+        lease = cache.hold(entry)
+        if lease is None:
+            return False
+        _HELD[entry] = lease
+    return True
+
+
+def _reuse(entry: Path, report: Path, ident: dict) -> bool:
+    """Hold and mark used the export in ``entry``; False when it was evicted meanwhile.
+    The export itself is not touched: its times are part of its own identity, which keys
+    its Parquet entry; the manifest's time is its last use."""
+    from . import cache
+
+    manifest = entry / cache.MANIFEST
+    if not manifest.is_file():  # left by an older version: listed now, so counted and capped
+        with contextlib.suppress(OSError):
+            _list(entry, report, ident, None)
+    if not _hold(entry) and not (entry / cache.REPORT_EXPORT).is_file():
+        return False  # evicted meanwhile (a read-only cache gives no lease and loses nothing)
+    with contextlib.suppress(OSError):  # a read-only cache still serves; LRU just ages
+        os.utime(manifest)
+    return True
+
+
+def _list(entry: Path, report: Path, ident: dict, built_s: float | None) -> None:
+    """Write the manifest that makes ``entry`` an entry (info, cap, eviction, clear)."""
+    from . import cache
+
+    manifest = {"format": cache.CACHE_FORMAT, "source": str(report), "identity": ident}
+    manifest.update(kind="export", built_s=built_s, created=time.time())
+    cache._write_manifest(entry, manifest)
 
 
 def _run_nsys(nsys: str, report: Path, dest: Path, progress: Progress | None) -> None:

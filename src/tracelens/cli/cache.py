@@ -53,5 +53,8 @@ def render_info(result) -> str:
     for entry in result.entries:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
         stale = "  (older cache format: evicted first)" if entry.stale else ""
-        lines.append(f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{stale}")
+        export = "  (its SQLite export)" if entry.export else ""
+        lines.append(
+            f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{export}{stale}"
+        )
     return "\n".join(lines) + "\n"

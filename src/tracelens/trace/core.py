@@ -93,6 +93,8 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         if getattr(self, "_copy_path", None) is not None:
             self._copy_path.unlink(missing_ok=True)
             self._copy_path = None
+        if getattr(self, "_lazy", None) is not None:  # its cache entry may be evicted now
+            self._lazy.release()
 
     @property
     def closed(self) -> bool:

@@ -55,8 +55,15 @@ class CachingConnection:
         self._lazy = lazy
 
     def execute(self, query: str, parameters: Any = None):
+        import duckdb
+
         self._lazy.prepare(self._con, query, parameters)
-        return self._con.execute(query, parameters)
+        try:
+            return self._con.execute(query, parameters)
+        except duckdb.IOException as exc:
+            if not self._lazy.lost(exc):
+                raise
+        return self._con.execute(query, parameters)  # the export, as without a cache
 
     def __getattr__(self, name: str):
         return getattr(self._con, name)
@@ -72,6 +79,10 @@ class LazyCache:
         self.settings = settings
         self.ident = ident
         self.entry = entry
+        # held while this trace reads the entry: no other run's eviction removes it
+        self._lease = cache.hold(entry) if entry else None
+        if entry is not None and self._lease is None and not (entry / cache.MANIFEST).is_file():
+            self.entry = entry = None  # evicted since the lookup: built again as needed
         self.columns = cache.cached_columns(entry) if entry else {}
         # nsys table -> the view columns the export has (what "complete" means)
         self.wanted = {
@@ -171,6 +182,8 @@ class LazyCache:
         self._busy = True
         try:
             with cache.writing(self.settings, self.ident, self.trace._source_file) as entry:
+                if self._lease is None:  # before writing() evicts past the cap
+                    self._lease = cache.hold(entry)
                 self.columns = cache.cached_columns(entry)  # another run may have added some
                 tables = self._tables(con, missing)
                 if tables:
@@ -257,6 +270,42 @@ class LazyCache:
         rows = self.trace._sqlite_rows(f"SELECT max(rowid) FROM {_schema._quote(table)}")
         return float(rows[0][0] or 0)
 
+    def release(self) -> None:
+        """Let eviction remove the entry (the trace is closed)."""
+        if self._lease is not None:
+            self._lease.close()
+            self._lease = None
+
+    def lost(self, exc: Exception) -> bool:
+        """After a statement failed reading files: when the entry's files are gone (removed
+        by ``cache clear`` or by hand; eviction passes over an entry this run holds), read
+        the export from now on, with one notice, and True (the caller runs the statement
+        again); else False."""
+        entry = self.entry
+        if self.off or entry is None or str(entry) not in str(exc):
+            return False
+        if (entry / cache.MANIFEST).is_file() and all(
+            (entry / f"{table}.parquet").is_file() for table in self.columns
+        ):
+            return False
+        self.off = True
+        self.release()
+        self.columns, self.entry = {}, None
+        self.trace.parquet_dir, self.trace._parquet_tables = None, {}
+        self._shown.clear()
+        for table in self.wanted:
+            self._show(self.con, table, "sqlite")
+        self._notify(
+            f"the cache entry of {self.trace.path.name} in {self.settings.root} was removed "
+            "while it was read; reading the trace directly"
+        )
+        return True
+
+    def _notify(self, notice: str) -> None:
+        self.trace.notices.append(notice)
+        if self.trace._progress:
+            self.trace._progress(notice, None)
+
     def _give_up(self, exc: Exception) -> None:
         self.off = True
         # every statement from now on reads as it is: the export, but for the views that
@@ -266,13 +315,10 @@ class LazyCache:
             if self._shown.get(table) != "parquet" or not self._complete(table):
                 self._show(self.con, table, "sqlite")
         reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
-        notice = (
+        self._notify(
             f"cannot cache {self.trace.path.name} in {self.settings.root} ({reason}); "
             "reading the trace directly"
         )
-        self.trace.notices.append(notice)
-        if self.trace._progress:
-            self.trace._progress(notice, None)
 
 
 def probed_columns(plan: list[tuple]) -> dict[str, set[str]]:

@@ -1,0 +1,102 @@
+"""What a run reads stays in the cache while it reads it: another trace's cache build past
+the cap passes over an entry a run holds (cache.hold), and a run whose entry is removed all
+the same (``cache clear``, by hand) reads the trace directly with one notice. Deterministic:
+two Trace objects in turns in one process (flock leases conflict between open files, so
+one process stands for two runs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import tracelens
+from tracelens import cache
+from tracelens._schema import VIEWS
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+def _two_traces(tmp_path: Path) -> tuple[Path, Path]:
+    from tracelens.demo import demo_path
+
+    first, second = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    shutil.copyfile(demo_path("bs1"), first)
+    shutil.copyfile(demo_path("bs1"), second)
+    con = sqlite3.connect(second)  # another trace, so another entry
+    con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + 1 WHERE rowid = 1')
+    con.commit()
+    con.close()
+    return first, second
+
+
+def _whole(trace: tracelens.Trace) -> dict:
+    return {view: trace.sql(f"SELECT * FROM {view} ORDER BY ALL").rows() for view in VIEWS}
+
+
+def _read(trace: tracelens.Trace) -> tuple:
+    return _whole(trace), trace.census().rows(), trace.nvtx().rows(), trace.api().rows()
+
+
+def test_a_build_past_the_cap_never_evicts_the_entry_another_run_reads(
+    tmp_path, cache_dir, monkeypatch
+):
+    # Before: b's build removed a's entry (the least recently used, over a cap of 0), and
+    # a's next statement failed: IO Error: No files found that match the pattern ...
+    first, second = _two_traces(tmp_path)
+    with tracelens.open(first, cache=False) as direct:
+        expected = _read(direct)
+    with tracelens.open(first) as a:
+        _whole(a)  # every table cached whole: the views read only the entry from now on
+        held = a.parquet_dir
+        monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", "0")
+        with tracelens.open(second) as b:
+            b.census()
+            assert b.parquet_dir != held and b.parquet_dir.is_dir()
+        assert held.is_dir() and a.parquet_dir == held
+        assert _read(a) == expected and a.notices == []
+    # once no run reads it, the next build past the cap evicts it
+    with tracelens.open(second) as b:
+        b.api()
+    assert not held.exists()
+
+
+def test_an_entry_evicted_before_its_lease_is_built_again(tmp_path, cache_dir):
+    first, _second = _two_traces(tmp_path)
+    with tracelens.open(first) as a:
+        a.census()
+        entry = a.parquet_dir
+    ident = cache.identity(first)
+    assert cache.lookup(cache_dir, ident) == entry
+    lease = cache.hold(entry)
+    assert lease is not None
+    assert cache.evict(cache.Settings(cache_dir, max_bytes=0)) == []  # held: passed over
+    lease.close()
+    assert [e.path for e in cache.evict(cache.Settings(cache_dir, max_bytes=0))] == [entry]
+    assert cache.hold(entry) is None  # gone: no lease on an empty directory
+
+
+def test_a_run_whose_entry_is_cleared_reads_the_trace_directly(tmp_path, cache_dir):
+    first, _second = _two_traces(tmp_path)
+    with tracelens.open(first, cache=False) as direct:
+        expected = _read(direct)
+    messages = []
+    with tracelens.open(first, progress=lambda m, _f: m and messages.append(m)) as a:
+        _whole(a)
+        assert cache.clear()[0] == 1  # `cache clear` removes what runs read, too
+        assert _read(a) == expected
+        assert a.parquet_dir is None and a._lazy.off
+        (notice,) = a.notices
+        assert notice == (
+            f"the cache entry of a.sqlite in {cache_dir} was removed while it was read; "
+            "reading the trace directly"
+        )
+        assert messages[-1] == notice
+    assert list((cache_dir / "traces").iterdir()) == []  # nothing was cached again
