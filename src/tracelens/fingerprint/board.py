@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import json
 
-from .compare import ADDED, CONFIG, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
+from .compare import ADDED, CONFIG, ORDER, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
 
-_ORDER = {VARIANT: 0, ADDED: 1, REMOVED: 2, CONFIG: 3}
-_KIND_LABEL = {VARIANT: "variant", CONFIG: "config", ADDED: "added", REMOVED: "removed"}
+_ORDER = {VARIANT: 0, ADDED: 1, REMOVED: 2, ORDER: 3, CONFIG: 4}
+_KIND_LABEL = {
+    VARIANT: "variant",
+    CONFIG: "config",
+    ADDED: "added",
+    REMOVED: "removed",
+    ORDER: "order",
+}
 
 
 def region_label(region: tuple[str, ...] | list[str], in_step: bool = False) -> str:
@@ -33,8 +39,11 @@ def _steps(steps: tuple[int, ...]) -> str:
 
 def change_text(c: KernelChange, *, verb: bool = True) -> str:
     """One change in words: ``X replaced Y``, ``X: grid 1×1×1 → 16×1×1``, ``added X``
-    (``X`` alone for an added or removed kernel when ``verb`` is False)."""
+    (``X`` alone for an added or removed kernel when ``verb`` is False), ``X where A had Y
+    (...in another order)``."""
     danger = f" [danger: {', '.join(c.danger)}]" if c.danger else ""
+    if c.kind == ORDER:
+        return f"{c.b.name} where A had {c.a.name} (the same kernels as often, in another order)"
     if c.kind == VARIANT:
         return f"{c.b.name} replaced {c.a.name}{danger}"
     if c.kind == CONFIG:
@@ -63,8 +72,16 @@ def _summary(diff: PathDiff) -> str:
     return (
         f"{f['variant_changed']:,} kernel-variant changes, {f['config_changed']:,} "
         f"launch-configuration-only changes, {f['kernels_added']:,} kernels added, "
-        f"{f['kernels_removed']:,} removed; {f['danger_added']:,} bring a new danger rule"
+        f"{f['kernels_removed']:,} removed{_reorders(f)}; {f['danger_added']:,} bring a new "
+        "danger rule"
     )
+
+
+def _reorders(f: dict[str, int]) -> str:
+    """The summary's launch-order changes, only when there are some (the boards without
+    them read as they always have)."""
+    n = f.get("order_changed", 0)
+    return f", {n:,} launch orders changed (the same kernels as often)" if n else ""
 
 
 def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:

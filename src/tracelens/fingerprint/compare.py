@@ -6,7 +6,8 @@ launch by launch: the two sequences are aligned on kernel names by a minimal edi
 pairs, see ``_align_windows``), so a kernel that kept its name but not its grid is a
 launch-configuration change (usually a shape change), a different name in the same slot is
 a kernel-variant change (different math), and what is left over was added or removed (a
-merge kernel, a split-K reduction). Units with the same changes in several steps are
+merge kernel, a split-K reduction). A unit whose launches are the same variants as often
+in another order is one launch-order change (``_reordered``), not aligned at all. Units with the same changes in several steps are
 reported once, with their steps. The alignment work of a whole comparison is bounded
 (:mod:`tracelens.fingerprint.budget`): units past it are compared by their variant counts,
 and the note says how many. The result types are in :mod:`tracelens.fingerprint.model`.
@@ -24,6 +25,7 @@ from .model import (
     ADDED,
     CONFIG,
     KINDS,
+    ORDER,
     REMOVED,
     VARIANT,
     Divergence,
@@ -37,6 +39,7 @@ __all__ = [
     "ADDED",
     "CONFIG",
     "KINDS",
+    "ORDER",
     "REMOVED",
     "VARIANT",
     "Divergence",
@@ -339,11 +342,27 @@ def _unlisted(a: _Unit, b: _Unit) -> str | None:
     )
 
 
+def _reordered(a: _Unit, b: _Unit) -> KernelChange | None:
+    """The launch-order change of a unit whose listed launches differ but are the same
+    variants as often (and so are its unlisted ones, by their counts), at the first launch
+    that differs; else None. No alignment: an edit script would call a reorder kernels
+    added and removed, and spend the most on it (two orders of the same launches)."""
+    if a.kernels == b.kernels or a.launches != b.launches or a.counts != b.counts:
+        return None
+    if Counter(a.kernels) != Counter(b.kernels):
+        return None
+    first = next(i for i, (x, y) in enumerate(zip(a.kernels, b.kernels, strict=True)) if x != y)
+    return KernelChange(ORDER, first + 1, a.kernels[first], b.kernels[first])
+
+
 def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange], str | None]:
     if a is None:
         return [_change(ADDED, j + 1, None, k) for j, k in enumerate(b.kernels)], None
     if b is None:
         return [_change(REMOVED, i + 1, k, None) for i, k in enumerate(a.kernels)], None
+    order = _reordered(a, b)
+    if order is not None:
+        return [order], _unlisted(a, b)
     return _sequence_changes(a.kernels, b.kernels), _unlisted(a, b)
 
 
@@ -398,6 +417,7 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
         "kernels_added": total(ADDED),
         "kernels_removed": total(REMOVED),
         "danger_added": total(danger=True),
+        "order_changed": total(ORDER),
     }
 
 
@@ -430,7 +450,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         device, region, step = key
         if first is None:
             first = Divergence(device, region, step, changes[0] if changes else None, unlisted)
-        math = next((c for c in changes if c.kind != CONFIG), None)
+        math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
         if first_math is None and math is not None:
             first_math = Divergence(device, region, step, math)
         status = "added" if unit_a is None else "removed" if unit_b is None else "changed"

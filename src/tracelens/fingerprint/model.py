@@ -7,9 +7,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Change kinds, most telling first (the order of the board).
-VARIANT, CONFIG, ADDED, REMOVED = "variant", "config", "added", "removed"
-KINDS = (VARIANT, CONFIG, ADDED, REMOVED)
+# Change kinds, most telling first (the order of the board). ORDER: a unit whose launches
+# are the same variants as often as A's, in another order (one change per unit, at its first
+# differing launch): not kernels added and removed, but still another path.
+VARIANT, CONFIG, ADDED, REMOVED, ORDER = "variant", "config", "added", "removed", "order"
+KINDS = (VARIANT, CONFIG, ADDED, REMOVED, ORDER)
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,9 @@ class Kernel:
 @dataclass(frozen=True)
 class KernelChange:
     """One launch slot that differs. ``position`` is 1-based in B's sequence (A's for a
-    removed kernel); ``a``/``b`` are None for an added/removed kernel. ``danger``: the
+    removed kernel); ``a``/``b`` are None for an added/removed kernel. An ``order`` change
+    stands for its whole unit: ``position`` is its first launch that differs, ``a``/``b``
+    the two kernels launched there. ``danger``: the
     rules that fire on the new kernel (the removed one for ``removed``); ``danger_new``:
     those of them the replaced kernel did not have (all of them for an added kernel)."""
 
@@ -84,7 +88,8 @@ class PathDiff:
 
     regions: tuple[RegionChange, ...]
     first: Divergence | None
-    # The first change of the math itself (a kernel variant replaced, added or removed),
+    # The first change of the math itself (a kernel variant replaced, added or removed; not
+    # the same kernels in another order),
     # which is often later than the first divergence (a grid that grew with the batch).
     first_math: Divergence | None = None
     figures: dict[str, int] = field(default_factory=dict)
