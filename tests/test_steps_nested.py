@@ -79,9 +79,9 @@ def test_the_notes_say_which_steps_hold_no_work(trace_path, capsys):
 def test_step_zero_is_about_step(trace_path, capsys):
     rc, out, err = run_cli(["census", str(trace_path), "--step", "0"], capsys)
     assert (rc, out) == (2, "")
-    assert err == "tracelens: --step/--steps '0': step numbers start at 1\n"
+    assert err == "tracelens: step (--step or --steps) '0': step numbers start at 1\n"
     with tracelens.open(trace_path) as trace, pytest.raises(UsageError) as exc:
         trace.census(step=0)
     assert str(exc.value) == "step 0: step numbers start at 1"
     rc, out, err = run_cli(["census", str(trace_path), "--steps", "0:2"], capsys)
-    assert err == "tracelens: --steps '0:2': need 1 <= A <= B\n"
+    assert err == "tracelens: steps (--step or --steps) '0:2': need 1 <= A <= B\n"

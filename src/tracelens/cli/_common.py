@@ -112,9 +112,13 @@ class StepSpec(ParamType):
             return value
         try:
             return parse_step_spec(value)
-        except UsageError as exc:  # the library names step/steps; say the flags
-            flag = "/".join(param.opts) if param is not None else "step"
-            raise UsageError(exc.naming("--steps" if exc.param == "steps" else flag)) from None
+        except UsageError as exc:
+            # The library names step or steps; click keeps no record of which of the
+            # option's flags was typed, so name both as alternatives ("--step/--steps '0'"
+            # read as one flag, and "--steps" was wrong after --step 3:1).
+            flags = " or ".join(param.opts) if param is not None else ""
+            noun = exc.param or "step"
+            raise UsageError(exc.naming(f"{noun} ({flags})" if flags else noun)) from None
 
 
 def choice(
