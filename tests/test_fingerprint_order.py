@@ -92,6 +92,18 @@ def test_reorders_spend_no_alignment_budget(monkeypatch):
     assert d.figures["order_changed"] == 4
 
 
+def test_a_region_reordered_when_the_steps_differ_is_an_order_change_too():
+    """Steps found otherwise (compared over whole captures): the same launches in another
+    order are still one order change, and no capture end."""
+    a, b = _doc([[0, 1, 2, 3], [4, 5]]), _doc([[0, 2, 1, 3], [4, 5]])
+    b["steps"] = {"method": "period", "count": 1}
+    d = fp.compare(a, b)
+    assert d.note.startswith("the steps differ") and d.capture is None
+    (region,) = d.regions
+    assert [(c.kind, c.position) for c in region.changes] == [(compare.ORDER, 2)]
+    assert d.figures["order_changed"] == 1 and d.figures["kernels_added"] == 0
+
+
 def test_a_long_region_with_other_unlisted_counts_is_not_an_order_change():
     """A region's listed launches reordered but its unlisted ones counted otherwise: aligned."""
     a, b = _doc([[0, 1, 2]], launches=10), _doc([[2, 1, 0]], launches=10)

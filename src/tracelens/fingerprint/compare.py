@@ -373,8 +373,11 @@ def _compare_captures(a: _Unit, b: _Unit) -> tuple[list[KernelChange], str | Non
     from . import capture
 
     changes: list[KernelChange] = []
-    ends = capture.slice_ends(a.kernels, b.kernels)
-    if ends is None:
+    order = _reordered(a, b)  # the same launches in another order: no end is one side's
+    ends = capture.Ends() if order is not None else capture.slice_ends(a.kernels, b.kernels)
+    if order is not None:
+        changes = [order]
+    elif ends is None:
         changes, ends = capture.aligned_ends(a.kernels, b.kernels)
     unlisted = None if capture.blocks_slice(a.blocks, b.blocks) else _unlisted(a, b)
     return changes, unlisted, ends
