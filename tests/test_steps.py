@@ -212,3 +212,31 @@ def test_every_shared_trace(trace_copies, path):
     assert (s.frame["busy_ns"] <= s.frame["duration_ns"]).all()
     if s.count:
         assert s.median_ns > 0
+
+
+def test_the_summary_floats_do_not_depend_on_the_frames_row_order():
+    """mean and std are float sums over the steps: they add in step order, so a frame read
+    back in another row order (or without polars' sorted flag) gives them to the last digit."""
+    import random
+
+    import polars as pl
+
+    from tracelens.steps import Steps
+
+    rows = random.Random(7).sample(range(10**14, 10**15), 400)
+    frame = pl.DataFrame(
+        {
+            "step": list(range(1, 401)),
+            "duration_ns": rows,
+            "warmup": [False] * 400,
+            "outlier": [False] * 400,
+        }
+    )
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    ordered = Steps("period", "", frame)
+    other = Steps("period", "", shuffled)
+    assert (other.mean_ns, other.std_ns, other.p90_ns) == (
+        ordered.mean_ns,
+        ordered.std_ns,
+        ordered.p90_ns,
+    )

@@ -100,8 +100,10 @@ class Steps(Result):
     def _durations(self) -> pl.Series:
         import polars as pl
 
-        # A step lasts as long as its slowest device.
-        return self.steady.group_by("step").agg(pl.col("duration_ns").max())["duration_ns"]
+        # A step lasts as long as its slowest device. Sorted by step: a float sum (mean, std)
+        # depends on the order it adds in, and a hash group-by's order is the frame's luck.
+        per_step = self.steady.group_by("step").agg(pl.col("duration_ns").max())
+        return per_step.sort("step")["duration_ns"]
 
     @property
     def median_ns(self) -> float | None:
