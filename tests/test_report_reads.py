@@ -423,6 +423,34 @@ def test_configs_read_beside_the_page_are_the_direct_ones(kind):
         assert_frame_equal(getattr(again, part), getattr(want, part))
 
 
+def test_configs_start_before_the_step_search(queries_run, monkeypatch):
+    """On an export read directly, SQLite's aggregate of the stakeout's launch
+    configurations starts as soon as the page's read of the GPU work is made, before the
+    step search and util (it runs beside them), once, and the page takes that one."""
+    from tracelens import steps
+
+    events = []
+    start, find = stakeoutread.start_configs, steps.find_steps
+
+    def started(*args):
+        events.append("configs")
+        return start(*args)
+
+    def found(*args, **kwargs):
+        events.append("steps")
+        return find(*args, **kwargs)
+
+    monkeypatch.setattr(stakeoutread, "start_configs", started)
+    monkeypatch.setattr(steps, "find_steps", found)
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        page = build_report(t)
+    assert events == ["configs", "steps"]
+    assert queries_run["report_stakeout_configs_export"] == 1
+    monkeypatch.setattr(stakeoutread, "start_configs", lambda *_: None)  # read in turn
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        assert build_report(t) == page
+
+
 def test_aside_errors_are_the_traces(tmp_path):
     """SQLite's error on the aside thread is the trace's one line (TraceError), raised
     where the page takes the rows; a failing page waits for the thread and closes it."""

@@ -135,7 +135,8 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
 
     notes: list[str] = []
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
-    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read, aside)
+    early = EarlyStakeout(trace, name_kind, top, aside) if stakeout else None
+    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read, aside, early)
     if has_kernels:
         census = _census(trace, name_kind, read, work, kept)
         categories, kernels, danger = _kernel_sections(
@@ -149,7 +150,7 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
-    picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside)
+    picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, early)
     busy_ns, util, steps = None, None, None
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
@@ -202,18 +203,22 @@ def _read_work(
     omitted: list[Omitted],
     read: DiffSide | None,
     aside: Aside,
+    early: EarlyStakeout | None = None,
 ):
     """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
     kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
     Without the diff's ``read``, the info's GPU figures come from the page's read of the
     work and its CUDA API calls' from util's (:mod:`.infoshare`; their processes read on
-    ``aside``'s thread meanwhile)."""
+    ``aside``'s thread meanwhile). ``early``: hears of the page's own read as soon as it
+    is made (:class:`EarlyStakeout`)."""
     from .infoshare import gpu_operation_counts, share_info, start_runtime_threads
 
     counts = gpu_operation_counts(trace) if read is None else None
     has_kernels = _has_kernels(trace, counts)
     threads = start_runtime_threads(trace, aside) if has_kernels and counts else None
-    kept = timekeeping(trace, label, omitted, read, counts, name_kind) if has_kernels else None
+    kept = None
+    if has_kernels:
+        kept = timekeeping(trace, label, omitted, read, counts, name_kind, early)
     work = None
     if kept is not None and kept.work is not None:
         from .sharedread import for_duckdb
@@ -225,13 +230,45 @@ def _read_work(
     return has_kernels, kept, work
 
 
-def _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside) -> list:
+class EarlyStakeout:
+    """The census and the page's stakeout kernels as soon as the page's own read of the GPU
+    work is made (:func:`.timekeeping.timekeeping`'s ``on_read``), before the step search
+    and util: SQLite's aggregate of those kernels' launch configurations
+    (:func:`.stakeoutread.start_configs`, ~1.6 CPU s on the 5M-kernel trace) then runs on
+    ``aside``'s thread beside them, where from the census after them it outlasted the
+    timeline it ran beside."""
+
+    def __init__(self, trace: Trace, name_kind: str, top: int, aside: Aside) -> None:
+        self._trace, self._name_kind, self._top, self._aside = trace, name_kind, top, aside
+        self.pending = None  # stakeoutread.PendingConfigs, once started
+
+    def __call__(self, work: pl.DataFrame, census: pl.DataFrame | None) -> pl.DataFrame | None:
+        from .sharedread import SHARED_NAME_KINDS, for_duckdb
+        from .sharedread import census as census_of
+        from .stakeoutread import start_configs
+
+        if census is None and self._name_kind in SHARED_NAME_KINDS:
+            census = census_of(self._trace, for_duckdb(work), self._name_kind)
+        if census is not None:
+            names = census["name"].head(min(self._top, STAKEOUT_KERNELS)).to_list()
+            self.pending = start_configs(self._trace, names, self._name_kind, self._aside)
+        return census
+
+
+def _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, early) -> list:
     """The kernels whose profiles the page shows: ``(names, launches, pending, for the
     page's stakeout)`` for its top kernels (when ``stakeout``) and for the diff's stakeout
     (``profile``: kernel names and their launches here; None or no names: none), with
     SQLite's aggregate of their launch configurations started on ``aside``'s thread where
-    the profiles read it (:func:`.stakeoutread.start_configs`)."""
+    the profiles read it (:func:`.stakeoutread.start_configs`; ``early``'s, when it
+    started that of the same names)."""
     from .stakeoutread import start_configs
+
+    def started(names: list[str]):
+        pending = early.pending if early is not None else None
+        if pending is not None and pending.names == tuple(names):
+            return pending
+        return start_configs(trace, names, name_kind, aside)
 
     picks = []
     if stakeout and kernels:
@@ -241,8 +278,7 @@ def _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside) -
         picks.append((profile[0], profile[1], False))
     if work is None:
         return [(names, n, None, page) for names, n, page in picks]
-    return [(names, n, start_configs(trace, names, name_kind, aside), page)
-            for names, n, page in picks]  # fmt: skip
+    return [(names, n, started(names), page) for names, n, page in picks]
 
 
 def _stakeouts(trace, name_kind, palette, work, picks):

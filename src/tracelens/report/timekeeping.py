@@ -4,6 +4,7 @@ work, or a note where a trace is too big to sort every GPU operation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from ..steps import Steps
     from ..trace import Trace
     from ..util import Util
+
+# what timekeeping's caller hears of the read as soon as it is made: (work, census) -> census
+OnRead = Callable[["pl.DataFrame", "pl.DataFrame | None"], "pl.DataFrame | None"]
 
 STEP_ROWS = 40  # steps listed per trace (outliers and warm-up steps always are)
 
@@ -85,6 +89,7 @@ def timekeeping(
     read: DiffSide | None = None,
     counts: dict[str, int] | None = None,
     name_kind: str = "demangled",
+    on_read: OnRead | None = None,
 ) -> TimeKeeping:
     """The kernels' busy time, trace.util() and trace.steps() (those the diff read,
     ``read``, when it did), from one sorted read of the GPU work
@@ -92,7 +97,10 @@ def timekeeping(
     about a census each on millions of launches. Above threshold.util_max_launches GPU
     operations util and steps are None and the page says so. ``counts``: the GPU
     operations of each kind (:func:`.infoshare.gpu_operation_counts`), None: from the
-    trace's info. ``name_kind``: the page's names (a cached read brings their census)."""
+    trace's info. ``name_kind``: the page's names (a cached read brings their census).
+    ``on_read(work, census)``: called with the page's own read as soon as it is made
+    (before the step search and util; census None where the read brings none), returns
+    the census (or None)."""
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
@@ -111,7 +119,7 @@ def timekeeping(
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(read))
     if read is not None and read.util is not None and read.steps is not None:
         return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, _taken_work(read))
-    return _read_once(trace, name_kind)
+    return _read_once(trace, name_kind, on_read)
 
 
 def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
@@ -123,7 +131,7 @@ def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
     return work
 
 
-def _read_once(trace: Trace, name_kind: str) -> TimeKeeping:
+def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeeping:
     """Busy time, util and steps from one read of the GPU work, as the diff's
     :func:`tracelens.compare.collect.collect` shares it; the read is kept for the census
     and the timeline. A trace read through its cache entry reads what the entry keeps
@@ -137,6 +145,8 @@ def _read_once(trace: Trace, name_kind: str) -> TimeKeeping:
 
     cached = cached_read(trace, name_kind)
     work_with_streams, census = cached if cached is not None else (read_work(trace), None)
+    if on_read is not None:
+        census = on_read(work_with_streams, census)
     work = work_with_streams.drop("stream")
     # correlation_id: the step search reads the launches in the order the host made them
     # (steps_period.host_order), as `tracelens steps` and the diff do.
