@@ -1,12 +1,15 @@
 -- fingerprint_nvtx_overlaps: for each CUDA API call that launched a kernel on a thread whose
 -- NVTX ranges do not nest (fp_overlap_threads, fingerprint_overlap_threads), the ranges on
--- its thread that enclose it, outermost first: the call's NVTX path. Calls inside no range
--- are absent. Every other thread's calls take the sweep (fingerprint_nvtx_paths): this
+-- its thread that enclose it, outermost first: the call's NVTX path. The ranges are those
+-- nsys projects, as nvtx_tree has them for the other threads (nvtx_ranges() that end on
+-- the thread that opened them; one left open at the end of the capture lasts to the last
+-- NVTX event). Calls inside no range are absent. Every other thread's calls take the sweep (fingerprint_nvtx_paths): this
 -- join pairs each such call with every range of its thread that encloses it, so its cost is
 -- bounded by (calls x enclosing ranges) on those threads only, zero on a trace of push/pop
 -- ranges.
 --
--- Inputs: the nvtx_text table (Trace.load_nvtx_text) and fp_overlap_threads. Run with
+-- Inputs: nvtx_ranges() over the nvtx_text table (Trace.load_nvtx_text) and
+-- fp_overlap_threads. Run with
 -- merge_join_threshold = 0 (see _nvtx_innermost.sql: DuckDB then plans the two time
 -- inequalities as an IEJoin).
 --
@@ -28,16 +31,16 @@
 --   correlation_id  BIGINT   correlation id shared by the call and the GPU work it launched
 --   ranges          STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
 --                            the enclosing ranges, outermost first (by start, then the
---                            longest first): label (text, or its registered string,
---                            normalized by torch_label as in fingerprint_range_paths), start
---                            and end in ns from session start
+--                            longest first): label (nvtx_ranges().name, normalized by
+--                            torch_label as in fingerprint_range_paths), start and end in
+--                            ns from session start (open ranges: the last NVTX event)
 SELECT
     -row_number() OVER (ORDER BY c.global_pid, c.correlation_id) AS path_id,
     c.global_pid,
     c.correlation_id,
     list(
-        {'label': torch_label(coalesce(n.text, s.value, '')), 'start': n.start, 'end': n."end"}
-        ORDER BY n.start, n."end" DESC, torch_label(coalesce(n.text, s.value, ''))
+        {'label': torch_label(coalesce(n.name, '')), 'start': n.start, 'end': n."end"}
+        ORDER BY n.start, n."end" DESC, torch_label(coalesce(n.name, ''))
     ) AS ranges
 FROM (
     SELECT f.global_pid, f.correlation_id, t.band + f.c.start AS band_start,
@@ -60,15 +63,15 @@ FROM (
     WHERE f.c.global_tid IN (SELECT global_tid FROM fp_overlap_threads)
 ) AS c
 JOIN (
-    SELECT n.*, t.band + n.start AS band_start, t.band + n."end" AS band_end
-    FROM nvtx_text AS n
+    SELECT n.name, n.start, n."end", t.band + n.start AS band_start,
+           t.band + n."end" AS band_end
+    FROM nvtx_ranges() AS n
     JOIN (
         SELECT globalTid,
                (row_number() OVER (ORDER BY globalTid) - 1) * $band_ns AS band
         FROM (SELECT DISTINCT globalTid FROM nvtx_text WHERE globalTid IS NOT NULL)
-    ) AS t ON t.globalTid = n.globalTid
-    WHERE is_nvtx_range(n.eventType, n."end")
+    ) AS t ON t.globalTid = n.global_tid
+    WHERE n.same_thread
 ) AS n ON n.band_start <= c.band_start AND n.band_end >= c.band_end
-LEFT JOIN strings AS s ON s.id = n.textId
 GROUP BY c.global_pid, c.correlation_id
 ORDER BY c.global_pid, c.correlation_id

@@ -1,13 +1,16 @@
 -- fingerprint_range_paths: per NVTX range on a thread whose ranges nest, the ranges that
 -- enclose the work launched inside it, outermost first: the range itself and its
 -- ancestors (nvtx_tree's parent links, followed from the roots down once per range, not
--- per call), closed ranges only. Plus the paths fingerprint_nvtx_overlaps computed per
--- call on the other threads, under their own (negative) ids. Labels are the fingerprint's:
--- the range's text, else its registered string, no domain prefix, normalized by torch_label
+-- per call). These are the ranges nsys projects (nvtx_tree: those that end on the thread
+-- that opened them; one left open at the end of the capture lasts to the last NVTX event,
+-- so a capture cut inside a range still has its work inside it). Plus the paths
+-- fingerprint_nvtx_overlaps computed per call on the other threads, under their own
+-- (negative) ids. Labels are the nvtx command's names (nvtx_ranges(): the registered
+-- string, else the text, prefixed 'domain:' in a named domain), normalized by torch_label
 -- (_nvtx_ranges.sql: a PyTorch op range's per-call arguments, seq = N, op_id = N, sizes =
 -- [...], are dropped; other labels are kept as they are).
 --
--- Inputs: nvtx_tree, nvtx_text, strings, and the temp tables fp_overlap_threads
+-- Inputs: nvtx_tree, nvtx_ranges() (over nvtx_text), and the temp tables fp_overlap_threads
 -- (fingerprint_overlap_threads) and fp_overlap_paths (fingerprint_nvtx_overlaps).
 --
 -- Columns:
@@ -18,20 +21,15 @@
 WITH RECURSIVE
 nodes AS MATERIALIZED (
     SELECT t.range_id, t.parent_id,
-           CASE WHEN n."end" IS NOT NULL THEN
-               {'label': torch_label(coalesce(n.text, s.value, '')), 'start': n.start,
-                'end': n."end"}
-           END AS own
+           {'label': torch_label(coalesce(r.name, '')), 'start': t.start, 'end': t."end"} AS own
     FROM nvtx_tree AS t
-    JOIN nvtx_text AS n ON n.row_id = t.range_id
-    LEFT JOIN strings AS s ON s.id = n.textId
+    JOIN nvtx_ranges() AS r ON r.range_id = t.range_id
     WHERE t.global_tid NOT IN (SELECT global_tid FROM fp_overlap_threads)
 ),
 chains AS (
-    SELECT range_id, CASE WHEN own IS NULL THEN [] ELSE [own] END AS ranges
-    FROM nodes WHERE parent_id IS NULL
+    SELECT range_id, [own] AS ranges FROM nodes WHERE parent_id IS NULL
     UNION ALL
-    SELECT n.range_id, CASE WHEN n.own IS NULL THEN c.ranges ELSE list_append(c.ranges, n.own) END
+    SELECT n.range_id, list_append(c.ranges, n.own)
     FROM chains AS c JOIN nodes AS n ON n.parent_id = c.range_id
 )
 SELECT range_id::BIGINT AS path_id,
@@ -40,6 +38,5 @@ SELECT range_id::BIGINT AS path_id,
            lambda k: {'label': k.l, 'start': k.s, 'end': -k.e}
        ) AS ranges
 FROM chains
-WHERE len(ranges) > 0
 UNION ALL
 SELECT path_id, ranges FROM fp_overlap_paths

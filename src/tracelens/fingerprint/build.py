@@ -46,7 +46,12 @@ FORMAT = "tracelens-fingerprint"
 #: 3: a launch is in the step the step search puts it in (its call's NVTX step range, or its
 #: place in host launch order), not in the step whose GPU window holds its start: windows
 #: overlap where the host runs ahead (llm_5m_nvtx: step 1 held 161 of its 2,509 launches).
-VERSION = 3
+#: 4: regions take the nvtx command's ranges (nvtx_ranges(), as nsys): a range left open at
+#: the end of the capture holds the work launched in it (version 3 dropped it, so a capture
+#: cut inside a range had its work outside the region a full capture puts it in), a
+#: start/end range that ended on another thread holds none, and a range in a named domain
+#: is 'domain:label'. The 13 shared traces and both demos fingerprint the same as in 3.
+VERSION = 4
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -186,7 +191,9 @@ def _steps_rows(
 
 
 def _has_nvtx_ranges(trace: Trace) -> bool:
-    sql = 'SELECT count(*) FROM nvtx_events WHERE is_nvtx_range(eventType, "end")'
+    """Any push/pop or start/end range, open ones too (they last to the last NVTX event,
+    as in nvtx_ranges(): a trace whose only range was left open has that region)."""
+    sql = "SELECT count(*) FROM nvtx_events WHERE is_nvtx_range_type(eventType)"
     return bool(trace.db.execute(sql).fetchone()[0])
 
 
@@ -298,9 +305,10 @@ def _create_overlap_paths(trace: Trace) -> None:
 
 
 def _band_ns(con) -> int:
-    """One thread's band in fingerprint_nvtx_overlaps: past every range and call end."""
+    """One thread's band in fingerprint_nvtx_overlaps: past every range and call end (an
+    open range ends at the last NVTX timestamp, which may be a start or a mark)."""
     sql = (
-        'SELECT greatest((SELECT max("end") FROM nvtx_text), '
+        'SELECT greatest((SELECT greatest(max(start), max("end")) FROM nvtx_text), '
         '(SELECT max("end") FROM runtime_calls), 0) + 1'
     )
     return int(con.execute(sql).fetchone()[0])

@@ -61,7 +61,9 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # Version 1 kept PyTorch's per-call seq/op_id in NVTX labels (its regions do not
         # match later ones); version 2 put a launch in the step whose GPU window held its
         # start (where windows overlap, its steps hold other launches): comparing either
-        # with this version would report changes that are not.
+        # with this version would report changes that are not; version 3 dropped NVTX
+        # ranges left open at the end of the capture, put work in start/end ranges that
+        # ended on another thread and left out the domain of a named domain's range.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}; regenerate the baseline with `tracelens fingerprint`"

@@ -1,0 +1,92 @@
+"""tracelens.fingerprint's NVTX regions follow the nvtx command's ranges (nvtx_ranges(), as
+nsys nvtx_kern_sum): a range left open at the end of the capture lasts to the last NVTX
+event, a start/end range that ended on another thread holds no work, and a range in a named
+domain is 'domain:label'."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+
+import tracelens
+from tracelens import fingerprint as fp
+from tracelens.synth import TraceBuilder
+
+PID = 4242
+LAYERS = ("attn", "mlp")
+
+
+def _generate_run(path, launches: int, *, cut: bool):
+    """A 'generate' range holding ``launches`` layer ranges (attn, mlp, ...), each launching
+    one kernel; ``cut``: the capture ended with 'generate' still open (never popped)."""
+    b = TraceBuilder("3.23.3")
+    b.process(PID, "python generate.py")
+    b.gpu(0)
+    t = 1_000_000
+    for i in range(launches):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=t + 100, end=t + 1_000)
+        b.kernel(f"k_{LAYERS[i % 2]}", start=t + 2_000, end=t + 4_000, correlation_id=cid)
+        b.nvtx_range(LAYERS[i % 2], start=t, end=t + 1_500)
+        t += 10_000
+    b.nvtx_range("generate", start=500_000, end=None if cut else t)
+    return b.write(path)
+
+
+def _doc(path):
+    with tracelens.open(path) as trace:
+        return tracelens.fingerprint(trace)
+
+
+def _regions(doc) -> list[list[str]]:
+    return [entry["region"] for entry in doc["paths"]]
+
+
+def test_a_capture_cut_inside_a_range_is_a_shorter_capture_not_a_path_change(tmp_path, capsys):
+    """Cut while 'generate' is open, the layers' work is still inside it (with the open
+    range dropped, every launch moved out of 'generate': a path change on --check)."""
+    full = _generate_run(tmp_path / "full.sqlite", 6, cut=False)
+    # two of each layer: no range family of 3 for the step search in the cut either
+    cut = _generate_run(tmp_path / "cut.sqlite", 4, cut=True)
+    assert _regions(_doc(cut)) == [["generate", "attn"], ["generate", "mlp"]]
+    baseline = tmp_path / "full.json"
+    baseline.write_text(fp.dumps(_doc(full)))
+    rc, out, _ = run_cli(["fingerprint", cut, "--check", baseline], capsys)
+    assert rc == 0 and "follows full.json over the launches both captures hold" in out
+
+
+def test_regions_take_the_nvtx_commands_ranges(tmp_path, capsys):
+    """A start/end range ended on another thread holds no GPU work (nsys projects only the
+    ranges that end on their own thread; census --nvtx finds nothing in it), a named
+    domain's range is 'domain:label', and an open range lasts to the last NVTX event (a
+    later mark), as `nvtx --kernels` puts them."""
+    b = TraceBuilder("3.25.0")
+    b.process(PID, "python app.py")
+    b.gpu(0)
+    b.thread("main", tid=100)
+    b.thread("worker", tid=101)
+
+    def launch(name, t):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 1_000, tid=100)
+        b.kernel(name, start=t + 5_000, end=t + 8_000, correlation_id=cid)
+
+    b.add_row("NVTX_EVENTS", start=500, eventType=75, text="mydom", globalTid=b._gtid(PID, 100),
+              domainId=5)  # fmt: skip
+    end_on_worker = b._gtid(PID, 101)
+    b.nvtx_range("crossed", start=1_000, end=50_000, tid=100, event_type=60,
+                 endGlobalTid=end_on_worker)  # fmt: skip
+    launch("k_crossed", 10_000)
+    b.nvtx_range("dom_range", start=60_000, end=90_000, tid=100, domain_id=5)
+    launch("k_dom", 70_000)
+    b.nvtx_range("open_range", start=100_000, end=None, tid=100)
+    launch("k_open", 110_000)
+    b.nvtx_mark("late_mark", at=300_000, tid=100)
+    path = b.write(tmp_path / "ranges.sqlite")
+    doc = _doc(path)
+    names = {v["id"]: v["name"] for v in doc["variants"]}
+    by_kernel = {names[e["sequence"][0]]: e["region"] for e in doc["paths"]}
+    assert by_kernel == {"k_crossed": [], "k_dom": ["mydom:dom_range"], "k_open": ["open_range"]}
+    rc, out, _ = run_cli(["nvtx", path, "--kernels", "--format", "json"], capsys)
+    assert rc == 0
+    held = {(row["range"], row["name"]) for row in json.loads(out) if row["range"]}
+    assert held == {("mydom:dom_range", "k_dom"), ("open_range", "k_open")}
