@@ -9,5 +9,5 @@
 --
 -- Columns:
 --   global_tid  BIGINT  the thread (globalTid)
-SELECT global_tid FROM nvtx_tree WHERE level <> depth AND global_tid IS NOT NULL
+SELECT DISTINCT global_tid FROM nvtx_tree WHERE level <> depth AND global_tid IS NOT NULL
 ORDER BY global_tid
