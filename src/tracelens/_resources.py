@@ -51,3 +51,34 @@ def copy_kind_labels() -> dict[int, str]:
 
     rows = re.findall(r"\((\d+),\s*'([^']*)'\)", query("_memcpy_labels"))
     return {int(kind): label for kind, label in rows}
+
+
+# What code_digest reads: sources, queries, rules and schemas, templates and their assets.
+_CODE_SUFFIXES = frozenset((".py", ".sql", ".toml", ".json", ".j2", ".css", ".js", ".html", ".svg"))
+
+
+@cache
+def code_digest() -> str:
+    """A digest of everything in this tracelens that computes what a cache entry keeps
+    beside its tables (util's work and accounting, the steps, the diff's work, a
+    fingerprint document, a report page): every source, query, rule and template file, and
+    the versions of tracelens and of the libraries whose arithmetic and sorts results go
+    through. One digest for every kept file: a partial one (only the queries a file
+    "depends on") goes stale silently when a helper it never named changes; a whole one
+    only costs a rebuild of kept files after an upgrade. ~10 ms (no library is imported)."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256(b"tracelens kept files")
+    for lib in ("nsys-tracelens", "duckdb", "polars", "jinja2"):
+        try:
+            digest.update(f"{lib} {version(lib)}\n".encode())
+        except PackageNotFoundError:  # a source tree run without installing
+            digest.update(f"{lib} ?\n".encode())
+    roots = (_PACKAGE_DIR, queries_dir().resolve(), templates_dir().resolve())
+    for root in dict.fromkeys(roots):
+        files = (p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and p.is_file())
+        for path in sorted(files):
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -26,8 +26,6 @@ reads the trace again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -56,21 +54,12 @@ def _name() -> str:
     return f"tracelens_util_work-{_version()}.parquet"
 
 
-@cache
 def _version() -> str:
-    """A digest of what makes the rows: util_work.sql and util_calls.sql (the launch starts),
-    the shared macros they stand on, the views' definitions, and the sort and columns (this
-    module's file format)."""
-    from . import _resources, _schema
+    """The kept work's version: :func:`tracelens._resources.code_digest` (any change to
+    tracelens, its queries or the libraries it computes with makes it anew)."""
+    from ._resources import code_digest
 
-    digest = hashlib.sha256(b"sorted by device, start; with launch_start; v2")
-    digest.update(_resources.query("util_work").encode())
-    digest.update(_resources.query("util_calls").encode())
-    for path in sorted(_resources.queries_dir().glob("_*.sql")):
-        digest.update(path.read_bytes())
-    with open(_schema.__file__, "rb") as fh:
-        digest.update(fh.read())
-    return digest.hexdigest()[:16]
+    return code_digest()
 
 
 def keeps(trace: Trace) -> bool:
@@ -144,26 +133,12 @@ _ACCOUNTING_PARTS = ("frame", "idle_causes", "communication", "message_sizes", "
 _KEPT_KINDS = ("kernel", "memcpy", "memset")
 
 
-@cache
 def code_version() -> str:
-    """A digest of everything that computes the accounting (and the steps,
-    :mod:`tracelens.steps_kept`): every Python source, query and rule file of tracelens,
-    and the polars and DuckDB versions."""
-    from importlib.metadata import version
-    from pathlib import Path
+    """The version of the kept accounting (and the steps, :mod:`tracelens.steps_kept`):
+    :func:`tracelens._resources.code_digest`."""
+    from ._resources import code_digest
 
-    from . import _resources
-
-    digest = hashlib.sha256(b"util accounting; v1")
-    for lib in ("polars", "duckdb"):
-        digest.update(f"{lib} {version(lib)}".encode())
-    package = Path(__file__).resolve().parent
-    files = [*package.rglob("*.py"), *_resources.queries_dir().glob("*.sql")]
-    files += _resources.data_dir().glob("*.toml")
-    for path in sorted(files):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return code_digest()
 
 
 def _part_name(part: str) -> str:

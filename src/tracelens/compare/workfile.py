@@ -20,8 +20,6 @@ rows would differ never reads an older one.
 
 from __future__ import annotations
 
-import hashlib
-from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,25 +43,13 @@ TOTALS = "tracelens_diff_totals"
 KernelTables = tuple["pl.DataFrame", "pl.DataFrame | None", "pl.DataFrame | None"]
 
 
-@cache
 def _version() -> str:
-    """A digest of what makes the rows: work_in_order.sql, the shared macros it stands on,
-    the views' definitions, the sort (this module's file format), and what makes the
-    tables kept beside them (diff_kernels.sql, kernel_name_pairs.sql, trace_totals.sql and
-    compare/collect.py, which reads the rows and sums the totals)."""
-    from .. import _resources, _schema
-    from . import collect
+    """The kept tables' version: :func:`tracelens._resources.code_digest` (the rows come
+    from work_in_order.sql and the macros under it, util's sort, compare/collect.py's sums:
+    any change to tracelens makes them anew, so none of those can be left out by mistake)."""
+    from .._resources import code_digest
 
-    digest = hashlib.sha256(b"work_in_order grid short, launch_start, by util.ORDER; v2")
-    for query in ("work_in_order", "diff_kernels", "kernel_name_pairs", "trace_totals"):
-        digest.update(_resources.query(query).encode())
-    for path in sorted(_resources.queries_dir().glob("_*.sql")):
-        digest.update(path.read_bytes())
-    # the module that reads, sorts and sums them (trace_totals' Python too), and the schema
-    for module in (_schema, collect):
-        with open(module.__file__, "rb") as fh:
-            digest.update(fh.read())
-    return digest.hexdigest()[:16]
+    return code_digest()
 
 
 def _named(name: str) -> str:

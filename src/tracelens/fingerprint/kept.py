@@ -13,35 +13,17 @@ cache entry) builds the document as before.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..trace import Trace
 
-# What the version digests: the package's sources and data (not its demo traces), and the
-# queries.
-_SOURCES = (".py", ".sql", ".toml", ".json")
 
-
-@cache
 def _version() -> str:
-    import duckdb
-    import polars
+    from .._resources import code_digest
 
-    from .. import __version__, _resources
-
-    digest = hashlib.sha256(f"{__version__} {duckdb.__version__} {polars.__version__}".encode())
-    package = Path(__file__).resolve().parent.parent
-    roots = dict.fromkeys((package, _resources.queries_dir().resolve()))
-    for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.suffix in _SOURCES and p.is_file()):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return code_digest()
 
 
 def _name() -> str:
