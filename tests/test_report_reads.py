@@ -150,7 +150,6 @@ def test_cached_page_is_kept_and_read_back(queries_run, tmp_path, monkeypatch):
     pair, queries = built(other=link)
     assert queries and built(other=link) == (pair, 0)
     assert built(other=demo_path("bs16"))[1]  # the other trace is part of the name
-    kept._version.cache_clear()
     monkeypatch.setattr(kept, "_version", lambda: "another")
     assert built() == (page, queries_run.total()) and queries_run.total()
     monkeypatch.setenv("TRACELENS_NO_CACHE", "1")

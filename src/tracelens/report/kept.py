@@ -20,35 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..trace import Trace
 
-# What the version digests: the package's sources and data (not its demo traces), the
-# queries and the templates.
-_SOURCES = (".py", ".sql", ".toml", ".json", ".j2", ".css", ".js", ".html", ".svg")
 
-
-@cache
 def _version() -> str:
-    import duckdb
-    import jinja2
-    import polars
+    from .._resources import code_digest
 
-    from .. import __version__, _resources
-
-    versions = f"{__version__} {duckdb.__version__} {polars.__version__} {jinja2.__version__}"
-    digest = hashlib.sha256(versions.encode())
-    package = Path(__file__).resolve().parent.parent
-    roots = (package, _resources.queries_dir().resolve(), _resources.templates_dir().resolve())
-    for root in dict.fromkeys(roots):
-        for path in sorted(p for p in root.rglob("*") if p.suffix in _SOURCES and p.is_file()):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return code_digest()
 
 
 def _name(traces: list[Trace], options: dict[str, Any]) -> str | None:
