@@ -60,11 +60,11 @@ def test_whole_steps_are_kept_and_read_back(nvtx, tmp_path, cache_dir, monkeypat
         if nvtx:
             assert _whole(find_steps(again, range="train_step_*")) == ranged
     with monkeypatch.context() as patched, tracelens.open(path) as other:
-        patched.setattr(steps_kept, "code_version", lambda: "made-otherwise")
+        patched.setattr(util_workfile, "code_version", lambda: "made-otherwise")
         assert steps_kept.kept_steps(other) is None
         assert _whole(find_steps(other)) == expected
     with tracelens.open(path) as damaged:
-        figures = steps_kept._part_name("figures")
+        figures = util_workfile.bundle_name(steps_kept._STEPS, "figures")
         entry = util_workfile._entry(damaged)
         kept = cache.derived_path(entry, figures, util_workfile.code_version())
         assert kept is not None

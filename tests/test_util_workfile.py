@@ -180,7 +180,7 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         assert util_workfile.kept_accounting(other) is None
         assert _whole(accounting_and_calls(other)[0]) == expected
     with tracelens.open(demo) as damaged:
-        figures = util_workfile._part_name("figures")
+        figures = util_workfile.bundle_name(util_workfile._ACCOUNTING, "figures")
         entry = util_workfile._entry(damaged)
         path = cache.derived_path(entry, figures, util_workfile.code_version())
         assert path is not None

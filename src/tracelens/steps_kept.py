@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .util_workfile import code_version, read_kept, write_kept
+from .util_workfile import read_bundle, write_bundle
 
 if TYPE_CHECKING:
     from .steps import Steps
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["keep_steps", "kept_steps"]
 
 
-def _part_name(part: str) -> str:
-    return f"tracelens_steps_{part}-{code_version()}.parquet"
+_STEPS = "tracelens_steps"
 
 
 def kept_steps(trace: Trace) -> Steps | None:
@@ -34,18 +33,11 @@ def kept_steps(trace: Trace) -> Steps | None:
 
     from .steps import Steps
 
-    version = code_version()
-    # the figures are written last: without them the other files may be partial
-    figures = read_kept(trace, _part_name("figures"), version)
-    frame = None if figures is None else read_kept(trace, _part_name("frame"), version)
-    if figures is None or frame is None:
+    kept = read_bundle(trace, _STEPS, ("frame", "ranges"), {"ranges": "has_ranges"})
+    if kept is None:
         return None
-    row = figures.row(0, named=True)
-    ranges = None
-    if row["has_ranges"]:
-        ranges = read_kept(trace, _part_name("ranges"), version)
-        if ranges is None:
-            return None
+    row, tables = kept
+    frame, ranges = tables["frame"], tables["ranges"]
     motif = {int(d): tuple(names) for d, names in json.loads(row["motif"]).items()}
     # The search's frame is sorted by step (and device), which polars knows and Parquet
     # does not say: told again, the per-step group-bys take the same (ordered) path, and
@@ -63,10 +55,6 @@ def keep_steps(trace: Trace, steps: Steps) -> None:
 
     if not keeps(trace):
         return
-    version = code_version()
-    write_kept(trace, _part_name("frame"), version, steps.frame)
-    if steps.ranges is not None:
-        write_kept(trace, _part_name("ranges"), version, steps.ranges)
     motif = {str(d): list(names) for d, names in steps.motif.items()}
     figures = pl.DataFrame(
         {
@@ -77,4 +65,4 @@ def keep_steps(trace: Trace, steps: Steps) -> None:
             "has_ranges": [steps.ranges is not None],
         }
     )
-    write_kept(trace, _part_name("figures"), version, figures)
+    write_bundle(trace, _STEPS, {"frame": steps.frame, "ranges": steps.ranges}, figures)

@@ -43,7 +43,9 @@ __all__ = [
     "kept",
     "code_version",
     "kept_accounting",
+    "read_bundle",
     "read_kept",
+    "write_bundle",
     "write_kept",
 ]
 
@@ -127,9 +129,9 @@ def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> No
 
 
 # -- the whole trace's accounting -----------------------------------------------------------
-#: The kept accounting's files: one per table of :class:`tracelens.util.Util`, and its
-#: figures (window, notes, the API calls' count and span, the records the read kept).
-_ACCOUNTING_PARTS = ("frame", "idle_causes", "communication", "message_sizes", "figures")
+#: The kept accounting is a bundle (:func:`write_bundle`): a file per table of
+#: :class:`tracelens.util.Util`, and its figures (window, notes, the API calls' count and
+#: span, the records the read kept).
 _KEPT_KINDS = ("kernel", "memcpy", "memset")
 
 
@@ -141,8 +143,50 @@ def code_version() -> str:
     return code_digest()
 
 
-def _part_name(part: str) -> str:
-    return f"tracelens_util_accounting_{part}-{code_version()}.parquet"
+def bundle_name(prefix: str, part: str) -> str:
+    """The file name of ``part`` of the kept bundle ``prefix`` at this version."""
+    return f"{prefix}_{part}-{code_version()}.parquet"
+
+
+def read_bundle(
+    trace: Trace, prefix: str, parts: tuple[str, ...], flagged: dict[str, str] | None = None
+) -> tuple[dict, dict[str, pl.DataFrame | None]] | None:
+    """A bundle :func:`write_bundle` kept: its figures' one row and its ``parts`` (a part
+    named in ``flagged`` is read only when the figures' boolean column it maps to says it
+    was written; else it is None); None when the figures or a part are not there (never
+    kept, another version, removed or damaged meanwhile)."""
+    flagged = flagged or {}
+    version = code_version()
+    # the figures are written last: without them the parts may be partial
+    figures = read_kept(trace, bundle_name(prefix, "figures"), version)
+    if figures is None:
+        return None
+    row = figures.row(0, named=True)
+    tables: dict[str, pl.DataFrame | None] = {}
+    for part in parts:
+        if part in flagged and not row[flagged[part]]:
+            tables[part] = None
+            continue
+        tables[part] = read_kept(trace, bundle_name(prefix, part), version)
+        if tables[part] is None:
+            return None
+    return row, tables
+
+
+def write_bundle(
+    trace: Trace, prefix: str, parts: dict[str, pl.DataFrame | None], figures: pl.DataFrame
+) -> None:
+    """Keep ``parts`` (None: not written) and then the one-row ``figures`` as the bundle
+    ``prefix`` of the trace's cache entry: a reader trusts the parts only once the figures
+    are there (:func:`read_bundle`)."""
+    version = code_version()
+    for part, table in parts.items():
+        if table is not None:
+            write_kept(trace, bundle_name(prefix, part), version, table)
+    write_kept(trace, bundle_name(prefix, "figures"), version, figures)
+
+
+_ACCOUNTING = "tracelens_util_accounting"
 
 
 def kept_accounting(trace: Trace) -> tuple[Util, dict[str, int | None] | None] | None:
@@ -151,20 +195,13 @@ def kept_accounting(trace: Trace) -> tuple[Util, dict[str, int | None] | None] |
     (:meth:`~tracelens.Trace.kept_whole`), as reading the work would have."""
     from .util import Util
 
-    version = code_version()
-    # the figures last written, first read: without them the other files may be partial
-    figures = read_kept(trace, _part_name("figures"), version)
-    if figures is None:
+    # message sizes exist only when the trace has NCCL payloads
+    parts = ("frame", "idle_causes", "communication", "message_sizes")
+    kept = read_bundle(trace, _ACCOUNTING, parts, {"message_sizes": "has_sizes"})
+    if kept is None:
         return None
-    tables = {part: read_kept(trace, _part_name(part), version) for part in _ACCOUNTING_PARTS[:3]}
-    row = figures.row(0, named=True)
-    sizes = None
-    if row["has_sizes"]:
-        sizes = read_kept(trace, _part_name("message_sizes"), version)
-        if sizes is None:
-            return None
-    if any(table is None for table in tables.values()):
-        return None
+    row, tables = kept
+    sizes = tables.pop("message_sizes")
     util = Util(
         **tables,
         start_ns=row["start_ns"],
@@ -192,12 +229,8 @@ def keep_accounting(
 
     if _entry(trace) is None:
         return
-    version = code_version()
     parts = {"frame": util.frame, "idle_causes": util.idle_causes}
     parts |= {"communication": util.communication, "message_sizes": util.message_sizes}
-    for part, table in parts.items():
-        if table is not None:
-            write_kept(trace, _part_name(part), version, table)
     calls = calls or {}
     figures = {
         "start_ns": [util.start_ns],
@@ -211,4 +244,4 @@ def keep_accounting(
     schema = {"notes": pl.List(pl.String), "has_sizes": pl.Boolean, "has_calls": pl.Boolean}
     frame = pl.DataFrame(figures, schema_overrides=schema)
     frame = frame.with_columns(pl.exclude(list(schema)).cast(pl.Int64))
-    write_kept(trace, _part_name("figures"), version, frame)
+    write_bundle(trace, _ACCOUNTING, parts, frame)
