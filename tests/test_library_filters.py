@@ -52,3 +52,29 @@ def test_integer_ids_still_filter(trace):
     assert trace.census(device=Device.FIRST).equals(whole)
     assert trace.census(device=None).equals(whole)
     assert trace.census(device=99).is_empty()
+
+
+@pytest.mark.parametrize("kwargs, message", BAD, ids=[str(k) for k, _ in BAD])
+def test_an_event_filter_built_directly_checks_its_ids(kwargs, message):
+    """The check is EventFilter's own: a filter built by hand (to pass as ``where=``) gets the
+    same UsageError as the keyword filters, not DuckDB's conversion error later."""
+    from tracelens.filters import EventFilter
+
+    with pytest.raises(UsageError) as caught:
+        EventFilter(**kwargs)
+    assert str(caught.value) == message
+
+
+def test_an_event_filter_keeps_a_plain_int_id(trace):
+    """An int subclass (IntEnum, numpy) is stored as a plain int, which DuckDB binds as an id,
+    and the filter passed as ``where=`` filters as the keyword does."""
+    from enum import IntEnum
+
+    from tracelens.filters import EventFilter
+
+    class Device(IntEnum):
+        FIRST = 0
+
+    where = EventFilter(device=Device.FIRST, stream=7)
+    assert type(where.device) is int and where.device == 0
+    assert trace.census(where=where).equals(trace.census(device=0, stream=7))

@@ -109,6 +109,28 @@ def _re2_char(c: str) -> str:
     return f"\\x{{{ord(c):x}}}"
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def id_filter(key: str, value: object) -> int:
+    """``value`` as an id filter (device, pid or stream): an integer that fits the export's
+    64-bit id columns. Anything else would reach DuckDB as a string, a float or a list and
+    come back as a conversion error, or (a float) silently match nothing."""
+    from operator import index
+
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = index(value)  # int and numpy integers; not float, str or list
+    except TypeError:
+        raise UsageError(
+            f"{key}={value!r}: {key} takes an integer id, not {type(value).__name__}"
+        ) from None
+    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
+        raise UsageError(f"{key}={number}: out of range for an id (64-bit integer)")
+    return number
+
+
 @dataclass(frozen=True)
 class EventFilter:
     """Which events an analysis looks at. None means "all".
@@ -129,6 +151,12 @@ class EventFilter:
     selection: int | None = None
 
     def __post_init__(self) -> None:
+        # the one check of the ids, however the filter was built (Trace.filter, the CLI, a
+        # caller's EventFilter(...)); frozen, hence object.__setattr__ for the plain int
+        for key in ("device", "pid", "stream"):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, id_filter(key, value))
         if self.start_ns is not None and self.end_ns is not None and self.end_ns < self.start_ns:
             raise UsageError(
                 f"end ({self.end_ns} ns) is before start ({self.start_ns} ns)", param="window"

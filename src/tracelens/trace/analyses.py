@@ -30,30 +30,6 @@ class Filters(TypedDict, total=False):
     steps: int | str | tuple[int, int]  # the same as step (the CLI's --steps A:B)
 
 
-_INT64_MAX = 2**63 - 1
-
-
-def _id_filter(key: str, value: object) -> int:
-    """``value`` as an id filter (device, pid or stream): an integer that fits the export's
-    64-bit id columns. Anything else would reach DuckDB as a string, a float or a list and
-    come back as a conversion error, or (a float) silently match nothing."""
-    from operator import index
-
-    from ..errors import UsageError
-
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = index(value)  # int and numpy integers; not float, str or list
-    except TypeError:
-        raise UsageError(
-            f"{key}={value!r}: {key} takes an integer id, not {type(value).__name__}"
-        ) from None
-    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
-        raise UsageError(f"{key}={number}: out of range for an id (64-bit integer)")
-    return number
-
-
 class AnalysisMethods:
     """The analysis methods of :class:`~tracelens.Trace`."""
 
@@ -76,10 +52,9 @@ class AnalysisMethods:
                 f"unknown filter {sorted(unknown)[0]!r}; use: {', '.join(Filters.__annotations__)}"
             )
         where = where or EventFilter()
+        # EventFilter checks the ids (and the window) when replace() builds the new one
         ids = {
-            key: _id_filter(key, filters[key])
-            for key in ("device", "pid", "stream")
-            if filters.get(key) is not None
+            key: filters[key] for key in ("device", "pid", "stream") if filters.get(key) is not None
         }
         for key in ("start", "end"):
             if filters.get(key) is not None:
@@ -348,6 +323,7 @@ class AnalysisMethods:
         kernel time per kernel (cuda_kern_exec_sum; kernels named by ``name``: demangled,
         short or mangled); ``pid``: one process only. Times in ns. See :mod:`tracelens.api`."""
         from ..api import api_report
+        from ..filters import id_filter
 
-        pid = None if pid is None else _id_filter("pid", pid)
+        pid = None if pid is None else id_filter("pid", pid)
         return api_report(self, exec=exec, name=name, pid=pid).frame
