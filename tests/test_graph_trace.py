@@ -270,7 +270,7 @@ def test_kernels_missing_because_of_graphs_say_so(tmp_path, graphs, capsys):
         ["lineup", "--demo", "bs1", "-f", "json"],
         ["danger", "--demo", "bs16", "-f", "markdown"],
         ["decode", "--demo", "bs1", "--top", "3"],
-        ["stakeout", "--demo", "bs1", "act_and_mul_kernel", "-f", "csv"],
+        ["stakeout", "--demo", "bs1", "act_and_mul_kernel", "-f", "csv", "--limit", "0"],
     ],
 )
 def test_no_graph_table_no_note(capsys, args):

@@ -464,7 +464,17 @@ def test_no_kernels_is_exit_3(trace_copies, capsys):
 def test_demo_trace_has_nvtx_layers(capsys):
     pytest.importorskip("tracelens.demo")
     rc, out, err = run_cli(
-        ["stakeout", "--demo", "bs1", "reshape_and_cache_flash_kernel", "-f", "json"], capsys
+        [
+            "stakeout",
+            "--demo",
+            "bs1",
+            "reshape_and_cache_flash_kernel",
+            "-f",
+            "json",
+            "--limit",
+            "0",
+        ],
+        capsys,
     )
     assert (rc, err) == (0, "")
     doc = json.loads(out)
@@ -555,3 +565,18 @@ def test_a_damaged_launching_call_is_read_through_the_view(tmp_path):
                       start_ns=None, end_ns=None, selection=None)["correlation_id"]  # fmt: skip
         assert stakeout_calls._export_call_rows(t, ids.to_list()) is None
         assert stakeout_calls._export_call_rows(t, ids.to_list()[1:]) is not None
+
+
+def test_csv_and_json_say_on_stderr_when_launches_were_cut(tmp_path, capsys):
+    """--limit cuts the launches in every format; csv and json, which have no caption, say so
+    on stderr in the launches caption's words, and stdout stays only the data."""
+    path = _small(tmp_path)
+    _, table, _ = run_cli(["stakeout", path, "gemm", "--limit", "2"], capsys)
+    assert "(first 2 of 5; --limit 0 for all)" in table  # the wording the note reuses
+    for fmt in ("csv", "json"):
+        rc, out, err = run_cli(["stakeout", path, "gemm", "-f", fmt, "--limit", "2"], capsys)
+        assert (rc, err) == (0, "tracelens: note: first 2 of 5; --limit 0 for all\n"), fmt
+        launches = out.count("\n") - 1 if fmt == "csv" else len(json.loads(out)["launches"])
+        assert launches == 2, fmt
+        rc, _, err = run_cli(["stakeout", path, "gemm", "-f", fmt, "--limit", "0"], capsys)
+        assert (rc, err) == (0, ""), fmt

@@ -321,3 +321,21 @@ def test_output_file(tmp_path, capsys):
     rc, out, _ = run_cli(["timeline", _small(tmp_path), "-f", "csv", "-o", dest], capsys)
     assert (rc, out) == (0, "")
     assert Path(dest).read_text().startswith("start_ns,duration_ns,kind,")
+
+
+def test_csv_and_json_say_on_stderr_when_rows_were_cut(tmp_path, capsys):
+    """csv and json carry no caption: a page that is not every row says so on stderr, in the
+    table caption's words (stdout stays only the rows); every row says nothing."""
+    path = _small(tmp_path)
+    _, table, _ = run_cli(["timeline", path, "-n", "6"], capsys)
+    caption = "rows 1-6 of 12; --offset 6 for the next"
+    assert caption in table  # the wording the note reuses
+    for fmt in ("csv", "json"):
+        rc, out, err = run_cli(["timeline", path, "-n", "6", "-f", fmt], capsys)
+        assert (rc, err) == (0, f"tracelens: note: {caption}, --limit 0 for every row\n"), fmt
+        rows = out.count("\n") - 1 if fmt == "csv" else len(json.loads(out))
+        assert rows == 6, fmt
+        rc, _, err = run_cli(["timeline", path, "-n", "0", "-f", fmt], capsys)
+        assert (rc, err) == (0, ""), fmt
+        rc, _, err = run_cli(["timeline", path, "-n", "6", "--offset", "10", "-f", fmt], capsys)
+        assert (rc, err) == (0, "tracelens: note: rows 11-12 of 12\n"), fmt

@@ -95,11 +95,16 @@ def _title(result: Stakeout, source: str) -> str:
 
 def _launches_caption(result: Stakeout) -> str:
     """The launches table's caption: its order, and how many of how many it lists."""
-    n, listed = result.total_launches, result.launches.height
     order = "longest first" if result.sort == "duration" else "by start"
-    return f"launches, {order}" + (
-        f" (first {listed:,} of {n:,}; --limit 0 for all)" if listed < n else ""
-    )
+    cut = cut_note(result)
+    return f"launches, {order}" + (f" ({cut})" if cut else "")
+
+
+def cut_note(result: Stakeout) -> str | None:
+    """'first N of M; --limit 0 for all' when ``--limit`` cut the launches, else None: the
+    launches caption's words, which csv and json (no caption) say on stderr."""
+    n, listed = result.total_launches, result.launches.height
+    return f"first {listed:,} of {n:,}; --limit 0 for all" if listed < n else None
 
 
 def _markdown(result: Stakeout, title: str, shown: str, timeunit: str) -> str:

@@ -188,6 +188,30 @@ def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
     return int(df["total_rows"][0]) if df.height else 0
 
 
+def page_caption(result: Timeline) -> str:
+    """Which rows of how many the page holds, and the --offset of the next page: the table's
+    caption, e.g. 'rows 1-100 of 2,615; --offset 100 for the next'."""
+    height, total = result.events.height, result.total
+    first, last = result.offset + 1, result.offset + height
+    if height == 0:
+        return f"no rows (of {total:,})"
+    if height < total:
+        shown = f"rows {first:,}-{last:,} of {total:,}"
+        return shown + (f"; --offset {last} for the next" if last < total else "")
+    return f"{total:,} {'row' if total == 1 else 'rows'}"
+
+
+def cut_note(result: Timeline) -> str | None:
+    """For csv and json, which carry no caption: the caption when the page is not every row
+    (with how to get them all when rows follow it), else None."""
+    if result.events.height >= result.total:
+        return None
+    shown = page_caption(result)
+    if result.offset + result.events.height < result.total:
+        shown += ", --limit 0 for every row"
+    return shown
+
+
 def render(
     result: Timeline,
     *,
@@ -202,15 +226,7 @@ def render(
     from . import render as r
 
     df = result.events
-    first, last = result.offset + 1, result.offset + df.height
-    if df.height == 0:
-        shown = f"no rows (of {result.total:,})"
-    elif df.height < result.total:
-        shown = f"rows {first:,}-{last:,} of {result.total:,}"
-        if last < result.total:
-            shown += f"; --offset {last} for the next"
-    else:
-        shown = f"{result.total:,} {'row' if result.total == 1 else 'rows'}"
+    shown = page_caption(result)
     title = f"timeline of {source} (times from session start)"
     styles = [KIND_STYLES.get(k) for k in df["kind"]] if fmt == "table" else None
     return r.frame(

@@ -10,7 +10,7 @@ from ..choices import MATCHES, SORTS
 from ..errors import UsageError
 from . import _common as c
 from ._app import app
-from ._notes import join_notes
+from ._notes import MACHINE_FORMATS, join_notes
 
 
 @app.command()
@@ -63,7 +63,7 @@ def stakeout(
     range around that call. -i/--ignore-case matches any way without regard to case. csv lists the launches only.
     --start/--end count from session start, as in census."""
     from .. import stakeout as analysis
-    from ..stakeout_text import render
+    from ..stakeout_text import cut_note, render
 
     if demo is not None and kernel is None and trace is not None:
         trace, kernel = None, str(trace)  # `stakeout --demo bs1 KERNEL`
@@ -80,6 +80,8 @@ def stakeout(
             where=where,
             ignore_case=ignore_case,
         )
-        note = join_notes(nvtx_note, tr.graph_note(where), tr.damage_note(("kernel",)))
+        # table and markdown say it in the launches' caption; csv and json have none
+        cut = cut_note(result) if out.fmt in MACHINE_FORMATS else None
+        note = join_notes(nvtx_note, tr.graph_note(where), tr.damage_note(("kernel",)), cut)
         hint = c.hint_text(result.hint) or c.empty_hint(tr, where, result.total_launches)
     out.show(render, result, tr, note=note, hint=hint)

@@ -8,7 +8,7 @@ import typer
 
 from . import _common as c
 from ._app import app
-from ._notes import join_notes
+from ._notes import MACHINE_FORMATS, join_notes
 
 # timeline filters only its GPU rows by device and stream; NVTX ranges and API calls stay.
 _GpuRowsDevice = Annotated[
@@ -55,5 +55,8 @@ def timeline(
         result = analysis.timeline(
             tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
         )
-        note, hint = join_notes(note, tr.damage_note()), c.empty_hint(tr, where, result.total)
+        # table and markdown say it in their caption; csv and json hold only the rows
+        cut = analysis.cut_note(result) if out.fmt in MACHINE_FORMATS else None
+        note = join_notes(note, tr.damage_note(), cut)
+        hint = c.empty_hint(tr, where, result.total)
     out.show(analysis.render, result, tr, note=note, hint=hint)
