@@ -32,6 +32,7 @@ from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
 from .util_calls import HostCalls, read_call_figures, read_calls
+from .util_listed import with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, sorted_by_device_start
 from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
@@ -322,8 +323,14 @@ def accounting_and_calls(
     del work
     devices = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"])
     del calls
-    causes = _idle_causes(devices)
-    notes, sizes = [], None
+    frame, causes, notes = with_idle_devices(
+        trace,
+        where,
+        devices.select(FRAME_COLUMNS),
+        _idle_causes(devices),
+        (params["t0"], params["t1"]),
+    )
+    sizes = None
     # Without communication kernels the sweep has nothing to hide: its empty frame, at once.
     has_comm = "communication" in params["work_classes"]
     comm = communication_sweep(ops if has_comm else ops.clear(), collective_kinds(params))
@@ -338,7 +345,7 @@ def accounting_and_calls(
             "export does not list their kernels (profile with --cuda-graph-trace=node)"
         )
     util = Util(
-        frame=devices.select(FRAME_COLUMNS),
+        frame=frame,
         idle_causes=causes,
         communication=comm,
         message_sizes=sizes if sizes is not None and sizes.height else None,
