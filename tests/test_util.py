@@ -74,7 +74,9 @@ def _class(o: Op) -> str:
     return "memory" if o.kind != "kernel" else o.work.rstrip("2")
 
 
-def reference(ops, syncs, t0, t1):
+def reference(ops, syncs, t0, t1, listed=()):
+    """Per device of ``ops``, and of ``listed`` (the GPUs the trace lists), the accounting
+    and the idle causes, by elementary segments."""
     out = {}
     for dev in sorted({o.device for o in ops}):
         mine = [o for o in ops if o.device == dev]
@@ -119,6 +121,10 @@ def reference(ops, syncs, t0, t1):
             else:
                 causes["launch_bound"] += g1 - g0
         out[dev] = (acc, {c: t for c, t in causes.items() if t})
+    # A listed device without work in the window (when some device has work): all idle.
+    for dev in sorted(set(listed) - set(out)) if out else ():
+        acc = dict.fromkeys(FRAME_COLUMNS[1:-1], 0) | {"span_ns": t1 - t0, "idle_ns": t1 - t0}
+        out[dev] = (acc, {"before_first": t1 - t0} if t1 > t0 else {})
     return out
 
 
@@ -186,6 +192,7 @@ def _non_overlapping(syncs):
 def test_parts_add_up_and_match_a_plain_sweep(tmp_path, ops, syncs, window):
     syncs = _non_overlapping(syncs)
     path = write_trace(tmp_path / "gen.sqlite", ops, syncs)
+    listed = {o.device for o in ops} | {0}  # the GPUs write_trace lists
     where = EventFilter(start_ns=BASE + 1_000, end_ns=BASE + 4_000) if window else None
     with tracelens.open(path) as trace:
         u = trace.util(where)
@@ -197,7 +204,7 @@ def test_parts_add_up_and_match_a_plain_sweep(tmp_path, ops, syncs, window):
             for o in ops
             if min(o.end, t1) > max(o.start, t0)
         ]
-    expected = reference(ops, syncs, t0, t1)
+    expected = reference(ops, syncs, t0, t1, listed)
     rows = {r["device"]: r for r in u.frame.iter_rows(named=True)}
     assert sorted(rows) == sorted(expected)
     for dev, (acc, causes) in expected.items():
