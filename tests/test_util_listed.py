@@ -16,6 +16,7 @@ import json
 import pytest
 from conftest import run_cli
 from fixtures.builder import XMMA_GEMM
+from queries.golden import assert_golden
 
 import tracelens
 from tracelens.filters import EventFilter
@@ -49,6 +50,7 @@ def two_gpus(tmp_path_factory):
 
 
 def test_the_export_lists_both_devices(two_gpus):
+    assert_golden(two_gpus, "util_listed_devices", "two_gpus", export_tables=True)
     with tracelens.open(two_gpus) as trace:
         assert listed_devices(trace) == [0, 1]
 
