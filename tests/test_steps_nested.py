@@ -7,6 +7,8 @@ Expected values come from the fixture."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import run_cli
 
@@ -85,3 +87,14 @@ def test_step_zero_is_about_step(trace_path, capsys):
     assert str(exc.value) == "step 0: step numbers start at 1"
     rc, out, err = run_cli(["census", str(trace_path), "--steps", "0:2"], capsys)
     assert err == "tracelens: steps (--step or --steps) '0:2': need 1 <= A <= B\n"
+
+
+def test_the_reports_detail_window_counts_steps_to_the_last_number(trace_path):
+    """The report's detail window names its step "of N" with N the last step number, as the
+    selection notes do: step 3 held no GPU work, so the steps are 1 to 8, not "of 7"."""
+    from tracelens.report import build_report
+
+    with tracelens.open(trace_path) as trace:
+        page = build_report(trace)
+    assert re.search(r"step \d of 8[ ,]", page)
+    assert not re.search(r"step \d of 7[ ,]", page)

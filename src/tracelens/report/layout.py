@@ -192,8 +192,11 @@ def step_window(steps: Steps | None) -> tuple[tuple[int, int], str] | None:
     s, e = min(starts), max(ends)
     pad = max((e - s) // 80, 1)
     warm = ", the first after warm-up" if frame.height < steps.frame.height else ""
+    # steps are numbered 1 to the last; a number whose step held no GPU work is not in the
+    # frame, so "of" counts to the last number, not the steps with work (as stepwork.note)
+    last = int(steps.frame["step"].max())
     why = (
-        f"step {n} of {steps.count}{warm} ({steps.method} steps: {steps.detail}), with the "
+        f"step {n} of {last}{warm} ({steps.method} steps: {steps.detail}), with the "
         f"{int(rows['kernels'].sum()):,} kernels it ran"
     )
     return (s - pad, e + pad), why
