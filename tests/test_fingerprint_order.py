@@ -133,3 +133,8 @@ def test_check_and_diff_of_the_reviewers_pair(tmp_path, capsys):
     assert run_cli(["diff", base, b, "--fail-if", "path_changed"], capsys)[0] == 1
     for gate in ("variant_changed", "danger_added"):
         assert run_cli(["diff", base, b, "--fail-if", gate], capsys)[0] == 0
+    # order_changed is a bare gate name too (> 0), and names the path comparison between
+    # two traces as the other path gates do
+    for argv in (["diff", base, b], ["diff", a, b]):
+        assert run_cli([*argv, "--fail-if", "order_changed"], capsys)[0] == 1
+    assert run_cli(["diff", a, a, "--fail-if", "order_changed"], capsys)[0] == 0
