@@ -34,18 +34,28 @@
 -- Columns: start, "end" (ns), globalTid, label (its text, else its registered string),
 -- top_level (BOOLEAN: inside no other range of its thread, i.e. no range of the thread
 -- that starts earlier, or at the same time and is longer, ends at or after its end).
+-- A range left open encloses as in nvtx_ranges() (to the latest NVTX timestamp), so a
+-- capture cut inside 'generate' finds the steps the full capture finds; it is not listed
+-- itself: cut by the capture end, it is no complete step (as the period route drops the
+-- incomplete period after the last complete one).
 CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text') AS TABLE
+    WITH last_ts AS (
+        SELECT greatest(max(start), max("end")) AS ts FROM query_table(source)
+    )
     SELECT start, "end", globalTid, label,
            enclosing_end IS NULL OR enclosing_end < "end" AS top_level
     FROM (
         SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label,
-               max(n."end") OVER (
-                   PARTITION BY n.globalTid ORDER BY n.start, n."end" DESC
+               max(coalesce(n."end", (SELECT ts FROM last_ts))) OVER (
+                   PARTITION BY n.globalTid
+                   ORDER BY n.start, coalesce(n."end", (SELECT ts FROM last_ts)) DESC,
+                            n."end" IS NOT NULL
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end
         FROM query_table(source) AS n
         LEFT JOIN strings AS s ON s.id = n.textId
-        WHERE is_nvtx_range(n.eventType, n."end") AND n.globalTid IS NOT NULL
-    );
+        WHERE is_nvtx_range_type(n.eventType) AND n.globalTid IS NOT NULL
+    )
+    WHERE "end" IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO torch_label(name) AS
     regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
 CREATE OR REPLACE TEMP MACRO nvtx_ranges(source := 'nvtx_text') AS TABLE

@@ -55,6 +55,23 @@ def test_a_capture_cut_inside_a_range_is_a_shorter_capture_not_a_path_change(tmp
     assert rc == 0 and "follows full.json over the launches both captures hold" in out
 
 
+def _steps(path, capsys) -> dict:
+    rc, out, _ = run_cli(["steps", path, "-f", "json"], capsys)
+    assert rc == 0
+    return json.loads(out)
+
+
+def test_a_capture_cut_inside_a_range_finds_the_full_captures_steps(tmp_path, capsys):
+    """The open 'generate' encloses the layer ranges for the step search too (nvtx_ranges()'s
+    rule), so they are no top-level 'attn' markers: the cut capture finds the full one's
+    period steps over the part both hold (the old code found 3 'attn' marker steps)."""
+    full = _steps(_generate_run(tmp_path / "full.sqlite", 8, cut=False), capsys)
+    cut = _steps(_generate_run(tmp_path / "cut.sqlite", 6, cut=True), capsys)
+    assert full["method"] == cut["method"] == "period"
+    spans = [[(s["start_ns"], s["end_ns"]) for s in doc["steps"]] for doc in (full, cut)]
+    assert len(spans[1]) == 3 and spans[1] == spans[0][:3]
+
+
 def test_regions_take_the_nvtx_commands_ranges(tmp_path, capsys):
     """A start/end range ended on another thread holds no GPU work (nsys projects only the
     ranges that end on their own thread; census --nvtx finds nothing in it), a named
