@@ -131,15 +131,11 @@ def _diff_traces(
     keep_work: bool = False,
 ) -> TraceDiff:
     """:func:`diff` of two open traces."""
-    from ..census import check_name_kind
-    from ..errors import UsageError
     from . import model
     from .align import align_devices
     from .clues import Context, evidence_board, threshold
 
-    if name not in ("demangled", "short"):
-        raise UsageError(f"unknown {{param}} {name!r}; use one of: demangled, short", param="name")
-    check_name_kind(name)
+    _check_name(name)
     util_limit = int(threshold("util_max_launches"))
     nvtx_limit = int(threshold("nvtx_max_launches"))
     label_a, label_b, same_file = side_labels(a.path, b.path, label_a, label_b)
@@ -199,6 +195,16 @@ def _diff_traces(
         **_regions(sa, sb),
         sides=(sa, sb),
     )
+
+
+def _check_name(name: str) -> None:
+    """The diff pairs kernels by their demangled or short name; anything else is one line."""
+    from ..census import check_name_kind
+    from ..errors import UsageError
+
+    if name not in ("demangled", "short"):
+        raise UsageError(f"unknown {{param}} {name!r}; use one of: demangled, short", param="name")
+    check_name_kind(name)
 
 
 def _collect_sides(traces, name, wheres, same_file, limits, keep_work):
