@@ -97,3 +97,21 @@ def _deterministic_terminal(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     for name in ("TRACELENS_NO_CACHE", "TRACELENS_CACHE_MIN_MB", "TRACELENS_CACHE_MAX_MB"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def cache_dir(monkeypatch) -> Path:
+    """The test's own cache directory (see _deterministic_terminal), caching every trace
+    however small (TRACELENS_CACHE_MIN_MB=0), as the tests of kept files and entries need."""
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    return Path(os.environ["TRACELENS_CACHE_DIR"])
+
+
+@pytest.fixture
+def demo(tmp_path) -> Path:
+    """A copy of the bs16 demo trace, a file of the test's own (its cache entry too)."""
+    from tracelens.demo import demo_path
+
+    path = tmp_path / "run.sqlite"
+    shutil.copyfile(demo_path("bs16"), path)
+    return path

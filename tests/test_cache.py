@@ -26,12 +26,6 @@ from tracelens._schema import VIEWS, VIEWS_BY_TABLE
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
-
-
 def _entries(cache_dir: Path) -> list[Path]:
     base = cache_dir / "traces"
     return sorted(p for p in base.iterdir() if not p.name.startswith(".")) if base.is_dir() else []

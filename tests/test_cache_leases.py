@@ -6,22 +6,13 @@ one process stands for two runs)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 import tracelens
 from tracelens import cache
 from tracelens._schema import VIEWS
-
-
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
 
 
 def _two_traces(tmp_path: Path) -> tuple[Path, Path]:

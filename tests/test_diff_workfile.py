@@ -7,7 +7,6 @@ cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches the small demo trace
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -22,12 +21,6 @@ from tracelens.filters import EventFilter
 
 # (short names, stream) as the diff asks: by demangled name, by short name, the report's
 READS = [(False, False), (True, False), (True, True)]
-
-
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
 
 
 @pytest.fixture

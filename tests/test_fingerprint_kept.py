@@ -7,11 +7,7 @@ TRACELENS_CACHE_MIN_MB=0 caches the small demo trace."""
 from __future__ import annotations
 
 import importlib
-import os
-import shutil
 from pathlib import Path
-
-import pytest
 
 import tracelens
 from tracelens import cache
@@ -19,21 +15,6 @@ from tracelens import fingerprint as fp
 
 kept = importlib.import_module("tracelens.fingerprint.kept")
 units = importlib.import_module("tracelens.fingerprint.units")
-
-
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
-
-
-@pytest.fixture
-def demo(tmp_path) -> Path:
-    from tracelens.demo import demo_path
-
-    path = tmp_path / "run.sqlite"
-    shutil.copyfile(demo_path("bs16"), path)
-    return path
 
 
 def _kept_file(trace) -> Path | None:

@@ -6,9 +6,6 @@ has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches small tr
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from test_steps_period_work import build
 
@@ -16,12 +13,6 @@ import tracelens
 from tracelens import cache, steps_kept, util_workfile
 from tracelens.filters import EventFilter
 from tracelens.steps import find_steps
-
-
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
 
 
 def _whole(steps) -> tuple:

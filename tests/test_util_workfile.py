@@ -6,8 +6,6 @@ the small demo trace."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,21 +14,6 @@ import tracelens
 from tracelens import cache, util_workfile
 from tracelens.filters import EventFilter
 from tracelens.util import gpu_time_accounting, read_work
-
-
-@pytest.fixture
-def cache_dir(monkeypatch) -> Path:
-    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    return Path(os.environ["TRACELENS_CACHE_DIR"])
-
-
-@pytest.fixture
-def demo(tmp_path) -> Path:
-    from tracelens.demo import demo_path
-
-    path = tmp_path / "run.sqlite"
-    shutil.copyfile(demo_path("bs16"), path)
-    return path
 
 
 def _kept_file(trace: tracelens.Trace) -> Path | None:
