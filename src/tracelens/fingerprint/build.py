@@ -15,9 +15,10 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
 
 The launches are read once, as integers (``fingerprint_launches``: each carries its NVTX
 path id, its name id and its launch configuration packed in two integers; the few hundred
-distinct ones are mapped to variants once each); their start-ordered sequence serves the
-step search too, and the units (device, step, region) come from one sort of them, in
-vectorized polars (``units``; no loop per launch). Regions are worked out once per distinct
+distinct ones are mapped to variants once each); one sort puts them in host launch order,
+which serves the step search and the units (device, step, region) alike, in vectorized
+polars (``units``; no loop per launch; a second sort only where the units do not follow
+that order: NVTX regions). Regions are worked out once per distinct
 (device, step, path) (``fingerprint_path_regions``) and the units collapse into the
 document's entries in DuckDB (``fingerprint_paths``). Python objects are made for distinct
 names, variants and entries only.
@@ -35,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .units import read_launches, start_order, with_steps, with_variants
+from .units import launch_order, read_launches, with_steps, with_variants
 
 if TYPE_CHECKING:
     from ..steps import Steps
@@ -171,7 +172,8 @@ def _steps_rows(
     and whether it was found by the step search's rule: by the NVTX range of its call,
     ``members.range_steps``, or in host launch order, ``members.host_order_steps``) from
     the step search (``trace.steps()``: ``found``, else handed the launch sequence already
-    read: ``units.find_launch_steps``)."""
+    read: ``units.find_launch_steps``). ``order``: the launches' rows in host launch order
+    (``units.launch_order``)."""
     import polars as pl
 
     from .members import host_order_steps, range_steps
@@ -212,9 +214,12 @@ def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[
         con.unregister(f"_{name}_rows")
 
 
-def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: bool) -> None:
+def _create_units(
+    trace: Trace, frame, variants, step_rows: list[tuple], nvtx: bool, launched=None
+) -> None:
     """fp_steps, fp_path_regions and fp_units, the tables fingerprint_variants and
-    fingerprint_paths read, from the launches with their steps (``units.with_steps``)."""
+    fingerprint_paths read, from the launches with their steps (``units.with_steps``);
+    ``launched``: their rows in host launch order, when they are the launches'."""
     import polars as pl
 
     from . import units
@@ -229,7 +234,7 @@ def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: b
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
         frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
-    units.create_units(trace, frame, variants, settings().block_launches)
+    units.create_units(trace, frame, variants, settings().block_launches, launched)
 
 
 @contextmanager
@@ -374,14 +379,17 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     trace.kept_whole({"kernel": launches.height})
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
-    order = start_order(launches)
+    # one sort: the step search's launch sequence, period steps' blocks and the units' order
+    order = launch_order(launches)
     described, step_rows, host = _steps_rows(trace, launches, order, steps)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
-    frame = with_steps(launches, order, step_rows, host)
+    frame = with_steps(launches, None, step_rows, host)
+    # the units' rows are the launches' unless some had no name (or regions joined them)
+    launched = order if frame.height == launches.height and not nvtx else None
     del launches, order, host  # the step search's columns: freed before the units' sort
-    _create_units(trace, frame, variants, step_rows, nvtx)
-    del frame
+    _create_units(trace, frame, variants, step_rows, nvtx, launched)
+    del frame, launched
     block = settings().block_launches
     variants, launches = _variants(trace, names)
     paths = _paths(trace, block)

@@ -3,12 +3,15 @@
 One query (``fingerprint_launches``) reads every launch once, as integers; polars does the
 rest over that frame, vectorized (no loop and no group per launch):
 
-1. the launches in start order (one sort on a packed integer key): the step search's
-   launch sequence (:func:`tracelens.steps.find_steps` takes it instead of reading and
-   sorting the trace again), then, per device, the step whose GPU window holds each launch;
+1. the launches in host launch order (one sort on a packed integer key,
+   :func:`launch_order`): the step search's launch sequence (:func:`tracelens.steps.find_steps`
+   takes it instead of reading and sorting the trace again) and the blocks of period steps;
+   on devices whose steps are not found in it, the step whose GPU window holds each launch
+   (the launches in start order: a sort only then);
 2. the region of each distinct (device, step, NVTX path) (``fingerprint_path_regions``, in
    DuckDB: labels are strings; only on traces with NVTX paths), joined back by integers;
-3. the launches in unit and launch order (a second sort on a packed key): each unit is a
+3. the launches in unit and launch order (the host launch order itself where the units
+   follow one another in it, else a second sort on a packed key): each unit is a
    contiguous run, so positions are row numbers minus the run's start, block digests are
    differences of running sums at block boundaries, and heads, digests and per-variant
    counts become list columns by offsets (pyarrow), handed to DuckDB as ``fp_unit_rows``
@@ -125,31 +128,41 @@ def sort_order(
 
 
 def start_order(launches: pl.DataFrame) -> pl.Series:
-    """The launches' row indices per device in launch order (start, stream, end), the order
+    """The launches' row indices per device in GPU order (start, stream, end), the order
     of ``queries/steps_launches.sql``."""
     return sort_order(launches, [("device", True), ("start_ns", True)], ("stream", "end_ns"))
 
 
+def launch_order(launches: pl.DataFrame) -> pl.Series:
+    """The launches' row indices per device in the order the host launched them
+    (correlation id, NULL last; then start, stream, end): the step search's launch
+    sequence (:func:`tracelens.steps_period.launch_order`), the blocks of period steps
+    (:func:`tracelens.fingerprint.members.host_order_steps`) and, where the units follow
+    it, their order (:func:`_unit_order`), from this one sort."""
+    by_launch = [("device", True), ("correlation_id", True)]
+    return sort_order(launches, by_launch, ("start_ns", "stream", "end_ns"))
+
+
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
     """``trace.steps()``, with the launch sequence handed over from ``launches`` (read
-    once); on a trace with CUDA graph replays traced at graph level the step search reads
-    its own (a replay is a launch there, and the fingerprint does not read replays). The
-    launches carry their correlation ids: the step search reads them in the order the host
-    launched them, as ``tracelens steps`` does."""
+    once) in ``order``, the order the host launched them (:func:`launch_order`, as
+    ``tracelens steps`` reads them); on a trace with CUDA graph replays traced at graph
+    level the step search reads its own (a replay is a launch there, and the fingerprint
+    does not read replays)."""
     import polars as pl
 
     from ..steps import find_steps
 
     if trace.graph_replays()[0]:
         return trace.steps()
-    columns = ("device", "start_ns", "end_ns", "name_id", "correlation_id")
+    columns = ("device", "start_ns", "end_ns", "name_id")
     seq = launches.select(pl.col(c).gather(order) for c in columns)
     return find_steps(trace, launches=seq.with_columns(pl.col("device").cast(pl.Int64)))
 
 
 def with_steps(
     launches: pl.DataFrame,
-    order: pl.Series,
+    order: pl.Series | None,
     step_rows: list[tuple],
     host: tuple[pl.Series, pl.Series] | None = None,
 ) -> pl.DataFrame:
@@ -158,7 +171,8 @@ def with_steps(
     host launch order, :func:`tracelens.fingerprint.members.host_order_steps`) that step;
     elsewhere the step whose GPU window on the launch's device holds its start (the latest
     step that starts at or before it, if the launch starts before that step ends), else
-    NULL."""
+    NULL. ``order``: the launches' rows in GPU order (:func:`start_order`; None: sorted
+    here when the GPU windows are needed)."""
     import polars as pl
 
     columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
@@ -173,6 +187,8 @@ def with_steps(
         .select(pl.col("device").cast(pl.Int32), "step", s="start_ns", e="end_ns")
         .sort("device", "s")
     )
+    if order is None:
+        order = start_order(launches)
     by_start = launches.select(pl.col("device", "start_ns").gather(order))
     found = by_start.lazy().join_asof(
         steps.lazy(), left_on="start_ns", right_on="s", by="device", strategy="backward",
@@ -313,20 +329,59 @@ def with_variants(
     return variants, rest.with_columns(vid=vid)
 
 
-def _unit_order(frame: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+def _unit_order(
+    frame: pl.DataFrame, launched: pl.Series | None = None
+) -> tuple[pl.Series, pl.Series]:
     """(the launches' row indices by unit, then in launch order: correlation id (NULL
     last), GPU start, code; the unit key of each launch in that order: one Int64 per
     (device, step, region_id), in their order, NULLs first). Two columns are gathered in
     that order, not the six a unit's launches are described by (0.3 -> 0.2 CPU s on the
-    5M launches of the bench trace)."""
+    5M launches of the bench trace).
+
+    ``launched``: the rows of ``frame`` in host launch order (:func:`launch_order`), when
+    known. Where the units follow one another in it (no steps, or steps that split the
+    launch sequence, and no NVTX regions) it is their order but for launches of one call
+    that start together (ordered by code here, :func:`_by_code`): no sort (0.2 CPU s)."""
     import polars as pl
 
     key = _packed_key(frame, [("device", False), ("step", False), ("region_id", False)])
     if key is None:  # beyond 63 bits together: ranked instead (same order, slower)
         key = pl.struct("device", "step", "region_id").rank("dense")
     frame = frame.with_columns(unit=key.cast(pl.Int64))
+    if launched is not None:
+        unit = frame["unit"].gather(launched)
+        if unit.is_sorted():
+            return _by_code(frame, launched, unit), unit
     order = sort_order(frame, [("unit", False), ("correlation_id", True)], ("start_ns", "code"))
     return order, frame["unit"].gather(order)
+
+
+def _by_code(frame: pl.DataFrame, order: pl.Series, unit: pl.Series) -> pl.Series:
+    """``order`` (rows of ``frame`` by unit, then correlation id and start: ``unit``, the
+    unit of each) with the launches of one unit, call and start ordered by code. Only the
+    launches that share a unit and a call (CUDA graph kernels) are looked at."""
+    import polars as pl
+
+    n = order.len()
+    if n < 2:
+        return order
+    corr = frame["correlation_id"].gather(order)
+    same = corr.slice(1).eq_missing(corr.slice(0, n - 1)) & (unit.slice(1) == unit.slice(0, n - 1))
+    at = same.arg_true().cast(pl.Int64) + 1  # positions that share unit and call with the last
+    if at.len() == 0:
+        return order
+    start = frame["start_ns"]
+    tied = at.filter(start.gather(order.gather(at)) == start.gather(order.gather(at - 1)))
+    if tied.len() == 0:
+        return order
+    tie = pl.repeat(False, n, dtype=pl.Boolean, eager=True).scatter(tied, True)
+    run = (~tie).cum_sum()  # the same number for a launch and the ones tied to it
+    at = (tie | tie.shift(-1, fill_value=False)).arg_true()
+    rows = order.gather(at)
+    code = frame["code"].gather(rows)
+    runs = pl.DataFrame({"run": run.gather(at), "code": code, "row": rows})
+    resorted = runs.sort("run", "code", maintain_order=True)["row"]
+    return order.scatter(at, resorted)
 
 
 def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
@@ -352,16 +407,17 @@ def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
 
 
 def unit_rows(
-    frame: pl.DataFrame, variants: pl.DataFrame, block: int
+    frame: pl.DataFrame, variants: pl.DataFrame, block: int, launched: pl.Series | None = None
 ) -> tuple[pa.Table, pl.DataFrame]:
     """(fp_unit_rows, ``fingerprint_units``'s input: one row per unit; fp_variants, one row
     per variant: vid, variant_hi, variant_lo, launches) from the launches with their vid,
-    step and region id, and the variants (``with_variants``)."""
+    step and region id, and the variants (``with_variants``). ``launched``: the rows of
+    ``frame`` in host launch order, when known (:func:`_unit_order`)."""
     import polars as pl
     import pyarrow as pa
 
     codes = variants["code"]
-    order, unit = _unit_order(frame.with_columns(code=codes.gather(frame["vid"])))
+    order, unit = _unit_order(frame.with_columns(code=codes.gather(frame["vid"])), launched)
     vid = frame["vid"].gather(order)
     code = codes.gather(vid)  # vid: the variant's row (a gather from a small table)
     n = frame.height
@@ -449,14 +505,21 @@ def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFra
     return pl.DataFrame({"run": k // variants, "vid": k % variants, "launches": launches})
 
 
-def create_units(trace: Trace, frame: pl.DataFrame, variants: pl.DataFrame, block: int) -> None:
+def create_units(
+    trace: Trace,
+    frame: pl.DataFrame,
+    variants: pl.DataFrame,
+    block: int,
+    launched: pl.Series | None = None,
+) -> None:
     """The temp tables fp_units (``fingerprint_units``) and fp_variants (vid, variant_hi,
     variant_lo, launches: ``fingerprint_variants``' input) from the launches with their
-    vid, step and region id, and the variants (``with_variants``)."""
+    vid, step and region id, and the variants (``with_variants``). ``launched``: the rows
+    of ``frame`` in host launch order, when known (:func:`launch_order`)."""
     from .._resources import query
 
     con = trace.db
-    units, variants = unit_rows(frame, variants, block)
+    units, variants = unit_rows(frame, variants, block, launched)
     con.register("fp_unit_rows", units)
     con.register("fp_variant_rows", variants.to_arrow())
     try:

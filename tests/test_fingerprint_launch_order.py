@@ -1,0 +1,111 @@
+"""The fingerprint sorts its launches once, in host launch order (units.launch_order), and
+takes the units' order from it where the units follow one another in it: that order must be
+the one a sort of the units gives (unit, correlation id NULL last, start, code), CUDA graph
+kernels that share a call and a start included, and the step search must see the launch
+sequence it reads itself."""
+
+from __future__ import annotations
+
+import importlib
+import random
+
+import polars as pl
+
+units = importlib.import_module("tracelens.fingerprint.units")
+
+
+def _launches(seed: int, n: int = 400) -> pl.DataFrame:
+    """Launches of 3 devices in random row order; calls launch 1-4 kernels (a graph),
+    several of which start together; some calls have no correlation id."""
+    rng = random.Random(seed)
+    rows = []
+    for device in range(3):
+        corr = 0
+        while len(rows) < (device + 1) * n // 3:
+            corr += rng.randint(1, 3)
+            start = rng.randint(0, 10_000)
+            for _ in range(rng.randint(1, 4)):
+                if rng.random() < 0.5:
+                    start += rng.randint(0, 5)
+                rows.append(
+                    {
+                        "device": device,
+                        "correlation_id": None if rng.random() < 0.05 else corr,
+                        "start_ns": start,
+                        "stream": rng.choice([7, 13, None]),
+                        "end_ns": start + rng.randint(0, 3),
+                        "code": rng.randint(0, 5),
+                    }
+                )
+    rng.shuffle(rows)
+    schema = {"device": pl.Int32, "correlation_id": pl.Int64, "start_ns": pl.Int64}
+    schema.update(stream=pl.Int64, end_ns=pl.Int64, code=pl.Int32)
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _by_sort(frame: pl.DataFrame) -> list[tuple]:
+    order, unit = units._unit_order(frame)
+    return frame[order].select("device", "correlation_id", "start_ns", "code").rows()
+
+
+def test_units_in_launch_order_are_the_units_sorted():
+    """Without steps or regions (a unit per device) the units take the launch order; the
+    same launches, unit by unit, as the sort gives them (ties of call and start by code)."""
+    for seed in range(20):
+        frame = _launches(seed).with_columns(
+            step=pl.lit(None, pl.Int64), region_id=pl.lit(None, pl.Int64)
+        )
+        launched = units.launch_order(frame)
+        order, unit = units._unit_order(frame, launched)
+        got = frame[order].select("device", "correlation_id", "start_ns", "code").rows()
+        assert got == _by_sort(frame)
+        assert unit.to_list() == units._unit_order(frame)[1].to_list()
+
+
+def test_graph_kernels_that_start_together_are_ordered_by_code():
+    """The launch order puts kernels of one call that start together by stream and end; a
+    unit puts them by code (what the old sort gave: fails if the ties are left as they
+    are)."""
+    frame = pl.DataFrame(
+        {
+            "device": pl.Series([0, 0, 0, 0], dtype=pl.Int32),
+            "correlation_id": [5, 5, 5, 6],
+            "start_ns": [10, 10, 10, 20],
+            "stream": [7, 13, 15, 7],
+            "end_ns": [11, 12, 13, 21],
+            "code": pl.Series([3, 1, 2, 0], dtype=pl.Int32),
+            "step": pl.Series([None] * 4, dtype=pl.Int64),
+            "region_id": pl.Series([None] * 4, dtype=pl.Int64),
+        }
+    )
+    launched = units.launch_order(frame)
+    assert launched.to_list() == [0, 1, 2, 3]
+    order, _ = units._unit_order(frame, launched)
+    assert order.to_list() == [1, 2, 0, 3]
+
+
+def test_units_that_do_not_follow_the_launch_order_are_sorted():
+    """Steps that are not in launch order (a step's launches around another's) and a NULL
+    step before and after them: the units are sorted, as without the launch order."""
+    frame = _launches(3).with_columns(region_id=pl.lit(None, pl.Int64))
+    step = (pl.col("start_ns") // 2_000 % 3).cast(pl.Int64)
+    frame = frame.with_columns(step=pl.when(step > 0).then(step))
+    launched = units.launch_order(frame)
+    assert not frame["step"].gather(launched).is_sorted()
+    order, unit = units._unit_order(frame, launched)
+    got = frame[order].select("device", "step", "correlation_id", "start_ns", "code").rows()
+    order0, unit0 = units._unit_order(frame)
+    want = frame[order0].select("device", "step", "correlation_id", "start_ns", "code").rows()
+    assert got == want and unit.to_list() == unit0.to_list()
+
+
+def test_launch_order_is_the_step_searchs_host_order():
+    """units.launch_order is the order the step search gives launches read in GPU order
+    (steps_period.host_order over units.start_order)."""
+    from tracelens.steps_period import host_order
+
+    for seed in range(10):
+        frame = _launches(seed)
+        gpu = units.start_order(frame)
+        want = gpu.gather(host_order(frame.select("device", "correlation_id")[gpu]))
+        assert units.launch_order(frame).to_list() == want.to_list()
