@@ -67,7 +67,7 @@ def report(
     --format markdown: a compact summary for CI job summaries and PR comments."""
     from ..errors import UsageError
     from ..fingerprint.sources import is_fingerprint_file
-    from ..report import build_markdown, build_report
+    from ..report import build_markdown, build_report, require_gpu_work
 
     if ranks:
         if a is not None or b is not None or demo:
@@ -82,11 +82,12 @@ def report(
     render = build_report if fmt == "html" else build_markdown
     if demo or b is not None:
         with c.open_pair(a, b, demo) as (ta, tb):
-            ta.require_kernels(), tb.require_kernels()  # exit 3, as census: not an empty page
+            # exit 3, as census and diff (which compares kernels): not an empty page
+            ta.require_kernels(), tb.require_kernels()
             text = render(ta, tb, top=top, name=name)
     else:
         with c.open_trace(a, None) as ta:
-            ta.require_kernels()
+            require_gpu_work(ta)  # exit 3, as census, without kernels, copies or memsets
             text = render(ta, top=top, name=name)
     c.emit(text, output)
 

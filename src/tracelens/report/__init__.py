@@ -38,6 +38,7 @@ left out. Nothing here prints.
 
 from __future__ import annotations
 
+from .collect import require_gpu_work
 from .markdown import build_markdown
 from .page import CSP, DEFAULT_TOP, build_path_report, build_ranks_report, build_report
 
@@ -48,4 +49,5 @@ __all__ = [
     "build_path_report",
     "build_ranks_report",
     "build_report",
+    "require_gpu_work",
 ]

@@ -23,11 +23,12 @@ from .kernelview import (
     kernel_chart,
     kernel_rows,
     kernels_left_out,
+    no_kernels_reason,
 )
 from .omitted import Omitted
 from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .stakeoutview import profiles as stakeout_profiles
-from .timekeeping import TimeKeeping, step_rows, timekeeping, util_rows
+from .timekeeping import TimeKeeping, memory_util, step_rows, timekeeping, util_rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -72,6 +73,8 @@ class Side:
     step_summary: dict[str, Any] = field(default_factory=dict)
     nvtx: NvtxTree | None = None  # NVTX ranges by path with their GPU time
     profiles: KernelProfiles | None = None  # of the kernels collect_side's ``profile`` names
+    # a trace with copies or memsets but no kernel: what each kernel section says instead
+    no_kernels: str | None = None
 
 
 def memory_rows(trace: Trace) -> list[dict[str, Any]]:
@@ -92,6 +95,15 @@ def memory_rows(trace: Trace) -> list[dict[str, Any]]:
         }
         for r in t.iter_rows(named=True)
     ]
+
+
+def require_gpu_work(trace: Trace) -> None:
+    """Raise MissingDataError (as the census does: :meth:`Trace.require_kernels`) unless
+    the trace has CUDA GPU work for a page of one trace: kernels, or copies or memsets
+    without kernels (whose kernel sections then say so). A trace without any (CPU only,
+    NVTX only) would be a page of empty sections."""
+    if no_kernels_reason(trace) is None:
+        trace.require_kernels()
 
 
 def _has_kernels(trace: Trace, counts: dict[str, int] | None) -> bool:
@@ -137,6 +149,7 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
     early = EarlyStakeout(trace, name_kind, top, aside) if stakeout else None
     has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read, aside, early)
+    busy_ns, util, steps, no_kernels = None, None, None, None
     if has_kernels:
         census = _census(trace, name_kind, read, work, kept)
         categories, kernels, danger = _kernel_sections(
@@ -144,14 +157,12 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
         )
         kernels_total, kernel_time = census.height, int(census["total_ns"].sum())
     else:
-        census, categories, kernels, danger = None, [], [], []
+        census, kernels, danger = None, [], []
         kernels_total = kernel_time = 0
-        notes.append(
-            "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
-            "nothing to chart"
+        no_kernels, categories, util = _without_kernels(
+            trace, label, name_kind, palette, kept_omitted, notes
         )
     picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, early)
-    busy_ns, util, steps = None, None, None
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     omitted += kept_omitted
@@ -186,6 +197,7 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
         header=header_rows(trace, busy_ns),
         gpus=gpu_kinds(trace),
         notes=notes,
+        no_kernels=no_kernels,
         lineup_total_ns=sum(c.total_ns for c in categories if c.subfamily is None),
         util=util_rows(util),
         steps=steps,
@@ -194,6 +206,22 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
         nvtx=tree,
         profiles=profiles,
     )
+
+
+def _without_kernels(trace, label, name_kind, palette, omitted, notes):
+    """What the page shows of a trace without kernels: with GPU memory work, why its kernel
+    sections are empty (:func:`.kernelview.no_kernels_reason`), its line-up (copies and
+    memsets) and util of that work (:func:`.timekeeping.memory_util`); without any, a note
+    appended to ``notes`` and nothing (None, [], None)."""
+    reason = no_kernels_reason(trace)
+    if reason is None:
+        notes.append(
+            "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
+            "nothing to chart"
+        )
+        return None, [], None
+    categories = category_rows(trace, palette, name_kind)
+    return reason, categories, memory_util(trace, label, omitted)
 
 
 def _read_work(

@@ -154,3 +154,25 @@ def kernel_chart(kernels: list[KernelRow]) -> Markup:
 def category_chart(categories: list[CategoryRow]) -> Markup:
     bars = [_category_bar(c) for c in categories if c.subfamily is None][:CHART_ROWS]
     return svg.hbars(bars, width=520, label_width=130, right_width=130)
+
+
+def no_kernels_reason(trace: Trace) -> str | None:
+    """Why the kernel sections of a trace with GPU memory work (copies, memsets) but no
+    kernel are empty, in one sentence for each of them to show; None: the trace has
+    kernels, or no CUDA GPU work at all (the page then says only that)."""
+    from ..trace.core import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
+    from ..trace.info import graph_level_reason
+
+    if trace.has_table(KERNEL_TABLE):
+        return None
+    copies, sets = trace.table_rows(MEMCPY_TABLE), trace.table_rows(MEMSET_TABLE)
+    if not (copies or sets):
+        return None
+    if replays := trace.graph_replays()[0]:
+        return f"No CUDA kernels in this trace: {graph_level_reason(replays)}"
+    held = " and ".join(
+        f"{n:,} {one if n == 1 else many}"
+        for n, one, many in ((copies, "memory copy", "memory copies"), (sets, "memset", "memsets"))
+        if n
+    )
+    return f"No CUDA kernels in this trace: CUDA was traced and only {held} ran"

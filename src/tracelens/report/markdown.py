@@ -72,6 +72,30 @@ def _header_line(trace: Trace) -> str:
     )
 
 
+def _without_kernels(trace: Trace) -> list[str]:
+    """The summary's lines after the header for a trace without kernels: with copies or
+    memsets, why there are no kernels (:func:`.kernelview.no_kernels_reason`) and the
+    memory operations' table (as the page's); else that there is nothing to summarize."""
+    from ..units import fmt_bytes
+    from .collect import memory_rows
+    from .kernelview import no_kernels_reason
+
+    reason = no_kernels_reason(trace)
+    if reason is None:
+        return [_NO_KERNELS]
+    out = [f"_{reason}._", "", "### Memory operations", ""]
+    columns = [("operation", "str"), ("count", "int"), ("time", "num"), ("share", "num")]
+    columns += [("Avg", "num"), ("bytes", "num")]
+    return out + _table(
+        columns,
+        [
+            [m["operation"], m["count"], fmt_ns(m["total_ns"]), share_pct(m["time_pct"])]
+            + [fmt_ns(m["avg_ns"]), fmt_bytes(m["bytes"])]
+            for m in memory_rows(trace)
+        ],
+    )
+
+
 def _single(trace: Trace, *, top: int, name_kind: str) -> str:
     from ..render import md_code
 
@@ -80,7 +104,7 @@ def _single(trace: Trace, *, top: int, name_kind: str) -> str:
     try:
         trace.require_kernels()
     except MissingDataError:
-        return "\n".join([*out, _NO_KERNELS, ""])
+        return "\n".join([*out, *_without_kernels(trace), ""])
     if trace.info.count("kernel") == 0:
         return "\n".join([*out, _NO_KERNELS, ""])
     census = trace.census(name=name_kind)

@@ -104,22 +104,39 @@ def timekeeping(
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
-    ops = counts["kernel"] + counts["memcpy"] + counts["memset"]
-    limit = _max_operations()
-    if ops > limit:
-        omitted.append(
-            Omitted(
-                f"{label}: steps and utilization",
-                f"left out above {limit:,} GPU operations ({ops:,} here; they sort every "
-                "operation): run `tracelens steps` and `tracelens util`; "
-                "the detail window is the busiest stretch instead of a step",
-            )
-        )
+    if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted):
         busy = read.totals if read is not None else trace_totals(trace)
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(read))
     if read is not None and read.util is not None and read.steps is not None:
         return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, _taken_work(read))
     return _read_once(trace, name_kind, on_read)
+
+
+def memory_util(trace: Trace, label: str, omitted: list[Omitted]) -> Util | None:
+    """:meth:`Trace.util` of a trace with memory copies or memsets but no kernel (no steps:
+    the step search reads kernel launches); None above threshold.util_max_launches GPU
+    operations, said in ``omitted`` as :func:`timekeeping` does."""
+    info = trace.info
+    if _left_out(info.count("memcpy") + info.count("memset"), label, omitted):
+        return None
+    return trace.util()
+
+
+def _left_out(ops: int, label: str, omitted: list[Omitted]) -> bool:
+    """Whether steps and util are left out of the page for ``ops`` GPU operations (above
+    threshold.util_max_launches); if so, ``omitted`` says why."""
+    limit = _max_operations()
+    if ops <= limit:
+        return False
+    omitted.append(
+        Omitted(
+            f"{label}: steps and utilization",
+            f"left out above {limit:,} GPU operations ({ops:,} here; they sort every "
+            "operation): run `tracelens steps` and `tracelens util`; "
+            "the detail window is the busiest stretch instead of a step",
+        )
+    )
+    return True
 
 
 def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
