@@ -1,6 +1,7 @@
 """What a run reads stays in the cache while it reads it: another trace's cache build past
 the cap passes over an entry a run holds (cache.hold), and a run whose entry is removed all
-the same (``cache clear``, by hand) reads the trace directly with one notice. Deterministic:
+the same (by hand: ``cache clear`` passes over it too) reads the trace directly with one
+notice. Deterministic:
 two Trace objects in turns in one process (flock leases conflict between open files, so
 one process stands for two runs)."""
 
@@ -68,20 +69,35 @@ def test_an_entry_evicted_before_its_lease_is_built_again(tmp_path, cache_dir):
     assert cache.lookup(cache_dir, ident) == entry
     lease = cache.hold(entry)
     assert lease is not None
-    assert cache.evict(cache.Settings(cache_dir, max_bytes=0)) == []  # held: passed over
+    eviction = cache.evict(cache.Settings(cache_dir, max_bytes=0))
+    assert eviction.removed == [] and [e.path for e in eviction.held] == [entry]  # passed over
     lease.close()
-    assert [e.path for e in cache.evict(cache.Settings(cache_dir, max_bytes=0))] == [entry]
+    eviction = cache.evict(cache.Settings(cache_dir, max_bytes=0))
+    assert [e.path for e in eviction.removed] == [entry] and eviction.held == []
     assert cache.hold(entry) is None  # gone: no lease on an empty directory
 
 
-def test_a_run_whose_entry_is_cleared_reads_the_trace_directly(tmp_path, cache_dir):
+def test_cache_clear_keeps_the_entry_a_run_reads(tmp_path, cache_dir):
+    # Before: `cache clear` removed it (the run then read its trace directly)
+    first, _second = _two_traces(tmp_path)
+    with tracelens.open(first) as a:
+        _whole(a)
+        entry = a.parquet_dir
+        size = cache.entries(cache_dir)[0].size_bytes
+        assert cache.clear() == (0, 0, 1, size)
+        assert a.parquet_dir == entry and entry.is_dir() and a.notices == []
+    assert cache.clear() == (1, size, 0, 0)
+    assert list((cache_dir / "traces").iterdir()) == []
+
+
+def test_a_run_whose_entry_is_removed_reads_the_trace_directly(tmp_path, cache_dir):
     first, _second = _two_traces(tmp_path)
     with tracelens.open(first, cache=False) as direct:
         expected = _read(direct)
     messages = []
     with tracelens.open(first, progress=lambda m, _f: m and messages.append(m)) as a:
         _whole(a)
-        assert cache.clear()[0] == 1  # `cache clear` removes what runs read, too
+        shutil.rmtree(a.parquet_dir)  # by hand: `cache clear` passes over it
         assert _read(a) == expected
         assert a.parquet_dir is None and a._lazy.off
         (notice,) = a.notices

@@ -118,6 +118,7 @@ STUB = """#!/bin/sh
 # A stand-in for `nsys export --type sqlite --force-overwrite true -o DEST REPORT`.
 echo "$@" >> "{log}"
 [ -n "$STUB_FAIL" ] && {{ echo "Exportation error: $STUB_FAIL" >&2; exit 1; }}
+[ -n "$STUB_DURING" ] && sh -c "$STUB_DURING"  # another command, while the export is written
 while [ $# -gt 2 ]; do [ "$1" = "-o" ] && dest="$2"; shift; done
 echo "Processing events..." >&2
 cp "{export}" "$dest"
@@ -224,8 +225,12 @@ def test_nsys_rep_exports_are_cache_entries(tmp_path, stub_nsys, capsys, monkeyp
     rc, out, _err = run_cli(["cache", "info"], capsys)
     lines = out.splitlines()
     assert rc == 0 and lines[2].startswith("holds      1 trace, ")
-    assert lines[3].endswith(f"  {report}  (its SQLite export)")
+    # this process read it: in use until it ends
+    assert lines[3].endswith(
+        f"  {report}  (its SQLite export)  (in use: kept by eviction and clear)"
+    )
     _release_exports()
+    assert run_cli(["cache", "info"], capsys)[1].splitlines()[3].endswith("(its SQLite export)")
     rc, out, _err = run_cli(["cache", "clear"], capsys)
     assert rc == 0 and out.startswith(f"removed 1 cached trace ({size / 1e6:,.1f} MB)")
     assert list((cache_dir / "traces").iterdir()) == []
@@ -244,8 +249,13 @@ def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, c
     # Parquet entry of the second export, which the reading run builds: MIN_MB 0).
     monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", "0")
     monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
-    assert run_cli(["census", str(second), "--top", "1"], capsys)[0] == 0
-    assert old.path.is_dir()
+    rc, _out, err = run_cli(["census", str(second), "--top", "1"], capsys)
+    assert rc == 0 and old.path.is_dir()
+    assert (
+        "tracelens: the cache stays over its 0 MB cap: 1 cached trace "
+        f"({old.size_bytes / 1e6:,.1f} MB) that running commands read were kept (a later build "
+        "evicts them once no command reads them)\n"
+    ) in err
     assert sum(e.export for e in cache.entries(cache_dir)) == 2
     # Once no run reads it, the next export past the cap evicts it, least recently used.
     _release_exports()
@@ -256,3 +266,43 @@ def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, c
     assert sorted(Path(e.source).name for e in cache.entries(cache_dir) if e.export) == [
         "third.nsys-rep"
     ]
+
+
+def test_cache_clear_keeps_the_export_a_run_reads(tmp_path, stub_nsys, capsys):
+    # Before: `cache clear` removed a .nsys-rep's export while a run read it (the run reads
+    # it by its path: it has no other copy, where a Parquet entry's run reads its trace).
+    from tracelens import cache
+
+    report = _report(tmp_path)
+    cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
+    with tracelens.open(report) as trace:  # a run reading the export
+        census = trace.census().rows()
+        (export,) = cache.entries(cache_dir)
+        rc, out, err = run_cli(["cache", "clear"], capsys)
+        assert (rc, err) == (0, "")
+        assert out == (
+            f"removed 0 cached traces (0.0 MB) from {cache_dir}; kept 1 that running commands "
+            f"read ({export.size_bytes / 1e6:,.1f} MB)\n"
+        )
+        assert (export.path / "export.sqlite").is_file()
+        assert trace.api().height and trace.census().rows() == census
+    _release_exports()  # the run ends
+    rc, out, _err = run_cli(["cache", "clear"], capsys)
+    assert out.startswith("removed 1 cached trace (") and "kept" not in out
+    assert list((cache_dir / "traces").iterdir()) == []
+    assert len(stub_nsys.read_text().splitlines()) == 1
+
+
+def test_cache_clear_keeps_an_export_being_written(tmp_path, stub_nsys, capsys, monkeypatch):
+    # Another command clears the cache while nsys writes the export into it: before, the
+    # entry went from under nsys (cp: cannot create ...: the export failed).
+    import sys
+
+    cleared = tmp_path / "cleared.txt"
+    monkeypatch.setenv("STUB_DURING", f"{sys.executable} -m tracelens cache clear > {cleared}")
+    report = _report(tmp_path)
+    rc, out, err = run_cli(["census", str(report), "--top", "1", "-f", "csv"], capsys)
+    assert rc == 0, err
+    assert cleared.read_text().startswith("removed 0 cached traces (0.0 MB) from ")
+    assert "; kept 1 that running commands read (" in cleared.read_text()
+    _release_exports()

@@ -30,8 +30,10 @@ waits: a table rewritten with more columns replaces the older file, which a read
 it keeps reading.
 Each use touches the entry; when the cache grows past ``max_bytes`` the least recently used
 entries are removed, but never one a run is reading (:func:`hold`: a shared lock on the
-entry's ``.readers`` file for as long as it reads it). A ``.nsys-rep``'s SQLite export is an
-entry too (``report-<key>/``, with a manifest of its own): counted, capped and evicted alike. A cache directory that cannot be written degrades to direct reads:
+entry's ``.readers`` file for as long as it reads it, :mod:`tracelens.cache_leases`), and
+:func:`clear` passes over those too; both say what they kept. A ``.nsys-rep``'s SQLite
+export is an entry too (``report-<key>/``, with a manifest of its own): counted, capped,
+evicted and leased alike. A cache directory that cannot be written degrades to direct reads:
 the library reports one notice, the command line prints it.
 
 The library never prints: builds report through a ``progress(message, fraction)`` callback
@@ -47,10 +49,12 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+# hold (and READERS) re-exported: cache.hold is the lease the readers take (trace/lazy.py)
+from .cache_leases import READERS, hold, is_held, lock_shared, remove_unless_held  # noqa: F401
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -74,12 +78,6 @@ HEADER_BYTES = 4096
 MANIFEST = "manifest.json"
 LOCK = ".lock"
 PARTIAL = ".partial"
-# The reader's lease. Why: one trace's cache build evicted, past the cap, the entry another
-# run (of another trace) was reading, whose later reads of the deleted files then failed.
-# A reader holds a shared lock on this file while it reads the entry; eviction takes the
-# exclusive lock without waiting and passes over an entry it cannot get. The kernel drops
-# the lock when the reader closes the file or dies, so a killed run pins nothing.
-READERS = ".readers"
 # A .nsys-rep's SQLite export: the directory ``report-<key>/`` (key: the report's identity).
 REPORT_PREFIX = "report-"
 REPORT_EXPORT = "export.sqlite"
@@ -223,7 +221,7 @@ def writing(settings: Settings, ident: dict[str, int | str], source: Path) -> It
 
     entry = traces_dir(settings.root) / entry_key(ident)
     entry.mkdir(parents=True, exist_ok=True)
-    lease = _lock_shared(entry)  # no other run's eviction removes it while it is written
+    lease = lock_shared(entry)  # no other run's eviction removes it while it is written
     with lease, (entry / LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this run dies
         for partial in entry.glob(f"*{PARTIAL}"):  # left by a writer that was killed
@@ -291,56 +289,6 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
     )
 
 
-# -- leases: what a run reads is never evicted ------------------------------------------------
-def _lock_shared(entry: Path):
-    """``entry``'s readers file, open and share-locked (waits only while an eviction removes
-    the entry). Raises OSError when it cannot be opened."""
-    import fcntl
-
-    try:
-        held = (entry / READERS).open("a")
-    except PermissionError:  # a read-only cache: a lock needs no write access
-        held = (entry / READERS).open("r")
-    try:
-        fcntl.flock(held, fcntl.LOCK_SH)
-    except OSError:
-        held.close()
-        raise
-    return held
-
-
-def hold(entry: Path):
-    """A lease on ``entry`` for as long as the returned file stays open (close it, or let
-    it be collected, to release): eviction never removes an entry with a lease. None when
-    the entry is gone (evicted meanwhile: the caller reads without it) or its readers file
-    cannot be made (a read-only cache nobody here can evict from)."""
-    try:
-        held = _lock_shared(entry)
-    except OSError:
-        return None
-    if not (entry / MANIFEST).is_file():  # removed before the lock was granted
-        held.close()
-        return None
-    return held
-
-
-def _remove_unless_held(entry: Path) -> bool:
-    """Remove ``entry`` unless a run holds a lease on it; whether it was removed."""
-    import fcntl
-
-    try:
-        readers = (entry / READERS).open("a")
-    except OSError:
-        return False
-    with readers:
-        try:
-            fcntl.flock(readers, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a run reads it (or writes it: writing() holds a lease too)
-            return False
-        shutil.rmtree(entry, ignore_errors=True)  # under the lock: no lease is granted meanwhile
-    return True
-
-
 # -- derived files -------------------------------------------------------------------------
 # A derived file holds what tracelens computed from the cached tables (util's GPU work in
 # sweep order), listed in the manifest under DERIVED with a version that names what made
@@ -398,6 +346,7 @@ class Entry:
     built_s: float | None
     stale: bool = False
     export: bool = False  # a .nsys-rep's SQLite export (``source`` names the report)
+    held: bool = False  # a running command holds a lease on it (set by cache_info only)
 
 
 @dataclass(frozen=True)
@@ -453,22 +402,43 @@ def entries(root: Path) -> list[Entry]:
     return sorted(found, key=lambda e: e.last_used, reverse=True)
 
 
-def evict(settings: Settings, keep: set[str] = frozenset()) -> list[Entry]:
+class Eviction(NamedTuple):
+    """What :func:`evict` did: the entries it removed, and those it would have removed but
+    a running command holds (:func:`hold`), least recently used first."""
+
+    removed: list[Entry]
+    held: list[Entry]
+
+
+def evict(settings: Settings, keep: set[str] = frozenset()) -> Eviction:
     """Remove entries of an older cache format, then the least recently used, until the
     cache fits ``max_bytes`` (never those named in ``keep``, nor those a run holds:
-    :func:`hold`); the removed ones back."""
+    :func:`hold`, which are passed over and listed)."""
     current = entries(settings.root)
     total = sum(e.size_bytes for e in current)
-    removed = []
+    removed, held = [], []
     # stale first (this version never reads them), then least recently used first
     for entry in sorted(current, key=lambda e: (not e.stale, e.last_used)):
         if total <= settings.max_bytes:
             break
-        if entry.path.name in keep or not _remove_unless_held(entry.path):
+        if entry.path.name in keep:
+            continue
+        if not remove_unless_held(entry.path):
+            held.append(entry)
             continue
         total -= entry.size_bytes
         removed.append(entry)
-    return removed
+    return Eviction(removed, held)
+
+
+def held_note(held: list[Entry], max_bytes: int) -> str:
+    """What a command says of the entries eviction passed over (:attr:`Eviction.held`)."""
+    n, size = len(held), sum(e.size_bytes for e in held)
+    return (
+        f"the cache stays over its {max_bytes / 1e6:,.0f} MB cap: {n} cached "
+        f"trace{'' if n == 1 else 's'} ({size / 1e6:,.1f} MB) that running commands read "
+        "were kept (a later build evicts them once no command reads them)"
+    )
 
 
 def cache_info(settings: Settings | None = None) -> CacheInfo:
@@ -480,17 +450,37 @@ def cache_info(settings: Settings | None = None) -> CacheInfo:
         enabled=settings.enabled,
         min_bytes=settings.min_bytes,
         max_bytes=settings.max_bytes,
-        entries=tuple(entries(settings.root)),
+        entries=tuple(replace(e, held=is_held(e.path)) for e in entries(settings.root)),
         building=building,
     )
 
 
-def clear(settings: Settings | None = None) -> tuple[int, int]:
-    """Remove every entry (and leftover builds); (entries, bytes) removed."""
+class Cleared(NamedTuple):
+    """What :func:`clear` did: the entries it removed and their bytes (leftover builds are
+    removed uncounted), and the entries or builds it kept, and their bytes."""
+
+    removed: int
+    size_bytes: int
+    kept: int
+    kept_bytes: int
+
+
+def clear(settings: Settings | None = None) -> Cleared:
+    """Remove every entry and leftover build, except those a running command holds a lease
+    on (:mod:`.cache_leases`: it reads or writes them; a ``.nsys-rep``'s export is the only
+    copy its run reads), which are kept and counted."""
     settings = settings or Settings.from_env()
     base = traces_dir(settings.root)
-    gone = entries(settings.root)
-    if base.is_dir():
-        for child in base.iterdir():
-            shutil.rmtree(child, ignore_errors=True)
-    return len(gone), sum(e.size_bytes for e in gone)
+    listed = {e.path: e for e in entries(settings.root)}
+    removed = size = kept = kept_bytes = 0
+    for child in base.iterdir() if base.is_dir() else ():
+        if not child.is_dir():
+            child.unlink(missing_ok=True)
+            continue
+        entry = listed.get(child)
+        child_bytes = entry.size_bytes if entry is not None else _dir_bytes(child)
+        if not remove_unless_held(child):
+            kept, kept_bytes = kept + 1, kept_bytes + child_bytes
+        elif entry is not None:
+            removed, size = removed + 1, size + child_bytes
+    return Cleared(removed, size, kept, kept_bytes)

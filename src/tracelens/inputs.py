@@ -115,6 +115,7 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     try:
         entry.mkdir(parents=True, exist_ok=True)
         partial = entry / f"export-{os.getpid()}.partial.sqlite"
+        _hold_while_written(entry)  # `cache clear` passes over it while nsys writes it
     except OSError as exc:
         raise TraceError(
             report,
@@ -127,17 +128,28 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     _run_nsys(nsys, report, partial, progress)
     os.replace(partial, done)  # atomic: a killed export leaves only a .partial file
     _list(entry, report, ident, round(time.perf_counter() - started, 3))
-    _hold(entry)
-    cache.evict(settings, keep={entry.name})  # it counts against the cap like any entry
+    eviction = cache.evict(settings, keep={entry.name})  # it counts against the cap like any
     if progress:
         progress(None, 1.0)
+        if eviction.held:
+            progress(cache.held_note(eviction.held, settings.max_bytes), None)
     return done
 
 
-# Leases on the exports this process read (cache.hold), kept until it exits: the Trace
-# reads the export by its path for as long as it is open, and nothing here knows when that
-# ends; an export is evicted only once no running process has read it.
+# Leases on the exports this process read or wrote (cache.hold), kept until it exits: the
+# Trace reads the export by its path for as long as it is open, and nothing here knows when
+# that ends; an export is evicted or cleared only once no running process has read it.
 _HELD: dict[Path, object] = {}
+
+
+def _hold_while_written(entry: Path) -> None:
+    """Hold a lease on ``entry`` from before nsys writes the export into it (it has no
+    manifest yet, which :func:`_hold` requires) for the rest of the process. Raises OSError
+    when its readers file cannot be made."""
+    from . import cache_leases
+
+    if entry not in _HELD:
+        _HELD[entry] = cache_leases.lock_shared(entry)
 
 
 def _hold(entry: Path) -> bool:

@@ -25,14 +25,20 @@ def info() -> None:
 
 @cache_app.command("clear")
 def clear() -> None:
-    """Remove every cached trace (the traces themselves are never touched)."""
+    """Remove every cached trace that no running command reads (the traces themselves are
+    never touched)."""
     from ..cache import clear as clear_cache
     from ..cache import default_root
 
-    removed, size = clear_cache()
+    done = clear_cache()
+    kept = (
+        f"; kept {done.kept} that running commands read ({done.kept_bytes / 1e6:,.1f} MB)"
+        if done.kept
+        else ""
+    )
     print(
-        f"removed {removed} cached trace{'' if removed == 1 else 's'} ({size / 1e6:,.1f} MB) "
-        f"from {default_root()}"
+        f"removed {done.removed} cached trace{'' if done.removed == 1 else 's'} "
+        f"({done.size_bytes / 1e6:,.1f} MB) from {default_root()}{kept}"
     )
 
 
@@ -54,7 +60,8 @@ def render_info(result) -> str:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
         stale = "  (older cache format: evicted first)" if entry.stale else ""
         export = "  (its SQLite export)" if entry.export else ""
+        held = "  (in use: kept by eviction and clear)" if entry.held else ""
         lines.append(
-            f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{export}{stale}"
+            f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{export}{stale}{held}"
         )
     return "\n".join(lines) + "\n"
