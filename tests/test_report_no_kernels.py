@@ -16,13 +16,16 @@ REASON = "No CUDA kernels in this trace: CUDA was traced and only 3 memory copie
 WHY_EXIT = "CUDA was traced and no kernel ran (it holds 3 memory copies and 1 memset: see `tracelens memory`)"
 
 
-def copies_only(path):
-    """Three 4 MB host-to-device copies of 400 µs, 1 ms apart, and a 10 µs memset, on GPU 0."""
+def copies_only(path, nvtx: bool = False):
+    """Three 4 MB host-to-device copies of 400 µs, 1 ms apart, and a 10 µs memset, on GPU 0;
+    ``nvtx``: each copy launched inside an NVTX range 'load' of 500 µs."""
     b = TraceBuilder("3.0.0")
     b.process(7, "python load.py")
     b.gpu(0)
     for i in range(3):
         t = i * 1_000_000
+        if nvtx:
+            b.nvtx_range("load", start=t, end=t + 500_000, pid=7)
         cid = b.runtime("cudaMemcpyAsync_v3020", start=t, end=t + 10_000, pid=7)
         b.memcpy("HtoD", 4_000_000, start=t + 20_000, end=t + 420_000, pid=7, correlation_id=cid)
     cid = b.runtime("cudaMemsetAsync_v3020", start=3_000_000, end=3_005_000, pid=7)
@@ -134,3 +137,16 @@ def test_pair_with_a_copies_only_side_exits_3_as_diff(tmp_path, capsys):
         assert run_cli(["diff", *pair, "--no-cache"], capsys) == why
         for fmt in ("html", "markdown"):
             assert run_cli(["report", *pair, "-f", fmt, "--no-cache"], capsys) == why
+
+
+def test_nvtx_tree_of_copies_only(tmp_path, capsys):
+    """The NVTX tree shows the GPU time the ranges launched, copies included (as `tracelens
+    nvtx --gpu`): a data-loading range's copies."""
+    path = copies_only(tmp_path / "load.sqlite", nvtx=True)
+    rc, _out, err = run_cli(["report", path, "-o", tmp_path / "r.html", "--no-cache"], capsys)
+    assert (rc, err) == (0, "")
+    html = (tmp_path / "r.html").read_text()
+    assert 'href="#nvtx"' in html
+    match = re.search(r'<section id="nvtx">(.*?)</section>', html, re.S)
+    tree = " ".join(Page(match.group(1)).text.split())
+    assert "load" in tree and "1.20 ms" in tree and "1.50 ms" in tree, tree

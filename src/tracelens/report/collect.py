@@ -166,7 +166,7 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     omitted += kept_omitted
-    tree = _nvtx_tree(trace, label, omitted) if has_kernels else None
+    tree = _nvtx_tree(trace, label, omitted) if has_kernels or no_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
