@@ -48,6 +48,9 @@ def write_trace(path, ops, syncs, *, span_end=None):
     b.process(PID, "python train.py")
     for d in sorted({o.device for o in ops} | {0}):
         b.gpu(d, "NVIDIA H100 80GB HBM3")
+        # the process's CUDA context on it (nsys 2022.4 and older: its default stream)
+        ids = {"hwId": 0, "vmId": 0, "processId": PID, "deviceId": d, "contextId": d + 1}
+        b.add_row("TARGET_INFO_CUDA_NULL_STREAM", streamId=7, **ids)
     for o in ops:
         api = {"kernel": "cudaLaunchKernel_v7000", "memcpy": "cudaMemcpyAsync_v3020"}.get(
             o.kind, "cudaMemsetAsync_v3020"
@@ -74,9 +77,9 @@ def _class(o: Op) -> str:
     return "memory" if o.kind != "kernel" else o.work.rstrip("2")
 
 
-def reference(ops, syncs, t0, t1, listed=()):
-    """Per device of ``ops``, and of ``listed`` (the GPUs the trace lists), the accounting
-    and the idle causes, by elementary segments."""
+def reference(ops, syncs, t0, t1, opened=()):
+    """Per device of ``ops``, and of ``opened`` (the GPUs the process had a context on),
+    the accounting and the idle causes, by elementary segments."""
     out = {}
     for dev in sorted({o.device for o in ops}):
         mine = [o for o in ops if o.device == dev]
@@ -121,8 +124,8 @@ def reference(ops, syncs, t0, t1, listed=()):
             else:
                 causes["launch_bound"] += g1 - g0
         out[dev] = (acc, {c: t for c, t in causes.items() if t})
-    # A listed device without work in the window (when some device has work): all idle.
-    for dev in sorted(set(listed) - set(out)) if out else ():
+    # An opened device without work in the window (when some device has work): all idle.
+    for dev in sorted(set(opened) - set(out)) if out else ():
         acc = dict.fromkeys(FRAME_COLUMNS[1:-1], 0) | {"span_ns": t1 - t0, "idle_ns": t1 - t0}
         out[dev] = (acc, {"before_first": t1 - t0} if t1 > t0 else {})
     return out
@@ -192,7 +195,7 @@ def _non_overlapping(syncs):
 def test_parts_add_up_and_match_a_plain_sweep(tmp_path, ops, syncs, window):
     syncs = _non_overlapping(syncs)
     path = write_trace(tmp_path / "gen.sqlite", ops, syncs)
-    listed = {o.device for o in ops} | {0}  # the GPUs write_trace lists
+    opened = {o.device for o in ops} | {0}  # the GPUs write_trace opens a context on
     where = EventFilter(start_ns=BASE + 1_000, end_ns=BASE + 4_000) if window else None
     with tracelens.open(path) as trace:
         u = trace.util(where)
@@ -204,7 +207,7 @@ def test_parts_add_up_and_match_a_plain_sweep(tmp_path, ops, syncs, window):
             for o in ops
             if min(o.end, t1) > max(o.start, t0)
         ]
-    expected = reference(ops, syncs, t0, t1, listed)
+    expected = reference(ops, syncs, t0, t1, opened)
     rows = {r["device"]: r for r in u.frame.iter_rows(named=True)}
     assert sorted(rows) == sorted(expected)
     for dev, (acc, causes) in expected.items():

@@ -32,7 +32,7 @@ from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
 from .util_calls import HostCalls, read_call_figures, read_calls
-from .util_listed import with_idle_devices
+from .util_listed import busy_devices, with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, sorted_by_device_start
 from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
@@ -101,15 +101,17 @@ class Util(Result):
     message_sizes: pl.DataFrame | None = None
 
     def figures(self) -> dict[str, float]:
-        """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over all
-        devices), ``util_min`` (the least used device), ``busy_ms``, ``idle_ms``,
+        """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over the
+        devices busy in the window), ``util_min`` (the least used device, an opened idle one
+        too: :mod:`tracelens.util_listed`), ``busy_ms``, ``idle_ms``,
         ``exposed_communication_ms``, ``exposed_memory_ms`` and, per idle cause,
-        ``idle_<cause>_ms``. Empty when no device had GPU work."""
+        ``idle_<cause>_ms`` (all over the busy devices). Empty when no device had GPU work."""
         import polars as pl
 
         if self.frame.is_empty():
             return {}
-        sums = self.frame.select(
+        busy, causes = busy_devices(self.frame, self.idle_causes)
+        sums = busy.select(
             "span_ns", "busy_ns", "idle_ns", "exposed_communication_ns", "exposed_memory_ns"
         ).sum()
         span = sums["span_ns"].item()
@@ -121,7 +123,7 @@ class Util(Result):
             "exposed_communication_ms": sums["exposed_communication_ns"].item() / 1e6,
             "exposed_memory_ms": sums["exposed_memory_ns"].item() / 1e6,
         }
-        by_cause = dict(self.idle_causes.group_by("cause").agg(pl.col("time_ns").sum()).iter_rows())
+        by_cause = dict(causes.group_by("cause").agg(pl.col("time_ns").sum()).iter_rows())
         for cause in IDLE_CAUSES:
             out[f"idle_{cause}_ms"] = by_cause.get(cause, 0) / 1e6
         return out

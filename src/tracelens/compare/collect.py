@@ -30,9 +30,10 @@ class Side:
     # demangled name, and (short names) each name's dominant demangled name
     census_demangled: pl.DataFrame
     demangled_of: dict[str, str]
-    # GPU time accounting (trace.util), summed over devices: span_ns, busy_ns, idle_ns,
-    # compute_ns, exposed_communication_ns, exposed_memory_ns (None: left out, too many
-    # launches); and the device count
+    # GPU time accounting (trace.util), summed over the devices busy in the window
+    # (util_listed.busy_devices): span_ns, busy_ns, idle_ns, compute_ns,
+    # exposed_communication_ns, exposed_memory_ns (None: left out, too many launches); and
+    # the count of those devices
     time: dict[str, int] | None
     devices: int
     util: Util | None = None  # trace.util(where) the time figures come from
@@ -343,6 +344,7 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
 
     from .. import util as util_module
     from ..steps import find_steps
+    from ..util_listed import busy_devices
     from ..util_sweep import GRAPH, KERNEL
     from .regions import region_times
 
@@ -350,7 +352,10 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     # work of the whole trace, however read, gives the same figures; later diffs (and util,
     # findings, the report) read them back instead of sweeping again.
     util, calls = util_module.accounting_and_calls(trace, where, work, keep=True)
-    time = {c: int(util.frame[c].sum()) for c in TIME_COLUMNS}
+    # Summed over the devices busy in the window, as util's own figures: a device a process
+    # opened and left idle has a row in util's frame but neither adds idle time nor counts.
+    busy = busy_devices(util.frame, util.idle_causes)[0]
+    time = {c: int(busy[c].sum()) for c in TIME_COLUMNS}
     # The step search counts graph-level CUDA graph replays as launches, by graph (the
     # kernels alone would make each step microseconds long): the work holds them too.
     # Made after util's sweeps, whose peak they would add to.
@@ -364,7 +369,7 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
         step_launches = launches.select("device", "start_ns", "end_ns", "name_id")[order]
     steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
-    return time, util.frame.height, util, steps, regions, calls
+    return time, busy.height, util, steps, regions, calls
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
