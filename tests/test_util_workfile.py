@@ -1,8 +1,9 @@
-"""util's GPU work kept, sorted, in the cache entry of a trace (tracelens.util_workfile):
-written by the first whole read through the cache, read back by later ones with the same
-rows as a direct read, never for a filtered read, never at another version, and never when
-damaged. Each test has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches
-the small demo trace."""
+"""What util and findings keep in the cache entry of a trace (tracelens.util_workfile): the
+GPU work of findings' GPU rules, written by findings' first whole read through the cache
+(util keeps no rows), read back by later ones with the same rows as a direct read, never
+for a filtered read, never at another version, and never when damaged; and the whole
+trace's accounting. Each test has its own cache directory (conftest);
+TRACELENS_CACHE_MIN_MB=0 caches the small demo trace."""
 
 from __future__ import annotations
 
@@ -13,91 +14,98 @@ import pytest
 import tracelens
 from tracelens import cache, util_workfile
 from tracelens.filters import EventFilter
-from tracelens.util import gpu_time_accounting, read_work
+from tracelens.util import read_work
+
+COLUMNS = util_workfile.COLUMNS
 
 
 def _kept_file(trace: tracelens.Trace) -> Path | None:
     return cache.derived_path(trace.parquet_dir, util_workfile._name(), util_workfile._version())
 
 
-def _accounting(trace: tracelens.Trace):
-    util = gpu_time_accounting(trace)
-    return util.frame.rows(), util.idle_causes.rows(), util.communication.rows()
+def _queries(trace: tracelens.Trace, monkeypatch) -> list[str]:
+    """The names of the queries ``trace`` runs from now on."""
+    ran: list[str] = []
+    real = trace.query
+    monkeypatch.setattr(trace, "query", lambda name, **p: ran.append(name) or real(name, **p))
+    return ran
 
 
-def test_whole_rows_are_kept_and_read_back(demo, cache_dir):
+def test_gpu_rule_columns_are_kept_and_read_back(demo, cache_dir, monkeypatch):
     with tracelens.open(demo, cache=False) as direct:
-        expected = read_work(direct)
-        device0 = read_work(direct, EventFilter(device=0))
-        accounting = _accounting(direct)
-    assert expected.height and "context" in expected.columns
+        whole = read_work(direct)
+        device0 = read_work(direct, EventFilter(device=0), columns=COLUMNS, keep=True)
+    expected = whole.select(COLUMNS)
+    assert expected.height and "context" in whole.columns
     with tracelens.open(demo) as first:
-        assert util_workfile.kept(first, context=True) is None  # nothing kept yet
-        assert read_work(first, context=False).equals(expected.drop("context"))
-        assert _kept_file(first) is not None  # kept with the context, for findings
+        assert util_workfile.kept(first) is None  # nothing kept yet
+        assert read_work(first, context=False).equals(whole.drop("context"))
+        assert _kept_file(first) is None  # not without keep
+        assert read_work(first, columns=COLUMNS, keep=True).equals(expected)
+        written = _kept_file(first).stat().st_mtime_ns
     with tracelens.open(demo) as again:
-        kept = util_workfile.kept(again, context=True)
-        assert kept is not None and kept.drop("launch_start").equals(expected)
-        assert read_work(again).equals(expected)
-        assert read_work(again, context=False).equals(expected.drop("context"))
-        assert _accounting(again) == accounting
-        assert read_work(again, EventFilter(device=0)).equals(device0)  # read, not kept
+        assert util_workfile.kept(again).equals(expected)
+        ran = _queries(again, monkeypatch)
+        assert read_work(again, columns=COLUMNS, keep=True).equals(expected)
+        assert read_work(again, columns=("device", "end_ns")).equals(
+            expected.select("device", "end_ns")
+        )
+        assert "util_work" not in ran  # read back
+        assert read_work(again, keep=True).equals(whole)  # the other columns: read again
+        assert read_work(again, EventFilter(device=0), columns=COLUMNS).equals(device0)
+        assert ran.count("util_work") == 2  # the filtered one is read, not kept
+    assert _kept_file(again).stat().st_mtime_ns == written  # kept once: not written again
 
 
-def test_kept_rows_hold_each_launch_and_util_reads_no_call_by_call(demo, cache_dir, monkeypatch):
-    """The kept rows hold the start of each operation's launching call (the LaunchIndex's
-    answer); a later util reads only the calls' figures (util_call_figures.sql, not
-    util_calls.sql) and gives the direct read's accounting and figures of the calls."""
+def test_util_keeps_its_accounting_and_no_rows(demo, cache_dir, monkeypatch):
+    """A cached util keeps its accounting, not the work (no later util reads it); findings
+    keep their GPU rules' columns, and a later findings run reads those and the accounting
+    back, not the work or the calls, with the direct read's findings."""
+    from tracelens.findings import find_issues
     from tracelens.util import accounting_and_calls
-    from tracelens.util_calls import read_calls
-    from tracelens.util_ops import sync_api_regex
 
     with tracelens.open(demo, cache=False) as direct:
-        util, calls = accounting_and_calls(direct)
-        launches = read_calls(direct, sync_api_regex()).launches.launch_starts(read_work(direct))
-        expected = (util.frame.rows(), util.idle_causes.rows(), util.communication.rows())
+        findings = find_issues(direct).frame.rows()
     with tracelens.open(demo) as first:
-        read_work(first)
+        accounting_and_calls(first)
+        assert _kept_file(first) is None
+        assert util_workfile.kept_accounting(first) is not None
+        assert find_issues(first).frame.rows() == findings
+        assert _kept_file(first) is not None
     with tracelens.open(demo) as again:
-        kept = util_workfile.kept(again, context=False)
-        assert kept is not None and kept["launch_start"].equals(launches)
-        assert kept["launch_start"].null_count() < kept.height
-        assert "launch_start" not in read_work(again).columns
-        ran = []
-        real = again.query
-        monkeypatch.setattr(again, "query", lambda name, **p: ran.append(name) or real(name, **p))
-        util_again, calls_again = accounting_and_calls(again)
-    assert "util_call_figures" in ran and "util_calls" not in ran
-    again_rows = (util_again.frame.rows(), util_again.idle_causes.rows())
-    assert again_rows + (util_again.communication.rows(),) == expected
-    assert calls_again == calls
+        ran = _queries(again, monkeypatch)
+        assert find_issues(again).frame.rows() == findings
+        assert not {"util_work", "util_calls", "util_call_figures"} & set(ran)
 
 
 def test_nothing_is_kept_of_a_direct_read(demo, cache_dir):
     with tracelens.open(demo, cache=False) as direct:
-        read_work(direct)
-        assert util_workfile.kept(direct, context=True) is None
+        read_work(direct, keep=True)
+        assert util_workfile.kept(direct) is None
     assert not (cache_dir / "traces").exists()
 
 
 def test_another_version_or_a_damaged_file_is_not_read(demo, cache_dir, monkeypatch):
     with tracelens.open(demo) as first:
-        expected = read_work(first)
+        expected = read_work(first, columns=COLUMNS, keep=True)
     with monkeypatch.context() as patched, tracelens.open(demo) as other:
         patched.setattr(util_workfile, "_version", lambda: "made-otherwise")
-        assert util_workfile.kept(other, context=True) is None
-        assert read_work(other).equals(expected)  # read again, and kept at this version
+        assert util_workfile.kept(other) is None
+        # read again, and kept at this version
+        assert read_work(other, columns=COLUMNS, keep=True).equals(expected)
         assert _kept_file(other) is not None
         other_file = _kept_file(other)
     with tracelens.open(demo) as again:  # this version's file is still there, beside the other
-        assert util_workfile.kept(again, context=True) is not None
-        assert read_work(again).equals(expected)
+        assert util_workfile.kept(again) is not None
+        assert read_work(again, columns=COLUMNS).equals(expected)
         path = _kept_file(again)
     assert path is not None and other_file.is_file() and path != other_file
     path.write_bytes(b"not parquet")
     with tracelens.open(demo) as damaged:
-        assert util_workfile.kept(damaged, context=True) is None
-        assert read_work(damaged).equals(expected)
+        assert util_workfile.kept(damaged) is None
+        assert read_work(damaged, columns=COLUMNS, keep=True).equals(expected)
+    with tracelens.open(demo) as repaired:  # the damaged file was written again
+        assert util_workfile.kept(repaired).equals(expected)
 
 
 def _whole(util) -> tuple:

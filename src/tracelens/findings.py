@@ -212,13 +212,13 @@ class _SharedWork:
             # util's accounting kept by a cache entry: the work is for the GPU rules alone
             if self.util_rules and self._kept_util() is not None:
                 self.util_rules.clear()
+            # a cache entry keeps the GPU rules' columns for later runs (with the accounting)
+            keep = bool(self.gpu_rules)
             if self.util_rules:
-                # with each operation's launch when a cache entry kept it: util then reads
-                # no call by call (the GPU rules select their own columns)
-                self._work = read_work(self.trace, self.where, launches=True)
+                self._work = read_work(self.trace, self.where, keep=keep)
             else:
                 columns = findings_gpu.WORK_COLUMNS
-                self._work = read_work(self.trace, self.where, columns=columns)
+                self._work = read_work(self.trace, self.where, columns=columns, keep=keep)
         return self._work
 
     def _release(self) -> None:

@@ -237,40 +237,37 @@ def read_work(
     where: EventFilter | None = None,
     *,
     context: bool = True,
-    launches: bool = False,
     columns: tuple[str, ...] = (),
+    keep: bool = False,
 ) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
     start (rows that start together in any order). Read it once and hand it to each.
     ``context``: read the CUDA context (findings' GPU rules report it); without it the
-    column is left out (util alone, which does not read it). A trace read through the
-    cache keeps its whole rows, sorted, for later runs (:mod:`tracelens.util_workfile`),
-    with the start of each operation's launching call (``launch_start``, found once in
-    util's read of the calls when the rows are kept): ``launches`` returns that column
-    too when the rows have it (:func:`accounting_and_calls` then reads no row per call).
-    ``columns``: only these (the kept rows' other columns are not read: findings' GPU
-    rules, when util's accounting was kept too)."""
+    column is left out (util alone, which does not read it). ``columns``: only these; the
+    whole trace's are read back from its cache entry when an earlier run kept them there
+    (:mod:`tracelens.util_workfile`: the columns of findings' GPU rules). ``keep``: keep
+    the whole trace's rows of those columns in the trace's cache entry, if it reads one
+    and they are not kept yet (findings, for its later runs)."""
     from . import util_workfile
 
     where = where or EventFilter()
-    whole = all(v is None for v in where.params().values())
+    whole = where.is_whole()
+    tried = False  # the kept rows were asked for, and are not there (or damaged)
     if columns:
-        context, launches = "context" in columns, "launch_start" in columns
-    kept = util_workfile.kept(trace, context=context, columns=columns) if whole else None
-    if (work := kept) is not None:
-        return work if launches or columns else work.drop("launch_start")
-    keep = whole and util_workfile.keeps(trace)
+        context = "context" in columns
+        if whole and set(columns) <= set(util_workfile.COLUMNS):
+            if (kept := util_workfile.kept(trace, columns=columns)) is not None:
+                return kept
+            tried = True
+    keep = keep and whole and util_workfile.keeps(trace)
+    keep = keep and (tried or not util_workfile.is_kept(trace))
     params = {"selection": None, **where.params(), "context": context or keep}
     work = sorted_by_device_start(trace.query("util_work", **params))
     if whole:
         _kept_whole(trace, work)
     if keep:
-        calls = read_calls(trace, sync_api_regex())
-        work = work.with_columns(calls.launches.launch_starts(work))
-        del calls
         util_workfile.keep(trace, work)
-        work = work if launches else work.drop("launch_start")
     if columns:
         return work.select(c for c in columns if c in work.columns)
     return work if context else work.drop("context")
@@ -309,13 +306,14 @@ def accounting_and_calls(
     if keep and (kept := util_workfile.kept_accounting(trace)) is not None:
         return kept
     if work is None:
-        work = read_work(trace, where, context=False, launches=True)
+        work = read_work(trace, where, context=False)
     records = _record_counts(work) if keep else {}
     window = None
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
     if "launch_start" in work.columns and window == (None, None):
-        # The work kept in a cache entry, with each operation's launch: no call by call read.
+        # The work the diff keeps in a cache entry, with each operation's launch
+        # (compare.workfile): no call by call read.
         calls = read_call_figures(trace, sync_api_regex())
     else:
         calls = read_calls(trace, sync_api_regex(), window)

@@ -1,26 +1,21 @@
-"""Util's GPU work of a cached trace, kept sorted in its cache entry.
+"""What util and findings keep in a cached trace's entry: the whole trace's accounting, and
+the GPU work of findings' GPU rules, sorted.
 
-Every util and findings run reads the GPU operations (``queries/util_work.sql``) and sorts
-them by device and start (:func:`tracelens.util.read_work`): on the 5M-kernel benchmark,
-cached, ~0.3 CPU s to read and ~0.65 to sort, a third of ``util``. The rows depend on the
-trace alone when no event filter applies, so the first run that reads them whole keeps
-them, sorted, beside the cached tables (a derived file of :mod:`tracelens.cache`), and
-later runs read that back (~0.14 CPU s; Parquet with snappy: 80 MB, written in ~0.55).
-The rows keep the start of each operation's launching call too (``launch_start``, from
-util's read of the calls when they are kept), so that later util runs read only the
-synchronizing calls and the span of the calls (``queries/util_call_figures.sql``), not
-every call (~0.45 CPU s and ~330 MB less, cached). Only a trace read through the cache
-keeps one; direct reads and filtered ones read the export as before. The file's version
-hashes the SQL and the view definitions that make the rows, so a tracelens whose rows
-would differ never reads an older one.
-
-The whole trace's accounting itself (:func:`keep_accounting`: util's tables, notes, window,
-the figures of the API calls and the records the read kept) is kept too: it depends on the
-trace and on tracelens alone, so a later ``util`` of the cached trace reads it back instead
-of sweeping the work again (5M-kernel benchmark, cached: the sweeps, the name classes and
-the work read are ~1.2 of util's ~1.8 CPU s). Its version hashes every source, query and
+The whole trace's accounting (:func:`keep_accounting`: util's tables, notes, window, the
+figures of the API calls and the records the read kept) depends on the trace and on
+tracelens alone, so a later ``util`` or ``findings`` of the cached trace reads it back
+instead of reading and sweeping the work again. Its version hashes every source, query and
 rule file of tracelens with the polars and DuckDB versions: any change to what computes it
 reads the trace again.
+
+The GPU operations (``queries/util_work.sql``, sorted by device and start:
+:func:`tracelens.util.read_work`) are kept by findings alone, and only the columns of its
+GPU rules (:data:`COLUMNS`, uncompressed: 5M-kernel benchmark, ~0.2 CPU s to write, ~0.06
+to read back): with the accounting kept, they are all a later findings run reads of them.
+util keeps none: with its accounting kept, no later util reads them, and writing the whole
+rows (with each operation's launching call, which only util's sweeps read) cost a cached
+util's first run ~0.8 of its ~3.5 CPU s. Only a trace read through the cache keeps either;
+direct reads and filtered ones read the export as before.
 """
 
 from __future__ import annotations
@@ -38,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "keep",
+    "is_kept",
     "keep_accounting",
     "keeps",
     "kept",
@@ -48,6 +44,11 @@ __all__ = [
     "write_bundle",
     "write_kept",
 ]
+
+
+#: The columns of :func:`tracelens.util.read_work` kept: those findings' GPU rules read
+#: (:data:`tracelens.findings_gpu.WORK_COLUMNS`).
+COLUMNS = ("device", "start_ns", "end_ns", "kind", "pid", "context")
 
 
 def _name() -> str:
@@ -77,18 +78,29 @@ def _entry(trace: Trace) -> Path | None:
     return trace._lazy.entry if keeps(trace) else None
 
 
-def kept(trace: Trace, *, context: bool, columns: tuple[str, ...] = ()) -> pl.DataFrame | None:
-    """The whole trace's rows of :func:`tracelens.util.read_work` (with the context column
-    when ``context``) and launch_start, sorted, when an earlier run kept them; else None.
-    ``columns``: only these are read."""
-    work = read_kept(trace, _name(), _version(), columns)
-    return work if work is None or context or columns else work.drop("context")
+def kept(trace: Trace, columns: tuple[str, ...] = COLUMNS) -> pl.DataFrame | None:
+    """``columns`` (of :data:`COLUMNS`) of the whole trace's rows of
+    :func:`tracelens.util.read_work`, sorted, when an earlier run kept them; else None."""
+    if not set(columns) <= set(COLUMNS):
+        return None
+    return read_kept(trace, _name(), _version(), columns)
+
+
+def is_kept(trace: Trace) -> bool:
+    """Whether an earlier run kept the whole trace's rows at this version (not read)."""
+    from .cache import derived_path
+
+    entry = _entry(trace)
+    return entry is not None and derived_path(entry, _name(), _version()) is not None
 
 
 def keep(trace: Trace, work: pl.DataFrame) -> None:
-    """Keep ``work`` (the whole trace's rows of read_work, with context and launch_start,
-    sorted) in the trace's cache entry for later runs."""
-    write_kept(trace, _name(), _version(), work)
+    """Keep :data:`COLUMNS` of ``work`` (the whole trace's rows of read_work, sorted) in the
+    trace's cache entry for later runs. Uncompressed: on the 5M-kernel benchmark snappy
+    took about twice the CPU time to write and 1.6 times to read back (the whole rows:
+    0.66 and 0.29 CPU s, against 0.30 and 0.18), for two thirds of the size."""
+    frame = work.select(COLUMNS)
+    write_kept(trace, _name(), _version(), frame, compression="uncompressed")
 
 
 def read_kept(
@@ -111,10 +123,12 @@ def read_kept(
         return None
 
 
-def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> None:
-    """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry;
-    nothing when the trace reads no cache entry or the cache cannot be written (this run
-    has its rows either way)."""
+def write_kept(
+    trace: Trace, name: str, version: str, frame: pl.DataFrame, compression: str = "snappy"
+) -> None:
+    """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry
+    (Parquet, ``compression``); nothing when the trace reads no cache entry or the cache
+    cannot be written (this run has its rows either way)."""
     from .cache import add_derived
 
     if _entry(trace) is None:
@@ -122,7 +136,7 @@ def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> No
     lazy = trace._lazy
 
     def write(path: Path) -> None:
-        frame.write_parquet(path, compression="snappy", statistics=False)
+        frame.write_parquet(path, compression=compression, statistics=False)
 
     with contextlib.suppress(OSError):
         add_derived(lazy.settings, lazy.ident, trace._source_file, name, version, write)
