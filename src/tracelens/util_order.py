@@ -33,10 +33,19 @@ def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
     if nulls:
         return work.sort(ORDER).drop(drop)
     order = _break_ties(work, _device_start_order(work))
-    work = work.drop(drop)
+    return _gathered(work.drop(drop), order)
+
+
+def _gathered(work: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
+    """``work``'s rows in ``order``, gathered one column at a time, each dropped once copied.
+    Each column is made contiguous first: DuckDB hands a 5M-row read over in several chunks,
+    and gathering from one chunk is cheaper than across them (8 columns of the 5M-kernel
+    benchmark's read: ~0.13 CPU s with the copies, against ~0.22)."""
+    import polars as pl
+
     columns = []
     for name in work.columns:
-        columns.append(work.get_column(name).gather(order))
+        columns.append(work.get_column(name).rechunk().gather(order))
         work = work.drop(name)
     return pl.DataFrame(columns)
 
@@ -89,11 +98,5 @@ def sorted_by_device_start(work: pl.DataFrame) -> pl.DataFrame:
     """``work`` by device and start (:func:`_device_start_order`), gathered one column at a
     time, each dropped from the read once copied: the sort holds one column twice, not the
     whole read (~220 MB on a 5M-kernel trace)."""
-    import polars as pl
 
-    order = _device_start_order(work)
-    columns = []
-    for name in work.columns:
-        columns.append(work.get_column(name).gather(order))
-        work = work.drop(name)
-    return pl.DataFrame(columns)
+    return _gathered(work, _device_start_order(work))
