@@ -11,8 +11,8 @@
 --
 -- Parameters:
 --   $paths  BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
---                    are not joined with it, so the process id is not read (on the 5M-kernel
---                    bench trace read directly, one SQLite column and the join: ~0.3 CPU s)
+--                    are not joined with it (on the 5M-kernel bench trace read directly,
+--                    the join and its columns: ~0.3 CPU s)
 --
 -- Input (a temp table the library creates):
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
@@ -32,9 +32,10 @@
 --   path_id         BIGINT     fp_paths.path_id of the launching call (the key of its ranges
 --                              in fp_path_lists); NULL outside any NVTX range, and
 --                              everywhere when not $paths
---   global_pid      BIGINT     the launching process (fp_paths.global_pid: the key of the
---                              launch's call, with correlation_id, for the step whose NVTX
---                              range holds the call); NULL where path_id is
+--   global_pid      BIGINT     the launching process (globalPid: the key of the launch's
+--                              call, with correlation_id, for the step whose NVTX range
+--                              holds the call; correlation ids are numbered per process, so
+--                              the host launch order takes one process after another)
 --   variant_hi      BIGINT     the launch configuration (grid, block) as two integers whose
 --   variant_lo      BIGINT     order is the order of (grid_x, grid_y, grid_z, block_x,
 --                              block_y, block_z), a missing dimension first: hi = grid_x +
@@ -54,7 +55,7 @@ SELECT
     k."end" AS end_ns,
     k.demangledName AS name_id,
     p.path_id,
-    p.global_pid,
+    k.globalPid AS global_pid,
     CASE
         WHEN k.demangledName IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')

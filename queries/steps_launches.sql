@@ -1,6 +1,8 @@
 -- steps_launches: every kernel and every graph-level CUDA graph replay that passes the
 -- filter, per device in launch order (the order the host launched them: correlation id,
--- then start, stream, end: the kernels of one CUDA graph launch share its correlation id),
+-- then start, stream, end: the kernels of one CUDA graph launch share its correlation id;
+-- correlation ids are numbered per process, so the processes that launched on one device
+-- come one after another, by their first launch there, then by globalPid),
 -- as name ids: the sequence whose period tracelens steps looks for when the trace has no
 -- step markers. Not GPU start order: concurrent streams interleave on the GPU as timing has
 -- it, differently from run to run of one program. A replay traced at
@@ -34,4 +36,5 @@ FROM launches
 WHERE event_passes(deviceId, streamId, globalPid, start, "end", $device, $pid, $stream, $start_ns,
                    $end_ns)
   AND in_selection(globalPid, correlationId, $selection)
-ORDER BY device, correlationId NULLS LAST, start_ns, streamId, end_ns, graph_id NULLS FIRST
+ORDER BY device, min(start) OVER (PARTITION BY deviceId, globalPid), globalPid NULLS LAST,
+         correlationId NULLS LAST, start_ns, streamId, end_ns, graph_id NULLS FIRST

@@ -135,6 +135,7 @@ def test_steps_launch_rows(trace_path):
         "end_ns": pl.Int64,
         "correlation_id": pl.Int64,
         "token": pl.Int64,
+        "pid": pl.Int32,
     }
     actual = rows.sort(pl.all()).write_csv()
     assert actual == (GOLDEN / "steps_launch_rows__all.csv").read_text()

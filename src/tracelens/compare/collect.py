@@ -166,10 +166,11 @@ def collect(
     work, kernels, census_demangled, demangled_of = read_work(trace, where, name_kind, keep_work)
     kept = work.select(WORK_COLUMNS) if keep_work else None  # the read's columns, no copy
     # The kernels, with only the columns the totals, the sequences and the steps read (in
-    # GPU order: the sequences and the steps put them in launch order, by correlation id).
+    # GPU order: the sequences and the steps put them in launch order, by process and
+    # correlation id).
     name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
     launches = work.filter(pl.col("kind") == KERNEL).select(
-        "device", "start_ns", "end_ns", "correlation_id", *name_columns
+        "device", "start_ns", "end_ns", "correlation_id", *name_columns, "pid"
     )
     by_device = device_kernel_ids(launches, name_kind) if per_device else None
     census = kernels.drop("name_id", "avg_blocks")
@@ -177,7 +178,8 @@ def collect(
         census_demangled = census
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
     # The launches in host launch order, once: the sequences and the step search read it.
-    order = host_order(launches.select("device", "correlation_id"))
+    order = host_order(launches.select("device", "start_ns", "correlation_id", "pid"))
+    launches = launches.drop("pid")
     sequences, names = launch_sequences(kernels, name_kind, launches, order)
     graph = trace.graph_replays(where)
     accounting = _time_accounting(
@@ -361,7 +363,7 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     # Made after util's sweeps, whose peak they would add to.
     if graph[0]:
         step_launches = work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
-            "device", "start_ns", "end_ns", "correlation_id", "name_id", "graph_id"
+            "device", "start_ns", "end_ns", "correlation_id", "pid", "name_id", "graph_id"
         )
     else:
         # In host launch order, without correlation ids: the step search takes them as
@@ -391,9 +393,10 @@ def launch_sequences(
 ) -> tuple[dict, list[str]]:
     """Each device's launches in launch order as small integers (indices into the name
     list, ``kernels``' names: name_id, name): a million launches are 8 MB, not a million
-    strings. ``launches``: device, correlation_id, name_id, short_id, each device's in GPU
-    order (``util.ORDER``); the sequence is the order the host launched them
-    (:func:`tracelens.steps_period.host_order`, the step search's order), not GPU start:
+    strings. ``launches``: device, start_ns, correlation_id, pid, name_id, short_id, each
+    device's in GPU order (``util.ORDER``); the sequence is the order the host launched
+    them (:func:`tracelens.steps_period.host_order`, the step search's order: by process,
+    one after another, then correlation id), not GPU start:
     two streams' kernels interleave on the GPU as timing has it, differently in two runs
     of one program, and the alignment compares paths, not timing. ``order``: that order
     (row numbers of ``launches``), when already found."""
@@ -406,7 +409,8 @@ def launch_sequences(
     ids = sorted(names)
     index = {raw: i for i, raw in enumerate(ids)}
     if order is None:
-        order = host_order(launches.select("device", "correlation_id"))
+        keys = ("device", "start_ns", "correlation_id", "pid")
+        order = host_order(launches.select(c for c in keys if c in launches.columns))
     frame = launches.select(
         pl.col("device").gather(order),
         token=pl.col(column).gather(order).replace_strict(index, return_dtype=pl.Int64),

@@ -43,10 +43,19 @@ _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_en
 
 def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
     """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
-    ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id or
-    global_pid column (all NULL, each took 40 MB on 5M launches)."""
+    ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
+    (all NULL, it took 40 MB on 5M launches), nor a global_pid column when one process
+    launched every kernel (the host order needs it only when several did:
+    :func:`tracelens.steps_period.process_ranks`)."""
+    import polars as pl
+
     launches = trace.query("fingerprint_launches", paths=paths)
-    return launches if paths else launches.drop("path_id", "global_pid")
+    if paths:
+        return launches
+    pid = pl.col("global_pid")
+    lo, hi, nulls = launches.select(lo=pid.min(), hi=pid.max(), nulls=pid.null_count()).row(0)
+    one = lo == hi and not nulls
+    return launches.drop("path_id", "global_pid") if one else launches.drop("path_id")
 
 
 def _packed_key(
@@ -134,13 +143,23 @@ def start_order(launches: pl.DataFrame) -> pl.Series:
 
 
 def launch_order(launches: pl.DataFrame) -> pl.Series:
-    """The launches' row indices per device in the order the host launched them
-    (correlation id, NULL last; then start, stream, end): the step search's launch
-    sequence (:func:`tracelens.steps_period.launch_order`), the blocks of period steps
+    """The launches' row indices per device in the order the host launched them (the
+    launching process, when several launched on a device: by their first launch there,
+    :func:`tracelens.steps_period.process_ranks`; correlation id, NULL last; then start,
+    stream, end): the step search's launch sequence
+    (:func:`tracelens.steps_period.launch_order`), the blocks of period steps
     (:func:`tracelens.fingerprint.members.host_order_steps`) and, where the units follow
     it, their order (:func:`_unit_order`), from this one sort."""
-    by_launch = [("device", True), ("correlation_id", True)]
-    return sort_order(launches, by_launch, ("start_ns", "stream", "end_ns"))
+    from ..steps_period import process_ranks
+
+    process = process_ranks(launches)
+    if process is None:
+        by_launch = [("device", True), ("correlation_id", True)]
+        return sort_order(launches, by_launch, ("start_ns", "stream", "end_ns"))
+    by_launch = [("device", True), ("process", True), ("correlation_id", True)]
+    columns = ("device", "correlation_id", "start_ns", "stream", "end_ns")
+    keys = launches.select(*columns, process=process)
+    return sort_order(keys, by_launch, ("start_ns", "stream", "end_ns"))
 
 
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
@@ -172,11 +191,18 @@ def with_steps(
     elsewhere the step whose GPU window on the launch's device holds its start (the latest
     step that starts at or before it, if the launch starts before that step ends), else
     NULL. ``order``: the launches' rows in GPU order (:func:`start_order`; None: sorted
-    here when the GPU windows are needed)."""
+    here when the GPU windows are needed). With several launching processes on a device,
+    each launch's ``process`` too (:func:`tracelens.steps_period.process_ranks`): a unit's
+    launches are in host order, one process after another (:func:`_unit_order`)."""
     import polars as pl
+
+    from ..steps_period import process_ranks
 
     columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
     keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
+    process = process_ranks(launches)
+    if process is not None:
+        keep.append(process.alias("process"))
     if not step_rows:
         frame = launches.select(*keep, step=pl.lit(None, pl.Int64))
         return _named(frame)
@@ -332,8 +358,8 @@ def with_variants(
 def _unit_order(
     frame: pl.DataFrame, launched: pl.Series | None = None
 ) -> tuple[pl.Series, pl.Series]:
-    """(the launches' row indices by unit, then in launch order: correlation id (NULL
-    last), GPU start, code; the unit key of each launch in that order: one Int64 per
+    """(the launches' row indices by unit, then in launch order: process (when several
+    launched on a device: ``process``), correlation id (NULL last), GPU start, code; the unit key of each launch in that order: one Int64 per
     (device, step, region_id), in their order, NULLs first). Two columns are gathered in
     that order, not the six a unit's launches are described by (0.3 -> 0.2 CPU s on the
     5M launches of the bench trace).
@@ -352,7 +378,9 @@ def _unit_order(
         unit = frame["unit"].gather(launched)
         if unit.is_sorted():
             return _by_code(frame, launched, unit), unit
-    order = sort_order(frame, [("unit", False), ("correlation_id", True)], ("start_ns", "code"))
+    process = [("process", False)] if "process" in frame.columns else []
+    packed = [("unit", False), *process, ("correlation_id", True)]
+    order = sort_order(frame, packed, ("start_ns", "code"))
     return order, frame["unit"].gather(order)
 
 
@@ -433,8 +461,8 @@ def unit_rows(
         names=["vid", "launches"],
     )
     at = order.gather(starts)
-    columns = ("device", "step", "region_id", "correlation_id")
-    first = frame.select(pl.col(c).gather(at) for c in columns)
+    columns = ("device", "step", "region_id", "process", "correlation_id")
+    first = frame.select(pl.col(c).gather(at) for c in columns if c in frame.columns)
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
     head = vid.filter(pos < block).to_arrow()
     table = pa.table(
@@ -457,13 +485,14 @@ def unit_rows(
 
 
 def _ranks(first: pl.DataFrame) -> pa.Array:
-    """Each unit's place, from 1, in the order of (device, step NULLS FIRST, first
-    correlation id NULLS LAST): the document's order of entries (by their first unit)."""
+    """Each unit's place, from 1, in the order of (device, step NULLS FIRST, the process of
+    its first launch (with several on a device), its correlation id NULLS LAST): the
+    document's order of entries (by their first unit)."""
     import polars as pl
 
-    order = first.select(
-        pl.arg_sort_by("device", "step", "correlation_id", nulls_last=[False, False, True])
-    ).to_series()
+    keys = [c for c in ("device", "step", "process", "correlation_id") if c in first.columns]
+    nulls_last = [c == "correlation_id" for c in keys]
+    order = first.select(pl.arg_sort_by(keys, nulls_last=nulls_last)).to_series()
     rank = pl.repeat(0, first.height, dtype=pl.Int64, eager=True)
     return rank.scatter(order, pl.int_range(1, first.height + 1, eager=True)).to_arrow()
 
