@@ -97,6 +97,19 @@ def test_parquetdir_census_cli(tmp_path, capsys):
     assert (rc, err, rc2) == (0, "", 0) and out == out2
 
 
+def test_parquetdir_size_is_its_files(tmp_path, capsys):
+    """info and the report header give a parquetdir's size as its files' sum, not the 4 kB
+    of the directory entry."""
+    import json
+
+    from tracelens.demo import demo_path
+
+    directory = write_parquetdir(demo_path("bs1"), tmp_path / "bs1_pqtdir")
+    files = sum(f.stat().st_size for f in directory.glob("*.parquet"))
+    rc, out, err = run_cli(["info", str(directory), "-f", "json"], capsys)
+    assert (rc, err) == (0, "") and json.loads(out)["size_bytes"] == files > 8192
+
+
 def test_a_directory_without_parquet_files(tmp_path, capsys):
     rc, out, err = run_cli(["census", str(tmp_path)], capsys)
     assert (rc, out) == (2, "")

@@ -35,6 +35,14 @@ def is_parquet_dir(path: Path) -> bool:
     return path.is_dir() and any(path.glob(f"*{PARQUET_SUFFIX}"))
 
 
+def input_bytes(path: Path) -> int:
+    """The size of an input on disk: a file's size, or for a parquetdir export the sum of
+    its ``<table>.parquet`` files (the directory entry's own size, 4 kB, says nothing)."""
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.glob(f"*{PARQUET_SUFFIX}"))
+    return path.stat().st_size
+
+
 def parquet_tables(con: duckdb.DuckDBPyConnection, directory: Path) -> dict[str, tuple[str, ...]]:
     """Every ``<table>.parquet`` of ``directory`` and its column names, in file order, read
     from the Parquet footers. A file that is not Parquet raises TraceError naming it."""

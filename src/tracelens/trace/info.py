@@ -230,9 +230,11 @@ class InfoMethods:
         firsts = [e.first_ns for e in events if e.first_ns is not None]
         lasts = [e.last_ns for e in events if e.last_ns is not None]
         session_start = self.session_start_utc_ns()
+        from ..inputs import input_bytes
+
         return TraceInfo(
             path=str(self.path),
-            size_bytes=self.path.stat().st_size,
+            size_bytes=input_bytes(self.path),
             nsys_version=self._nsys_version(meta),
             schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
             metadata_table=table,
