@@ -8,12 +8,17 @@ program. The alignment tries, cheapest first:
 
 1. identical sequences, or one a prefix, suffix or slice of the other: the captures hold
    different amounts of the same work (a *capture* difference, not a path change);
-2. both sequences periodic (a step repeats) with the same step: a capture difference too,
-   the step counts say how much of the program each capture holds;
+2. both sequences periodic (a step repeats) with the same step, and one's end the
+   other's beginning (two overlapping windows of one launch stream, over at least
+   ``MIN_STEPS`` steps; :mod:`.captures`): a capture difference too, the step counts say
+   how much of the program each capture holds. The same step alone is not enough: a run
+   whose path changes partway repeats A's step until then;
 3. an exact alignment (``difflib``) of what differs after the common prefix and suffix,
    when it is small (at most ``EXACT_PAIRS`` token pairs);
 4. both periodic, other steps: the steps' launch motifs are aligned with each other ("in
-   every step, launch #k changed X → Y"), each change counted once per step;
+   every step, launch #k changed X → Y"), each change counted once per step (the same
+   step on both sides, and no capture difference: the change is in some steps only, so
+   windows);
 5. otherwise windows of ``WINDOW`` launches, aligned exactly while the work budget
    (``WINDOW_BUDGET`` token pairs in all) lasts and compared by counts after that.
 
@@ -30,8 +35,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .captures import overlap, part_of, rotation
 from .model import SequenceAlignment
-from .period import Period, anchor_token, find_period, token_counts
+from .period import Period, anchor_token, find_period
 
 if TYPE_CHECKING:
     import polars as pl
@@ -55,29 +61,6 @@ def _common_prefix(a: pl.Series, b: pl.Series) -> int:
         return 0
     differ = (a.head(n) != b.head(n)).arg_true()
     return int(differ[0]) if len(differ) else n
-
-
-def _same(a: pl.Series, b: pl.Series) -> bool:
-    return len(a) == len(b) and bool((a == b).all())
-
-
-def _find_slice(short: pl.Series, long: pl.Series, checks: int = 8) -> int | None:
-    """Where ``short`` sits inside ``long`` as one contiguous run (None: it does not). Its
-    first tokens pick candidate offsets (one vectorized pass per token); at most ``checks``
-    candidates are compared in full."""
-    import polars as pl
-
-    if len(short) == 0 or len(short) > len(long):
-        return None
-    span = len(long) - len(short) + 1
-    window = long.head(span + 16)
-    mask = pl.Series([True] * span)
-    for h in range(min(8, len(short))):
-        mask &= window.slice(h, span) == short[h]
-    for offset in mask.arg_true().head(checks):
-        if _same(long.slice(offset, len(short)), short):
-            return int(offset)
-    return None
 
 
 @dataclass
@@ -241,28 +224,34 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     if anchor is not None:
         period_a = find_period(a, anchor)
         period_b = period_a if same else find_period(b, anchor)
+    # The same step on both sides (the motifs may start at other launches of it: a warm-up
+    # step of another length shifts where the period search cuts the steps).
+    same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
     if len(mid_a) or len(mid_b):
         tally.diverge(prefix, prefix)
         short, long = (b, a) if len(b) <= len(a) else (a, b)
-        if not len(mid_a) or not len(mid_b):
-            # One sequence is the other with launches left out at one place.
-            relation = "prefix" if suffix == 0 else ("suffix" if prefix == 0 else "subsequence")
-            extra = tally.only_a if len(mid_a) else tally.only_b
-            extra.update((mid_a if len(mid_a) else mid_b).to_list())
-        elif (offset := _find_slice(short, long)) is not None:
-            relation = "slice"
+        if (offset := part_of(short, long)) is not None:
+            # One capture holds a contiguous part of the other's launches.
+            relation = "prefix" if offset == 0 else "slice"
+            relation = "suffix" if offset == len(long) - len(short) else relation
             tally.matched = len(short)
             rest = long.head(offset).to_list() + long.slice(offset + len(short)).to_list()
             (tally.only_a if long is a else tally.only_b).update(rest)
-        elif period_a and period_b and period_a.motif == period_b.motif:
+        elif not len(mid_a) or not len(mid_b):
+            # One sequence is the other with launches left out at one place.
+            relation = "subsequence"
+            extra = tally.only_a if len(mid_a) else tally.only_b
+            extra.update((mid_a if len(mid_a) else mid_b).to_list())
+        elif same_step and (shared := overlap(a, b, period_a.length)) is not None:
+            # Two windows of one launch stream: one capture started and ended later.
             relation = "capture"
-            _multiset(a, b, tally)
+            _overlapping(a, b, shared, tally)
         elif len(mid_a) * len(mid_b) <= EXACT_PAIRS:
             relation = "aligned"
             _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally)
-            if period_a and period_b:
+            if period_a and period_b and not same_step:
                 changes = _periodic(period_a, period_b, _Tally())
-        elif period_a and period_b:
+        elif period_a and period_b and not same_step:
             relation = "periodic"
             changes = _periodic(period_a, period_b, tally, prefix + suffix)
         else:
@@ -296,13 +285,14 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     )
 
 
-def _multiset(a: pl.Series, b: pl.Series, tally: _Tally) -> None:
-    """Launches compared by counts per kernel: what both have (an upper bound on what
-    matches in order) and what only one side has. Linear."""
-    ca, cb = Counter(token_counts(a)), Counter(token_counts(b))
-    tally.matched = sum((ca & cb).values())
-    tally.only_a.update(ca - cb)
-    tally.only_b.update(cb - ca)
+def _overlapping(a: pl.Series, b: pl.Series, overlap: int, tally: _Tally) -> None:
+    """Two captures that overlap by ``overlap`` launches (:func:`~.captures.overlap`): those match in
+    order; what only one holds, before or after them, is that capture's alone."""
+    k = abs(overlap)
+    early, late = (a, b) if overlap > 0 else (b, a)
+    tally.matched = k
+    (tally.only_a if early is a else tally.only_b).update(early.head(len(early) - k).to_list())
+    (tally.only_b if late is b else tally.only_a).update(late.slice(k).to_list())
 
 
 def _periodic(pa: Period, pb: Period, tally: _Tally, outside: int = 0) -> list:

@@ -84,12 +84,25 @@ def token_counts(seq: pl.Series) -> dict[int, int]:
 
 def anchor_token(a: pl.Series, b: pl.Series) -> int | None:
     """A token both sequences launch once per step (the rarest such), to phase their steps
-    alike; None when there is none."""
+    alike; None when there is none. One whose steps span most of both sequences
+    (``MIN_COVERAGE``) comes first: a kernel that a run stops launching partway (its path
+    changed) is once per step in only some of its steps, and counted them as its steps."""
     same = a is b  # a sequence with itself: counted and checked once
     ca = token_counts(a)
     cb = ca if same else token_counts(b)
     both = [t for t in ca if ca[t] >= MIN_STEPS and cb.get(t, 0) >= MIN_STEPS]
+    partial = None  # the rarest token once per step over part of a sequence only
     for token in sorted(both, key=lambda t: (ca[t] + cb[t], t))[:16]:
-        if _once_per_step(a, token) and (same or _once_per_step(b, token)):
+        step_a = _once_per_step(a, token)
+        step_b = step_a if same else _once_per_step(b, token)
+        if not (step_a and step_b):
+            continue
+        if _spans(a, ca[token], step_a) and _spans(b, cb[token], step_b):
             return int(token)
-    return None
+        partial = int(token) if partial is None else partial
+    return partial
+
+
+def _spans(seq: pl.Series, count: int, length: int) -> bool:
+    """Whether ``count`` steps of ``length`` launches span most of ``seq``."""
+    return count * length >= MIN_COVERAGE * len(seq)

@@ -120,47 +120,35 @@ def uniform_change(x: Context) -> list[Clue]:
 
 def calls_per_step(x: Context) -> list[Clue]:
     """Kernels both runs launch, called more or less often for the same work: per step
-    when both captures repeat a step, else per launch (each kernel's share of launches)."""
+    when both captures repeat a step, else on average per step when both have steps
+    (their repeating steps launch every kernel as often: it changed in some steps only,
+    partway through the run), else per launch (each kernel's share of launches)."""
     import polars as pl
 
     rows = []
     both = x.kernels.filter(pl.col("status") == "both")
     avg_b = dict(zip(both["name"], both["b_avg_ns"], strict=True))
     busiest = max(x.alignment, key=lambda al: al.launches_a + al.launches_b, default=None)
-    if busiest is not None and busiest.step_calls:
+    unit, in_every_step = "step", busiest is not None and bool(busiest.step_calls)
+    if in_every_step:
         limit = threshold("calls_per_step_ratio")
         for name, ca, cb in busiest.step_calls:
             if ca and cb and name in avg_b and outside(cb / ca, limit):
                 rows.append((name, ca, cb, (cb - ca) * avg_b[name] * (busiest.steps_b or 1)))
-        unit = "step"
     elif x.launches_a and x.launches_b:
-        limit = threshold("calls_per_launch_ratio")
-        scale = x.launches_b / x.launches_a
+        unit = "step" if x.steps and x.steps_a else "launch"
+        limit = threshold(f"calls_per_{unit}_ratio")
+        scale = x.steps / x.steps_a if unit == "step" else x.launches_b / x.launches_a
         for r in both.iter_rows(named=True):
             ca, cb = r["a_instances"], r["b_instances"]
             if max(ca, cb) < threshold("calls_min"):
                 continue
             if outside(cb / (ca * scale), limit):
                 rows.append((r["name"], ca, cb, (cb - ca * scale) * r["b_avg_ns"]))
-        unit = "launch"
     rows.sort(key=lambda r: -abs(r[3]))
     clues = []
     for name, ca, cb, impact in rows[: int(threshold("outliers_shown"))]:
-        if unit == "step":
-            evidence = f"{ca:,} → {cb:,} calls in every step ({busiest.steps_b:,} steps in B)"
-            if x.steps != busiest.steps_b:  # the impacts count other steps (trace.steps)
-                evidence = (
-                    f"{ca:,} → {cb:,} calls in every repetition of the launch sequence "
-                    f"({busiest.steps_b:,} in B)"
-                )
-            ratio_text = fmt_ratio(cb / ca)
-        else:
-            share_a, share_b = ca / x.launches_a, cb / x.launches_b
-            evidence = (
-                f"calls {count(ca)} → {count(cb)}: {share_a:.1%} → {share_b:.1%} of all "
-                f"launches (no steps found, so normalized by launches)"
-            )
-            ratio_text = fmt_ratio(share_b / share_a)
+        evidence, ratio_text = _calls_evidence(x, busiest if in_every_step else None, ca, cb)
         clues.append(
             make(
                 "calls_per_step",
@@ -173,6 +161,33 @@ def calls_per_step(x: Context) -> list[Clue]:
             )
         )
     return clues
+
+
+def _calls_evidence(x: Context, busiest, ca: int, cb: int) -> tuple[str, str]:
+    """The evidence and ratio of one calls clue: in every step (``busiest``, the device
+    whose repeating steps launch the kernel another number of times), else on average
+    over each run's steps, else per launch."""
+    if busiest is not None:
+        evidence = f"{ca:,} → {cb:,} calls in every step ({busiest.steps_b:,} steps in B)"
+        if x.steps != busiest.steps_b:  # the impacts count other steps (trace.steps)
+            evidence = (
+                f"{ca:,} → {cb:,} calls in every repetition of the launch sequence "
+                f"({busiest.steps_b:,} in B)"
+            )
+        return evidence, fmt_ratio(cb / ca)
+    if x.steps and x.steps_a:
+        per_a, per_b = ca / x.steps_a, cb / x.steps
+        return (
+            f"calls {count(ca)} → {count(cb)} in {count(x.steps_a)} → {count(x.steps)} steps: "
+            f"{per_a:.2f} → {per_b:.2f} per step on average",
+            fmt_ratio(per_b / per_a),
+        )
+    share_a, share_b = ca / x.launches_a, cb / x.launches_b
+    return (
+        f"calls {count(ca)} → {count(cb)}: {share_a:.1%} → {share_b:.1%} of all "
+        f"launches (no steps found, so normalized by launches)",
+        fmt_ratio(share_b / share_a),
+    )
 
 
 def _variant_rows(x: Context) -> list[tuple[dict[str, Any], float]]:

@@ -91,9 +91,11 @@ def launch_structure(x: Context) -> list[Clue]:
 
 def _same_kernels_as_often(x: Context, al: SequenceAlignment) -> str | None:
     """How B launches the same kernels as A as often, in another order (None when it does
-    not): per step when both runs repeat a step (every kernel as many times in B's step as
-    in A's), else in the whole capture (every kernel as many launches, the same total)."""
-    if al.steps_a and al.steps_b:
+    not): per step when both runs repeat a step and their steps differ (every kernel as many
+    times in B's step as in A's), else in the whole capture (every kernel as many launches,
+    the same total). Two equal steps say nothing here: the order changed in some steps only
+    (partway through the run), not in every step."""
+    if al.steps_a and al.steps_b and (al.step_changes or al.step_calls):
         if al.step_calls:
             return None
         return (

@@ -54,9 +54,10 @@ class SequenceAlignment:
     truncated: bool  # True when some launches were compared by counts, not in order
     # How the sequences relate: identical | prefix | suffix | subsequence | slice (one is
     # the other with launches left out at an end or one place: a capture difference) |
-    # capture (both repeat the same step, different numbers of them) | periodic (both
-    # repeat a step, and the steps differ) | aligned (exact alignment) | windows (long and
-    # aperiodic: aligned in windows, see compare/align.py for the bound)
+    # capture (two overlapping windows of one run that repeats a step: compare/captures.py)
+    # | periodic (both repeat a step, and the steps differ) | aligned (exact alignment) |
+    # windows (long, aperiodic or changed partway: aligned in windows, see
+    # compare/align.py for the bound)
     relation: str = "aligned"
     steps_a: int | None = None  # whole steps (repetitions of the launch motif), if periodic
     steps_b: int | None = None
