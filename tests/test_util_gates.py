@@ -95,7 +95,80 @@ def test_a_result_without_figures(tmp_path, capsys):
     path = b.write(tmp_path / "one.sqlite")
     rc, out, err = run_cli(["steps", str(path), "--fail-if", "steps<1"], capsys)
     assert (rc, out) == (2, "")
-    assert err == "tracelens: --fail-if: unknown figure 'steps'; this result has none\n"
+    assert err == "tracelens: --fail-if: steps was not measured: no steps found\n"
+    # util's gates on the steps figures: not measured either (was "unknown figure")
+    rc, out, err = run_cli(["util", str(path), "--fail-if", "step_median_ms>1"], capsys)
+    assert (rc, out) == (2, "")
+    assert err == "tracelens: --fail-if: step_median_ms was not measured: no steps found\n"
+    # a figure no result has is still unknown
+    rc, out, err = run_cli(["util", str(path), "--fail-if", "speed>1"], capsys)
+    assert rc == 2 and err.startswith("tracelens: --fail-if: unknown figure 'speed'; known: ")
+
+
+def graph_replays(tmp_path):
+    """The reviewer's gen_graph_comm.py, smaller: 3 eager kernels, then 20 CUDA graph
+    replays of 5 ms traced at graph level (their kernels, a tensor-parallel AllReduce among
+    them in the real program, are in no table)."""
+    from fixtures.builder import add_graph_replays
+
+    from tracelens.synth import global_pid
+
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python -m vllm.entrypoints.openai.api_server --tensor-parallel-size 2")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    for i in range(3):
+        at = 100 + i * 50_000
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 1_900, pid=PID)
+        b.kernel(XMMA_GEMM, start=at + 4_900, end=at + 14_900, pid=PID, correlation_id=cid)
+    for i in range(20):
+        at = 200_000 + i * 6 * MS
+        b.runtime(
+            "cudaGraphLaunch_v10000", start=at, end=at + 10_000, pid=PID, correlation_id=10_000 + i
+        )
+    path = b.write(tmp_path / "graphs.sqlite")
+    rows = [
+        (300_000 + i * 6 * MS, 5_300_000 + i * 6 * MS, 0, 1, None, 7, 10_000 + i, global_pid(PID), 3, 4)
+        for i in range(20)
+    ]  # fmt: skip
+    add_graph_replays(path, rows)
+    return path
+
+
+def test_communication_hidden_in_graph_replays_is_not_measured(tmp_path, capsys):
+    """No kernel is communication, yet the replays may run some: exposed communication
+    (and memory) cannot be measured, and a gate on it fails so (it passed at 0 ms)."""
+    path = graph_replays(tmp_path)
+    why = (
+        "CUDA graph replays traced at graph level run communication and copies that the "
+        "export does not list (profile with --cuda-graph-trace=node)\n"
+    )
+    for fmt in ("table", "csv"):
+        gate = ["--fail-if", "exposed_communication_ms>1", "-f", fmt]
+        rc, out, err = run_cli(["util", str(path), *gate], capsys)
+        assert (rc, out) == (2, "")
+        assert err == "tracelens: --fail-if: exposed_communication_ms was not measured: " + why
+    with tracelens.open(path) as trace:
+        f = figures(trace)
+    assert f.not_measured["exposed_memory_ms"] == why.strip()
+    assert "exposed_communication_ms" not in f and f["util"] > 0.8  # busy is measured
+    rc, _, err = run_cli(["util", str(path), "--fail-if", "util<0.5"], capsys)
+    assert (rc, err) == (0, "")
+    # csv has no place for util's notes: the replays' note is on stderr
+    rc, _, err = run_cli(["util", str(path), "-f", "csv"], capsys)
+    assert rc == 0
+    assert err == (
+        "tracelens: note: 20 CUDA graph replays traced at graph level count as compute: the "
+        "export does not list their kernels (profile with --cuda-graph-trace=node)\n"
+    )
+    # diff: the side with the replays (B) does not measure it; A does
+    other = build(tmp_path / "a.sqlite")
+    rc, _, err = run_cli(
+        ["diff", str(other), str(path), "--fail-if", "exposed_memory_ms>0"], capsys
+    )
+    assert rc == 2 and err == "tracelens: --fail-if: exposed_memory_ms was not measured: " + why
+    gate = "exposed_communication_ms_a>1"
+    rc, _, err = run_cli(["diff", str(other), str(path), "--fail-if", gate], capsys)
+    assert rc == 1 and err.startswith(f"tracelens: gate tripped: {gate}")
 
 
 def test_diff_gates_on_each_sides_figures(tmp_path, capsys):

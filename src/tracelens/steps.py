@@ -35,6 +35,7 @@ from .steps_ranges import range_families, range_steps_frame
 if TYPE_CHECKING:
     import polars as pl
 
+    from .compare.gates import Figures
     from .trace import Trace
 
 __all__ = ["FRAME_COLUMNS", "METHODS", "Steps", "find_steps"]
@@ -139,20 +140,24 @@ class Steps(Result):
             "p90_ns": self.p90_ns,
         }
 
-    def figures(self) -> dict[str, float]:
+    def figures(self) -> Figures:
         """Figures for gates (``--fail-if``): steps, step_median_ms, step_p90_ms,
-        step_std_ms, outlier_steps, warmup_steps; empty without steps."""
+        step_std_ms, outlier_steps, warmup_steps; without steps, none (not measured)."""
+        from .compare.gates import STEP_FIGURES, Figures
+
         if not self.count:
-            return {}
+            return Figures({}, dict.fromkeys(STEP_FIGURES, "no steps found"))
         s = self.summary()
-        return {
-            "steps": float(s["count"]),
-            "step_median_ms": (s["median_ns"] or 0) / 1e6,
-            "step_p90_ms": (s["p90_ns"] or 0) / 1e6,
-            "step_std_ms": (s["std_ns"] or 0) / 1e6,
-            "outlier_steps": float(len(s["outlier_steps"])),
-            "warmup_steps": float(len(s["warmup_steps"])),
-        }
+        return Figures(
+            {
+                "steps": float(s["count"]),
+                "step_median_ms": (s["median_ns"] or 0) / 1e6,
+                "step_p90_ms": (s["p90_ns"] or 0) / 1e6,
+                "step_std_ms": (s["std_ns"] or 0) / 1e6,
+                "outlier_steps": float(len(s["outlier_steps"])),
+                "warmup_steps": float(len(s["warmup_steps"])),
+            }
+        )
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """steps (one row per step and device, the main table) and steady (the steps left

@@ -40,12 +40,14 @@ from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
 if TYPE_CHECKING:
     import polars as pl
 
+    from .compare.gates import Figures
     from .trace import Trace
 
 __all__ = [
     "FRAME_COLUMNS",
     "IDLE_CAUSES",
     "ORDER",
+    "UTIL_FIGURES",
     "Util",
     "accounting_and_calls",
     "figures",
@@ -79,6 +81,17 @@ IDLE_CAUSES = {
 
 _TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
+#: The figures of :meth:`Util.figures`, by name.
+UTIL_FIGURES = (
+    "util",
+    "util_min",
+    "busy_ms",
+    "idle_ms",
+    "exposed_communication_ms",
+    "exposed_memory_ms",
+    *(f"idle_{cause}_ms" for cause in IDLE_CAUSES),
+)
+
 
 @dataclass(frozen=True)
 class Util(Result):
@@ -100,16 +113,19 @@ class Util(Result):
     #: collective, calls, total_bytes, min_bytes, median_bytes, max_bytes; None without.
     message_sizes: pl.DataFrame | None = None
 
-    def figures(self) -> dict[str, float]:
+    def figures(self) -> Figures:
         """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over the
         devices busy in the window), ``util_min`` (the least used device, an opened idle one
         too: :mod:`tracelens.util_listed`), ``busy_ms``, ``idle_ms``,
         ``exposed_communication_ms``, ``exposed_memory_ms`` and, per idle cause,
-        ``idle_<cause>_ms`` (all over the busy devices). Empty when no device had GPU work."""
+        ``idle_<cause>_ms`` (all over the busy devices; :data:`UTIL_FIGURES`). None, not
+        measured, when no device had GPU work."""
         import polars as pl
 
+        from .compare.gates import Figures
+
         if self.frame.is_empty():
-            return {}
+            return Figures({}, dict.fromkeys(UTIL_FIGURES, "no GPU work in the window"))
         busy, causes = busy_devices(self.frame, self.idle_causes)
         sums = busy.select(
             "span_ns", "busy_ns", "idle_ns", "exposed_communication_ns", "exposed_memory_ns"
@@ -126,7 +142,7 @@ class Util(Result):
         by_cause = dict(causes.group_by("cause").agg(pl.col("time_ns").sum()).iter_rows())
         for cause in IDLE_CAUSES:
             out[f"idle_{cause}_ms"] = by_cause.get(cause, 0) / 1e6
-        return out
+        return Figures(out)
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """devices (one row per device, the main table), idle_causes, communication."""
@@ -423,18 +439,21 @@ def _message_sizes(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame |
     )
 
 
-def figures(
-    trace: Trace, where: EventFilter | None = None, util: Util | None = None
-) -> dict[str, float]:
+def figures(trace: Trace, where: EventFilter | None = None, util: Util | None = None) -> Figures:
     """The util and steps figures of one trace in one dict, for gates such as
     ``--fail-if 'util<0.8'``: :meth:`Util.figures` (util, util_min, busy_ms, idle_ms,
     exposed_communication_ms, exposed_memory_ms, idle_<cause>_ms) and
     :meth:`tracelens.steps.Steps.figures` (steps, step_median_ms, step_p90_ms,
-    step_std_ms, outlier_steps, warmup_steps; absent without steps). ``util``: the
-    accounting of ``where`` when the caller already has it."""
+    step_std_ms, outlier_steps, warmup_steps). What cannot be measured is left out and
+    named (:attr:`~tracelens.compare.gates.Figures.not_measured`): the steps without steps,
+    the exposed communication and memory where CUDA graph replays traced at graph level
+    hide the work they run. ``util``: the accounting of ``where`` when the caller already
+    has it."""
+    from .compare.gates import STEP_FIGURES, Figures
     from .steps import find_steps
 
     out = (util or gpu_time_accounting(trace, where)).figures()
+    out = out.without_graph_hidden(trace.graph_replays(where)[0])
     if trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
-        out |= find_steps(trace, where=where).figures()
-    return out
+        return out | find_steps(trace, where=where).figures()
+    return out | Figures({}, dict.fromkeys(STEP_FIGURES, "the export lists no kernels"))

@@ -37,8 +37,8 @@ def util(
         result = gpu_time_accounting(tr, where)
         if damage := tr.damage_note():  # what the figures leave out: util's own notes
             result = replace(result, notes=(*result.notes, damage))
-            # (csv has no place for them: stderr, as every note)
-            note = join_notes(note, damage if out.fmt == "csv" else None)
+        if out.fmt == "csv":  # csv has no place for util's own notes: stderr, as every note
+            note = join_notes(note, *result.notes)
         gates = c.check_gates(figures(tr, where, result) if fail_if else {}, fail_if)
     out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)

@@ -305,12 +305,12 @@ def _kernel_tables(sa, sb, name: str):
 def _figures(sa, sb, copies, kernels, danger, alignment, score) -> dict[str, float]:
     """The named figures --fail-if reads (``clues`` is added with the board)."""
     from . import model
-    from .gates import side_figures
+    from .gates import Figures, side_figures
 
-    figures = model.figures(
-        sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"]
+    figures = Figures(
+        model.figures(sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"])
     )
-    figures |= side_figures(sa, sb)
+    figures |= side_figures(sa, sb)  # with the side figures not measured, for the gates
     figures["launch_overlap"] = score.factors["shared_launches"]
     figures["comparability"] = score.score
     return figures

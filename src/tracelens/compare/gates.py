@@ -26,6 +26,60 @@ _OPS = {
 }
 
 
+#: The figures of :meth:`tracelens.steps.Steps.figures`.
+STEP_FIGURES = (
+    "steps",
+    "step_median_ms",
+    "step_p90_ms",
+    "step_std_ms",
+    "outlier_steps",
+    "warmup_steps",
+)
+#: The figures of :meth:`tracelens.util.Util.figures` that need the GPU work's kernels and
+#: copies themselves, not only when the GPU was busy.
+EXPOSED_FIGURES = ("exposed_communication_ms", "exposed_memory_ms")
+_GRAPH_HIDDEN = (
+    "CUDA graph replays traced at graph level run communication and copies that the export "
+    "does not list (profile with --cuda-graph-trace=node)"
+)
+
+
+class Figures(dict):
+    """Named figures for gates, and those a result could not measure here (``not_measured``:
+    name -> why). A gate on a figure not measured fails as such, exit 2 like a bad
+    expression: it is no unknown figure, and it must not pass silently. ``|`` keeps both."""
+
+    def __init__(
+        self, values: Mapping[str, float] | None = None, not_measured: Mapping[str, str] = {}
+    ) -> None:
+        super().__init__(values or {})
+        self.not_measured = {k: why for k, why in not_measured.items() if k not in self}
+
+    def __or__(self, other: Mapping[str, float]) -> Figures:
+        missing = {**self.not_measured, **getattr(other, "not_measured", {})}
+        return Figures({**self, **other}, {k: v for k, v in missing.items() if k not in other})
+
+    def __ior__(self, other: Mapping[str, float]) -> Figures:  # type: ignore[override]
+        return self | other
+
+    def suffixed(self, suffix: str) -> Figures:
+        """The same figures with ``suffix`` after each name (a diff's A side: ``_a``)."""
+        return Figures(
+            {f"{k}{suffix}": v for k, v in self.items()},
+            {f"{k}{suffix}": why for k, why in self.not_measured.items()},
+        )
+
+    def without_graph_hidden(self, replays: int) -> Figures:
+        """These figures of work with ``replays`` CUDA graph replays traced at graph level:
+        the exposed communication and memory not measured (the replays count as compute,
+        and what communication and copies they run is in no table)."""
+        if not replays:
+            return self
+        kept = {k: v for k, v in self.items() if k not in EXPOSED_FIGURES}
+        hidden = dict.fromkeys((k for k in EXPOSED_FIGURES if k in self), _GRAPH_HIDDEN)
+        return Figures(kept, {**self.not_measured, **hidden})
+
+
 @dataclass(frozen=True)
 class GateResult:
     expression: str
@@ -38,7 +92,8 @@ def check_gates(d: TraceDiff | Mapping[str, float], expressions: list[str]) -> l
     """Evaluate ``--fail-if`` expressions: ``FIGURE OP NUMBER`` (OP one of < <= > >= == !=).
 
     ``FIGURE`` is a key of ``d.figures`` (or of ``d``, a mapping of figures); a gate trips
-    when the comparison is true.
+    when the comparison is true. A figure the result could not measure
+    (:attr:`Figures.not_measured`) is a usage error that says so.
     """
     figures = d if isinstance(d, Mapping) else d.figures
     results = []
@@ -51,6 +106,8 @@ def check_gates(d: TraceDiff | Mapping[str, float], expressions: list[str]) -> l
                 param="gate",
             )
         fig, op, num = m.groups()
+        if fig in (missing := getattr(figures, "not_measured", {})):
+            raise UsageError(f"{{param}}: {fig} was not measured: {missing[fig]}", param="gate")
         if fig not in figures:
             known = f"known: {', '.join(sorted(figures))}" if figures else "this result has none"
             raise UsageError(f"{{param}}: unknown figure {fig!r}; {known}", param="gate")
@@ -59,14 +116,20 @@ def check_gates(d: TraceDiff | Mapping[str, float], expressions: list[str]) -> l
     return results
 
 
-def side_figures(a: Side, b: Side) -> dict[str, float]:
+def side_figures(a: Side, b: Side) -> Figures:
     """A diff's util and steps figures (``Util.figures``, ``Steps.figures`` of what each
     side already read): B's (the run under test) by their own names, A's (the baseline)
-    with ``_a`` after them: ``util<0.8``, ``util_a``. None of them when the time accounting
-    was left out."""
+    with ``_a`` after them: ``util<0.8``, ``util_a``. None of them, not measured, when the
+    time accounting was left out; the exposed figures not measured where CUDA graph
+    replays traced at graph level hide work."""
+    from ..util import UTIL_FIGURES
 
-    def own(side: Side) -> dict[str, float]:
-        util = side.util.figures() if side.util is not None else {}
-        return util | (side.steps.figures() if side.steps is not None else {})
+    left_out = "the time accounting was left out (see the note)"
 
-    return own(b) | {f"{k}_a": v for k, v in own(a).items()}
+    def own(side: Side) -> Figures:
+        if side.util is None:
+            return Figures({}, dict.fromkeys((*UTIL_FIGURES, *STEP_FIGURES), left_out))
+        util = side.util.figures().without_graph_hidden(side.graph[0])
+        return util | (side.steps.figures() if side.steps is not None else Figures())
+
+    return own(b) | own(a).suffixed("_a")
