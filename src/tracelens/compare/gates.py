@@ -50,10 +50,12 @@ class Figures(dict):
     expression: it is no unknown figure, and it must not pass silently. ``|`` keeps both."""
 
     def __init__(
-        self, values: Mapping[str, float] | None = None, not_measured: Mapping[str, str] = {}
+        self,
+        values: Mapping[str, float] | None = None,
+        not_measured: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(values or {})
-        self.not_measured = {k: why for k, why in not_measured.items() if k not in self}
+        self.not_measured = {k: why for k, why in (not_measured or {}).items() if k not in self}
 
     def __or__(self, other: Mapping[str, float]) -> Figures:
         missing = {**self.not_measured, **getattr(other, "not_measured", {})}
