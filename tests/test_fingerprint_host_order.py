@@ -152,3 +152,19 @@ def test_a_collective_launched_in_a_steps_range_stays_in_that_step(tmp_path):
     assert doc_a["steps"] == {"method": "marker", "count": STEPS}
     assert fp.dumps(doc_a) == fp.dumps(doc_b)
     assert fp.compare(doc_a, doc_b).identical
+
+
+def test_range_steps_put_each_launch_in_the_step_of_its_call(tmp_path):
+    """members.range_steps: each launch in the step whose range holds its call, the lagging
+    collective (GPU start in the next step's window) too, found by the call's key."""
+    from tracelens.fingerprint import members, units
+
+    build_module = importlib.import_module("tracelens.fingerprint.build")
+    with tracelens.open(build_nvtx(tmp_path / "b.sqlite", lagging=(3,))) as trace:
+        steps = trace.steps()
+        build_module._create_paths(trace)
+        launches = units.read_launches(trace)
+        step = members.range_steps(trace, launches, steps)
+    by_call = step.gather(launches["correlation_id"].arg_sort()).to_list()
+    per_step = len(COMPUTE) + 1
+    assert by_call == [s for s in range(1, STEPS + 1) for _ in range(per_step)]

@@ -313,3 +313,27 @@ def test_fingerprint_nvtx_overlaps_golden(tmp_path):
         _attribution(trace)
         csv = _sorted_csv(trace, "fingerprint_nvtx_overlaps", "path_id DESC", band_ns=1 << 40)
     _check(csv, "fingerprint_nvtx_overlaps", "crossing")
+
+
+def test_fingerprint_range_steps(run_trace):
+    """The calls made inside the run's step_N ranges, keyed as a launch finds its call: the
+    launches of steps_range_work (same rule) find exactly their steps by that key."""
+    run_trace.load_nvtx_text()
+    con = run_trace.db
+    bounds = con.execute(
+        'SELECT CAST(substr(text, 6) AS BIGINT) AS step, globalTid, start, "end" '
+        "FROM nvtx_text WHERE text LIKE 'step_%' ORDER BY step"
+    ).pl()
+    assert bounds["step"].to_list() == [1, 2]
+    con.register("step_bounds", bounds)
+    try:
+        csv = _sorted_csv(run_trace, "fingerprint_range_steps", "launch", first=1, last=2)
+        work = run_trace.query("steps_range_work", first=1, last=2)
+    finally:
+        con.unregister("step_bounds")
+    _check(csv, "fingerprint_range_steps", "run")
+    calls = pl.read_csv(csv.encode())
+    pid = (pl.col("globalPid") // 2**24) & 0xFFFFFF
+    keyed = work.select(launch=pid * 2**32 | pl.col("correlationId"), step="step")
+    assert keyed.join(calls, on="launch", how="anti").is_empty()
+    assert keyed.join(calls, on="launch").filter(pl.col("step") != pl.col("step_right")).is_empty()

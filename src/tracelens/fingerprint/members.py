@@ -74,7 +74,8 @@ def host_order_steps(
 def range_steps(trace: Trace, launches: pl.DataFrame, steps: Steps) -> pl.Series | None:
     """For steps from NVTX ranges: the step of each row of ``launches`` (NULL: none) by the
     step search's own rule, the step whose range holds the launching call on its thread
-    (``queries/steps_range_work.sql``, as ``--steps`` selects a step's work), not the GPU
+    (``queries/fingerprint_range_steps.sql``: the calls of ``steps_range_work.sql``, as
+    ``--steps`` selects a step's work), not the GPU
     window that holds the launch's start. None for other steps, or launches read without
     their calls' process (global_pid: a trace without NVTX ranges has no range steps)."""
     import polars as pl
@@ -88,20 +89,17 @@ def range_steps(trace: Trace, launches: pl.DataFrame, steps: Steps) -> pl.Series
     con.register("step_bounds", bounds)
     try:
         first, last = int(bounds["step"].min()), int(bounds["step"].max())
-        found = trace.query("steps_range_work", first=first, last=last)
+        calls = trace.query("fingerprint_range_steps", first=first, last=last)
     finally:
         con.unregister("step_bounds")
     # A call inside a step's range is inside an NVTX range on its thread, so it has a path
-    # and its launches their global_pid (fp_paths); the others are in no step.
-    calls = found.select(
-        pl.col("globalPid").alias("global_pid"),
-        pl.col("correlationId").alias("correlation_id"),
-        pl.col("step").cast(pl.Int64),
-    )
-    keys = launches.select(pl.col("global_pid").cast(pl.Int64), pl.col("correlation_id"))
-    joined = keys.lazy().join(
-        calls.lazy(), on=["global_pid", "correlation_id"], how="left", maintain_order="left"
-    )
+    # and its launches their global_pid (fp_paths); the others are in no step. A launch
+    # finds its call by the key the query gives the calls (pid_of(globalPid) << 32 |
+    # correlationId, in the same integer arithmetic): one Int64 column to join on, not two
+    # (2.3 -> 1.3 CPU s on the 5M launches of the NVTX bench trace).
+    pid = (pl.col("global_pid").cast(pl.Int64) // 2**24) & 0xFFFFFF
+    keys = launches.select(launch=pid * 2**32 | pl.col("correlation_id"))
+    joined = keys.lazy().join(calls.lazy(), on="launch", how="left", maintain_order="left")
     return joined.collect()["step"]
 
 
