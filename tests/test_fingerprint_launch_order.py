@@ -109,3 +109,40 @@ def test_launch_order_is_the_step_searchs_host_order():
         gpu = units.start_order(frame)
         want = gpu.gather(host_order(frame.select("device", "correlation_id")[gpu]))
         assert units.launch_order(frame).to_list() == want.to_list()
+
+
+def test_two_processes_calls_with_one_id_and_start_stay_in_their_process():
+    """Several processes on a device (a ``process`` rank per launch): the launch order is
+    by process before correlation id, and two processes' launches with the same id and
+    start are not reordered by code across them; random launches match the sort too (the
+    same launches; those alike in all of these in either order)."""
+    frame = pl.DataFrame(
+        {
+            "device": pl.Series([0, 0, 0], dtype=pl.Int32),
+            "process": [0, 1, 1],
+            "correlation_id": [5, 5, 6],
+            "start_ns": [10, 10, 20],
+            "stream": [7, 7, 7],
+            "end_ns": [11, 11, 21],
+            "code": pl.Series([3, 1, 0], dtype=pl.Int32),
+            "step": pl.Series([None] * 3, dtype=pl.Int64),
+            "region_id": pl.Series([None] * 3, dtype=pl.Int64),
+        }
+    )
+    by_launch = [("device", True), ("process", True), ("correlation_id", True)]
+    launched = units.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
+    assert units._unit_order(frame, launched)[0].to_list() == [0, 1, 2]
+    for seed in range(10):
+        rows = _launches(seed).with_row_index("i")
+        frame = rows.with_columns(
+            process=(pl.col("i") % 2).cast(pl.Int64),
+            step=pl.lit(None, pl.Int64),
+            region_id=pl.lit(None, pl.Int64),
+        ).drop("i")
+        launched = units.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
+        order, _ = units._unit_order(frame, launched)
+        described = ["process", "correlation_id", "start_ns", "code"]
+        assert (
+            frame[order].select(described).rows()
+            == frame[units._unit_order(frame)[0]].select(described).rows()
+        )

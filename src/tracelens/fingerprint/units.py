@@ -385,9 +385,10 @@ def _unit_order(
 
 
 def _by_code(frame: pl.DataFrame, order: pl.Series, unit: pl.Series) -> pl.Series:
-    """``order`` (rows of ``frame`` by unit, then correlation id and start: ``unit``, the
-    unit of each) with the launches of one unit, call and start ordered by code. Only the
-    launches that share a unit and a call (CUDA graph kernels) are looked at."""
+    """``order`` (rows of ``frame`` by unit, then process, correlation id and start:
+    ``unit``, the unit of each) with the launches of one unit, process, call and start
+    ordered by code. Only the launches that share a unit and a call (CUDA graph kernels)
+    are looked at."""
     import polars as pl
 
     n = order.len()
@@ -395,6 +396,9 @@ def _by_code(frame: pl.DataFrame, order: pl.Series, unit: pl.Series) -> pl.Serie
         return order
     corr = frame["correlation_id"].gather(order)
     same = corr.slice(1).eq_missing(corr.slice(0, n - 1)) & (unit.slice(1) == unit.slice(0, n - 1))
+    if "process" in frame.columns:  # several processes on a device: their calls are apart
+        process = frame["process"].gather(order)
+        same = same & (process.slice(1) == process.slice(0, n - 1))
     at = same.arg_true().cast(pl.Int64) + 1  # positions that share unit and call with the last
     if at.len() == 0:
         return order
