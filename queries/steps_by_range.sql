@@ -1,9 +1,12 @@
--- steps_by_range: one step per matching NVTX range (by start, 1-based; a range inside
--- another of its thread with the same label is part of it: outer_step_ranges in
--- _step_marks.sql), projected on the GPU per device: the GPU operations (kernels, memcpys, memsets, graph replays) whose
--- launching API call starts inside the range on the range's thread (when matching ranges
--- nest, inside the innermost: the latest-starting one still open). One row per step and
--- device that has such work, by step then device.
+-- steps_by_range: the steps of the matching NVTX ranges, numbered per process (by start,
+-- 1-based: step N is the Nth matching range of each process, so the ranks of a
+-- multi-process job share step numbers whichever started first; in one process every
+-- range is a step; a range inside another of its thread with the same label is part of it:
+-- outer_step_ranges in _step_marks.sql), projected on the GPU per device: the GPU
+-- operations (kernels, memcpys, memsets, graph replays) whose launching API call starts
+-- inside one of the step's ranges on the range's thread (when matching ranges nest, inside
+-- the innermost: the latest-starting one still open). One row per step and device that
+-- has such work, by step then device.
 -- Needs the nvtx_text table (Trace.load_nvtx_text()).
 --
 -- Parameters:
@@ -15,18 +18,19 @@
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
 --
 -- Columns (times in ns from session start):
---   step          BIGINT  1-based index of the range among the matching ranges
---   ranges        BIGINT  steps' ranges (with or without GPU work)
+--   step          BIGINT  1-based index of the range among its process's matching ranges
+--   ranges        BIGINT  steps' ranges (with or without GPU work), of every process
 --   device        BIGINT  CUDA device ordinal
 --   start_ns      BIGINT  start of the step's first GPU operation on the device
 --   end_ns        BIGINT  end of its last GPU operation on the device
---   cpu_start_ns  BIGINT  start of the NVTX range
---   cpu_end_ns    BIGINT  end of the NVTX range
+--   cpu_start_ns  BIGINT  start of the NVTX range (of the step's ranges that launched work
+--                         on the device, the earliest start: one range in one process)
+--   cpu_end_ns    BIGINT  end of the NVTX range (of those ranges, the latest end)
 --   duration_ns   BIGINT  end_ns - start_ns
 --   busy_ns       BIGINT  union of the step's GPU operations on the device
 --   kernels       BIGINT  kernels of the step on the device
 --   kernel_ns     BIGINT  their summed duration
---   global_tid    BIGINT  the range's thread (globalTid): select_steps picks the step's work
+--   global_tid    BIGINT  the range's thread (globalTid; of those ranges, the first's)
 WITH matching AS (
     SELECT start, "end", globalTid, label
     FROM thread_ranges()
@@ -36,25 +40,33 @@ WITH matching AS (
           ELSE regexp_full_match(label, $pattern)
       END
 ),
+-- range: one number per range (step_marks keys on it); step: per process (globalTid >> 24,
+-- the globalPid's bits), in the same order
 steps AS (
-    SELECT row_number() OVER (ORDER BY start, globalTid, "end" DESC) AS step, start, "end",
-           globalTid
+    SELECT row_number() OVER (ORDER BY start, globalTid, "end" DESC) AS range,
+           row_number() OVER (PARTITION BY globalTid >> 24 ORDER BY start, globalTid, "end" DESC)
+               AS step,
+           start, "end", globalTid
     FROM outer_step_ranges('matching')
 ),
--- a call goes to the latest-starting step of its thread open when it starts (steps may nest)
+keyed_ranges AS (SELECT range AS step, start, "end", globalTid FROM steps),
+-- a call goes to the latest-starting step range of its thread open when it starts (ranges
+-- may nest)
 calls AS (
-    SELECT r.correlationId, pid_of(r.globalTid) AS pid, m.step
+    SELECT r.correlationId, pid_of(r.globalTid) AS pid, m.step AS range
     FROM runtime_calls AS r
-    ASOF JOIN step_marks('steps') AS m ON m.globalTid = r.globalTid AND m.key <= r.start * 3 + 1
+    ASOF JOIN step_marks('keyed_ranges') AS m
+        ON m.globalTid = r.globalTid AND m.key <= r.start * 3 + 1
     WHERE m.step IS NOT NULL
 ),
 -- part: one number per (step, device): DuckDB sorts a window partitioned by one key many
 -- times faster than one partitioned by two.
 ops AS (
-    SELECT c.step, w.deviceId AS device, c.step * 1048576 + w.deviceId AS part, w.kind,
-           w.start, w."end"
+    SELECT s.step, c.range, w.deviceId AS device, s.step * 1048576 + w.deviceId AS part,
+           w.kind, w.start, w."end"
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     JOIN calls AS c ON c.correlationId = w.correlationId AND c.pid = pid_of(w.globalPid)
+    JOIN steps AS s ON s.range = c.range
 ),
 -- Busy time: in start order, an operation adds what it runs past the latest end of the
 -- step's earlier operations on the device (their union, in one pass).
@@ -75,6 +87,14 @@ per_device AS (
            coalesce(sum("end" - start) FILTER (WHERE kind = 'kernel'), 0) AS kernel_ns
     FROM ops
     GROUP BY step, device
+),
+-- the step's CPU span on the device: its ranges that launched work there
+cpu AS (
+    SELECT o.step, o.device, min(s.start) AS cpu_start_ns, max(s."end") AS cpu_end_ns,
+           arg_min(s.globalTid, s.range) AS global_tid
+    FROM (SELECT DISTINCT step, device, range FROM ops) AS o
+    JOIN steps AS s ON s.range = o.range
+    GROUP BY o.step, o.device
 )
 SELECT
     p.step,
@@ -82,14 +102,14 @@ SELECT
     p.device,
     p.start_ns,
     p.end_ns,
-    s.start AS cpu_start_ns,
-    s."end" AS cpu_end_ns,
+    c.cpu_start_ns,
+    c.cpu_end_ns,
     (p.end_ns - p.start_ns)::BIGINT AS duration_ns,
     b.busy_ns::BIGINT AS busy_ns,
     p.kernels,
     p.kernel_ns::BIGINT AS kernel_ns,
-    s.globalTid AS global_tid
+    c.global_tid
 FROM per_device AS p
 JOIN busy AS b USING (step, device)
-JOIN steps AS s USING (step)
+JOIN cpu AS c USING (step, device)
 ORDER BY p.step, p.device

@@ -1,7 +1,8 @@
 """tracelens.steps_ranges: steps from NVTX ranges computed from three reads and polars must be
 exactly the rows of queries/steps_by_range.sql (the statement of what a step holds): on a
-trace with nested and crossing matching ranges, several threads, devices, streams, memcpys
-and filters, through both ways of finding each call's step and of the busy time."""
+trace with nested and crossing matching ranges, several threads (or processes: step numbers
+are per process, a step's ranges several), devices, streams, memcpys and filters, through
+both ways of finding each call's step and of the busy time."""
 
 from __future__ import annotations
 
@@ -20,37 +21,47 @@ PID = 5151
 NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
 
 
-@pytest.fixture(scope="module")
-def trace_path(tmp_path_factory):
-    """Two threads, each with `iter N` ranges (some nested, some crossing start/end ranges)
-    and a `log` range; calls at random times launch kernels and memcpys on two devices."""
+@pytest.fixture(scope="module", params=["threads", "processes"])
+def trace_path(tmp_path_factory, request):
+    """Two threads of one process (or two processes), each with `iter N` ranges (some
+    nested, some crossing start/end ranges) and a `log` range; calls at random times launch
+    kernels and memcpys on two devices (both owners' work on each)."""
+    processes = request.param == "processes"
     b = TraceBuilder("3.0.0")
-    b.process(PID, "python train.py")
+    owners = (PID, PID + 1)
+    for pid in owners if processes else owners[:1]:
+        b.process(pid, "python train.py")
     for gpu in (0, 1):
         b.gpu(gpu, "NVIDIA H100 80GB HBM3")
     rng = random.Random(11)
-    threads = (PID, PID + 1)
-    for tid in threads:
+
+    def on(owner: int) -> dict:
+        return {"pid": owner} if processes else {"tid": owner}
+
+    for owner in owners:
         t = 10_000
         for i in range(12):
             end = t + rng.randrange(2_000, 6_000)
-            event_type = 60 if tid != PID and i % 4 == 3 else 59
-            b.nvtx_range(f"iter {i}", start=t, end=end, tid=tid, event_type=event_type)
+            event_type = 60 if owner != PID and i % 4 == 3 else 59
+            b.nvtx_range(f"iter {i}", start=t, end=end, event_type=event_type, **on(owner))
             if i % 3 == 1:  # a nested matching range
-                b.nvtx_range(f"iter {i}.x", start=t + 500, end=t + 1_500, tid=tid)
+                b.nvtx_range(f"iter {i}.x", start=t + 500, end=t + 1_500, **on(owner))
             if event_type == 60:  # a crossing one
-                b.nvtx_range(f"iter {i}.y", start=end - 300, end=end + 800, tid=tid, event_type=60)
-            b.nvtx_range("log", start=end + 10, end=end + 40, tid=tid)
+                b.nvtx_range(
+                    f"iter {i}.y", start=end - 300, end=end + 800, event_type=60, **on(owner)
+                )
+            b.nvtx_range("log", start=end + 10, end=end + 40, **on(owner))
             t = end + rng.choice((0, 100, 1_000))
     names = (XMMA_GEMM, FILL, FLASH_FWD)
     for _ in range(600):
-        tid = rng.choice(threads)
+        owner = rng.choice(owners)
+        kernel_pid = {"pid": owner} if processes else {}
         at = rng.randrange(9_000, 80_000)
         if rng.random() < 0.1:
-            cid = b.runtime("cudaMemcpyAsync_v3020", start=at, end=at + 5, tid=tid)
-            b.memcpy("DtoD", 4096, start=at + 100, end=at + 150, correlation_id=cid)
+            cid = b.runtime("cudaMemcpyAsync_v3020", start=at, end=at + 5, **on(owner))
+            b.memcpy("DtoD", 4096, start=at + 100, end=at + 150, correlation_id=cid, **kernel_pid)
             continue
-        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5, tid=tid)
+        cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 5, **on(owner))
         start = at + rng.randrange(50, 3_000)
         b.kernel(
             rng.choice(names),
@@ -59,8 +70,9 @@ def trace_path(tmp_path_factory):
             device=rng.choice((0, 1)),
             stream=rng.choice((7, 8)),
             correlation_id=cid,
+            **kernel_pid,
         )
-    path = tmp_path_factory.mktemp("steps_ranges") / "steps_ranges.sqlite"
+    path = tmp_path_factory.mktemp("steps_ranges") / f"steps_ranges_{request.param}.sqlite"
     b.write(path)
     return path
 
@@ -100,6 +112,9 @@ def test_same_rows_as_steps_by_range(trace_path, case, monkeypatch):
             assert steps_ranges.range_steps_frame(*args).equals(expected), params
             if case["pattern"] == "iter #" and params is NO_FILTER:
                 assert expected.height > 10 and expected["device"].n_unique() == 2
+                # with two processes, a step is two ranges (one per process)
+                per_process = "processes" in trace_path.name
+                assert (expected["step"].max() < expected["ranges"][0]) == per_process
             # the general paths: an ASOF join, and a running maximum per group
             with monkeypatch.context() as m:
                 m.setattr(steps_ranges, "_packed_search", lambda *a: False)
@@ -141,3 +156,23 @@ def test_steps_use_it(trace_path):
         expected.select(found.frame.columns[:-2]).sort("step", "device")
     )
     assert found.frame.schema["kernels"] == pl.Int64
+
+
+def test_steps_ranges_list_every_range_of_a_step(trace_path):
+    """Steps.ranges (what --step selects a step's work by) holds every range of a step that
+    launched work: one per step in one process, one per process and step in two."""
+    with tracelens.open(trace_path) as trace:
+        found = trace.steps(range="iter ?")
+        trace.load_nvtx_text()
+        listed = trace.query(
+            "steps_range_list", pattern=glob_regex("iter ?"), match="regex", top_level=False
+        )
+    held = listed.filter(pl.col("step").is_in(found.frame["step"].unique().implode()))
+    assert found.ranges is not None
+    assert found.ranges.equals(
+        held.sort("step", "range").select(
+            "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
+        )
+    )
+    per_process = "processes" in trace_path.name
+    assert (found.ranges.height > found.ranges["step"].n_unique()) == per_process

@@ -30,7 +30,7 @@ from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .render import DEFAULT_WIDTH
 from .results import Result
-from .steps_ranges import range_families, range_steps_frame
+from .steps_ranges import range_families, range_steps
 
 if TYPE_CHECKING:
     import polars as pl
@@ -80,8 +80,9 @@ class Steps(Result):
     motif: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: What the steps were found from, without the counts ("NVTX ranges 'ProfilerStep#*'").
     source: str = ""
-    #: For steps from NVTX ranges: one row per step with its range (step, global_tid,
-    #: cpu_start_ns, cpu_end_ns), what :func:`select_steps` selects the step's work by.
+    #: For steps from NVTX ranges: one row per range of a step (step, global_tid,
+    #: cpu_start_ns, cpu_end_ns; a step is one range per process), what
+    #: :func:`select_steps` selects the step's work by.
     ranges: pl.DataFrame | None = field(default=None, repr=False)
     #: With :func:`tracelens.stepwork.step_report`: per step and device the kernels with the
     #: most time in it (step, device, rank, calls, total_ns, time_pct, name); else None.
@@ -238,7 +239,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
         )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
-    frame = range_steps_frame(trace, label_re, "regex", False, params)
+    frame, ranges = range_steps(trace, label_re, "regex", False, params)
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
@@ -248,8 +249,8 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    ranges = frame["ranges"][0]
-    return _finish("range", f"{ranges:,} NVTX ranges labelled {pattern!r}", frame)
+    detail = f"{frame['ranges'][0]:,} NVTX ranges labelled {pattern!r}{_processes(ranges)}"
+    return _finish("range", detail, frame, ranges=ranges)
 
 
 def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
@@ -262,11 +263,10 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         label_re = glob_regex(glob)
         if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame = range_steps_frame(trace, label_re, "regex", False, params)
+        frame, ranges = range_steps(trace, label_re, "regex", False, params)
         if frame["step"].n_unique() >= 2:
-            return _finish(
-                "marker", f"{frame['ranges'][0]:,} NVTX ranges {glob!r} (step markers)", frame
-            )
+            detail = f"{frame['ranges'][0]:,} NVTX ranges {glob!r}{_processes(ranges)}"
+            return _finish("marker", f"{detail} (step markers)", frame, ranges=ranges)
     # the rows of steps_range_families.sql, and the operations read for them
     families, launched = range_families(trace, params)
     rules = conf["ranges"]
@@ -274,15 +274,25 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame = range_steps_frame(trace, row["family"], "family", True, params, launched)
+        frame, ranges = range_steps(trace, row["family"], "family", True, params, launched)
         if frame["step"].n_unique() < 2:
             continue
+        processes = _processes(ranges)
         detail = (
-            f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r} that launched "
-            f"{share:.0%} of the GPU time"
+            f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r}{processes}"
+            f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
-        return _finish("marker", detail, frame)
+        return _finish("marker", detail, frame, ranges=ranges)
     return None
+
+
+def _processes(ranges: pl.DataFrame) -> str:
+    """' in N processes, numbered per process' when the steps' ranges are in more than one
+    process (step N is each one's Nth range), else ''."""
+    import polars as pl
+
+    n = ranges.select((pl.col("global_tid") // (1 << 24)).n_unique()).item()
+    return f" in {n:,} processes, numbered per process" if n > 1 else ""
 
 
 def _empty_frame() -> pl.DataFrame:
@@ -293,15 +303,13 @@ def _empty_frame() -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
-def _finish(method: str, detail: str, frame: pl.DataFrame, motif=None) -> Steps:
-    """Flag warm-up and outlier steps and say so in ``detail``."""
+def _finish(
+    method: str, detail: str, frame: pl.DataFrame, motif=None, ranges: pl.DataFrame | None = None
+) -> Steps:
+    """Flag warm-up and outlier steps and say so in ``detail``. ``ranges``: for steps from
+    NVTX ranges, the steps' ranges (:attr:`Steps.ranges`)."""
     import polars as pl
 
-    ranges = None
-    if "global_tid" in frame.columns:
-        ranges = frame.select("step", "global_tid", "cpu_start_ns", "cpu_end_ns").unique(
-            "step", keep="first", maintain_order=True
-        )
     frame = frame.select(FRAME_COLUMNS[:-2])
     per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
     durations = per_step["duration_ns"].to_list()

@@ -14,6 +14,12 @@ The family search (``steps_range_families.sql``: the top-level ranges grouped by
 to digits, with the GPU time launched inside them) is done the same way from the same read
 of the operations (:func:`range_families`), which the chosen family's steps then reuse.
 ``tests/test_steps_ranges.py`` holds both to the queries' rows.
+
+Step numbers are per process (step N is the Nth step range of each process, by start), as
+period steps are per device: the ranks of a multi-process job share them, whichever rank
+started first, so ``--step 7`` is every rank's 7th iteration. Each range keeps a number of
+its own (``range``, by start over every process) for the marks, which tell nested ranges
+apart on one thread.
 """
 
 from __future__ import annotations
@@ -64,17 +70,25 @@ def _step_list(
     trace: Trace, pattern: str, match: str, top_level: bool, launched: Launched | None
 ) -> pl.DataFrame:
     """The rows of ``queries/steps_range_list.sql``; those of a family of top-level ranges
-    from ``launched.tops`` when read (numbered by start, thread, the longer first)."""
+    from ``launched.tops`` when read (ranges numbered by start, thread, the longer first;
+    steps the same way within each process)."""
     import polars as pl
 
     if launched is None or launched.tops is None or match != "family" or not top_level:
         return trace.query("steps_range_list", pattern=pattern, match=match, top_level=top_level)
+    process = pl.col("globalTid") // (1 << 24)  # the globalPid's bits, as `globalTid >> 24`
     return (
         launched.tops.filter(pl.col("family") == pattern)
         .sort(["start", "globalTid", "end"], descending=[False, False, True])
         .select("start", "end", "globalTid")
-        .with_row_index("step", offset=1)
-        .with_columns(pl.col("step").cast(pl.Int64))
+        .with_row_index("range", offset=1)
+        .select(
+            pl.col("range").cast(pl.Int64),
+            step=(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).over(process),
+            start="start",
+            end="end",
+            globalTid="globalTid",
+        )
     )
 
 
@@ -145,18 +159,59 @@ def range_steps_frame(
     launched: Launched | None = None,
 ) -> pl.DataFrame:
     """What ``trace.query("steps_by_range", pattern=..., match=..., top_level=...,
-    **params)`` returns (same rows, order and types). ``launched``: the operations of
-    ``params`` already read (:func:`range_families`), used when they cover the steps'
-    threads. Needs ``trace.load_nvtx_text()``."""
+    **params)`` returns (same rows, order and types): :func:`range_steps`' frame."""
+    return range_steps(trace, pattern, match, top_level, params, launched)[0]
+
+
+def range_steps(
+    trace: Trace,
+    pattern: str,
+    match: str,
+    top_level: bool,
+    params: dict[str, Any],
+    launched: Launched | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the rows of ``queries/steps_by_range.sql``, the ranges of the steps that hold work:
+    one row per range, step, global_tid, cpu_start_ns, cpu_end_ns, by step and start, what
+    ``Steps.ranges`` holds). ``launched``: the operations of ``params`` already read
+    (:func:`range_families`), used when they cover the steps' threads. Needs
+    ``trace.load_nvtx_text()``."""
     import polars as pl
 
     steps = _step_list(trace, pattern, match, top_level, launched)
+    ranges_schema = dict.fromkeys(("step", "global_tid", "cpu_start_ns", "cpu_end_ns"), pl.Int64)
+    nothing = (
+        pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64)),
+        pl.DataFrame(schema=ranges_schema),
+    )
     if steps.is_empty():
-        return pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
+        return nothing
     tids = sorted(set(steps["globalTid"].to_list()))
     if launched is None or not set(tids) <= set(launched.tids):
         launched = _launched(trace, tids, params)
-    tids = launched.tids
+    ops = _without_nulls(launched.ops, "thread")
+    if ops.is_empty():
+        return nothing
+    ops = _with_ranges(trace, ops, steps, launched.tids)
+    if ops.is_empty():
+        return nothing
+    frame = _per_device(ops, steps)
+    held = steps.filter(pl.col("step").is_in(frame["step"].unique().implode()))
+    ranges = held.sort("step", "range").select(
+        "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
+    )
+    return frame, ranges.cast(ranges_schema)
+
+
+def _with_ranges(
+    trace: Trace, ops: pl.DataFrame, steps: pl.DataFrame, tids: list[int]
+) -> pl.DataFrame:
+    """``ops`` (launched from the threads ``tids``) with the step of their launching call
+    (``step``) and, where a step is several ranges (several processes), its range
+    (``range``); those in none left out. ``steps``: the rows of ``steps_range_list.sql``
+    (by range)."""
+    import polars as pl
+
     con = trace.db
     con.register("step_ranges", steps)
     try:
@@ -168,16 +223,30 @@ def range_steps_frame(
             tids, range(1, len(tids) + 1), return_dtype=pl.Int32
         ),
         key="key",
-        step="step",
+        range="range",
+    ).sort("thread", "key")
+    ops = _without_nulls(
+        ops.with_columns(range=marks["range"].gather(_latest_marks(ops, marks))), "range"
     )
-    ops = _without_nulls(launched.ops, "thread")
-    if ops.is_empty():
-        return pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
-    marks = marks.sort("thread", "key")
-    step = marks["step"].gather(_latest_marks(ops, marks))
-    ops = _without_nulls(ops.with_columns(step=step), "step")
-    if ops.is_empty():
-        return pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
+    if _one_range_per_step(steps):  # one process
+        return ops.rename({"range": "step"})
+    return ops.with_columns(step=steps["step"].gather(ops["range"] - 1))
+
+
+def _one_range_per_step(steps: pl.DataFrame) -> bool:
+    return bool((steps["step"] == steps["range"]).all())
+
+
+def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``steps_by_range.sql`` from ``ops`` with their step (and range:
+    :func:`_with_ranges`) and the step list (``steps``)."""
+    import polars as pl
+
+    if "range" in ops.columns:
+        cpu, on = _cpu_spans(ops, steps), ["step", "device"]
+    else:
+        cpu = steps.select("step", cpu_start_ns="start", cpu_end_ns="end", global_tid="globalTid")
+        on = ["step"]
     kernel, start, end = pl.col("is_kernel"), pl.col("start"), pl.col("end")
     per_device = ops.group_by("step", "device").agg(
         start_ns=start.min(),
@@ -185,19 +254,34 @@ def range_steps_frame(
         kernels=kernel.sum().cast(pl.Int64),
         kernel_ns=(end - start).filter(kernel).sum(),
     )
-    ranges = steps.height
     return (
         per_device.join(_busy(ops), on=["step", "device"])
-        .join(
-            steps.select("step", cpu_start_ns="start", cpu_end_ns="end", global_tid="globalTid"),
-            on="step",
-        )
+        .join(cpu, on=on)
         .with_columns(
-            ranges=pl.lit(ranges, dtype=pl.Int64),
+            ranges=pl.lit(steps.height, dtype=pl.Int64),
             duration_ns=pl.col("end_ns") - pl.col("start_ns"),
         )
         .select(pl.col(c).cast(pl.Int64) for c in COLUMNS)
         .sort("step", "device")
+    )
+
+
+def _cpu_spans(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Per step and device, the CPU span of the step's ranges that launched work there
+    (the earliest start, the latest end) and the first one's thread: step, device,
+    cpu_start_ns, cpu_end_ns, global_tid."""
+    import polars as pl
+
+    used = ops.select("step", "device", "range").unique()
+    spans = steps.select("range", s="start", e="end", t="globalTid")
+    return (
+        used.join(spans, on="range")
+        .group_by("step", "device")
+        .agg(
+            cpu_start_ns=pl.col("s").min(),
+            cpu_end_ns=pl.col("e").max(),
+            global_tid=pl.col("t").sort_by("range").first(),
+        )
     )
 
 

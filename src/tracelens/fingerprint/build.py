@@ -54,7 +54,10 @@ FORMAT = "tracelens-fingerprint"
 #: cut inside a range had its work outside the region a full capture puts it in), a
 #: start/end range that ended on another thread holds none, and a range in a named domain
 #: is 'domain:label'. The 13 shared traces and both demos fingerprint the same as in 3.
-VERSION = 4
+#: 5: NVTX steps are numbered per process (step N is each rank's Nth iteration), not across
+#: the processes by start, which made a multi-process job's step keys depend on which rank
+#: started first. Single-process traces (the 13 shared ones, both demos) are the same as in 4.
+VERSION = 5
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent

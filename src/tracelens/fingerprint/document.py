@@ -63,7 +63,9 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # start (where windows overlap, its steps hold other launches): comparing either
         # with this version would report changes that are not; version 3 dropped NVTX
         # ranges left open at the end of the capture, put work in start/end ranges that
-        # ended on another thread and left out the domain of a named domain's range.
+        # ended on another thread and left out the domain of a named domain's range;
+        # version 4 numbered NVTX steps across processes (a multi-process job's step keys
+        # changed with the ranks' start order).
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}; regenerate the baseline with `tracelens fingerprint`"
