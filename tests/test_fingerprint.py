@@ -420,12 +420,12 @@ def test_the_sorts_without_a_packed_key_give_the_same_document(tmp_path, monkeyp
     """The launch and unit orders come from one sort of a packed integer key (the row number
     in its low bits) when the columns' ranges fit in 63 bits; beyond that the columns are
     sorted (and the units ranked) as they are: the same document."""
-    units = importlib.import_module("tracelens.fingerprint.units")
+    orders = importlib.import_module("tracelens.fingerprint.order")
     for nvtx in (False, True):
         path = build_run(tmp_path / f"r{nvtx}.sqlite", Run(merge={(2, 0)}, nvtx=nvtx))
         packed = _text(path)
         with monkeypatch.context() as patched:
-            patched.setattr(units, "_packed_key", lambda *args, **kwargs: None)
+            patched.setattr(orders, "_packed_key", lambda *args, **kwargs: None)
             assert _text(path) == packed
 
 

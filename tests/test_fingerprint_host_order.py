@@ -95,7 +95,7 @@ def test_steps_not_found_on_these_launches_keep_their_gpu_windows(tmp_path):
         steps = trace.steps()
         build_module._create_paths(trace)  # fp_paths: empty, the fixture has no NVTX
         launches = units.read_launches(trace, paths=False)
-    order = units.launch_order(launches)
+    order = importlib.import_module("tracelens.fingerprint.order").launch_order(launches)
     step, found = members.host_order_steps(launches, order, steps)
     assert found.all()
     # launches in correlation order: the collective launched 5th is its step's last launch

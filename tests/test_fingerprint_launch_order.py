@@ -1,4 +1,4 @@
-"""The fingerprint sorts its launches once, in host launch order (units.launch_order), and
+"""The fingerprint sorts its launches once, in host launch order (orders.launch_order), and
 takes the units' order from it where the units follow one another in it: that order must be
 the one a sort of the units gives (unit, correlation id NULL last, start, code), CUDA graph
 kernels that share a call and a start included, and the step search must see the launch
@@ -11,7 +11,7 @@ import random
 
 import polars as pl
 
-units = importlib.import_module("tracelens.fingerprint.units")
+orders = importlib.import_module("tracelens.fingerprint.order")
 
 
 def _launches(seed: int, n: int = 400) -> pl.DataFrame:
@@ -44,7 +44,7 @@ def _launches(seed: int, n: int = 400) -> pl.DataFrame:
 
 
 def _by_sort(frame: pl.DataFrame) -> list[tuple]:
-    order, unit = units._unit_order(frame)
+    order, unit = orders.unit_order(frame)
     return frame[order].select("device", "correlation_id", "start_ns", "code").rows()
 
 
@@ -55,11 +55,11 @@ def test_units_in_launch_order_are_the_units_sorted():
         frame = _launches(seed).with_columns(
             step=pl.lit(None, pl.Int64), region_id=pl.lit(None, pl.Int64)
         )
-        launched = units.launch_order(frame)
-        order, unit = units._unit_order(frame, launched)
+        launched = orders.launch_order(frame)
+        order, unit = orders.unit_order(frame, launched)
         got = frame[order].select("device", "correlation_id", "start_ns", "code").rows()
         assert got == _by_sort(frame)
-        assert unit.to_list() == units._unit_order(frame)[1].to_list()
+        assert unit.to_list() == orders.unit_order(frame)[1].to_list()
 
 
 def test_graph_kernels_that_start_together_are_ordered_by_code():
@@ -78,9 +78,9 @@ def test_graph_kernels_that_start_together_are_ordered_by_code():
             "region_id": pl.Series([None] * 4, dtype=pl.Int64),
         }
     )
-    launched = units.launch_order(frame)
+    launched = orders.launch_order(frame)
     assert launched.to_list() == [0, 1, 2, 3]
-    order, _ = units._unit_order(frame, launched)
+    order, _ = orders.unit_order(frame, launched)
     assert order.to_list() == [1, 2, 0, 3]
 
 
@@ -90,25 +90,25 @@ def test_units_that_do_not_follow_the_launch_order_are_sorted():
     frame = _launches(3).with_columns(region_id=pl.lit(None, pl.Int64))
     step = (pl.col("start_ns") // 2_000 % 3).cast(pl.Int64)
     frame = frame.with_columns(step=pl.when(step > 0).then(step))
-    launched = units.launch_order(frame)
+    launched = orders.launch_order(frame)
     assert not frame["step"].gather(launched).is_sorted()
-    order, unit = units._unit_order(frame, launched)
+    order, unit = orders.unit_order(frame, launched)
     got = frame[order].select("device", "step", "correlation_id", "start_ns", "code").rows()
-    order0, unit0 = units._unit_order(frame)
+    order0, unit0 = orders.unit_order(frame)
     want = frame[order0].select("device", "step", "correlation_id", "start_ns", "code").rows()
     assert got == want and unit.to_list() == unit0.to_list()
 
 
 def test_launch_order_is_the_step_searchs_host_order():
-    """units.launch_order is the order the step search gives launches read in GPU order
-    (steps_period.host_order over units.start_order)."""
+    """orders.launch_order is the order the step search gives launches read in GPU order
+    (steps_period.host_order over orders.start_order)."""
     from tracelens.steps_period import host_order
 
     for seed in range(10):
         frame = _launches(seed)
-        gpu = units.start_order(frame)
+        gpu = orders.start_order(frame)
         want = gpu.gather(host_order(frame.select("device", "correlation_id")[gpu]))
-        assert units.launch_order(frame).to_list() == want.to_list()
+        assert orders.launch_order(frame).to_list() == want.to_list()
 
 
 def test_two_processes_calls_with_one_id_and_start_stay_in_their_process():
@@ -130,8 +130,8 @@ def test_two_processes_calls_with_one_id_and_start_stay_in_their_process():
         }
     )
     by_launch = [("device", True), ("process", True), ("correlation_id", True)]
-    launched = units.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
-    assert units._unit_order(frame, launched)[0].to_list() == [0, 1, 2]
+    launched = orders.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
+    assert orders.unit_order(frame, launched)[0].to_list() == [0, 1, 2]
     for seed in range(10):
         rows = _launches(seed).with_row_index("i")
         frame = rows.with_columns(
@@ -139,10 +139,10 @@ def test_two_processes_calls_with_one_id_and_start_stay_in_their_process():
             step=pl.lit(None, pl.Int64),
             region_id=pl.lit(None, pl.Int64),
         ).drop("i")
-        launched = units.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
-        order, _ = units._unit_order(frame, launched)
+        launched = orders.sort_order(frame, by_launch, ("start_ns", "stream", "end_ns"))
+        order, _ = orders.unit_order(frame, launched)
         described = ["process", "correlation_id", "start_ns", "code"]
         assert (
             frame[order].select(described).rows()
-            == frame[units._unit_order(frame)[0]].select(described).rows()
+            == frame[orders.unit_order(frame)[0]].select(described).rows()
         )

@@ -17,6 +17,7 @@ from tracelens._resources import query
 
 build_module = importlib.import_module("tracelens.fingerprint.build")
 units = importlib.import_module("tracelens.fingerprint.units")
+orders = importlib.import_module("tracelens.fingerprint.order")
 
 
 def _csv(trace, name: str, *, sort: bool = False, **params) -> str:
@@ -209,7 +210,7 @@ def _inputs(trace, steps: bool):
     launches = units.read_launches(trace)
     rows = STEPS if steps else []
     build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
-    order = units.start_order(launches)
+    order = orders.start_order(launches)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, with_vid = units.with_variants(launches, norm_ids, names.codes)
     return launches, units.with_steps(with_vid, order, rows), variants
@@ -247,7 +248,7 @@ def test_a_launch_after_its_steps_end_or_before_the_first_has_no_step():
         }
     )
     steps = [(0, 1, 10, 20, None, None), (0, 2, 30, 40, None, None), (1, 1, 0, 50, None, None)]
-    frame = units.with_steps(launches, units.start_order(launches), steps)
+    frame = units.with_steps(launches, orders.start_order(launches), steps)
     assert frame.sort("correlation_id")["step"].to_list() == [None, 1, None, 2, 1, 1]
 
 

@@ -36,7 +36,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .units import launch_order, read_launches, with_steps, with_variants
+from .order import launch_order
+from .units import read_launches, with_steps, with_variants
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -178,7 +179,7 @@ def _steps_rows(
     ``members.range_steps``, or in host launch order, ``members.host_order_steps``) from
     the step search (``trace.steps()``: ``found``, else handed the launch sequence already
     read: ``units.find_launch_steps``). ``order``: the launches' rows in host launch order
-    (``units.launch_order``)."""
+    (``order.launch_order``)."""
     import polars as pl
 
     from .members import host_order_steps, range_steps

@@ -3,7 +3,7 @@ launched the kernels (period steps), or by the NVTX range its call was made in (
 :func:`range_steps`), not by the GPU window that holds its start.
 
 A period step is ``p`` consecutive launches of its device in host launch order (correlation
-id: :func:`tracelens.fingerprint.units.launch_order`, as :func:`tracelens.steps_period.host_order`), ``p`` the motif's length, the steps one
+id: :func:`tracelens.fingerprint.order.launch_order`, as :func:`tracelens.steps_period.host_order`), ``p`` the motif's length, the steps one
 after another from the step search's phase. Its GPU window (first start to last end) is
 what the steps frame keeps, and windows of consecutive steps overlap when one stream runs
 behind another: a collective launched last in step 3 that starts after step 4's first
@@ -43,7 +43,7 @@ def host_order_steps(
     host launch order) for the devices whose period steps are found as blocks of the
     launch sequence; None when no device's are (not period steps, or none found).
     ``launches``: device, start_ns, end_ns; ``rows``: their row numbers in host launch
-    order (:func:`tracelens.fingerprint.units.launch_order`)."""
+    order (:func:`tracelens.fingerprint.order.launch_order`)."""
     import polars as pl
 
     if steps.method != "period" or not steps.motif or steps.frame.is_empty():

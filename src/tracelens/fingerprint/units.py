@@ -4,8 +4,9 @@ One query (``fingerprint_launches``) reads every launch once, as integers; polar
 rest over that frame, vectorized (no loop and no group per launch):
 
 1. the launches in host launch order (one sort on a packed integer key,
-   :func:`launch_order`): the step search's launch sequence (:func:`tracelens.steps.find_steps`
-   takes it instead of reading and sorting the trace again) and the blocks of period steps;
+   :func:`tracelens.fingerprint.order.launch_order`): the step search's launch sequence
+   (:func:`tracelens.steps.find_steps` takes it instead of reading and sorting the trace
+   again) and the blocks of period steps;
    on devices whose steps are not found in it, the step whose GPU window holds each launch
    (the launches in start order: a sort only then);
 2. the region of each distinct (device, step, NVTX path) (``fingerprint_path_regions``, in
@@ -17,17 +18,16 @@ rest over that frame, vectorized (no loop and no group per launch):
    counts become list columns by offsets (pyarrow), handed to DuckDB as ``fp_unit_rows``
    (``fingerprint_units``).
 
-Polars sorts the 5M launches of the bench trace on one Int64 key in ~0.15 CPU s; on the
-three or four columns it stands for, ~1.3 s (and DuckDB's window over them cost seconds).
-Group-bys and joins go through polars' lazy engine: on those 5M rows it took a third to a
-half of the eager CPU time.
-The packed key is used whenever its columns' ranges fit in 63 bits and it has no ties; else
-the columns are sorted as they are (same order, slower).
+The orders themselves (host launch order, GPU start order, the units') are
+:mod:`tracelens.fingerprint.order`'s. Group-bys and joins go through polars' lazy engine:
+on those 5M rows it took a third to a half of the eager CPU time.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from .order import start_order, unit_order
 
 if TYPE_CHECKING:
     import polars as pl
@@ -58,113 +58,9 @@ def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
     return launches.drop("path_id", "global_pid") if one else launches.drop("path_id")
 
 
-def _packed_key(
-    frame: pl.DataFrame, columns: list[tuple[str, bool]], spare_bits: int = 0
-) -> pl.Expr | None:
-    """An Int64 expression per row whose order is the order of ``columns`` ((name, nulls
-    last), each ascending), or None when their ranges do not fit in 63 - ``spare_bits``
-    bits together (the caller keeps the low ``spare_bits`` bits for the row number)."""
-    import polars as pl
-
-    stats = frame.select(
-        *(pl.col(c).min().cast(pl.Int64).alias(f"lo{i}") for i, (c, _) in enumerate(columns)),
-        *(pl.col(c).max().cast(pl.Int64).alias(f"hi{i}") for i, (c, _) in enumerate(columns)),
-        *(pl.col(c).null_count().alias(f"nul{i}") for i, (c, _) in enumerate(columns)),
-    ).row(0, named=True)
-    parts, total = [], 1
-    for i, (name, nulls_last) in reversed(list(enumerate(columns))):
-        lo, hi, nulls = stats[f"lo{i}"], stats[f"hi{i}"], stats[f"nul{i}"]
-        if lo is None:  # all NULL: one value
-            continue
-        first = 1 if nulls and not nulls_last else 0
-        span = hi - lo + 1 + (1 if nulls else 0)
-        value = pl.col(name).cast(pl.Int64)
-        if lo - first:  # each pass over 5M rows costs: none that does nothing
-            value = value - (lo - first)
-        if nulls:
-            value = value.fill_null(hi - lo + 1 if nulls_last else 0)
-        parts.append(value if total == 1 else value * total)
-        total *= span
-        if total >= 2 ** (63 - spare_bits):
-            return None
-    key = parts[0] if parts else pl.lit(0, pl.Int64)
-    for value in parts[1:]:
-        key = key + value
-    return key
-
-
-def sort_order(
-    frame: pl.DataFrame, packed: list[tuple[str, bool]], ties: tuple[str, ...]
-) -> pl.Series:
-    """Row indices of ``frame`` in the order of the ``packed`` columns ((name, nulls last))
-    then ``ties`` (nulls last): one sort of a packed key when it fits, the rows that share a
-    key (usually few) then sorted among themselves by ``ties``.
-
-    When the key leaves room for the row number in its low bits, a plain sort of key and
-    row together is the order (0.12 CPU s on the 5M launches of the bench trace; an
-    arg-sort of the key and a gather of it, 0.25)."""
-    import polars as pl
-
-    n = frame.height
-    row_bits = max(n - 1, 1).bit_length()
-    key = _packed_key(frame, packed, row_bits)
-    if key is not None:
-        rows = frame.select(key * (1 << row_bits) + pl.int_range(n, dtype=pl.Int64)).to_series()
-        rows = rows.sort()
-        order = (rows % (1 << row_bits)).cast(pl.UInt32)
-        ordered = rows // (1 << row_bits)
-    else:
-        key = _packed_key(frame, packed)
-        names = [c for c, _ in packed] + list(ties)
-        nulls_last = [last for _, last in packed] + [True] * len(ties)
-        if key is None:
-            return frame.select(pl.arg_sort_by(*names, nulls_last=nulls_last)).to_series()
-        key = frame.select(key).to_series()
-        order = key.arg_sort()
-        ordered = key.gather(order)
-    if not ties or n < 2:
-        return order
-    tied = (ordered == ordered.shift(1)) | (ordered == ordered.shift(-1))
-    at = tied.fill_null(False).arg_true()
-    if at.len() == 0:
-        return order
-    # Tied rows are contiguous runs of one key in ``order``: sorting them by (key, ties)
-    # and writing them back to the same positions keeps every key where it was.
-    rows = order.gather(at)
-    subset = frame.select(pl.col(*ties).gather(rows)).with_columns(key=ordered.gather(at), row=rows)
-    resorted = subset.sort("key", *ties, nulls_last=True, maintain_order=True)["row"]
-    return order.scatter(at, resorted)
-
-
-def start_order(launches: pl.DataFrame) -> pl.Series:
-    """The launches' row indices per device in GPU order (start, stream, end), the order
-    of ``queries/steps_launches.sql``."""
-    return sort_order(launches, [("device", True), ("start_ns", True)], ("stream", "end_ns"))
-
-
-def launch_order(launches: pl.DataFrame) -> pl.Series:
-    """The launches' row indices per device in the order the host launched them (the
-    launching process, when several launched on a device: by their first launch there,
-    :func:`tracelens.steps_period.process_ranks`; correlation id, NULL last; then start,
-    stream, end): the step search's launch sequence
-    (:func:`tracelens.steps_period.launch_order`), the blocks of period steps
-    (:func:`tracelens.fingerprint.members.host_order_steps`) and, where the units follow
-    it, their order (:func:`_unit_order`), from this one sort."""
-    from ..steps_period import process_ranks
-
-    process = process_ranks(launches)
-    if process is None:
-        by_launch = [("device", True), ("correlation_id", True)]
-        return sort_order(launches, by_launch, ("start_ns", "stream", "end_ns"))
-    by_launch = [("device", True), ("process", True), ("correlation_id", True)]
-    columns = ("device", "correlation_id", "start_ns", "stream", "end_ns")
-    keys = launches.select(*columns, process=process)
-    return sort_order(keys, by_launch, ("start_ns", "stream", "end_ns"))
-
-
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
     """``trace.steps()``, with the launch sequence handed over from ``launches`` (read
-    once) in ``order``, the order the host launched them (:func:`launch_order`, as
+    once) in ``order``, the order the host launched them (:func:`.order.launch_order`, as
     ``tracelens steps`` reads them); on a trace with CUDA graph replays traced at graph
     level the step search reads its own (a replay is a launch there, and the fingerprint
     does not read replays)."""
@@ -190,10 +86,10 @@ def with_steps(
     host launch order, :func:`tracelens.fingerprint.members.host_order_steps`) that step;
     elsewhere the step whose GPU window on the launch's device holds its start (the latest
     step that starts at or before it, if the launch starts before that step ends), else
-    NULL. ``order``: the launches' rows in GPU order (:func:`start_order`; None: sorted
-    here when the GPU windows are needed). With several launching processes on a device,
+    NULL. ``order``: the launches' rows in GPU order (:func:`.order.start_order`; None:
+    sorted here when the GPU windows are needed). With several launching processes on a device,
     each launch's ``process`` too (:func:`tracelens.steps_period.process_ranks`): a unit's
-    launches are in host order, one process after another (:func:`_unit_order`)."""
+    launches are in host order, one process after another (:func:`.order.unit_order`)."""
     import polars as pl
 
     from ..steps_period import process_ranks
@@ -355,67 +251,6 @@ def with_variants(
     return variants, rest.with_columns(vid=vid)
 
 
-def _unit_order(
-    frame: pl.DataFrame, launched: pl.Series | None = None
-) -> tuple[pl.Series, pl.Series]:
-    """(the launches' row indices by unit, then in launch order: process (when several
-    launched on a device: ``process``), correlation id (NULL last), GPU start, code; the unit key of each launch in that order: one Int64 per
-    (device, step, region_id), in their order, NULLs first). Two columns are gathered in
-    that order, not the six a unit's launches are described by (0.3 -> 0.2 CPU s on the
-    5M launches of the bench trace).
-
-    ``launched``: the rows of ``frame`` in host launch order (:func:`launch_order`), when
-    known. Where the units follow one another in it (no steps, or steps that split the
-    launch sequence, and no NVTX regions) it is their order but for launches of one call
-    that start together (ordered by code here, :func:`_by_code`): no sort (0.2 CPU s)."""
-    import polars as pl
-
-    key = _packed_key(frame, [("device", False), ("step", False), ("region_id", False)])
-    if key is None:  # beyond 63 bits together: ranked instead (same order, slower)
-        key = pl.struct("device", "step", "region_id").rank("dense")
-    frame = frame.with_columns(unit=key.cast(pl.Int64))
-    if launched is not None:
-        unit = frame["unit"].gather(launched)
-        if unit.is_sorted():
-            return _by_code(frame, launched, unit), unit
-    process = [("process", False)] if "process" in frame.columns else []
-    packed = [("unit", False), *process, ("correlation_id", True)]
-    order = sort_order(frame, packed, ("start_ns", "code"))
-    return order, frame["unit"].gather(order)
-
-
-def _by_code(frame: pl.DataFrame, order: pl.Series, unit: pl.Series) -> pl.Series:
-    """``order`` (rows of ``frame`` by unit, then process, correlation id and start:
-    ``unit``, the unit of each) with the launches of one unit, process, call and start
-    ordered by code. Only the launches that share a unit and a call (CUDA graph kernels)
-    are looked at."""
-    import polars as pl
-
-    n = order.len()
-    if n < 2:
-        return order
-    corr = frame["correlation_id"].gather(order)
-    same = corr.slice(1).eq_missing(corr.slice(0, n - 1)) & (unit.slice(1) == unit.slice(0, n - 1))
-    if "process" in frame.columns:  # several processes on a device: their calls are apart
-        process = frame["process"].gather(order)
-        same = same & (process.slice(1) == process.slice(0, n - 1))
-    at = same.arg_true().cast(pl.Int64) + 1  # positions that share unit and call with the last
-    if at.len() == 0:
-        return order
-    start = frame["start_ns"]
-    tied = at.filter(start.gather(order.gather(at)) == start.gather(order.gather(at - 1)))
-    if tied.len() == 0:
-        return order
-    tie = pl.repeat(False, n, dtype=pl.Boolean, eager=True).scatter(tied, True)
-    run = (~tie).cum_sum()  # the same number for a launch and the ones tied to it
-    at = (tie | tie.shift(-1, fill_value=False)).arg_true()
-    rows = order.gather(at)
-    code = frame["code"].gather(rows)
-    runs = pl.DataFrame({"run": run.gather(at), "code": code, "row": rows})
-    resorted = runs.sort("run", "code", maintain_order=True)["row"]
-    return order.scatter(at, resorted)
-
-
 def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
     """Per block of ``block`` positions of each unit, in order (a unit has its launches /
     ``block`` of them, rounded up): the sum of the codes and the sum of code * (position in
@@ -444,12 +279,12 @@ def unit_rows(
     """(fp_unit_rows, ``fingerprint_units``'s input: one row per unit; fp_variants, one row
     per variant: vid, variant_hi, variant_lo, launches) from the launches with their vid,
     step and region id, and the variants (``with_variants``). ``launched``: the rows of
-    ``frame`` in host launch order, when known (:func:`_unit_order`)."""
+    ``frame`` in host launch order, when known (:func:`.order.unit_order`)."""
     import polars as pl
     import pyarrow as pa
 
     codes = variants["code"]
-    order, unit = _unit_order(frame.with_columns(code=codes.gather(frame["vid"])), launched)
+    order, unit = unit_order(frame.with_columns(code=codes.gather(frame["vid"])), launched)
     vid = frame["vid"].gather(order)
     code = codes.gather(vid)  # vid: the variant's row (a gather from a small table)
     n = frame.height
@@ -548,7 +383,7 @@ def create_units(
     """The temp tables fp_units (``fingerprint_units``) and fp_variants (vid, variant_hi,
     variant_lo, launches: ``fingerprint_variants``' input) from the launches with their
     vid, step and region id, and the variants (``with_variants``). ``launched``: the rows
-    of ``frame`` in host launch order, when known (:func:`launch_order`)."""
+    of ``frame`` in host launch order, when known (:func:`.order.launch_order`)."""
     from .._resources import query
 
     con = trace.db
