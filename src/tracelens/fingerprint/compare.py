@@ -63,7 +63,9 @@ class _Unit:
 
 def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
     """The document's units by (device, region, step). ``flatten``: one unit per (device,
-    region) with its steps' launches in step order (when the two runs' steps differ)."""
+    region) with its launches in launch order (when the two runs' steps differ): those
+    outside the steps first, the steps' in step order, then those outside the steps that
+    begin a step the capture ended inside (:func:`_started_step`)."""
     variants = {v["id"]: Kernel.of(v) for v in doc["variants"]}
     out: dict[tuple, _Unit] = {}
     for order, entry in enumerate(doc["paths"]):
@@ -74,18 +76,64 @@ def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
     if not flatten:
         return out
+    started = _started_steps(out)
     flat: dict[tuple, _Unit] = {}
-    for (device, region, _step), unit in sorted(out.items(), key=lambda kv: _step_order(kv[0])):
-        key = (device, region, None)
-        if key not in flat:
-            flat[key] = _Unit(unit.order, 0, [], (), {})
-        merged = flat[key]
-        merged.launches += unit.launches
-        merged.kernels.extend(unit.kernels)
-        merged.blocks += unit.blocks
-        for k, n in unit.counts.items():
-            merged.counts[k] = merged.counts.get(k, 0) + n
+    for (device, region, step), unit in sorted(out.items(), key=lambda kv: _step_order(kv[0])):
+        if step is None and (device, region) in started:
+            unit = started[(device, region)][0]
+        _merge(flat, (device, region, None), unit)
+    for (device, region), (_lead, tail) in started.items():
+        _merge(flat, (device, region, None), tail)
     return flat
+
+
+def _merge(flat: dict[tuple, _Unit], key: tuple, unit: _Unit) -> None:
+    """Append ``unit``'s launches to the flattened unit ``key``."""
+    if key not in flat:
+        flat[key] = _Unit(unit.order, 0, [], (), {})
+    merged = flat[key]
+    merged.launches += unit.launches
+    merged.kernels.extend(unit.kernels)
+    merged.blocks += unit.blocks
+    for k, n in unit.counts.items():
+        merged.counts[k] = merged.counts.get(k, 0) + n
+
+
+def _started_steps(units: dict[tuple, _Unit]) -> dict[tuple, tuple[_Unit, _Unit]]:
+    """Per (device, region) whose launches outside the steps (the unit of step None, all
+    listed) end with the first launches of its last step's: (the launches before them,
+    those launches). They are a step the capture ended inside, after the last step; the
+    unit of step None holds every launch outside the steps, those before the first step
+    and those after the last one, in launch order, and put before the steps they made a
+    capture cut mid-step read as a path change against the whole capture."""
+    last: dict[tuple, int] = {}
+    for device, region, step in units:
+        if step is not None and step > last.get((device, region), 0):
+            last[(device, region)] = step
+    split: dict[tuple, tuple[_Unit, _Unit]] = {}
+    for (device, region), step in last.items():
+        outside = units.get((device, region, None))
+        if outside is None or outside.blocks or outside.launches != len(outside.kernels):
+            continue
+        begins = units[(device, region, step)].kernels
+        size = _step_start(outside.kernels, begins)
+        if size:
+            kernels = outside.kernels
+            lead = _Unit(outside.order, len(kernels) - size, kernels[:-size], (), {})
+            split[(device, region)] = (lead, _Unit(outside.order, size, kernels[-size:], (), {}))
+    return split
+
+
+def _step_start(kernels: list[Kernel], step: list[Kernel]) -> int:
+    """The length of the longest run of last ``kernels`` that the launches ``step`` begin
+    with (0: none)."""
+    if not step:
+        return 0
+    for i, kernel in enumerate(kernels):
+        size = len(kernels) - i
+        if kernel == step[0] and size <= len(step) and kernels[i:] == step[:size]:
+            return size
+    return 0
 
 
 def _step_order(key: tuple) -> tuple:

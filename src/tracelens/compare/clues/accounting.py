@@ -45,13 +45,37 @@ def _in_steps(x: Context) -> tuple[float, float]:
     return min(share_a, 1.0), min(share_b, 1.0)
 
 
+def _times(side, unit: str) -> dict[str, int]:
+    """A run's time accounting (``Side.time``) for ``unit``: per step, without the idle
+    time before its devices' first GPU operation and after their last (util's before_first
+    and after_last causes): a capture's edges, where no step runs (a capture that opens an
+    NVTX range before the work, or ends later, read as longer steps, and one cut mid-step
+    as shorter ones)."""
+    import polars as pl
+
+    if unit != "per step" or side.util is None or side.util.idle_causes.is_empty():
+        return side.time
+    causes = side.util.idle_causes
+    edge = int(causes.filter(pl.col("cause").is_in(_EDGES))["time_ns"].sum())
+    if not edge:
+        return side.time
+    return side.time | {
+        "span_ns": side.time["span_ns"] - edge,
+        "idle_ns": side.time["idle_ns"] - edge,
+    }
+
+
+# util's idle causes at a capture's edges: before the first GPU operation, after the last.
+_EDGES = ("before_first", "after_last")
+
+
 def time_accounting(x: Context) -> list[Clue]:
     """The lead line: GPU wall time per step (or per unit of work) and which part of it
     (compute, exposed communication, exposed memory, idle) moved it."""
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    ta, tb = x.sa.time, x.sb.time
+    ta, tb = _times(x.sa, unit), _times(x.sb, unit)
     span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
     limit = threshold("time_share") * max(span_a, span_b)
     moved = [
@@ -88,9 +112,10 @@ def exposed_communication(x: Context) -> list[Clue]:
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    ea = x.sa.time["exposed_communication_ns"] * fa
-    eb = x.sb.time["exposed_communication_ns"] * fb
-    span = max(x.sa.time["span_ns"] * fa, x.sb.time["span_ns"] * fb)
+    ta, tb = _times(x.sa, unit), _times(x.sb, unit)
+    ea = ta["exposed_communication_ns"] * fa
+    eb = tb["exposed_communication_ns"] * fb
+    span = max(ta["span_ns"] * fa, tb["span_ns"] * fb)
     grew = eb >= ea * threshold("exposed_growth")
     if not grew or eb - ea < threshold("time_share") * span:
         return []
@@ -98,7 +123,7 @@ def exposed_communication(x: Context) -> list[Clue]:
         make(
             "exposed_communication",
             f"exposed communication {fmt_ns(ea)} → {fmt_ns(eb)} {unit}, of a GPU wall time of "
-            f"{fmt_ns(x.sa.time['span_ns'] * fa)} → {fmt_ns(x.sb.time['span_ns'] * fb)}",
+            f"{fmt_ns(ta['span_ns'] * fa)} → {fmt_ns(tb['span_ns'] * fb)}",
             impact_ns=eb - ea,
             rows=("GPU busy", "wall span"),
             a=fmt_ns(ea),
