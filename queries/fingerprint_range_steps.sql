@@ -6,8 +6,9 @@
 -- joins the kernel launches it has already read with these rows by the key (on the
 -- 5M-kernel NVTX bench trace: 6.2 -> 2.9 CPU s for the step of every launch).
 --
--- Needs the relation step_bounds: one row per step, step, globalTid (the range's thread),
--- start and "end" (the range, ns from session start), which the library registers.
+-- Needs the relation step_bounds: one row per step range (a step is one range per process),
+-- step, globalTid (the range's thread), start and "end" (the range, ns from session start),
+-- which the library registers.
 --
 -- Parameters:
 --   $first   BIGINT    first step to select (inclusive)

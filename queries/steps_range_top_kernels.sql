@@ -8,8 +8,9 @@
 -- joining the kernels to it cost 5.6 CPU s on the 5M-kernel trace with 2,076 steps. The
 -- ranking is step_top_kernels (queries/_step_top_kernels.sql), as in steps_top_kernels.
 --
--- Needs the relation step_bounds: one row per step, step, globalTid (the range's thread),
--- start and "end" (the range, ns from session start), which tracelens.stepwork registers.
+-- Needs the relation step_bounds: one row per step range (a step is one range per process),
+-- step, globalTid (the range's thread), start and "end" (the range, ns from session start),
+-- which tracelens.stepwork registers.
 --
 -- Parameters:
 --   $top  BIGINT  kernels kept per step and device

@@ -9,8 +9,9 @@
 -- The operation joins its call on one BIGINT key, the pid above CUPTI's 32-bit correlation
 -- id (as util_work): the pairs launched_by() matches, with a smaller hash table.
 --
--- Needs the relation step_bounds: one row per step, step, globalTid (the range's thread),
--- start and "end" (the range, ns from session start), which tracelens.stepwork registers
+-- Needs the relation step_bounds: one row per step range (a step is one range per process),
+-- step, globalTid (the range's thread), start and "end" (the range, ns from session start),
+-- which tracelens.stepwork registers
 -- (binding 2,076 steps as four list parameters cost 1.6 CPU s).
 --
 -- Parameters:
