@@ -16,6 +16,7 @@ from .results import Result
 if TYPE_CHECKING:
     import polars as pl
 
+    from .rows import Rows
     from .trace import Trace
 
 DEFAULT_GAP_NS = 100_000
@@ -65,6 +66,17 @@ class Timeline(Result):
         return f"{shown:,} {'row' if shown == 1 else 'rows'} of {self.total:,} from row {self.offset:,}"
 
 
+@dataclass(frozen=True)
+class TimelineRows(Timeline):
+    """A :class:`Timeline` whose ``events`` are plain :class:`~tracelens.rows.Rows`: a page
+    for the command line, which then imports neither polars nor pyarrow (0.18 CPU s)."""
+
+    events: Rows
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {"events": self.events.to_polars()}
+
+
 def check_paging(limit: int | None, offset: int) -> None:
     check_at_least("limit", limit, 0, meaning="every row")
     check_at_least("offset", offset, 0)
@@ -102,6 +114,25 @@ def timeline(
     calls are host-side and stay). ``limit`` (None or
     0: all) and ``offset`` page through the rows.
     """
+    return _timeline(trace, api, gap_ns, name, limit, offset, where, as_rows=False)
+
+
+def timeline_rows(
+    trace: Trace,
+    *,
+    api: bool = False,
+    gap_ns: int = DEFAULT_GAP_NS,
+    name: str = "demangled",
+    limit: int | None = None,
+    offset: int = 0,
+    where: EventFilter | None = None,
+) -> TimelineRows:
+    """:func:`timeline` with its rows as plain Rows: for a page (every row of a big trace is
+    better rendered from polars' columns)."""
+    return _timeline(trace, api, gap_ns, name, limit, offset, where, as_rows=True)
+
+
+def _timeline(trace, api, gap_ns, name, limit, offset, where, *, as_rows: bool):
     check_name_kind(name)
     check_paging(limit, offset)
     check_gap(gap_ns)
@@ -116,19 +147,17 @@ def timeline(
     edges = (None, None, None)
     if limit:
         # Counting rows per time bin places the page without sorting what comes before it.
-        events_total, total, from_ns, rows_before, bound_ns, *edges, kernels, memcpys, memsets = (
-            trace.query_rows(
-                "timeline_page_rows",
-                api=api,
-                gap_ns=gap_ns,
-                bin_ns=PAGE_BIN_NS,
-                offset=offset,
-                rows=offset + limit,
-                **where.params(),
-            ).data[0]
-        )
+        events_total, total, from_ns, rows_before, bound_ns, *edges, gpu_events = trace.query_rows(
+            "timeline_page_rows",
+            api=api,
+            gap_ns=gap_ns,
+            bin_ns=PAGE_BIN_NS,
+            offset=offset,
+            rows=offset + limit,
+            **where.params(),
+        ).data[0]
         if where.is_whole():  # every kept record: spares the damage count its scan
-            trace.kept_whole({"kernel": kernels, "memcpy": memcpys, "memset": memsets})
+            _kept_whole(trace, gpu_events)
     params = dict(
         origin_ns=origin,
         api=api,
@@ -147,8 +176,9 @@ def timeline(
     stretch = contextlib.nullcontext()
     if edges[0] is not None and from_ns is not None:
         stretch = trace._kernels_where(_stretch_sql(from_ns, bound_ns))
+    fetch = trace.query_rows if as_rows else trace.query
     with stretch:
-        df = trace.query(
+        events = fetch(
             "timeline_events",
             edge_devices=edges[0],
             edge_busy=edges[1],
@@ -156,8 +186,41 @@ def timeline(
             **params,
         )
     if total is None:  # no limit: every row was read, and counted unless past the end
-        total = int(df["total_rows"][0]) if df.height else _total(trace, where, api, gap_ns)
-    return Timeline(df.drop("total_rows"), total, offset, origin, events_total)
+        total = _first(events, "total_rows") if events.height else _total(trace, where, api, gap_ns)
+    made = TimelineRows if as_rows else Timeline
+    return made(events.drop("total_rows"), total, offset, origin, events_total)
+
+
+def _first(events: pl.DataFrame | Rows, column: str) -> int:
+    """The value of ``column`` in the first row of ``events`` (polars or Rows)."""
+    if hasattr(events, "data"):  # Rows
+        return int(events.data[0][events.columns.index(column)])
+    return int(events[column][0])
+
+
+def _kept_whole(trace: Trace, gpu_events: int) -> None:
+    """Tell ``trace`` how many records of each GPU kind a read of the whole trace kept, from
+    their total: when it is the sum of the kernel, memcpy and memset tables' largest rowids
+    (rowids from 1), every table kept each of its rows, since none keeps more rows than its
+    largest rowid. Then the damage count needs no scan; otherwise (damaged records, or rowids
+    with holes) it counts as without this. Each min or max of a rowid reads one page."""
+    from .trace.damage import DAMAGE_KINDS
+
+    if trace._sqlite is None:  # a parquetdir: its count reads no rowids
+        return
+    largest = {}
+    for kind, (table, _view) in DAMAGE_KINDS.items():
+        if not trace.has_table(table):
+            largest[kind] = 0
+            continue
+        quoted = '"' + table + '"'
+        low = trace._sqlite_rows(f"SELECT min(rowid) FROM {quoted}")[0][0]
+        high = trace._sqlite_rows(f"SELECT max(rowid) FROM {quoted}")[0][0]
+        if high is not None and low != 1:
+            return
+        largest[kind] = high or 0
+    if sum(largest.values()) == gpu_events:
+        trace.kept_whole(largest)
 
 
 def _stretch_sql(from_ns: int, bound_ns: int | None) -> str:
@@ -169,7 +232,7 @@ def _stretch_sql(from_ns: int, bound_ns: int | None) -> str:
 
 def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
     """Rows before paging when every row was asked for from an offset past the end."""
-    df = trace.query(
+    rows = trace.query_rows(
         "timeline_events",
         origin_ns=0,
         api=api,
@@ -185,7 +248,7 @@ def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
         edge_next=None,
         **where.params(),
     )
-    return int(df["total_rows"][0]) if df.height else 0
+    return _first(rows, "total_rows") if rows.height else 0
 
 
 def page_caption(result: Timeline) -> str:
@@ -228,7 +291,12 @@ def render(
     df = result.events
     shown = page_caption(result)
     title = f"timeline of {source} (times from session start)"
-    styles = [KIND_STYLES.get(k) for k in df["kind"]] if fmt == "table" else None
+    styles = None
+    if fmt == "table":
+        kinds = (
+            [r[df.columns.index("kind")] for r in df.data] if hasattr(df, "data") else df["kind"]
+        )
+        styles = [KIND_STYLES.get(k) for k in kinds]
     return r.frame(
         df,
         fmt=fmt,

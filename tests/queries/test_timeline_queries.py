@@ -71,7 +71,7 @@ def test_page_edges_stand_for_the_rows_outside_the_stretch(mixed, offset, rows, 
     with tracelens.open(mixed) as t:
         t.load_nvtx_text()
         place = {**NO_FILTER, **PAGE, "bin_ns": bin_ns, "gap_ns": 10_000, "offset": offset}
-        _events, _total, from_ns, before, bound_ns, *edges, _k, _c, _s = t.query_rows(
+        _events, _total, from_ns, before, bound_ns, *edges, _gpu_events = t.query_rows(
             "timeline_page_rows", **{**place, "rows": rows}
         ).data[0]
         assert edges[0] is not None and len(set(map(len, edges))) == 1

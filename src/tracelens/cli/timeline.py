@@ -52,9 +52,9 @@ def timeline(
     from .. import timeline as analysis
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
-        result = analysis.timeline(
-            tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where
-        )
+        # a page as plain rows (no polars import); every row of a big trace from columns
+        read = analysis.timeline_rows if limit else analysis.timeline
+        result = read(tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where)
         # table and markdown say it in their caption; csv and json hold only the rows
         cut = analysis.cut_note(result) if out.fmt in MACHINE_FORMATS else None
         note = join_notes(note, tr.damage_note(), cut)
