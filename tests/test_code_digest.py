@@ -28,7 +28,6 @@ def test_every_kept_file_carries_the_one_code_digest(fresh_digest):
     digest = fresh_digest()
     assert len(digest) == 16
     versions = {
-        "util work": util_workfile._version(),
         "util accounting and steps": util_workfile.code_version(),
         "diff work": workfile._version(),
         "fingerprint": fingerprint_kept._version(),

@@ -1,26 +1,17 @@
 """What util and findings keep in the cache entry of a trace (tracelens.util_workfile): the
-GPU work of findings' GPU rules, written by findings' first whole read through the cache
-(util keeps no rows), read back by later ones with the same rows as a direct read, never
-for a filtered read, never at another version, and never when damaged; and the whole
-trace's accounting. Each test has its own cache directory (conftest);
-TRACELENS_CACHE_MIN_MB=0 caches the small demo trace."""
+whole trace's accounting, and the rows findings' GPU rules found, per rule and thresholds;
+no GPU work rows. Read back by later runs with the direct read's results, never for a
+filtered read, never at another version or other thresholds, and never when damaged. Each
+test has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches the small demo
+trace."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 import tracelens
 from tracelens import cache, util_workfile
 from tracelens.filters import EventFilter
-from tracelens.util import read_work
-
-COLUMNS = util_workfile.COLUMNS
-
-
-def _kept_file(trace: tracelens.Trace) -> Path | None:
-    return cache.derived_path(trace.parquet_dir, util_workfile._name(), util_workfile._version())
 
 
 def _queries(trace: tracelens.Trace, monkeypatch) -> list[str]:
@@ -31,81 +22,80 @@ def _queries(trace: tracelens.Trace, monkeypatch) -> list[str]:
     return ran
 
 
-def test_gpu_rule_columns_are_kept_and_read_back(demo, cache_dir, monkeypatch):
+def _derived(trace: tracelens.Trace) -> list[str]:
+    """The derived files the trace's cache entry lists."""
+    manifest = cache._read_manifest(util_workfile._entry(trace)) or {}
+    return sorted(manifest.get(cache.DERIVED, {}))
+
+
+def _rows(findings) -> list:
+    return [(r.rule, r.total, r.frame.rows(), r.skipped) for r in findings.results]
+
+
+def test_findings_keep_gpu_rule_rows_per_thresholds(demo, cache_dir, monkeypatch):
+    """findings through the cache keep each GPU rule's rows (and util's accounting), not the
+    GPU work; a later run reads them back and no GPU work, with the direct read's findings;
+    other thresholds or a filter compute them again; a damaged file is computed again."""
+    from tracelens.findings import find_issues
+
+    low = {("gpu_gaps", "gap_ms"): 0.001}
     with tracelens.open(demo, cache=False) as direct:
-        whole = read_work(direct)
-        device0 = read_work(direct, EventFilter(device=0), columns=COLUMNS, keep=True)
-    expected = whole.select(COLUMNS)
-    assert expected.height and "context" in whole.columns
+        expected = _rows(find_issues(direct))
+        expected_low = _rows(find_issues(direct, thresholds=low))
+        device0 = _rows(find_issues(direct, where=EventFilter(device=0)))
+    assert any(r[1] for r in expected_low if r[0] == "gpu_gaps")  # found something
     with tracelens.open(demo) as first:
-        assert util_workfile.kept(first) is None  # nothing kept yet
-        assert read_work(first, context=False).equals(whole.drop("context"))
-        assert _kept_file(first) is None  # not without keep
-        assert read_work(first, columns=COLUMNS, keep=True).equals(expected)
-        written = _kept_file(first).stat().st_mtime_ns
+        assert _rows(find_issues(first)) == expected
+        kept = [n for n in _derived(first) if n.startswith("tracelens_findings_")]
+        assert len(kept) == 2 and not [n for n in _derived(first) if "util_work" in n]
     with tracelens.open(demo) as again:
-        assert util_workfile.kept(again).equals(expected)
         ran = _queries(again, monkeypatch)
-        assert read_work(again, columns=COLUMNS, keep=True).equals(expected)
-        assert read_work(again, columns=("device", "end_ns")).equals(
-            expected.select("device", "end_ns")
-        )
-        assert "util_work" not in ran  # read back
-        assert read_work(again, keep=True).equals(whole)  # the other columns: read again
-        assert read_work(again, EventFilter(device=0), columns=COLUMNS).equals(device0)
-        assert ran.count("util_work") == 2  # the filtered one is read, not kept
-    assert _kept_file(again).stat().st_mtime_ns == written  # kept once: not written again
+        assert _rows(find_issues(again)) == expected
+        assert not {"util_work", "util_calls", "util_call_figures"} & set(ran)
+        assert _rows(find_issues(again, thresholds=low)) == expected_low
+        assert ran.count("util_work") == 1  # other thresholds: computed, then kept
+        assert _rows(find_issues(again, thresholds=low)) == expected_low
+        assert _rows(find_issues(again, where=EventFilter(device=0))) == device0
+        assert ran.count("util_work") == 2  # filtered: computed, not kept
+        assert len([n for n in _derived(again) if n.startswith("tracelens_findings_")]) == 3
+        entry, names = util_workfile._entry(again), _derived(again)
+    for name in names:
+        if name.startswith("tracelens_findings_gpu_gaps"):
+            (entry / name).write_bytes(b"not parquet")
+    with tracelens.open(demo) as damaged:
+        ran = _queries(damaged, monkeypatch)
+        assert _rows(find_issues(damaged)) == expected
+        assert "util_work" in ran
 
 
 def test_util_keeps_its_accounting_and_no_rows(demo, cache_dir, monkeypatch):
-    """A cached util keeps its accounting, not the work (no later util reads it); findings
-    keep their GPU rules' columns, and a later findings run reads those and the accounting
-    back, not the work or the calls, with the direct read's findings."""
+    """A cached util keeps its accounting, not the work; a later findings run takes it and
+    reads the work for its GPU rules alone, with the direct read's findings."""
     from tracelens.findings import find_issues
     from tracelens.util import accounting_and_calls
 
     with tracelens.open(demo, cache=False) as direct:
-        findings = find_issues(direct).frame.rows()
+        findings = _rows(find_issues(direct))
+        assert util_workfile.kept_accounting(direct) is None  # no cache entry
     with tracelens.open(demo) as first:
         accounting_and_calls(first)
-        assert _kept_file(first) is None
-        assert util_workfile.kept_accounting(first) is not None
-        assert find_issues(first).frame.rows() == findings
-        assert _kept_file(first) is not None
+        assert [n for n in _derived(first) if n.startswith("tracelens_")] == [
+            n for n in _derived(first) if n.startswith("tracelens_util_accounting_")
+        ]
     with tracelens.open(demo) as again:
         ran = _queries(again, monkeypatch)
-        assert find_issues(again).frame.rows() == findings
-        assert not {"util_work", "util_calls", "util_call_figures"} & set(ran)
+        assert _rows(find_issues(again)) == findings
+        assert "util_work" in ran and not {"util_calls", "util_call_figures"} & set(ran)
 
 
 def test_nothing_is_kept_of_a_direct_read(demo, cache_dir):
+    from tracelens.findings import find_issues
+    from tracelens.util import accounting_and_calls
+
     with tracelens.open(demo, cache=False) as direct:
-        read_work(direct, keep=True)
-        assert util_workfile.kept(direct) is None
+        accounting_and_calls(direct)
+        find_issues(direct)
     assert not (cache_dir / "traces").exists()
-
-
-def test_another_version_or_a_damaged_file_is_not_read(demo, cache_dir, monkeypatch):
-    with tracelens.open(demo) as first:
-        expected = read_work(first, columns=COLUMNS, keep=True)
-    with monkeypatch.context() as patched, tracelens.open(demo) as other:
-        patched.setattr(util_workfile, "_version", lambda: "made-otherwise")
-        assert util_workfile.kept(other) is None
-        # read again, and kept at this version
-        assert read_work(other, columns=COLUMNS, keep=True).equals(expected)
-        assert _kept_file(other) is not None
-        other_file = _kept_file(other)
-    with tracelens.open(demo) as again:  # this version's file is still there, beside the other
-        assert util_workfile.kept(again) is not None
-        assert read_work(again, columns=COLUMNS).equals(expected)
-        path = _kept_file(again)
-    assert path is not None and other_file.is_file() and path != other_file
-    path.write_bytes(b"not parquet")
-    with tracelens.open(demo) as damaged:
-        assert util_workfile.kept(damaged) is None
-        assert read_work(damaged, columns=COLUMNS, keep=True).equals(expected)
-    with tracelens.open(demo) as repaired:  # the damaged file was written again
-        assert util_workfile.kept(repaired).equals(expected)
 
 
 def _whole(util) -> tuple:
@@ -130,7 +120,6 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
     NCCL kernels with message sizes from NVTX payloads (communication, sizes and notes)."""
     from test_nccl_sizes import build
 
-    from tracelens import findings_gpu
     from tracelens.findings import find_issues
     from tracelens.util import accounting_and_calls
 
@@ -157,15 +146,10 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         assert _whole(util_again) == expected and calls_again == calls
         assert _whole(accounting_and_calls(again, EventFilter(device=0))[0]) == device0
         assert "util_work" in ran  # the filtered one read the work
-        # findings take the kept accounting, and read only the GPU rules' columns
-        asked = []
-        real_kept = util_workfile.kept
-        monkeypatch.setattr(
-            util_workfile, "kept", lambda t, **k: asked.append(k["columns"]) or real_kept(t, **k)
-        )
+        # findings take the kept accounting (no read of the calls)
+        before = len(ran)
         assert find_issues(again).frame.rows() == findings
-        assert asked == [findings_gpu.WORK_COLUMNS]
-        monkeypatch.setattr(util_workfile, "kept", real_kept)
+        assert "util_calls" not in ran[before:]
     with monkeypatch.context() as patched, tracelens.open(demo) as other:
         patched.setattr(util_workfile, "code_version", lambda: "made-otherwise")
         assert util_workfile.kept_accounting(other) is None

@@ -6,7 +6,9 @@ The rules, their thresholds and the reasons for each default are data
 the two GPU ones (gpu_gaps, gpu_low_util) sweep one read of what nsys counts as GPU work
 (:mod:`tracelens.findings_gpu`); ``exposed_communication`` and ``launch_bound`` read :func:`tracelens.util.gpu_time_accounting`.
 A rule whose tables the export lacks is *skipped* (as nsys skips it), which is not the same
-as finding nothing.
+as finding nothing. Of a whole trace read through the cache, the GPU rules' rows are kept in
+its entry per rule and thresholds, and util's accounting as util keeps it
+(:mod:`tracelens.util_workfile`): a later run reads both back and no GPU work.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .errors import UsageError
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
 from .results import Result
+from .util_workfile import bundle_name, code_version, read_kept, write_kept
 
 if TYPE_CHECKING:
     import polars as pl
@@ -160,7 +163,7 @@ def find_issues(
         if skipped[rule["id"]]:
             frame = None
         elif rule["id"] in _GPU_RULES:
-            frame = _gpu_rule(work.gpu_ops(rule["id"]), rule["id"], values)
+            frame = work.gpu_rule(rule["id"], values)
         elif "query" in rule:
             frame = _nsys_rule(trace, rule, values, where)
         else:
@@ -212,28 +215,35 @@ class _SharedWork:
             # util's accounting kept by a cache entry: the work is for the GPU rules alone
             if self.util_rules and self._kept_util() is not None:
                 self.util_rules.clear()
-            # a cache entry keeps the GPU rules' columns for later runs (with the accounting)
-            keep = bool(self.gpu_rules)
             if self.util_rules:
-                self._work = read_work(self.trace, self.where, keep=keep)
+                self._work = read_work(self.trace, self.where)
             else:
                 columns = findings_gpu.WORK_COLUMNS
-                self._work = read_work(self.trace, self.where, columns=columns, keep=keep)
+                self._work = read_work(self.trace, self.where, columns=columns)
         return self._work
 
     def _release(self) -> None:
         if not (self.gpu_rules or self.util_rules):
             self._work = None
 
-    def gpu_ops(self, rule_id: str) -> pl.DataFrame:
-        """:func:`findings_gpu.gpu_ops` of the work, for GPU rule ``rule_id``."""
-        ops = self._gpu
-        if ops is None:
-            ops = findings_gpu.gpu_ops(self.trace, self._read())
+    def gpu_rule(self, rule_id: str, values: dict[str, float]) -> pl.DataFrame:
+        """GPU rule ``rule_id`` with thresholds ``values`` over the work (:func:`_gpu_rule`).
+        The whole trace's rows are kept in its cache entry, if any, per rule and thresholds,
+        and read back by later runs, which then read no GPU work for the rule."""
+        whole = self.where.is_whole()
+        frame = _kept_rows(self.trace, rule_id, values) if whole else None
+        if frame is None:
+            ops = self._gpu
+            if ops is None:
+                ops = findings_gpu.gpu_ops(self.trace, self._read())
+            self._gpu = ops
+            frame = _gpu_rule(ops, rule_id, values)
+            if whole:
+                _keep_rows(self.trace, rule_id, values, frame)
         self.gpu_rules.discard(rule_id)
-        self._gpu = ops if self.gpu_rules else None
+        self._gpu = self._gpu if self.gpu_rules else None
         self._release()
-        return ops
+        return frame
 
     def util(self):
         """:func:`tracelens.util.gpu_time_accounting` of the work (of the whole trace: the
@@ -245,6 +255,28 @@ class _SharedWork:
         self.util_rules.clear()
         self._release()
         return self._util
+
+
+def _rows_name(rule_id: str, values: dict[str, float]) -> str:
+    """The file name of a GPU rule's kept rows: the rule, a digest of its thresholds and
+    the code version (:func:`tracelens.util_workfile.bundle_name`)."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(sorted(values.items())).encode()).hexdigest()[:16]
+    return bundle_name("tracelens_findings", f"{rule_id}_{digest}")
+
+
+def _kept_rows(trace: Trace, rule_id: str, values: dict[str, float]) -> pl.DataFrame | None:
+    """The rows GPU rule ``rule_id`` found with thresholds ``values`` in the whole trace,
+    when an earlier run kept them in its cache entry; else None."""
+    return read_kept(trace, _rows_name(rule_id, values), code_version())
+
+
+def _keep_rows(trace: Trace, rule_id: str, values: dict[str, float], rows: pl.DataFrame) -> None:
+    """Keep what GPU rule ``rule_id`` found in the whole trace (every row, before the limit)
+    in the trace's cache entry; nothing when it reads none."""
+    write_kept(trace, _rows_name(rule_id, values), code_version(), rows)
 
 
 def _skipped(trace: Trace, rule: dict[str, Any]) -> str | None:

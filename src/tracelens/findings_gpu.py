@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import util_workfile
-
 if TYPE_CHECKING:
     import polars as pl
 
@@ -33,9 +31,8 @@ GAP_COLUMNS = ("duration_ns", "start_ns", "pid", "device", "context")
 LOW_UTIL_COLUMNS = ("in_use_pct", "duration_ns", "start_ns", "pid", "device", "context")
 
 
-#: The columns of :func:`tracelens.util.read_work` that :func:`gpu_ops` reads (what a cache
-#: entry keeps of them: :mod:`tracelens.util_workfile`).
-WORK_COLUMNS = util_workfile.COLUMNS
+#: The columns of :func:`tracelens.util.read_work` that :func:`gpu_ops` reads.
+WORK_COLUMNS = ("device", "start_ns", "end_ns", "kind", "pid", "context")
 
 
 def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:

@@ -254,36 +254,19 @@ def read_work(
     *,
     context: bool = True,
     columns: tuple[str, ...] = (),
-    keep: bool = False,
 ) -> pl.DataFrame:
     """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
     device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
     start (rows that start together in any order). Read it once and hand it to each.
     ``context``: read the CUDA context (findings' GPU rules report it); without it the
-    column is left out (util alone, which does not read it). ``columns``: only these; the
-    whole trace's are read back from its cache entry when an earlier run kept them there
-    (:mod:`tracelens.util_workfile`: the columns of findings' GPU rules). ``keep``: keep
-    the whole trace's rows of those columns in the trace's cache entry, if it reads one
-    and they are not kept yet (findings, for its later runs)."""
-    from . import util_workfile
-
+    column is left out (util alone, which does not read it). ``columns``: only these."""
     where = where or EventFilter()
-    whole = where.is_whole()
-    tried = False  # the kept rows were asked for, and are not there (or damaged)
     if columns:
         context = "context" in columns
-        if whole and set(columns) <= set(util_workfile.COLUMNS):
-            if (kept := util_workfile.kept(trace, columns=columns)) is not None:
-                return kept
-            tried = True
-    keep = keep and whole and util_workfile.keeps(trace)
-    keep = keep and (tried or not util_workfile.is_kept(trace))
-    params = {"selection": None, **where.params(), "context": context or keep}
+    params = {"selection": None, **where.params(), "context": context}
     work = sorted_by_device_start(trace.query("util_work", **params))
-    if whole:
+    if where.is_whole():
         _kept_whole(trace, work)
-    if keep:
-        util_workfile.keep(trace, work)
     if columns:
         return work.select(c for c in columns if c in work.columns)
     return work if context else work.drop("context")

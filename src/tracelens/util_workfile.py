@@ -1,21 +1,17 @@
-"""What util and findings keep in a cached trace's entry: the whole trace's accounting, and
-the GPU work of findings' GPU rules, sorted.
+"""What util and findings keep in a cached trace's entry, as derived files of
+:mod:`tracelens.cache` (:func:`write_kept`, :func:`read_kept`, bundles of them).
 
 The whole trace's accounting (:func:`keep_accounting`: util's tables, notes, window, the
 figures of the API calls and the records the read kept) depends on the trace and on
 tracelens alone, so a later ``util`` or ``findings`` of the cached trace reads it back
-instead of reading and sweeping the work again. Its version hashes every source, query and
-rule file of tracelens with the polars and DuckDB versions: any change to what computes it
-reads the trace again.
-
-The GPU operations (``queries/util_work.sql``, sorted by device and start:
-:func:`tracelens.util.read_work`) are kept by findings alone, and only the columns of its
-GPU rules (:data:`COLUMNS`, uncompressed: 5M-kernel benchmark, ~0.2 CPU s to write, ~0.06
-to read back): with the accounting kept, they are all a later findings run reads of them.
-util keeps none: with its accounting kept, no later util reads them, and writing the whole
-rows (with each operation's launching call, which only util's sweeps read) cost a cached
-util's first run ~0.8 of its ~3.5 CPU s. Only a trace read through the cache keeps either;
-direct reads and filtered ones read the export as before.
+instead of reading and sweeping the GPU work again; findings keeps the rows of its GPU
+rules too (:mod:`tracelens.findings`). Their version hashes every source, query and rule
+file of tracelens with the polars and DuckDB versions: any change to what computes them
+reads the trace again. No GPU work rows are kept: with the accounting and the GPU rules'
+rows kept, no later util or findings run reads them (writing them cost a cached util's
+first run ~0.8 of its ~3.5 CPU s on the 5M-kernel benchmark, findings' ~0.3). Only a
+trace read through the cache keeps anything; direct reads and filtered ones compute as
+before.
 """
 
 from __future__ import annotations
@@ -32,11 +28,8 @@ if TYPE_CHECKING:
     from .util import Util
 
 __all__ = [
-    "keep",
-    "is_kept",
     "keep_accounting",
     "keeps",
-    "kept",
     "code_version",
     "kept_accounting",
     "read_bundle",
@@ -44,25 +37,6 @@ __all__ = [
     "write_bundle",
     "write_kept",
 ]
-
-
-#: The columns of :func:`tracelens.util.read_work` kept: those findings' GPU rules read
-#: (:data:`tracelens.findings_gpu.WORK_COLUMNS`).
-COLUMNS = ("device", "start_ns", "end_ns", "kind", "pid", "context")
-
-
-def _name() -> str:
-    """The kept file's name carries its version: two tracelens versions sharing one cache
-    directory then each keep their own file, instead of rewriting one name in turn."""
-    return f"tracelens_util_work-{_version()}.parquet"
-
-
-def _version() -> str:
-    """The kept work's version: :func:`tracelens._resources.code_digest` (any change to
-    tracelens, its queries or the libraries it computes with makes it anew)."""
-    from ._resources import code_digest
-
-    return code_digest()
 
 
 def keeps(trace: Trace) -> bool:
@@ -76,31 +50,6 @@ def keeps(trace: Trace) -> bool:
 def _entry(trace: Trace) -> Path | None:
     """The cache entry the trace reads, when it reads one that it may also write."""
     return trace._lazy.entry if keeps(trace) else None
-
-
-def kept(trace: Trace, columns: tuple[str, ...] = COLUMNS) -> pl.DataFrame | None:
-    """``columns`` (of :data:`COLUMNS`) of the whole trace's rows of
-    :func:`tracelens.util.read_work`, sorted, when an earlier run kept them; else None."""
-    if not set(columns) <= set(COLUMNS):
-        return None
-    return read_kept(trace, _name(), _version(), columns)
-
-
-def is_kept(trace: Trace) -> bool:
-    """Whether an earlier run kept the whole trace's rows at this version (not read)."""
-    from .cache import derived_path
-
-    entry = _entry(trace)
-    return entry is not None and derived_path(entry, _name(), _version()) is not None
-
-
-def keep(trace: Trace, work: pl.DataFrame) -> None:
-    """Keep :data:`COLUMNS` of ``work`` (the whole trace's rows of read_work, sorted) in the
-    trace's cache entry for later runs. Uncompressed: on the 5M-kernel benchmark snappy
-    took about twice the CPU time to write and 1.6 times to read back (the whole rows:
-    0.66 and 0.29 CPU s, against 0.30 and 0.18), for two thirds of the size."""
-    frame = work.select(COLUMNS)
-    write_kept(trace, _name(), _version(), frame, compression="uncompressed")
 
 
 def read_kept(
@@ -123,12 +72,10 @@ def read_kept(
         return None
 
 
-def write_kept(
-    trace: Trace, name: str, version: str, frame: pl.DataFrame, compression: str = "snappy"
-) -> None:
-    """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry
-    (Parquet, ``compression``); nothing when the trace reads no cache entry or the cache
-    cannot be written (this run has its rows either way)."""
+def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> None:
+    """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry;
+    nothing when the trace reads no cache entry or the cache cannot be written (this run
+    has its rows either way)."""
     from .cache import add_derived
 
     if _entry(trace) is None:
@@ -136,7 +83,7 @@ def write_kept(
     lazy = trace._lazy
 
     def write(path: Path) -> None:
-        frame.write_parquet(path, compression=compression, statistics=False)
+        frame.write_parquet(path, compression="snappy", statistics=False)
 
     with contextlib.suppress(OSError):
         add_derived(lazy.settings, lazy.ident, trace._source_file, name, version, write)
