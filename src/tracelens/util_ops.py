@@ -88,7 +88,8 @@ def kernel_classes(
     if name_ids is None:
         rows = trace.query_rows("util_kernel_names").data
     else:
-        rows = trace.query_rows("util_name_texts", ids=_distinct_ids(name_ids)).data
+        ids_text = ",".join(map(str, _distinct_ids(name_ids)))
+        rows = trace.query_rows("util_name_texts", ids=ids_text).data
     names = pl.Series("name", [name for _, name in rows], dtype=pl.String)
     categories = classify_column(names)["category"].to_list()  # vectorized, each name once
     for (name_id, name), category in zip(rows, categories, strict=True):

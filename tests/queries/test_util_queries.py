@@ -59,7 +59,7 @@ def test_util_kernel_names(trace_path):
 
 def test_util_name_texts(trace_path):
     """Repeats and NULLs are ignored; an id StringIds lacks gets a placeholder name."""
-    assert_golden(trace_path, "util_name_texts", "two_and_unknown", ids=[6, 2, 6, None, 999])
+    assert_golden(trace_path, "util_name_texts", "two_and_unknown", ids="6,2,6,,999")
 
 
 def test_util_window(trace_path):
