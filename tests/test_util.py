@@ -362,6 +362,7 @@ def test_work_in_order_breaks_start_ties_as_a_full_sort(rows):
     assert sorted(ordered["row"]) == list(range(frame.height))
 
 
+@settings(deadline=None)  # no wall-clock limit: it failed at load ~50 (615 ms, then 4 ms)
 @given(st.lists(st.one_of(st.none(), st.integers(-5, 40), st.integers(-(2**60), 2**60))))
 def test_distinct_name_ids(ids):
     """The distinct ids of a name id column (dense range: a flag per id; wide: hashed)."""
