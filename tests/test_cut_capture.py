@@ -39,21 +39,27 @@ CUT_STEP, CUT_LAUNCH = 20, 7  # the cut capture stops after step 21's 7th launch
 
 
 def build(
-    path, ranges: str, cut: bool = False, switched_from: int | None = None, warmup: bool = False
+    path,
+    ranges: str,
+    cut: bool = False,
+    switched_from: int | None = None,
+    warmup: bool = False,
+    cut_launch: int = CUT_LAUNCH,
+    switched_at: int = 10,
 ):
     """``STEPS`` steps of ``STEP`` (one thread, one stream; the kernels one after another).
     ``ranges``: 'none', 'markers' (each step in a ProfilerStep#N range, all inside a
     'train' range; a capture cut mid-step lacks the ranges that had not ended, as a
     capture that never saw them end), 'open' (the same, the ranges that had not ended at
     the cut kept open: no end). ``cut``: the capture stops at ``CUT_STEP``'s
-    ``CUT_LAUNCH``th launch. ``switched_from``: from that step (from 0) on, the last GEMM
-    of each step is another kernel (a variant change). ``warmup``: three set-up kernels
+    ``cut_launch``th launch. ``switched_from``: from that step (from 0) on, the GEMM at
+    ``switched_at`` (the last one) of each step is another kernel (a variant change). ``warmup``: three set-up kernels
     before the first step (launches outside the steps at the start, as the cut ones are
     at the end)."""
     b = TraceBuilder("3.25.0")
     b.process(PID, "python train.py")
     b.gpu(0, "NVIDIA H100 80GB HBM3")
-    stop = CUT_STEP * STEP_NS + CUT_LAUNCH * 20_000 + 1_000_000 if cut else None
+    stop = CUT_STEP * STEP_NS + cut_launch * 20_000 + 1_000_000 if cut else None
     gpu = 0
     for k in range(3 if warmup else 0):
         t = 600_000 + 20_000 * k
@@ -68,7 +74,7 @@ def build(
             t = host + 20_000 * k
             if stop is not None and t >= stop:
                 break
-            if switched_from is not None and i >= switched_from and k == 10:
+            if switched_from is not None and i >= switched_from and k == switched_at:
                 name = GEMM_B
             cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 5_000)
             start = max(t + 8_000, gpu)
@@ -154,4 +160,28 @@ def test_a_cut_capture_with_a_changed_kernel_is_caught(tmp_path, capsys, ranges)
     rc, out, err = run_cli(["fingerprint", cut, "--check", base], capsys)
     assert rc == 1 and "segment_k_off" in out + err, out + err
     rc, out, err = run_cli(["diff", full, cut, "--fail-if", "path_changed"], capsys)
+    assert rc == 1, out + err
+
+
+@pytest.mark.parametrize("ranges", ["none", "markers"])
+def test_captures_cut_at_two_points_of_one_step(tmp_path, capsys, ranges):
+    """Both captures hold the same complete steps and end inside the next one, at two
+    points of it: the same path (the launches one holds beyond the other are a capture
+    difference); the old comparison read the step's first launches outside the steps as
+    kernels removed. A kernel switched in that step is still caught."""
+    seven = build(tmp_path / "seven.sqlite", ranges, cut=True, warmup=True)
+    three = build(tmp_path / "three.sqlite", ranges, cut=True, warmup=True, cut_launch=3)
+    base = tmp_path / "seven.json"
+    _fingerprint(seven, base, capsys)
+    rc, out, err = run_cli(["fingerprint", three, "--check", base], capsys)
+    assert rc == 0 and "the last 4 launches of A are in A only" in out, out + err
+    other = tmp_path / "three.json"
+    _fingerprint(three, other, capsys)
+    rc, out, err = run_cli(["diff", other, base, "--fail-if", "path_changed"], capsys)
+    assert rc == 0 and "the last 4 launches of B are in B only" in out, out + err
+    switched = build(
+        tmp_path / "switched.sqlite", ranges, cut=True, warmup=True, switched_from=20,
+        switched_at=2,
+    )  # fmt: skip
+    rc, out, err = run_cli(["fingerprint", switched, "--check", base], capsys)
     assert rc == 1, out + err

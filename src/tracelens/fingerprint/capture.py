@@ -194,6 +194,72 @@ def _cut_step(keys: set[tuple], ua: dict, ub: dict, last: bool) -> Ends | None:
     return Ends(a_head=extra) if short is units_b else Ends(b_head=extra)
 
 
+def started_steps(units: dict[tuple, Any]) -> dict[tuple, tuple[Any, Any]]:
+    """Per (device, region) whose launches outside the steps (the unit of step None, all
+    listed) end with the first launches of its last step's: (the unit of the launches
+    before them, the unit of those launches). They are a step the capture ended inside,
+    after the last step: the unit of step None holds every launch outside the steps, those
+    before the first step and those after the last one, in launch order, and read as one
+    unit a capture cut mid-step differed from the whole capture, or from one cut elsewhere
+    in that step, in launches added or removed."""
+    last: dict[tuple, int] = {}
+    for device, region, step in units:
+        if step is not None and step > last.get((device, region), 0):
+            last[(device, region)] = step
+    split: dict[tuple, tuple[Any, Any]] = {}
+    for (device, region), step in last.items():
+        outside = units.get((device, region, None))
+        if outside is None or outside.blocks or outside.launches != len(outside.kernels):
+            continue
+        size = _step_start(outside.kernels, units[(device, region, step)].kernels)
+        if size:
+            kernels, lead = outside.kernels, len(outside.kernels) - size
+            split[(device, region)] = (
+                replace(outside, launches=lead, kernels=kernels[:lead], counts={}),
+                replace(outside, launches=size, kernels=kernels[lead:], counts={}),
+            )
+    return split
+
+
+def _step_start(kernels: list, step: list) -> int:
+    """The length of the longest run of last ``kernels`` that the launches ``step`` begin
+    with (0: none)."""
+    if not step:
+        return 0
+    for i, kernel in enumerate(kernels):
+        size = len(kernels) - i
+        if kernel == step[0] and size <= len(step) and kernels[i:] == step[:size]:
+            return size
+    return 0
+
+
+def cut_tails(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
+    """When the two runs' steps agree: the launches of a step each capture ended inside
+    after the last step (:func:`started_steps`), where one side's are the first of the
+    other's (the captures ended at two points of one step), taken out of the units of step
+    None (in place: those keep the launches before them, and go when none are left) and
+    returned as the launches the longer one holds beyond the other."""
+    ends = Ends()
+    started_a, started_b = started_steps(ua), started_steps(ub)
+    for device, region in {*started_a, *started_b}:
+        key = (device, region, None)
+        lead_a, tail_a = started_a.get((device, region), (ua.get(key), None))
+        lead_b, tail_b = started_b.get((device, region), (ub.get(key), None))
+        ka = tail_a.kernels if tail_a is not None else []
+        kb = tail_b.kernels if tail_b is not None else []
+        short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
+        if long[: len(short)] != short:
+            continue  # not one step cut at two points: compared as they are
+        for units, lead in ((ua, lead_a), (ub, lead_b)):
+            if lead is not None and lead.launches:
+                units[key] = lead
+            else:
+                units.pop(key, None)
+        more = len(long) - len(short)
+        ends.add(Ends(a_tail=more) if long is ka else Ends(b_tail=more))
+    return ends
+
+
 def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Whether the shorter list of block digests is a contiguous slice of the longer one
     (the unlisted launches of a long region, one capture shorter)."""

@@ -65,7 +65,8 @@ def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
     """The document's units by (device, region, step). ``flatten``: one unit per (device,
     region) with its launches in launch order (when the two runs' steps differ): those
     outside the steps first, the steps' in step order, then those outside the steps that
-    begin a step the capture ended inside (:func:`_started_step`)."""
+    begin a step the capture ended inside
+    (:func:`tracelens.fingerprint.capture.started_steps`)."""
     variants = {v["id"]: Kernel.of(v) for v in doc["variants"]}
     out: dict[tuple, _Unit] = {}
     for order, entry in enumerate(doc["paths"]):
@@ -76,7 +77,9 @@ def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
     if not flatten:
         return out
-    started = _started_steps(out)
+    from .capture import started_steps
+
+    started = started_steps(out)
     flat: dict[tuple, _Unit] = {}
     for (device, region, step), unit in sorted(out.items(), key=lambda kv: _step_order(kv[0])):
         if step is None and (device, region) in started:
@@ -97,43 +100,6 @@ def _merge(flat: dict[tuple, _Unit], key: tuple, unit: _Unit) -> None:
     merged.blocks += unit.blocks
     for k, n in unit.counts.items():
         merged.counts[k] = merged.counts.get(k, 0) + n
-
-
-def _started_steps(units: dict[tuple, _Unit]) -> dict[tuple, tuple[_Unit, _Unit]]:
-    """Per (device, region) whose launches outside the steps (the unit of step None, all
-    listed) end with the first launches of its last step's: (the launches before them,
-    those launches). They are a step the capture ended inside, after the last step; the
-    unit of step None holds every launch outside the steps, those before the first step
-    and those after the last one, in launch order, and put before the steps they made a
-    capture cut mid-step read as a path change against the whole capture."""
-    last: dict[tuple, int] = {}
-    for device, region, step in units:
-        if step is not None and step > last.get((device, region), 0):
-            last[(device, region)] = step
-    split: dict[tuple, tuple[_Unit, _Unit]] = {}
-    for (device, region), step in last.items():
-        outside = units.get((device, region, None))
-        if outside is None or outside.blocks or outside.launches != len(outside.kernels):
-            continue
-        begins = units[(device, region, step)].kernels
-        size = _step_start(outside.kernels, begins)
-        if size:
-            kernels = outside.kernels
-            lead = _Unit(outside.order, len(kernels) - size, kernels[:-size], (), {})
-            split[(device, region)] = (lead, _Unit(outside.order, size, kernels[-size:], (), {}))
-    return split
-
-
-def _step_start(kernels: list[Kernel], step: list[Kernel]) -> int:
-    """The length of the longest run of last ``kernels`` that the launches ``step`` begin
-    with (0: none)."""
-    if not step:
-        return 0
-    for i, kernel in enumerate(kernels):
-        size = len(kernels) - i
-        if kernel == step[0] and size <= len(step) and kernels[i:] == step[:size]:
-            return size
-    return 0
 
 
 def _step_order(key: tuple) -> tuple:
@@ -476,11 +442,13 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents). When their
     steps differ, launches only one capture holds at its start or end are a capture
     difference (``PathDiff.capture``), not a change."""
-    from .capture import Ends, cut_steps, statement
+    from .capture import Ends, cut_steps, cut_tails, statement
 
     note = steps_note(a, b)
     ua, ub = _units(a, flatten=note is not None), _units(b, flatten=note is not None)
     cut, ends = cut_steps(ua, ub) if note is None else (set(), Ends())
+    if note is None:  # a step both captures ended inside, at two points of it
+        ends.add(cut_tails(ua, ub))
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
