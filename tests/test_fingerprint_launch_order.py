@@ -11,6 +11,8 @@ import random
 
 import polars as pl
 
+import tracelens
+
 orders = importlib.import_module("tracelens.fingerprint.order")
 
 
@@ -146,3 +148,20 @@ def test_two_processes_calls_with_one_id_and_start_stay_in_their_process():
             frame[order].select(described).rows()
             == frame[orders.unit_order(frame)[0]].select(described).rows()
         )
+
+
+def test_a_process_per_device_is_read_without_the_process(tmp_path):
+    """One process per device (a DDP job's ranks, as the 5M-kernel bench trace): the
+    launches are read without their process (each would rank 0 on its device: the same
+    order), two processes on one device with it."""
+    from test_multiprocess_order import Process, build
+
+    build_module = importlib.import_module("tracelens.fingerprint.build")
+    units = importlib.import_module("tracelens.fingerprint.units")
+    apart = build(tmp_path / "apart.sqlite", [Process(4242, device=0), Process(5151, device=1)])
+    shared = build(tmp_path / "shared.sqlite", [Process(4242), Process(5151, start=1_005_000)])
+    for path, with_process in ((apart, False), (shared, True)):
+        with tracelens.open(path) as trace:
+            build_module._create_paths(trace)
+            launches = units.read_launches(trace, paths=False)
+        assert ("global_pid" in launches.columns) == with_process
