@@ -146,3 +146,14 @@ def test_processes_on_separate_devices(tmp_path, capsys):
     assert _spans(ordered) == _spans(shuffled)
     by_device = {d: [(s, e, k) for dd, s, e, k in _spans(ordered) if dd == d] for d in (0, 1)}
     assert by_device == {p.device: _own_steps(p) for p in processes}
+
+
+def test_each_step_of_two_processes_on_one_device_selects_work(tmp_path, capsys):
+    """The steps of two processes on one device run at once, numbered one process after the
+    other: a step's window ends at the device's next step in time, so the first process's
+    last step (12) is no empty window ending where the second one's first step began, before
+    it (the old windows, by step number: 'none of the GPU work of step 12')."""
+    path = build(tmp_path / "two.sqlite", [Process(4242), Process(5151, start=1_010_000)])
+    for step in (1, 12, 13, 24):
+        rc, out, err = run_cli(["census", path, "--step", str(step), "-f", "csv"], capsys)
+        assert rc == 0 and out.count("\n") >= 2, err

@@ -519,25 +519,27 @@ def _per_step(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> p
 def _copies_in_steps(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> pl.DataFrame:
     """The ``copies`` (one device's memcpys and memsets: start_ns, end_ns, in start order)
     in some step's window, with their step (step, start_ns, end_ns): those that start from
-    the step's first launch up to, not including, the next step's (as ``stepwork`` selects
-    a step's work, ``queries/steps_window_work.sql``). No next step bounds the last one:
+    the step's first launch up to, not including, the next step's in time (as ``stepwork``
+    selects a step's work, ``queries/steps_window_work.sql``). No next step bounds the last one:
     its copies are those that run within the median step length (from one step's start to
     the next's) of its start, and start before ``bound`` (the next launch outside the
     steps, if any): the copy that reads the loss back is the step's, the copy of the
     results after the loop is not."""
     import polars as pl
 
+    # In time: with several processes on the device, the steps are numbered one process
+    # after another and run at once; windows must not overlap (stepwork._period_windows).
     windows = (
         steps.group_by("step")
         .agg(start=pl.col("start_ns").min())
-        .sort("step")
+        .sort("start", "step")
         .with_columns(end=pl.col("start").shift(-1))
     )
     last = windows.row(-1, named=True)
     length = windows.select((pl.col("end") - pl.col("start")).median()).item()
     fits = last["start"] + int(length)
     end = fits if bound is None else min(fits, bound)
-    windows = windows.with_columns(end=pl.col("end").fill_null(end)).sort("start")
+    windows = windows.with_columns(end=pl.col("end").fill_null(end))
     found = copies.select("start_ns", "end_ns").join_asof(
         windows, left_on="start_ns", right_on="start", strategy="backward"
     )

@@ -154,12 +154,16 @@ def select_steps(
 
 def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
     """One window per device and step in [first, last] (device, step, start, end): from the
-    step's first kernel start to the next step's first kernel start on that device (the
-    step's end + 1 when none follows)."""
+    step's first kernel start to the next step's first kernel start on that device, in
+    time (the step's end + 1 when none follows). In time, not by number: with several
+    processes on a device their steps are numbered one process after another
+    (:func:`tracelens.steps_period.process_ranks`) and run at once, and the windows of a
+    device must not overlap (a process's last step would end where the next process's
+    first began, before it: an empty window)."""
     import polars as pl
 
     return (
-        frame.sort("device", "step")
+        frame.sort("device", "start_ns", "step")
         .with_columns(next_start=pl.col("start_ns").shift(-1).over("device"))
         .filter(pl.col("step").is_between(first, last))
         .select(
