@@ -3,10 +3,10 @@
 -- one row per range that launched GPU work, from the start of the first operation it holds
 -- to the end of the last. A range holds the operations whose launching API call lies
 -- inside it on its thread, its nested ranges' included; where ranges overlap, every range
--- the call lies in (nvtx_overlap_holders). Needs nvtx_range_ops (per range, the
--- operations whose call it holds innermost: range_id, first_ns, last_ns, ops),
--- nvtx_overlap_holders, nvtx_held (the held ranges' nvtx_tree rows) and nvtx_paths
--- (tracelens.nvtx builds them).
+-- the call lies in (nvtx_overlap_holders). Needs nvtx_held_totals (per range, what it
+-- holds in all: range_id, first_ns, last_ns, ops, children; tracelens.nvtx_held carries
+-- the sweep's nvtx_range_ops up the parent links), nvtx_held (the held ranges' nvtx_tree
+-- rows) and nvtx_paths (tracelens.nvtx builds them).
 -- A view, not a table: the query that reads it (one per report) computes the rows, and
 -- they are never all held at once beside the sweep's tables (on the 10M-range fixture the
 -- table held 0.38 GB, at the run's peak).
@@ -27,36 +27,6 @@
 --   stack            VARCHAR  RangeIds from the top down, ':1:3:4' (nsys's RangeStack)
 --   path             VARCHAR  range names from the top down, joined by ' / '
 CREATE OR REPLACE TEMP VIEW nvtx_projection AS
-WITH RECURSIVE
-links AS MATERIALIZED (
-    SELECT range_id, parent_id FROM nvtx_held
-),
-up AS (
-    -- each range's own operations (those whose call it holds innermost), then the same
-    -- carried up the parent links to every ancestor, one level per step
-    SELECT range_id, first_ns, last_ns, ops FROM nvtx_range_ops
-    UNION ALL
-    SELECT l.parent_id, u.first_ns, u.last_ns, u.ops
-    FROM up AS u
-    JOIN links AS l ON l.range_id = u.range_id
-    WHERE l.parent_id IS NOT NULL
-),
-held AS (
-    -- the threads of nvtx_overlap_holders are not in nvtx_range_ops: nothing counts twice
-    SELECT range_id, min(first_ns) AS first_ns, max(last_ns) AS last_ns, sum(ops) AS ops
-    FROM (
-        SELECT * FROM up
-        UNION ALL
-        SELECT range_id, first_ns, last_ns, 1 FROM nvtx_overlap_holders
-    )
-    GROUP BY range_id
-),
-children AS (
-    SELECT t.parent_id AS range_id, count(*) AS children
-    FROM held AS h JOIN nvtx_held AS t ON t.range_id = h.range_id
-    WHERE t.parent_id IS NOT NULL
-    GROUP BY 1
-)
 SELECT
     n.name,
     h.first_ns AS proj_start_ns,
@@ -66,14 +36,13 @@ SELECT
     n.style,
     pid_of(t.global_tid) AS pid,
     tid_of(t.global_tid) AS tid,
-    h.ops::BIGINT AS gpu_ops,
+    h.ops AS gpu_ops,
     t.level::BIGINT AS level,
-    coalesce(c.children, 0) AS children,
+    h.children,
     h.range_id,
     t.parent_id,
     n.stack,
     n.path
-FROM held AS h
+FROM nvtx_held_totals AS h
 JOIN nvtx_held AS t ON t.range_id = h.range_id
 JOIN nvtx_paths AS n ON n.range_id = h.range_id
-LEFT JOIN children AS c ON c.range_id = h.range_id

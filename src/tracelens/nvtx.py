@@ -284,12 +284,14 @@ def _tree_table(con) -> str:
 
 def build_projection(trace: Trace) -> None:
     """Build the temp tables the GPU-projection queries read, once per trace: those of
-    :func:`build_sweep`, and the view nvtx_projection (per range)."""
+    :func:`build_sweep`, nvtx_held_totals (:mod:`tracelens.nvtx_held`) and the view
+    nvtx_projection (per range)."""
     build_sweep(trace)
     if _built(trace, "nvtx_projection", "views"):
         return
-    from . import _resources
+    from . import _resources, nvtx_held
 
+    nvtx_held.register_totals(trace.db)
     trace.db.execute(_resources.query("_nvtx_projection"))
 
 
