@@ -11,7 +11,7 @@ import pytest
 from test_nvtx import build_shapes
 
 import tracelens
-from tracelens import _resources, nvtx, nvtx_sweep
+from tracelens import _resources, nvtx, nvtx_held, nvtx_sweep
 from tracelens.filters import glob_regex
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
@@ -72,6 +72,7 @@ def _build_before(trace, query: str) -> None:
             nvtx_sweep.register_held(con)
         if step == "_nvtx_held_names":
             nvtx._build_paths(trace)  # nvtx_paths, from the names this selects
+            nvtx_held.register_totals(con)  # nvtx_held_totals, which the projection reads
             continue
         con.execute(_resources.query(step))
         if step == "_nvtx_held":

@@ -72,7 +72,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     ops, call = _with_calls(ops, call_ranges, slots)
     register(con, "nvtx_call_ranges", call_ranges)
     on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
-    register(con, "nvtx_range_ops", _range_ops(ops, call, call_ranges.height, ~on_overlapping))
+    _range_ops(con, ops, call, call_ranges.height, ~on_overlapping)
     register(con, "nvtx_overlap_calls", _overlap_calls(ops, call, calls, on_overlapping))
     if with_ops:
         _register_op_ranges(con, ops, on_overlapping)
@@ -194,11 +194,11 @@ def _overlap_calls(
     )
 
 
-def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Series) -> pl.DataFrame:
-    """Per range, the operations ``mine`` whose launching call it holds innermost: range_id,
-    first_ns (earliest start), last_ns (latest end), ops (distinct launching calls, as
-    nsys counts them: one operation of each call is counted, chosen through a table of
-    calls rather than a hash of (process, correlationId) pairs)."""
+def _range_ops(con, ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Series) -> None:
+    """Create nvtx_range_ops (``queries/_nvtx_range_ops.sql``): per range, the operations
+    ``mine`` whose launching call it holds innermost. Of each call one operation is
+    counted, chosen through a table of calls rather than a hash of (process,
+    correlationId) pairs."""
     import polars as pl
 
     rows = pl.int_range(0, ops.height, dtype=pl.Int64, eager=True)
@@ -207,20 +207,20 @@ def _range_ops(ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Series) 
     chosen = chosen.scatter(call.filter(has_call), rows.filter(has_call))
     counted = (chosen.gather(call) == rows).fill_null(False)
     del rows, chosen
-    # the operations not ``mine`` join the null range, dropped after: no filtered copy of
-    # the operations (0.13 GB of 5M) is made for the aggregate
-    range_id = pl.select(pl.when(mine).then(ops["range_id"])).to_series()
-    return (
-        pl.DataFrame({"range_id": range_id, "start": ops["start"], "end": ops["end"]})
-        .with_columns(counted.alias("counted"))
-        .group_by("range_id")
-        .agg(
-            pl.col("start").min().alias("first_ns"),
-            pl.col("end").max().alias("last_ns"),
-            pl.col("counted").sum().cast(pl.Int64).alias("ops"),
-        )
-        .drop_nulls("range_id")
+    # the operations not ``mine`` hold the null range, which the query leaves out: no
+    # filtered copy of the operations (0.13 GB of 5M) is made for the aggregate
+    range_id = ops["range_id"]
+    if not mine.all():
+        range_id = pl.select(pl.when(mine).then(range_id)).to_series()
+    held = pl.DataFrame(
+        {"range_id": range_id, "start": ops["start"], "end": ops["end"], "counted": counted}
     )
+    register(con, "nvtx_op_holds", held)
+    del held
+    try:
+        con.execute(_resources.query("_nvtx_range_ops"))
+    finally:
+        con.unregister("nvtx_op_holds")
 
 
 # The held ranges' ancestors are followed through a table indexed by RangeId while the

@@ -309,6 +309,14 @@ def test_nvtx_held(trace_path):
     assert_golden(trace_path, "_nvtx_held", "all", build_projection)
 
 
+def test_nvtx_range_ops(trace_path):
+    # The innermost ranges of the calls on thread 5555, whose ranges nest: layer 3 (cid 21's
+    # kernel), backward 4 (cid 23's memset from 5100, cid 22's kernel to 6500: two calls)
+    # and open 10 (cid 26). Thread 5556's ranges cross: its calls are
+    # nvtx_overlap_holders'; cid 27's thread has no ranges.
+    assert_golden(trace_path, "_nvtx_range_ops", "all", build_projection)
+
+
 def test_nvtx_held_seeds(trace_path):
     # The ranges holding work themselves: layer 3, backward 4, A 5, B 6 (it holds C's call
     # too: A and B cross on thread 5556), C 7, open 10; not their other ancestors (step 1,
