@@ -308,6 +308,17 @@ def build_projection(trace: Trace) -> None:
     trace.db.execute(_resources.query("_nvtx_projection"))
 
 
+def _projection(trace: Trace) -> None:
+    """The view nvtx_projection: over the rows an earlier run of a cached trace kept
+    (:mod:`tracelens.nvtx_kept`), else made by :func:`build_projection`, and then kept."""
+    from . import nvtx_kept
+
+    if _built(trace, "nvtx_projection", "views") or nvtx_kept.read(trace):
+        return
+    build_projection(trace)
+    nvtx_kept.write(trace)
+
+
 def require_projection(trace: Trace) -> None:
     require_nvtx(trace)
     if RUNTIME_TABLE not in trace.tables:
@@ -323,7 +334,7 @@ def gpu_projection(trace: Trace) -> pl.DataFrame:
     nvtx_gpu_proj_trace): name, proj_start_ns, proj_duration_ns, start_ns, duration_ns,
     style, pid, tid, gpu_ops, level, children, range_id, parent_id, stack, path."""
     require_projection(trace)
-    build_projection(trace)
+    _projection(trace)
     return trace.query("nvtx_gpu_projection")
 
 
@@ -335,7 +346,7 @@ def gpu_summary(trace: Trace, *, group: str = "name") -> pl.DataFrame:
     range."""
     check_group(group)
     require_projection(trace)
-    build_projection(trace)
+    _projection(trace)
     return trace.query("nvtx_gpu_projection_summary", group_by=group)
 
 
