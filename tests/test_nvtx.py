@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 
+import polars as pl
 import pytest
 from conftest import run_cli
 from queries.golden import GOLDEN, assert_golden
@@ -404,6 +405,22 @@ def test_projection_from_cache_equals_direct(shapes, monkeypatch):
         assert t.parquet_dir is not None
     assert direct.height > 0
     assert cached.equals(direct)
+
+
+def test_ranks_of_threads_and_processes(shapes, monkeypatch):
+    # nvtx_sweep._ranks compares each value with a few keys one by one, and searches the
+    # sorted keys when there are more: the same ranks, and the same projection, either way.
+    values = pl.Series([7, None, 3, 5, 9, 1], dtype=pl.Int64)
+    keys = pl.Series([3, 5, 7], dtype=pl.Int64)
+    with tracelens.open(shapes, cache=False) as t:
+        compared = gpu_projection(t).write_csv()
+    assert nvtx_sweep._ranks(values, keys).to_list() == [2, None, 0, 1, None, None]
+    monkeypatch.setattr(nvtx_sweep, "RANK_BY_COMPARISON", 0)
+    assert nvtx_sweep._ranks(values, keys).to_list() == [2, None, 0, 1, None, None]
+    assert nvtx_sweep._ranks(values, keys.clear()).null_count() == 6
+    with tracelens.open(shapes, cache=False) as t:
+        assert gpu_projection(t).write_csv() == compared
+    assert len(compared.splitlines()) > 10
 
 
 def test_kernel_rows_order_as_one_sort_by_every_key():

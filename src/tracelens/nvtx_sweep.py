@@ -340,15 +340,8 @@ class _Slots:
             # one process (the usual case): no search for the process's rank
             known = (gpid == self.pids[0]) & in_range
             return pl.select(pl.when(known).then(corr - self.lo)).to_series()
-        rank = self.pids.search_sorted(gpid.fill_null(0)).cast(pl.Int64)
-        known = (
-            gpid.is_not_null()
-            & (rank < self.pids.len())
-            & (self.pids.gather(rank.clip(0, self.pids.len() - 1)) == gpid)
-            & in_range
-        )
-        slot = rank * self.width + (corr - self.lo)
-        return pl.select(pl.when(known).then(slot)).to_series()
+        slot = _ranks(gpid, self.pids) * self.width + (corr - self.lo)
+        return pl.select(pl.when(in_range).then(slot)).to_series()
 
     def first_calls(self, calls: pl.DataFrame, classes: Callable[[], pl.Series]) -> pl.Series:
         """Which rows of ``calls`` (the frame the slots were made from) to keep: one per
@@ -405,16 +398,38 @@ def _innermost(calls: pl.DataFrame, marks: pl.DataFrame) -> pl.DataFrame:
         return _innermost_per_thread(calls, marks, tids)
     mark_rank = tids.search_sorted(marks["global_tid"]).cast(pl.Int64)
     mark_keys = mark_rank * span + (marks["key"] - lo)
-    tid = calls["global_tid"]
-    rank = tids.search_sorted(tid.fill_null(0)).cast(pl.Int64).clip(0, tids.len() - 1)
-    on_thread = (tids.gather(rank) == tid).fill_null(False)
-    at = mark_keys.search_sorted(rank * span + (call_key - lo), side="right").cast(pl.Int64)
-    at = at - 1
-    found = on_thread & (at >= 0) & (mark_rank.gather(at.clip(0, None)) == rank)
+    rank = _ranks(calls["global_tid"], tids)
+    keys = rank * span + (call_key - lo)  # null: on none of the threads, or no start
+    at = mark_keys.search_sorted(keys.fill_null(0), side="right").cast(pl.Int64) - 1
+    found = keys.is_not_null() & (at >= 0) & (mark_rank.gather(at.clip(0, None)) == rank)
     index = pl.select(pl.when(found).then(at)).to_series()
     return pl.DataFrame(
         {"range_id": marks["open_id"].gather(index), "range_end": marks["open_end"].gather(index)}
     )
+
+
+# Up to this many distinct keys, :func:`_ranks` compares each value with every key; above,
+# it searches the sorted keys.
+RANK_BY_COMPARISON = 16
+
+
+def _ranks(values: pl.Series, keys: pl.Series) -> pl.Series:
+    """Each value's position among ``keys`` (sorted, distinct), null where it is none of
+    them (or null). The few processes or threads of a trace are compared one by one: on
+    the 5M calls of the nest trace (4 processes, 8 threads) 0.04-0.05 CPU s a lookup where
+    a binary search and the check of what it found took 0.09-0.14."""
+    import polars as pl
+
+    if keys.is_empty():
+        return pl.repeat(None, values.len(), dtype=pl.Int64, eager=True)
+    if keys.len() <= RANK_BY_COMPARISON:
+        rank = pl.when(pl.col("v") == keys[0]).then(0)
+        for i in range(1, keys.len()):
+            rank = rank.when(pl.col("v") == keys[i]).then(i)
+        return pl.DataFrame({"v": values}).select(rank.cast(pl.Int64)).to_series()
+    at = keys.search_sorted(values.fill_null(0)).cast(pl.Int64).clip(0, keys.len() - 1)
+    found = values.is_not_null() & (keys.gather(at) == values)
+    return pl.select(pl.when(found).then(at)).to_series()
 
 
 def _innermost_per_thread(calls: pl.DataFrame, marks: pl.DataFrame, tids: pl.Series):
