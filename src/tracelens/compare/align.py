@@ -12,7 +12,10 @@ program. The alignment tries, cheapest first:
    other's beginning (two overlapping windows of one launch stream, over at least
    ``MIN_STEPS`` steps; :mod:`.captures`): a capture difference too, the step counts say
    how much of the program each capture holds. The same step alone is not enough: a run
-   whose path changes partway repeats A's step until then;
+   whose path changes partway repeats A's step until then. Nor is an overlap that matches
+   no more launches than the common prefix and suffix (the same start and end): a change
+   in one run's first steps reads as such an overlap too; those are aligned as a path
+   change (3-5) with the relation ``shifted``: the board says it is unsure;
 3. an exact alignment (``difflib``) of what differs after the common prefix and suffix,
    when it is small (at most ``EXACT_PAIRS`` token pairs);
 4. both periodic, other steps: the steps' launch motifs are aligned with each other ("in
@@ -242,21 +245,20 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
             relation = "subsequence"
             extra = tally.only_a if len(mid_a) else tally.only_b
             extra.update((mid_a if len(mid_a) else mid_b).to_list())
-        elif same_step and (shared := overlap(a, b, period_a.length)) is not None:
-            # Two windows of one launch stream: one capture started and ended later.
-            relation = "capture"
-            _overlapping(a, b, shared, tally)
-        elif len(mid_a) * len(mid_b) <= EXACT_PAIRS:
-            relation = "aligned"
-            _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally)
-            if period_a and period_b and not same_step:
-                changes = _periodic(period_a, period_b, _Tally())
-        elif period_a and period_b and not same_step:
-            relation = "periodic"
-            changes = _periodic(period_a, period_b, tally, prefix + suffix)
         else:
-            relation = "windows"
-            _windows(mid_a, mid_b, prefix, prefix, tally)
+            shared = overlap(a, b, period_a.length) if same_step else None
+            if shared is not None and abs(shared) > prefix + suffix:
+                # Two windows of one launch stream: one capture started and ended later.
+                # Only when the overlap matches more launches than the same start and
+                # end do (the common prefix and suffix): else a change in one run's
+                # first steps (the rest alike) would read as the earlier capture's own.
+                relation = "capture"
+                _overlapping(a, b, shared, tally)
+            else:
+                relation, changes = _path(a, b, prefix, suffix, period_a, period_b, tally)
+                # Aligned as a path change, but the captures could as well be windows of
+                # one run from other points: the board says it is unsure.
+                relation = "shifted" if shared is not None else relation
     first, first_b = tally.first, tally.first_b
 
     def name(token: int | None) -> str | None:
@@ -283,6 +285,33 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
         step_calls=_step_calls(period_a, period_b, names),
     )
+
+
+def _path(
+    a: pl.Series,
+    b: pl.Series,
+    prefix: int,
+    suffix: int,
+    period_a: Period | None,
+    period_b: Period | None,
+    tally: _Tally,
+) -> tuple[str, list]:
+    """Two sequences that differ past their common ``prefix`` and ``suffix`` on a path:
+    the middle aligned exactly when small, motif by motif when both repeat other steps,
+    else in windows. Returns the relation and the changes within one step."""
+    mid_a = a.slice(prefix, len(a) - suffix - prefix)
+    mid_b = b.slice(prefix, len(b) - suffix - prefix)
+    same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
+    if len(mid_a) * len(mid_b) <= EXACT_PAIRS:
+        _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally)
+        changes = []
+        if period_a and period_b and not same_step:
+            changes = _periodic(period_a, period_b, _Tally())
+        return "aligned", changes
+    if period_a and period_b and not same_step:
+        return "periodic", _periodic(period_a, period_b, tally, prefix + suffix)
+    _windows(mid_a, mid_b, prefix, prefix, tally)
+    return "windows", []
 
 
 def _overlapping(a: pl.Series, b: pl.Series, overlap: int, tally: _Tally) -> None:

@@ -67,7 +67,9 @@ def overlap(a: pl.Series, b: pl.Series, step: int, checks: int = 8) -> int | Non
     step of ``step`` launches: the longest end of one that is the other's beginning (``a =
     X + O`` and ``b = O + Y``, or the other way round), at least ``MIN_STEPS`` steps long,
     and ``Y`` more of the same step (a capture that ended later; ``X``, what the earlier
-    capture alone holds, may be the run's start-up: warm-up steps, autotuning). Positive
+    capture alone holds, may be the run's start-up: warm-up steps, autotuning; or a change
+    in that run's first steps, which :func:`~.align.align_tokens` tells apart by the
+    common prefix and suffix: the overlap must match more). Positive
     when ``a`` holds the earlier window, negative when ``b`` does, None when neither does.
     A path change partway through the run is no such overlap: after it, each side repeats
     its own step. As :func:`_find_slice`: the first tokens pick candidate overlaps,

@@ -3,6 +3,7 @@ every step, and the GPU time the changed launches moved that no other clue count
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...units import fmt_signed_ns
@@ -23,7 +24,6 @@ def launch_structure(x: Context) -> list[Clue]:
     if not diverged:
         return []
     al = max(diverged, key=lambda a: a.aligned - a.matched_in_order)
-    differing = al.aligned - al.matched_in_order
     where = f"first divergence at launch #{al.first_divergence + 1:,} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
         if al.a_at_divergence and al.b_at_divergence
@@ -58,6 +58,43 @@ def launch_structure(x: Context) -> list[Clue]:
         f"launches moved is counted by {who}"
         for who, ns in counted.items()
     )
+    return [
+        _unsure(c) if al.relation == "shifted" else c
+        for c in _path_clue(x, al, where, matched, per_step, impact, note)
+    ]
+
+
+def _unsure(clue: Clue) -> Clue:
+    """A path clue of two runs whose launches also read as two captures of one run from
+    other points (relation ``shifted``, :func:`tracelens.compare.align.align_tokens`):
+    the launches cannot tell which, and the board says so."""
+    return replace(
+        clue,
+        evidence=f"{clue.evidence}; {SHIFTED}",
+        verdict=f"unsure: {clue.verdict}, or the captures started at other points of one run "
+        "(a capture difference, not a path change)",
+    )
+
+
+# Why the diff is unsure of a path change that the captures' windows could also explain.
+SHIFTED = (
+    "both runs repeat one step and one capture's end is the other's beginning: two "
+    "captures of one run started at other points would differ the same way"
+)
+
+
+def _path_clue(
+    x: Context,
+    al: SequenceAlignment,
+    where: str,
+    matched: str,
+    per_step: str,
+    impact: float | None,
+    note: str,
+) -> list[Clue]:
+    """The path clue's id and wording: the same kernels in another order, the same launch
+    count with other kernels, or sequences that diverge."""
+    differing = al.aligned - al.matched_in_order
     reordered = _same_kernels_as_often(x, al)
     if reordered is not None:
         return [
