@@ -179,14 +179,24 @@ def collect(
     copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
     # The launches in host launch order, once: the sequences and the step search read it.
     order = host_order(launches.select("device", "start_ns", "correlation_id", "pid"))
-    launches = launches.drop("pid")
+    launches = launches.drop("pid", "correlation_id")
     sequences, names = launch_sequences(kernels, name_kind, launches, order)
     graph = trace.graph_replays(where)
-    accounting = _time_accounting(
-        trace, where, work, (launches, order), graph, util_limit, nvtx_limit
-    )
-    del work
-    totals = _kept_totals(trace, where, launches, accounting[-1])
+    limited = launches.height > util_limit
+    util = None if limited else _util_accounting(trace, where, work)
+    totals = _kept_totals(trace, where, launches, None if limited else util[-1])
+    accounting = (None, 0, None, None, None)
+    if not limited:
+        step_launches = _step_launches(work, launches, order, graph)
+        # The rest of the read (pid, correlation ids, launch starts, and the kernels in GPU
+        # order) is freed before the step search, whose peak it would add to (~350 MB of
+        # 5M operations): only Side.work's columns stay, when kept.
+        kernel_launches = launches.height
+        del work, launches, order
+        steps, regions = _steps_and_regions(
+            trace, where, step_launches, kernel_launches, nvtx_limit
+        )
+        accounting = (*util[:-1], steps, regions)
     return Side(
         totals,
         census,
@@ -198,7 +208,7 @@ def collect(
         tuple(sorted(g.name or "?" for g in trace.gpus())),
         census_demangled,
         demangled_of,
-        *accounting[:-1],
+        *accounting,
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
         kept,
         by_device,
@@ -331,24 +341,14 @@ _WORK_ORDER_COLUMNS = (
 _BATCH_ROWS = 1 << 17
 
 
-def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_limit: int):
-    """(time, devices, util, steps, regions) of :class:`Side`, and the figures of the API
-    calls util read for the totals (:func:`tracelens.util.accounting_and_calls`; None: not
-    read, or not those of ``where``). ``launches``: the kernels (in GPU order, with their
-    correlation ids) and their host launch order (:func:`~tracelens.steps_period.host_order`).
-    GPU time accounting is the costliest part (util's sweeps over ``work``: about a census
-    per million launches, bench/README.md): above the limit the board goes without it and
-    says so. NVTX regions cost more (the NVTX projection): a lower limit."""
-    launches, order = launches
-    if launches.height > util_limit:
-        return None, 0, None, None, None, None
-    import polars as pl
-
+def _util_accounting(trace, where, work):
+    """(time, devices, util) of :class:`Side`, and the figures of the API calls util read
+    for the totals (:func:`tracelens.util.accounting_and_calls`; None: not those of
+    ``where``). GPU time accounting is the costliest part (util's sweeps over ``work``:
+    about a census per million launches, bench/README.md): above ``util_max_launches`` the
+    caller leaves it out, and the board says so."""
     from .. import util as util_module
-    from ..steps import find_steps
     from ..util_listed import busy_devices
-    from ..util_sweep import GRAPH, KERNEL
-    from .regions import region_times
 
     # A cached trace read whole keeps its accounting in its cache entry, as util does: the
     # work of the whole trace, however read, gives the same figures; later diffs (and util,
@@ -358,20 +358,39 @@ def _time_accounting(trace, where, work, launches, graph, util_limit: int, nvtx_
     # opened and left idle has a row in util's frame but neither adds idle time nor counts.
     busy = busy_devices(util.frame, util.idle_causes)[0]
     time = {c: int(busy[c].sum()) for c in TIME_COLUMNS}
+    return time, busy.height, util, calls
+
+
+def _step_launches(work, launches, order, graph) -> pl.DataFrame:
+    """What the step search reads (:func:`tracelens.steps.find_steps`' ``launches``): the
+    kernels (``launches``, in GPU order) in their host launch order (``order``:
+    :func:`~tracelens.steps_period.host_order`). Made after util's sweeps, whose peak they
+    would add to."""
+    import polars as pl
+
+    from ..util_sweep import GRAPH, KERNEL
+
     # The step search counts graph-level CUDA graph replays as launches, by graph (the
     # kernels alone would make each step microseconds long): the work holds them too.
-    # Made after util's sweeps, whose peak they would add to.
     if graph[0]:
-        step_launches = work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
+        return work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
             "device", "start_ns", "end_ns", "correlation_id", "pid", "name_id", "graph_id"
         )
-    else:
-        # In host launch order, without correlation ids: the step search takes them as
-        # ordered instead of sorting them again (the same rows in the same order).
-        step_launches = launches.select("device", "start_ns", "end_ns", "name_id")[order]
+    # In host launch order, without correlation ids: the step search takes them as
+    # ordered instead of sorting them again (the same rows in the same order).
+    return launches.select("device", "start_ns", "end_ns", "name_id")[order]
+
+
+def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):
+    """(steps, regions) of :class:`Side`: the step search over ``step_launches``
+    (:func:`_step_launches`), and the NVTX regions of up to ``nvtx_limit`` kernel launches
+    (``kernels``: they cost more, the NVTX projection: a lower limit than util's)."""
+    from ..steps import find_steps
+    from .regions import region_times
+
     steps = find_steps(trace, where=where, launches=step_launches)
-    regions = region_times(trace, where, steps) if launches.height <= nvtx_limit else None
-    return time, busy.height, util, steps, regions, calls
+    regions = region_times(trace, where, steps) if kernels <= nvtx_limit else None
+    return steps, regions
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:
