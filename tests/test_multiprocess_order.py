@@ -157,3 +157,19 @@ def test_each_step_of_two_processes_on_one_device_selects_work(tmp_path, capsys)
     for step in (1, 12, 13, 24):
         rc, out, err = run_cli(["census", path, "--step", str(step), "-f", "csv"], capsys)
         assert rc == 0 and out.count("\n") >= 2, err
+
+
+def test_a_process_per_device_needs_no_ranks():
+    """One process per device (ranks of a job, one GPU each) is one process's order on
+    every device: no ranks are worked out (a group-by and a join of every launch); two
+    processes on one device are ranked by their first launch there."""
+    import polars as pl
+
+    from tracelens.steps_period import process_ranks
+
+    per_device = pl.DataFrame(
+        {"device": [0, 0, 1, 1], "start_ns": [1, 2, 3, 4], "pid": [5, 5, 6, 6]}
+    )
+    assert process_ranks(per_device) is None
+    shared = per_device.with_columns(pid=pl.Series([7, 5, 6, 6]))
+    assert process_ranks(shared).to_list() == [0, 1, 0, 0]
