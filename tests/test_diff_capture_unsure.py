@@ -122,3 +122,16 @@ def test_windows_of_one_run_cut_mid_step_stay_a_capture_difference(tmp_path):
     al = align_sequences(0, a, b)
     assert al.relation == "capture" and al.matched_in_order >= len(a) - start_b
     assert not al.replaced and {n for n, _ in al.only_in_a} == set(WARM)
+
+
+@pytest.mark.parametrize("cut", ["end", "start"])
+def test_a_change_in_the_second_step_with_a_capture_cut_mid_step_is_no_capture(cut):
+    """B is A with step 2 changed, and cut 3 launches short at one end: the overlap (B's
+    last 28 steps are A's first 28) beats the common prefix and suffix, but not B lined
+    up with A at their starts (or ends): the change is matched in place."""
+    b = [n for s in [STEP, replaced(STEP)] + [STEP] * 28 for n in s]
+    b = b[:-3] if cut == "end" else b[3:]
+    al = align_sequences(0, STEP * 30, b)
+    assert not al.capture_difference
+    assert al.replaced == (("gemm_o_dgrad", "gemm_o_dgrad_v2", 1),)
+    assert al.matched_in_order == 30 * len(STEP) - 4

@@ -13,7 +13,8 @@ program. The alignment tries, cheapest first:
    ``MIN_STEPS`` steps; :mod:`.captures`): a capture difference too, the step counts say
    how much of the program each capture holds. The same step alone is not enough: a run
    whose path changes partway repeats A's step until then. Nor is an overlap that matches
-   no more launches than the common prefix and suffix (the same start and end): a change
+   no more launches than the sequences have in place (the common prefix and suffix, or
+   the positions equal with their starts or their ends lined up: ``_in_place``): a change
    in one run's first steps reads as such an overlap too; those are aligned as a path
    change (3-5) with the relation ``shifted``: the board says it is unsure;
 3. an exact alignment (``difflib``) of what differs after the common prefix and suffix,
@@ -247,11 +248,11 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
             extra.update((mid_a if len(mid_a) else mid_b).to_list())
         else:
             shared = overlap(a, b, period_a.length) if same_step else None
-            if shared is not None and abs(shared) > prefix + suffix:
+            if shared is not None and abs(shared) > _in_place(a, b, prefix, suffix):
                 # Two windows of one launch stream: one capture started and ended later.
-                # Only when the overlap matches more launches than the same start and
-                # end do (the common prefix and suffix): else a change in one run's
-                # first steps (the rest alike) would read as the earlier capture's own.
+                # Only when the overlap matches more launches than the same start or end
+                # do: else a change in one run's first steps (the rest alike, one run
+                # maybe cut short) would read as the earlier capture's own.
                 relation = "capture"
                 _overlapping(a, b, shared, tally)
             else:
@@ -285,6 +286,16 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
         step_calls=_step_calls(period_a, period_b, names),
     )
+
+
+def _in_place(a: pl.Series, b: pl.Series, prefix: int, suffix: int) -> int:
+    """How many launches the two sequences have in common in place: the common prefix and
+    suffix (the same start and end), or the positions equal when their starts line up (B
+    maybe cut short), or their ends. Two vectorized passes."""
+    n = min(len(a), len(b))
+    same_start = int((a.head(n) == b.head(n)).sum())
+    same_end = int((a.tail(n) == b.tail(n)).sum())
+    return max(prefix + suffix, same_start, same_end)
 
 
 def _path(
