@@ -242,46 +242,36 @@ def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     :func:`_with_ranges`) and the step list (``steps``)."""
     import polars as pl
 
+    kernel, start, end = pl.col("is_kernel"), pl.col("start"), pl.col("end")
+    figures = {
+        "start_ns": start.min(),
+        "end_ns": end.max(),
+        "kernels": kernel.sum().cast(pl.Int64),
+        "kernel_ns": (end - start).filter(kernel).sum(),
+    }
     if "range" in ops.columns:
-        cpu, on = _cpu_spans(ops, steps), ["step", "device"]
+        # the step's CPU span on the device: of its ranges that launched work there, the
+        # first's start and thread (ranges are numbered by start) and the latest end, in
+        # the same group-by (a unique of every (range, device) pair cost 0.3 CPU s on 5M)
+        ops = ops.with_columns(range_end=steps["end"].gather(ops["range"] - 1))
+        figures |= {"first": pl.col("range").min() - 1, "cpu_end_ns": pl.col("range_end").max()}
+    per_device = ops.group_by("step", "device").agg(**figures)
+    if "range" in ops.columns:
+        first = per_device["first"]
+        per_device = per_device.with_columns(
+            cpu_start_ns=steps["start"].gather(first), global_tid=steps["globalTid"].gather(first)
+        )
     else:
         cpu = steps.select("step", cpu_start_ns="start", cpu_end_ns="end", global_tid="globalTid")
-        on = ["step"]
-    kernel, start, end = pl.col("is_kernel"), pl.col("start"), pl.col("end")
-    per_device = ops.group_by("step", "device").agg(
-        start_ns=start.min(),
-        end_ns=end.max(),
-        kernels=kernel.sum().cast(pl.Int64),
-        kernel_ns=(end - start).filter(kernel).sum(),
-    )
+        per_device = per_device.join(cpu, on="step")
     return (
         per_device.join(_busy(ops), on=["step", "device"])
-        .join(cpu, on=on)
         .with_columns(
             ranges=pl.lit(steps.height, dtype=pl.Int64),
             duration_ns=pl.col("end_ns") - pl.col("start_ns"),
         )
         .select(pl.col(c).cast(pl.Int64) for c in COLUMNS)
         .sort("step", "device")
-    )
-
-
-def _cpu_spans(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
-    """Per step and device, the CPU span of the step's ranges that launched work there
-    (the earliest start, the latest end) and the first one's thread: step, device,
-    cpu_start_ns, cpu_end_ns, global_tid."""
-    import polars as pl
-
-    used = ops.select("step", "device", "range").unique()
-    spans = steps.select("range", s="start", e="end", t="globalTid")
-    return (
-        used.join(spans, on="range")
-        .group_by("step", "device")
-        .agg(
-            cpu_start_ns=pl.col("s").min(),
-            cpu_end_ns=pl.col("e").max(),
-            global_tid=pl.col("t").sort_by("range").first(),
-        )
     )
 
 
