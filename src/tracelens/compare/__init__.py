@@ -144,15 +144,18 @@ def _diff_traces(
     )
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
-    danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio)
     alignment = align_devices(sa, sb)
+    steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
+    work = model.work_ratio(
+        (steps_a, steps_b), (sa.totals["kernel_launches"] or 0, sb.totals["kernel_launches"] or 0)
+    )
+    danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio, work)
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
     figures = _figures(sa, sb, copies, kernels, danger, alignment, score)
-    steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
     context = Context(
         sa,
         sb,

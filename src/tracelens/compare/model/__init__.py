@@ -14,7 +14,7 @@ prints.
 from __future__ import annotations
 
 from .comparability import FACTOR_WORDS, category_overlap, category_time_mix, comparability
-from .danger import DANGER_SCHEMA, danger_table
+from .danger import DANGER_SCHEMA, danger_table, work_ratio
 from .devices import DeviceChange, device_changes, device_kernels
 from .figures import figures, steps_of
 from .kernels import (
@@ -68,4 +68,5 @@ __all__ = [
     "totals_table",
     "typical_change",
     "variants_table",
+    "work_ratio",
 ]

@@ -1,5 +1,6 @@
 """The danger-zone section: kernels of either side that a rule of ``data/danger.toml``
-matches, and whether each is new, vanished, grew, shrank or stayed the same."""
+matches, and whether each is new, vanished, grew, shrank or stayed the same (per step, or
+per launch where the captures have no steps: a longer capture is no growth)."""
 
 from __future__ import annotations
 
@@ -29,9 +30,25 @@ _LEVEL_ORDER = {"high": 0, "medium": 1, "info": 2}
 _STATUS_ORDER = {"new": 0, "grew": 1, "vanished": 2, "shrank": 3, "same": 4}
 
 
-def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> pl.DataFrame:
-    """Danger-zone kernels of either side: new, vanished, grew / shrank (time beyond
-    ``growth``× the ``typical`` change of every kernel) or same; riskiest and newest first."""
+def work_ratio(steps: tuple[int | None, int | None], launches: tuple[int, int]) -> float:
+    """How much more work B's capture holds than A's: B's steps over A's when both have
+    steps (``steps``: the clues' per-step counts), else B's kernel launches over A's; 1.0
+    when A has neither. A capture that holds more steps runs every kernel longer in total,
+    so the danger table compares totals against this, as the calls clue does."""
+    (steps_a, steps_b), (launches_a, launches_b) = steps, launches
+    if steps_a and steps_b:
+        return steps_b / steps_a
+    if launches_a and launches_b:
+        return launches_b / launches_a
+    return 1.0
+
+
+def danger_table(
+    kernels: pl.DataFrame, growth: float, typical: float = 1.0, work: float = 1.0
+) -> pl.DataFrame:
+    """Danger-zone kernels of either side: new, vanished, grew / shrank (total time beyond
+    ``growth``× what A's total becomes with the ``typical`` per-call change of every kernel
+    and B's ``work``: :func:`work_ratio`) or same; riskiest and newest first."""
     import polars as pl
 
     from ...danger import load_danger_rules
@@ -39,7 +56,8 @@ def danger_table(kernels: pl.DataFrame, growth: float, typical: float = 1.0) -> 
     rules = load_danger_rules()
     schema = {k: getattr(pl, v) for k, v in DANGER_SCHEMA.items()}
     hits = rules.every_frame(kernels["name"])  # each name once, vectorized
-    a, b = pl.col("a_total_ns"), pl.col("b_total_ns")
+    # A's total as B's capture would hold it: each call changed as typical, B's steps
+    a, b = pl.col("a_total_ns") * work, pl.col("b_total_ns")
     status = (
         pl.when(pl.col("status") == "only_b")
         .then(pl.lit("new"))
