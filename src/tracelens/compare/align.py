@@ -39,7 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .captures import overlap, part_of, rotation
+from .captures import overlap, part_of, rotation, startup
 from .model import SequenceAlignment
 from .period import Period, anchor_token, find_period
 
@@ -248,6 +248,10 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
             extra.update((mid_a if len(mid_a) else mid_b).to_list())
         else:
             shared = overlap(a, b, period_a.length) if same_step else None
+            if shared is not None and not startup(
+                a if shared > 0 else b, abs(shared), period_a.motif
+            ):
+                shared = None  # steps, then a change: no start-up but a path change
             if shared is not None and abs(shared) > _in_place(a, b, prefix, suffix):
                 # Two windows of one launch stream: one capture started and ended later.
                 # Only when the overlap matches more launches than the same start or end

@@ -103,3 +103,17 @@ def _end_is_start(early: pl.Series, late: pl.Series, least: int, checks: int) ->
         if _same(early.slice(offset, k), late.head(k)):
             return k
     return None
+
+
+def startup(early: pl.Series, shared: int, motif: list[int]) -> bool:
+    """Whether what the earlier capture alone holds (its first ``len(early) - shared``
+    launches, before the overlap) can be the run's start-up: it does not begin with a whole
+    step (``motif`` at any of its launches) unless it is all steps. A run that repeats its
+    step, then launches something else, then repeats it again changed its path: a capture
+    of it that starts later holds no start-up of it."""
+    alone = len(early) - shared
+    step = len(motif)
+    if alone < step or not rotation(early.head(step).to_list(), motif):
+        return True
+    # all steps: each launch the one a step later (into the overlap)
+    return _same(early.head(alone), early.slice(step, alone))
