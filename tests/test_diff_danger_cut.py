@@ -40,6 +40,7 @@ def test_a_danger_kernel_called_more_per_step_in_a_longer_capture_grew(tmp_path)
     assert _danger(d) == {XMMA_GEMM: "grew"}
     (clue,) = [c for c in d.clues if c.id == "danger_grew"]
     assert "cublas_heuristic_legacy" in clue.clue and clue.rows == (XMMA_GEMM,)
+    assert clue.impact_ns == pytest.approx(40_000)  # one more 40 us GEMM per step
     # and the other way: fewer calls per step in the longer capture
     d = pair(tmp_path, build_steps(tmp_path, "c", 20, step=more), build_steps(tmp_path, "d", 30))
     assert _danger(d) == {XMMA_GEMM: "shrank"} and _danger_clues(d) == []

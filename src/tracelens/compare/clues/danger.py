@@ -4,7 +4,7 @@ that appear, vanish, are swapped or grow, one clue per rule."""
 from __future__ import annotations
 
 from ...units import fmt_ns
-from ..model import Clue
+from ..model import Clue, work_ratio
 from .context import Context, count, short_name
 from .spec import make
 
@@ -25,6 +25,7 @@ def danger_changes(x: Context) -> list[Clue]:
     risky = x.danger.filter(
         pl.col("status").is_in(["new", "vanished", "grew"]) & (pl.col("level") != "info")
     )
+    work = work_ratio((x.steps_a, x.steps), (x.launches_a, x.launches_b))
     clues = []
     for rule_id in dict.fromkeys(risky["rule_id"].to_list()):
         rows = risky.filter(pl.col("rule_id") == rule_id).to_dicts()
@@ -48,7 +49,8 @@ def danger_changes(x: Context) -> list[Clue]:
             if {"new", "vanished"} <= statuses
             else ("new" if "new" in statuses else first["status"])
         )
-        impact = sum(r["b_total_ns"] - r["a_total_ns"] for r in rows)
+        # A's time as B's capture would hold it (B's steps or launches), as the table
+        impact = sum(r["b_total_ns"] - r["a_total_ns"] * work for r in rows)
         clues.append(
             make(
                 "danger_" + kind,
