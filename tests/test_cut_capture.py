@@ -184,3 +184,117 @@ def test_captures_cut_at_two_points_of_one_step(tmp_path, capsys, ranges):
     )  # fmt: skip
     rc, out, err = run_cli(["fingerprint", switched, "--check", base], capsys)
     assert rc == 1, out + err
+
+
+# A step in nested ranges: 'train_step' holding 'forward', 'backward' and 'optimizer' (the
+# review's gen_cut.py), each launch 60 us after the last, one range after another.
+PHASES = (
+    ("forward", ("embed", "gemm_qkv", "flash_attn", "gemm_o", "layernorm", "gemm_mlp")),
+    ("backward", ("gemm_mlp_dgrad", "gemm_mlp_wgrad", "layernorm_bwd", "gemm_o_dgrad",
+                  "flash_attn_bwd", "gemm_qkv_dgrad", "gemm_qkv_wgrad", "embed_bwd")),
+    ("optimizer", ("adam", "zero_grad")),
+)  # fmt: skip
+NESTED_STEPS = 24
+
+
+def build_nested(path, nvtx=True, start_cut=None, end_cut=None, swap_from=None, extra=None):
+    """``NESTED_STEPS`` steps of ``PHASES``; steps 1-2 also run an autotune kernel in
+    forward (warm-up). ``start_cut``/``end_cut``: (step, range, k), the capture starts
+    (stops) just before that range's k-th launch (from 0): the ranges pushed before it
+    started have no row, those open when it stopped have no end. ``swap_from``: from that
+    step on, backward's 4th kernel is a split-K GEMM. ``extra``: a kernel launched first
+    in the capture, in no range. ``nvtx``: False, no range at all (period steps)."""
+    b = TraceBuilder("3.24.18")
+    b.process(PID, "python train.py")
+    b.gpu(0)
+    t, launches, ranges = 1_000_000, [], []
+    for step in range(1, NESTED_STEPS + 1):
+        step_start, t = t, t + 2_000
+        for label, names in PHASES:
+            names = list(names)
+            if label == "forward" and step <= 2:
+                names.insert(2, "gemm_autotune")
+            if label == "backward" and swap_from and step >= swap_from:
+                names[3] = "gemm_o_dgrad_splitK"
+            range_start = t
+            for k, name in enumerate(names):
+                launches.append((t, name, (64 + k, 1, 1), (step, label, k)))
+                t += 60_000
+            t += 2_000
+            ranges.append((label, range_start, t))
+        t += 5_000
+        ranges.append(("train_step", step_start, t))
+    at = {where: t for t, _n, _g, where in launches}
+    lo = at[start_cut] - 1 if start_cut else 0
+    hi = at[end_cut] - 1 if end_cut else t + 1
+    if extra:
+        launches.insert(0, (lo, extra, (1, 1, 1), None))
+    for t, name, grid, _where in launches:
+        if lo <= t < hi:
+            cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 4_000, pid=PID)
+            b.kernel(f"void {name}(float*)", start=t + 10_000, end=t + 50_000, pid=PID,
+                     correlation_id=cid, grid=grid)  # fmt: skip
+    for label, start, end in ranges if nvtx else ():
+        if lo <= start < hi:
+            b.nvtx_range(label, start=start, end=end if end < hi else None, pid=PID)
+    return b.write(path)
+
+
+END_CUT, START_CUT = (18, "backward", 3), (2, "forward", 3)
+
+
+@pytest.mark.parametrize(
+    "cut", [{"end_cut": END_CUT}, {"start_cut": START_CUT}, {"end_cut": END_CUT, "start_cut": START_CUT}],
+    ids=["end", "start", "both"],
+)  # fmt: skip
+def test_a_capture_cut_inside_nested_step_ranges_follows_the_full_captures_path(
+    tmp_path, capsys, cut
+):
+    """The launches of a step the capture ended inside had the open step range in their
+    region ('train_step > forward', only in the cut capture), and those after the last NVTX
+    event or before the first range of a capture started mid-step were in no range (a
+    region only the cut capture holds): --check failed with kernels added."""
+    base = tmp_path / "full.json"
+    _fingerprint(build_nested(tmp_path / "full.sqlite"), base, capsys)
+    cut_trace = build_nested(tmp_path / "cut.sqlite", **cut)
+    rc, out, err = run_cli(["fingerprint", cut_trace, "--check", base], capsys)
+    assert rc == 0 and "follows" in out, out + err
+    assert "launches of B" in out  # the cut step's launches: a capture difference
+    if "end_cut" in cut:
+        assert "the last 3 launches of B" in out, out
+    if "start_cut" in cut:
+        assert "the first 4 launches of B" in out, out
+
+
+def test_a_cut_capture_in_nested_ranges_names_the_real_change_first(tmp_path, capsys):
+    base = tmp_path / "full.json"
+    _fingerprint(build_nested(tmp_path / "full.sqlite"), base, capsys)
+    swapped = build_nested(tmp_path / "swap_cut.sqlite", end_cut=END_CUT, swap_from=12)
+    rc, out, err = run_cli(["fingerprint", swapped, "--check", base], capsys)
+    assert rc == 1, out + err
+    first = next(line for line in out.splitlines() if line.startswith("first divergence"))
+    assert "gemm_o_dgrad_splitK replaced gemm_o_dgrad" in first, out
+    assert "added" not in out.split("changed regions:")[1], out
+
+
+@pytest.mark.parametrize("nvtx", [True, False], ids=["ranges", "period"])
+def test_a_cut_capture_with_a_new_kernel_before_its_first_step_is_caught(tmp_path, capsys, nvtx):
+    """A launch of a kernel the full capture never runs, at the cut capture's start, is
+    no capture difference: the launches before the first step are not the end of a step."""
+    base = tmp_path / "full.json"
+    _fingerprint(build_nested(tmp_path / "full.sqlite", nvtx=nvtx), base, capsys)
+    cut = build_nested(tmp_path / "cut.sqlite", nvtx=nvtx, start_cut=START_CUT, extra="new_setup")
+    rc, out, err = run_cli(["fingerprint", cut, "--check", base], capsys)
+    assert rc == 1 and "new_setup" in out, out + err
+
+
+def test_a_period_capture_started_mid_warm_up_follows_the_full_captures_path(tmp_path, capsys):
+    """Without ranges the two warm-up steps are outside the period steps, and a capture
+    started inside the second finds the same steps: its launches before them are the last
+    of the full capture's (a later start), not 20 kernels removed."""
+    base = tmp_path / "full.json"
+    doc = _fingerprint(build_nested(tmp_path / "full.sqlite", nvtx=False), base, capsys)
+    cut = build_nested(tmp_path / "cut.sqlite", nvtx=False, start_cut=START_CUT)
+    assert _fingerprint(cut, tmp_path / "cut.json", capsys)["steps"] == doc["steps"]
+    rc, out, err = run_cli(["fingerprint", cut, "--check", base], capsys)
+    assert rc == 0 and "the first 20 launches of A are in A only" in out, out + err

@@ -201,14 +201,14 @@ STEPS = [
 ]
 
 
-def _inputs(trace, steps: bool):
+def _inputs(trace, steps: bool | list):
     """The names, the NVTX paths, fp_steps and the launches read with their steps (the
     frame units.with_steps gives); the launches' frame for fingerprint_launches' golden;
-    the variants (units.with_variants)."""
+    the variants (units.with_variants). ``steps``: STEPS or none, or these rows."""
     names = build_module._names(trace)
     build_module._create_paths(trace)
     launches = units.read_launches(trace)
-    rows = STEPS if steps else []
+    rows = steps if isinstance(steps, list) else STEPS if steps else []
     build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
     order = orders.start_order(launches)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
@@ -266,6 +266,16 @@ def test_fingerprint_path_regions(run_trace, steps):
     case = "steps" if steps else "no_steps"
     csv = _table_csv(run_trace, "fp_path_regions", "t.device, t.step NULLS FIRST, t.path_id")
     _check(csv, "fingerprint_path_regions", case)
+
+
+def test_fingerprint_path_regions_past_the_last_step(run_trace):
+    """Step 1 found, step 2 not (a capture that ended inside it: its range is no step): step
+    2's launches, in no step, go without the step_N ranges as step 1's do (not 'step_2 >
+    layers.0'), and those in step_2 alone have no region."""
+    _, frame, _ = _inputs(run_trace, STEPS[:1])
+    _regions(run_trace, frame)
+    csv = _table_csv(run_trace, "fp_path_regions", "t.device, t.step NULLS FIRST, t.path_id")
+    _check(csv, "fingerprint_path_regions", "past_last_step")
 
 
 def _units(trace, steps: bool, block: int) -> None:

@@ -301,3 +301,71 @@ def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -
     only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
     tail = ", not counted as changes" if changed else ""
     return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
+
+
+def cut_heads(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
+    """When the two runs' steps agree: the launches before the first step one capture holds
+    beyond the other, a capture started later, inside the set-up or a step before the
+    first complete one (its launches outside the steps, in the unit of step None). Where
+    one side's unit of step None (all listed; a step ended inside already taken out by
+    :func:`cut_tails`) is a shorter run of the other's last launches, the longer one keeps
+    only those (in place) and the launches before them are returned as its head."""
+    ends = Ends()
+    for key in [k for k in ua if k[2] is None and k in ub]:
+        a, b = ua[key], ub[key]
+        if any(u.blocks or u.launches != len(u.kernels) for u in (a, b)):
+            continue
+        short, long = (a, b) if a.launches < b.launches else (b, a)
+        size = len(short.kernels)
+        if not size or size == len(long.kernels) or long.kernels[-size:] != short.kernels:
+            continue
+        units = ua if long is a else ub
+        units[key] = replace(long, launches=size, kernels=long.kernels[-size:], counts={})
+        more = len(long.kernels) - size
+        ends.add(Ends(a_head=more) if long is a else Ends(b_head=more))
+    return ends
+
+
+def lone_ends(
+    ua: dict[tuple, Any], ub: dict[tuple, Any], steps_a: dict[tuple, Any], steps_b: dict[tuple, Any]
+) -> tuple[set[tuple], Ends]:
+    """The units of step None (keys of ``ua``, ``ub``) of a region only one capture holds
+    and holds in no step (``steps_a``, ``steps_b``: the documents' units by step), whose
+    launches are a first or last step that capture started or ended inside, in no NVTX range
+    of it (a range pushed before the capture started has no row; one left open at its end
+    lasts only to the last NVTX event), with the launches they are: they split into a head
+    that ends as a unit of the other capture's steps on that device ends, then a tail that
+    begins as one begins. Others are compared as they are (kernels added or removed)."""
+    lone: set[tuple] = set()
+    ends = Ends()
+    for units, other, own_steps, other_steps, in_a in (
+        (ua, ub, steps_a, steps_b, True),
+        (ub, ua, steps_b, steps_a, False),
+    ):
+        for key, unit in units.items():
+            device, region, step = key
+            if step is not None or key in other or unit.blocks:
+                continue
+            if unit.launches != len(unit.kernels) or any(
+                k[:2] == (device, region) and k[2] is not None for k in own_steps
+            ):
+                continue
+            known = [u.kernels for k, u in other_steps.items() if k[0] == device and k[2]]
+            head, tail = _head_and_tail(unit.kernels, known)
+            if head is None:
+                continue
+            lone.add(key)
+            ends.add(Ends(head, tail, 0, 0) if in_a else Ends(0, 0, head, tail))
+    return lone, ends
+
+
+def _head_and_tail(kernels: list, known: list[list]) -> tuple[int | None, int]:
+    """(head, tail) launch counts of ``kernels`` split into a run that ends as one of the
+    ``known`` sequences ends and a run that begins as one begins (the longest such tail),
+    or (None, 0) when they do not split so."""
+    tail = max((_step_start(kernels, seq) for seq in known), default=0)
+    head = len(kernels) - tail
+    lead = kernels[:head]
+    if head and not any(len(seq) >= head and seq[-head:] == lead for seq in known):
+        return None, 0
+    return head, tail

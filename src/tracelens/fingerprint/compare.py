@@ -61,12 +61,8 @@ class _Unit:
     counts: dict[Kernel, int]
 
 
-def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
-    """The document's units by (device, region, step). ``flatten``: one unit per (device,
-    region) with its launches in launch order (when the two runs' steps differ): those
-    outside the steps first, the steps' in step order, then those outside the steps that
-    begin a step the capture ended inside
-    (:func:`tracelens.fingerprint.capture.started_steps`)."""
+def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
+    """The document's units by (device, region, step)."""
     variants = {v["id"]: Kernel.of(v) for v in doc["variants"]}
     out: dict[tuple, _Unit] = {}
     for order, entry in enumerate(doc["paths"]):
@@ -75,13 +71,19 @@ def _units(doc: dict[str, Any], flatten: bool = False) -> dict[tuple, _Unit]:
         unit = _Unit(order, entry["launches"], kernels, tuple(entry.get("blocks", ())), counts)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
-    if not flatten:
-        return out
+    return out
+
+
+def _flatten(units: dict[tuple, _Unit]) -> dict[tuple, _Unit]:
+    """One unit per (device, region) with its launches in launch order (when the two runs'
+    steps differ): those outside the steps first, the steps' in step order, then those
+    outside the steps that begin a step the capture ended inside
+    (:func:`tracelens.fingerprint.capture.started_steps`)."""
     from .capture import started_steps
 
-    started = started_steps(out)
+    started = started_steps(units)
     flat: dict[tuple, _Unit] = {}
-    for (device, region, step), unit in sorted(out.items(), key=lambda kv: _step_order(kv[0])):
+    for (device, region, step), unit in sorted(units.items(), key=lambda kv: _step_order(kv[0])):
         if step is None and (device, region) in started:
             unit = started[(device, region)][0]
         _merge(flat, (device, region, None), unit)
@@ -442,13 +444,18 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents). When their
     steps differ, launches only one capture holds at its start or end are a capture
     difference (``PathDiff.capture``), not a change."""
-    from .capture import Ends, cut_steps, cut_tails, statement
+    from .capture import Ends, cut_heads, cut_steps, cut_tails, lone_ends, statement
 
     note = steps_note(a, b)
-    ua, ub = _units(a, flatten=note is not None), _units(b, flatten=note is not None)
+    ra, rb = _units(a), _units(b)
+    ua, ub = (_flatten(ra), _flatten(rb)) if note is not None else (ra, rb)
     cut, ends = cut_steps(ua, ub) if note is None else (set(), Ends())
-    if note is None:  # a step both captures ended inside, at two points of it
+    if note is None:  # a step both captures ended inside, at two points of it, or started
         ends.add(cut_tails(ua, ub))
+        ends.add(cut_heads(ua, ub))
+    lone, lone_cut = lone_ends(ua, ub, ra, rb)  # a cut step's launches in no range
+    cut |= lone
+    ends.add(lone_cut)
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
