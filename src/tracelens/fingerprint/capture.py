@@ -226,9 +226,10 @@ def _step_start(kernels: list, step: list) -> int:
     with (0: none)."""
     if not step:
         return 0
-    for i, kernel in enumerate(kernels):
+    first = max(0, len(kernels) - len(step))  # a longer run cannot begin the step
+    for i in range(first, len(kernels)):
         size = len(kernels) - i
-        if kernel == step[0] and size <= len(step) and kernels[i:] == step[:size]:
+        if kernels[i] == step[0] and kernels[i:] == step[:size]:
             return size
     return 0
 
@@ -350,7 +351,14 @@ def lone_ends(
                 k[:2] == (device, region) and k[2] is not None for k in own_steps
             ):
                 continue
-            known = [u.kernels for k, u in other_steps.items() if k[0] == device and k[2]]
+            # each distinct unit once: a unit is shared by every step with its sequence
+            known = list(
+                {
+                    id(u): u.kernels
+                    for k, u in other_steps.items()
+                    if k[0] == device and k[2] is not None
+                }.values()
+            )
             head, tail = _head_and_tail(unit.kernels, known)
             if head is None:
                 continue
