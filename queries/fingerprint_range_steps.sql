@@ -1,8 +1,7 @@
 -- fingerprint_range_steps: the CUDA API calls made inside some steps found from NVTX
--- ranges, each with its step, keyed as a launch finds its call: the calls of
--- steps_range_work.sql (the rule is the same: the latest-starting step range on the call's
--- thread that started at or before the call, if the call starts before it ends), without
--- its join with every GPU operation, DISTINCT and ORDER BY. tracelens.fingerprint.members
+-- ranges, each with its step, keyed as a launch finds its call: step_range_calls of
+-- _step_range_calls.sql, the calls steps_range_work.sql joins with every GPU operation,
+-- without that join, DISTINCT and ORDER BY. tracelens.fingerprint.members
 -- joins the kernel launches it has already read with these rows by the key (on the
 -- 5M-kernel NVTX bench trace: 6.2 -> 2.9 CPU s for the step of every launch).
 --
@@ -18,12 +17,4 @@
 --   launch   BIGINT  pid_of(globalTid) << 32 | correlationId: the key a GPU operation's
 --                    (pid_of(globalPid) << 32 | correlationId) matches, as util_work
 --   step     BIGINT  the step the call was made in
-WITH steps AS (
-    SELECT step::BIGINT AS step, globalTid::BIGINT AS globalTid, start::BIGINT AS start,
-           "end"::BIGINT AS "end"
-    FROM step_bounds
-)
-SELECT (pid_of(r.globalTid) << 32) | r.correlationId AS launch, s.step
-FROM runtime_calls AS r
-ASOF JOIN steps AS s ON s.globalTid = r.globalTid AND s.start <= r.start
-WHERE r.start <= s."end" AND s.step BETWEEN $first AND $last
+SELECT launch, step FROM step_range_calls('step_bounds', $first, $last)

@@ -68,6 +68,7 @@ class ViewMethods:
         con.execute(_resources.query("_lineup"))
         con.execute(_resources.query("_step_marks"))
         con.execute(_resources.query("_step_top_kernels"))
+        con.execute(_resources.query("_step_range_calls"))
 
     def _install_parquet(
         self, con, directory: Path, tables: dict[str, tuple[str, ...]], guard: bool = True
