@@ -55,9 +55,12 @@ class SequenceAlignment:
     # How the sequences relate: identical | prefix | suffix | subsequence | slice (one is
     # the other with launches left out at an end or one place: a capture difference) |
     # capture (two overlapping windows of one run that repeats a step: compare/captures.py)
-    # | periodic (both repeat a step, and the steps differ) | aligned (exact alignment) |
-    # windows (long, aperiodic or changed partway: aligned in windows, see
-    # compare/align.py for the bound)
+    # | shifted (such an overlap exists, but it matches no more launches than the sequences
+    # have in place, so aligned as a path change (exact or windows): a change in one run's
+    # first steps, or windows of one run from other points; the launches cannot tell, and
+    # the path clue says the diff is unsure; not a capture_difference) | periodic (both
+    # repeat a step, and the steps differ) | aligned (exact alignment) | windows (long,
+    # aperiodic or changed partway: aligned in windows, see compare/align.py for the bound)
     relation: str = "aligned"
     steps_a: int | None = None  # whole steps (repetitions of the launch motif), if periodic
     steps_b: int | None = None
@@ -89,7 +92,8 @@ class SequenceAlignment:
 
     @property
     def capture_difference(self) -> bool:
-        """The two sequences are the same work, one capture holding less (or shifted)."""
+        """The two sequences are the same work, one capture holding less or starting later
+        (``capture``; not ``shifted``, which may be a path change)."""
         return self.relation in ("prefix", "suffix", "slice", "capture")
 
     @property
