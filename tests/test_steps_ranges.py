@@ -109,7 +109,7 @@ def test_same_rows_as_steps_by_range(trace_path, case, monkeypatch):
         for params in _filters(trace):
             expected = trace.query("steps_by_range", **case, **params)
             args = (trace, case["pattern"], case["match"], case["top_level"], params)
-            assert steps_ranges.range_steps_frame(*args).equals(expected), params
+            assert steps_ranges.range_steps(*args)[0].equals(expected), params
             if case["pattern"] == "iter #" and params is NO_FILTER:
                 assert expected.height > 10 and expected["device"].n_unique() == 2
                 # with two processes, a step is two ranges (one per process)
@@ -119,7 +119,7 @@ def test_same_rows_as_steps_by_range(trace_path, case, monkeypatch):
             with monkeypatch.context() as m:
                 m.setattr(steps_ranges, "_packed_search", lambda *a: False)
                 m.setattr(steps_ranges, "_busy", steps_ranges._busy_by_group)
-                assert steps_ranges.range_steps_frame(*args).equals(expected), params
+                assert steps_ranges.range_steps(*args)[0].equals(expected), params
 
 
 def test_same_families_as_steps_range_families(trace_path, monkeypatch):
@@ -138,9 +138,9 @@ def test_same_families_as_steps_range_families(trace_path, monkeypatch):
                 assert steps_ranges.range_families(trace, params)[0].equals(expected), params
             for family in ("iter #", "log", "iter #.y"):
                 args = (trace, family, "family", True, params)
-                fresh = steps_ranges.range_steps_frame(*args)
+                fresh = steps_ranges.range_steps(*args)[0]
                 assert launched.tops is not None and (fresh.height or params is not NO_FILTER)
-                assert steps_ranges.range_steps_frame(*args, launched).equals(fresh), params
+                assert steps_ranges.range_steps(*args, launched)[0].equals(fresh), params
 
 
 def test_steps_use_it(trace_path):

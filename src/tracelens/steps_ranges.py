@@ -53,7 +53,7 @@ COLUMNS = (
 class Launched:
     """The GPU operations of a filter as ``queries/steps_range_ops.sql`` lists them for
     the threads ``tids`` (sorted globalTids): read once by :func:`range_families`, reused by
-    :func:`range_steps_frame` for the steps of a family (their threads are among them).
+    :func:`range_steps` for the steps of a family (their threads are among them).
     ``tops``: the rows of ``queries/steps_range_tops.sql`` when read, of which a family's
     steps are a part (listing them again read every NVTX range: 0.25 CPU s on 250k)."""
 
@@ -94,7 +94,7 @@ def _step_list(
 
 def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, Launched | None]:
     """What ``trace.query("steps_range_families", **params)`` returns (same rows, order and
-    types), and the operations read for it (for :func:`range_steps_frame`). The family of a
+    types), and the operations read for it (for :func:`range_steps`). The family of a
     call is a binary search in its thread's top-level ranges (``steps_range_tops.sql``),
     not an ASOF join of every API call in DuckDB (2.6 CPU s on 5M calls). Needs
     ``trace.load_nvtx_text()``."""
@@ -148,19 +148,6 @@ def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, 
         .sort(["gpu_ns", "family"], descending=[True, False], nulls_last=True)
     )
     return found, launched
-
-
-def range_steps_frame(
-    trace: Trace,
-    pattern: str,
-    match: str,
-    top_level: bool,
-    params: dict[str, Any],
-    launched: Launched | None = None,
-) -> pl.DataFrame:
-    """What ``trace.query("steps_by_range", pattern=..., match=..., top_level=...,
-    **params)`` returns (same rows, order and types): :func:`range_steps`' frame."""
-    return range_steps(trace, pattern, match, top_level, params, launched)[0]
 
 
 def range_steps(
