@@ -24,8 +24,10 @@ def not_comparable(x: Context) -> list[Clue]:
 
 
 def capture_difference(x: Context) -> list[Clue]:
-    """One capture is the other cut short or shifted, or both repeat the same step a
-    different number of times: different amounts of the same work."""
+    """One capture is the other cut short, its end or a slice of it, or both are windows of
+    one run repeating the same step (relation ``capture``): different amounts of the same
+    work. Not ``shifted`` (an overlap that may as well be a path change: the path clue says
+    it is unsure)."""
     cut = [al for al in x.alignment if al.capture_difference]
     if not cut:
         return []
