@@ -117,7 +117,7 @@ def test_steps_launches(trace_path):
 
 
 def test_steps_launch_rows(trace_path):
-    # Unordered by design (tracelens.steps_period.launch_order sorts them): compared sorted.
+    # Unordered by design (tracelens.steps_order.launch_order sorts them): compared sorted.
     import polars as pl
 
     from queries.golden import GOLDEN
@@ -186,6 +186,12 @@ def test_steps_launches_filters(trace_path):
 def test_step_marks_of_nested_steps(trace_path):
     # The nesting both steps_by_range and steps_range_marks read (made-up steps: the probe).
     assert_golden(trace_path, "_step_marks", "nested")
+
+
+def test_step_range_calls(trace_path):
+    # The calls made in NVTX range steps, steps_range_work's and fingerprint_range_steps'
+    # rule (made-up steps, one nested: the probe).
+    assert_golden(trace_path, "_step_range_calls", "nested")
 
 
 def test_outer_step_ranges(trace_path):
