@@ -103,8 +103,8 @@ def test_units_that_do_not_follow_the_launch_order_are_sorted():
 
 def test_launch_order_is_the_step_searchs_host_order():
     """orders.launch_order is the order the step search gives launches read in GPU order
-    (steps_period.host_order over orders.start_order)."""
-    from tracelens.steps_period import host_order
+    (steps_order.host_order over orders.start_order)."""
+    from tracelens.steps_order import host_order
 
     for seed in range(10):
         frame = _launches(seed)

@@ -165,7 +165,7 @@ def test_a_process_per_device_needs_no_ranks():
     processes on one device are ranked by their first launch there."""
     import polars as pl
 
-    from tracelens.steps_period import process_ranks
+    from tracelens.steps_order import process_ranks
 
     per_device = pl.DataFrame(
         {"device": [0, 0, 1, 1], "start_ns": [1, 2, 3, 4], "pid": [5, 5, 6, 6]}

@@ -1,5 +1,5 @@
 """The launch sequence of tracelens steps' period search: queries/steps_launch_rows.sql read
-unordered and put in launch order by tracelens.steps_period.launch_order, which must give
+unordered and put in launch order by tracelens.steps_order.launch_order, which must give
 exactly the order of queries/steps_launches.sql (device, correlation id NULL last, start,
 stream, end, kernels before replays, replays by graph), ties included, by each of its ways
 of sorting; and host_order, the same order for rows read in GPU order (the diff's)."""
@@ -13,7 +13,8 @@ import pytest
 from fixtures.builder import FILL, FLASH_FWD, REDUCE_SUM, XMMA_GEMM, add_graph_replays
 
 import tracelens
-from tracelens.steps_period import LaunchSequence, host_order, launch_order, launch_tokens
+from tracelens.steps_order import host_order, launch_order, launch_tokens
+from tracelens.steps_period import LaunchSequence
 from tracelens.synth import TraceBuilder
 
 PID = 4242

@@ -157,7 +157,7 @@ def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
     step's first kernel start to the next step's first kernel start on that device, in
     time (the step's end + 1 when none follows). In time, not by number: with several
     processes on a device their steps are numbered one process after another
-    (:func:`tracelens.steps_period.process_ranks`) and run at once, and the windows of a
+    (:func:`tracelens.steps_order.process_ranks`) and run at once, and the windows of a
     device must not overlap (a process's last step would end where the next process's
     first began, before it: an empty window)."""
     import polars as pl

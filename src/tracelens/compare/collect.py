@@ -154,7 +154,7 @@ def collect(
     :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller; ``per_device``: its kernels'
     figures per device and name id on :attr:`Side.kernel_ids_by_device`."""
 
-    from ..steps_period import host_order
+    from ..steps_order import host_order
     from ..util_sweep import KERNEL
     from .model.devices import device_kernel_ids
 
@@ -364,7 +364,7 @@ def _util_accounting(trace, where, work):
 def _step_launches(work, launches, order, graph) -> pl.DataFrame:
     """What the step search reads (:func:`tracelens.steps.find_steps`' ``launches``): the
     kernels (``launches``, in GPU order) in their host launch order (``order``:
-    :func:`~tracelens.steps_period.host_order`). Made after util's sweeps, whose peak they
+    :func:`~tracelens.steps_order.host_order`). Made after util's sweeps, whose peak they
     would add to."""
     import polars as pl
 
@@ -414,14 +414,14 @@ def launch_sequences(
     list, ``kernels``' names: name_id, name): a million launches are 8 MB, not a million
     strings. ``launches``: device, start_ns, correlation_id, pid, name_id, short_id, each
     device's in GPU order (``util.ORDER``); the sequence is the order the host launched
-    them (:func:`tracelens.steps_period.host_order`, the step search's order: by process,
+    them (:func:`tracelens.steps_order.host_order`, the step search's order: by process,
     one after another, then correlation id), not GPU start:
     two streams' kernels interleave on the GPU as timing has it, differently in two runs
     of one program, and the alignment compares paths, not timing. ``order``: that order
     (row numbers of ``launches``), when already found."""
     import polars as pl
 
-    from ..steps_period import host_order
+    from ..steps_order import host_order
 
     column = "short_id" if name_kind == "short" else "name_id"
     names = dict(kernels.select("name_id", "name").iter_rows())

@@ -3,7 +3,7 @@ launched the kernels (period steps), or by the NVTX range its call was made in (
 :func:`range_steps`), not by the GPU window that holds its start.
 
 A period step is ``p`` consecutive launches of its device in host launch order (correlation
-id: :func:`tracelens.fingerprint.order.launch_order`, as :func:`tracelens.steps_period.host_order`), ``p`` the motif's length, the steps one
+id: :func:`tracelens.fingerprint.order.launch_order`, as :func:`tracelens.steps_order.host_order`), ``p`` the motif's length, the steps one
 after another from the step search's phase. Its GPU window (first start to last end) is
 what the steps frame keeps, and windows of consecutive steps overlap when one stream runs
 behind another: a collective launched last in step 3 that starts after step 4's first

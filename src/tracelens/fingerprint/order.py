@@ -105,12 +105,12 @@ def start_order(launches: pl.DataFrame) -> pl.Series:
 def launch_order(launches: pl.DataFrame) -> pl.Series:
     """The launches' row indices per device in the order the host launched them (the
     launching process, when several launched on a device: by their first launch there,
-    :func:`tracelens.steps_period.process_ranks`; correlation id, NULL last; then start,
+    :func:`tracelens.steps_order.process_ranks`; correlation id, NULL last; then start,
     stream, end): the step search's launch sequence
-    (:func:`tracelens.steps_period.launch_order`), the blocks of period steps
+    (:func:`tracelens.steps_order.launch_order`), the blocks of period steps
     (:func:`tracelens.fingerprint.members.host_order_steps`) and, where the units follow
     it, their order (:func:`unit_order`), from this one sort."""
-    from ..steps_period import process_ranks
+    from ..steps_order import process_ranks
 
     process = process_ranks(launches)
     if process is None:

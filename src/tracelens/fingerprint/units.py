@@ -46,7 +46,7 @@ def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
     ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
     (all NULL, it took 40 MB on 5M launches), nor a global_pid column when one process
     launched every kernel of each device (the host order needs it only when several did on
-    one device: :func:`tracelens.steps_period.process_ranks`; a process per GPU, as the
+    one device: :func:`tracelens.steps_order.process_ranks`; a process per GPU, as the
     5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that)."""
     import polars as pl
 
@@ -94,11 +94,11 @@ def with_steps(
     step that starts at or before it, if the launch starts before that step ends), else
     NULL. ``order``: the launches' rows in GPU order (:func:`.order.start_order`; None:
     sorted here when the GPU windows are needed). With several launching processes on a device,
-    each launch's ``process`` too (:func:`tracelens.steps_period.process_ranks`): a unit's
+    each launch's ``process`` too (:func:`tracelens.steps_order.process_ranks`): a unit's
     launches are in host order, one process after another (:func:`.order.unit_order`)."""
     import polars as pl
 
-    from ..steps_period import process_ranks
+    from ..steps_order import process_ranks
 
     columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
     keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges

@@ -166,7 +166,7 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
         census = on_read(work_with_streams, census)
     work = work_with_streams.drop("stream")
     # correlation_id: the step search reads the launches in the order the host made them
-    # (steps_period.host_order), as `tracelens steps` and the diff do.
+    # (steps_order.host_order), as `tracelens steps` and the diff do.
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", "name_id", "correlation_id"
     )
