@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,20 @@ def demo(tmp_path) -> Path:
     path = tmp_path / "run.sqlite"
     shutil.copyfile(demo_path("bs16"), path)
     return path
+
+
+def imported_top_modules(argv: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run ``tracelens ARGV`` in a fresh interpreter under ``-X importtime``: the process and
+    the top-level packages it imported (what a command's start-up pays for)."""
+    code = (
+        f"import sys; from tracelens.cli import main; sys.argv = {['tracelens', *argv]!r}; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    )
+    mods = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if "|" in line
+    }
+    return proc, mods

@@ -8,14 +8,12 @@ step boundaries read as a path change too, and the board says it is unsure."""
 from __future__ import annotations
 
 import pytest
+from test_diff_capture_unsure import build as write_steps
 
 import tracelens
 from tracelens.compare import diff
 from tracelens.compare.align import align_sequences
-from tracelens.synth import TraceBuilder
 
-US = 1000
-PID = 321
 FWD = ["embed", "gemm_qkv", "flash_attn", "gemm_o", "layernorm"]
 BWD = ["gemm_o_dgrad", "flash_attn_bwd", "gemm_qkv_dgrad", "embed_bwd"]
 PATH_CLUES = {"launch_order_changed", "same_count_different_path", "launch_sequence_diverges"}
@@ -25,32 +23,14 @@ def build(path, *, steps=20, change_from=None, change=None, first=1, last=None):
     """NVTX 'train_step' steps ``first`` to ``last`` (of a run of ``steps``) of forward and
     backward kernels, warm-up steps 1-2 with an autotune kernel; from step ``change_from``
     on, ``change`` (a function of the backward list) makes B's path."""
-    b = TraceBuilder("3.24.18")
-    b.process(PID, "python train.py")
-    b.gpu(0)
-    t = 1_000_000
+    sequence = []
     for step in range(first, (last or steps) + 1):
-        s0 = t
-        t += 2 * US
         names = FWD[:2] + ["gemm_autotune"] + FWD[2:] if step <= 2 else list(FWD)
         backward = list(BWD)
         if change_from and step >= change_from:
             backward = change(backward)
-        for name in names + backward:
-            call = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 4 * US, pid=PID)
-            b.kernel(
-                f"void {name}(float*)",
-                start=t + 10 * US,
-                end=t + 50 * US,
-                pid=PID,
-                correlation_id=call,
-                grid=(64, 1, 1),
-            )
-            t += 60 * US
-        t += 5 * US
-        b.nvtx_range("train_step", start=s0, end=t, pid=PID)
-    b.write(str(path))
-    return path
+        sequence.append(names + backward)
+    return write_steps(path, sequence)
 
 
 def swapped(backward):

@@ -7,7 +7,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import REPO
+from conftest import REPO, imported_top_modules
 
 HEAVY = ("duckdb", "polars", "pyarrow", "jinja2")
 
@@ -103,19 +103,8 @@ def test_census_command_skips_polars_and_pyarrow(fmt):
     (bench/README.md): the census command renders straight from DuckDB's rows."""
     from tracelens.demo import demo_path
 
-    code = (
-        "import sys; from tracelens.cli import main; "
-        f"sys.argv = ['tracelens', 'census', {str(demo_path('bs1'))!r}, '--format', {fmt!r}]; main()"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
-    )
+    proc, mods = imported_top_modules(["census", str(demo_path("bs1")), "--format", fmt])
     assert proc.returncode == 0, proc.stderr[-2000:]
-    mods = {
-        line.rsplit("|", 1)[1].strip().split(".")[0]
-        for line in proc.stderr.splitlines()
-        if "|" in line
-    }
     assert "duckdb" in mods
     assert not mods.intersection({"polars", "pyarrow"}), sorted(
         mods.intersection({"polars", "pyarrow"})

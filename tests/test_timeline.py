@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import needs_shared, run_cli, shared_traces
+from conftest import imported_top_modules, needs_shared, run_cli, shared_traces
 from test_stakeout import _small
 
 import tracelens
@@ -345,22 +345,11 @@ def test_csv_and_json_say_on_stderr_when_rows_were_cut(tmp_path, capsys):
 def test_a_page_on_the_command_line_skips_polars_and_pyarrow(fmt):
     """A page is rendered from DuckDB's rows (timeline_rows): importing polars and pyarrow
     cost the 5M-kernel trace's first page 0.18 of its 3.3 CPU s."""
-    import subprocess
-
     from tracelens.demo import demo_path
 
-    code = (
-        "import sys; from tracelens.cli import main; sys.argv = ['tracelens', 'timeline', "
-        f"{str(demo_path('bs1'))!r}, '--format', {fmt!r}, '-n', '20']; main()"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True
+    proc, mods = imported_top_modules(
+        ["timeline", str(demo_path("bs1")), "--format", fmt, "-n", "20"]
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    mods = {
-        line.rsplit("|", 1)[1].strip().split(".")[0]
-        for line in proc.stderr.splitlines()
-        if "|" in line
-    }
     assert "duckdb" in mods and "rows 1-20 of" in proc.stdout + proc.stderr
     assert not mods & {"polars", "pyarrow"}, sorted(mods & {"polars", "pyarrow"})
