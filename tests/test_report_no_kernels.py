@@ -1,7 +1,8 @@
 """`tracelens report` of a trace whose CUDA work is copies and memsets only (a copy-bound data
 loading profile): the page shows what the trace has (line-up, utilization, timeline, memory)
-and each kernel section says the trace has no kernels; a trace without any CUDA work, and a
-pair with such a side (the diff compares kernels), exit 3 as census does."""
+and each kernel section says the trace has no kernels; a pair with such a side gets a page
+saying there is no diff (it compares kernels) and each trace's sections; a trace without any
+CUDA work, alone or in a pair, exits 3 as census does."""
 
 from __future__ import annotations
 
@@ -126,27 +127,55 @@ def test_no_cuda_work_keeps_exit_3(trace_copies, capsys, tmp_path):
             assert not (tmp_path / "r").exists()
 
 
-def test_pair_with_a_copies_only_side_exits_3_as_diff(tmp_path, capsys):
-    """The page of two traces is the diff's, which compares kernels: a side without any
-    exits 3 with the diff's message, not a half-empty page."""
+def test_pair_with_a_copies_only_side_gets_a_page_without_a_diff(tmp_path, capsys):
+    """The diff compares kernels: with a side that has only copies and memsets it exits 3
+    (its message unchanged), and the report of the pair is a page that says so and shows
+    each trace's own sections (it exited 3 too)."""
     from tracelens.demo import demo_path
 
     path = copies_only(tmp_path / "load.sqlite")
+    bs1 = demo_path("bs1")
     why = (3, "", f"tracelens: {path}: no CUDA kernel data: {WHY_EXIT}\n")
-    for pair in ([path, demo_path("bs1")], [demo_path("bs1"), path]):
+    for key, pair in (("B", [bs1, path]), ("A", [path, bs1])):
         assert run_cli(["diff", *pair, "--no-cache"], capsys) == why
+        out = tmp_path / f"{key}.html"
+        assert run_cli(["report", *pair, "-o", out, "--no-cache"], capsys) == (0, "", "")
+        html = out.read_text()
+        page = Page(html)
+        check_self_contained(html, page)
+        said = f"{key} (load.sqlite) has no CUDA kernels: CUDA was traced and only 3 memory copies and 1 memset ran."
+        board = section_text(html, "board")
+        assert board.startswith(
+            f"No diff the diff compares kernels {said} The diff compares kernels"
+        )
+        assert "evidence board" in board
+        copies, kernels = key.lower(), "a" if key == "B" else "b"
+        assert section_text(html, f"{copies}-census") == f"Census GPU time by kernel {REASON}."
+        assert SectionRows(html, f"{kernels}-census").rows  # the demo trace's kernels
+        for side in (copies, kernels):
+            for section in ("lineup", "steps", "timeline", "danger", "memory"):
+                assert f"{side}-{section}" in page.ids, (side, section)
+        assert [r[:3] for r in SectionRows(html, f"{copies}-memory").rows if r] == [
+            ["[CUDA memcpy HtoD]", "3", "1.20 ms"],
+            ["[CUDA memset]", "1", "10.00 µs"],
+        ]
+        assert html.count('<div class="legend">') == 1
+        rc, md, err = run_cli(["report", *pair, "-f", "markdown", "--no-cache"], capsys)
+        assert (rc, err) == (0, "")
+        assert f"_{said[:-1]}._" in md.split("\n")
+        assert "## tracelens report: `load.sqlite`" in md
+        assert "## tracelens report: `bs1.sqlite`" in md
+        assert f"_{REASON}._" in md
+
+
+def test_pair_with_a_side_without_cuda_work_keeps_exit_3(tmp_path, capsys, trace_copies):
+    """A side with no CUDA work at all (the CPU-only shared trace) beside a copies-only one:
+    exit 3 with the census's message for it, as the page of that trace alone."""
+    path = copies_only(tmp_path / "load.sqlite")
+    cpu = trace_copies["nsys2021.3_cpu_only_no_cuda"]
+    why = (3, "", f"tracelens: {cpu}: no CUDA kernel data: was it captured with -t cuda?\n")
+    for pair in ([path, cpu], [cpu, path]):
         for fmt in ("html", "markdown"):
-            assert run_cli(["report", *pair, "-f", fmt, "--no-cache"], capsys) == why
-
-
-def test_nvtx_tree_of_copies_only(tmp_path, capsys):
-    """The NVTX tree shows the GPU time the ranges launched, copies included (as `tracelens
-    nvtx --gpu`): a data-loading range's copies."""
-    path = copies_only(tmp_path / "load.sqlite", nvtx=True)
-    rc, _out, err = run_cli(["report", path, "-o", tmp_path / "r.html", "--no-cache"], capsys)
-    assert (rc, err) == (0, "")
-    html = (tmp_path / "r.html").read_text()
-    assert 'href="#nvtx"' in html
-    match = re.search(r'<section id="nvtx">(.*?)</section>', html, re.S)
-    tree = " ".join(Page(match.group(1)).text.split())
-    assert "load" in tree and "1.20 ms" in tree and "1.50 ms" in tree, tree
+            args = ["report", *pair, "-f", fmt, "-o", tmp_path / "r", "--no-cache"]
+            assert run_cli(args, capsys) == why
+            assert not (tmp_path / "r").exists()

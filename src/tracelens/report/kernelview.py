@@ -160,6 +160,14 @@ def no_kernels_reason(trace: Trace) -> str | None:
     """Why the kernel sections of a trace with GPU memory work (copies, memsets) but no
     kernel are empty, in one sentence for each of them to show; None: the trace has
     kernels, or no CUDA GPU work at all (the page then says only that)."""
+    why = no_kernels_why(trace)
+    return None if why is None else f"No CUDA kernels in this trace: {why}"
+
+
+def no_kernels_why(trace: Trace) -> str | None:
+    """What a trace with GPU memory work but no kernel ran instead (nsys's graph-level
+    reason, or its copies and memsets: 'CUDA was traced and only 3 memory copies ran');
+    None as :func:`no_kernels_reason`."""
     from ..trace.core import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
     from ..trace.info import graph_level_reason
 
@@ -169,10 +177,10 @@ def no_kernels_reason(trace: Trace) -> str | None:
     if not (copies or sets):
         return None
     if replays := trace.graph_replays()[0]:
-        return f"No CUDA kernels in this trace: {graph_level_reason(replays)}"
+        return graph_level_reason(replays)
     held = " and ".join(
         f"{n:,} {one if n == 1 else many}"
         for n, one, many in ((copies, "memory copy", "memory copies"), (sets, "memset", "memsets"))
         if n
     )
-    return f"No CUDA kernels in this trace: CUDA was traced and only {held} ran"
+    return f"CUDA was traced and only {held} ran"

@@ -35,9 +35,28 @@ def build_markdown(
     if trace_b is not None:
         from ..compare import diff as compute
         from ..compare.render import markdown
+        from .nodiff import without_kernels
 
+        if notes := without_kernels(trace_a, trace_b):
+            return _pair_without_diff(trace_a, trace_b, notes, top=top, name_kind=name)
         return markdown(compute(trace_a, trace_b, name=name), top=top)
     return _single(trace_a, top=top, name_kind=name)
+
+
+def _pair_without_diff(
+    trace_a: Trace, trace_b: Trace, notes: list[str], *, top: int, name_kind: str
+) -> str:
+    """Two traces, either without kernels (``notes``: :func:`.nodiff.without_kernels`): no
+    diff (it compares kernels), that said plainly, then each trace's summary."""
+    from ..compare import side_labels
+    from ..render import md_code, md_text
+    from .nodiff import CANNOT_COMPARE
+
+    label_a, label_b, _ = side_labels(trace_a.path, trace_b.path)
+    out = [f"## tracelens report: {md_code(label_a)} → {md_code(label_b)}"]
+    out += ["", *(f"_{md_text(n)}._" for n in notes), "", f"_{md_text(CANNOT_COMPARE)}._", ""]
+    sides = [_single(t, top=top, name_kind=name_kind) for t in (trace_a, trace_b)]
+    return "\n".join(out) + "\n" + "\n".join(sides)
 
 
 def _table(columns: list[tuple[str, str]], rows: list[list[object]]) -> list[str]:

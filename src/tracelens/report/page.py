@@ -123,10 +123,14 @@ def _pair(
     trace_a: Trace, trace_b: Trace, name: str, title: str | None, side_args: dict[str, Any]
 ) -> dict[str, Any]:
     """What the page of two traces shows: the diff (:func:`tracelens.diff`, whose read of
-    each trace's GPU work its side's sections share) and each trace's sections."""
+    each trace's GPU work its side's sections share) and each trace's sections; when either
+    has no kernels, only copies or memsets, no diff (it compares kernels): :mod:`.nodiff`."""
     from ..compare import diff as compute
     from .diffview import diff_view, stakeout_picks
+    from .nodiff import pair_context, without_kernels
 
+    if notes := without_kernels(trace_a, trace_b):
+        return pair_context(trace_a, trace_b, notes, title, side_args)
     d = compute(trace_a, trace_b, name=name, keep_work=True)
     read_a, read_b = d.sides
     same = read_b is read_a  # a trace with itself, read once: each side takes that read
