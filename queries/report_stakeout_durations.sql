@@ -9,7 +9,8 @@
 --   $work        VARCHAR    name of the registered relation with work_in_order.sql's columns
 --                           (kind, device, stream, start_ns, end_ns, name_id, short_id; kind
 --                           0 are kernels)
---   $names       VARCHAR[]  kernel names (of $name_kind)
+--   $names       VARCHAR    kernel names (of $name_kind), as one JSON list
+--                           (tracelens.trace.list_param)
 --   $name_kind   VARCHAR    'demangled' | 'short'
 --   $per_octave  BIGINT     histogram bins per doubling of duration
 --
@@ -22,7 +23,7 @@
 --   histogram: bin, launches (as stakeout_log_histogram)
 WITH sel AS (
     SELECT s.id, s.value AS name FROM strings AS s
-    WHERE s.value IN (SELECT unnest($names))
+    WHERE s.value IN (SELECT unnest(text_list($names)))
 ),
 -- Not materialized: each part scans the work (in memory) again, rather than holding the
 -- selected launches.

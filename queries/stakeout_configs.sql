@@ -2,7 +2,8 @@
 -- configuration (grid, block, registers, shared memory), most launches first.
 --
 -- Parameters:
---   $names      VARCHAR[]  kernel names (of $name_kind)
+--   $names      VARCHAR    kernel names (of $name_kind), as one JSON list
+--                          (tracelens.trace.list_param)
 --   $name_kind  VARCHAR    'demangled' | 'short'
 --
 -- Columns:
@@ -16,7 +17,7 @@
 --   avg_ns         DOUBLE
 WITH sel AS (
     SELECT s.id, s.value AS name FROM strings AS s
-    WHERE s.value IN (SELECT unnest($names))
+    WHERE s.value IN (SELECT unnest(text_list($names)))
 )
 SELECT
     sel.name,

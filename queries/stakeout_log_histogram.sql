@@ -3,7 +3,8 @@
 -- [2^(b/$per_octave), 2^((b+1)/$per_octave)) ns), so two traces' histograms line up.
 --
 -- Parameters:
---   $names       VARCHAR[]  kernel names (of $name_kind)
+--   $names       VARCHAR    kernel names (of $name_kind), as one JSON list
+--                           (tracelens.trace.list_param)
 --   $name_kind   VARCHAR    'demangled' | 'short'
 --   $per_octave  BIGINT     bins per doubling of duration
 --
@@ -13,7 +14,7 @@
 --   launches  BIGINT   launches whose duration falls in the bin
 WITH sel AS (
     SELECT s.id, s.value AS name FROM strings AS s
-    WHERE s.value IN (SELECT unnest($names))
+    WHERE s.value IN (SELECT unnest(text_list($names)))
 ),
 d AS (
     SELECT sel.name, greatest(k."end" - k.start, 1) AS dur

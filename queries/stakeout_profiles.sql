@@ -6,7 +6,8 @@
 -- One row per part: `part` says which query's row it is; the other parts' columns are NULL.
 --
 -- Parameters:
---   $names       VARCHAR[]  kernel names (of $name_kind)
+--   $names       VARCHAR    kernel names (of $name_kind), as one JSON list
+--                           (tracelens.trace.list_param)
 --   $name_kind   VARCHAR    'demangled' | 'short'
 --   $per_octave  BIGINT     histogram bins per doubling of duration
 --
@@ -24,7 +25,7 @@ WITH sel AS (
     -- launches carry no text
     SELECT s.id, s.value AS name, dense_rank() OVER (ORDER BY s.value) AS name_no
     FROM strings AS s
-    WHERE s.value IN (SELECT unnest($names))
+    WHERE s.value IN (SELECT unnest(text_list($names)))
 ),
 names AS (SELECT DISTINCT name_no, name FROM sel),
 launches AS MATERIALIZED (

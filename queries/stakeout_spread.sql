@@ -2,7 +2,8 @@
 -- several kernels at once, tracelens.stakeout.kernel_profiles).
 --
 -- Parameters:
---   $names      VARCHAR[]  kernel names (of $name_kind)
+--   $names      VARCHAR    kernel names (of $name_kind), as one JSON list
+--                          (tracelens.trace.list_param)
 --   $name_kind  VARCHAR    'demangled' | 'short'
 --
 -- Columns (ns):
@@ -15,7 +16,7 @@
 --   streams    BIGINT  distinct (device, stream) pairs it ran on
 WITH sel AS (
     SELECT s.id, s.value AS name FROM strings AS s
-    WHERE s.value IN (SELECT unnest($names))
+    WHERE s.value IN (SELECT unnest(text_list($names)))
 ),
 d AS (
     SELECT sel.name, k."end" - k.start AS dur, k.deviceId, k.streamId

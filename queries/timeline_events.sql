@@ -10,7 +10,6 @@
 --   $api               BOOLEAN    include CUDA API calls (runtime and driver)
 --   $gap_ns            BIGINT     list idle gaps longer than this on each device, ns
 --   $name_kind         VARCHAR    kernel name: 'demangled' | 'short' | 'mangled'
---   $copy_labels       VARCHAR[]  memcpy labels by copyKind: element copyKind + 1
 --   $device            BIGINT     CUDA device ordinal: GPU rows (and gaps) of that device;
 --                                 NVTX ranges and API calls are host-side and kept
 --   $stream            BIGINT     CUDA stream id: GPU rows of that stream (same rule)
@@ -26,7 +25,8 @@
 --                                 (timeline_page_rows.sql), ns from session start; NULL:
 --                                 no bound. With either bound, total_rows counts only the
 --                                 rows read (from $from_ns, up to a little past $bound_ns)
---   $edge_devices, $edge_busy, $edge_next  BIGINT[]  per device, the latest end of its GPU
+--   $edge_devices, $edge_busy, $edge_next  VARCHAR  JSON lists of integers
+--                                 (tracelens.trace.list_param): per device, the latest end of its GPU
 --                                 rows that start before $from_ns and the first start after
 --                                 $bound_ns (timeline_page_rows.sql's columns; NULL: found
 --                                 here). Given, only the GPU rows of the stretch are read
@@ -54,7 +54,8 @@
 --   correlation_id    BIGINT   CUPTI correlation id (GPU rows, API calls; per process)
 --   bytes             BIGINT   bytes copied or set (memcpy, memset)
 --   throughput_gbps   DOUBLE   bytes / duration, GB/s (10^9 bytes/s = bytes/ns), 0.001
---   name              VARCHAR  kernel name; memcpy label; 'memset'; NVTX range label; API
+--   name              VARCHAR  kernel name; memcpy label (memcpy_labels, or 'copy kind N');
+--                              'memset'; NVTX range label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle'
 --   total_rows        BIGINT   rows before $limit/$offset
 -- The GPU rows read: with the edges given those of the stretch (a filter on start and end
@@ -83,14 +84,15 @@ WITH gpu AS (
     )
     UNION ALL
     SELECT
-        start, "end", 'memcpy', deviceId, streamId, globalPid, correlationId, bytes, NULL,
-        coalesce($copy_labels[copyKind + 1], 'copy kind ' || copyKind)
+        m.start, m."end", 'memcpy', m.deviceId, m.streamId, m.globalPid, m.correlationId,
+        m.bytes, NULL, coalesce(l.label, 'copy kind ' || m.copyKind)
     FROM filtered_memcpys(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
         CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
         selection := $selection
-    )
+    ) AS m
+    LEFT JOIN memcpy_labels AS l ON l.copyKind = m.copyKind
     UNION ALL
     SELECT start, "end", 'memset', deviceId, streamId, globalPid, correlationId, bytes, NULL, 'memset'
     FROM filtered_memsets(
@@ -117,9 +119,9 @@ read_per_device AS (
 ),
 given_edges AS (
     SELECT
-        unnest(CAST($edge_devices AS BIGINT[])) AS device,
-        unnest(CAST($edge_busy AS BIGINT[])) AS busy_before,
-        unnest(CAST($edge_next AS BIGINT[])) AS next_after
+        unnest(bigint_list($edge_devices)) AS device,
+        unnest(bigint_list($edge_busy)) AS busy_before,
+        unnest(bigint_list($edge_next)) AS next_after
 ),
 per_device AS (
     -- rows read from the stretch alone say nothing of what lies outside it: the edges do

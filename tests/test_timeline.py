@@ -13,10 +13,10 @@ from conftest import imported_top_modules, needs_shared, run_cli, shared_traces
 from test_stakeout import _small
 
 import tracelens
+from tracelens._resources import copy_kind_labels
 from tracelens.filters import EventFilter
-from tracelens.timeline import copy_labels
 
-COPY_LABELS = copy_labels()
+COPY_LABELS = copy_kind_labels()
 
 LABEL = {k: f"[CUDA memcpy {k}]" for k in ("HtoD", "DtoH", "DtoD", "PtoP")}
 
@@ -290,7 +290,7 @@ def test_real_traces_every_gpu_event_and_gap(stem, trace_copies):
     } == _gaps(spans, 100_000)
     assert ev["start_ns"].to_list() == sorted(ev["start_ns"].to_list())
     labels = set(ev.filter(ev["kind"] == "memcpy")["name"].to_list())
-    assert labels <= set(COPY_LABELS), labels
+    assert labels <= set(COPY_LABELS.values()), labels
 
 
 @needs_shared

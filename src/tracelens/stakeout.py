@@ -17,6 +17,7 @@ from .hints import Hint
 from .render import LAUNCH_DIMS
 from .results import Result
 from .stakeout_calls import with_calls
+from .trace import list_param
 
 if TYPE_CHECKING:
     import polars as pl
@@ -400,7 +401,7 @@ def kernel_profiles(
     each kernel in ``names`` (exact names of kind ``name``: demangled or short)."""
     check_name_kind(name)
     trace.require_kernels()
-    args = {"names": list(names), "name_kind": name}
+    args = {"names": list_param(names), "name_kind": name}
     return KernelProfiles(
         names=tuple(names),
         per_octave=per_octave,

@@ -12,6 +12,7 @@ from .errors import MissingDataError, check_at_least
 from .filters import EventFilter
 from .render import DEFAULT_WIDTH
 from .results import Result
+from .trace import list_param
 
 if TYPE_CHECKING:
     import polars as pl
@@ -87,16 +88,6 @@ def check_gap(gap_ns: int) -> int:
     return gap_ns
 
 
-def copy_labels() -> list[str | None]:
-    """Memcpy labels indexed by copyKind (``[CUDA memcpy HtoD]``...): the vocabulary of
-    ``memory`` and ``lineup`` (``_resources.copy_kind_labels``), whatever the export's
-    nsys version calls them."""
-    from ._resources import copy_kind_labels
-
-    labels = copy_kind_labels()
-    return [labels.get(i) for i in range(max(labels) + 1)]
-
-
 def timeline(
     trace: Trace,
     *,
@@ -163,7 +154,6 @@ def _timeline(trace, api, gap_ns, name, limit, offset, where, *, as_rows: bool):
         api=api,
         gap_ns=gap_ns,
         name_kind=name,
-        copy_labels=copy_labels(),
         limit=limit or None,
         offset=offset - rows_before,
         from_ns=from_ns,
@@ -180,9 +170,9 @@ def _timeline(trace, api, gap_ns, name, limit, offset, where, *, as_rows: bool):
     with stretch:
         events = fetch(
             "timeline_events",
-            edge_devices=edges[0],
-            edge_busy=edges[1],
-            edge_next=edges[2],
+            edge_devices=list_param(edges[0]),
+            edge_busy=list_param(edges[1]),
+            edge_next=list_param(edges[2]),
             **params,
         )
     if total is None:  # no limit: every row was read, and counted unless past the end
@@ -238,7 +228,6 @@ def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
         api=api,
         gap_ns=gap_ns,
         name_kind="short",
-        copy_labels=copy_labels(),
         limit=1,
         offset=0,
         from_ns=None,

@@ -11,7 +11,6 @@ from fixtures.builder import EVAL_PID, build_mixed
 
 import tracelens
 from queries.golden import assert_golden
-from tracelens.timeline import copy_labels
 
 NO_FILTER = {
     "device": None,
@@ -165,5 +164,4 @@ def test_timeline_events(mixed, case, params):
         case,
         lambda t: t.load_nvtx_text(),
         **{**TIMELINE, **params},
-        copy_labels=copy_labels(),
     )

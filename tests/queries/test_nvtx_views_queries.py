@@ -11,7 +11,6 @@ import pytest
 from test_timeline_nvtx_ranges import build_nvtx_views
 
 from queries.golden import assert_golden
-from tracelens.timeline import copy_labels
 
 NO_FILTER = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=None)
 
@@ -29,7 +28,7 @@ def test_timeline_events(views):
     # every row: the five ranges as nvtx names and times them, kernels and gaps
     assert_golden(
         views, "timeline_events", "nvtx_ranges", _nvtx_text, **NO_FILTER,
-        origin_ns=0, api=False, gap_ns=100_000, name_kind="short", copy_labels=copy_labels(),
+        origin_ns=0, api=False, gap_ns=100_000, name_kind="short",
         limit=None, offset=0, from_ns=None, bound_ns=None,
         edge_devices=None, edge_busy=None, edge_next=None,
     )  # fmt: skip

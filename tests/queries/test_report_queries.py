@@ -9,6 +9,7 @@ import pytest
 
 from queries.golden import assert_golden
 from tracelens.synth import TraceBuilder
+from tracelens.trace import list_param
 
 GEMM = "void gemm_kernel<float>(float*, int)"
 FILL = "void fill_kernel<4>(float*)"
@@ -97,7 +98,7 @@ def test_activity_nvtx_ranges(steps_trace):
 
 
 def test_stakeout_profile_queries(steps_trace):
-    args = {"names": [GEMM, FILL, "not launched"], "name_kind": "demangled"}
+    args = {"names": list_param([GEMM, FILL, "not launched"]), "name_kind": "demangled"}
     assert_golden(steps_trace, "stakeout_spread", "two_kernels", **args)
     assert_golden(steps_trace, "stakeout_log_histogram", "two_kernels", per_octave=4, **args)
     assert_golden(steps_trace, "stakeout_configs", "two_kernels", **args)
@@ -162,7 +163,7 @@ def test_report_stakeout_queries(steps_trace):
 
     from tracelens.report.sharedread import for_duckdb, read_work
 
-    names = [GEMM, FILL, "not launched"]
+    names = list_param([GEMM, FILL, "not launched"])
 
     def setup(t):
         t.db.register("shared_work", for_duckdb(read_work(t)))

@@ -66,7 +66,7 @@ def test_page_edges_stand_for_the_rows_outside_the_stretch(mixed, offset, rows, 
     # timeline_events.sql given the edges reads only the stretch's GPU rows; its page must be
     # the one it finds reading every row (which it does when the edges are NULL)
     import tracelens
-    from tracelens.timeline import copy_labels
+    from tracelens.trace import list_param
 
     with tracelens.open(mixed) as t:
         t.load_nvtx_text()
@@ -76,12 +76,11 @@ def test_page_edges_stand_for_the_rows_outside_the_stretch(mixed, offset, rows, 
         ).data[0]
         assert edges[0] is not None and len(set(map(len, edges))) == 1
         page = {**NO_FILTER, "api": True, "gap_ns": 10_000, "origin_ns": 0, "name_kind": "short"}
-        page.update(limit=rows - offset, offset=offset - before, from_ns=from_ns)
-        page.update(bound_ns=bound_ns, copy_labels=copy_labels())
+        page.update(limit=rows - offset, offset=offset - before, from_ns=from_ns, bound_ns=bound_ns)
         names = ("edge_devices", "edge_busy", "edge_next")
         read_all = t.query("timeline_events", **page, **dict.fromkeys(names)).rows()
         with_edges = t.query(
-            "timeline_events", **page, **dict(zip(names, edges, strict=True))
+            "timeline_events", **page, **dict(zip(names, map(list_param, edges), strict=True))
         ).rows()
     assert with_edges == read_all and read_all
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import _schema
+from ..trace import list_param
 from .stakeoutview import CONFIG_COLUMNS, HISTOGRAM_COLUMNS, SPREAD_COLUMNS
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def start_configs(
     :func:`direct_profiles` of ``names`` reads; None where it reads none (see there)."""
     if not names or not _direct(trace, name_kind):
         return None
-    ids = trace.query("report_name_ids", names=list(names))
+    ids = trace.query("report_name_ids", names=list_param(names))
     rows = aside.submit(*_configs_query(ids, name_kind))
     return PendingConfigs(tuple(names), ids, rows)
 
@@ -93,7 +94,7 @@ def direct_profiles(
     if pending is not None and pending.names == tuple(names):
         configs = _export_configs(pending.ids, pending.rows.result())
     else:
-        ids = trace.query("report_name_ids", names=list(names))
+        ids = trace.query("report_name_ids", names=list_param(names))
         rows = trace._sqlite_rows(*_configs_query(ids, name_kind))
         configs = _export_configs(ids, rows)
     if configs is None:
@@ -124,7 +125,7 @@ def _durations(
         return trace.query(
             "report_stakeout_durations",
             work=source,
-            names=list(names),
+            names=list_param(names),
             name_kind=name_kind,
             per_octave=per_octave,
         )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from ..trace import list_param
 from . import svg
 from .text import DecodedField, category_of, decode, labels
 
@@ -97,7 +98,7 @@ def profiles(
     if launches is None or launches > HELD_LAUNCHES:
         return kernel_profiles(trace, names, name=name_kind, per_octave=PER_OCTAVE)
     rows = trace.query(
-        "stakeout_profiles", names=list(names), name_kind=name_kind, per_octave=PER_OCTAVE
+        "stakeout_profiles", names=list_param(names), name_kind=name_kind, per_octave=PER_OCTAVE
     )
 
     def part(name: str, columns: tuple[str, ...]) -> pl.DataFrame:

@@ -11,7 +11,7 @@ and the cache entry they read), :mod:`.text` (the ``strings`` and ``nvtx_text`` 
 from __future__ import annotations
 
 from .analyses import Filters
-from .core import KERNEL_TABLE, Trace, open
+from .core import KERNEL_TABLE, Trace, list_param, open
 from .info import GRAPH_TABLE, EventCount, GpuInfo, ProcessInfo, TraceInfo, graph_level_reason
 from .text import NVTX_BATCH_ROWS
 
@@ -26,5 +26,6 @@ __all__ = [
     "Trace",
     "TraceInfo",
     "graph_level_reason",
+    "list_param",
     "open",
 ]

@@ -64,6 +64,7 @@ class ViewMethods:
             if self._lazy is not None:
                 self._lazy.install(con)
         con.execute(_resources.query("_shared"))
+        con.execute(_resources.query("_bound_lists"))
         con.execute(_resources.query("_issued_transfers"))
         con.execute(_resources.query("_lineup"))
         con.execute(_resources.query("_step_marks"))
