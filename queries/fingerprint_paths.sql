@@ -1,6 +1,7 @@
 -- fingerprint_paths: the document's path entries: the units (fingerprint_units) of one
 -- device and region with the same sequence (one entry id) collapse into one entry with the
--- steps they cover. A unit with more than $block launches is compared by its head and its block
+-- steps they cover; a unit outside the steps is an entry of its own (steps []), so the
+-- entries' launches, each times its steps (once with none), add up to every launch. A unit with more than $block launches is compared by its head and its block
 -- digests; its entry keeps those and the launches per variant of its first unit.
 --
 -- Inputs: the temp tables fp_units (fingerprint_units: each unit's entry and rank) and
@@ -15,8 +16,9 @@
 -- Columns:
 --   device    BIGINT     CUDA device ordinal
 --   region    VARCHAR[]  NVTX labels below the step, outermost first; [] outside any range
---   steps     BIGINT[]   the steps the entry covers, ascending ([]: outside steps)
---   launches  BIGINT     kernel launches of its first unit
+--   steps     BIGINT[]   the steps the entry covers, ascending ([]: the launches outside
+--                        the steps, one unit)
+--   launches  BIGINT     kernel launches of its first unit (each of its units has as many)
 --   sequence  BIGINT[]   the variant ids (fingerprint_units) of the first $block launches,
 --                        in launch order
 --   blocks    STRUCT(code_sum BIGINT, position_sum BIGINT)[]

@@ -27,9 +27,10 @@
 --                                 the sum of code * (position in block + 1) mod 2^31-1
 --   counts             STRUCT(vid BIGINT, launches BIGINT)[]
 --                                 launches per variant, by id
---   entry              BIGINT     the document entry (fingerprint_paths): units of one
---                                 device and region with the same head and, past $block
---                                 launches, the same blocks share it; numbered from 0
+--   entry              BIGINT     the document entry (fingerprint_paths): step units of
+--                                 one device and region with the same launches, head and,
+--                                 past $block launches, the same blocks share it; a unit
+--                                 outside the steps has its own; numbered from 0
 --   rank               BIGINT     the unit's place in the order of (device, step NULLS
 --                                 FIRST, first_correlation), from 1: the rows' order
 SELECT

@@ -308,6 +308,16 @@ def test_fingerprint_paths(run_trace, steps):
     _check(_csv(run_trace, "fingerprint_paths", block=3), "fingerprint_paths", case)
 
 
+def test_fingerprint_paths_past_the_last_step(run_trace):
+    """Step 1 found, step 2 not (a capture that ended inside it): step 2's launches, in no
+    step, have step 1's sequences in the step_N-less region and layers.0, and are entries of
+    their own with no steps, listed first (format version 5 merged them into step 1's
+    entries, which lost 7 of the 15 launches)."""
+    _units(run_trace, STEPS[:1], block=3)
+    csv = _csv(run_trace, "fingerprint_paths", block=3)
+    _check(csv, "fingerprint_paths", "past_last_step")
+
+
 def test_fingerprint_overlap_threads_golden(tmp_path):
     with tracelens.open(_overlapping_trace(tmp_path)) as trace:
         from tracelens import nvtx

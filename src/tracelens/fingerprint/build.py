@@ -8,7 +8,9 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   rules that fire on it;
 - ``paths``: one entry per (device, region, sequence of variants): the steps it covers, its
   launch count and the sequence (variant ids in launch order). Steps with the same path in
-  a region collapse into one entry. A region is the NVTX path of the launching call,
+  a region collapse into one entry; the launches outside the steps of a region are an entry
+  of their own (no steps), so each launch is in one entry: the entries' launches, each
+  times its steps (once with none), add up to ``launches``. A region is the NVTX path of the launching call,
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 - ``notes`` (only when there is one): what the path leaves out, as every command says it:
   kernel records that end before they start (a damaged export).
@@ -58,7 +60,11 @@ FORMAT = "tracelens-fingerprint"
 #: 5: NVTX steps are numbered per process (step N is each rank's Nth iteration), not across
 #: the processes by start, which made a multi-process job's step keys depend on which rank
 #: started first. Single-process traces (the 13 shared ones, both demos) are the same as in 4.
-VERSION = 5
+#: 6: the launches outside the steps (before the first, between steps, after the last) of a
+#: device and region are an entry of their own, with no steps: version 5 merged them into a
+#: step's entry with the same sequence, where they had no step and the entries' launches fell
+#: short of the document's (a capture cut mid-step: 277 of 283).
+VERSION = 6
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent

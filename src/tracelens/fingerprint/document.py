@@ -65,10 +65,12 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # ranges left open at the end of the capture, put work in start/end ranges that
         # ended on another thread and left out the domain of a named domain's range;
         # version 4 numbered NVTX steps across processes (a multi-process job's step keys
-        # changed with the ranks' start order).
+        # changed with the ranks' start order); version 5 merged the launches outside the
+        # steps into a step's entry with the same sequence (they vanished from its units).
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
-            f"reads version {VERSION}; regenerate the baseline with `tracelens fingerprint`"
+            f"reads version {VERSION}: the baseline must be regenerated (`tracelens fingerprint` "
+            "on its trace)"
         )
     missing = [k for k in _TOP if k not in doc]
     if missing:

@@ -343,20 +343,26 @@ def _ranks(first: pl.DataFrame) -> pa.Array:
 
 
 def _entries(units: pa.Table, block: int) -> pa.Array:
-    """Each unit's entry of the document, numbered from 0: units of one device and region
-    with the same head and, past ``block`` launches, the same block digests share one
-    (grouped here on the lists, once; DuckDB's group-by on them cost seconds on 200k
-    units)."""
+    """Each unit's entry of the document, numbered from 0: step units of one device and
+    region with the same launches, head and, past ``block`` launches, the same block
+    digests share one (grouped here on the lists, once; DuckDB's group-by on them cost
+    seconds on 200k units). A unit outside the steps (step NULL: the launches before the
+    first step, between steps or after the last, one per device and region) is an entry
+    of its own: merged into a step's entry it had no step to say so, and the entries'
+    launches no longer added up to the document's (format version 6)."""
     import polars as pl
 
-    keys = pl.from_arrow(units.select(["device", "region_id", "head", "blocks", "launches"]))
-    keys = keys.with_columns(
-        pl.when(pl.col("launches") > block).then(pl.col("blocks")).alias("blocks")
-    ).drop("launches")
+    columns = ["device", "region_id", "step", "head", "blocks", "launches"]
+    keys = pl.from_arrow(units.select(columns)).with_columns(
+        pl.when(pl.col("launches") > block).then(pl.col("blocks")).alias("blocks"),
+        outside=pl.col("step").is_null(),
+    )
     groups = (
         keys.lazy()
         .with_row_index("unit")
-        .group_by("device", "region_id", "head", "blocks", maintain_order=True)
+        .group_by(
+            "device", "region_id", "outside", "launches", "head", "blocks", maintain_order=True
+        )
         .agg("unit")
         .with_row_index("entry")
         .select(pl.col("entry").cast(pl.Int64), "unit")
