@@ -463,7 +463,7 @@ def test_per_step_clues_say_which_steps_they_count(demo_diff):
     motif's 5 repetitions, not the 4 ranges."""
     from types import SimpleNamespace
 
-    from tracelens.compare import _motif_note
+    from tracelens.compare.notes import _motif_note
 
     assert (demo_diff.steps_a, demo_diff.steps_b) == (5, 5)
     nvtx, none = SimpleNamespace(count=4), SimpleNamespace(count=0)

@@ -9,8 +9,7 @@ import threading
 import pytest
 
 import tracelens
-from tracelens import compare
-from tracelens.compare import clues, render
+from tracelens.compare import clues, render, sides
 from tracelens.errors import TraceError
 
 
@@ -25,13 +24,13 @@ def demo_pair():
 def threads(monkeypatch):
     """The thread each side was read in, in the order they were read."""
     seen: list[tuple[str, int]] = []
-    real = compare._collect_side
+    real = sides._collect_side
 
     def spy(trace, *args, **kwargs):
         seen.append((trace.path.name, threading.get_ident()))
         return real(trace, *args, **kwargs)
 
-    monkeypatch.setattr(compare, "_collect_side", spy)
+    monkeypatch.setattr(sides, "_collect_side", spy)
     return seen
 
 
@@ -71,13 +70,13 @@ def test_a_file_twice_is_read_in_one_thread(demo_pair, threads, monkeypatch):
 def test_an_error_on_side_b_reaches_the_caller(demo_pair, monkeypatch):
     a, b = demo_pair
     _limit(monkeypatch, 10_000)
-    real = compare._collect_side
+    real = sides._collect_side
 
     def failing(trace, *args, **kwargs):
         if trace.path.name == b.name:
             raise TraceError(trace.path, "is damaged: a test")
         return real(trace, *args, **kwargs)
 
-    monkeypatch.setattr(compare, "_collect_side", failing)
+    monkeypatch.setattr(sides, "_collect_side", failing)
     with pytest.raises(TraceError, match="a test"):
         _diff(a, b)

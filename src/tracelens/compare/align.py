@@ -214,13 +214,10 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     a = pl.Series("a", a, dtype=pl.Int64)
     b = a if same else pl.Series("b", b, dtype=pl.Int64)
     tally = _Tally()
-    relation = "identical"
+    relation, changes = "identical", []
     period_a = period_b = None
-    changes: list = []
     prefix = _common_prefix(a, b)
     suffix = _common_prefix(a.slice(prefix).reverse(), b.slice(prefix).reverse())
-    mid_a = a.slice(prefix, len(a) - suffix - prefix)
-    mid_b = b.slice(prefix, len(b) - suffix - prefix)
     tally.matched = prefix + suffix
     # Steps (a repeating launch motif) are looked for even in identical sequences: they
     # make impacts "per step".
@@ -228,42 +225,9 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     if anchor is not None:
         period_a = find_period(a, anchor)
         period_b = period_a if same else find_period(b, anchor)
-    # The same step on both sides (the motifs may start at other launches of it: a warm-up
-    # step of another length shifts where the period search cuts the steps).
-    same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
-    if len(mid_a) or len(mid_b):
+    if prefix + suffix < max(len(a), len(b)):
         tally.diverge(prefix, prefix)
-        short, long = (b, a) if len(b) <= len(a) else (a, b)
-        if (offset := part_of(short, long)) is not None:
-            # One capture holds a contiguous part of the other's launches.
-            relation = "prefix" if offset == 0 else "slice"
-            relation = "suffix" if offset == len(long) - len(short) else relation
-            tally.matched = len(short)
-            rest = long.head(offset).to_list() + long.slice(offset + len(short)).to_list()
-            (tally.only_a if long is a else tally.only_b).update(rest)
-        elif not len(mid_a) or not len(mid_b):
-            # One sequence is the other with launches left out at one place.
-            relation = "subsequence"
-            extra = tally.only_a if len(mid_a) else tally.only_b
-            extra.update((mid_a if len(mid_a) else mid_b).to_list())
-        else:
-            shared = overlap(a, b, period_a.length) if same_step else None
-            if shared is not None and not startup(
-                a if shared > 0 else b, abs(shared), period_a.motif
-            ):
-                shared = None  # steps, then a change: no start-up but a path change
-            if shared is not None and abs(shared) > _in_place(a, b, prefix, suffix):
-                # Two windows of one launch stream: one capture started and ended later.
-                # Only when the overlap matches more launches than the same start or end
-                # do: else a change in one run's first steps (the rest alike, one run
-                # maybe cut short) would read as the earlier capture's own.
-                relation = "capture"
-                _overlapping(a, b, shared, tally)
-            else:
-                relation, changes = _path(a, b, prefix, suffix, period_a, period_b, tally)
-                # Aligned as a path change, but the captures could as well be windows of
-                # one run from other points: the board says it is unsure.
-                relation = "shifted" if shared is not None else relation
+        relation, changes = _relation(a, b, prefix, suffix, (period_a, period_b), tally)
     first, first_b = tally.first, tally.first_b
 
     def name(token: int | None) -> str | None:
@@ -290,6 +254,49 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
         step_calls=_step_calls(period_a, period_b, names),
     )
+
+
+def _relation(
+    a: pl.Series, b: pl.Series, prefix: int, suffix: int, periods: tuple, tally: _Tally
+) -> tuple[str, list]:
+    """How two sequences that differ past their common ``prefix`` and ``suffix`` relate, the
+    cheapest reading first (the module's list): a part of the other, or it with launches
+    left out at one place; two windows of one run (``periods``: A's and B's); else a path
+    change (:func:`_path`). Tallies the launches; returns the relation and step changes."""
+    period_a, period_b = periods
+    mid_a = a.slice(prefix, len(a) - suffix - prefix)
+    mid_b = b.slice(prefix, len(b) - suffix - prefix)
+    short, long = (b, a) if len(b) <= len(a) else (a, b)
+    if (offset := part_of(short, long)) is not None:
+        # One capture holds a contiguous part of the other's launches.
+        relation = "prefix" if offset == 0 else "slice"
+        relation = "suffix" if offset == len(long) - len(short) else relation
+        tally.matched = len(short)
+        rest = long.head(offset).to_list() + long.slice(offset + len(short)).to_list()
+        (tally.only_a if long is a else tally.only_b).update(rest)
+        return relation, []
+    if not len(mid_a) or not len(mid_b):
+        # One sequence is the other with launches left out at one place.
+        extra = tally.only_a if len(mid_a) else tally.only_b
+        extra.update((mid_a if len(mid_a) else mid_b).to_list())
+        return "subsequence", []
+    # The same step on both sides (the motifs may start at other launches of it: a warm-up
+    # step of another length shifts where the period search cuts the steps).
+    same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
+    shared = overlap(a, b, period_a.length) if same_step else None
+    if shared is not None and not startup(a if shared > 0 else b, abs(shared), period_a.motif):
+        shared = None  # steps, then a change: no start-up but a path change
+    if shared is not None and abs(shared) > _in_place(a, b, prefix, suffix):
+        # Two windows of one launch stream: one capture started and ended later. Only when
+        # the overlap matches more launches than the same start or end do: else a change in
+        # one run's first steps (the rest alike, one run maybe cut short) would read as the
+        # earlier capture's own.
+        _overlapping(a, b, shared, tally)
+        return "capture", []
+    relation, changes = _path(a, b, prefix, suffix, period_a, period_b, tally)
+    # Aligned as a path change, but the captures could as well be windows of one run from
+    # other points: the board says it is unsure.
+    return ("shifted" if shared is not None else relation), changes
 
 
 def _in_place(a: pl.Series, b: pl.Series, prefix: int, suffix: int) -> int:
