@@ -205,11 +205,13 @@ def test_nvtx_and_step_intersect(lagging):
     path, expected = lagging
     with tracelens.open(path) as trace:
         both = trace.census(nvtx="ProfilerStep#[34]", steps="3:4")
-        # Step numbers stay those of the whole trace: step 1 has none of the --nvtx work.
-        with pytest.raises(UsageError, match="step 1 launched no GPU work that passes"):
-            trace.census(nvtx="ProfilerStep#[34]", step=1)
-        with pytest.raises(UsageError, match="the trace has steps 3 to 4"):
-            trace.census(nvtx="ProfilerStep#[34]", step=5)
+        # Step numbers stay those of the whole trace (6 steps): steps 1 and 5 hold none of
+        # the --nvtx work, and step 7 is past the trace's last.
+        for step in (1, 5):
+            with pytest.raises(UsageError, match=f"none of the GPU work of step {step} is in"):
+                trace.census(nvtx="ProfilerStep#[34]", step=step)
+        with pytest.raises(UsageError, match="the trace has steps 1 to 6"):
+            trace.census(nvtx="ProfilerStep#[34]", step=7)
     assert _names(both) == sorted(expected[3]["names"] + expected[4]["names"])
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
@@ -149,6 +149,12 @@ class EventFilter:
     start_ns: int | None = None
     end_ns: int | None = None
     selection: int | None = None
+    #: The window before a selection set it to the selected work's span
+    #: (:func:`window_to_selection`): :func:`tracelens.stepwork.select_steps` searches the
+    #: steps in it, so that --nvtx does not renumber them. Not a filter of its own.
+    asked_window: tuple[int | None, int | None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         # the one check of the ids, however the filter was built (Trace.filter, the CLI, a
@@ -285,4 +291,5 @@ def window_to_selection(trace: Trace, where: EventFilter) -> EventFilter:
         t0 = max(t0, where.start_ns)
     if where.end_ns is not None:
         t1 = min(t1, where.end_ns)
-    return replace(where, start_ns=t0, end_ns=max(t0, t1))
+    asked = where.asked_window or (where.start_ns, where.end_ns)
+    return replace(where, start_ns=t0, end_ns=max(t0, t1), asked_window=asked)

@@ -13,7 +13,7 @@ query serves the selection (:func:`select_steps`, through
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
@@ -63,7 +63,8 @@ class StepSelection:
     """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
     steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
     ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
-    filter (a step number with no GPU work is not counted); ``filtered``: whether the
+    filter's device, process, stream and window (a step number with no GPU work is not
+    counted; the selection, --nvtx, does not renumber or recount them); ``filtered``: whether the
     filter kept only part of the trace's work."""
 
     where: EventFilter
@@ -105,7 +106,9 @@ def select_steps(
 ) -> StepSelection:
     """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
     (A, B); None: the steady state, from the first step after the warm-up to the last) of
-    ``trace.steps(range, where)``, through the work selection
+    ``trace.steps(range, where)`` without ``where``'s selection and the window it set (the
+    steps of the trace, not of the --nvtx work: step numbers stay the trace's, and a step
+    that holds none of the selected work is an error), through the work selection
     (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
     launching API call starts inside the step's range on its thread (as the steps table
     counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
@@ -124,7 +127,7 @@ def select_steps(
     if spec is not None:
         first, last = parse_step_spec(spec)
     where = where or EventFilter()
-    found = find_steps(trace, range=range, where=where)
+    found = find_steps(trace, range=range, where=_unselected(where))
     if not found.count:
         raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
     if spec is None:
@@ -150,6 +153,14 @@ def select_steps(
     narrowed = window_to_selection(trace, narrowed)
     selected = int(chosen["step"].n_unique())
     return StepSelection(narrowed, first, last, found, selected, not where.is_whole())
+
+
+def _unselected(where: EventFilter) -> EventFilter:
+    """``where`` without its selection and the window the selection set: the filter the
+    steps are searched with. Searched within an --nvtx selection, the selected work's own
+    ranges or periods would become the steps, numbered from 1 (not the trace's)."""
+    start, end = where.asked_window or (where.start_ns, where.end_ns)
+    return replace(where, selection=None, start_ns=start, end_ns=end, asked_window=None)
 
 
 def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
@@ -208,8 +219,6 @@ def step_report(
     """``trace.steps(range, where)`` with ``top_kernels`` set: per step and device, the
     ``top_kernels`` kernels with the most GPU time in the step (the work the step launched,
     as :func:`select_steps` selects it; 0: none)."""
-    from dataclasses import replace
-
     from . import _resources
 
     where = where or EventFilter()
