@@ -119,7 +119,9 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     entry = cache.traces_dir(settings.root) / (cache.REPORT_PREFIX + cache.entry_key(ident))
     done = entry / cache.REPORT_EXPORT
     if done.is_file() and _reuse(entry, report, ident):
-        return done
+        if _unreadable(done) is None:
+            return done
+        done.unlink(missing_ok=True)  # a bad export an older version kept: export it again
     try:
         entry.mkdir(parents=True, exist_ok=True)
         partial = entry / f"export-{os.getpid()}.partial.sqlite"
@@ -134,6 +136,15 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
         progress(f"exporting {report.name} to SQLite with nsys into {entry} (once)", 0.0)
     started = time.perf_counter()
     _run_nsys(nsys, report, partial, progress)
+    if (problem := _unreadable(partial)) is not None:
+        # nsys said it succeeded: kept, the bad file would be served on every later run
+        partial.unlink(missing_ok=True)
+        raise TraceError(
+            report,
+            f"nsys export wrote a file that is not a readable nsys export ({problem}); "
+            f"run `{shlex.join(export_command(report, report.with_suffix('.sqlite')))}` to "
+            "see why",
+        )
     os.replace(partial, done)  # atomic: a killed export leaves only a .partial file
     _list(entry, report, ident, round(time.perf_counter() - started, 3))
     eviction = cache.evict(settings, keep={entry.name})  # it counts against the cap like any
@@ -142,6 +153,25 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
         if eviction.held:
             progress(cache.held_note(eviction.held, settings.max_bytes), None)
     return done
+
+
+def _unreadable(export: Path) -> str | None:
+    """Why ``export`` does not open as an nsys export, by the checks opening a .sqlite makes
+    (the file, its read-only connection and table list, an nsys table), or None."""
+    from ._sqlite import NSYS_MARKER_TABLES, check_file, connect_readonly, table_columns
+
+    try:
+        check_file(export)
+        con = connect_readonly(export)
+        try:
+            tables = table_columns(con, export)
+        finally:
+            con.close()
+    except TraceError as exc:
+        return exc.problem.split("; ")[0]  # the advice names the cache file: not the user's
+    if not NSYS_MARKER_TABLES.intersection(tables):
+        return "a SQLite database without nsys tables"
+    return None
 
 
 # Leases on the exports this process read or wrote (cache.hold), kept until it exits: the
