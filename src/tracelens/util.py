@@ -35,7 +35,7 @@ from .util_calls import HostCalls, read_call_figures, read_calls
 from .util_listed import busy_devices, with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, sorted_by_device_start
-from .util_sweep import ACCOUNTING_COLUMNS, communication_sweep, device_sweep
+from .util_sweep import ACCOUNTING_COLUMNS, device_sweep
 
 if TYPE_CHECKING:
     import polars as pl
@@ -320,8 +320,10 @@ def accounting_and_calls(
     params = work_params(trace, where, work, calls)
     ops = operations(work, params)
     del work
-    devices = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"])
-    del calls
+    kinds = collective_kinds(params)
+    swept = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"], kinds)
+    del calls, ops
+    devices = swept.devices
     frame, causes, notes = with_idle_devices(
         trace,
         where,
@@ -330,10 +332,7 @@ def accounting_and_calls(
         (params["t0"], params["t1"]),
     )
     sizes = None
-    # Without communication kernels the sweep has nothing to hide: its empty frame, at once.
     has_comm = "communication" in params["work_classes"]
-    comm = communication_sweep(ops if has_comm else ops.clear(), collective_kinds(params))
-    del ops
     if has_comm:
         sizes, note = _message_sizes(trace, params)
         notes.append(note)
@@ -346,7 +345,7 @@ def accounting_and_calls(
     util = Util(
         frame=frame,
         idle_causes=causes,
-        communication=comm,
+        communication=swept.communication,
         message_sizes=sizes if sizes is not None and sizes.height else None,
         start_ns=params["t0"],
         end_ns=params["t1"],

@@ -11,15 +11,18 @@ scatter and gather every row: ~1 CPU s more per sweep on that trace). Nothing ru
 operation in Python; the loops are over devices and collective kinds.
 
 How, per device, with M the latest end of the earlier operations of a set: an operation
-adds ``max(0, e - max(s, M))`` to the union of that set, so five running maxima give the
-unions of compute (C), communication (N), memory, C+N and all; exposed communication is
-``|C+N| - |C|``, exposed memory ``|all| - |C+N|``, so the parts add up to the span exactly.
-An operation that starts after M of all operations ends an idle gap ``[M, s]``.
+adds ``max(0, e - max(s, M))`` to the union of that set, so running maxima give the unions
+of compute (C), memory and all operations. The few communication kernels (N) are merged
+into disjoint islands, and the compute time inside each island is read off C's running
+union (``_cover``): exposed communication ``|N| - |N and C|`` is ``|C+N| - |C|``, exposed
+memory ``|all| - |C+N|``, so the parts add up to the span exactly; the communication table
+per collective kind reads the same compute sweep. An operation that starts after M of all
+operations ends an idle gap ``[M, s]``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import polars as pl
@@ -30,7 +33,7 @@ __all__ = [
     "ACCOUNTING_COLUMNS",
     "DEVICE_COLUMNS",
     "OPS_COLUMNS",
-    "communication_sweep",
+    "Swept",
     "device_sweep",
     "union_ns",
 ]
@@ -117,21 +120,43 @@ def union_ns(intervals: pl.DataFrame) -> int:
     return sum(int(part.select(_union()).item()) for _, part in _device_slices(intervals))
 
 
+class Swept(NamedTuple):
+    """What :func:`device_sweep` gives: ``devices`` (one row per device with operations,
+    :data:`DEVICE_COLUMNS`, by device) and ``communication`` (per device and collective
+    kind: device, collective, calls, time_ns, busy_ns, exposed_ns; by device, then time)."""
+
+    devices: pl.DataFrame
+    communication: pl.DataFrame
+
+
 def device_sweep(
-    ops: pl.DataFrame, sync_calls: pl.DataFrame, launches: LaunchIndex | None, t0: int, t1: int
-) -> pl.DataFrame:
-    """One row per device with operations (:data:`DEVICE_COLUMNS`), by device.
+    ops: pl.DataFrame,
+    sync_calls: pl.DataFrame,
+    launches: LaunchIndex | None,
+    t0: int,
+    t1: int,
+    kinds: list[str] | tuple[str, ...] = (),
+) -> Swept:
+    """The time accounting of each device with operations and its communication per
+    collective kind (:class:`Swept`), in one pass over each device's operations.
 
     ``ops``: :data:`OPS_COLUMNS`, sorted by device and s.
     ``sync_calls``: pid, start, end of the synchronizing API calls (``HostCalls.syncs``).
     ``launches``: the start of each operation's launching call, looked up for the
     operations that end a gap only (``HostCalls.launches``); None when ``ops`` has a
     ``launch_start`` column.
+    ``kinds``: ``kinds[k - 1]`` names collective ``k`` of ``ops``
+    (:func:`tracelens.util_ops.collective_kinds`).
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
     were launched after the gap began, while the process was blocked in a synchronizing
     call overlapping the gap ('sync': the first such call of the process to end after the
     gap began, if it started before the gap ended) or not ('launch_bound'); else the work
-    was already queued ('unexplained')."""
+    was already queued ('unexplained').
+
+    The union of compute and communication is not swept on its own: it is the compute
+    union plus the communication no compute hid (:func:`_hidden`, from the islands of the
+    few communication kernels), which the communication table reads too (on the 5M-kernel
+    benchmark a sweep of 5M rows less, and one compute sweep where there were two)."""
     import polars as pl
 
     cls = pl.col("cls")
@@ -139,7 +164,7 @@ def device_sweep(
     if "launch_start" in ops.columns:
         launches = None  # each operation has its launch already: nothing to look up
     span = t1 - t0
-    rows = []
+    rows, comm_parts = [], []
     for device, part in _device_slices(ops):
         # The latest end of the earlier operations of the device: the busy time and the
         # idle gaps (_gap_causes) both read it, computed once.
@@ -149,11 +174,17 @@ def device_sweep(
             pl.col("s").min().alias("first"),
             e.max().alias("last"),
             _added(pl.col("s"), e, pl.col("earlier")).sum().alias("all"),
-            _union(cls == COMPUTE).alias("c"),
-            _union(cls == COMMUNICATION).alias("n"),
             _union(cls == MEMORY).alias("m"),
-            _union(cls != MEMORY).alias("cn"),
         ).row(0, named=True)
+        compute = _compute_cover(part)
+        c = compute["covered"][-1] if compute.height else 0
+        comm = part.filter(cls == COMMUNICATION).select("device", "collective", "s", "e")
+        n = exposed_n = 0
+        if comm.height:
+            islands = _islands(comm)  # of every kind together
+            n = int(islands.select((pl.col("b") - pl.col("a")).sum()).item())
+            exposed_n = n - int(_hidden(compute, islands).sum())
+            comm_parts.extend(_collective_islands(comm, compute))
         busy = u["all"]
         rows.append(
             (
@@ -161,11 +192,11 @@ def device_sweep(
                 span,
                 busy,
                 span - busy,
-                u["c"],
-                u["n"],
-                u["cn"] - u["c"],
+                c,
+                n,
+                exposed_n,
                 u["m"],
-                busy - u["cn"],
+                busy - (c + exposed_n),
                 None,  # utilization, below: as polars divides (by the reciprocal)
                 u["first"],
                 u["last"],
@@ -178,7 +209,26 @@ def device_sweep(
     frame = pl.DataFrame(rows, schema=schema, orient="row")
     if span > 0:
         frame = frame.with_columns(utilization=pl.col("busy_ns") / span)
-    return frame
+    return Swept(frame, _communication_table(comm_parts, list(kinds)))
+
+
+def _compute_cover(part: pl.DataFrame) -> pl.DataFrame:
+    """The compute operations of one device's (in start order) as :func:`_cover` reads
+    them: s, covered (the union of them up to this one, ns), reach (the latest end of them
+    up to this one). The last ``covered`` is the device's compute time."""
+    import polars as pl
+
+    e = pl.col("e")
+    return part.filter(pl.col("cls") == COMPUTE).select(
+        "s",
+        _added(pl.col("s"), e, e.cum_max().shift(1)).cum_sum().alias("covered"),
+        e.cum_max().alias("reach"),
+    )
+
+
+def _hidden(compute: pl.DataFrame, islands: pl.DataFrame) -> pl.Series:
+    """The compute time of one device inside each of ``islands`` (a, b: disjoint), ns."""
+    return _cover(compute, islands["b"]) - _cover(compute, islands["a"])
 
 
 def _gap_causes(
@@ -269,10 +319,10 @@ def _with_peers(
     )
 
 
-def communication_sweep(ops: pl.DataFrame, kinds: list[str]) -> pl.DataFrame:
-    """Per device and collective kind: calls, time_ns, busy_ns (the union of its kernels)
-    and exposed_ns (the part of busy_ns with no compute kernel running on the device); by
-    device, then time. ``kinds[k - 1]`` names collective ``k`` of ``ops``.
+def _collective_islands(comm: pl.DataFrame, compute: pl.DataFrame) -> list[pl.DataFrame]:
+    """The islands of each collective kind of one device's communication kernels ``comm``
+    (device, collective, s, e; in start order), each with the compute time it hides
+    (``hidden``).
 
     How: the kernels of each (device, collective) are merged into disjoint islands; an
     island [a, b] is hidden for cover(b) - cover(a), with cover(t) the compute time of the
@@ -280,24 +330,19 @@ def communication_sweep(ops: pl.DataFrame, kinds: list[str]) -> pl.DataFrame:
     or before t, U its running union and M its running maximum of ends: cover(t) =
     U - max(0, M - t) (the kernel that ends at M started at or before t, so all of [t, M]
     is covered, and no later one starts before t)."""
+    parts = []
+    for group in comm.partition_by("collective", maintain_order=True):
+        islands = _islands(group)
+        parts.append(islands.with_columns(hidden=_hidden(compute, islands)))
+    return parts
+
+
+def _communication_table(parts: list[pl.DataFrame], kinds: list[str]) -> pl.DataFrame:
+    """:attr:`Swept.communication` from the islands of :func:`_collective_islands`:
+    calls, time_ns, busy_ns (the union of each kind's kernels) and exposed_ns (the part of
+    busy_ns with no compute kernel running on the device), per device and kind."""
     import polars as pl
 
-    cls = pl.col("cls")
-    parts = []
-    for _, part in _device_slices(ops):
-        comm = part.filter(cls == COMMUNICATION).select("device", "collective", "s", "e")
-        if comm.is_empty():
-            continue
-        e = pl.col("e")
-        compute = part.filter(cls == COMPUTE).select(
-            "s",
-            _added(pl.col("s"), e, e.cum_max().shift(1)).cum_sum().alias("covered"),
-            e.cum_max().alias("reach"),
-        )
-        for group in comm.partition_by("collective", maintain_order=True):
-            islands = _islands(group)
-            hidden = _cover(compute, islands["b"]) - _cover(compute, islands["a"])
-            parts.append(islands.with_columns(hidden=hidden))
     schema = {"device": pl.Int64, "collective": pl.String}
     counts = {c: pl.Int64 for c in ("calls", "time_ns", "busy_ns", "exposed_ns")}
     if not parts:

@@ -15,7 +15,7 @@ from queries.golden import GOLDEN, assert_golden
 from tracelens.synth import TraceBuilder
 from tracelens.util import sync_api_regex, work_params
 from tracelens.util_calls import read_calls
-from tracelens.util_sweep import communication_sweep, device_sweep
+from tracelens.util_sweep import device_sweep
 
 PID = 5150
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
@@ -199,11 +199,10 @@ def _sweep_csv(path, sweep, **where):
     params = _params(path, **where)
     ops = _ops(path, **where)
     with tracelens.open(path) as trace:
-        if sweep == "util_devices":
-            calls = read_calls(trace, sync_api_regex())
-            t0, t1 = params["t0"], params["t1"]
-            return device_sweep(ops, calls.syncs, calls.launches, t0, t1).write_csv()
-        return communication_sweep(ops, collective_kinds(params)).write_csv()
+        calls = read_calls(trace, sync_api_regex())
+    t0, t1, kinds = params["t0"], params["t1"], collective_kinds(params)
+    swept = device_sweep(ops, calls.syncs, calls.launches, t0, t1, kinds)
+    return (swept.devices if sweep == "util_devices" else swept.communication).write_csv()
 
 
 @pytest.mark.parametrize(
