@@ -1,5 +1,6 @@
--- timeline_events: what happened, in time order: kernels, memcpys, memsets and NVTX ranges
--- (CUDA API calls too with $api), and the idle gaps of each device longer than $gap_ns as
+-- timeline_events: what happened, in time order: kernels, memcpys, memsets, CUDA graph
+-- replays traced at graph level (filtered_graph_replays: their kernels are in no other
+-- table) and NVTX ranges (CUDA API calls too with $api), and the idle gaps of each device longer than $gap_ns as
 -- rows of their own. The NVTX ranges are those of nvtx_ranges(), named and timed as the
 -- nvtx command has them (one left open at the end of the capture lasts until the latest
 -- NVTX timestamp). Needs nvtx_ranges() (Trace.load_nvtx_text).
@@ -32,7 +33,8 @@
 --                                 here). Given, only the GPU rows of the stretch are read
 --                                 (no window then: $start_ns and $end_ns are NULL)
 --
--- A gap is a stretch of a device with none of the kernels, memcpys or memsets that pass
+-- A gap is a stretch of a device with none of the kernels, memcpys, memsets or graph
+-- replays that pass
 -- $device/$stream/$pid/$selection running: from the latest end so far to the next start.
 -- Gaps are found before the time window applies, and the window keeps them by the same rule as
 -- events (so a gap that begins before the window and ends inside it is listed).
@@ -46,7 +48,8 @@
 -- Columns:
 --   start_ns          BIGINT   start, ns after $origin_ns
 --   duration_ns       BIGINT   duration, ns
---   kind              VARCHAR  'kernel', 'memcpy', 'memset', 'nvtx', 'api' or 'gap'
+--   kind              VARCHAR  'kernel', 'memcpy', 'memset', 'graph', 'nvtx', 'api' or
+--                              'gap'
 --   device            BIGINT   CUDA device ordinal (GPU rows and gaps)
 --   stream            BIGINT   CUDA stream id (GPU rows)
 --   pid               BIGINT   process id (not for gaps)
@@ -55,7 +58,9 @@
 --   bytes             BIGINT   bytes copied or set (memcpy, memset)
 --   throughput_gbps   DOUBLE   bytes / duration, GB/s (10^9 bytes/s = bytes/ns), 0.001
 --   name              VARCHAR  kernel name; memcpy label (memcpy_labels, or 'copy kind N');
---                              'memset'; NVTX range label; API
+--                              'memset'; 'CUDA graph <graphId>' (a replay, as the steps
+--                              name it; 'CUDA graph replay' without an id); NVTX range
+--                              label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle'
 --   total_rows        BIGINT   rows before $limit/$offset
 -- The GPU rows read: with the edges given those of the stretch (a filter on start and end
@@ -96,6 +101,15 @@ WITH gpu AS (
     UNION ALL
     SELECT start, "end", 'memset', deviceId, streamId, globalPid, correlationId, bytes, NULL, 'memset'
     FROM filtered_memsets(
+        $device, $pid, $stream,
+        CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        selection := $selection
+    )
+    UNION ALL
+    SELECT start, "end", 'graph', deviceId, streamId, globalPid, correlationId, NULL, NULL,
+           coalesce('CUDA graph ' || graphId, 'CUDA graph replay')
+    FROM filtered_graph_replays(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
         CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,

@@ -26,7 +26,8 @@
 --   $rows              BIGINT   offset + limit of the page (> $offset)
 --
 -- Columns:
---   events       BIGINT  kernels, memcpys, memsets, NVTX ranges (and API calls) in the window
+--   events       BIGINT  kernels, memcpys, memsets, graph-level CUDA graph replays, NVTX
+--                        ranges (and API calls) in the window
 --   total_rows   BIGINT  those and the idle gaps in the window: the rows of the timeline
 --   from_ns      BIGINT  the page's rows start at or after this, ns from session start (a
 --                        bin's start; past the last row when $offset >= total_rows); NULL
@@ -41,9 +42,10 @@
 --   edge_busy    BIGINT[] the latest end of the device's rows that start before from_ns
 --                        (NULL: none), ns from session start
 --   edge_next    BIGINT[] the first start after bound_ns (NULL: none), ns from session start
---   gpu_events   BIGINT  the kernels, memcpys and memsets in the window (without filters
---                        the records the whole trace keeps: timeline.py then needs no scan to
---                        count the damaged ones when that is every row of their tables)
+--   gpu_events   BIGINT  the kernels, memcpys, memsets and graph replays in the window
+--                        (without filters the records the whole trace keeps: timeline.py
+--                        then needs no scan to count the damaged ones when that is every
+--                        row of their tables)
 WITH gpu AS (
     SELECT deviceId AS device, start, "end"
     FROM filtered_kernels($device, $pid, $stream, NULL, NULL, selection := $selection)
@@ -53,6 +55,9 @@ WITH gpu AS (
     UNION ALL
     SELECT deviceId, start, "end"
     FROM filtered_memsets($device, $pid, $stream, NULL, NULL, selection := $selection)
+    UNION ALL
+    SELECT deviceId, start, "end"
+    FROM filtered_graph_replays($device, $pid, $stream, NULL, NULL, selection := $selection)
 ),
 -- fine bins: floor(start / ($gap_ns + 1)), exact for negative starts too. Outside the
 -- window only two things matter per device: the latest end before it (every such event
@@ -149,7 +154,7 @@ edges AS (
         GROUP BY device
     )
 ),
--- One count for the three kinds: a count per kind (FILTER on a kind column) cost the 5M-kernel
+-- One count for the four kinds: a count per kind (FILTER on a kind column) cost the 5M-kernel
 -- trace's first page 0.25 of its 3.3 CPU s; timeline.py splits the total by the tables' rowids.
 gpu_total AS (
     SELECT CAST(coalesce(sum(events), 0) AS BIGINT) AS gpu_events FROM fine

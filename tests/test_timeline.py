@@ -270,6 +270,7 @@ def test_real_traces_every_gpu_event_and_gap(stem, trace_copies):
         ("kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),
         ("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
         ("memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
+        ("graph", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),  # replays traced at graph level
     ):
         rows = (
             con.execute(f'SELECT deviceId, start, "end" FROM {table}').fetchall()

@@ -1,5 +1,5 @@
-"""Timeline: kernels, copies, memsets, NVTX ranges (and API calls) in time order, with the
-idle gaps of each device as rows of their own."""
+"""Timeline: kernels, copies, memsets, graph-level CUDA graph replays, NVTX ranges (and API
+calls) in time order, with the idle gaps of each device as rows of their own."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ KIND_STYLES = {
     "kernel": "green",
     "memcpy": "cyan",
     "memset": "blue",
+    "graph": "bright_green",
     "nvtx": "magenta",
     "api": "yellow",
     "gap": "red",
@@ -98,9 +99,10 @@ def timeline(
     offset: int = 0,
     where: EventFilter | None = None,
 ) -> Timeline:
-    """Kernels, memcpys, memsets and NVTX ranges (CUDA API calls too with ``api``) merged
-    in time order, with each device's idle gaps longer than ``gap_ns`` as rows of kind
-    ``gap``. Times count from session start, the time base of the export and of ``where``
+    """Kernels, memcpys, memsets, CUDA graph replays traced at graph level (kind ``graph``,
+    one row per replay: their kernels are in no table) and NVTX ranges (CUDA API calls too
+    with ``api``) merged in time order, with each device's idle gaps longer than ``gap_ns``
+    (no work, replays included, running) as rows of kind ``gap``. Times count from session start, the time base of the export and of ``where``
     as for every analysis (its device and stream select GPU rows; NVTX ranges and API
     calls are host-side and stay). ``limit`` (None or
     0: all) and ``offset`` page through the rows.
@@ -190,7 +192,7 @@ def _first(events: pl.DataFrame | Rows, column: str) -> int:
 
 def _kept_whole(trace: Trace, gpu_events: int) -> None:
     """Tell ``trace`` how many records of each GPU kind a read of the whole trace kept, from
-    their total: when it is the sum of the kernel, memcpy and memset tables' largest rowids
+    their total (graph replays taken out: they are not a damage kind): when it is the sum of the kernel, memcpy and memset tables' largest rowids
     (rowids from 1), every table kept each of its rows, since none keeps more rows than its
     largest rowid. Then the damage count needs no scan; otherwise (damaged records, or rowids
     with holes) it counts as without this. Each min or max of a rowid reads one page."""
@@ -209,7 +211,7 @@ def _kept_whole(trace: Trace, gpu_events: int) -> None:
         if high is not None and low != 1:
             return
         largest[kind] = high or 0
-    if sum(largest.values()) == gpu_events:
+    if sum(largest.values()) == gpu_events - trace.graph_replays()[0]:
         trace.kept_whole(largest)
 
 

@@ -46,8 +46,8 @@ def timeline(
     filters: c.Filters = _FILTERS,
     out: c.Output = c.OUTPUT,
 ) -> None:
-    """Kernels, memcpys (kind, bytes, GB/s), memsets and NVTX ranges in time order, with the
-    idle gaps of each device; times (the Start column, --start/--end) from session start,
+    """Kernels, memcpys (kind, bytes, GB/s), memsets, CUDA graph replays traced at graph
+    level (kind graph) and NVTX ranges in time order, with the idle gaps of each device; times (the Start column, --start/--end) from session start,
     as in every command."""
     from .. import timeline as analysis
 
