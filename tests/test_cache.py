@@ -484,3 +484,38 @@ def test_what_the_cache_holds_is_read_without_the_sqlite_extension(tmp_path, cac
         where = "SELECT count(*) FROM kernels WHERE gridX > 1 AND registersPerThread >= 0"
         assert t.sql(where).item() == direct.sql(where).item()
         assert "gridX" in cache.cached_columns(t.parquet_dir)["CUPTI_ACTIVITY_KIND_KERNEL"]
+
+
+def test_copies_from_the_export_run_on_one_thread_in_the_exports_row_order(tmp_path, cache_dir):
+    # DuckDB writes an ordered COPY from its sqlite scanner on one thread whatever the
+    # setting (the others spin): the cache runs such copies with threads = 1 and sets the
+    # connection's threads back after; a copy DuckDB writes in parallel keeps its threads.
+    from tracelens import _engine
+
+    path = _demo_copy(tmp_path)
+    con = _engine.connect()
+    con.execute("SET VARIABLE trace_path = $p", {"p": str(path)})
+    con.execute("SET threads = 3")
+    threads = "SELECT current_setting('threads')"
+    export = (
+        "SELECT start FROM sqlite_scan(getvariable('trace_path'), 'CUPTI_ACTIVITY_KIND_KERNEL')"
+    )
+    con.execute(f"CREATE TEMP TABLE held AS {export}")
+    copies = {}
+    for select, inside in ((export, 1), ("SELECT * FROM held", 3)):
+        copies[inside] = f"COPY ({select}) TO '{tmp_path / 'x.parquet'}' (FORMAT parquet)"
+        with cache._serial_unless_batched(con, copies[inside]):
+            assert con.execute(threads).fetchone()[0] == inside, select
+        assert con.execute(threads).fetchone()[0] == 3
+    with pytest.raises(RuntimeError), cache._serial_unless_batched(con, copies[1]):
+        raise RuntimeError  # the setting is put back when the copy fails too
+    assert con.execute(threads).fetchone()[0] == 3
+    # the cached kernels are the export's rows in its order (readers break ties by it)
+    with tracelens.open(path) as t:
+        t.census()
+        cached = t.parquet_dir / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"
+    with sqlite3.connect(path) as db:
+        rows = db.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid')
+        expected = rows.fetchall()
+    got = con.execute('SELECT start, "end" FROM read_parquet($f)', {"f": str(cached)}).fetchall()
+    assert got == expected and len(set(expected)) > 1
