@@ -264,12 +264,27 @@ def read_work(
     if columns:
         context = "context" in columns
     params = {"selection": None, **where.params(), "context": context}
-    work = sorted_by_device_start(trace.query("util_work", **params))
+    work = sorted_by_device_start(_one_batch(trace, "util_work", params))
     if where.is_whole():
         _kept_whole(trace, work)
     if columns:
         return work.select(c for c in columns if c in work.columns)
     return work if context else work.drop("context")
+
+
+#: More rows than a trace holds: DuckDB hands the result over as one batch.
+_ONE_BATCH = 1 << 31
+
+
+def _one_batch(trace: Trace, name: str, params: dict[str, Any]) -> pl.DataFrame:
+    """``queries/<name>.sql``'s rows (as :meth:`~tracelens.Trace.query`, whose errors it
+    raises) with one chunk per column. DuckDB hands a result over in batches of a million
+    rows by default, and the sort gathers each column from one chunk
+    (:mod:`tracelens.util_order`), which copied every column into one first: ~0.13 CPU s
+    on the 5M-kernel benchmark's work, and that copy's memory."""
+    from ._resources import query
+
+    return trace._execute(query(name), params, lambda cursor: cursor.pl(rows_per_batch=_ONE_BATCH))
 
 
 def gpu_time_accounting(
