@@ -16,6 +16,11 @@
 --     The stream orders only launches that tie on device, correlation id and start
 --     (kernels of one CUDA graph launch starting in the same ns): launch_order says when
 --     it needs them, and the step search reads them then
+--   $pids     BOOLEAN  read each launch's process; false: pid is NULL and DuckDB leaves
+--     globalPid out of the scan (~0.17 CPU s and 20 MB of the bench trace's 5M kernels).
+--     Only launches of several processes on one device need it: the step search asks for
+--     it unless the export's context table lists one process per device
+--     (tracelens.steps_order.one_process_devices) or the filter names a process
 --
 -- Columns:
 --   device    INTEGER  CUDA device ordinal
@@ -25,19 +30,19 @@
 --   end_ns    BIGINT   kernel (or replay) end, ns
 --   correlation_id BIGINT  CUPTI correlation id of the launching call (the host's launch
 --                      order within a process; the kernels of one CUDA graph launch share it)
---   pid       INTEGER  operating-system pid of the launching process: correlation ids are
---                      numbered per process, so launch_order takes one process's launches
---                      after another's (tracelens.steps_period.process_ranks); 4 bytes a
---                      launch, not globalPid's 8 (20 MB less on 5M launches)
+--   pid       INTEGER  operating-system pid of the launching process (NULL unless $pids):
+--                      correlation ids are numbered per process, so launch_order takes one
+--                      process's launches after another's (tracelens.steps_order.process_ranks);
+--                      4 bytes a launch, not globalPid's 8 (20 MB less on 5M launches)
 --   token     BIGINT   what was launched: the kernel's demangled-name StringIds id (>= 0),
 --                      -1 for a kernel without a name, -2 - graphId for a replay
 SELECT deviceId::INTEGER AS device, CASE WHEN $streams THEN streamId END::BIGINT AS stream,
        start AS start_ns, "end" AS end_ns, correlationId AS correlation_id,
        coalesce(demangledName, -1) AS token,
-       pid_of(globalPid)::INTEGER AS pid
+       CASE WHEN $pids THEN pid_of(globalPid) END::INTEGER AS pid
 FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 UNION ALL
 SELECT deviceId::INTEGER, CASE WHEN $streams THEN streamId END, start, "end", correlationId,
        coalesce(-2 - graphId, -1),
-       pid_of(globalPid)::INTEGER
+       CASE WHEN $pids THEN pid_of(globalPid) END::INTEGER
 FROM filtered_graph_replays($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)

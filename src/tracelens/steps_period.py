@@ -31,7 +31,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .steps_order import PROCESS_COLUMNS, host_order, launch_order, launch_tokens
+from .steps_order import (
+    PROCESS_COLUMNS,
+    host_order,
+    launch_order,
+    launch_tokens,
+    one_process_devices,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -110,8 +116,16 @@ class LaunchSequence:
         """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered. Read
         without their streams, which order only launches that tie on device, process,
         correlation id and start; read again with them when some do
-        (:func:`tracelens.steps_order.launch_order`)."""
-        rows = trace.query("steps_launch_rows", **params, streams=False)
+        (:func:`tracelens.steps_order.launch_order`). Without their processes too when the
+        filter names one, or when the export's context table lists one process on each
+        device read (:func:`tracelens.steps_order.one_process_devices`; a device it does not
+        list: read again with them)."""
+        single = None if params["pid"] is not None else one_process_devices(trace)
+        pids = params["pid"] is None and single is None
+        rows = trace.query("steps_launch_rows", **params, streams=False, pids=pids)
+        if single is not None and not rows["device"].unique().is_in(list(single)).all():
+            pids = True
+            rows = trace.query("steps_launch_rows", **params, streams=False, pids=pids)
         if all(value is None for value in params.values()):
             # every kept kernel (tokens >= -1; replays below): the count of damaged records
             # then needs no scan of its own (Trace.kept_whole)
@@ -119,7 +133,7 @@ class LaunchSequence:
         order = launch_order(rows, streams=False)
         if order is None:
             del rows
-            rows = trace.query("steps_launch_rows", **params, streams=True)
+            rows = trace.query("steps_launch_rows", **params, streams=True, pids=pids)
             order = launch_order(rows)
         return cls(rows.drop("pid"), order)  # the process orders them only
 

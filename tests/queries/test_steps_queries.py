@@ -123,11 +123,14 @@ def test_steps_launch_rows(trace_path):
     from queries.golden import GOLDEN
 
     with tracelens.open(trace_path) as t:
-        rows = t.query("steps_launch_rows", **NO_FILTER, streams=True)
-        without = t.query("steps_launch_rows", **NO_FILTER, streams=False)
-    # without the streams: the same rows, their stream NULL
+        rows = t.query("steps_launch_rows", **NO_FILTER, streams=True, pids=True)
+        without = t.query("steps_launch_rows", **NO_FILTER, streams=False, pids=True)
+        no_pids = t.query("steps_launch_rows", **NO_FILTER, streams=True, pids=False)
+    # without the streams: the same rows, their stream NULL; without the processes, pid NULL
     assert without["stream"].null_count() == without.height
     assert without.drop("stream").sort(pl.all()).equals(rows.drop("stream").sort(pl.all()))
+    assert no_pids["pid"].null_count() == no_pids.height
+    assert no_pids.drop("pid").sort(pl.all()).equals(rows.drop("pid").sort(pl.all()))
     assert rows.schema == {
         "device": pl.Int32,
         "stream": pl.Int64,
@@ -171,7 +174,9 @@ def test_steps_launches_filters(trace_path):
 
         # The unordered narrow read keeps the same launches under every filter.
         def tokens(**params):
-            found = t.query("steps_launch_rows", **{**NO_FILTER, **params}, streams=False)
+            found = t.query(
+                "steps_launch_rows", **{**NO_FILTER, **params}, streams=False, pids=False
+            )
             return sorted(zip(found["start_ns"], found["token"], strict=True))
 
         for params in (
