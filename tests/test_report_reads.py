@@ -228,6 +228,35 @@ def test_the_diff_keeps_its_read_only_when_asked():
             assert side.work.equals(sharedread.read_work(t).select(WORK_COLUMNS))
 
 
+def test_a_cached_diff_leaves_its_read_in_the_entry(tmp_path, monkeypatch):
+    """Through cache entries the diff keeps no side's work in memory for the report (each
+    entry keeps it: the 5M pair's peak held both through the second side's step search);
+    the page reads it back, one side at a time, the same rows as a direct read's, and the
+    pair's page is the direct one's. Without the file (evicted meanwhile) the page is the
+    same, its sections reading the trace."""
+    from tracelens.compare import collect, workfile
+    from tracelens.compare.collect import WORK_COLUMNS
+    from tracelens.report import kept
+
+    monkeypatch.setattr(kept, "read", lambda *_: None)
+    paths = (demo_path("bs1"), demo_path("bs16"))
+    with tracelens.open(paths[0], cache=False) as a, tracelens.open(paths[1], cache=False) as b:
+        page = build_report(a, b)
+        direct = [sharedread.read_work(t).select(WORK_COLUMNS) for t in (a, b)]
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
+    for run in ("keeps", "reads back"):
+        with tracelens.open(paths[0]) as a, tracelens.open(paths[1]) as b:
+            sides = tracelens.diff(a, b, keep_work=True).sides
+            assert all(s.work is None and s.work_in_entry for s in sides), run
+            for t, rows in zip((a, b), direct, strict=True):
+                assert collect.kept_work(t).equals(rows), run
+            assert build_report(a, b) == page, run
+    monkeypatch.setattr(workfile, "kept", lambda *_a, **_k: None)
+    with tracelens.open(paths[0]) as a, tracelens.open(paths[1]) as b:
+        assert build_report(a, b) == page
+
+
 def _shared_reads(trace_path: str):
     """(the trace, its GPU work as the report reads it once), for the tests below."""
     t = tracelens.open(trace_path)

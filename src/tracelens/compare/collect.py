@@ -44,10 +44,14 @@ class Side:
     has_nvtx: bool = False  # the export has NVTX ranges and CUDA API calls to project them
     # The GPU work read (util.work_in_order with its stream: WORK_COLUMNS) when the caller
     # asked to keep it (diff's keep_work: the report's census, line-up and timeline use it)
+    # and the trace's cache entry does not keep it (work_in_entry)
     work: pl.DataFrame | None = None
     # The kernels per device and name id (model.devices.device_kernel_ids) when the caller
     # asked for them (per_device): a few rows per kernel name, not the work
     kernel_ids_by_device: pl.DataFrame | None = None
+    # keep_work, and the trace's cache entry keeps the whole trace's work: read it back
+    # when needed (kept_work) instead of holding it through the other side's read
+    work_in_entry: bool = False
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -163,7 +167,11 @@ def collect(
     # One read of the GPU work serves the census, the totals, the launch sequences, util
     # and the step search (each read its own before: ~4 census times on a million launches).
     work, kernels, census_demangled, demangled_of = read_work(trace, where, name_kind, keep_work)
-    kept = work.select(WORK_COLUMNS) if keep_work else None  # the read's columns, no copy
+    # The read's columns (no copy), unless the trace's cache entry keeps them: then they
+    # are read back when needed, not held through the other side's read and step search
+    # (the 5M pair's memory peak: ~250 MB a side).
+    in_entry = keep_work and _work_in_entry(trace, where)
+    kept = work.select(WORK_COLUMNS) if keep_work and not in_entry else None
     # The kernels, with only the columns the totals, the sequences and the steps read (in
     # GPU order: the sequences and the steps put them in launch order, by process and
     # correlation id).
@@ -212,7 +220,26 @@ def collect(
         "NVTX_EVENTS" in trace.tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in trace.tables,
         kept,
         by_device,
+        in_entry,
     )
+
+
+def _work_in_entry(trace: Trace, where: EventFilter) -> bool:
+    """Whether the trace's cache entry keeps the whole trace's work (:func:`read_work` of
+    ``where`` without a filter kept it, or found it kept)."""
+    from . import workfile
+
+    whole = all(v is None for v in where.params().values())
+    return whole and workfile.holds(trace)
+
+
+def kept_work(trace: Trace) -> pl.DataFrame | None:
+    """:attr:`Side.work` of a side whose cache entry keeps it (:attr:`Side.work_in_entry`),
+    read back: the same rows and columns (:data:`WORK_COLUMNS`); None when the file went
+    meanwhile (evicted), as if the work were not kept."""
+    from . import workfile
+
+    return workfile.kept(trace, WORK_COLUMNS)
 
 
 def read_work(

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ..trace import Trace
 
-__all__ = ["KernelTables", "keep", "keep_kernels", "keeps", "kept", "kept_kernels"]
+__all__ = ["KernelTables", "holds", "keep", "keep_kernels", "keeps", "kept", "kept_kernels"]
 
 # The files' names carry their version (:func:`_named`): two tracelens versions sharing one
 # cache directory each keep their own files, instead of rewriting one name in turn.
@@ -72,6 +72,15 @@ def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFra
     from ..util_workfile import read_kept
 
     return read_kept(trace, _named(name), _version(), columns)
+
+
+def holds(trace: Trace, name: str = NAME) -> bool:
+    """Whether the trace's cache entry keeps ``name`` at this version (the whole trace's
+    rows, by default), without reading it."""
+    from ..cache import derived_path
+    from ..util_workfile import keeps
+
+    return keeps(trace) and derived_path(trace._lazy.entry, _named(name), _version()) is not None
 
 
 def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:

@@ -106,9 +106,10 @@ def timekeeping(
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
     if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted):
         busy = read.totals if read is not None else trace_totals(trace)
-        return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(read))
+        return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(trace, read))
     if read is not None and read.util is not None and read.steps is not None:
-        return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, _taken_work(read))
+        work = _taken_work(trace, read)
+        return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, work)
     return _read_once(trace, name_kind, on_read)
 
 
@@ -139,12 +140,18 @@ def _left_out(ops: int, label: str, omitted: list[Omitted]) -> bool:
     return True
 
 
-def _taken_work(read: DiffSide | None) -> pl.DataFrame | None:
+def _taken_work(trace: Trace, read: DiffSide | None) -> pl.DataFrame | None:
     """The GPU work the diff read and kept (``diff(keep_work=True)``), taken off ``read``
-    so that the page's sections hold the only reference (freed once they are done)."""
+    so that the page's sections hold the only reference (freed once they are done), or
+    read back from the trace's cache entry, which kept it for the diff (one side's work
+    held at a time)."""
     if read is None:
         return None
     work, read.work = read.work, None
+    if work is None and read.work_in_entry:
+        from ..compare.collect import kept_work
+
+        work = kept_work(trace)
     return work
 
 
