@@ -57,6 +57,9 @@ WINDOW = 1_000
 WINDOW_BUDGET = 5_000_000
 # Motifs longer than this are compared by counts, not in order.
 MOTIF_LIMIT = 20_000
+# A capture is cut short after a path change only when at least this many of its last
+# launches match the other's in order: one or two alike by chance end no capture.
+CUT_MATCHED = 8
 
 
 def _common_prefix(a: pl.Series, b: pl.Series) -> int:
@@ -78,6 +81,9 @@ class _Tally:
     only_a: Counter | None = None
     only_b: Counter | None = None
     approximate: bool = False
+    # The last launches of one side past the end of the other's capture (:func:`_exact`)
+    past_end_a: int = 0
+    past_end_b: int = 0
     changes: list | None = None  # (1-based position in A, token A or None, token B or None)
 
     def __post_init__(self) -> None:
@@ -92,16 +98,36 @@ class _Tally:
 
 
 def _exact(
-    a: list[int], b: list[int], offset_a: int, offset_b: int, tally: _Tally, limit: int = 0
+    a: list[int],
+    b: list[int],
+    offset_a: int,
+    offset_b: int,
+    tally: _Tally,
+    limit: int = 0,
+    ends: bool = False,
 ) -> None:
     """difflib on two (small) token lists; positions are offset into the whole sequences.
-    With ``limit``, lists whose product of lengths exceeds ``limit**2`` go by counts."""
+    With ``limit``, lists whose product of lengths exceeds ``limit**2`` go by counts.
+    ``ends``: the lists end where the sequences do (no common suffix). Then launches that
+    only one side holds after the other's last ``CUT_MATCHED`` launches, which match in
+    order, are past the end of the other's capture (``_Tally.past_end_a``/``_b``): a capture cut short, not launches
+    its run left out, in no other count (``prefix`` says the same of a sequence cut
+    short without a change before)."""
     if limit and len(a) * len(b) > limit * limit:
         _by_counts(a, b, offset_a, offset_b, tally)
         return
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     tally.matched += sum(block.size for block in matcher.get_matching_blocks())
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    opcodes = matcher.get_opcodes()
+    if (
+        ends
+        and len(opcodes) > 1
+        and opcodes[-1][0] in ("delete", "insert")
+        and opcodes[-2][2] - opcodes[-2][1] >= CUT_MATCHED
+    ):
+        _tag, i1, i2, j1, j2 = opcodes.pop()
+        tally.past_end_a, tally.past_end_b = i2 - i1, j2 - j1
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
         tally.diverge(offset_a + i1, offset_b + j1)
@@ -253,6 +279,8 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_launches_b=period_b.length if period_b else None,
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
         step_calls=_step_calls(period_a, period_b, names),
+        past_end_a=tally.past_end_a,
+        past_end_b=tally.past_end_b,
     )
 
 
@@ -325,7 +353,7 @@ def _path(
     mid_b = b.slice(prefix, len(b) - suffix - prefix)
     same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
     if len(mid_a) * len(mid_b) <= EXACT_PAIRS:
-        _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally)
+        _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally, ends=not suffix)
         changes = []
         if period_a and period_b and not same_step:
             changes = _periodic(period_a, period_b, _Tally())

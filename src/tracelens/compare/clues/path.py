@@ -23,13 +23,13 @@ def launch_structure(x: Context) -> list[Clue]:
     diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
     if not diverged:
         return []
-    al = max(diverged, key=lambda a: a.aligned - a.matched_in_order)
+    al = max(diverged, key=lambda a: a.compared - a.matched_in_order)
     where = f"first divergence at launch #{al.first_divergence + 1:,} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
         if al.a_at_divergence and al.b_at_divergence
         else ""
     )
-    matched = f"{count(al.matched_in_order)} of {count(al.aligned)} launches match in order"
+    matched = _in_order(al)
     per_step = ""
     if al.step_changes and al.steps_a and al.steps_b:
         pos, was, now = al.step_changes[0]
@@ -64,6 +64,23 @@ def launch_structure(x: Context) -> list[Clue]:
     ]
 
 
+def _in_order(al: SequenceAlignment) -> str:
+    """How many launches match in order, of those compared: with a capture that ends
+    earlier, which, and the other's launches past its end (not compared)."""
+    if not (al.past_end_a or al.past_end_b):
+        return f"{count(al.matched_in_order)} of {count(al.aligned)} launches match in order"
+    short, long, past, held = (
+        ("B", "A", al.past_end_a, al.launches_a)
+        if al.past_end_a
+        else ("A", "B", al.past_end_b, al.launches_b)
+    )
+    return (
+        f"{count(al.matched_in_order)} of the {count(al.compared)} launches both captures hold "
+        f"match in order; {short}'s capture ends earlier: {long}'s last {count(past)} launches "
+        f"(#{held - past + 1:,} on) are past its end, not compared"
+    )
+
+
 def _unsure(clue: Clue) -> Clue:
     """A path clue of two runs whose launches also read as two captures of one run from
     other points (relation ``shifted``, :func:`tracelens.compare.align.align_tokens`):
@@ -94,14 +111,13 @@ def _path_clue(
 ) -> list[Clue]:
     """The path clue's id and wording: the same kernels in another order, the same launch
     count with other kernels, or sequences that diverge."""
-    differing = al.aligned - al.matched_in_order
+    differing = al.compared - al.matched_in_order
     reordered = _same_kernels_as_often(x, al)
     if reordered is not None:
         return [
             make(
                 "launch_order_changed",
-                f"{where}; {count(al.matched_in_order)} of {count(al.aligned)} launches match "
-                f"in order; {reordered}{note}",
+                f"{where}; {_in_order(al)}; {reordered}{note}",
                 impact_ns=impact,
                 rows=(al.device,),
             )

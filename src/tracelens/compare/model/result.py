@@ -42,7 +42,7 @@ class SequenceAlignment:
     device: int
     launches_a: int
     launches_b: int
-    aligned: int  # launches compared
+    aligned: int  # launches aligned: the longer side's (see ``compared``)
     matched_in_order: int  # launches that match, in order (longest matching blocks)
     first_divergence: int | None  # 0-based index of the first differing launch (None: same);
     # shown 1-based ("launch #4") everywhere people read it
@@ -78,6 +78,16 @@ class SequenceAlignment:
     # what they launch, not by number (its number alone would read as the other run's
     # device of that number, which was compared with another one); None otherwise
     only: str | None = None
+    # A's (B's) last launches past the end of B's (A's) capture: aligned as a path change,
+    # the shorter capture's last launches matched in order, and the other holds more after
+    # them (compare/align.py, _exact). Not compared: in neither only_in_a nor only_in_b.
+    past_end_a: int = 0
+    past_end_b: int = 0
+
+    @property
+    def compared(self) -> int:
+        """Launches compared: ``aligned`` without those past the end of the other capture."""
+        return max(self.launches_a - self.past_end_a, self.launches_b - self.past_end_b)
 
     @property
     def where(self) -> str:
