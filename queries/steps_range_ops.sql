@@ -21,6 +21,8 @@
 --                       not launched from one of them)
 --   call_key   BIGINT   the launching call's start * 3 + 1 (see steps_range_marks; NULL
 --                       with thread)
+--   name_id    BIGINT   a kernel's demangled-name StringIds id (NULL for the others): the
+--                       per-step kernel totals the top kernels are ranked from
 WITH calls AS (
     SELECT (pid_of(globalTid) << 32) | correlationId AS launch,
            list_position($tids, globalTid)::INTEGER AS thread, start
@@ -28,6 +30,6 @@ WITH calls AS (
     WHERE list_contains($tids, globalTid)
 )
 SELECT w.deviceId AS device, w.start, w."end", w.kind = 'kernel' AS is_kernel, c.thread,
-       c.start * 3 + 1 AS call_key
+       c.start * 3 + 1 AS call_key, w.name_id
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
 LEFT JOIN calls AS c ON c.launch = (pid_of(w.globalPid) << 32) | w.correlationId

@@ -15,6 +15,7 @@ from fixtures.builder import FILL, FLASH_FWD, XMMA_GEMM
 import tracelens
 from tracelens import steps_ranges
 from tracelens.filters import glob_regex, select_work
+from tracelens.stepwork import step_report
 from tracelens.synth import TraceBuilder
 
 PID = 5151
@@ -176,3 +177,70 @@ def test_steps_ranges_list_every_range_of_a_step(trace_path):
     )
     per_process = "processes" in trace_path.name
     assert (found.ranges.height > found.ranges["step"].n_unique()) == per_process
+
+
+def _top_kernels_by_query(trace, ranges: pl.DataFrame, top: int, params: dict) -> pl.DataFrame:
+    """steps_range_top_kernels.sql over the steps' ranges, as stepwork registers them."""
+    bounds = ranges.select("step", globalTid="global_tid", start="cpu_start_ns", end="cpu_end_ns")
+    trace.db.register("step_bounds", bounds)
+    try:
+        return trace.query("steps_range_top_kernels", top=top, **params)
+    finally:
+        trace.db.unregister("step_bounds")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['match']}:{c['pattern']}")
+def test_kernel_totals_rank_as_steps_range_top_kernels(trace_path, case):
+    """The kernel totals range_steps counts rank (ranked_kernels) to the rows of
+    steps_range_top_kernels.sql; they are not counted (None) where ranges of a thread
+    overlap, since that query's ASOF join may then tell another step than the marks."""
+    with tracelens.open(trace_path) as trace:
+        trace.load_nvtx_text()
+        counted = 0
+        for params in _filters(trace):
+            args = (trace, case["pattern"], case["match"], case["top_level"], params)
+            frame, ranges, totals = steps_ranges.range_steps(*args)
+            if totals is None:
+                continue
+            counted += 1
+            for top in (1, 2, 5):
+                expected = _top_kernels_by_query(trace, ranges, top, params)
+                assert steps_ranges.ranked_kernels(trace, totals, top).equals(expected), params
+            kernels = totals.group_by("step", "device").agg(pl.col("calls").sum())
+            assert (
+                kernels.join(frame, on=["step", "device"])
+                .filter(pl.col("calls") != pl.col("kernels"))
+                .is_empty()
+            )
+    # nested (iter*) or no (nothing*) ranges: none counted; the others under most filters
+    assert (counted >= 4) == (case["pattern"] not in (glob_regex("iter*"), glob_regex("nothing*")))
+
+
+def test_a_call_recorded_twice_is_counted_once(tmp_path):
+    """Two records of one call (a runtime and a driver record with the same correlationId)
+    in one step: range_steps lists its kernel twice, steps_range_top_kernels.sql counts the
+    call once, so no kernel totals are counted and step_report ranks by the query."""
+    b = TraceBuilder("3.0.0")
+    b.process(PID, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    for i in range(3):
+        t = 10_000 * (i + 1)
+        b.nvtx_range(f"step_{i}", start=t, end=t + 5_000, tid=PID)
+        for k in range(3):
+            at = t + 100 + k * 1_000
+            cid = b.runtime("cudaLaunchKernel_v7000", start=at, end=at + 50, tid=PID)
+            if k == 0:
+                b.runtime("cuLaunchKernel", start=at + 10, end=at + 40, tid=PID,
+                          correlation_id=cid, event_class=1)  # fmt: skip
+            name = XMMA_GEMM if k else FILL
+            b.kernel(name, start=at + 200, end=at + 700, device=0, stream=7, correlation_id=cid)
+    path = tmp_path / "twice.sqlite"
+    b.write(path)
+    with tracelens.open(path) as trace:
+        trace.load_nvtx_text()
+        args = (trace, "step_#", "family", True, NO_FILTER)
+        _frame, ranges, totals = steps_ranges.range_steps(*args)
+        assert totals is None
+        found = step_report(trace, range="step_*", top_kernels=2)
+        assert found.top_kernels.equals(_top_kernels_by_query(trace, ranges, 2, NO_FILTER))
+        assert found.top_kernels.filter(pl.col("rank") == 2)["calls"].to_list() == [1, 1, 1]

@@ -87,6 +87,11 @@ class Steps(Result):
     #: With :func:`tracelens.stepwork.step_report`: per step and device the kernels with the
     #: most time in it (step, device, rank, calls, total_ns, time_pct, name); else None.
     top_kernels: pl.DataFrame | None = field(default=None, repr=False)
+    #: For steps from NVTX ranges, as the search counted them: per step, device and kernel
+    #: (name_id) its launches and their time (step, device, name_id, calls, total_ns), which
+    #: :func:`tracelens.stepwork.step_report` ranks; None when not counted (kept steps,
+    #: overlapping ranges: :func:`tracelens.steps_ranges.range_steps`).
+    kernel_totals: pl.DataFrame | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
@@ -239,7 +244,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
         )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
-    frame, ranges = range_steps(trace, label_re, "regex", False, params)
+    frame, ranges, kernel_totals = range_steps(trace, label_re, "regex", False, params)
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
@@ -250,7 +255,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
             "passes the filters"
         )
     detail = f"{frame['ranges'][0]:,} NVTX ranges labelled {pattern!r}{_processes(ranges)}"
-    return _finish("range", detail, frame, ranges=ranges)
+    return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals)
 
 
 def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
@@ -263,10 +268,12 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         label_re = glob_regex(glob)
         if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame, ranges = range_steps(trace, label_re, "regex", False, params)
+        frame, ranges, totals = range_steps(trace, label_re, "regex", False, params)
         if frame["step"].n_unique() >= 2:
             detail = f"{frame['ranges'][0]:,} NVTX ranges {glob!r}{_processes(ranges)}"
-            return _finish("marker", f"{detail} (step markers)", frame, ranges=ranges)
+            return _finish(
+                "marker", f"{detail} (step markers)", frame, ranges=ranges, kernel_totals=totals
+            )
     # the rows of steps_range_families.sql, and the operations read for them
     families, launched = range_families(trace, params)
     rules = conf["ranges"]
@@ -274,7 +281,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame, ranges = range_steps(trace, row["family"], "family", True, params, launched)
+        frame, ranges, totals = range_steps(trace, row["family"], "family", True, params, launched)
         if frame["step"].n_unique() < 2:
             continue
         processes = _processes(ranges)
@@ -282,7 +289,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
             f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r}{processes}"
             f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
-        return _finish("marker", detail, frame, ranges=ranges)
+        return _finish("marker", detail, frame, ranges=ranges, kernel_totals=totals)
     return None
 
 
@@ -304,10 +311,15 @@ def _empty_frame() -> pl.DataFrame:
 
 
 def _finish(
-    method: str, detail: str, frame: pl.DataFrame, motif=None, ranges: pl.DataFrame | None = None
+    method: str,
+    detail: str,
+    frame: pl.DataFrame,
+    motif=None,
+    ranges: pl.DataFrame | None = None,
+    kernel_totals: pl.DataFrame | None = None,
 ) -> Steps:
-    """Flag warm-up and outlier steps and say so in ``detail``. ``ranges``: for steps from
-    NVTX ranges, the steps' ranges (:attr:`Steps.ranges`)."""
+    """Flag warm-up and outlier steps and say so in ``detail``. ``ranges``, ``kernel_totals``:
+    for steps from NVTX ranges, :attr:`Steps.ranges` and :attr:`Steps.kernel_totals`."""
     import polars as pl
 
     frame = frame.select(FRAME_COLUMNS[:-2])
@@ -329,7 +341,7 @@ def _finish(
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:
         detail += f"; outliers: {_list(odd)}"
-    return Steps(method, detail, frame, motif or {}, source, ranges)
+    return Steps(method, detail, frame, motif or {}, source, ranges, kernel_totals=kernel_totals)
 
 
 def _list(steps: list[int]) -> str:

@@ -157,10 +157,11 @@ def range_steps(
     top_level: bool,
     params: dict[str, Any],
     launched: Launched | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
     """(the rows of ``queries/steps_by_range.sql``, the ranges of the steps that hold work:
     one row per range, step, global_tid, cpu_start_ns, cpu_end_ns, by step and start, what
-    ``Steps.ranges`` holds). ``launched``: the operations of ``params`` already read
+    ``Steps.ranges`` holds, and the steps' kernel totals of :func:`_kernel_totals`, what
+    ``Steps.kernel_totals`` holds). ``launched``: the operations of ``params`` already read
     (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
@@ -170,6 +171,7 @@ def range_steps(
     nothing = (
         pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64)),
         pl.DataFrame(schema=ranges_schema),
+        None,
     )
     if steps.is_empty():
         return nothing
@@ -187,7 +189,72 @@ def range_steps(
     ranges = held.sort("step", "range").select(
         "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
     )
-    return frame, ranges.cast(ranges_schema)
+    return frame, ranges.cast(ranges_schema), _kernel_totals(ops, steps)
+
+
+def _kernel_totals(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame | None:
+    """Per step, device and kernel (name_id, BIGINT each): its launches in the step (calls)
+    and their summed duration (total_ns), what ``queries/steps_range_top_kernels.sql``
+    ranks, from ``ops`` already put in their steps (that query's second pass over every
+    call and kernel cost 2-5 CPU s of steps' 5-11 on the 5M-kernel trace). None where its
+    rule could tell another step: ranges of one thread overlap (it takes the
+    latest-starting range while open, the marks the innermost open one), or one kernel is
+    listed twice in a step (two records of its call; it counts each call once)."""
+    import polars as pl
+
+    if _ranges_overlap(steps):
+        return None
+    kernels = ops.lazy().filter(pl.col("is_kernel"))
+    if _listed_twice(kernels):
+        return None
+    return (
+        kernels.group_by("step", "device", "name_id")
+        .agg(calls=pl.len(), total_ns=(pl.col("end") - pl.col("start")).sum())
+        .select(pl.all().cast(pl.Int64))
+        .collect()
+    )
+
+
+def _listed_twice(kernels: pl.LazyFrame) -> bool:
+    """Whether two of ``kernels`` share a step, device, start and end, as the two rows of
+    one kernel launched by a call recorded twice do (distinct kernels that ran at once on
+    one device say so too: the caller then takes the slower way). The distinct hashes of
+    the four are counted first (0.25 CPU s on 5M kernels; a duplicate search over the four
+    columns took 1.2, and kernels of several streams start or end together, so no three
+    of them tell), the columns themselves only when two hashes are equal."""
+    import polars as pl
+
+    row = pl.struct("step", "device", "start", "end")
+    hashes = kernels.select(row.hash().alias("hash")).collect()["hash"]
+    if hashes.n_unique() == hashes.len():
+        return False
+    return kernels.select(row.is_duplicated().any()).collect().item()
+
+
+def _ranges_overlap(steps: pl.DataFrame) -> bool:
+    """Whether a step range of ``steps`` (steps_range_list's rows) begins before the one
+    before it on its thread ends, or where an empty one ends (two marks at one instant),
+    or ends before it begins; a range that begins where the previous one ends does not
+    overlap it (both rules give a call at that instant to the later)."""
+    import polars as pl
+
+    start, end = pl.col("start"), pl.col("end")
+    prev_start, prev_end = start.shift(1).over("globalTid"), end.shift(1).over("globalTid")
+    clash = (start < prev_end) | ((start == prev_end) & (prev_start == prev_end)) | (end < start)
+    ordered = steps.sort("globalTid", "start", "end")
+    return bool(ordered.select(clash.fill_null(False).any() | end.is_null().any()).item())
+
+
+def ranked_kernels(trace: Trace, kernel_totals: pl.DataFrame, top: int) -> pl.DataFrame:
+    """The rows of ``queries/steps_range_top_kernels.sql`` (``top`` kernels per step and
+    device) from the steps' kernel totals (``Steps.kernel_totals``), by
+    ``queries/steps_range_kernel_ranks.sql``."""
+    con = trace.db
+    con.register("step_kernel_totals", kernel_totals)
+    try:
+        return trace.query("steps_range_kernel_ranks", top=top)
+    finally:
+        con.unregister("step_kernel_totals")
 
 
 def _with_ranges(

@@ -220,6 +220,7 @@ def step_report(
     ``top_kernels`` kernels with the most GPU time in the step (the work the step launched,
     as :func:`select_steps` selects it; 0: none)."""
     from . import _resources
+    from .steps_ranges import ranked_kernels
 
     where = where or EventFilter()
     found = find_steps(trace, range=range, where=where)
@@ -228,6 +229,9 @@ def step_report(
     query, bounds, params = _step_work(
         found, int(found.frame["step"].min()), int(found.frame["step"].max())
     )
+    if found.kernel_totals is not None:
+        top = ranked_kernels(trace, found.kernel_totals, top_kernels)
+        return replace(found, top_kernels=top)
     if found.ranges is not None:
         # One query, no step_work table of every operation (5.6 CPU s on 5M kernels).
         with _registered(trace, bounds):

@@ -147,3 +147,27 @@ def test_steps_range_top_kernels_is_top_kernels_of_the_range_work(trace_path, fi
         assert_golden(
             trace_path, "steps_range_top_kernels", "three_steps", _bounds(RANGES), **params
         )
+
+
+def _kernel_totals(trace):
+    # the per-step kernel totals tracelens.steps_ranges counts for the three steps of RANGES
+    # (each kernel in the step of its call; B's FILL is in no step), as step_kernel_totals
+    ids = dict(trace.db.execute("SELECT value, id FROM strings").fetchall())
+    rows = [
+        (1, 0, ids[XMMA_GEMM], 1, 300),
+        (2, 0, ids[FILL], 1, 40),
+        (3, 0, ids[REDUCE_SUM], 1, 60),
+    ]
+    columns = ["step", "device", "name_id", "calls", "total_ns"]
+    trace.db.register("step_kernel_totals", pl.DataFrame(rows, schema=columns, orient="row"))
+
+
+def test_steps_range_kernel_ranks_rank_as_steps_range_top_kernels(trace_path):
+    # The same ranking over the totals the step search counted: the rows the query over
+    # the range work gives (its golden three_steps)
+    from queries.golden import query_csv
+
+    params = dict(top=2, **NO_FILTER)
+    ranked = query_csv(trace_path, "steps_range_kernel_ranks", _kernel_totals, top=2)
+    assert ranked == query_csv(trace_path, "steps_range_top_kernels", _bounds(RANGES), **params)
+    assert_golden(trace_path, "steps_range_kernel_ranks", "three_steps", _kernel_totals, top=2)

@@ -1,0 +1,24 @@
+-- steps_range_kernel_ranks: per step and device, the kernels with the most GPU time in that
+-- step, for steps found from NVTX ranges, ranked from the per-step kernel totals the step
+-- search already counted (tracelens.steps_ranges: each kernel in the step of its launching
+-- call, as steps_range_top_kernels puts it): the same rows as steps_range_top_kernels
+-- without its second pass over every call and kernel (an ASOF join of 5M calls, a
+-- DISTINCT and a 5M x 5M hash join: 2-5 CPU s on the 5M-kernel trace). The ranking is
+-- step_top_kernels (queries/_step_top_kernels.sql).
+--
+-- Needs the relation step_kernel_totals: one row per step, device and kernel (step, device,
+-- name_id, calls, total_ns, all BIGINT), which tracelens.steps_ranges registers.
+--
+-- Parameters:
+--   $top  BIGINT  kernels kept per step and device
+--
+-- Columns (by step, device, rank): as steps_top_kernels
+--   step      BIGINT   step number
+--   device    BIGINT   CUDA device ordinal
+--   rank      BIGINT   1 for the kernel with the most time in the step on the device
+--   calls     BIGINT   its launches in the step
+--   total_ns  BIGINT   their summed duration, ns
+--   time_pct  DOUBLE   share of the step's kernel time on the device, % (one decimal)
+--   name      VARCHAR  demangled kernel name
+SELECT * FROM step_top_kernels('step_kernel_totals', $top)
+ORDER BY step, device, rank
