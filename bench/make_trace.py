@@ -21,7 +21,8 @@ What is in the file (an LLM job on ``--devices`` GPUs, one process per GPU):
 - ``CUPTI_ACTIVITY_KIND_RUNTIME``: one launch call per kernel, memcpy and memset, linked by
   ``correlationId`` (unique per process), a few microseconds before the GPU work starts.
 - ``CUPTI_ACTIVITY_KIND_MEMCPY`` (1 per 250 kernels) and ``CUPTI_ACTIVITY_KIND_MEMSET``
-  (1 per 500 kernels), ENUM tables, TARGET_INFO_GPU / _CUDA_STREAM / _SESSION_START_TIME,
+  (1 per 500 kernels), ENUM tables, TARGET_INFO_GPU / _CUDA_STREAM / _CUDA_NULL_STREAM (or _CUDA_CONTEXT_INFO) /
+  _SESSION_START_TIME,
   PROCESSES, ThreadNames, StringIds and the metadata table (EXPORT_META_DATA for schema <= 3.0,
   META_DATA_EXPORT after) with EXPORT_SCHEMA_VERSION.
 
@@ -884,6 +885,28 @@ def write_small_tables(
                 for sid in p["streams"]
             ],
         )
+    # Every real export with CUDA work lists each context with its device and process:
+    # TARGET_INFO_CUDA_NULL_STREAM up to schema 3.4, TARGET_INFO_CUDA_CONTEXT_INFO after.
+    for table, stream_key in (
+        ("TARGET_INFO_CUDA_NULL_STREAM", "streamId"),
+        ("TARGET_INFO_CUDA_CONTEXT_INFO", "nullStreamId"),
+    ):
+        if table in tables:
+            insert_dicts(
+                con,
+                table,
+                [
+                    {
+                        stream_key: 7,
+                        "hwId": 0,
+                        "vmId": 1,
+                        "processId": p["pid"],
+                        "deviceId": p["dev"],
+                        "contextId": p["ctx"],
+                    }
+                    for p in procs
+                ],
+            )
     if "PROCESSES" in tables:
         insert_dicts(
             con,
