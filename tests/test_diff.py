@@ -128,6 +128,27 @@ def test_different_programs_are_not_comparable(pair, trace_copies):
 
 
 @needs_shared
+@pytest.mark.parametrize("graph_side", ["A", "B"])
+def test_not_comparable_says_the_graph_replays_are_why(graph_side, trace_copies, capsys):
+    """The a100 NVTX trace against its CUDA-graph twin: 0% kernels in common because the
+    twin's GPU time is in replays traced at graph level. The not-comparable clue itself
+    says so (it said only 'these look like different programs'), beside the caveat."""
+    pair = [
+        trace_copies["nsys2024.6_a100_2.7B_nvtx"],
+        trace_copies["nsys2024.6_a100_2.7B_cudagraph"],
+    ]
+    rc, out, err = run_cli(["diff", *pair[:: 1 if graph_side == "B" else -1], "-f", "json"], capsys)
+    board = json.loads(out)
+    assert (rc, err, board["comparable"]) == (0, "", False)
+    first, caveat = board["clues"]
+    assert (first["id"], caveat["id"]) == ("not_comparable", "graph_replays_hidden")
+    assert first["evidence"].endswith(
+        f"; most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
+        "(7.81 s vs 78.27 µs of kernels): the kernels they ran cannot be matched"
+    )
+
+
+@needs_shared
 def test_trace_without_kernels_is_an_error(trace_copies, capsys):
     rc, out, err = run_cli(
         ["diff", trace_copies["nsys2021.3_cpu_only_no_cuda"], trace_copies["nsys2026.1_mock_2k"]],

@@ -18,9 +18,23 @@ def not_comparable(x: Context) -> list[Clue]:
             f"only {s.factors['shared_launches']:.0%} of kernel launches are of kernels both "
             f"traces run ({count(x.launches_a)} vs {count(x.launches_b)} launches); "
             f"comparability {s.score:.2f} (bar {s.bar:.2f})"
-            + (f": {s.reason}" if s.reason else ""),
+            + (f": {s.reason}" if s.reason else "")
+            + _hidden_in_graphs(x),
         )
     ]
+
+
+def _hidden_in_graphs(x: Context) -> str:
+    """Why the kernels in common can be few: a side whose CUDA graph replays, traced at
+    graph level, took more GPU time than its kernels (their kernels are in no table, so
+    the two runs' kernels cannot be matched), said for each such side."""
+    return "".join(
+        f"; most of {side}'s GPU time is in {count(n)} CUDA graph replay"
+        f"{'s' if n != 1 else ''} traced at graph level ({fmt_ns(ns)} vs {fmt_ns(kernel_ns)} "
+        "of kernels): the kernels they ran cannot be matched"
+        for side, (n, ns), kernel_ns in (("A", x.sa.graph, x.time_a), ("B", x.sb.graph, x.time_b))
+        if n and ns > kernel_ns
+    )
 
 
 def capture_difference(x: Context) -> list[Clue]:
