@@ -5,7 +5,8 @@
 -- which every rank of a job shares when it creates its communicators in the same order.
 -- Needs the temp table rank_comm_kernels(name_id BIGINT, kind VARCHAR): the demangled-name
 -- ids of the communication kernels and the collective each runs (the library fills it).
--- Parameters: none.
+-- Parameters: $pid (BIGINT or NULL: every process): only this process's kernels (one rank of
+-- an export that holds several ranks' processes).
 -- Columns, ordered by comm, seq:
 --   comm      BIGINT   communicator number, 0-based, by first use
 --   seq       BIGINT   call number on that communicator, 1-based, by start
@@ -18,6 +19,7 @@ WITH c AS (
     SELECT k.deviceId, k.streamId, k.start, k."end", r.kind
     FROM kernels AS k
     JOIN rank_comm_kernels AS r ON r.name_id = k.demangledName
+    WHERE of_process(k.globalPid, $pid)
 ),
 comms AS (
     SELECT

@@ -5,7 +5,8 @@
 -- holds (measured on 5M kernels: 0.74x the time and 0.78x the peak memory of four separate
 -- interval unions). Needs the temp table rank_comm_kernels(name_id BIGINT, kind VARCHAR): the
 -- demangled-name ids of the communication kernels (the library fills it).
--- Parameters: none.
+-- Parameters: $pid (BIGINT or NULL: every process): only this process's work (one rank of an
+-- export that holds several ranks' processes).
 -- Columns:
 --   first_ns                   BIGINT  start of the first kernel, memcpy or memset, ns from
 --                                      session start (NULL without GPU work)
@@ -24,8 +25,9 @@ WITH work AS MATERIALIZED (
            0 AS other
     FROM kernels AS k
     LEFT JOIN rank_comm_kernels AS r ON r.name_id = k.demangledName
-    UNION ALL SELECT deviceId, start, "end", 0, 0, 1 FROM memcpys
-    UNION ALL SELECT deviceId, start, "end", 0, 0, 1 FROM memsets
+    WHERE of_process(k.globalPid, $pid)
+    UNION ALL SELECT deviceId, start, "end", 0, 0, 1 FROM memcpys WHERE of_process(globalPid, $pid)
+    UNION ALL SELECT deviceId, start, "end", 0, 0, 1 FROM memsets WHERE of_process(globalPid, $pid)
 ),
 edges AS (
     SELECT deviceId, start AS ts, comm, compute, other FROM work

@@ -323,6 +323,17 @@ def test_ray_gives_the_local_answer(eight, eight_result, ray_local, tmp_path):
         map_traces([str(eight.paths[0])], engine="ray", threads=3)
 
 
+def test_ray_splits_one_export_as_local(ray_local, tmp_path):
+    # one export of a whole job: each process a rank on Ray as in this process
+    from fixtures.ranks import build_one_export
+
+    job = build_one_export(tmp_path / "report1.sqlite")
+    on_ray = analyse_ranks([job], engine="ray")
+    local = analyse_ranks([job], jobs=1)
+    assert on_ray.ranks.height == 2
+    assert render_ranks(on_ray, fmt="json") == render_ranks(local, fmt="json")
+
+
 def test_reduce_ignores_input_order(eight, eight_result):
     sums = [(i, summarise(p)) for i, p in enumerate(eight.paths)]
     sources = {s.path: "file name" for _, s in sums}

@@ -22,13 +22,13 @@ def pair(tmp_path_factory):
 def test_ranks_collectives(pair, rank):
     # comm 0 = the NCCL stream; AllGather then AllReduce per step; on the slow rank the
     # AllReduce starts 3 ms later and is 3 ms shorter (it ends with the others').
-    assert_golden(pair.paths[rank], "ranks_collectives", f"rank{rank}", load_comm_kernels)
+    assert_golden(pair.paths[rank], "ranks_collectives", f"rank{rank}", load_comm_kernels, pid=None)
 
 
 @pytest.mark.parametrize("rank", [0, 1])
 def test_ranks_gpu_time(pair, rank):
     # per step 2 ms AllGather + 45 ms compute (+3 ms on rank 1) + AllReduce to the common end
-    assert_golden(pair.paths[rank], "ranks_gpu_time", f"rank{rank}", load_comm_kernels)
+    assert_golden(pair.paths[rank], "ranks_gpu_time", f"rank{rank}", load_comm_kernels, pid=None)
 
 
 def test_ranks_gpu_time_overlap(tmp_path):
@@ -47,10 +47,37 @@ def test_ranks_gpu_time_overlap(tmp_path):
     b.kernel(ALLREDUCE, start=1_000, end=4_000, stream=13, device=1)  # device 1: all exposed
     path = b.write(tmp_path / "overlap.sqlite")
     # busy 15+2+3 = 20 us, compute 10, comm 10+3, not-comm 10+2 -> exposed 20-12 = 8 us
-    assert_golden(path, "ranks_gpu_time", "overlap", load_comm_kernels)
+    assert_golden(path, "ranks_gpu_time", "overlap", load_comm_kernels, pid=None)
 
 
 def test_ranks_comm_kernels(pair):
     # the two NCCL kernels of the run, each with its collective; the compute kernels (gemm,
     # split-K gemm, layer norm) are not communication
     assert_golden(pair.paths[0], "_ranks_comm_kernels", "rank0", load_comm_kernels)
+
+
+@pytest.fixture(scope="module")
+def one_export(tmp_path_factory):
+    from fixtures.ranks import build_one_export
+
+    # a 2-rank job as one export: rank 1 (pid 40001, GPU 1) the straggler, 2 steps
+    return build_one_export(tmp_path_factory.mktemp("ranks_one") / "job.sqlite", steps=2)
+
+
+def test_ranks_processes(one_export):
+    # each process that ran kernels, by its lowest GPU: 10 kernels each (5 per step)
+    assert_golden(one_export, "ranks_processes", "one_export")
+
+
+def test_ranks_collectives_of_one_process(one_export):
+    # pid 40001's collectives only (GPU 1: its NCCL stream is the only communicator)
+    assert_golden(
+        one_export, "ranks_collectives", "one_export_pid40001", load_comm_kernels, pid=40_001
+    )
+
+
+def test_ranks_gpu_time_of_one_process(one_export):
+    # pid 40001 alone: 2 x (2 ms AllGather + 83 ms compute + 5 ms AllReduce) on one device
+    assert_golden(
+        one_export, "ranks_gpu_time", "one_export_pid40001", load_comm_kernels, pid=40_001
+    )

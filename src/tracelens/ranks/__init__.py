@@ -20,15 +20,16 @@ from collections.abc import Sequence
 from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
 from .inputs import compile_rank_regex, find_traces, rank_from_name
-from .recorded import FILE_NAME, RANK_REGEX
+from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, RANK_REGEX
 from .reduce import RanksResult, reduce
-from .summary import RankFailure, RankSummary, summarise
+from .summary import RankFailure, RankSummary, SharedExport, summarise
 
 __all__ = [
     "ENGINES",
     "RankFailure",
     "RankSummary",
     "RanksResult",
+    "SharedExport",
     "analyse_ranks",
     "find_traces",
     "summarise",
@@ -52,7 +53,9 @@ def analyse_ranks(
     communicator-creation payloads, the recorded launch environment), else the first group
     of ``rank_regex`` over its file name (default: the last integer in the name); an
     explicit ``rank_regex`` takes precedence over the export. ``ranks.rank_source`` says
-    which decided. A file that cannot be analysed is listed in ``failures`` (and its rank in
+    which decided. An export holding several processes that ran kernels (a single-node job
+    profiled as one report) is one rank per process, numbered by GPU (see
+    :func:`_in_process_order`). A file that cannot be analysed is listed in ``failures`` (and its rank in
     ``missing_ranks``) while the others are analysed, unless ``strict``: then its error is
     raised. Two files with one rank are a UsageError.
 
@@ -70,6 +73,9 @@ def analyse_ranks(
         [str(p) for p in paths], engine=engine, jobs=jobs, threads=worker_threads,
         memory=worker_memory, progress=progress,
     )  # fmt: skip
+    if any(isinstance(r, SharedExport) for r in results):
+        summaries, failures, sources = _in_process_order(named, results)
+        return _reduce_or_fail(summaries, failures, sources, strict)
     summaries: list[tuple[int, RankSummary]] = []
     sources: dict[str, str] = {}
     failures: list[tuple[int | None, RankFailure]] = []
@@ -78,6 +84,7 @@ def analyse_ranks(
         if isinstance(result, RankFailure):
             failures.append((name_rank, result))
             continue
+        assert isinstance(result, RankSummary)
         rank, source = _rank_of(result, name_rank, rank_regex)
         if rank is None:
             reason = (
@@ -94,12 +101,38 @@ def analyse_ranks(
         # file's rank is unknown, not the number in its name, and is not called missing.
         failures = [(None, failure) for _, failure in failures]
     _check_unique([(rank, s.path) for rank, s in summaries])
+    return _reduce_or_fail(summaries, failures, sources, strict)
+
+
+def _reduce_or_fail(summaries, failures, sources, strict: bool) -> RanksResult:
     if failures and (strict or not summaries):
         _, first = min(failures, key=lambda f: f[1].path)
         error = MissingDataError if first.exit_code == 3 else TraceError
         more = f" ({len(failures) - 1} more file(s) failed)" if len(failures) > 1 else ""
         raise error(first.path, first.reason + more)
     return reduce(summaries, failures, sources)
+
+
+def _in_process_order(named: list[int | None], results: list) -> tuple[list, list, dict]:
+    """Ranks numbered 0, 1, ... when an export holds several ranks' processes (a
+    single-node job profiled as one report): the export records no rank per process (nsys
+    keeps the launched process's environment, not that of the ranks it starts), and a
+    rank drives the GPU of its local rank (torchrun's convention), so the processes are
+    numbered in the order of their lowest GPU, the exports in the order of their names'
+    ranks (else their paths). Failed files have no rank here."""
+    order = sorted(
+        (i for i, r in enumerate(results) if not isinstance(r, RankFailure)),
+        key=lambda i: (named[i] is None, named[i] or 0, results[i].path),
+    )
+    source = GPU_ORDER if len(order) == 1 else FILE_GPU_ORDER
+    summaries: list[tuple[int, RankSummary]] = []
+    for i in order:
+        result = results[i]
+        for summary in result.ranks if isinstance(result, SharedExport) else (result,):
+            summaries.append((len(summaries), summary))
+    sources = {s.path: source for _, s in summaries}
+    failures = [(None, r) for r in results if isinstance(r, RankFailure)]
+    return summaries, failures, sources
 
 
 def _rank_of(

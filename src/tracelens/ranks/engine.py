@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 from .._engine import UNLIMITED, Limits
 from ..choices import RANK_ENGINES
 from ..errors import UsageError
-from .summary import RankFailure, RankSummary, summarise_or_failure
+from .summary import RankFailure, RankSummary, SharedExport, summarise_or_failure
 
 ENGINES = RANK_ENGINES
 #: progress(done, total, path): called in the driver after each trace is summarised.
 Progress = Callable[[int, int, str], None]
-Result = RankSummary | RankFailure
+Result = RankSummary | SharedExport | RankFailure
 
 
 def check_engine(engine: str) -> str:

@@ -8,14 +8,22 @@ from .rules import ranks_rules
 
 
 def findings(
-    waits, clock, reference, inconsistent, missing, n_steps, unpaired=()
+    waits, clock, reference, inconsistent, missing, n_steps, unpaired=(), n_ranks=2
 ) -> tuple[str, ...]:
     """The headline sentences, most important first (``unpaired``: the ranks left out of
-    the waits because their calls do not pair with the reference's)."""
+    the waits because their calls do not pair with the reference's; ``n_ranks``: the
+    ranks analysed)."""
     import polars as pl
 
     from ..units import fmt_ns
 
+    if n_ranks < 2:
+        # Waiting is between ranks: one rank's collectives say nothing about stragglers.
+        return (
+            "one rank cannot have a straggler: waits in collectives are between ranks "
+            "(pass every rank's export, or one export holding every rank's process)",
+            *_missing(missing),
+        )
     out: list[str] = []
     on_time = ranks_rules().on_time_ns
     culprits = waits.filter(pl.col("caused_ns") >= on_time).sort(
@@ -37,9 +45,12 @@ def findings(
         out += _clock_findings(clock, reference, unpaired)
     for row in inconsistent.iter_rows(named=True):
         out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
-    if missing:
-        out.append(f"missing ranks: {', '.join(map(str, missing))} (not analysed)")
+    out += _missing(missing)
     return tuple(out)
+
+
+def _missing(missing) -> list[str]:
+    return [f"missing ranks: {', '.join(map(str, missing))} (not analysed)"] if missing else []
 
 
 def _clock_findings(clock, reference: int, unpaired) -> list[str]:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 #: What the ranks table's rank_source says for each source.
 MPI, NCCL, ENVIRONMENT = "MPI_RANKS", "NCCL ncclCommInitRank", "environment"
 FILE_NAME, RANK_REGEX = "file name", "--rank-regex"
+#: An export holding several ranks' processes: its processes numbered by their lowest GPU
+#: (and, with several exports, the exports by their names' ranks first).
+GPU_ORDER, FILE_GPU_ORDER = "GPU order", "file, then GPU order"
 RANK_VARIABLES = (
     "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
     "SLURM_PROCID",

@@ -165,7 +165,9 @@ def reduce(
         failures=failed,
         missing_ranks=missing,
         reference_rank=reference,
-        findings=findings(waits, clock, reference, inconsistent, missing, n_steps, unpaired),
+        findings=findings(
+            waits, clock, reference, inconsistent, missing, n_steps, unpaired, ranks.height
+        ),
     )
 
 
@@ -179,11 +181,16 @@ def _ranks_frame(summaries, sources: dict[str, str]) -> pl.DataFrame:
     if not rows:
         from .summary import OVERVIEW_COLUMNS, TEXT_COLUMNS
 
-        return pl.DataFrame(
+        frame = pl.DataFrame(
             schema={"rank": pl.Int64, "path": pl.String, "rank_source": pl.String}
             | {n: pl.String if n in TEXT_COLUMNS else pl.Int64 for n, _ in OVERVIEW_COLUMNS}
         )
-    return pl.DataFrame(rows)
+    else:
+        frame = pl.DataFrame(rows)
+    # pid tells apart the ranks of one export; with one rank per export the path does
+    if frame["pid"].null_count() == frame.height:
+        frame = frame.drop("pid")
+    return frame
 
 
 # Narrow types: a run can have hundreds of thousands of calls per rank times 1,000 ranks.

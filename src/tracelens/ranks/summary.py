@@ -62,6 +62,16 @@ class RankSummary:
 
 
 @dataclass(frozen=True)
+class SharedExport:
+    """One export holding several ranks' processes (a single-node job profiled as one
+    report: ``nsys profile torchrun --nproc-per-node N``): one summary per process that ran
+    kernels, in the order of the lowest GPU each ran them on."""
+
+    path: str
+    ranks: tuple[RankSummary, ...]
+
+
+@dataclass(frozen=True)
 class RankFailure:
     """A rank file that could not be summarised, and why (one line)."""
 
@@ -73,6 +83,7 @@ class RankFailure:
 #: The overview's columns: (name, meaning). Times in ns; GPU figures summed over devices.
 OVERVIEW_COLUMNS = (
     ("recorded_rank", "the rank the export records (MPI_RANKS, NCCL, environment), else null"),
+    ("pid", "the process whose work this is, when the export holds several ranks' processes"),
     ("recorded_rank_source", "where the export records it (see ranks.recorded), else null"),
     ("session_start_utc_ns", "the session start, ns since the epoch (null when unrecorded)"),
     ("devices", "CUDA devices with work"),
@@ -111,53 +122,82 @@ def summarise(
     every core and 80% of RAM), so that several workers on one machine share it instead of
     each taking all of it.
     """
+    summary = summarise_export(path, threads=threads, memory_limit=memory_limit, split=False)
+    assert isinstance(summary, RankSummary)
+    return summary
+
+
+def summarise_export(
+    path: str | os.PathLike[str],
+    *,
+    threads: int | None = None,
+    memory_limit: int | None = None,
+    split: bool = True,
+) -> RankSummary | SharedExport:
+    """:func:`summarise`; with ``split``, an export whose kernels come from several
+    processes is a :class:`SharedExport` of one summary per process (each a rank), as
+    ``steps`` numbers the steps of each process apart."""
     from .._engine import limits
     from ..trace import open as open_trace
 
     with limits(threads=threads, memory_limit=memory_limit), open_trace(path) as trace:
         trace.require_kernels()
-        settings = trace.db.execute(
+        row = trace.db.execute(
             "SELECT current_setting('threads'), current_setting('memory_limit')"
         ).fetchone()
-        summary = _summarise(trace)
-    return replace(summary, duckdb_settings={"threads": settings[0], "memory_limit": settings[1]})
+        settings = {"threads": row[0], "memory_limit": row[1]}
+        processes = trace.query("ranks_processes") if split else None
+        if processes is None or processes.height < 2:
+            return replace(_summarise(trace), duckdb_settings=settings)
+        ranks = tuple(
+            replace(_summarise(trace, pid, device), duckdb_settings=settings)
+            for pid, device in processes.select("pid", "first_device").iter_rows()
+        )
+        return SharedExport(str(trace.path), ranks)
 
 
 def summarise_or_failure(
     path: str, *, threads: int | None = None, memory_limit: int | None = None
-) -> RankSummary | RankFailure:
-    """:func:`summarise`, with a failure record instead of an exception (what the workers
-    run: one bad file must not stop the others)."""
+) -> RankSummary | SharedExport | RankFailure:
+    """:func:`summarise_export`, with a failure record instead of an exception (what the
+    workers run: one bad file must not stop the others)."""
     try:
-        return summarise(path, threads=threads, memory_limit=memory_limit)
+        return summarise_export(path, threads=threads, memory_limit=memory_limit)
     except TracelensError as exc:
         return RankFailure(path, getattr(exc, "problem", None) or str(exc), exc.exit_code)
     except OSError as exc:
         return RankFailure(path, f"cannot be read ({exc.strerror or exc})")
 
 
-def _summarise(trace: Trace) -> RankSummary:
+def _summarise(trace: Trace, pid: int | None = None, device: int | None = None) -> RankSummary:
+    """The summary of the whole trace, or (``pid``) of one process's work in it, whose
+    lowest GPU is ``device``. One process of several has no recorded rank (the export
+    records the job's, see :mod:`.recorded`) and no path fingerprint (the fingerprint
+    covers the whole export)."""
     import pyarrow as pa
 
     from ..danger import danger_table
     from ..kernelnames import base_name
     from .recorded import recorded_rank
 
-    kernels = trace.census()
+    kernels = trace.census(pid=pid)
     load_comm_kernels(trace)
     # One sweep for the GPU-time figures, not trace.util(): util also attributes every idle
     # gap to a cause, which on the 5M-kernel bench trace did not finish in 400 s (loaded
     # machine) where this takes 28 s (docs/scale.md). Same classification (work_params).
-    time = trace.query("ranks_gpu_time").to_dicts()[0]
+    time = trace.query("ranks_gpu_time", pid=pid).to_dicts()[0]
     danger = danger_table(kernels)
-    steps, method = _steps(trace)
+    steps, method = _steps(trace, pid)
     steady = steps.filter(~steps["warmup"]) if steps.height else steps
     gpus = trace.gpus()
+    if device is not None:
+        gpus = [g for g in gpus if device in (g.cuda_device, g.id)][:1] or gpus
     span, devices = time["span_ns"] or 0, time["devices"]
-    recorded, source = recorded_rank(trace)
+    recorded, source = recorded_rank(trace) if pid is None else (None, None)
     overview = {
         "recorded_rank": recorded,
         "recorded_rank_source": source,
+        "pid": pid,
         "session_start_utc_ns": trace.session_start_utc_ns(),
         "devices": devices,
         "gpu": gpus[0].name if gpus else None,
@@ -178,7 +218,7 @@ def _summarise(trace: Trace) -> RankSummary:
         "step_method": method,
         "steady_step_ns": int(steady["duration_ns"].median()) if steady.height else None,
     }
-    doc = _path_fingerprint(trace)
+    doc = _path_fingerprint(trace) if pid is None else None
     overview["path_digest"] = hashlib.sha256(doc.encode()).hexdigest() if doc else None
     schema = pa.schema(
         [
@@ -190,7 +230,7 @@ def _summarise(trace: Trace) -> RankSummary:
         path=str(trace.path),
         overview=pa.Table.from_pylist([overview], schema=schema),
         steps=steps.to_arrow(),
-        collectives=_slim_collectives(trace.query("ranks_collectives")),
+        collectives=_slim_collectives(trace.query("ranks_collectives", pid=pid)),
         kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
         fingerprint=doc,
     )
@@ -254,12 +294,13 @@ def load_comm_kernels(trace: Trace) -> None:
     con.unregister("_rank_comm_kernels")
 
 
-def _steps(trace: Trace):
-    """The trace's steps (``trace.steps()``), one row per step over all devices: step,
-    start_ns, end_ns, duration_ns, kernels, kernel_ns, warmup; and how they were found."""
+def _steps(trace: Trace, pid: int | None = None):
+    """The trace's steps (``trace.steps()``; of process ``pid`` alone when given), one row
+    per step over all devices: step, start_ns, end_ns, duration_ns, kernels, kernel_ns,
+    warmup; and how they were found."""
     import polars as pl
 
-    found = trace.steps()
+    found = trace.steps(pid=pid)
     if not found.frame.height:
         return _no_steps(), found.method
     frame = (
