@@ -82,3 +82,26 @@ def test_no_steps_are_kept_too(tmp_path, cache_dir, monkeypatch):
     with tracelens.open(path) as again:
         ran = _recorded(again, monkeypatch)
         assert _whole(find_steps(again)) == expected and ran == []
+
+
+def test_the_kernel_totals_of_nvtx_steps_are_kept(demo, cache_dir, monkeypatch):
+    """NVTX steps keep the kernel totals their search counted, and a later run ranks its top
+    kernels from them, as the first did, without a pass over the calls and kernels (the
+    demo's decode_step_N ranges do not overlap: the totals are counted)."""
+    from tracelens.stepwork import step_report
+
+    path = demo
+    with tracelens.open(path, cache=False) as direct:
+        expected = step_report(direct, top_kernels=2)
+    assert expected.kernel_totals is not None and expected.top_kernels.height
+    with tracelens.open(path) as first:
+        assert step_report(first, top_kernels=2).top_kernels.equals(expected.top_kernels)
+    with tracelens.open(path) as again:
+        ran = _recorded(again, monkeypatch)
+        found = step_report(again, top_kernels=2)
+        assert found.kernel_totals is not None
+        assert found.kernel_totals.sort(["step", "device", "name_id"]).equals(
+            expected.kernel_totals.sort(["step", "device", "name_id"])
+        )
+        assert found.top_kernels.equals(expected.top_kernels)
+        assert ran == ["steps_range_kernel_ranks"]
