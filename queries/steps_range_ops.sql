@@ -9,7 +9,8 @@
 -- window for the busy time, 11 CPU s of the 5M-kernel trace with 2,076 steps).
 --
 -- Parameters:
---   $tids  BIGINT[]  the threads that have steps (distinct globalTids)
+--   $tids  VARCHAR  the threads that have steps (distinct globalTids), a JSON list
+--                   (tracelens.trace.list_param, read with bigint_list)
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
 --
 -- Columns (in no particular order):
@@ -25,9 +26,9 @@
 --                       per-step kernel totals the top kernels are ranked from
 WITH calls AS (
     SELECT (pid_of(globalTid) << 32) | correlationId AS launch,
-           list_position($tids, globalTid)::INTEGER AS thread, start
+           list_position(bigint_list($tids), globalTid)::INTEGER AS thread, start
     FROM runtime_calls
-    WHERE list_contains($tids, globalTid)
+    WHERE list_contains(bigint_list($tids), globalTid)
 )
 SELECT w.deviceId AS device, w.start, w."end", w.kind = 'kernel' AS is_kernel, c.thread,
        c.start * 3 + 1 AS call_key, w.name_id

@@ -63,7 +63,9 @@ class Launched:
 
 
 def _launched(trace: Trace, tids: list[int], params: dict[str, Any]) -> Launched:
-    return Launched(tids, trace.query("steps_range_ops", tids=tids, **params))
+    from .trace import list_param
+
+    return Launched(tids, trace.query("steps_range_ops", tids=list_param(tids), **params))
 
 
 def _step_list(

@@ -95,11 +95,12 @@ def test_steps_range_ops(trace_path):
     import polars as pl
 
     from queries.golden import GOLDEN
+    from tracelens.trace import list_param
 
     with tracelens.open(trace_path) as t:
         tids = t.db.execute("SELECT DISTINCT globalTid FROM runtime_calls").pl()["globalTid"]
-        rows = t.query("steps_range_ops", tids=tids.to_list(), **NO_FILTER)
-        others = t.query("steps_range_ops", tids=[12345], **NO_FILTER)
+        rows = t.query("steps_range_ops", tids=list_param(tids.to_list()), **NO_FILTER)
+        others = t.query("steps_range_ops", tids=list_param([12345]), **NO_FILTER)
     # launched from none of $tids: every operation, without a thread or call
     assert others.height == rows.height and others["thread"].null_count() == rows.height
     assert others["call_key"].null_count() == rows.height
