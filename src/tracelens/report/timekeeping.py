@@ -168,7 +168,9 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
     from .sharedread import cached_read, read_work
 
     cached = cached_read(trace, name_kind)
-    work_with_streams, census = cached if cached is not None else (read_work(trace), None)
+    if cached is None:
+        cached = read_work(trace, short=name_kind == "short"), None
+    work_with_streams, census = cached
     if on_read is not None:
         census = on_read(work_with_streams, census)
     work = work_with_streams.drop("stream")
