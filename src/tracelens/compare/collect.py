@@ -155,8 +155,10 @@ def collect(
     per_device: bool = False,
 ) -> Side:
     """What the diff reads from ``trace``; ``keep_work``: keep the GPU work read on
-    :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller; ``per_device``: its kernels'
-    figures per device and name id on :attr:`Side.kernel_ids_by_device`."""
+    :attr:`Side.work` (:data:`WORK_COLUMNS`) for the caller, or, when the trace's cache
+    entry keeps it, say so (:attr:`Side.work_in_entry`: :func:`kept_work` reads it back);
+    ``per_device``: its kernels' figures per device and name id on
+    :attr:`Side.kernel_ids_by_device`."""
 
     from ..steps_order import host_order
     from ..util_sweep import KERNEL
