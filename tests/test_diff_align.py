@@ -1,5 +1,5 @@
 """The diff's launch-sequence alignment past its exact budget: windows compared by counts,
-all at once, must say what a window-by-window count would (compare/align.py)."""
+all at once, must say what a window-by-window count would (compare/stretches.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from tracelens.compare import align
+from tracelens.compare import align, stretches
 
 
 def _by_windows(a, b, window, budget_windows):
-    """Reference: the proportional windows of align._windows, each compared with a Counter;
+    """Reference: the proportional windows of stretches.windows, each compared with a Counter;
     the first ``budget_windows`` that differ are aligned exactly (not compared here: the
     cases below keep those identical or give them no budget)."""
     n = max(1, -(-max(len(a), len(b)) // window))
@@ -45,8 +45,8 @@ def _edited(rng, seq, edits, vocabulary):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_windows_by_counts_agree_with_a_counter_per_window(monkeypatch, seed):
-    monkeypatch.setattr(align, "WINDOW", 50)
-    monkeypatch.setattr(align, "WINDOW_BUDGET", 0)  # every differing window by counts
+    monkeypatch.setattr(stretches, "WINDOW", 50)
+    monkeypatch.setattr(stretches, "WINDOW_BUDGET", 0)  # every differing window by counts
     monkeypatch.setattr(align, "EXACT_PAIRS", 0)
     rng = random.Random(seed)
     vocabulary = 8  # with the two edge tokens, 10: every count fits in the top 10
@@ -68,8 +68,8 @@ def test_a_reordered_window_past_the_budget_counts_as_matched_launches(monkeypat
     """By counts, a window that holds the same kernels in another order matches whole (an
     upper bound, so the alignment says it is approximate); the divergence stays where the
     sequences first differ."""
-    monkeypatch.setattr(align, "WINDOW", 10)
-    monkeypatch.setattr(align, "WINDOW_BUDGET", 0)
+    monkeypatch.setattr(stretches, "WINDOW", 10)
+    monkeypatch.setattr(stretches, "WINDOW_BUDGET", 0)
     monkeypatch.setattr(align, "EXACT_PAIRS", 0)
     rng = random.Random(5)
     a = [rng.randrange(10) for _ in range(309)] + [10]

@@ -8,7 +8,7 @@ it counted A's 103 launches past B's end as removed (-141 us/step)."""
 from __future__ import annotations
 
 import pytest
-from test_cut_capture import END_CUT, build_nested
+from test_cut_capture import END_CUT, START_CUT, build_nested
 
 from tracelens.compare import diff
 from tracelens.compare.align import align_sequences
@@ -66,6 +66,25 @@ def test_the_longer_capture_as_b_holds_launches_past_as_end(traces):
     assert (al.past_end_a, al.past_end_b) == (0, 103) and al.only_in_b == ()
     board = CUT_BOARD.format(was="gemm_o_dgrad_splitK", now="gemm_o_dgrad", short="A", long="B")
     assert _path_clue(d).evidence.startswith(board)
+
+
+def test_a_capture_started_later_and_cut_short_after_a_path_change_says_so(traces, tmp_path):
+    """B also starts inside step 2 (START_CUT): A's first 20 launches are before its start.
+    The first divergence was launch #1 ('embed in A, flash_attn in B'), and A's launches
+    before B's start counted as removed in the impact (-34.67 us/step)."""
+    cut = build_nested(tmp_path / "both.sqlite", start_cut=START_CUT, end_cut=END_CUT, swap_from=12)
+    d = diff(traces["full", True], cut)
+    (al,) = d.alignment
+    assert (al.before_start_a, al.past_end_a, al.launches_b, al.compared) == (20, 103, 263, 263)
+    assert al.replaced == (SPLIT_K,) and al.only_in_a == () and al.first_divergence == 187
+    path = _path_clue(d)
+    assert path.evidence.startswith(
+        "first divergence at launch #188 on device 0 (gemm_o_dgrad in A, gemm_o_dgrad_splitK "
+        "in B); 257 of the 263 launches both captures hold match in order; B's capture starts "
+        "later: A's first 20 launches (to #20) are before its start, not compared; B's capture "
+        "ends earlier: A's last 103 launches (#284 on) are past its end, not compared; "
+    ), path.evidence
+    assert path.impact_ns is None
 
 
 def test_a_path_change_without_a_cut_compares_every_launch(traces):

@@ -14,6 +14,8 @@ function ``tracelens.diff`` as soon as it was imported. Layout:
     model/      TraceDiff, Clue, SequenceAlignment (result.py); one builder per table
                 (totals, kernels, comparability, danger, figures)
     align.py    the launch sequences of two runs, aligned per device; devices paired
+    stretches.py  two stretches matched exactly (captures cut at the ends set apart), by
+                counts, or in windows: what align.py tallies
     period.py   the repeating step (launch motif) of a sequence, which align.py compares
     regions.py  NVTX region deltas: GPU time per range path, per step, A vs B
     clues/      the evidence board: one function per clue, a module per family

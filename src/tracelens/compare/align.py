@@ -18,13 +18,14 @@ program. The alignment tries, cheapest first:
    in one run's first steps reads as such an overlap too; those are aligned as a path
    change (3-5) with the relation ``shifted``: the board says it is unsure;
 3. an exact alignment (``difflib``) of what differs after the common prefix and suffix,
-   when it is small (at most ``EXACT_PAIRS`` token pairs);
+   when it is small (at most ``EXACT_PAIRS`` token pairs); a capture that also started
+   later or ended earlier is set apart (:func:`.stretches.cut_captures`);
 4. both periodic, other steps: the steps' launch motifs are aligned with each other ("in
    every step, launch #k changed X → Y"), each change counted once per step (the same
    step on both sides, and no capture difference: the change is in some steps only, so
    windows);
-5. otherwise windows of ``WINDOW`` launches, aligned exactly while the work budget
-   (``WINDOW_BUDGET`` token pairs in all) lasts and compared by counts after that.
+5. otherwise windows of ``WINDOW`` launches (:mod:`.stretches`), aligned exactly while the
+   work budget (``WINDOW_BUDGET`` token pairs in all) lasts and compared by counts after that.
 
 Bound: every step is linear in the launches (vectorized, polars) except the exact alignments, whose
 total work is capped at ``EXACT_PAIRS + WINDOW_BUDGET`` token pairs (a few seconds in
@@ -34,11 +35,11 @@ is approximate (``SequenceAlignment.truncated``).
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from . import stretches
 from .captures import overlap, part_of, rotation, startup
 from .model import SequenceAlignment
 from .period import Period, anchor_token, find_period
@@ -51,15 +52,8 @@ if TYPE_CHECKING:
 # Exact alignment (difflib) of the differing middle when len(A) * len(B) is at most this
 # (2,000 x 2,000 launches: under a second even for periodic input).
 EXACT_PAIRS = 4_000_000
-# Beyond that, windows of this many launches per side...
-WINDOW = 1_000
-# ...aligned exactly until this many token pairs were compared in all, then by counts.
-WINDOW_BUDGET = 5_000_000
 # Motifs longer than this are compared by counts, not in order.
 MOTIF_LIMIT = 20_000
-# A capture is cut short after a path change only when at least this many of its last
-# launches match the other's in order: one or two alike by chance end no capture.
-CUT_MATCHED = 8
 
 
 def _common_prefix(a: pl.Series, b: pl.Series) -> int:
@@ -70,168 +64,6 @@ def _common_prefix(a: pl.Series, b: pl.Series) -> int:
     return int(differ[0]) if len(differ) else n
 
 
-@dataclass
-class _Tally:
-    """What an alignment found, in launches."""
-
-    matched: int = 0
-    first: int | None = None  # 0-based, in A
-    first_b: int | None = None
-    replaced: Counter | None = None
-    only_a: Counter | None = None
-    only_b: Counter | None = None
-    approximate: bool = False
-    # The last launches of one side past the end of the other's capture (:func:`_exact`)
-    past_end_a: int = 0
-    past_end_b: int = 0
-    changes: list | None = None  # (1-based position in A, token A or None, token B or None)
-
-    def __post_init__(self) -> None:
-        self.replaced = Counter()
-        self.only_a = Counter()
-        self.only_b = Counter()
-        self.changes = []
-
-    def diverge(self, i: int, j: int) -> None:
-        if self.first is None:
-            self.first, self.first_b = i, j
-
-
-def _exact(
-    a: list[int],
-    b: list[int],
-    offset_a: int,
-    offset_b: int,
-    tally: _Tally,
-    limit: int = 0,
-    ends: bool = False,
-) -> None:
-    """difflib on two (small) token lists; positions are offset into the whole sequences.
-    With ``limit``, lists whose product of lengths exceeds ``limit**2`` go by counts.
-    ``ends``: the lists end where the sequences do (no common suffix). Then launches that
-    only one side holds after the other's last ``CUT_MATCHED`` launches, which match in
-    order, are past the end of the other's capture (``_Tally.past_end_a``/``_b``): a capture cut short, not launches
-    its run left out, in no other count (``prefix`` says the same of a sequence cut
-    short without a change before)."""
-    if limit and len(a) * len(b) > limit * limit:
-        _by_counts(a, b, offset_a, offset_b, tally)
-        return
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    tally.matched += sum(block.size for block in matcher.get_matching_blocks())
-    opcodes = matcher.get_opcodes()
-    if (
-        ends
-        and len(opcodes) > 1
-        and opcodes[-1][0] in ("delete", "insert")
-        and opcodes[-2][2] - opcodes[-2][1] >= CUT_MATCHED
-    ):
-        _tag, i1, i2, j1, j2 = opcodes.pop()
-        tally.past_end_a, tally.past_end_b = i2 - i1, j2 - j1
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        tally.diverge(offset_a + i1, offset_b + j1)
-        for k in range(max(i2 - i1, j2 - j1)):
-            x = a[i1 + k] if i1 + k < i2 else None
-            y = b[j1 + k] if j1 + k < j2 else None
-            if x is not None and y is not None:
-                tally.replaced[(x, y)] += 1
-            elif x is not None:
-                tally.only_a[x] += 1
-            else:
-                tally.only_b[y] += 1
-            if len(tally.changes) < 10:
-                tally.changes.append((offset_a + i1 + k + 1, x, y))
-
-
-def _by_counts(a: list[int], b: list[int], offset_a: int, offset_b: int, tally: _Tally) -> None:
-    """Two stretches compared as multisets: an upper bound on what matches in order (the
-    motifs of :func:`_periodic` when long; :func:`_windows_by_counts` is its vectorized
-    form for many windows)."""
-    ca, cb = Counter(a), Counter(b)
-    common = ca & cb
-    tally.matched += sum(common.values())
-    if ca != cb or a != b:
-        tally.diverge(offset_a, offset_b)
-        tally.only_a.update(ca - cb)
-        tally.only_b.update(cb - ca)
-        tally.approximate = True
-
-
-def _windows(a: pl.Series, b: pl.Series, offset_a: int, offset_b: int, tally: _Tally) -> None:
-    """Long differing stretches: proportional windows, aligned exactly in order until the
-    budget is spent, the rest compared by counts all at once (:func:`_windows_by_counts`)."""
-    n = max(1, -(-max(len(a), len(b)) // WINDOW))
-    budget = WINDOW_BUDGET
-    k = 0
-    while k < n:
-        a0, a1 = len(a) * k // n, len(a) * (k + 1) // n
-        b0, b1 = len(b) * k // n, len(b) * (k + 1) // n
-        wa, wb = a.slice(a0, a1 - a0).to_list(), b.slice(b0, b1 - b0).to_list()
-        if wa == wb:
-            tally.matched += len(wa)
-        elif len(wa) * len(wb) <= budget:
-            budget -= len(wa) * len(wb)
-            _exact(wa, wb, offset_a + a0, offset_b + b0, tally)
-        else:
-            break
-        k += 1
-    if k < n:
-        _windows_by_counts(a, b, n, k, tally)
-    tally.approximate = True
-
-
-def _window_counts(seq: pl.Series, n: int, first: int, vocabulary: int) -> pl.DataFrame:
-    """How often each token occurs in each of ``n`` proportional windows of ``seq`` (window
-    ``k`` holds positions ``len * k // n`` up to ``len * (k + 1) // n``), windows before
-    ``first`` left out: one row per (window, token) as ``key = window * vocabulary +
-    token`` (one integer key groups faster than two columns) and its count ``n``."""
-    import polars as pl
-
-    size = len(seq)
-    if size == 0:
-        return pl.DataFrame({"key": [], "n": []}, schema={"key": pl.Int64, "n": pl.Int64})
-    # the largest k with size * k // n <= i, i.e. size * k < (i + 1) * n
-    window = ((pl.int_range(0, size, dtype=pl.Int64) + 1) * n - 1) // size
-    keys = (
-        pl.DataFrame({"token": seq.cast(pl.Int64)})
-        .select(key=window * vocabulary + pl.col("token"), window=window)
-        .filter(pl.col("window") >= first)
-        .get_column("key")
-    )
-    return keys.value_counts(name="n").with_columns(pl.col("n").cast(pl.Int64))
-
-
-def _windows_by_counts(a: pl.Series, b: pl.Series, n: int, first: int, tally: _Tally) -> None:
-    """Windows ``first`` .. ``n - 1`` of :func:`_windows` compared as multisets, all in one
-    vectorized pass: per window, the launches both have of each kernel (an upper bound on
-    what matches in order) and what only one side has. The divergence is already known:
-    the windows start at it."""
-    import polars as pl
-
-    vocabulary = int(max(a.max() or 0, b.max() or 0)) + 1
-    counts = (
-        _window_counts(a, n, first, vocabulary)
-        .join(
-            _window_counts(b, n, first, vocabulary).rename({"n": "n_b"}),
-            on="key",
-            how="full",
-            coalesce=True,
-        )
-        .fill_null(0)
-    )
-    tally.matched += int(counts.select(pl.min_horizontal("n", "n_b").sum()).item() or 0)
-    extra = counts.group_by(token=pl.col("key") % vocabulary).agg(
-        only_a=(pl.col("n") - pl.col("n_b")).clip(lower_bound=0).sum(),
-        only_b=(pl.col("n_b") - pl.col("n")).clip(lower_bound=0).sum(),
-    )
-    for token, only_a, only_b in extra.iter_rows():
-        if only_a:
-            tally.only_a[token] += only_a
-        if only_b:
-            tally.only_b[token] += only_b
-
-
 def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> SequenceAlignment:
     """Align two token sequences (Int64 indices into ``names``) of one device."""
     import polars as pl
@@ -239,7 +71,7 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
     same = a is b  # a sequence aligned with itself: its period is found once
     a = pl.Series("a", a, dtype=pl.Int64)
     b = a if same else pl.Series("b", b, dtype=pl.Int64)
-    tally = _Tally()
+    tally = stretches.Tally()
     relation, changes = "identical", []
     period_a = period_b = None
     prefix = _common_prefix(a, b)
@@ -279,13 +111,15 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_launches_b=period_b.length if period_b else None,
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
         step_calls=_step_calls(period_a, period_b, names),
+        before_start_a=tally.before_start_a,
+        before_start_b=tally.before_start_b,
         past_end_a=tally.past_end_a,
         past_end_b=tally.past_end_b,
     )
 
 
 def _relation(
-    a: pl.Series, b: pl.Series, prefix: int, suffix: int, periods: tuple, tally: _Tally
+    a: pl.Series, b: pl.Series, prefix: int, suffix: int, periods: tuple, tally: stretches.Tally
 ) -> tuple[str, list]:
     """How two sequences that differ past their common ``prefix`` and ``suffix`` relate, the
     cheapest reading first (the module's list): a part of the other, or it with launches
@@ -344,7 +178,7 @@ def _path(
     suffix: int,
     period_a: Period | None,
     period_b: Period | None,
-    tally: _Tally,
+    tally: stretches.Tally,
 ) -> tuple[str, list]:
     """Two sequences that differ past their common ``prefix`` and ``suffix`` on a path:
     the middle aligned exactly when small, motif by motif when both repeat other steps,
@@ -353,18 +187,20 @@ def _path(
     mid_b = b.slice(prefix, len(b) - suffix - prefix)
     same_step = bool(period_a and period_b and rotation(period_a.motif, period_b.motif))
     if len(mid_a) * len(mid_b) <= EXACT_PAIRS:
-        _exact(mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally, ends=not suffix)
+        stretches.exact(
+            mid_a.to_list(), mid_b.to_list(), prefix, prefix, tally, cuts=(not prefix, not suffix)
+        )
         changes = []
         if period_a and period_b and not same_step:
-            changes = _periodic(period_a, period_b, _Tally())
+            changes = _periodic(period_a, period_b, stretches.Tally())
         return "aligned", changes
     if period_a and period_b and not same_step:
         return "periodic", _periodic(period_a, period_b, tally, prefix + suffix)
-    _windows(mid_a, mid_b, prefix, prefix, tally)
+    stretches.windows(mid_a, mid_b, prefix, prefix, tally)
     return "windows", []
 
 
-def _overlapping(a: pl.Series, b: pl.Series, overlap: int, tally: _Tally) -> None:
+def _overlapping(a: pl.Series, b: pl.Series, overlap: int, tally: stretches.Tally) -> None:
     """Two captures that overlap by ``overlap`` launches (:func:`~.captures.overlap`): those match in
     order; what only one holds, before or after them, is that capture's alone."""
     k = abs(overlap)
@@ -374,12 +210,12 @@ def _overlapping(a: pl.Series, b: pl.Series, overlap: int, tally: _Tally) -> Non
     (tally.only_b if late is b else tally.only_a).update(late.slice(k).to_list())
 
 
-def _periodic(pa: Period, pb: Period, tally: _Tally, outside: int = 0) -> list:
+def _periodic(pa: Period, pb: Period, tally: stretches.Tally, outside: int = 0) -> list:
     """Both sequences repeat a step, and the steps differ: the motifs are aligned with each
     other, and each difference counts once per step both runs make (``outside``: launches
     known to match beyond the steps). Returns the changes within one step."""
-    step = _Tally()
-    _exact(pa.motif, pb.motif, 0, 0, step, limit=MOTIF_LIMIT)
+    step = stretches.Tally()
+    stretches.exact(pa.motif, pb.motif, 0, 0, step, limit=MOTIF_LIMIT)
     steps = min(pa.steady, pb.steady)
     tally.matched = outside + steps * step.matched
     for counter, per_step in (

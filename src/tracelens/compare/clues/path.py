@@ -65,19 +65,27 @@ def launch_structure(x: Context) -> list[Clue]:
 
 
 def _in_order(al: SequenceAlignment) -> str:
-    """How many launches match in order, of those compared: with a capture that ends
-    earlier, which, and the other's launches past its end (not compared)."""
-    if not (al.past_end_a or al.past_end_b):
+    """How many launches match in order, of those compared: with a capture that starts
+    later or ends earlier, which, and the other's launches outside it (not compared)."""
+    outside = [
+        f"{short}'s capture starts later: {long}'s first {count(n)} launches (to #{n:,}) are "
+        "before its start, not compared"
+        for short, long, n in (("B", "A", al.before_start_a), ("A", "B", al.before_start_b))
+        if n
+    ] + [
+        f"{short}'s capture ends earlier: {long}'s last {count(n)} launches "
+        f"(#{held - n + 1:,} on) are past its end, not compared"
+        for short, long, n, held in (
+            ("B", "A", al.past_end_a, al.launches_a),
+            ("A", "B", al.past_end_b, al.launches_b),
+        )
+        if n
+    ]
+    if not outside:
         return f"{count(al.matched_in_order)} of {count(al.aligned)} launches match in order"
-    short, long, past, held = (
-        ("B", "A", al.past_end_a, al.launches_a)
-        if al.past_end_a
-        else ("A", "B", al.past_end_b, al.launches_b)
-    )
     return (
         f"{count(al.matched_in_order)} of the {count(al.compared)} launches both captures hold "
-        f"match in order; {short}'s capture ends earlier: {long}'s last {count(past)} launches "
-        f"(#{held - past + 1:,} on) are past its end, not compared"
+        "match in order; " + "; ".join(outside)
     )
 
 

@@ -80,14 +80,20 @@ class SequenceAlignment:
     only: str | None = None
     # A's (B's) last launches past the end of B's (A's) capture: aligned as a path change,
     # the shorter capture's last launches matched in order, and the other holds more after
-    # them (compare/align.py, _exact). Not compared: in neither only_in_a nor only_in_b.
+    # them (compare/stretches.py, cut_captures). Not compared: in neither only_in_a nor
+    # only_in_b. Likewise the first launches before the start of a capture started later.
     past_end_a: int = 0
     past_end_b: int = 0
+    before_start_a: int = 0
+    before_start_b: int = 0
 
     @property
     def compared(self) -> int:
-        """Launches compared: ``aligned`` without those past the end of the other capture."""
-        return max(self.launches_a - self.past_end_a, self.launches_b - self.past_end_b)
+        """Launches compared: ``aligned`` without those outside the other capture."""
+        return max(
+            self.launches_a - self.past_end_a - self.before_start_a,
+            self.launches_b - self.past_end_b - self.before_start_b,
+        )
 
     @property
     def where(self) -> str:
