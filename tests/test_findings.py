@@ -170,9 +170,11 @@ def test_every_rule_fires(tripped):
     assert found.result("sync_api").frame["duration_ns"].to_list() == [3 * MS]
     gap = found.result("gpu_gaps").frame.row(0, named=True)
     assert gap["start_ns"] == 100 * MS + 58 * MS and gap["duration_ns"] == 602 * MS + 20_000
-    # The long gap, plus 1 ms gaps before the async copies (their launches came late too).
+    # The long gap, plus the 1 ms gaps before the two memsets: their launches came late
+    # too, and the synchronous cudaMemset is its own launch (no sync blocked the host before
+    # it). The gap before the async copy is sync: the host sat in the 1 kB cudaMemcpy.
     bound = found.result("launch_bound").frame.row(0, named=True)
-    assert gap["duration_ns"] < bound["duration_ns"] < gap["duration_ns"] + 2 * MS
+    assert bound["duration_ns"] == gap["duration_ns"] + 2 * (MS + 1000)
     assert found.result("exposed_communication").frame["duration_ns"].to_list() == [
         100 * MS - 20_000
     ]

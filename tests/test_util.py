@@ -119,7 +119,7 @@ def reference(ops, syncs, t0, t1, opened=()):
             launch = min(o.launch for o in mine if o.start == g1)
             if launch <= g0:
                 causes["unexplained"] += g1 - g0
-            elif any(s < g1 and e >= g0 for s, e in syncs):
+            elif any(s < launch and e >= g0 for s, e in syncs):  # blocked before it
                 causes["sync"] += g1 - g0
             else:
                 causes["launch_bound"] += g1 - g0

@@ -148,10 +148,10 @@ def device_sweep(
     ``kinds``: ``kinds[k - 1]`` names collective ``k`` of ``ops``
     (:func:`tracelens.util_ops.collective_kinds`).
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
-    were launched after the gap began, while the process was blocked in a synchronizing
-    call overlapping the gap ('sync': the first such call of the process to end after the
-    gap began, if it started before the gap ended) or not ('launch_bound'); else the work
-    was already queued ('unexplained').
+    were launched after the gap began, by a process that had been blocked in a
+    synchronizing call during the gap ('sync': the first such call of the process to end
+    after the gap began, if it started before that launch) or not ('launch_bound'); else
+    the work was already queued ('unexplained').
 
     The union of compute and communication is not swept on its own: it is the compute
     union plus the communication no compute hid (:func:`_hidden`, from the islands of the
@@ -264,9 +264,13 @@ def _gap_causes(
     queued = gaps.select(length.filter(~by_host).sum(), (~by_host).sum().cast(pl.Int64)).row(0)
     # Launched after the gap began: by the host, blocked in a sync call or not.
     host = gaps.filter(by_host).select(
-        "pid", "gap_start", s.alias("gap_end"), length.alias("len"), in_sync=pl.lit(False)
+        "pid", "gap_start", "launch_start", length.alias("len"), in_sync=pl.lit(False)
     )
     if syncs.height and host.height:
+        # The sync is the first of the process to end after the gap began; it blocked the
+        # launch only if it began before the launch (then it also began before the gap
+        # ended, as the work starts after its launch). A sync entered after the launch
+        # did not hold the work back: the GPU waited for the host (launch_bound).
         host = host.join_asof(
             syncs,
             left_on="gap_start",
@@ -274,7 +278,7 @@ def _gap_causes(
             by="pid",
             strategy="forward",
             check_sortedness=False,
-        ).with_columns(in_sync=(pl.col("sync_start") < pl.col("gap_end")).fill_null(False))
+        ).with_columns(in_sync=(pl.col("sync_start") < pl.col("launch_start")).fill_null(False))
     length, in_sync = pl.col("len"), pl.col("in_sync")
     by_cause = host.select(
         length.filter(in_sync).sum(),
