@@ -14,9 +14,13 @@ if TYPE_CHECKING:
 _DETAIL_CHARS = 240  # a path difference's "where" is cut to this many characters
 
 
-def inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
+def inconsistencies(
+    summaries, calls: pl.DataFrame, spans: dict[int, tuple[int, int]] | None = None
+) -> pl.DataFrame:
     """Ranks whose kernel set differs from the most common one, and ranks whose
-    collective calls differ in number or kind from the other ranks'."""
+    collective calls differ in number or kind from the other ranks'. ``spans``: each
+    rank's first and last step in the run's numbering (where its capture started and
+    ended, once the ranks' calls are paired)."""
     import polars as pl
 
     rows: list[dict[str, object]] = []
@@ -29,7 +33,7 @@ def inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
                 rows.append(
                     {"rank": rank, "what": "kernel set", "detail": _set_detail(extra, missing)}
                 )
-    rows += _path_differences(summaries)
+    rows += _path_differences(summaries, spans or {})
     if calls.height:
         per_rank = calls.group_by("rank").agg(n=pl.len())
         usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
@@ -70,7 +74,9 @@ def inconsistencies(summaries, calls: pl.DataFrame) -> pl.DataFrame:
     ).sort("rank", "what")
 
 
-def _path_differences(summaries) -> list[dict[str, object]]:
+def _path_differences(
+    summaries, spans: dict[int, tuple[int, int]] | None = None
+) -> list[dict[str, object]]:
     """Ranks whose numerical path (the fingerprint) differs from the most common one, with
     where it first diverges from the lowest rank that has the common path."""
     from .. import fingerprint
@@ -96,7 +102,7 @@ def _path_differences(summaries) -> list[dict[str, object]]:
             first = diff.first_math or diff.first
             if first is None and diff.capture is not None:
                 # the same path over a shorter or shifted capture: a capture difference
-                rows.append(_capture_row(rank, model, diff.capture))
+                rows.append(_capture_row(rank, model, diff.capture, spans or {}))
                 continue
             where = divergence_text(first) if first is not None else "same kernels, other counts"
         if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
@@ -107,7 +113,9 @@ def _path_differences(summaries) -> list[dict[str, object]]:
     return rows
 
 
-def _capture_row(rank: int, model: int, capture: str) -> dict[str, object]:
+def _capture_row(
+    rank: int, model: int, capture: str, spans: dict[int, tuple[int, int]]
+) -> dict[str, object]:
     """A rank whose capture holds the common path over other steps (fewer, later, cut
     inside one): said as a capture difference, in the ranks' names (the comparison's A is
     the model rank, its B this one)."""
@@ -115,7 +123,37 @@ def _capture_row(rank: int, model: int, capture: str) -> dict[str, object]:
     said = said.replace(" of A ", f" of rank {model} ").replace(
         "in A only", f"in rank {model} only"
     )
-    return {"rank": rank, "what": "capture", "detail": f"rank {model}'s path; {said}"}
+    said = said.replace(" of B ", f" of rank {rank} ").replace("in B only", f"in rank {rank} only")
+    return {
+        "rank": rank,
+        "what": "capture",
+        "detail": f"rank {model}'s path; {_at_start(said, rank, model, spans)}",
+    }
+
+
+def _at_start(said: str, rank: int, model: int, spans: dict[int, tuple[int, int]]) -> str:
+    """``said`` with the launches one capture holds beyond the other put at its start
+    where the ranks' paired calls say that capture started earlier and both ended
+    together. A launch sequence that repeats every step is a slice of the longer one at
+    its start as well as at its end (the comparison reports its first occurrence: "the
+    last N launches"); the collectives' times tell which."""
+    import re
+
+    if rank not in spans or model not in spans:
+        return said
+    (first, last), (model_first, model_last) = spans[rank], spans[model]
+    if last != model_last or first == model_first:
+        return said
+    earlier, later = (model, rank) if first > model_first else (rank, model)
+    said = re.sub(
+        rf"the last ([\d,]+) launches of rank {earlier}\b",
+        rf"the first \1 launches of rank {earlier}",
+        said,
+    )
+    return said.replace(
+        "a shorter capture)" if earlier == model else "a longer capture)",
+        f"a capture that started {'later' if earlier == model else 'earlier'})",
+    )
 
 
 def alignment_pairs(a: dict, b: dict) -> int:

@@ -8,11 +8,20 @@ from .rules import ranks_rules
 
 
 def findings(
-    waits, clock, reference, inconsistent, missing, n_steps, unpaired=(), n_ranks=2
+    waits,
+    clock,
+    reference,
+    inconsistent,
+    missing,
+    n_steps,
+    unpaired=(),
+    n_ranks=2,
+    captures=(),
 ) -> tuple[str, ...]:
     """The headline sentences, most important first (``unpaired``: the ranks left out of
     the waits because their calls do not pair with the reference's; ``n_ranks``: the
-    ranks analysed)."""
+    ranks analysed; ``captures``: where the captures that started at other calls were
+    placed, said after the clocks)."""
     import polars as pl
 
     from ..units import fmt_ns
@@ -43,6 +52,7 @@ def findings(
         out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
     if reference is not None and clock.height > 1:
         out += _clock_findings(clock, reference, unpaired)
+    out += captures
     for row in inconsistent.iter_rows(named=True):
         out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
     out += _missing(missing)

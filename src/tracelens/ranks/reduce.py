@@ -6,6 +6,9 @@ the ranks are aligned on collective *end* times, because a collective completes 
 rank at once (each rank gets the correction that makes its ends agree, at the median, with
 the reference rank's: the lowest rank that runs collectives).
 
+A capture that started at another call than the reference's (a late ``nsys start`` on one
+node) has its calls renumbered first (:mod:`.sequence`), so that the k-th calls pair.
+
 Then waits. The k-th call on a communicator is one collective instance across ranks (the
 calls of another collective than most ranks' k-th are left out of the clocks and the waits:
 that rank skipped or added a call, which ``consistency`` names; so is a rank whose ends
@@ -25,6 +28,13 @@ from ..results import Result
 from .consistency import inconsistencies
 from .findings import findings
 from .rules import ranks_rules
+from .sequence import (
+    capture_findings,
+    ranks_call_shifts,
+    renumber,
+    session_offsets,
+    step_shifts,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -117,6 +127,9 @@ def reduce(
     summaries = sorted(summaries, key=lambda rs: rs[0])
     ranks = _ranks_frame(summaries, sources or {})
     colls = _collectives(summaries)
+    # captures that started at other calls: renumber before pairing the k-th calls
+    shifts = ranks_call_shifts(ranks, colls, _reference(ranks, colls))
+    colls = renumber(colls, shifts)
     clock = _clock(ranks, colls)
     colls = colls.join(clock.select("rank", "shift_ns"), on="rank").with_columns(
         start_a=pl.col("start_ns") + pl.col("shift_ns")
@@ -124,7 +137,8 @@ def reduce(
     # A rank whose calls do not pair with the reference's would make nonsense waits: out.
     unpaired = _unpaired_ranks(clock)
     instances, calls = _instances(_same_kind(colls).filter(~pl.col("rank").is_in(unpaired)))
-    steps = _steps(summaries, calls)
+    moved = sorted(set(shifts["rank"].to_list()))
+    steps, step_moves = _steps(summaries, calls, moved, _reference(ranks, colls))
     n_steps = _run_steps(ranks)
     waits = _waits(calls, n_steps)
     per_rank = calls.group_by("rank").agg(
@@ -153,7 +167,14 @@ def reduce(
     span = range(min(expected), max(expected) + 1) if expected else range(0)
     missing = tuple(r for r in span if r not in found)
     reference = _reference(ranks, colls)
-    inconsistent = inconsistencies(summaries, colls)  # every call, the odd ones included
+    spans = {
+        rank: (first, last)
+        for rank, first, last in steps.group_by("rank")
+        .agg(first=pl.col("step").min(), last=pl.col("step").max())
+        .iter_rows()
+    }
+    # every call, the odd ones included
+    inconsistent = inconsistencies(summaries, colls, spans)
     return RanksResult(
         ranks=ranks,
         steps=steps,
@@ -166,8 +187,16 @@ def reduce(
         missing_ranks=missing,
         reference_rank=reference,
         findings=findings(
-            waits, clock, reference, inconsistent, missing, n_steps, unpaired, ranks.height
-        ),
+            waits,
+            clock,
+            reference,
+            inconsistent,
+            missing,
+            n_steps,
+            unpaired,
+            ranks.height,
+            capture_findings(shifts, steps, step_moves, reference),
+        ),  # fmt: skip
     )
 
 
@@ -233,11 +262,7 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
     matched, residual_ns, and shift_ns = the two summed (what to add to its times)."""
     import polars as pl
 
-    starts = ranks["session_start_utc_ns"]
-    if ranks.height and starts.null_count() == 0:
-        offsets = ranks.select("rank", (starts - starts.min()).alias("session_offset_ns"))
-    else:
-        offsets = ranks.select("rank", pl.lit(0, pl.Int64).alias("session_offset_ns"))
+    offsets = session_offsets(ranks)
     based = colls.join(offsets, on="rank").with_columns(
         end_b=pl.col("end_ns") + pl.col("session_offset_ns")
     )
@@ -364,9 +389,13 @@ def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return instances, calls
 
 
-def _steps(summaries, calls: pl.DataFrame) -> pl.DataFrame:
+def _steps(
+    summaries, calls: pl.DataFrame, moved: list[int], reference: int | None
+) -> tuple[pl.DataFrame, dict[int, int]]:
     """The rank x step matrix (long form) with the waits of the collectives that started
-    in each step (on the rank's own clock)."""
+    in each step (on the rank's own clock), and what was added to the step numbers of the
+    ranks whose captures started at other steps (``moved``: the ranks whose calls were
+    renumbered; :func:`.sequence.step_shifts`)."""
     import polars as pl
 
     parts = []
@@ -392,10 +421,10 @@ def _steps(summaries, calls: pl.DataFrame) -> pl.DataFrame:
                 "active_ns": pl.Int64,
                 "caused_ns": pl.Int64,
             }
-        )
+        ), {}
     steps = pl.concat(parts).sort("rank", "start_ns")
     placed = (
-        calls.select("rank", "start_ns", "wait_ns", "caused_ns")
+        calls.select("rank", "comm", "seq", "start_ns", "wait_ns", "caused_ns")
         .sort("rank", "start_ns")
         .join_asof(
             steps.select("rank", "step", pl.col("start_ns").alias("step_start"), "end_ns"),
@@ -406,16 +435,23 @@ def _steps(summaries, calls: pl.DataFrame) -> pl.DataFrame:
             check_sortedness=False,  # sorted by (rank, start) above
         )
         .filter(pl.col("start_ns") <= pl.col("end_ns"))
-        .group_by("rank", "step")
-        .agg(pl.col("wait_ns").sum(), pl.col("caused_ns").sum())
     )
-    return (
-        steps.join(placed, on=["rank", "step"], how="left")
+    moves = step_shifts(placed, moved, reference)
+    if moves:
+        move = pl.col("rank").replace_strict(moves, default=0, return_dtype=pl.Int64)
+        steps = steps.with_columns(step=pl.col("step") + move)
+        placed = placed.with_columns(step=pl.col("step") + move)
+    per_step = placed.group_by("rank", "step").agg(
+        pl.col("wait_ns").sum(), pl.col("caused_ns").sum()
+    )
+    frame = (
+        steps.join(per_step, on=["rank", "step"], how="left")
         .with_columns(pl.col("wait_ns", "caused_ns").fill_null(0))
         .with_columns(active_ns=pl.col("duration_ns") - pl.col("wait_ns"))
         .select("rank", "step", "warmup", "duration_ns", "wait_ns", "active_ns", "caused_ns")
         .sort("step", "rank")
     )
+    return frame, moves
 
 
 def _step_stragglers(steps: pl.DataFrame) -> pl.DataFrame:

@@ -15,6 +15,7 @@ class RanksRules:
     on_time_ns: int  # a collective whose start times spread less than this is on time
     straggler_steps_shown: int  # steps listed under "stragglers per step" in the summary
     clock_suspect_ns: int  # collective ends disagreeing by more than this after alignment
+    clock_error_max_ns: int  # larger corrections on UTC session starts: other calls paired
     path_alignment_pairs: int  # launch pairs a rank's path may be aligned on, at most
 
 
@@ -26,5 +27,6 @@ def ranks_rules() -> RanksRules:
         on_time_ns=int(doc["stragglers"]["on_time_ns"]),
         straggler_steps_shown=int(doc["summary"]["straggler_steps_shown"]),
         clock_suspect_ns=int(doc["clocks"]["suspect_residual_ns"]),
+        clock_error_max_ns=int(doc["clocks"]["error_max_ns"]),
         path_alignment_pairs=int(doc["consistency"]["path_alignment_pairs"]),
     )

@@ -1,0 +1,209 @@
+"""Which of the reference rank's collective calls each rank's k-th call is, when the ranks'
+captures did not start at the same call.
+
+Calls are numbered per communicator from each capture's start (``ranks_collectives``), so
+the k-th calls of two ranks are one instance only when both captures started at the same
+call. A rank whose capture started two steps late (nsys started later on its node,
+``--capture-range``) would have its first call paired with the reference's first, and
+the clock correction would absorb the two steps (-200 ms where the clocks differ by
+0.3 ms). Where every rank recorded its UTC session start, the clocks are already close
+(``ranks.toml`` ``[clocks] error_max_ns``): a larger correction means other calls were
+paired, and the rank's calls are renumbered by the one offset that pairs each with the
+reference call ending nearest to it, when that offset pairs every call (its ends then
+agree within ``suspect_residual_ns``); else they stay as they are (a skipped or extra
+call, which ``reduce._unpaired_ranks`` names). Steps follow: the rank's steps are
+renumbered by the offset between its steps and the reference's holding the same calls.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .rules import ranks_rules
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+def session_offsets(ranks: pl.DataFrame) -> pl.DataFrame:
+    """rank, session_offset_ns: its session start minus the earliest one (0 for every rank
+    when any lacks a recorded start)."""
+    import polars as pl
+
+    starts = ranks["session_start_utc_ns"]
+    if ranks.height and starts.null_count() == 0:
+        return ranks.select("rank", (starts - starts.min()).alias("session_offset_ns"))
+    return ranks.select("rank", pl.lit(0, pl.Int64).alias("session_offset_ns"))
+
+
+def ranks_call_shifts(
+    ranks: pl.DataFrame, colls: pl.DataFrame, reference: int | None
+) -> pl.DataFrame:
+    """:func:`call_shifts` where the session starts put the clocks on one base
+    (every rank recorded its start); without them a capture's start is not known."""
+    import polars as pl
+
+    if ranks.height and ranks["session_start_utc_ns"].null_count() == 0:
+        based = colls.join(session_offsets(ranks), on="rank").with_columns(
+            end_b=pl.col("end_ns") + pl.col("session_offset_ns")
+        )
+        return call_shifts(based, reference)
+    return call_shifts(colls.clear(), None)
+
+
+def call_shifts(based: pl.DataFrame, reference: int | None) -> pl.DataFrame:
+    """(rank, comm, shift): what to add to a rank's call numbers on a communicator so that
+    they number its calls as the reference's do, for the calls that need it. ``based``:
+    every call (rank, comm, seq, kind, end_b) with ``end_b`` on the UTC session base."""
+    import polars as pl
+
+    schema = {"rank": pl.Int64, "comm": pl.Int16, "shift": pl.Int64}
+    if reference is None or not based.height:
+        return pl.DataFrame(schema=schema)
+    rules = ranks_rules()
+    ref = based.filter(pl.col("rank") == reference).select(
+        "comm", ref_seq="seq", ref_end="end_b", ref_kind=pl.col("kind").cast(pl.String)
+    )
+    others = based.filter(pl.col("rank") != reference).with_columns(
+        kind=pl.col("kind").cast(pl.String)
+    )
+    as_numbered = _corrections(others.with_columns(ref_seq=pl.col("seq")), ref)
+    far = as_numbered.filter(pl.col("correction").abs() > rules.clock_error_max_ns)
+    if not far.height:
+        return pl.DataFrame(schema=schema)
+    suspects = others.join(far.select("rank", "comm"), on=["rank", "comm"])
+    nearest = (
+        suspects.sort("end_b")
+        .join_asof(
+            ref.sort("ref_end"),
+            left_on="end_b",
+            right_on="ref_end",
+            by="comm",
+            strategy="nearest",
+            check_sortedness=False,
+        )  # fmt: skip
+        .filter(pl.col("kind") == pl.col("ref_kind"))
+        .group_by("rank", "comm")
+        .agg(shift=(pl.col("ref_seq") - pl.col("seq")).mode().sort().first().cast(pl.Int64))
+    )
+    shifted = suspects.join(nearest, on=["rank", "comm"]).with_columns(
+        ref_seq=pl.col("seq") + pl.col("shift")
+    )
+    fits = _corrections(shifted, ref).filter(
+        (pl.col("correction").abs() <= rules.clock_error_max_ns)
+        & (pl.col("spread") <= rules.clock_suspect_ns)
+        & (pl.col("pairs") == pl.col("calls"))
+    )
+    return nearest.join(fits.select("rank", "comm"), on=["rank", "comm"]).select(
+        "rank", pl.col("comm").cast(pl.Int16), "shift"
+    )
+
+
+def _corrections(calls: pl.DataFrame, ref: pl.DataFrame) -> pl.DataFrame:
+    """Per (rank, comm): the median end difference to the reference calls ``ref_seq``
+    names (same collective), the spread of the differences around it, and how many of
+    the rank's calls paired (``pairs``) of its ``calls`` that the reference's span holds."""
+    import polars as pl
+
+    held = ref.group_by("comm").agg(lo=pl.col("ref_seq").min(), hi=pl.col("ref_seq").max())
+    inside = calls.join(held, on="comm").filter(pl.col("ref_seq").is_between("lo", "hi"))
+    delta = pl.col("ref_end") - pl.col("end_b")
+    paired = (
+        inside.join(ref, on=["comm", "ref_seq"])
+        .filter(pl.col("kind") == pl.col("ref_kind"))
+        .group_by("rank", "comm")
+        .agg(
+            correction=delta.median(),
+            spread=(delta - delta.median()).abs().max(),
+            pairs=pl.len(),
+        )
+    )
+    counts = inside.group_by("rank", "comm").agg(calls=pl.len())
+    return paired.join(counts, on=["rank", "comm"])
+
+
+def renumber(colls: pl.DataFrame, shifts: pl.DataFrame) -> pl.DataFrame:
+    """``colls`` with each rank's calls renumbered by ``shifts`` (relative to the
+    reference), all moved so that the earliest capture's first call is #1 again."""
+    import polars as pl
+
+    if not shifts.height:
+        return colls
+    base = shifts.group_by("comm").agg(base=pl.col("shift").min().clip(upper_bound=0))
+    return (
+        colls.join(shifts, on=["rank", "comm"], how="left")
+        .join(base, on="comm", how="left")
+        .with_columns(
+            seq=(pl.col("seq") + pl.col("shift").fill_null(0) - pl.col("base").fill_null(0)).cast(
+                pl.Int32
+            )
+        )
+        .drop("shift", "base")
+    )
+
+
+def step_shifts(
+    placed: pl.DataFrame, shifted_ranks: list[int], reference: int | None
+) -> dict[int, int]:
+    """Per rank whose calls were renumbered (and the reference, and every rank when the
+    numbers all move), what to add to its step numbers: the most common difference
+    between the reference's step and its own holding the same call (``placed``: rank,
+    comm, seq, step), all moved so that the smallest is 0. Empty when no rank moved."""
+    import polars as pl
+
+    if not shifted_ranks or reference is None:
+        return {}
+    ref = placed.filter(pl.col("rank") == reference).select("comm", "seq", ref_step="step")
+    found = (
+        placed.filter(pl.col("rank").is_in(shifted_ranks))
+        .join(ref, on=["comm", "seq"])
+        .group_by("rank")
+        .agg(shift=(pl.col("ref_step") - pl.col("step")).mode().sort().first())
+    )
+    shifts = {reference: 0} | dict(found.iter_rows())
+    base = min(shifts.values())
+    ranks = placed["rank"].unique().to_list()
+    return {r: shifts.get(r, 0) - base for r in ranks if shifts.get(r, 0) - base}
+
+
+def capture_findings(
+    shifts: pl.DataFrame, steps: pl.DataFrame, step_moves: dict[int, int], reference
+) -> tuple[str, ...]:
+    """Where the captures that started at other calls than the reference's were placed in
+    the run (``shifts``: :func:`call_shifts`; ``steps``: the rank x step matrix, steps
+    renumbered by ``step_moves``). When every other rank's capture started earlier by
+    the same calls, the reference's started later: said of it once."""
+    import polars as pl
+
+    def placed(rank: int) -> str:
+        own = steps.filter(pl.col("rank") == rank)["step"]
+        if not own.len() or rank not in step_moves:
+            return ""
+        return f"; its {own.len()} steps are the run's steps {own.min()}-{own.max()}"
+
+    firsts = shifts.sort("rank", "comm").unique("rank", keep="first", maintain_order=True)
+    others = steps["rank"].n_unique() - 1
+    if firsts.height == others > 1 and firsts["shift"].n_unique() == 1 and firsts["shift"][0] < 0:
+        comm, shift = firsts["comm"][0], firsts["shift"][0]
+        return (
+            f"rank {reference}'s capture started later than the other ranks': its first "
+            f"collective is their call #{1 - shift} (communicator {comm}), paired from "
+            f"there{placed(reference)}",
+        )
+    out = []
+    for rank, comm, shift in firsts.rows():
+        if shift > 0:
+            said = (
+                f"later than rank {reference}'s: its first collective is rank "
+                f"{reference}'s call #{shift + 1}"
+            )
+        else:
+            said = (
+                f"earlier than rank {reference}'s: its call #{1 - shift} is rank "
+                f"{reference}'s first collective"
+            )
+        out.append(
+            f"rank {rank}'s capture started {said} (communicator {comm}), paired from "
+            f"there{placed(rank)}"
+        )
+    return tuple(out)
