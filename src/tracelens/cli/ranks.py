@@ -36,7 +36,8 @@ def ranks(
     traces: Annotated[
         list[Path],
         typer.Argument(
-            help="Per-rank exports: files, globs ('runs/rank_*.sqlite') or directories",
+            help="Per-rank exports: files, globs ('runs/rank_*.sqlite') or directories; "
+            "one export holding every rank's process is one rank per process",
             show_default=False,
             readable=False,
         ),
@@ -82,8 +83,10 @@ def ranks(
     """Which rank is the straggler, how long the others wait for it in each collective,
     how far the clocks were apart, and which ranks run different kernels.
 
-    A failing rank file is reported (path and reason) and the others are analysed; the
-    result names the missing ranks. With --engine ray the workers must read the trace
+    One export of a whole single-node job (nsys profile torchrun --nproc-per-node N) is
+    one rank per process that ran kernels, numbered by GPU. A failing rank file is
+    reported (path and reason) and the others are analysed; the result names the missing
+    ranks. With --engine ray the workers must read the trace
     paths under the same names (a shared file system) and have tracelens installed.
     """
     from ..ranks import analyse_ranks
