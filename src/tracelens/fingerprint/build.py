@@ -204,6 +204,25 @@ def _steps_rows(
     return described, rows, host_order_steps(launches, order, steps)
 
 
+def _steps_first(trace: Trace, ranges: bool) -> Steps | None:
+    """The steps of the whole trace when they need none of the launches the fingerprint
+    reads: those an earlier search kept in the trace's cache entry, else, on a trace with
+    NVTX ranges (``ranges``), the search itself, run before the launches are read (NVTX
+    steps read their own operations, and the search then keeps what it found, as
+    ``tracelens steps`` does). Held with the launches, the search's peak was the
+    fingerprint's: on the NVTX bench trace (5M kernels, 519 marker steps) 1.85 GB. None:
+    found from the launches later (:func:`_steps_rows`), the period search's sequence
+    handed over. A trace with NVTX ranges whose steps are periodic reads its launch
+    sequence twice (the search's and the fingerprint's)."""
+    from ..steps import find_steps
+    from ..steps_kept import kept_steps
+
+    kept = kept_steps(trace)
+    if kept is not None or not ranges:
+        return kept
+    return find_steps(trace)
+
+
 def _has_nvtx_ranges(trace: Trace) -> bool:
     """Any push/pop or start/end range, open ones too (they last to the last NVTX event,
     as in nvtx_ranges(): a trace whose only range was left open has that region)."""
@@ -402,6 +421,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
         return doc  # an earlier run through the same cache entry built it (fingerprint.kept)
     names = _names(trace)
     ranges = _create_paths(trace)
+    found = steps if steps is not None else _steps_first(trace, ranges)
     with _launches_within_cuda_limits(trace):
         launches = read_launches(trace, paths=ranges)
     # every kept kernel record: the count of damaged ones then needs no scan of its own
@@ -413,7 +433,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
     facts = _facts_meanwhile(names, variants)
-    described, step_rows, host = _steps_rows(trace, launches, order, steps)
+    described, step_rows, host = _steps_rows(trace, launches, order, found)
     frame = with_steps(launches, None, step_rows, host)
     # the units' rows are the launches' unless some had no name (or regions joined them)
     launched = order if frame.height == launches.height and not nvtx else None
