@@ -66,3 +66,51 @@ def test_one_rank_has_no_straggler_verdict(tmp_path):
     assert not any("straggler:" in f or "made the others wait" in f for f in r.findings[1:])
     assert "pid" not in r.ranks.columns  # one rank per export: the path names it
     assert r.ranks.filter(pl.col("rank") == 0).height == 1
+
+
+def _processes_read(path, monkeypatch) -> tuple[int, list[bool]]:
+    """(the ranks analysed, whether each summary read its kernels' processes)."""
+    from tracelens.trace import Trace
+
+    asked: list[bool] = []
+    query = Trace.query
+
+    def recorded(self, name, **params):
+        asked.append(name == "ranks_processes")
+        return query(self, name, **params)
+
+    monkeypatch.setattr(Trace, "query", recorded)
+    r = analyse_ranks([path], jobs=1)
+    monkeypatch.setattr(Trace, "query", query)
+    return r.ranks.height, [a for a in asked if a]
+
+
+def test_a_context_table_of_one_process_skips_the_processes_read(tmp_path, monkeypatch):
+    # the usual one-rank export lists one process's contexts: its kernels' processes are
+    # not read (a scan of every kernel); two processes listed, or no table: they are
+    one = build_one_export(
+        tmp_path / "one_0.sqlite", ranks=1, slow_rank=None, contexts=True, schema="3.24.18"
+    )
+    assert _processes_read(one, monkeypatch) == (1, [])
+    two = build_one_export(tmp_path / "two_0.sqlite", contexts=True, schema="3.24.18")
+    assert _processes_read(two, monkeypatch) == (2, [True])
+    bare = build_one_export(tmp_path / "bare_0.sqlite", ranks=1, slow_rank=None)
+    assert _processes_read(bare, monkeypatch) == (1, [True])
+
+
+def test_the_context_tables_count_processes(tmp_path):
+    from queries.golden import assert_golden
+
+    from tracelens.synth import TraceBuilder
+
+    # two processes with contexts (40000 on GPU 0, 40001 on GPU 1)
+    two = build_one_export(tmp_path / "two.sqlite", steps=1, contexts=True, schema="3.24.18")
+    assert_golden(two, "ranks_context_processes", "two_processes", export_tables=True)
+    # before TARGET_INFO_CUDA_CONTEXT_INFO: one row per context's default stream; process
+    # 77 has two contexts, 78 one
+    b = TraceBuilder("3.0.0")
+    for pid, device, context in ((77, 0, 1), (77, 1, 2), (78, 1, 3)):
+        b.add_row("TARGET_INFO_CUDA_NULL_STREAM", streamId=7, hwId=0, vmId=0,
+                  processId=pid, deviceId=device, contextId=context)  # fmt: skip
+    old = b.write(tmp_path / "old.sqlite")
+    assert_golden(old, "ranks_null_stream_processes", "two_processes", export_tables=True)

@@ -146,7 +146,7 @@ def summarise_export(
             "SELECT current_setting('threads'), current_setting('memory_limit')"
         ).fetchone()
         settings = {"threads": row[0], "memory_limit": row[1]}
-        processes = trace.query("ranks_processes") if split else None
+        processes = trace.query("ranks_processes") if split and _may_share(trace) else None
         if processes is None or processes.height < 2:
             return replace(_summarise(trace), duckdb_settings=settings)
         ranks = tuple(
@@ -154,6 +154,27 @@ def summarise_export(
             for pid, device in processes.select("pid", "first_device").iter_rows()
         )
         return SharedExport(str(trace.path), ranks)
+
+
+#: The export tables with one row per CUDA context (newest first), and the query that
+#: counts the processes they list.
+_CONTEXT_PROCESSES = (
+    ("TARGET_INFO_CUDA_CONTEXT_INFO", "ranks_context_processes"),
+    ("TARGET_INFO_CUDA_NULL_STREAM", "ranks_null_stream_processes"),
+)
+
+
+def _may_share(trace: Trace) -> bool:
+    """Whether the export may hold several processes' kernels: False when its context table
+    lists one process (a process launches only where it has a context), so that the usual
+    one-rank export is not read for its kernels' processes; True without a table or with
+    an empty one (a synthetic trace)."""
+    for table, name in _CONTEXT_PROCESSES:
+        if trace.has_table(table):
+            rows = trace._sqlite_rows(_resources.query(name))
+            if rows and rows[0][0]:
+                return rows[0][0] > 1
+    return True
 
 
 def summarise_or_failure(
