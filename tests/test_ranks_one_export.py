@@ -114,3 +114,17 @@ def test_the_context_tables_count_processes(tmp_path):
                   processId=pid, deviceId=device, contextId=context)  # fmt: skip
     old = b.write(tmp_path / "old.sqlite")
     assert_golden(old, "ranks_null_stream_processes", "two_processes", export_tables=True)
+
+
+def test_several_whole_node_exports_are_numbered_node_by_node(tmp_path):
+    # node_1's two processes are ranks 2 and 3, after node_0's (by the names' integers,
+    # whatever order the files are written or listed in), each node's by GPU
+    for node in (1, 0):
+        pids = {r: 40_000 + 10 * node + r for r in range(2)}
+        build_one_export(tmp_path / f"node_{node}.sqlite", pids=pids, steps=2)
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert r.ranks.select("rank", "pid", "rank_source").rows() == [
+        (0, 40_000, "file, then GPU order"), (1, 40_001, "file, then GPU order"),
+        (2, 40_010, "file, then GPU order"), (3, 40_011, "file, then GPU order"),
+    ]  # fmt: skip
+    assert r.ranks["path"].to_list() == [str(tmp_path / f"node_{n}.sqlite") for n in (0, 0, 1, 1)]
