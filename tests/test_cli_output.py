@@ -172,6 +172,16 @@ def test_output_file_is_replaced_whole_or_not_at_all(tmp_path, capsys, monkeypat
     assert out.read_text().startswith("time_pct,")
 
 
+def test_output_dash_is_stdout(tmp_path, capsys, monkeypatch):
+    """`-o -` writes to stdout, as in most tools, and no file named '-' appears."""
+    path = _trace(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    plain = run_cli(["census", path, "-f", "csv"], capsys)
+    assert run_cli(["census", path, "-f", "csv", "-o", "-"], capsys) == plain
+    assert plain[0] == 0 and plain[1].startswith("time_pct,")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]
+
+
 @pytest.mark.parametrize("how", ["signal", "KeyboardInterrupt", "duckdb"])
 def test_ctrl_c_is_one_line_and_exit_130(how, tmp_path, capsys, monkeypatch):
     import duckdb

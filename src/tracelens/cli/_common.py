@@ -163,7 +163,11 @@ FormatOpt = Annotated[str, format_option()]
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
-        "--output", "-o", help="Write to FILE instead of stdout", metavar="FILE", readable=False
+        "--output",
+        "-o",
+        help="Write to FILE instead of stdout (- is stdout)",
+        metavar="FILE",
+        readable=False,
     ),
 ]
 TimeUnitOpt = Annotated[

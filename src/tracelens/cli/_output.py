@@ -37,10 +37,10 @@ def check_output(output: Path | None) -> None:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Results go to stdout (or FILE); never to stderr."""
+    """Results go to stdout (or FILE; ``-o -`` is stdout, as in most tools); never to stderr."""
     from ..render import encodable
 
-    if output is None:
+    if output is None or str(output) == "-":
         try:
             _write_in_slices(sys.stdout, text)
             sys.stdout.flush()
