@@ -9,7 +9,8 @@ Found in this order, and never invented:
 3. ``period``: the period of each device's kernel launch sequence: candidate periods come
    from the spacing of kernels that occur once per period, each is verified with one
    vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
-   idle gap of the motif; near-linear in the number of kernels;
+   idle gap of the motif (a shorter motif with optional launches when the host waits as
+   long between its repeats); near-linear in the number of kernels;
 4. ``none``: abstain, saying why.
 
 A step's GPU projection on a device is its GPU work there: from the first operation's start

@@ -23,14 +23,20 @@ alone would make each step a few microseconds long.
 4. phase: steps start at the position of the motif with the longest idle time before it
    (a step boundary is where the host syncs, logs or prepares the next batch); only
    complete periods are steps;
+4b. a shorter motif whose steps may launch a few other kernels too replaces the period
+   when its steps wait for the host as long, and is searched when no exact period holds
+   (an optional kernel every few iterations makes the exact period a multiple of the
+   iteration, or breaks it: :mod:`tracelens.steps_motif`);
 5. a step's GPU work: its launches, and the device's copies and memsets from its first
    launch up to the next step's (:func:`_copies_in_steps`), as ``--step`` selects it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .steps_motif import Anchored
 from .steps_order import (
     PROCESS_COLUMNS,
     host_order,
@@ -59,40 +65,56 @@ def period_steps(
         sequence = LaunchSequence.read(trace, params)
     else:
         sequence = LaunchSequence.given(launches)
-    periods, motifs, parts = [], {}, []
+    found = {}
     for device, offset, count in sequence.devices():
-        found = device_period(
+        period = device_period(
             sequence.tokens(offset, count),
             lambda o=offset, c=count: sequence.times(o, c),
             conf["period"],
         )
-        if found is None:
-            continue
-        steps, bound, motif, outside = found
-        periods.append((device, steps, bound))
-        motifs[device] = motif
-        parts.append(
-            f"device {device}: a motif of {_launch_count(motif)}"
-            + (
-                f" ({outside:,} {_launch_noun(motif, outside)} outside complete periods)"
-                if outside
-                else ""
-            )
-        )
-    if not periods:
+        if period is not None:
+            found[device] = period
+    if not found:
         return None
     # A step holds its device's copies and memsets too (its end and busy time count them).
     copies = trace.query("steps_period_copies", **params)
     frames = [
-        _per_step(steps, copies.filter(pl.col("device") == device), bound).with_columns(
+        _per_step(f.steps, copies.filter(pl.col("device") == device), f.bound).with_columns(
             device=pl.lit(device, dtype=pl.Int64)
         )
-        for device, steps, bound in periods
+        for device, f in found.items()
     ]
     names = dict(trace.query_rows("util_kernel_names").data)
-    motif_names = {d: tuple(_token_name(i, names) for i in ids) for d, ids in motifs.items()}
-    detail = "the period of the kernel launch sequence (" + "; ".join(parts) + ")"
-    return _finish("period", detail, pl.concat(frames, how="diagonal_relaxed"), motif_names)
+    motif_names = {d: tuple(_token_name(i, names) for i in f.motif) for d, f in found.items()}
+    parts = "; ".join(_describe(device, f, names) for device, f in found.items())
+    detail = "the period of the kernel launch sequence (" + parts + ")"
+    frame = pl.concat(frames, how="diagonal_relaxed")
+    return _finish("period", detail, frame, motif_names)
+
+
+def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
+    """How one device's steps were found and how regular they are."""
+    motif, outside = found.motif, found.outside
+    text = f"device {device}: a motif of {_launch_count(motif)}"
+    anchored = found.anchored
+    if anchored is None:
+        if outside:
+            text += f" ({outside:,} {_launch_noun(motif, outside)} outside complete periods)"
+        return text
+    steps = len(anchored.starts)
+    text += f", exactly in {anchored.exact:,} of its {steps:,} steps"
+    if anchored.optional:
+        text += f", with {_names(anchored.extra, names)} too in {anchored.optional:,}"
+    if (other := steps - anchored.exact - anchored.optional) > 0:
+        text += f", otherwise in {other:,}"
+    if outside:
+        text += f" ({outside:,} {_launch_noun(motif, outside)} outside the steps)"
+    return text
+
+
+def _names(tokens, names: dict[int, str]) -> str:
+    shown = ", ".join(_token_name(t, names) for t in list(tokens)[:3])
+    return shown + (f" and {len(tokens) - 3:,} more" if len(tokens) > 3 else "")
 
 
 class LaunchSequence:
@@ -192,10 +214,12 @@ def _launch_noun(motif: tuple[int, ...], count: int) -> str:
     return noun if count == 1 else noun + ("es" if noun == "launch" else "s")
 
 
-def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
+def _gap_table(ids: pl.Series) -> pl.DataFrame:
+    """Per token with at least two launches: name_id, total (its spacings), gap (the most
+    common spacing, the smallest of equally common ones, when it holds for at least half of
+    them; else the more common median) and c (how many spacings are that gap)."""
     import polars as pl
 
-    n = ids.len()
     # Each name's launch positions, in order, as one list: their differences are the gaps
     # between consecutive launches of it.
     gaps = (
@@ -222,12 +246,21 @@ def _candidates(ids: pl.Series, conf: dict[str, Any]) -> list[int]:
             c_hi=gap.list.eval(pl.element() == upper).list.sum(),
         )
         .select(
+            "name_id",
             "total",
             gap=pl.when(pl.col("c_hi") > pl.col("c_lo")).then("hi").otherwise("lo"),
             c=pl.max_horizontal("c_lo", "c_hi"),
         )
     )
-    c = pl.col("c")
+    return per
+
+
+def _candidates(per: pl.DataFrame, n: int, conf: dict[str, Any]) -> list[int]:
+    """Candidate periods from :func:`_gap_table`: gaps that hold for at least half of a
+    token's spacings, by how many spacings they explain."""
+    import polars as pl
+
+    gap, total, c = pl.col("gap"), pl.col("total"), pl.col("c")
     kept = per.filter(
         c * 2 >= total,
         gap >= conf["min_period"],
@@ -254,22 +287,87 @@ def _match_share(ids: pl.Series, p: int) -> float:
     return float((ids.head(n - p) == ids.slice(p)).mean())
 
 
-def device_period(ids: pl.Series, launches, conf: dict[str, Any]):
-    """(steps, last step's bound, motif tokens, launches outside complete periods) for one
-    device's launch tokens ``ids`` in launch order, or None; ``launches()``: the same
-    launches' start_ns, end_ns and token, asked for when the sequence has a period.
-    ``steps``: the launches of complete periods with their step (start_ns, end_ns, token,
-    step); the bound: the first start among the other launches after the last step's
-    first launch (None: none), where the last step's window ends (:func:`_per_step`)."""
-    import polars as pl
+def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePeriod | None:
+    """The steps of one device's launch tokens ``ids`` in launch order, or None;
+    ``launches()``: the same launches' start_ns, end_ns and token, asked for when the
+    sequence has a period (or may have one with optional launches).
+
+    The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
+    launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
+    iteration when the exact period is a multiple of it, the steps when the extra launches
+    leave no exact period."""
+    from .steps_motif import anchored_steps, idle_before
 
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
         return None
-    shares = {p: _match_share(ids, p) for p in _candidates(ids, conf)}
+    gaps = _gap_table(ids)
+    candidates = _candidates(gaps, n, conf)
+    shares = {p: _match_share(ids, p) for p in candidates}
     if not shares:
         return None
     p = _choose(shares, conf["prefer_smaller_within"])
+    stretch = _exact_stretch(ids, p, conf)
+    seq = idle = None
+    starts, end, motif, anchored, step_idle = [], 0, (), None, None
+    if stretch is not None:
+        seq = launches()
+        idle = idle_before(seq)
+        phase, step_idle = _phase(idle, *stretch, p)
+        first = stretch[0] + phase
+        count = (stretch[1] - first) // p
+        if count >= conf["min_repeats"]:
+            starts, end = list(range(first, first + count * p, p)), first + count * p
+            motif = tuple(ids.slice(first, p).to_list())
+    shorter = sorted(q for q in candidates if not starts or q * 2 <= p)
+    if shorter and (not starts or step_idle):
+        if seq is None:
+            seq = launches()
+            idle = idle_before(seq)
+        anchored = anchored_steps(ids, gaps, shorter, idle, step_idle if starts else None, conf)
+        if anchored is not None:
+            starts, end, motif = anchored.starts, anchored.end, anchored.motif
+    if not starts:
+        return None
+    return DevicePeriod.build(seq, n, starts, end, motif, anchored)
+
+
+@dataclass(frozen=True)
+class DevicePeriod:
+    """One device's period steps. ``steps``: the launches of the steps with their step
+    (start_ns, end_ns, token, step); ``bound``: the first start among the other launches
+    after the last step's first launch (None: none), where the last step's window ends
+    (:func:`_per_step`); ``motif``: its tokens; ``outside``: launches in no step;
+    ``anchored``: the steps of a motif with optional launches, else None (every step is
+    the motif)."""
+
+    steps: pl.DataFrame
+    bound: int | None
+    motif: tuple[int, ...]
+    outside: int
+    anchored: Anchored | None
+
+    @classmethod
+    def build(cls, seq, n, starts, end, motif, anchored) -> DevicePeriod:
+        import polars as pl
+
+        first = starts[0]
+        index = pl.int_range(first, end, dtype=pl.Int64, eager=True)
+        step = pl.Series(starts, dtype=pl.Int64).search_sorted(index, side="right")
+        steps = seq.slice(first, end - first).with_columns(step=step.cast(pl.Int64))
+        last_start = steps["start_ns"].slice(starts[-1] - first).min()
+        others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(end)])
+        bound = others.filter(others > last_start).min()
+        return cls(steps, bound, motif, n - (end - first), anchored)
+
+
+def _exact_stretch(ids: pl.Series, p: int, conf: dict[str, Any]) -> tuple[int, int] | None:
+    """The periodic stretch [a, b) of period ``p``: from the first to the last full period
+    of matching positions, when it repeats ``min_repeats`` times, matches ``min_match`` and
+    covers ``min_coverage`` of the launches; else None."""
+    import polars as pl
+
+    n = ids.len()
     matches = (ids.head(n - p) == ids.slice(p)).cast(pl.Int8)
     full = matches.rolling_min(window_size=p).fill_null(0)
     ends = (full == 1).arg_true()
@@ -284,36 +382,22 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]):
         or (b - a) < conf["min_coverage"] * n
     ):
         return None
-    seq = launches()
-    phase = _phase(seq, a, b, p)
-    first = a + phase
-    count = (b - first) // p
-    if count < conf["min_repeats"]:
-        return None
-    steps = seq.slice(first, count * p).with_columns(
-        step=(pl.int_range(0, count * p, dtype=pl.Int64) // p) + 1
-    )
-    last_start = steps["start_ns"].tail(p).min()
-    others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(first + count * p)])
-    bound = others.filter(others > last_start).min()
-    motif = tuple(ids.slice(first, p).to_list())
-    return steps, bound, motif, n - count * p
+    return a, b
 
 
-def _phase(seq: pl.DataFrame, a: int, b: int, p: int) -> int:
-    """The motif position with the longest mean idle time before it, within [a, b)."""
+def _phase(idle: pl.Series, a: int, b: int, p: int) -> tuple[int, float]:
+    """(the motif position with the longest mean idle time before it within [a, b), that
+    mean in ns)."""
     import polars as pl
 
-    gaps = seq.select(
-        gap=(pl.col("start_ns") - pl.col("end_ns").cum_max().shift(1)).clip(lower_bound=0)
-    ).slice(a, b - a)
     by_phase = (
-        gaps.with_columns(phase=pl.int_range(0, b - a, dtype=pl.Int64) % p)
+        pl.DataFrame({"gap": idle.slice(a, b - a)})
+        .with_columns(phase=pl.int_range(0, b - a, dtype=pl.Int64) % p)
         .group_by("phase")
         .agg(pl.col("gap").mean())
         .sort("gap", "phase", descending=[True, False])
     )
-    return int(by_phase["phase"][0])
+    return int(by_phase["phase"][0]), float(by_phase["gap"][0])
 
 
 def _per_step(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> pl.DataFrame:

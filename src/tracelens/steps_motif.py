@@ -1,0 +1,155 @@
+"""Steps from a motif with optional launches.
+
+What :func:`tracelens.steps_period.device_period` asks when an exact period is not the whole
+story (``[period]`` in ``data/steps.toml``):
+
+- :func:`anchored_steps`: a short motif whose steps may also launch a few other kernels (an
+  EMA or loss-scale update every 4th iteration, a logging kernel now and then). An exact
+  period then either does not exist (the extra launches break ``name[i] == name[i + p]``)
+  or is a multiple of the iteration (4 iterations and the extra kernel). Each step starts at
+  a launch of the motif's first kernel (the one with the longest idle time before it, as
+  the exact period's phase); a step fits when it launches the motif's kernels in order
+  with at most ``max_optional_share`` of the motif's length of others among them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+@dataclass(frozen=True)
+class Anchored:
+    """Steps of a motif with optional launches: ``starts`` (launch positions of each step's
+    first launch), ``end`` (one past the last step's last launch), the motif's tokens, how
+    many steps launch exactly the motif, how many launch it with optional launches, and
+    the tokens these launch besides it."""
+
+    starts: list[int]
+    end: int
+    motif: tuple[int, ...]
+    exact: int
+    optional: int
+    extra: tuple[int, ...]
+
+
+def idle_before(seq: pl.DataFrame) -> pl.Series:
+    """Per launch in launch order: the GPU idle time before it (ns, from the latest end
+    among the launches before it; null for the first)."""
+    import polars as pl
+
+    return seq.select(
+        (pl.col("start_ns") - pl.col("end_ns").cum_max().shift(1)).clip(lower_bound=0)
+    ).to_series()
+
+
+def anchored_steps(
+    ids: pl.Series,
+    gaps: pl.DataFrame,
+    periods: list[int],
+    idle: pl.Series,
+    step_idle: float | None,
+    conf: dict[str, Any],
+) -> Anchored | None:
+    """The first of ``periods`` (ascending) whose motif, with optional launches, explains
+    ``ids``, or None. ``gaps``: each token's most common launch spacing (name_id, gap,
+    total); ``idle``: :func:`idle_before` of the launches; ``step_idle``: the mean idle time
+    before the exact period's steps, when one was found (a shorter motif replaces it only
+    when its steps are bounded by idle time as long: the layers of a step are not)."""
+    import polars as pl
+
+    per_token = (
+        pl.DataFrame({"name_id": ids, "idle": idle})
+        .group_by("name_id")
+        .agg(pl.col("idle").mean())
+        .join(
+            gaps.filter(pl.col("c") * 2 >= pl.col("total")).select("name_id", "gap"), on="name_id"
+        )
+    )
+    floor = float(idle.mean() or 0) * conf["boundary_idle_over_mean"]
+    if step_idle is not None:
+        floor = max(floor, step_idle * conf["boundary_idle_share"])
+    for q in periods:
+        # the launch that starts a step: a token spaced q apart, after the longest idle time
+        first = (
+            per_token.filter(pl.col("gap") == q, pl.col("idle") > floor)
+            .sort("idle", "name_id", descending=[True, False])
+            .head(1)
+        )
+        if first.height:
+            found = _segments(ids, int(first["name_id"][0]), conf)
+            if found is not None:
+                return found
+    return None
+
+
+def _segments(ids: pl.Series, anchor: int, conf: dict[str, Any]) -> Anchored | None:
+    """Steps that start at each launch of ``anchor``, when they fit one motif (the most
+    common step) in at least ``min_match`` of them, from the first fitting step to the last,
+    and these cover ``min_coverage`` of the launches."""
+    import polars as pl
+
+    n = ids.len()
+    seg = (
+        pl.DataFrame({"token": ids})
+        .with_row_index("i")
+        .with_columns(seg=(pl.col("token") == anchor).cast(pl.Int64).cum_sum())
+        .filter(pl.col("seg") > 0)
+        .group_by("seg", maintain_order=True)
+        .agg(
+            start=pl.col("i").first().cast(pl.Int64),
+            tokens=pl.col("token"),
+            key=pl.col("token").cast(pl.String).str.join(","),
+        )
+    )
+    if seg.height < conf["min_repeats"] + 1:
+        return None
+    key = seg["key"].head(seg.height - 1).mode().sort().first()
+    motif = tuple(seg.filter(pl.col("key") == key)["tokens"][0].to_list())
+    room = int(len(motif) * conf["max_optional_share"])
+    lengths = seg["tokens"].list.len()
+    exact = seg["key"] == key
+    could = exact | ((lengths > len(motif)) & (lengths <= len(motif) + room))
+    if int(could.sum()) < conf["min_match"] * (seg.height - 1):
+        return None  # too few steps even of a fitting length (a random order)
+    fits = [
+        bool(e) or (bool(c) and _contains(tokens, motif))
+        for e, c, tokens in zip(exact, could, seg["tokens"].to_list(), strict=True)
+    ]
+    starts, ends = seg["start"].to_list(), [*seg["start"].to_list()[1:], n]
+    last = len(fits) - 1
+    if not fits[last]:
+        # the launches after the last step's first: the step when they begin with the motif
+        tail = seg["tokens"][last].to_list()
+        fits[last] = tuple(tail[: len(motif)]) == motif
+        ends[last] = starts[last] + len(motif)
+    fitting = [i for i, f in enumerate(fits) if f]
+    if not fitting:
+        return None
+    lo, hi = fitting[0], fitting[-1]
+    count = hi - lo + 1
+    if (
+        count < conf["min_repeats"]
+        or len(fitting) < conf["min_match"] * count
+        or ends[hi] - starts[lo] < conf["min_coverage"] * n
+    ):
+        return None
+    optional = [i for i in fitting if not exact[i]]
+    extra = sorted({t for i in optional for t in seg["tokens"][i]} - set(motif))
+    return Anchored(
+        starts[lo : hi + 1],
+        ends[hi],
+        motif,
+        len(fitting) - len(optional),
+        len(optional),
+        tuple(extra),
+    )
+
+
+def _contains(tokens, motif: tuple[int, ...]) -> bool:
+    """Whether ``tokens`` launch the motif in order (others may come between)."""
+    it = iter(tokens)
+    return all(any(t == m for t in it) for m in motif)
