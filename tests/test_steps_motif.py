@@ -76,3 +76,32 @@ def test_layers_inside_a_step_are_not_steps(tmp_path):
     with tracelens.open(build(tmp_path / "layers.sqlite", layers, spacing=1 * US)) as trace:
         s = trace.steps()
     assert s.count == 10 and len(s.motif[0]) == 17
+
+
+def test_warm_up_iterations_that_launch_more_are_set_aside(tmp_path):
+    # The old search began the steps inside the 3rd warm-up iteration (its a,b,c,d), left
+    # the probes in no step and set no step aside: 21 steps, warmup_steps [].
+    iterations = [PROBES + BASE] * 3 + [BASE] * 20
+    with tracelens.open(build(tmp_path / "warm.sqlite", iterations)) as trace:
+        s = trace.steps()
+    assert s.method == "period" and s.count == 23
+    assert s.summary()["warmup_steps"] == [1, 2, 3]
+    assert s.frame.sort("step")["kernels"].to_list() == [10] * 3 + [4] * 20
+    assert "warm-up: steps 1, 2, 3 (they also launch kernels outside the motif: " in s.detail
+    assert (
+        "void autotune_probe_0(float*)" in s.detail and "outside complete periods" not in s.detail
+    )
+    assert s.figures()["warmup_steps"] == 3
+    assert s.median_ns == 115 * US and s.std_ns == 0
+
+
+def test_setup_before_the_loop_is_no_warm_up_step(tmp_path):
+    # Kernels before the loop that do not launch the motif stay outside the steps; a warm-up
+    # iteration right after them is still found.
+    setup = [[("init_weights", 8 * US), ("fill", 3 * US)]]
+    iterations = setup + [PROBES + BASE] + [BASE] * 12
+    with tracelens.open(build(tmp_path / "setup.sqlite", iterations)) as trace:
+        s = trace.steps()
+    assert s.count == 13 and s.summary()["warmup_steps"] == [1]
+    assert "(2 kernels outside complete periods)" in s.detail
+    assert s.frame.sort("step")["kernels"].to_list() == [10] + [4] * 12

@@ -10,7 +10,8 @@ Found in this order, and never invented:
    from the spacing of kernels that occur once per period, each is verified with one
    vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
    idle gap of the motif (a shorter motif with optional launches when the host waits as
-   long between its repeats); near-linear in the number of kernels;
+   long between its repeats; leading iterations that launch more are warm-up);
+   near-linear in the number of kernels;
 4. ``none``: abstain, saying why.
 
 A step's GPU projection on a device is its GPU work there: from the first operation's start
@@ -318,15 +319,21 @@ def _finish(
     motif=None,
     ranges: pl.DataFrame | None = None,
     kernel_totals: pl.DataFrame | None = None,
+    set_aside: tuple[list[int], str] = ([], ""),
 ) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``. ``ranges``, ``kernel_totals``:
-    for steps from NVTX ranges, :attr:`Steps.ranges` and :attr:`Steps.kernel_totals`."""
+    for steps from NVTX ranges, :attr:`Steps.ranges` and :attr:`Steps.kernel_totals`.
+    ``set_aside``: the leading steps known to be warm-up (period steps that launch more
+    than the motif) and why; the steps after them are judged by time as any others."""
     import polars as pl
 
     frame = frame.select(FRAME_COLUMNS[:-2])
     per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
     durations = per_step["duration_ns"].to_list()
-    warmup, outlier = flag_steps(durations, settings()["robust"])
+    known, why = set_aside
+    lead = len(known)
+    warmup, outlier = flag_steps(durations[lead:], settings()["robust"])
+    warmup, outlier = [True] * lead + warmup, [False] * lead + outlier
     flags = per_step.select("step").with_columns(
         warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
     )
@@ -336,8 +343,11 @@ def _finish(
     detail = f"{steps:,} steps from {detail}"
     warm = per_step.filter(flags["warmup"])["step"].to_list()
     if warm:
-        detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} (slower than the steady state, set aside)"
-    elif (capped := warmup_cap_hit(durations, settings()["robust"])) is not None:
+        slower = "slower than the steady state" if len(warm) > lead else ""
+        reasons = "; ".join(r for r in (why, slower) if r)
+        aside = f"{reasons}{'; ' if why else ', '}set aside"
+        detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} ({aside})"
+    elif (capped := warmup_cap_hit(durations[lead:], settings()["robust"])) is not None:
         detail += f"; warm-up: {capped}"
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:

@@ -1,4 +1,4 @@
-"""Steps from a motif with optional launches.
+"""Steps from a motif with optional launches, and the warm-up iterations before the steps.
 
 What :func:`tracelens.steps_period.device_period` asks when an exact period is not the whole
 story (``[period]`` in ``data/steps.toml``):
@@ -10,6 +10,9 @@ story (``[period]`` in ``data/steps.toml``):
   a launch of the motif's first kernel (the one with the longest idle time before it, as
   the exact period's phase); a step fits when it launches the motif's kernels in order
   with at most ``max_optional_share`` of the motif's length of others among them.
+- :func:`peel_warmup`: the iterations before the first step that launch the motif and
+  other kernels too (autotuning, compilation), split where the GPU idles as long as
+  between steps: they become warm-up steps, the extra kernels named.
 """
 
 from __future__ import annotations
@@ -153,3 +156,45 @@ def _contains(tokens, motif: tuple[int, ...]) -> bool:
     """Whether ``tokens`` launch the motif in order (others may come between)."""
     it = iter(tokens)
     return all(any(t == m for t in it) for m in motif)
+
+
+def peel_warmup(
+    ids: pl.Series, idle: pl.Series, starts: list[int], motif: tuple[int, ...], conf: dict
+) -> tuple[list[int], list[int], tuple[int, ...]]:
+    """(step starts with the warm-up steps first, the warm-up steps' numbers, the tokens
+    they launch besides the motif). The launches before the first step are cut where the
+    GPU idled at least ``boundary_idle_share`` of the mean idle time before the steps; the
+    pieces that launch the motif and other kernels too, back from the first step, are
+    warm-up steps. A piece that does not launch the motif ends the search (the setup before
+    the loop is no step); when the first step did not start after such an idle time, the
+    piece before it is its beginning (its warm-up launches came first)."""
+    first = starts[0]
+    if first == 0:
+        return starts, [], ()
+    step_idle = float(idle.gather(starts).mean() or 0)
+    if step_idle <= 0:
+        return starts, [], ()
+    cut = step_idle * conf["boundary_idle_share"]
+    head = idle.head(first)
+    bounds = [int(i) for i in (head >= cut).arg_true().to_list() if i > 0]
+    tokens = ids.head(starts[1] if len(starts) > 1 else first).to_list()
+    pieces = [0, *bounds]
+    new, warm = list(starts), []
+    if bounds and float(idle[first]) < cut and _extra(tokens[bounds[-1] : new[1]], motif):
+        new[0] = bounds[-1]
+        warm.append(0)
+        pieces.pop()
+    for lo, hi in zip(reversed(pieces), reversed([*pieces[1:], new[0]]), strict=True):
+        if hi != new[0] or not _contains(tokens[lo:hi], motif) or not _extra(tokens[lo:hi], motif):
+            break
+        new.insert(0, lo)
+        warm = [0] + [w + 1 for w in warm]
+    if not warm:
+        return starts, [], ()
+    extra = sorted({t for w in warm for t in tokens[new[w] : new[w + 1]]} - set(motif))
+    return new, [w + 1 for w in warm], tuple(extra)
+
+
+def _extra(tokens: list[int], motif: tuple[int, ...]) -> bool:
+    """Whether ``tokens`` launch the motif and some other kernel too."""
+    return len(tokens) > len(motif) and _contains(tokens, motif)

@@ -26,7 +26,8 @@ alone would make each step a few microseconds long.
 4b. a shorter motif whose steps may launch a few other kernels too replaces the period
    when its steps wait for the host as long, and is searched when no exact period holds
    (an optional kernel every few iterations makes the exact period a multiple of the
-   iteration, or breaks it: :mod:`tracelens.steps_motif`);
+   iteration, or breaks it); the iterations before the first step that launch the motif
+   and more are warm-up steps (:mod:`tracelens.steps_motif`);
 5. a step's GPU work: its launches, and the device's copies and memsets from its first
    launch up to the next step's (:func:`_copies_in_steps`), as ``--step`` selects it.
 """
@@ -87,9 +88,12 @@ def period_steps(
     names = dict(trace.query_rows("util_kernel_names").data)
     motif_names = {d: tuple(_token_name(i, names) for i in f.motif) for d, f in found.items()}
     parts = "; ".join(_describe(device, f, names) for device, f in found.items())
+    warm = sorted({s for f in found.values() for s in f.warmup})
+    extra = sorted({t for f in found.values() for t in f.warm_extra})
+    reason = f"they also launch kernels outside the motif: {_names(extra, names)}" if warm else ""
     detail = "the period of the kernel launch sequence (" + parts + ")"
     frame = pl.concat(frames, how="diagonal_relaxed")
-    return _finish("period", detail, frame, motif_names)
+    return _finish("period", detail, frame, motif_names, set_aside=(warm, reason))
 
 
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
@@ -295,8 +299,9 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePerio
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
     launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
     iteration when the exact period is a multiple of it, the steps when the extra launches
-    leave no exact period."""
-    from .steps_motif import anchored_steps, idle_before
+    leave no exact period; then the warm-up iterations before the first step
+    (:func:`tracelens.steps_motif.peel_warmup`)."""
+    from .steps_motif import anchored_steps, idle_before, peel_warmup
 
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
@@ -329,7 +334,8 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePerio
             starts, end, motif = anchored.starts, anchored.end, anchored.motif
     if not starts:
         return None
-    return DevicePeriod.build(seq, n, starts, end, motif, anchored)
+    starts, warm, warm_extra = peel_warmup(ids, idle, starts, motif, conf)
+    return DevicePeriod.build(seq, n, starts, end, motif, anchored, warm, warm_extra)
 
 
 @dataclass(frozen=True)
@@ -339,16 +345,19 @@ class DevicePeriod:
     after the last step's first launch (None: none), where the last step's window ends
     (:func:`_per_step`); ``motif``: its tokens; ``outside``: launches in no step;
     ``anchored``: the steps of a motif with optional launches, else None (every step is
-    the motif)."""
+    the motif); ``warmup``: the warm-up steps' numbers and ``warm_extra`` the tokens they
+    launch besides the motif."""
 
     steps: pl.DataFrame
     bound: int | None
     motif: tuple[int, ...]
     outside: int
     anchored: Anchored | None
+    warmup: list[int]
+    warm_extra: tuple[int, ...]
 
     @classmethod
-    def build(cls, seq, n, starts, end, motif, anchored) -> DevicePeriod:
+    def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:
         import polars as pl
 
         first = starts[0]
@@ -358,7 +367,7 @@ class DevicePeriod:
         last_start = steps["start_ns"].slice(starts[-1] - first).min()
         others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(end)])
         bound = others.filter(others > last_start).min()
-        return cls(steps, bound, motif, n - (end - first), anchored)
+        return cls(steps, bound, motif, n - (end - first), anchored, warm, warm_extra)
 
 
 def _exact_stretch(ids: pl.Series, p: int, conf: dict[str, Any]) -> tuple[int, int] | None:
