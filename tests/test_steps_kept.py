@@ -93,6 +93,7 @@ def test_the_kernel_totals_of_nvtx_steps_are_kept(demo, cache_dir, monkeypatch):
     path = demo
     with tracelens.open(path, cache=False) as direct:
         expected = step_report(direct, top_kernels=2)
+        assert find_steps(direct).kernel_totals is None  # counted only when asked for
     assert expected.kernel_totals is not None and expected.top_kernels.height
     with tracelens.open(path) as first:
         assert step_report(first, top_kernels=2).top_kernels.equals(expected.top_kernels)
@@ -105,3 +106,18 @@ def test_the_kernel_totals_of_nvtx_steps_are_kept(demo, cache_dir, monkeypatch):
         )
         assert found.top_kernels.equals(expected.top_kernels)
         assert ran == ["steps_range_kernel_ranks"]
+
+
+def test_steps_kept_without_kernel_totals_rank_by_the_query(demo, cache_dir, monkeypatch):
+    """Steps a search kept without counting their kernel totals (find_steps: a diff, util
+    --steps) still give the top kernels, by steps_range_top_kernels."""
+    from tracelens.stepwork import step_report
+
+    with tracelens.open(demo, cache=False) as direct:
+        expected = step_report(direct, top_kernels=2).top_kernels
+    with tracelens.open(demo) as first:
+        assert find_steps(first).kernel_totals is None
+    with tracelens.open(demo) as again:
+        ran = _recorded(again, monkeypatch)
+        assert step_report(again, top_kernels=2).top_kernels.equals(expected)
+        assert ran == ["steps_range_top_kernels"]

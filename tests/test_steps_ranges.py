@@ -199,7 +199,8 @@ def test_kernel_totals_rank_as_steps_range_top_kernels(trace_path, case):
         counted = 0
         for params in _filters(trace):
             args = (trace, case["pattern"], case["match"], case["top_level"], params)
-            frame, ranges, totals = steps_ranges.range_steps(*args)
+            assert steps_ranges.range_steps(*args)[2] is None  # not asked for
+            frame, ranges, totals = steps_ranges.range_steps(*args, count_kernels=True)
             if totals is None:
                 continue
             counted += 1
@@ -239,7 +240,7 @@ def test_a_call_recorded_twice_is_counted_once(tmp_path):
     with tracelens.open(path) as trace:
         trace.load_nvtx_text()
         args = (trace, "step_#", "family", True, NO_FILTER)
-        _frame, ranges, totals = steps_ranges.range_steps(*args)
+        _frame, ranges, totals = steps_ranges.range_steps(*args, count_kernels=True)
         assert totals is None
         found = step_report(trace, range="step_*", top_kernels=2)
         assert found.top_kernels.equals(_top_kernels_by_query(trace, ranges, 2, NO_FILTER))

@@ -91,8 +91,9 @@ class Steps(Result):
     top_kernels: pl.DataFrame | None = field(default=None, repr=False)
     #: For steps from NVTX ranges, as the search counted them: per step, device and kernel
     #: (name_id) its launches and their time (step, device, name_id, calls, total_ns), which
-    #: :func:`tracelens.stepwork.step_report` ranks; None when not counted (kept steps,
-    #: overlapping ranges: :func:`tracelens.steps_ranges.range_steps`).
+    #: :func:`tracelens.stepwork.step_report` ranks; None when not counted (not asked for:
+    #: ``find_steps(count_kernels=...)``; overlapping ranges:
+    #: :func:`tracelens.steps_ranges.range_steps`; kept steps searched without them).
     kernel_totals: pl.DataFrame | None = field(default=None, repr=False)
 
     @property
@@ -190,11 +191,16 @@ def find_steps(
     range: str | None = None,  # noqa: A002
     where: EventFilter | None = None,
     launches: pl.DataFrame | None = None,
+    *,
+    count_kernels: bool = False,
 ) -> Steps:
     """The steps of ``trace`` (see the module docstring); ``range`` is an NVTX label glob.
     ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns,
     name_id, as ``queries/steps_launches.sql``) when the caller has already read them
     (the diff reads them once, with util's operations: ``util.work_in_order``).
+    ``count_kernels``: steps from NVTX ranges also count their kernel totals
+    (:attr:`Steps.kernel_totals`, what the top kernels are ranked from; ~0.3-0.5 CPU s on
+    5M kernels, so only for callers that rank them).
 
     The steps of the whole trace (no ``range``, no filter) are kept in the trace's cache
     entry, if any, and read back by later searches (:mod:`tracelens.steps_kept`).
@@ -208,7 +214,7 @@ def find_steps(
     whole = range is None and launches is None and where.is_whole()
     if whole and (kept := steps_kept.kept_steps(trace)) is not None:
         return kept
-    found = _search(trace, range, where, launches)
+    found = _search(trace, range, where, launches, count_kernels)
     if whole:
         steps_kept.keep_steps(trace, found)
     return found
@@ -219,11 +225,12 @@ def _search(
     range: str | None,  # noqa: A002
     where: EventFilter,
     launches: pl.DataFrame | None,
+    count_kernels: bool,
 ) -> Steps:
     params = {"selection": None, **where.params()}
     if range is not None:
-        return _range_steps(trace, range, params)
-    found = _marker_steps(trace, params)
+        return _range_steps(trace, range, params, count_kernels)
+    found = _marker_steps(trace, params, count_kernels)
     if found is not None:
         return found
     from .steps_period import period_steps
@@ -239,14 +246,16 @@ def _search(
     )
 
 
-def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
+def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kernels: bool) -> Steps:
     if not trace.has_table("NVTX_EVENTS"):
         raise UsageError(
             f"{trace.path}: no NVTX data to match {{param}} {pattern!r}", param="range"
         )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
-    frame, ranges, kernel_totals = range_steps(trace, label_re, "regex", False, params)
+    frame, ranges, kernel_totals = range_steps(
+        trace, label_re, "regex", False, params, count_kernels=count_kernels
+    )
     if frame.is_empty():
         labels = trace.query("nvtx_labels")["label"].to_list()
         if not trace.query("steps_range_count", label_re=label_re)["ranges"].item():
@@ -260,7 +269,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any]) -> Steps:
     return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals)
 
 
-def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
+def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> Steps | None:
     if not trace.has_table("NVTX_EVENTS"):
         return None
     trace.load_nvtx_text()
@@ -270,7 +279,9 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         label_re = glob_regex(glob)
         if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame, ranges, totals = range_steps(trace, label_re, "regex", False, params)
+        frame, ranges, totals = range_steps(
+            trace, label_re, "regex", False, params, count_kernels=count_kernels
+        )
         if frame["step"].n_unique() >= 2:
             detail = f"{frame['ranges'][0]:,} NVTX ranges {glob!r}{_processes(ranges)}"
             return _finish(
@@ -283,7 +294,9 @@ def _marker_steps(trace: Trace, params: dict[str, Any]) -> Steps | None:
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame, ranges, totals = range_steps(trace, row["family"], "family", True, params, launched)
+        frame, ranges, totals = range_steps(
+            trace, row["family"], "family", True, params, launched, count_kernels=count_kernels
+        )
         if frame["step"].n_unique() < 2:
             continue
         processes = _processes(ranges)

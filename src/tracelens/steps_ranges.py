@@ -159,11 +159,13 @@ def range_steps(
     top_level: bool,
     params: dict[str, Any],
     launched: Launched | None = None,
+    *,
+    count_kernels: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
     """(the rows of ``queries/steps_by_range.sql``, the ranges of the steps that hold work:
     one row per range, step, global_tid, cpu_start_ns, cpu_end_ns, by step and start, what
-    ``Steps.ranges`` holds, and the steps' kernel totals of :func:`_kernel_totals`, what
-    ``Steps.kernel_totals`` holds). ``launched``: the operations of ``params`` already read
+    ``Steps.ranges`` holds, and with ``count_kernels`` the steps' kernel totals of
+    :func:`_kernel_totals`, what ``Steps.kernel_totals`` holds, else None). ``launched``: the operations of ``params`` already read
     (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
@@ -191,7 +193,8 @@ def range_steps(
     ranges = held.sort("step", "range").select(
         "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
     )
-    return frame, ranges.cast(ranges_schema), _kernel_totals(ops, steps)
+    totals = _kernel_totals(ops, steps) if count_kernels else None
+    return frame, ranges.cast(ranges_schema), totals
 
 
 def _kernel_totals(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame | None:

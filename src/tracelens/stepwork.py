@@ -223,7 +223,7 @@ def step_report(
     from .steps_ranges import ranked_kernels
 
     where = where or EventFilter()
-    found = find_steps(trace, range=range, where=where)
+    found = find_steps(trace, range=range, where=where, count_kernels=top_kernels > 0)
     if not found.count or top_kernels < 1:
         return found
     query, bounds, params = _step_work(
