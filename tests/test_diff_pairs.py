@@ -199,8 +199,9 @@ def test_a_longer_host_gap_between_steps_is_idle_time_not_a_kernel_change(tmp_pa
     d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, gap=200_000))
     (lead,) = [c for c in d.clues if c.id == "time_accounting"]
     assert lead.clue.startswith("GPU wall time per step: ")
-    # 19 gaps 180 µs longer over 20 steps (the wall time per step is the span's share)
-    assert lead.verdict == "what moved it: idle +171.0 µs"
+    # each step's gap to the next 180 µs longer: +180 µs per step (it said +171 µs, 19
+    # gaps over 20 steps: the span from the first GPU operation to the last holds 19)
+    assert lead.verdict == "what moved it: idle +180.0 µs"
     assert "compute" not in lead.verdict
     assert not {"per_call_outlier", "uniform_change", "calls_per_step"} & set(ids(d))
 

@@ -36,33 +36,62 @@ def _in_steps(x: Context) -> tuple[float, float]:
     decides: both runs' steps hold most of their busy time): a capture that starts or ends
     mid-step has work outside its complete steps, which divided over them would read as
     longer steps. (1, 1) when the unit counts the repetitions of the launch sequence."""
-    sa, sb = x.sa.steps, x.sb.steps
-    if sa is None or sb is None or (sa.count, sb.count) != (x.steps_a, x.steps):
+    if not _steps_counted(x):
         return 1.0, 1.0
     share_a, share_b = step_coverage(x.sa), step_coverage(x.sb)
-    if min(share_a, share_b) < threshold("step_time_coverage"):
-        return 1.0, 1.0
     return min(share_a, 1.0), min(share_b, 1.0)
 
 
-def _times(side, unit: str) -> dict[str, int]:
+def _steps_counted(x: Context) -> bool:
+    """Whether the per-step unit counts the steps ``tracelens steps`` finds on both runs
+    (``Side.steps``, which hold most of their busy time), not the repetitions of the
+    launch sequence: then each step's place in time is known."""
+    sa, sb = x.sa.steps, x.sb.steps
+    if sa is None or sb is None or (sa.count, sb.count) != (x.steps_a, x.steps):
+        return False
+    return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
+
+
+def _times(side, unit: str, located: bool) -> dict[str, int]:
     """A run's time accounting (``Side.time``) for ``unit``: per step, without the idle
     time before its devices' first GPU operation and after their last (util's before_first
     and after_last causes): a capture's edges, where no step runs (a capture that opens an
     NVTX range before the work, or ends later, read as longer steps, and one cut mid-step
-    as shorter ones)."""
+    as shorter ones). With the steps ``located`` in time, one idle gap between steps
+    (:func:`_gap_between_steps`) is added: from the first GPU operation to the last, n
+    steps hold only n - 1 of the gaps that follow a step, so dividing by n would give each
+    step (n - 1)/n of its idle time between steps, less the fewer steps were captured."""
     import polars as pl
 
     if unit != "per step" or side.util is None or side.util.idle_causes.is_empty():
         return side.time
     causes = side.util.idle_causes
     edge = int(causes.filter(pl.col("cause").is_in(_EDGES))["time_ns"].sum())
-    if not edge:
+    gap = _gap_between_steps(side.steps) if located else 0
+    if not edge and not gap:
         return side.time
     return side.time | {
-        "span_ns": side.time["span_ns"] - edge,
-        "idle_ns": side.time["idle_ns"] - edge,
+        "span_ns": side.time["span_ns"] - edge + gap,
+        "idle_ns": side.time["idle_ns"] - edge + gap,
     }
+
+
+def _gap_between_steps(steps) -> int:
+    """The mean idle time between one step's GPU work and the next step's, summed over
+    the devices (as util's figures are), ns: per device, the time from the latest end of
+    its earlier steps' work to the start of its next step's, where positive, over its
+    steps but the first. 0 with fewer than two steps on every device."""
+    import polars as pl
+
+    frame = steps.frame.select("device", "step", "start_ns", "end_ns").sort("device", "step")
+    earlier = pl.col("end_ns").cum_max().shift(1).over("device")
+    per_device = (
+        frame.with_columns(gap=(pl.col("start_ns") - earlier).clip(lower_bound=0))
+        .group_by("device")
+        .agg(pl.col("gap").sum(), (pl.len() - 1).alias("gaps"))
+        .filter(pl.col("gaps") > 0)
+    )
+    return round(float((per_device["gap"] / per_device["gaps"]).sum()))
 
 
 # util's idle causes at a capture's edges: before the first GPU operation, after the last.
@@ -75,7 +104,8 @@ def time_accounting(x: Context) -> list[Clue]:
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    ta, tb = _times(x.sa, unit), _times(x.sb, unit)
+    located = _steps_counted(x)
+    ta, tb = _times(x.sa, unit, located), _times(x.sb, unit, located)
     span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
     limit = threshold("time_share") * max(span_a, span_b)
     moved = [
@@ -112,7 +142,8 @@ def exposed_communication(x: Context) -> list[Clue]:
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    ta, tb = _times(x.sa, unit), _times(x.sb, unit)
+    located = _steps_counted(x)
+    ta, tb = _times(x.sa, unit, located), _times(x.sb, unit, located)
     ea = ta["exposed_communication_ns"] * fa
     eb = tb["exposed_communication_ns"] * fb
     span = max(ta["span_ns"] * fa, tb["span_ns"] * fb)

@@ -1,0 +1,58 @@
+"""The diff's GPU wall time per step does not depend on how many steps a capture holds:
+from the first GPU operation to the last, n steps hold only n - 1 of the idle gaps that
+follow a step, so the per-step figure adds one (review7 B4)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tracelens
+from tracelens.compare import diff
+from tracelens.synth import TraceBuilder
+
+US = 1_000
+PID = 9
+KERNELS = [("a", 40 * US), ("b", 30 * US), ("c", 20 * US), ("d", 10 * US)]
+
+
+def build(path, steps: int, loading_us: int):
+    """``steps`` NVTX train_step ranges of a, b, c, d (100 us of kernels in a 103 us
+    window, launched 20 us ahead), then ``loading_us`` of host data loading before the
+    next step: each step lasts 134 us + loading_us."""
+    b = TraceBuilder("3.24.18")
+    b.process(PID, "python train.py")
+    b.gpu(0)
+    t = 1_000 * US
+    for _ in range(steps):
+        step_start, gpu = t, t + 20 * US
+        for name, dur in KERNELS:
+            cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 2 * US, pid=PID)
+            b.kernel(f"void {name}(float*)", start=gpu, end=gpu + dur, pid=PID, correlation_id=cid)
+            t, gpu = t + 4 * US, gpu + dur + 1 * US
+        t = max(t, gpu) + 10 * US
+        b.nvtx_range("train_step", start=step_start, end=t, pid=PID)
+        t += loading_us * US
+    b.write(path)
+    return path
+
+
+def pair(a, b):
+    with tracelens.open(a) as ta, tracelens.open(b) as tb:
+        return diff(ta, tb)
+
+
+def test_the_same_program_captured_for_fewer_steps_has_the_same_time_per_step(tmp_path):
+    """20 and 4 steps of one program: 2.134 ms per step in both, no time-accounting clue
+    (it said 2.03 ms -> 1.63 ms, idle -406 us per step)."""
+    d = pair(build(tmp_path / "a.sqlite", 20, 2000), build(tmp_path / "b.sqlite", 4, 2000))
+    assert (d.steps_a, d.steps_b) == (20, 4)
+    assert "time_accounting" not in {c.id for c in d.clues}
+
+
+def test_longer_loading_between_fewer_steps_counts_in_full(tmp_path):
+    """3 ms of loading per step in B (4 steps) against 2 ms in A (20 steps): 2.13 ms ->
+    3.13 ms per step, all of it idle: +1 ms per step (it said +344 us)."""
+    d = pair(build(tmp_path / "a.sqlite", 20, 2000), build(tmp_path / "b.sqlite", 4, 3000))
+    (clue,) = [c for c in d.clues if c.id == "time_accounting"]
+    assert clue.impact_ns == pytest.approx(1_000 * US)
+    assert "2.13 ms → 3.13 ms" in clue.clue and "idle +1.00 ms" in clue.verdict
