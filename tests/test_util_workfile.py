@@ -10,15 +10,17 @@ from __future__ import annotations
 import pytest
 
 import tracelens
-from tracelens import cache, util_workfile
+from tracelens import _resources, cache, util_workfile
 from tracelens.filters import EventFilter
 
 
 def _queries(trace: tracelens.Trace, monkeypatch) -> list[str]:
-    """The names of the queries ``trace`` runs from now on."""
+    """The names of the queries run from now on (``trace`` is the only one the tests use
+    then). Spied where every query's text is read, not on ``Trace.query``: util reads its
+    work through ``Trace._execute`` to get it in one batch (util._one_batch)."""
     ran: list[str] = []
-    real = trace.query
-    monkeypatch.setattr(trace, "query", lambda name, **p: ran.append(name) or real(name, **p))
+    real = _resources.query
+    monkeypatch.setattr(_resources, "query", lambda name: ran.append(name) or real(name))
     return ran
 
 
@@ -138,9 +140,7 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         assert util_workfile.kept_accounting(first) is None
         assert accounting_and_calls(first)[1] == calls
     with tracelens.open(demo) as again:
-        ran = []
-        real = again.query
-        monkeypatch.setattr(again, "query", lambda name, **p: ran.append(name) or real(name, **p))
+        ran = _queries(again, monkeypatch)
         util_again, calls_again = accounting_and_calls(again)
         assert not {"util_work", "util_calls", "util_call_figures"} & set(ran)
         assert _whole(util_again) == expected and calls_again == calls
