@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import UsageError
 from .filters import EventFilter
 from .steps import Steps, _list, find_steps
+from .units import fmt_ns
 
 if TYPE_CHECKING:
     import polars as pl
@@ -59,13 +60,34 @@ def _list_label(steps: list[int]) -> str:
 
 
 @dataclass(frozen=True)
+class WindowCut:
+    """How an asked --start/--end window cuts the asked steps: ``text`` names the window
+    (``window 2.00 ms–9.00 ms``), ``held`` the asked steps whose GPU span meets it, ``part``
+    those of them it holds only in part (their work outside the window is left out)."""
+
+    text: str
+    held: tuple[int, ...]
+    part: tuple[int, ...]
+
+    def phrase(self) -> str:
+        """`` within the window …, which holds …`` for the note."""
+        held = f"{_list_label(list(self.held))}"
+        if self.part:
+            whole = sorted(set(self.held) - set(self.part))
+            held = f"{_list_label(whole)} whole and " if whole else ""
+            held += f"{_list_label(list(self.part))} only in part"
+        return f" within the {self.text}, which holds {held}"
+
+
+@dataclass(frozen=True)
 class StepSelection:
     """What :func:`select_steps` selected. ``where``: the filter narrowed to the GPU work of
     steps ``first`` to ``last`` (inclusive, 1-based); ``steps``: every step found (how, in
     ``steps.detail``); ``selected``: how many of the asked steps hold work that passes the
-    filter's device, process, stream and window (a step number with no GPU work is not
-    counted; the selection, --nvtx, does not renumber or recount them); ``filtered``: whether the
-    filter kept only part of the trace's work."""
+    filter's device, process and stream and whose GPU span (the steps table's start to end)
+    meets the filter's window (a step number with no GPU work is not counted; neither the
+    window nor the selection, --nvtx, renumbers them); ``filtered``: whether the filter kept
+    only part of the trace's work; ``window``: how the asked window cut the asked steps."""
 
     where: EventFilter
     first: int
@@ -73,6 +95,9 @@ class StepSelection:
     steps: Steps
     selected: int
     filtered: bool = False
+    #: the asked --start/--end window that leaves some asked step out or cuts one (the
+    #: window's text, the steps it holds, those it holds only in part); None otherwise
+    window: WindowCut | None = None
 
     def note(self, per_step: bool = False) -> str:
         """One line for the output: which steps, of how many (numbered 1 to N; the numbers
@@ -87,6 +112,8 @@ class StepSelection:
         if empty:
             passing = " that passes the filters" if self.filtered else ""
             how = f"{_list_label(empty)} held no GPU work{passing}; {how}"
+        if self.window is not None:
+            which += self.window.phrase()
         if not per_step:
             return f"only the GPU work of {which} ({how})"
         warm = found.summary()["warmup_steps"]
@@ -106,9 +133,11 @@ def select_steps(
 ) -> StepSelection:
     """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
     (A, B); None: the steady state, from the first step after the warm-up to the last) of
-    ``trace.steps(range, where)`` without ``where``'s selection and the window it set (the
-    steps of the trace, not of the --nvtx work: step numbers stay the trace's, and a step
-    that holds none of the selected work is an error), through the work selection
+    ``trace.steps(range, where)`` without ``where``'s selection and window (the steps of
+    the trace, not of the --nvtx work or of the window: step numbers stay the trace's, the
+    kept steps of ``tracelens steps`` serve, a step that holds none of the selected work is
+    an error, and so are steps whose GPU span lies outside the window; a window that cuts a
+    step keeps the step's work in it, as the note says), through the work selection
     (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
     launching API call starts inside the step's range on its thread (as the steps table
     counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
@@ -118,8 +147,8 @@ def select_steps(
     selected work's GPU span too (util's span, :func:`filters.window_to_selection`), within
     ``where``'s own window.
 
-    UsageError when the trace has no steps, fewer steps than asked, or the asked steps
-    hold no GPU work that passes ``where``."""
+    UsageError when the trace has no steps, fewer steps than asked, the asked steps lie
+    outside ``where``'s window or hold no GPU work that passes ``where``."""
     import polars as pl
 
     from .filters import select_work, window_to_selection
@@ -143,6 +172,7 @@ def select_steps(
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
     if chosen.is_empty():
         raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
+    held, cut = _in_window(trace, chosen, where.asked_window or (where.start_ns, where.end_ns))
     query, bounds, params = _step_work(found, first, last)
     with _registered(trace, bounds):
         narrowed = select_work(trace, query, where, **params)
@@ -151,16 +181,61 @@ def select_steps(
             f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
         )
     narrowed = window_to_selection(trace, narrowed)
-    selected = int(chosen["step"].n_unique())
-    return StepSelection(narrowed, first, last, found, selected, not where.is_whole())
+    return StepSelection(narrowed, first, last, found, len(held), not where.is_whole(), cut)
+
+
+def _in_window(
+    trace: Trace, chosen: pl.DataFrame, window: tuple[int | None, int | None]
+) -> tuple[list[int], WindowCut | None]:
+    """The steps of ``chosen`` (the asked steps' rows of the steps table) whose GPU span
+    meets ``window`` (as an event passes it: starts in, ends in or spans it), and how the
+    window cuts them (None when it holds every one whole). UsageError when it holds none:
+    the steps are the trace's, searched without the window, so a window elsewhere in the
+    capture is not a window on their work."""
+    import polars as pl
+
+    spans = chosen.group_by("step").agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+    spans = spans.sort("step")
+    t0, t1 = window
+    if t0 is None and t1 is None:
+        return spans["step"].to_list(), None
+    starts_late = pl.col("start_ns") < t0 if t0 is not None else pl.lit(False)
+    ends_late = pl.col("end_ns") > t1 if t1 is not None else pl.lit(False)
+    before = pl.col("end_ns") < t0 if t0 is not None else pl.lit(False)
+    after = pl.col("start_ns") > t1 if t1 is not None else pl.lit(False)
+    inside = spans.filter(~(before | after))
+    text = _window_text(t0, t1)
+    if inside.is_empty():
+        first, last = spans["step"].min(), spans["step"].max()
+        one = first == last
+        raise UsageError(
+            f"{trace.path}: {_steps_label(first, last)} {'is' if one else 'are'} outside the "
+            f"{text}: {'its' if one else 'their'} GPU work runs "
+            f"{fmt_ns(spans['start_ns'].min())}–{fmt_ns(spans['end_ns'].max())} "
+            "from session start"
+        )
+    held = inside["step"].to_list()
+    part = inside.filter(starts_late | ends_late)["step"].to_list()
+    if len(held) == spans.height and not part:
+        return held, None
+    return held, WindowCut(text, tuple(held), tuple(part))
+
+
+def _window_text(t0: int | None, t1: int | None) -> str:
+    """The window as :func:`tracelens.hints.why_empty` names it."""
+    if t0 is None:
+        return f"window until {fmt_ns(t1)}"
+    if t1 is None:
+        return f"window from {fmt_ns(t0)}"
+    return f"window {fmt_ns(t0)}–{fmt_ns(t1)}"
 
 
 def _unselected(where: EventFilter) -> EventFilter:
-    """``where`` without its selection and the window the selection set: the filter the
-    steps are searched with. Searched within an --nvtx selection, the selected work's own
-    ranges or periods would become the steps, numbered from 1 (not the trace's)."""
-    start, end = where.asked_window or (where.start_ns, where.end_ns)
-    return replace(where, selection=None, start_ns=start, end_ns=end, asked_window=None)
+    """``where`` without its selection and its window: the filter the steps are searched
+    with. Searched within an --nvtx selection or a --start/--end window, the selected work's
+    own ranges or periods would become the steps, numbered from 1 (not the trace's). The
+    window is applied after, to the steps found (:func:`_in_window`)."""
+    return replace(where, selection=None, start_ns=None, end_ns=None, asked_window=None)
 
 
 def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
