@@ -20,7 +20,7 @@ import pytest
 from conftest import needs_shared, run_cli, shared_traces
 
 import tracelens
-from tracelens import cache
+from tracelens import cache, cache_evict
 from tracelens._schema import VIEWS, VIEWS_BY_TABLE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -339,7 +339,7 @@ def test_least_recently_used_entries_are_evicted(tmp_path, cache_dir, monkeypatc
     for p in paths[:2]:
         with tracelens.open(p) as t:
             t.census()
-            sizes.append(cache._dir_bytes(t.parquet_dir))
+            sizes.append(cache_evict._dir_bytes(t.parquet_dir))
     time.sleep(0.05)
     with tracelens.open(paths[0]) as t:  # t0 is now the most recently used
         t.census()
@@ -347,7 +347,7 @@ def test_least_recently_used_entries_are_evicted(tmp_path, cache_dir, monkeypatc
     monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", str((max(sizes) * 2.5) / 1e6))
     with tracelens.open(paths[2]) as t:
         t.census()
-    sources = sorted(Path(e.source).name for e in cache.entries(cache_dir))
+    sources = sorted(Path(e.source).name for e in cache_evict.entries(cache_dir))
     assert sources == ["t0.sqlite", "t2.sqlite"]
 
 
@@ -366,17 +366,17 @@ def test_entries_of_an_older_cache_format_are_evicted_first(tmp_path, cache_dir,
     con.close()
     with tracelens.open(first) as t:
         t.census()
-        size = cache._dir_bytes(t.parquet_dir)
+        size = cache_evict._dir_bytes(t.parquet_dir)
     time.sleep(0.05)
     os.utime(old / "manifest.json")  # the old entry is now the most recently touched
-    (stale,) = [e for e in cache.entries(cache_dir) if e.stale]
+    (stale,) = [e for e in cache_evict.entries(cache_dir) if e.stale]
     assert stale.path == old and stale.size_bytes >= 200_000
     # Room for the two current entries only: the old one goes, though t0 is used less lately.
     monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", str((size * 2.5) / 1e6))
     with tracelens.open(second) as t:
         t.census()
     assert not old.exists()
-    sources = sorted(Path(e.source).name for e in cache.entries(cache_dir))
+    sources = sorted(Path(e.source).name for e in cache_evict.entries(cache_dir))
     assert sources == ["t0.sqlite", "t1.sqlite"]
 
 

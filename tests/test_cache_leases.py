@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import tracelens
-from tracelens import cache
+from tracelens import cache, cache_evict
 from tracelens._schema import VIEWS
 
 
@@ -69,10 +69,10 @@ def test_an_entry_evicted_before_its_lease_is_built_again(tmp_path, cache_dir):
     assert cache.lookup(cache_dir, ident) == entry
     lease = cache.hold(entry)
     assert lease is not None
-    eviction = cache.evict(cache.Settings(cache_dir, max_bytes=0))
+    eviction = cache_evict.evict(cache.Settings(cache_dir, max_bytes=0))
     assert eviction.removed == [] and [e.path for e in eviction.held] == [entry]  # passed over
     lease.close()
-    eviction = cache.evict(cache.Settings(cache_dir, max_bytes=0))
+    eviction = cache_evict.evict(cache.Settings(cache_dir, max_bytes=0))
     assert [e.path for e in eviction.removed] == [entry] and eviction.held == []
     assert cache.hold(entry) is None  # gone: no lease on an empty directory
 
@@ -83,10 +83,10 @@ def test_cache_clear_keeps_the_entry_a_run_reads(tmp_path, cache_dir):
     with tracelens.open(first) as a:
         _whole(a)
         entry = a.parquet_dir
-        size = cache.entries(cache_dir)[0].size_bytes
-        assert cache.clear() == (0, 0, 1, size)
+        size = cache_evict.entries(cache_dir)[0].size_bytes
+        assert cache_evict.clear() == (0, 0, 1, size)
         assert a.parquet_dir == entry and entry.is_dir() and a.notices == []
-    assert cache.clear() == (1, size, 0, 0)
+    assert cache_evict.clear() == (1, size, 0, 0)
     assert list((cache_dir / "traces").iterdir()) == []
 
 

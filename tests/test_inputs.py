@@ -227,12 +227,12 @@ def _release_exports() -> None:
 def test_nsys_rep_exports_are_cache_entries(tmp_path, stub_nsys, capsys, monkeypatch):
     # Before: report-<key>/ had no manifest, so `cache info` and the cap never saw it and
     # `cache clear` removed it without counting it ("removed 0 cached traces (0.0 MB)").
-    from tracelens import cache
+    from tracelens import cache_evict
 
     report = _report(tmp_path)
     assert run_cli(["census", str(report), "--top", "1"], capsys)[0] == 0
     cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
-    (export,) = cache.entries(cache_dir)
+    (export,) = cache_evict.entries(cache_dir)
     size = (export.path / "export.sqlite").stat().st_size
     assert export.export and export.source == str(report) and export.size_bytes >= size
     rc, out, _err = run_cli(["cache", "info"], capsys)
@@ -250,14 +250,14 @@ def test_nsys_rep_exports_are_cache_entries(tmp_path, stub_nsys, capsys, monkeyp
 
 
 def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, capsys, monkeypatch):
-    from tracelens import cache
+    from tracelens import cache_evict
 
     cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
     first = _report(tmp_path)
     second = first.with_name("other.nsys-rep")
     second.write_bytes(b"\x00NSYS another report" * 100)
     assert run_cli(["census", str(first), "--top", "1"], capsys)[0] == 0
-    (old,) = cache.entries(cache_dir)
+    (old,) = cache_evict.entries(cache_dir)
     # Over the cap while this process still reads the first export: it stays (with the
     # Parquet entry of the second export, which the reading run builds: MIN_MB 0).
     monkeypatch.setenv("TRACELENS_CACHE_MAX_MB", "0")
@@ -269,14 +269,14 @@ def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, c
         f"({old.size_bytes / 1e6:,.1f} MB) that running commands read were kept (a later build "
         "evicts them once no command reads them)\n"
     ) in err
-    assert sum(e.export for e in cache.entries(cache_dir)) == 2
+    assert sum(e.export for e in cache_evict.entries(cache_dir)) == 2
     # Once no run reads it, the next export past the cap evicts it, least recently used.
     _release_exports()
     third = first.with_name("third.nsys-rep")
     third.write_bytes(b"\x00NSYS a third report" * 100)
     assert run_cli(["census", str(third), "--top", "1"], capsys)[0] == 0
     assert not old.path.exists()
-    assert sorted(Path(e.source).name for e in cache.entries(cache_dir) if e.export) == [
+    assert sorted(Path(e.source).name for e in cache_evict.entries(cache_dir) if e.export) == [
         "third.nsys-rep"
     ]
 
@@ -284,13 +284,13 @@ def test_nsys_rep_exports_are_evicted_least_recently_used(tmp_path, stub_nsys, c
 def test_cache_clear_keeps_the_export_a_run_reads(tmp_path, stub_nsys, capsys):
     # Before: `cache clear` removed a .nsys-rep's export while a run read it (the run reads
     # it by its path: it has no other copy, where a Parquet entry's run reads its trace).
-    from tracelens import cache
+    from tracelens import cache_evict
 
     report = _report(tmp_path)
     cache_dir = Path(os.environ["TRACELENS_CACHE_DIR"])
     with tracelens.open(report) as trace:  # a run reading the export
         census = trace.census().rows()
-        (export,) = cache.entries(cache_dir)
+        (export,) = cache_evict.entries(cache_dir)
         rc, out, err = run_cli(["cache", "clear"], capsys)
         assert (rc, err) == (0, "")
         assert out == (

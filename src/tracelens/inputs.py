@@ -99,7 +99,7 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
     """The SQLite export of ``report``: from the cache when present, else written there by
     ``nsys export`` (never beside the report). Without ``nsys`` on PATH, or when the cache
     directory cannot be written, TraceError with the command to run by hand."""
-    from . import cache
+    from . import cache, cache_evict
 
     by_hand = (
         "run `nsys export --type sqlite -o "
@@ -147,11 +147,11 @@ def export_report(report: Path, settings: Settings, progress: Progress | None = 
         )
     os.replace(partial, done)  # atomic: a killed export leaves only a .partial file
     _list(entry, report, ident, round(time.perf_counter() - started, 3))
-    eviction = cache.evict(settings, keep={entry.name})  # it counts against the cap like any
+    eviction = cache_evict.evict(settings, keep={entry.name})  # it counts against the cap like any
     if progress:
         progress(None, 1.0)
         if eviction.held:
-            progress(cache.held_note(eviction.held, settings.max_bytes), None)
+            progress(cache_evict.held_note(eviction.held, settings.max_bytes), None)
     return done
 
 

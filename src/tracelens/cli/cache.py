@@ -18,7 +18,7 @@ app.add_typer(cache_app, name="cache")
 @cache_app.command("info")
 def info() -> None:
     """Where the cache is, its limits, and every cached trace (most recently used first)."""
-    from ..cache import cache_info
+    from ..cache_evict import cache_info
 
     print(render_info(cache_info()), end="")
 
@@ -27,8 +27,8 @@ def info() -> None:
 def clear() -> None:
     """Remove every cached trace that no running command reads (the traces themselves are
     never touched)."""
-    from ..cache import clear as clear_cache
     from ..cache import default_root
+    from ..cache_evict import clear as clear_cache
 
     done = clear_cache()
     kept = (
