@@ -168,3 +168,16 @@ def test_diff_takes_each_sides_step_in_its_window(period, capsys):
     )
     assert (rc, out) == (2, "")
     assert "step 4 is outside the window until 3.00 ms" in err and err.count("\n") == 1
+
+
+def test_nvtx_window_and_step_intersect(period):
+    """--nvtx ckpt (c_k and the copy of even steps) with a window from step 3 on: step 4 is
+    the trace's step 4; step 2 is outside the window, step 3 holds none of ckpt's work."""
+    window = {"start": "3.95ms", "nvtx": "ckpt"}
+    with tracelens.open(period) as trace:
+        assert _kernels(trace.census(step=4, **window)) == {C: C_NS * 4}
+        assert _kernels(trace.census(steps="2:4", **window)) == {C: C_NS * 4}
+        with pytest.raises(UsageError, match="step 2 is outside the window from 3.95 ms"):
+            trace.census(step=2, **window)
+        with pytest.raises(UsageError, match="none of the GPU work of step 3 is in the rest"):
+            trace.census(step=3, **window)
