@@ -213,7 +213,8 @@ StepOpt = Annotated[
         "--step",
         "--steps",
         help="Only the GPU work launched inside step N or steps A:B (1-based, inclusive: the "
-        "steps `tracelens steps` finds; with --nvtx, the steps of that work)",
+        "trace's steps, as `tracelens steps` numbers them, also with --nvtx or a window, "
+        "which then narrow the step's work)",
         metavar="N|A:B",
         click_type=StepSpec(),
     ),
