@@ -13,9 +13,11 @@ Then waits. The k-th call on a communicator is one collective instance across ra
 calls of another collective than most ranks' k-th are left out of the clocks and the waits:
 that rank skipped or added a call, which ``consistency`` names; so is a rank whose ends
 still disagree with the reference's after aligning); the spread of its (aligned) start
-times is how long the earliest rank waited for the last one. Each rank's wait in an instance is the last start minus its own; the last rank "caused"
-the instance's spread. Summed per rank and collective kind, divided by the steps, that is
-"rank 5 made the others wait 38 ms per step in AllReduce".
+times is how long the earliest rank waited for the last one. Each rank's wait in an
+instance is the last start minus its own; the last rank "caused" the instance's spread.
+Summed per rank and collective kind, divided by the steps, that is "rank 5 made the others
+wait 38 ms per step in AllReduce"; summed per rank and step, the rank x step matrix
+(:mod:`.step_waits`).
 """
 
 from __future__ import annotations
@@ -28,13 +30,8 @@ from ..results import Result
 from .consistency import inconsistencies
 from .findings import findings
 from .rules import ranks_rules
-from .sequence import (
-    capture_findings,
-    ranks_call_shifts,
-    renumber,
-    session_offsets,
-    step_shifts,
-)
+from .sequence import capture_findings, ranks_call_shifts, renumber, session_offsets
+from .step_waits import run_step_count, step_stragglers, steps_with_waits
 
 if TYPE_CHECKING:
     import polars as pl
@@ -138,34 +135,11 @@ def reduce(
     unpaired = _unpaired_ranks(clock)
     instances, calls = _instances(_same_kind(colls).filter(~pl.col("rank").is_in(unpaired)))
     moved = sorted(set(shifts["rank"].to_list()))
-    steps, step_moves = _steps(summaries, calls, moved, _reference(ranks, colls))
-    n_steps = _run_steps(ranks)
+    steps, step_moves = steps_with_waits(summaries, calls, moved, _reference(ranks, colls))
+    n_steps = run_step_count(ranks)
     waits = _waits(calls, n_steps)
-    per_rank = calls.group_by("rank").agg(
-        waited_ns=pl.col("wait_ns").sum(), caused_ns=pl.col("caused_ns").sum()
-    )
-    ranks = (
-        ranks.join(per_rank, on="rank", how="left")
-        .join(
-            clock.select("rank", pl.col("correction_ns").alias("clock_correction_ns")),
-            on="rank",
-            how="left",
-        )
-        .with_columns(pl.col("waited_ns", "caused_ns").fill_null(0))
-        .sort("rank")
-    )
-    failed = pl.DataFrame(
-        {
-            "path": [f.path for _, f in failures],
-            "rank": [r for r, _ in failures],
-            "reason": [f.reason for _, f in failures],
-        },
-        schema={"path": pl.String, "rank": pl.Int64, "reason": pl.String},
-    ).sort("path")
-    found = set(ranks["rank"].to_list())
-    expected = found | {r for r, _ in failures if r is not None}
-    span = range(min(expected), max(expected) + 1) if expected else range(0)
-    missing = tuple(r for r in span if r not in found)
+    ranks = _with_waits_and_clock(ranks, calls, clock)
+    missing = _missing_ranks(ranks, failures)
     reference = _reference(ranks, colls)
     spans = {
         rank: (first, last)
@@ -178,12 +152,12 @@ def reduce(
     return RanksResult(
         ranks=ranks,
         steps=steps,
-        step_stragglers=_step_stragglers(steps),
+        step_stragglers=step_stragglers(steps),
         collectives=instances,
         waits=waits,
         clock=clock.drop("shift_ns"),
         inconsistencies=inconsistent,
-        failures=failed,
+        failures=_failures_frame(failures),
         missing_ranks=missing,
         reference_rank=reference,
         findings=findings(
@@ -198,6 +172,52 @@ def reduce(
             capture_findings(shifts, steps, step_moves, reference),
         ),  # fmt: skip
     )
+
+
+def _with_waits_and_clock(
+    ranks: pl.DataFrame, calls: pl.DataFrame, clock: pl.DataFrame
+) -> pl.DataFrame:
+    """The ranks table with each rank's waited_ns and caused_ns summed over its calls (0
+    without any) and its clock_correction_ns."""
+    import polars as pl
+
+    per_rank = calls.group_by("rank").agg(
+        waited_ns=pl.col("wait_ns").sum(), caused_ns=pl.col("caused_ns").sum()
+    )
+    return (
+        ranks.join(per_rank, on="rank", how="left")
+        .join(
+            clock.select("rank", pl.col("correction_ns").alias("clock_correction_ns")),
+            on="rank",
+            how="left",
+        )
+        .with_columns(pl.col("waited_ns", "caused_ns").fill_null(0))
+        .sort("rank")
+    )
+
+
+def _missing_ranks(
+    ranks: pl.DataFrame, failures: list[tuple[int | None, RankFailure]]
+) -> tuple[int, ...]:
+    """The ranks between the lowest and the highest seen (analysed, or named by a failed
+    file) that were not analysed."""
+    found = set(ranks["rank"].to_list())
+    expected = found | {r for r, _ in failures if r is not None}
+    span = range(min(expected), max(expected) + 1) if expected else range(0)
+    return tuple(r for r in span if r not in found)
+
+
+def _failures_frame(failures: list[tuple[int | None, RankFailure]]) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(
+        {
+            "path": [f.path for _, f in failures],
+            "rank": [r for r, _ in failures],
+            "reason": [f.reason for _, f in failures],
+        },
+        schema={"path": pl.String, "rank": pl.Int64, "reason": pl.String},
+    ).sort("path")
 
 
 def _ranks_frame(summaries, sources: dict[str, str]) -> pl.DataFrame:
@@ -387,101 +407,6 @@ def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .sort("comm", "seq")
     )
     return instances, calls
-
-
-def _steps(
-    summaries, calls: pl.DataFrame, moved: list[int], reference: int | None
-) -> tuple[pl.DataFrame, dict[int, int]]:
-    """The rank x step matrix (long form) with the waits of the collectives that started
-    in each step (on the rank's own clock), and what was added to the step numbers of the
-    ranks whose captures started at other steps (``moved``: the ranks whose calls were
-    renumbered; :func:`.sequence.step_shifts`)."""
-    import polars as pl
-
-    parts = []
-    for rank, s in summaries:
-        df = pl.from_arrow(s.steps)
-        if df.height:
-            parts.append(
-                df.select(
-                    pl.lit(rank, pl.Int64).alias("rank"),
-                    pl.col("step").cast(pl.Int64),
-                    "warmup",
-                    pl.col("start_ns", "end_ns", "duration_ns").cast(pl.Int64),
-                )
-            )
-    if not parts:
-        return pl.DataFrame(
-            schema={
-                "rank": pl.Int64,
-                "step": pl.Int64,
-                "warmup": pl.Boolean,
-                "duration_ns": pl.Int64,
-                "wait_ns": pl.Int64,
-                "active_ns": pl.Int64,
-                "caused_ns": pl.Int64,
-            }
-        ), {}
-    steps = pl.concat(parts).sort("rank", "start_ns")
-    placed = (
-        calls.select("rank", "comm", "seq", "start_ns", "wait_ns", "caused_ns")
-        .sort("rank", "start_ns")
-        .join_asof(
-            steps.select("rank", "step", pl.col("start_ns").alias("step_start"), "end_ns"),
-            left_on="start_ns",
-            right_on="step_start",
-            by="rank",
-            strategy="backward",
-            check_sortedness=False,  # sorted by (rank, start) above
-        )
-        .filter(pl.col("start_ns") <= pl.col("end_ns"))
-    )
-    moves = step_shifts(placed, moved, reference)
-    if moves:
-        move = pl.col("rank").replace_strict(moves, default=0, return_dtype=pl.Int64)
-        steps = steps.with_columns(step=pl.col("step") + move)
-        placed = placed.with_columns(step=pl.col("step") + move)
-    per_step = placed.group_by("rank", "step").agg(
-        pl.col("wait_ns").sum(), pl.col("caused_ns").sum()
-    )
-    frame = (
-        steps.join(per_step, on=["rank", "step"], how="left")
-        .with_columns(pl.col("wait_ns", "caused_ns").fill_null(0))
-        .with_columns(active_ns=pl.col("duration_ns") - pl.col("wait_ns"))
-        .select("rank", "step", "warmup", "duration_ns", "wait_ns", "active_ns", "caused_ns")
-        .sort("step", "rank")
-    )
-    return frame, moves
-
-
-def _step_stragglers(steps: pl.DataFrame) -> pl.DataFrame:
-    import polars as pl
-
-    on_time = ranks_rules().on_time_ns
-    worst = pl.col("caused_ns") == pl.col("caused_ns").max()
-    return (
-        steps.group_by("step")
-        .agg(
-            ranks=pl.len().cast(pl.Int64),
-            straggler_rank=pl.when(pl.col("caused_ns").max() >= on_time).then(
-                pl.col("rank").filter(worst).min()
-            ),
-            caused_ns=pl.col("caused_ns").max(),
-            slowest_active_rank=pl.col("rank")
-            .filter(pl.col("active_ns") == pl.col("active_ns").max())
-            .min(),
-            slowest_active_ns=pl.col("active_ns").max(),
-            median_active_ns=pl.col("active_ns").median().round().cast(pl.Int64),
-            median_duration_ns=pl.col("duration_ns").median().round().cast(pl.Int64),
-        )
-        .sort("step")
-    )
-
-
-def _run_steps(ranks: pl.DataFrame) -> int:
-    """The run's step count: the most common count across ranks (0 without steps)."""
-    counts = [c for c in ranks["steps"].to_list() if c] if ranks.height else []
-    return Counter(counts).most_common(1)[0][0] if counts else 0
 
 
 def _waits(calls: pl.DataFrame, n_steps: int) -> pl.DataFrame:
