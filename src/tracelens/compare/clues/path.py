@@ -53,10 +53,12 @@ def launch_structure(x: Context) -> list[Clue]:
         explained.update(dict.fromkeys(c.rows, "the calls-per-step clue"))
     rest, counted = _path_ns(x, al, explained)
     impact = x.per_unit(rest) if rest or not counted else None
+    # A share that rounds to 0 ns says nothing (a replaced launch as long as the one before).
     note = "".join(
         f"; {fmt_signed_ns(x.per_unit(ns))}{'/step' if x.steps else ''} of the time these "
         f"launches moved is counted by {who}"
         for who, ns in counted.items()
+        if round(x.per_unit(ns))
     )
     return [
         _unsure(c) if al.relation == "shifted" else c
