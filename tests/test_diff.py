@@ -146,6 +146,13 @@ def test_not_comparable_says_the_graph_replays_are_why(graph_side, trace_copies,
         f"; most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
         "(7.81 s vs 78.27 µs of kernels): the kernels they ran cannot be matched"
     )
+    # The verdict follows that reason: it said 'these look like different programs or phases'.
+    assert first["verdict"] == (
+        f"most of {graph_side}'s GPU work ran in CUDA graph replays traced at graph level, whose "
+        "kernels the export does not list: there are no kernels to match, which says nothing "
+        f"of whether these are different programs; profile {graph_side} again with nsys "
+        "--cuda-graph-trace=node to compare their kernels"
+    )
 
 
 @needs_shared

@@ -7,11 +7,25 @@ from __future__ import annotations
 from ...units import fmt_ns, fmt_ratio
 from ..model import Clue, ratio
 from .context import Context, count
-from .spec import make, threshold
+from .spec import make, prose, threshold
 
 
 def not_comparable(x: Context) -> list[Clue]:
     s = x.score
+    hidden = _hidden_in_graphs(x)
+    # The verdict follows the reason: a side whose work is mostly graph replays traced at
+    # graph level shows no kernels to match, which says nothing about the program it ran.
+    sides = [side for side, _n, _ns, _kernel_ns in hidden]
+    verdict = (
+        prose(
+            "not_comparable",
+            "verdict_graphs",
+            sides=f"{' and '.join(sides)}'s" if len(sides) == 1 else "both sides'",
+            again=sides[0] if len(sides) == 1 else "both",
+        )
+        if sides
+        else None
+    )
     return [
         make(
             "not_comparable",
@@ -19,22 +33,26 @@ def not_comparable(x: Context) -> list[Clue]:
             f"traces run ({count(x.launches_a)} vs {count(x.launches_b)} launches); "
             f"comparability {s.score:.2f} (bar {s.bar:.2f})"
             + (f": {s.reason}" if s.reason else "")
-            + _hidden_in_graphs(x),
+            + "".join(
+                f"; most of {side}'s GPU time is in {count(n)} CUDA graph replay"
+                f"{'s' if n != 1 else ''} traced at graph level ({fmt_ns(ns)} vs "
+                f"{fmt_ns(kernel_ns)} of kernels): the kernels they ran cannot be matched"
+                for side, n, ns, kernel_ns in hidden
+            ),
+            verdict=verdict,
         )
     ]
 
 
-def _hidden_in_graphs(x: Context) -> str:
-    """Why the kernels in common can be few: a side whose CUDA graph replays, traced at
+def _hidden_in_graphs(x: Context) -> list[tuple[str, int, float, float]]:
+    """Why the kernels in common can be few: each side whose CUDA graph replays, traced at
     graph level, took more GPU time than its kernels (their kernels are in no table, so
-    the two runs' kernels cannot be matched), said for each such side."""
-    return "".join(
-        f"; most of {side}'s GPU time is in {count(n)} CUDA graph replay"
-        f"{'s' if n != 1 else ''} traced at graph level ({fmt_ns(ns)} vs {fmt_ns(kernel_ns)} "
-        "of kernels): the kernels they ran cannot be matched"
+    the two runs' kernels cannot be matched): (side, replays, their GPU time, kernel time)."""
+    return [
+        (side, n, ns, kernel_ns)
         for side, (n, ns), kernel_ns in (("A", x.sa.graph, x.time_a), ("B", x.sb.graph, x.time_b))
         if n and ns > kernel_ns
-    )
+    ]
 
 
 def capture_difference(x: Context) -> list[Clue]:
