@@ -58,6 +58,10 @@ def fingerprint(
         return
     diff = compare(baseline, doc)
     c.emit(with_note(_board(diff, fmt, check.name, label, top), note, fmt), output)
+    if diff.unrecorded is not None:  # no change measured: neither a pass nor a change
+        from ..errors import UsageError
+
+        raise UsageError(f"--check: the path was not measured: {diff.unrecorded}")
     if not diff.identical:
         raise typer.Exit(1)
 
@@ -95,7 +99,8 @@ def path_diff_command(
         raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")
     diff = path_diff(a, b)
     c.emit(_board(diff, fmt, a.name, b.name, top), output)
-    tripped = [g for g in check_gates(diff, gate_expressions(fail_if)) if g.tripped]
+    gates = check_gates(diff.gate_figures(), gate_expressions(fail_if))
+    tripped = [g for g in gates if g.tripped]
     for g in tripped:
         print(
             f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:g})", file=sys.stderr

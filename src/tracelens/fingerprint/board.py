@@ -92,14 +92,28 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     the JSON)."""
     f = diff.figures
     note = [f"note: {diff.note}"] if diff.note else []
+    # A path not recorded (graph replays traced at graph level) is no changed path: the
+    # board says so first, and what follows is only over the kernels the exports list.
+    unsure = (
+        [
+            f"numerical path: not measured: {diff.unrecorded}; below, only the kernels the "
+            "exports list are compared, and a kernel added or removed may have run inside "
+            "the replays"
+        ]
+        if diff.unrecorded
+        else []
+    )
+    head = "over the listed kernels:" if unsure else "numerical path:"
     if diff.identical:
         how = "over the launches both captures hold" if diff.capture else "exactly"
         return [
-            f"numerical path: {b} follows {a} {how} ({f['regions_compared']:,} regions)",
+            *unsure,
+            f"{head} {b} follows {a} {how} ({f['regions_compared']:,} regions)",
             *note,
         ]
     out = [
-        f"numerical path: {b} differs from {a} in {f['regions_changed']:,} of "
+        *unsure,
+        f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
         f"{f['regions_compared']:,} regions",
         *note,
         f"first divergence: {divergence_text(diff.first)}",

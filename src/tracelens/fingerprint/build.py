@@ -14,6 +14,8 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 - ``notes`` (only when there is one): what the path leaves out, as every command says it:
   kernel records that end before they start (a damaged export).
+- ``graph_replays`` (only when there are some): CUDA graph replays traced at graph level;
+  the kernels they ran are in no table, so the path is not recorded there.
 
 The launches are read once, as integers (``fingerprint_launches``: each carries its NVTX
 path id, its name id and its launch configuration packed in two integers; the few hundred
@@ -460,6 +462,11 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     damage = trace.damage_note(("kernel",))
     if damage:
         doc["notes"] = [damage]
+    # CUDA graph replays traced at graph level: their kernels are in no table, so the path
+    # is not recorded there (a comparison says so instead of counting kernels removed).
+    replays = trace.graph_replays()[0]
+    if replays:
+        doc["graph_replays"] = replays
     if steps is None:
         kept.write(trace, doc)
     return doc

@@ -495,4 +495,5 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     if spent.counted:  # say so: those regions were not aligned
         said = budget.note(spent.counted)
         note = said if note is None else f"{note}. {said[0].upper()}{said[1:]}"
-    return PathDiff(tuple(regions), first, first_math, figures, compared, note, capture)
+    replays = (a.get("graph_replays", 0), b.get("graph_replays", 0))
+    return PathDiff(tuple(regions), first, first_math, figures, compared, note, capture, replays)

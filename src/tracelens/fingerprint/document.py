@@ -125,7 +125,7 @@ _PATH_KEYSET = frozenset(_PATH_KEYS)
 
 
 def _check_shape(doc: dict[str, Any]) -> None:
-    _object(doc, "the document", _TOP_KEYS, ("notes",))
+    _object(doc, "the document", _TOP_KEYS, ("notes", "graph_replays"))
     _string(doc["generator"], '"generator"')
     _choice(doc["regions"], '"regions"', ("nvtx", "step"))
     _object(doc["steps"], '"steps"', ("method", "count"))
@@ -136,6 +136,8 @@ def _check_shape(doc: dict[str, Any]) -> None:
     _integer(doc["launches"], '"launches"', 0)
     if "notes" in doc:
         _strings(doc["notes"], '"notes"')
+    if "graph_replays" in doc:
+        _integer(doc["graph_replays"], '"graph_replays"', 1)
     for i, variant in enumerate(_list(doc["variants"], '"variants"')):
         _check_variant(variant, f"variants[{i}]")
     for i, entry in enumerate(_list(doc["paths"], '"paths"')):

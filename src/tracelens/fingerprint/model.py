@@ -98,10 +98,45 @@ class PathDiff:
     # When the steps differ: the launches only one capture holds at its start or end, in
     # words (also in ``note``); they are not changes (see capture.py).
     capture: str | None = None
+    # CUDA graph replays traced at graph level in A and in B (the documents'
+    # ``graph_replays``): the kernels they ran are not recorded, so no change is measured.
+    graph_replays: tuple[int, int] = (0, 0)
 
     @property
     def identical(self) -> bool:
         return not self.regions
+
+    @property
+    def unrecorded(self) -> str | None:
+        """Why the path cannot be measured (a side's work in CUDA graph replays traced at
+        graph level, whose kernels no table lists), or None when both paths are recorded."""
+        sides = [(side, n) for side, n in zip("AB", self.graph_replays, strict=True) if n]
+        if not sides:
+            return None
+        (side, n), *other = sides
+        if other:
+            held = f"A and B hold {n:,} and {other[0][1]:,}"
+            whose, again = "their paths are", "both"
+        else:
+            held = f"{side} holds {n:,}"
+            whose, again = f"{side}'s path is", side
+        return (
+            f"{held} CUDA graph replay{'s' if sides[-1][1] != 1 else ''} traced at graph level, "
+            f"whose kernels the export does not list: {whose} not recorded there (profile "
+            f"{again} again with nsys --cuda-graph-trace=node)"
+        )
+
+    def gate_figures(self):
+        """The figures for ``--fail-if`` (:class:`tracelens.compare.gates.Figures`): with a
+        path not recorded, every change count is not measured (a gate on it exits 2), only
+        ``regions_compared`` is."""
+        from ..compare.gates import Figures
+
+        why = self.unrecorded
+        if why is None:
+            return Figures(self.figures)
+        kept = {k: v for k, v in self.figures.items() if k == "regions_compared"}
+        return Figures(kept, {k: why for k in self.figures if k not in kept})
 
     def grouped(self) -> list[tuple[tuple[RegionChange, ...], RegionChange]]:
         """Consecutive changed regions with the same changes in the same steps (the same
@@ -128,4 +163,7 @@ class PathDiff:
         }
         if self.capture is not None:  # only then, so every other comparison's JSON stays
             out["capture"] = self.capture
+        if self.unrecorded is not None:  # only then, as ``capture``
+            out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
+            out["not_measured"] = self.gate_figures().not_measured
         return out
