@@ -73,3 +73,74 @@ def test_danger_table_compares_totals_against_the_work_each_capture_holds():
     assert status(work=1.5) == "same"  # 1.5x the steps
     assert status(work=1.5, typical=0.8) == "grew"  # each call faster, the total not
     assert status(work=2.0) == "shrank"  # less per step
+
+
+def test_the_danger_table_shows_what_it_judged_per_step(tmp_path):
+    """20 vs 30 steps of the same program: the GEMM is 'same' per step, and the table
+    showed its totals beside that status (40 -> 60 calls, 1.60 -> 2.40 ms). Now its
+    columns are per step when the step counts differ, in text, Markdown and JSON (added
+    fields: the totals stay)."""
+    import json
+
+    from tracelens.compare import render
+
+    d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 30))
+    title = "Danger-zone kernels (per step: 20 steps in A, 30 in B; each change is judged per step)"
+    text = render.table(d, width=160).splitlines()
+    at = text.index(title)
+    assert text[at + 2].split() == [
+        *("Risk", "Change", "Kernel", "Rule"),
+        *("Calls/step", "A", "Calls/step", "B", "Time/step", "A", "Time/step", "B", "Fix"),
+    ]
+    assert text[at + 4].split()[:2] + text[at + 4].split()[4:10] == [
+        *("medium", "same", "2.00", "2.00", "80.00", "µs", "80.00", "µs"),
+    ]
+    md = render.markdown(d).splitlines()
+    at = md.index(f"### {title}")
+    assert md[at + 2] == (
+        "| Risk | Change | Kernel | Rule | Calls/step A | Calls/step B | Time/step A "
+        "| Time/step B | Fix |"
+    )
+    assert md[at + 4].split(" | ")[4:8] == ["2.00", "2.00", "80.00 µs", "80.00 µs"]
+    (row,) = json.loads(render.to_json(d))["danger"]
+    assert (row["a_calls"], row["b_calls"], row["a_total_ns"], row["b_total_ns"]) == (
+        *(40, 60, 1_600_000, 2_400_000),
+    )
+    assert (row["a_calls_per_step"], row["b_calls_per_step"]) == (2.0, 2.0)
+    assert (row["a_per_step_ns"], row["b_per_step_ns"]) == (80_000.0, 80_000.0)
+
+
+def test_the_same_steps_keep_the_danger_totals(tmp_path):
+    d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20))
+    from tracelens.compare import render
+
+    assert "### Danger-zone kernels\n" in render.markdown(d)
+    assert d.danger["a_per_step_ns"].to_list() == [80_000.0]
+
+
+def test_without_steps_the_danger_totals_say_their_scale(tmp_path):
+    """No repeating step, 300 vs 450 launches: the totals stay, and the title says each
+    change is judged against A's total scaled by the launches (it said nothing)."""
+    import random
+
+    from test_diff_pairs import PID, Recorder
+
+    from tracelens.compare import render
+
+    def build(stem, launches):
+        rng, r = random.Random(7), Recorder("3.25.0")
+        r.process(PID, "python serve.py")
+        r.gpu(0, "NVIDIA H100 80GB HBM3")
+        t = 1_000_000
+        for _ in range(launches):
+            name, dur = rng.choice(STEP)
+            r.kernel(name, t, dur, pid=PID)
+            t += dur + 1_000
+        return r.write(tmp_path, stem).path
+
+    d = pair(tmp_path, build("a", 300), build("b", 450))
+    assert d.steps_a is None and d.steps_b is None
+    assert (
+        "### Danger-zone kernels (totals of each capture; each change is judged against A's "
+        "total × 1.5, B's kernel launches over A's)\n"
+    ) in render.markdown(d)

@@ -128,7 +128,9 @@ def _diff_traces(
     work = model.work_ratio(
         (steps_a, steps_b), (sa.totals["kernel_launches"] or 0, sb.totals["kernel_launches"] or 0)
     )
-    danger = model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio, work)
+    danger = model.danger_table(
+        by_demangled, threshold("danger_growth"), typical.ratio, work, (steps_a, steps_b)
+    )
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
 

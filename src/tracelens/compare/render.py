@@ -155,21 +155,55 @@ def _region_rows(d: TraceDiff, top: int) -> list[list[str]]:
 
 def _danger_rows(d: TraceDiff, top: int, short) -> list[list[str]]:
     """The first ``top`` danger-zone rows (riskiest and newest first); :func:`_left_out`
-    says how many more."""
+    says how many more. Calls and time per step when the two captures hold different
+    numbers of steps (a change is judged per step: :func:`_danger_heading`), else totals."""
+    per_step = _danger_per_step(d)
+    calls, time = ("calls_per_step", "per_step_ns") if per_step else ("calls", "total_ns")
     return [
         [
             r["level"],
             r["status"],
             short(r["name"]),
             r["rule_id"],
-            _num(r["a_calls"]),
-            _num(r["b_calls"]),
-            fmt_ns(r["a_total_ns"]),
-            fmt_ns(r["b_total_ns"]),
+            _num(r[f"a_{calls}"]),
+            _num(r[f"b_{calls}"]),
+            fmt_ns(r[f"a_{time}"]),
+            fmt_ns(r[f"b_{time}"]),
             r["fix"],
         ]
         for r in d.danger.head(top).iter_rows(named=True)
     ]
+
+
+def _danger_per_step(d: TraceDiff) -> bool:
+    """Whether both captures have steps, and not as many: the danger table's totals then
+    differ by the capture lengths, and a change is judged per step."""
+    return bool(d.steps_a and d.steps_b and d.steps_a != d.steps_b)
+
+
+def _danger_heading(d: TraceDiff, title: str, headers: list[str]) -> tuple[str, list[str]]:
+    """The danger table's title and columns, saying what each change was judged on, so
+    that no total beside a status reads as its reason: per step (its columns too) when
+    the captures hold different numbers of steps; totals against A's total scaled by B's
+    launches over A's without steps on both sides; as given when the work is the same."""
+    from .model import work_ratio
+
+    if _danger_per_step(d):
+        per_step = ["Calls/step A", "Calls/step B", "Time/step A", "Time/step B"]
+        return (
+            f"{title} (per step: {d.steps_a:,} steps in A, {d.steps_b:,} in B; each change "
+            "is judged per step)",
+            [*headers[:4], *per_step, *headers[8:]],
+        )
+    f = d.figures
+    work = work_ratio((d.steps_a, d.steps_b), (int(f["launches_a"]), int(f["launches_b"])))
+    if round(work, 2) == 1:
+        return title, headers
+    return (
+        f"{title} (totals of each capture; each change is judged against A's total × "
+        f"{work:.3g}, B's kernel launches over A's)",
+        headers,
+    )
 
 
 def _left_out(d: TraceDiff, key: str, top: int) -> str | None:
@@ -254,6 +288,13 @@ SECTIONS = (
 )
 
 
+def _heading(d: TraceDiff, key: str, title: str, headers) -> tuple[str, list[str]]:
+    """A section's title and column headers (the danger table's say what it judged on)."""
+    if key == "danger":
+        return _danger_heading(d, title, list(headers))
+    return title, list(headers)
+
+
 def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
     if key == "totals":
         return totals_rows(d)
@@ -312,6 +353,7 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
         rows = _section_rows(d, key, top, short)
         if not rows:
             continue
+        title, headers = _heading(d, key, title, headers)
         out += [f"### {title}", ""]
         out.append("| " + " | ".join(headers) + " |")
         out.append(
@@ -378,6 +420,7 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
         rows = _section_rows(d, key, top, short)
         if not rows:
             continue
+        title, headers = _heading(d, key, title, headers)
         t = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD)
         for i, h in enumerate(headers):
             t.add_column(

@@ -21,6 +21,12 @@ DANGER_SCHEMA = {
     "b_total_ns": "Int64",
     "why": "String",
     "fix": "String",
+    # per step of each side, when both captures have steps (what a change is judged on);
+    # null otherwise
+    "a_calls_per_step": "Float64",
+    "b_calls_per_step": "Float64",
+    "a_per_step_ns": "Float64",
+    "b_per_step_ns": "Float64",
 }
 
 
@@ -44,11 +50,16 @@ def work_ratio(steps: tuple[int | None, int | None], launches: tuple[int, int]) 
 
 
 def danger_table(
-    kernels: pl.DataFrame, growth: float, typical: float = 1.0, work: float = 1.0
+    kernels: pl.DataFrame,
+    growth: float,
+    typical: float = 1.0,
+    work: float = 1.0,
+    steps: tuple[int | None, int | None] = (None, None),
 ) -> pl.DataFrame:
     """Danger-zone kernels of either side: new, vanished, grew / shrank (total time beyond
     ``growth``× what A's total becomes with the ``typical`` per-call change of every kernel
-    and B's ``work``: :func:`work_ratio`) or same; riskiest and newest first."""
+    and B's ``work``: :func:`work_ratio`) or same; riskiest and newest first. With
+    ``steps`` (A's, B's) both set, each side's calls and time per step too."""
     import polars as pl
 
     from ...danger import load_danger_rules
@@ -77,6 +88,7 @@ def danger_table(
             pl.col("b_instances").alias("b_calls"),
             "a_total_ns",
             "b_total_ns",
+            *_per_step(steps),
         )
         .join(hits, on="name", how="inner", maintain_order="left")
         .join(rules.frame(), on="rule", how="inner", maintain_order="left")
@@ -91,3 +103,18 @@ def danger_table(
         maintain_order=True,
     )
     return out.select([pl.col(k).cast(t) for k, t in schema.items()])
+
+
+def _per_step(steps: tuple[int | None, int | None]) -> list[pl.Expr]:
+    """Each side's calls and total time per step of its capture (null unless both have
+    steps: then a change is judged per step, and the table shows what it was judged on)."""
+    import polars as pl
+
+    out = []
+    for side, n in zip("ab", steps, strict=True):
+        per = (lambda c, n=n: pl.col(c) / n) if all(steps) else (lambda c: pl.lit(None))
+        out += [
+            per(f"{side}_instances").alias(f"{side}_calls_per_step"),
+            per(f"{side}_total_ns").alias(f"{side}_per_step_ns"),
+        ]
+    return out
