@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .compare.gates import Figures
     from .trace import Trace
 
-__all__ = ["FRAME_COLUMNS", "METHODS", "Steps", "find_steps"]
+__all__ = ["FRAME_COLUMNS", "METHODS", "LevelShift", "Steps", "find_steps"]
 
 METHODS = ("range", "marker", "period", "none")
 #: Columns of :attr:`Steps.frame`, in order (times in ns from session start).
@@ -65,6 +65,27 @@ def settings() -> dict[str, Any]:
     """``data/steps.toml``: markers, range-family and period thresholds, robust cut-offs."""
     with open(data_dir() / "steps.toml", "rb") as fh:
         return tomllib.load(fh)
+
+
+@dataclass(frozen=True)
+class LevelShift:
+    """A level shift in step time (``[pacing]`` in ``data/steps.toml``): the steady steps
+    before ``step`` took ``before_median_ns`` (median), those from it ``after_median_ns``."""
+
+    step: int
+    before_steps: int
+    before_median_ns: float
+    after_steps: int
+    after_median_ns: float
+
+    def words(self) -> str:
+        """'step time changed at step 13: 115 us -> 215 us median'."""
+        from .units import fmt_ns
+
+        return (
+            f"step time changed at step {self.step:,}: {fmt_ns(self.before_median_ns)} -> "
+            f"{fmt_ns(self.after_median_ns)} median"
+        )
 
 
 @dataclass(frozen=True)
@@ -114,6 +135,21 @@ class Steps(Result):
         # depends on the order it adds in, and a hash group-by's order is the frame's luck.
         per_step = self.steady.group_by("step").agg(pl.col("duration_ns").max())
         return per_step.sort("step")["duration_ns"]
+
+    @property
+    def level_shift(self) -> LevelShift | None:
+        """Where the steady steps' time shifts level, if it does (:func:`shift_index`)."""
+        import polars as pl
+
+        per_step = self.steady.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
+        durations = per_step["duration_ns"].to_list()
+        at = shift_index(durations, settings()["pacing"])
+        if at is None:
+            return None
+        before, after = durations[:at], durations[at:]
+        return LevelShift(
+            per_step["step"][at], len(before), _median(before), len(after), _median(after)
+        )
 
     @property
     def median_ns(self) -> float | None:
@@ -347,6 +383,13 @@ def _finish(
     lead = len(known)
     warmup, outlier = flag_steps(durations[lead:], settings()["robust"])
     warmup, outlier = [True] * lead + warmup, [False] * lead + outlier
+    steady_from = sum(warmup)
+    shift = shift_index(durations[steady_from:], settings()["pacing"])
+    if shift is not None:
+        # a step as slow as the others after a slowdown is no outlier: each part is judged
+        # against its own median
+        parts = (durations[steady_from : steady_from + shift], durations[steady_from + shift :])
+        outlier = outlier[:steady_from] + [o for part in parts for o in _off_steps(part)[0]]
     flags = per_step.select("step").with_columns(
         warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
     )
@@ -360,8 +403,20 @@ def _finish(
         reasons = "; ".join(r for r in (why, slower) if r)
         aside = f"{reasons}{'; ' if why else ', '}set aside"
         detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} ({aside})"
-    elif (capped := warmup_cap_hit(durations[lead:], settings()["robust"])) is not None:
+    elif shift is None and (capped := warmup_cap_hit(durations[lead:], settings()["robust"])):
         detail += f"; warm-up: {capped}"
+    if shift is not None:
+        part = durations[steady_from:]
+        detail += (
+            "; "
+            + LevelShift(
+                per_step["step"][steady_from + shift],
+                shift,
+                _median(part[:shift]),
+                len(part) - shift,
+                _median(part[shift:]),
+            ).words()
+        )
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:
         detail += f"; outliers: {_list(odd)}"
@@ -406,11 +461,64 @@ def warmup_cap_hit(durations: list[int], robust: dict[str, float]) -> str | None
     )
 
 
-def _off_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], int]:
+def shift_index(durations: list[int], pacing: dict[str, float]) -> int | None:
+    """The index of the first step after a level shift in step times in order, or None
+    (``pacing``: min_part_steps, min_change, over_spread; ``[pacing]`` in
+    ``data/steps.toml``). The split minimises the within-part sum of squares of the
+    durations' ranks (prefix sums: one pass over the splits)."""
+    n = len(durations)
+    least = int(pacing["min_part_steps"])
+    if n < 2 * least:
+        return None
+    sums, squares = [0.0], [0.0]
+    for r in _ranks(durations):
+        sums.append(sums[-1] + r)
+        squares.append(squares[-1] + r * r)
+
+    def spread(a: int, b: int) -> float:
+        return squares[b] - squares[a] - (sums[b] - sums[a]) ** 2 / (b - a)
+
+    # the best split of all, then whether both parts are long enough: the best split with
+    # long enough parts can cut a short slow stretch at the end off its first steps
+    at = min(range(1, n), key=lambda k: (spread(0, k) + spread(k, n), k))
+    if min(at, n - at) < least:
+        return None
+    before, after = durations[:at], durations[at:]
+    change = abs(_median(after) - _median(before))
+    noise = 1.4826 * max(_mad(before), _mad(after))
+    if change <= pacing["min_change"] * min(_median(before), _median(after)):
+        return None
+    return at if change > pacing["over_spread"] * noise else None
+
+
+def _ranks(values: list[int]) -> list[float]:
+    """The ranks of ``values`` (1-based; ties share their mean rank)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in order[i : j + 1]:
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _mad(values: list[int]) -> float:
+    med = _median(values)
+    return _median([abs(v - med) for v in values])
+
+
+def _off_steps(
+    durations: list[int], robust: dict[str, float] | None = None
+) -> tuple[list[bool], int]:
     """(whether each step is off the median, by the modified z-score; how many leading
-    steps are off and slower)."""
+    steps are off and slower). ``robust``: ``[robust]`` of ``data/steps.toml``."""
+    robust = robust or settings()["robust"]
     med = _median(durations)
-    mad = _median([abs(d - med) for d in durations])
+    mad = _mad(durations)
 
     def off(d: float) -> bool:
         if mad == 0:
@@ -428,6 +536,23 @@ def _median(values: list[float]) -> float:
     s = sorted(values)
     mid = len(s) // 2
     return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def _shift_fields(shift: LevelShift | None, timeunit: str) -> dict[str, Any] | None:
+    """The level shift as JSON: step, before_steps, before_median_<unit>, after_steps,
+    after_median_<unit>; None without one."""
+    from .render import TIME_UNITS_NS
+
+    if shift is None:
+        return None
+    factor = TIME_UNITS_NS[timeunit]
+    return {
+        "step": shift.step,
+        "before_steps": shift.before_steps,
+        f"before_median_{timeunit}": shift.before_median_ns / factor,
+        "after_steps": shift.after_steps,
+        f"after_median_{timeunit}": shift.after_median_ns / factor,
+    }
 
 
 #: Steps whose top kernels the table and Markdown list (JSON lists every step's).
@@ -465,6 +590,7 @@ def render(
     if fmt == "csv":
         return r.frame(result.frame, fmt="csv", timeunit=timeunit)
     summary = result.summary()
+    shift = result.level_shift
     top = result.top_kernels
     if fmt == "json":
         factor = r.TIME_UNITS_NS[timeunit]
@@ -476,7 +602,8 @@ def render(
             | {
                 k[: -len("ns")] + timeunit: (None if v is None else v / factor)
                 for k, v in times.items()
-            },
+            }
+            | {"level_shift": _shift_fields(shift, timeunit)},
             "steps": r.convert_times(result.frame, timeunit).to_dicts(),
             "motif": {str(d): list(names) for d, names in result.motif.items()},
             "pacing": pacing(result),
@@ -486,11 +613,18 @@ def render(
     title = f"steps of {source}: {result.detail}"
     if not result.count:
         return title + "\n"
-    stats = (
-        f"steady state ({result.steady['step'].n_unique():,} steps): median "
-        f"{fmt_ns(summary['median_ns'])}, mean {fmt_ns(summary['mean_ns'])}, std "
+    figures = (
+        f"median {fmt_ns(summary['median_ns'])}, mean {fmt_ns(summary['mean_ns'])}, std "
         f"{fmt_ns(summary['std_ns'])}, p90 {fmt_ns(summary['p90_ns'])}"
     )
+    steady = result.steady["step"].n_unique()
+    stats = f"steady state ({steady:,} steps): {figures}"
+    if shift is not None:
+        # one median of two levels is a time no step took: the levels first
+        stats = (
+            f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
+            f"{shift.after_steps:,} from it); all {steady:,} steps: {figures}"
+        )
     spark = pacing(result, width=max(10, width - 30))
     per = -(-result.count // len(spark))
     each = "" if per == 1 else f"; each mark the slowest of {per} steps"
