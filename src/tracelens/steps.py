@@ -17,7 +17,8 @@ Found in this order, and never invented:
 A step's GPU projection on a device is its GPU work there: from the first operation's start
 to the last one's end (for NVTX steps, the work whose launching API call lies inside the
 range, on its thread). Warm-up steps (leading outliers) are flagged and set aside; outliers
-are judged with the median absolute deviation (``[robust]`` in ``data/steps.toml``).
+are judged with the median absolute deviation (``[robust]`` in ``data/steps.toml``), and a
+level shift in step time is told (``[pacing]``): :mod:`tracelens.steps_pacing`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .render import DEFAULT_WIDTH
 from .results import Result
+from .steps_pacing import (
+    LevelShift,
+    judge_steps,
+    level_shift,
+    shift_fields,
+    shift_index,
+    warmup_cap_hit,
+)
+from .steps_pacing import flag_steps as flag_steps  # imported from here before steps_pacing
 from .steps_ranges import range_families, range_steps
 
 if TYPE_CHECKING:
@@ -65,27 +75,6 @@ def settings() -> dict[str, Any]:
     """``data/steps.toml``: markers, range-family and period thresholds, robust cut-offs."""
     with open(data_dir() / "steps.toml", "rb") as fh:
         return tomllib.load(fh)
-
-
-@dataclass(frozen=True)
-class LevelShift:
-    """A level shift in step time (``[pacing]`` in ``data/steps.toml``): the steady steps
-    before ``step`` took ``before_median_ns`` (median), those from it ``after_median_ns``."""
-
-    step: int
-    before_steps: int
-    before_median_ns: float
-    after_steps: int
-    after_median_ns: float
-
-    def words(self) -> str:
-        """'step time changed at step 13: 115 us -> 215 us median'."""
-        from .units import fmt_ns
-
-        return (
-            f"step time changed at step {self.step:,}: {fmt_ns(self.before_median_ns)} -> "
-            f"{fmt_ns(self.after_median_ns)} median"
-        )
 
 
 @dataclass(frozen=True)
@@ -144,12 +133,7 @@ class Steps(Result):
         per_step = self.steady.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
         durations = per_step["duration_ns"].to_list()
         at = shift_index(durations, settings()["pacing"])
-        if at is None:
-            return None
-        before, after = durations[:at], durations[at:]
-        return LevelShift(
-            per_step["step"][at], len(before), _median(before), len(after), _median(after)
-        )
+        return None if at is None else level_shift(per_step["step"].to_list(), durations, at)
 
     @property
     def median_ns(self) -> float | None:
@@ -381,15 +365,7 @@ def _finish(
     durations = per_step["duration_ns"].to_list()
     known, why = set_aside
     lead = len(known)
-    warmup, outlier = flag_steps(durations[lead:], settings()["robust"])
-    warmup, outlier = [True] * lead + warmup, [False] * lead + outlier
-    steady_from = sum(warmup)
-    shift = shift_index(durations[steady_from:], settings()["pacing"])
-    if shift is not None:
-        # a step as slow as the others after a slowdown is no outlier: each part is judged
-        # against its own median
-        parts = (durations[steady_from : steady_from + shift], durations[steady_from + shift :])
-        outlier = outlier[:steady_from] + [o for part in parts for o in _off_steps(part)[0]]
+    warmup, outlier, shift = judge_steps(durations, lead, settings())
     flags = per_step.select("step").with_columns(
         warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
     )
@@ -406,16 +382,10 @@ def _finish(
     elif shift is None and (capped := warmup_cap_hit(durations[lead:], settings()["robust"])):
         detail += f"; warm-up: {capped}"
     if shift is not None:
-        part = durations[steady_from:]
+        steady_from = sum(warmup)
+        steps_in_order = per_step["step"].to_list()[steady_from:]
         detail += (
-            "; "
-            + LevelShift(
-                per_step["step"][steady_from + shift],
-                shift,
-                _median(part[:shift]),
-                len(part) - shift,
-                _median(part[shift:]),
-            ).words()
+            "; " + level_shift(steps_in_order, durations[steady_from:], shift - steady_from).words()
         )
     odd = per_step.filter(flags["outlier"])["step"].to_list()
     if odd:
@@ -426,133 +396,6 @@ def _finish(
 def _list(steps: list[int]) -> str:
     shown = ", ".join(str(s) for s in steps[:8])
     return shown + (f" and {len(steps) - 8} more" if len(steps) > 8 else "")
-
-
-def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], list[bool]]:
-    """(warm-up, outlier) flags for step durations in order, by the modified z-score
-    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance). The leading
-    run of slow steps is warm-up when it ends within the first ``max_warmup_fraction`` of
-    the steps; past that, step times keep changing (a trend, :func:`warmup_cap_hit` says
-    so): none is set aside, and none of the run is an outlier either."""
-    n = len(durations)
-    if n < robust["min_steps"]:
-        return [False] * n, [False] * n
-    off, lead = _off_steps(durations, robust)
-    warm = lead if lead <= int(n * robust["max_warmup_fraction"]) else 0
-    warmup = [i < warm for i in range(n)]
-    outlier = [o and i >= lead for i, o in enumerate(off)]
-    return warmup, outlier
-
-
-def warmup_cap_hit(durations: list[int], robust: dict[str, float]) -> str | None:
-    """Why no warm-up is set aside when the leading slow steps run past the first
-    ``max_warmup_fraction`` of the steps (a workload that shrinks for a third of the
-    capture is not warming up), else None."""
-    n = len(durations)
-    if n < robust["min_steps"]:
-        return None
-    lead = _off_steps(durations, robust)[1]
-    if lead <= int(n * robust["max_warmup_fraction"]):
-        return None
-    return (
-        f"not detected within the first {robust['max_warmup_fraction']:.0%} of the steps "
-        f"(step times keep changing: steps 1 to {lead:,} are all slower than the median, "
-        "neither set aside nor outliers)"
-    )
-
-
-def shift_index(durations: list[int], pacing: dict[str, float]) -> int | None:
-    """The index of the first step after a level shift in step times in order, or None
-    (``pacing``: min_part_steps, min_change, over_spread; ``[pacing]`` in
-    ``data/steps.toml``). The split minimises the within-part sum of squares of the
-    durations' ranks (prefix sums: one pass over the splits)."""
-    n = len(durations)
-    least = int(pacing["min_part_steps"])
-    if n < 2 * least:
-        return None
-    sums, squares = [0.0], [0.0]
-    for r in _ranks(durations):
-        sums.append(sums[-1] + r)
-        squares.append(squares[-1] + r * r)
-
-    def spread(a: int, b: int) -> float:
-        return squares[b] - squares[a] - (sums[b] - sums[a]) ** 2 / (b - a)
-
-    # the best split of all, then whether both parts are long enough: the best split with
-    # long enough parts can cut a short slow stretch at the end off its first steps
-    at = min(range(1, n), key=lambda k: (spread(0, k) + spread(k, n), k))
-    if min(at, n - at) < least:
-        return None
-    before, after = durations[:at], durations[at:]
-    change = abs(_median(after) - _median(before))
-    noise = 1.4826 * max(_mad(before), _mad(after))
-    if change <= pacing["min_change"] * min(_median(before), _median(after)):
-        return None
-    return at if change > pacing["over_spread"] * noise else None
-
-
-def _ranks(values: list[int]) -> list[float]:
-    """The ranks of ``values`` (1-based; ties share their mean rank)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in order[i : j + 1]:
-            ranks[k] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def _mad(values: list[int]) -> float:
-    med = _median(values)
-    return _median([abs(v - med) for v in values])
-
-
-def _off_steps(
-    durations: list[int], robust: dict[str, float] | None = None
-) -> tuple[list[bool], int]:
-    """(whether each step is off the median, by the modified z-score; how many leading
-    steps are off and slower). ``robust``: ``[robust]`` of ``data/steps.toml``."""
-    robust = robust or settings()["robust"]
-    med = _median(durations)
-    mad = _mad(durations)
-
-    def off(d: float) -> bool:
-        if mad == 0:
-            return abs(d - med) > robust["zero_mad_tolerance"] * med
-        return 0.6745 * abs(d - med) / mad > robust["z_cutoff"]
-
-    flags = [off(d) for d in durations]
-    lead = 0
-    while lead < len(durations) and flags[lead] and durations[lead] > med:
-        lead += 1
-    return flags, lead
-
-
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    mid = len(s) // 2
-    return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
-def _shift_fields(shift: LevelShift | None, timeunit: str) -> dict[str, Any] | None:
-    """The level shift as JSON: step, before_steps, before_median_<unit>, after_steps,
-    after_median_<unit>; None without one."""
-    from .render import TIME_UNITS_NS
-
-    if shift is None:
-        return None
-    factor = TIME_UNITS_NS[timeunit]
-    return {
-        "step": shift.step,
-        "before_steps": shift.before_steps,
-        f"before_median_{timeunit}": shift.before_median_ns / factor,
-        "after_steps": shift.after_steps,
-        f"after_median_{timeunit}": shift.after_median_ns / factor,
-    }
 
 
 #: Steps whose top kernels the table and Markdown list (JSON lists every step's).
@@ -603,7 +446,7 @@ def render(
                 k[: -len("ns")] + timeunit: (None if v is None else v / factor)
                 for k, v in times.items()
             }
-            | {"level_shift": _shift_fields(shift, timeunit)},
+            | {"level_shift": shift_fields(shift, timeunit)},
             "steps": r.convert_times(result.frame, timeunit).to_dicts(),
             "motif": {str(d): list(names) for d, names in result.motif.items()},
             "pacing": pacing(result),
