@@ -25,6 +25,8 @@ WIDTH = 1180  # px, charts span the page
 STAKEOUT_NEWCOMERS = 2  # of the stakeout's kernels, those only one run launches
 ALIGNMENT_REPLACED = 5  # most common replacements listed per device
 ALIGNMENT_ONLY = 3  # launches only one side makes, listed per device
+DANGER_TITLE = "Danger-zone kernels"  # the text board's title, to which it adds the basis
+DANGER_HEADERS = ("Risk", "Change", "Kernel", "Rule", "Calls A", "Calls B", "Time A", "Time B")
 
 
 @dataclass
@@ -47,6 +49,10 @@ class DiffView:
     danger: list[dict[str, Any]]
     danger_rules: list[dict[str, Any]]  # each rule of ``danger`` once, with its why and fix
     kernels_more: int
+    # what each danger change was judged on, as the text board says it: per step or the
+    # totals' scale (None when both captures hold the same work), and the table's columns
+    danger_judged: str | None = None
+    danger_headers: list[str] = field(default_factory=lambda: list(DANGER_HEADERS))
     regions: list[dict[str, Any]] = field(default_factory=list)  # NVTX region deltas
     regions_more: int = 0
     region_steps: bool = False  # the deltas are per step (both runs have steps)
@@ -286,9 +292,7 @@ def diff_view(
         zip(d.kernels["name"].to_list(), d.kernels["per_call_ratio"].to_list(), strict=True)
     )
     stakeout = stakeout_rows([ta, tb], names, name_kind, palette, ratios, launches, given=profiles)
-    shown = d.danger.head(top)
-    danger_label = labels(shown["name"].unique(maintain_order=True).to_list())
-    danger = [{**r, "short": danger_label[r["name"]]} for r in shown.iter_rows(named=True)]
+    danger = _danger_rows(d, top)
     danger_left_out(len(danger), d.danger.height, "diff", omitted)
     tables = {
         "totals": [{"metric": row[0], "cells": row} for row in totals_rows(d)],
@@ -317,8 +321,53 @@ def diff_view(
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         kernels_more=d.kernels.height - len(kernels),
+        **_danger_heading(d),
         **_regions(d, top),
     )
+
+
+def _danger_rows(d: TraceDiff, top: int) -> list[dict[str, Any]]:
+    """The first ``top`` danger rows, each with its shown calls and time (``cells``): per
+    step when the text board judges them per step, else each capture's totals."""
+    from ..compare.render import _danger_per_step
+
+    shown = d.danger.head(top)
+    label = labels(shown["name"].unique(maintain_order=True).to_list())
+    if _danger_per_step(d):
+        calls, time = ("calls_per_step", "per_step_ns")
+        show_calls = _per_step_calls
+    else:
+        calls, time = ("calls", "total_ns")
+        show_calls = count
+    return [
+        {
+            **r,
+            "short": label[r["name"]],
+            "cells": [
+                *(show_calls(r[f"{side}_{calls}"]) for side in "ab"),
+                *(fmt_ns(r[f"{side}_{time}"]) for side in "ab"),
+            ],
+        }
+        for r in shown.iter_rows(named=True)
+    ]
+
+
+def _per_step_calls(n: float | None) -> str:
+    """Calls per step as the text board writes them (2 decimals)."""
+    return "—" if n is None else f"{n:,.2f}"
+
+
+def _danger_heading(d: TraceDiff) -> dict[str, Any]:
+    """The danger table's basis and columns, decided and worded by the text board's
+    heading (compare.render), so that no total beside a status reads as its reason."""
+    from ..compare.render import _danger_heading as board_heading
+
+    title, headers = board_heading(d, DANGER_TITLE, list(DANGER_HEADERS))
+    judged = title.removeprefix(DANGER_TITLE).strip().removeprefix("(").removesuffix(")")
+    return {
+        "danger_judged": f"{judged[:1].upper()}{judged[1:]}." if judged else None,
+        "danger_headers": headers,
+    }
 
 
 def _regions(d: TraceDiff, top: int) -> dict[str, Any]:
