@@ -156,8 +156,8 @@ def _region_rows(d: TraceDiff, top: int) -> list[list[str]]:
 def _danger_rows(d: TraceDiff, top: int, short) -> list[list[str]]:
     """The first ``top`` danger-zone rows (riskiest and newest first); :func:`_left_out`
     says how many more. Calls and time per step when the two captures hold different
-    numbers of steps (a change is judged per step: :func:`_danger_heading`), else totals."""
-    per_step = _danger_per_step(d)
+    numbers of steps (a change is judged per step: :func:`danger_heading`), else totals."""
+    per_step = danger_per_step(d)
     calls, time = ("calls_per_step", "per_step_ns") if per_step else ("calls", "total_ns")
     return [
         [
@@ -175,20 +175,20 @@ def _danger_rows(d: TraceDiff, top: int, short) -> list[list[str]]:
     ]
 
 
-def _danger_per_step(d: TraceDiff) -> bool:
+def danger_per_step(d: TraceDiff) -> bool:
     """Whether both captures have steps, and not as many: the danger table's totals then
     differ by the capture lengths, and a change is judged per step."""
     return bool(d.steps_a and d.steps_b and d.steps_a != d.steps_b)
 
 
-def _danger_heading(d: TraceDiff, title: str, headers: list[str]) -> tuple[str, list[str]]:
+def danger_heading(d: TraceDiff, title: str, headers: list[str]) -> tuple[str, list[str]]:
     """The danger table's title and columns, saying what each change was judged on, so
     that no total beside a status reads as its reason: per step (its columns too) when
     the captures hold different numbers of steps; totals against A's total scaled by B's
     launches over A's without steps on both sides; as given when the work is the same."""
     from .model import work_ratio
 
-    if _danger_per_step(d):
+    if danger_per_step(d):
         per_step = ["Calls/step A", "Calls/step B", "Time/step A", "Time/step B"]
         return (
             f"{title} (per step: {d.steps_a:,} steps in A, {d.steps_b:,} in B; each change "
@@ -291,7 +291,7 @@ SECTIONS = (
 def _heading(d: TraceDiff, key: str, title: str, headers) -> tuple[str, list[str]]:
     """A section's title and column headers (the danger table's say what it judged on)."""
     if key == "danger":
-        return _danger_heading(d, title, list(headers))
+        return danger_heading(d, title, list(headers))
     return title, list(headers)
 
 

@@ -329,11 +329,11 @@ def diff_view(
 def _danger_rows(d: TraceDiff, top: int) -> list[dict[str, Any]]:
     """The first ``top`` danger rows, each with its shown calls and time (``cells``): per
     step when the text board judges them per step, else each capture's totals."""
-    from ..compare.render import _danger_per_step
+    from ..compare.render import danger_per_step
 
     shown = d.danger.head(top)
     label = labels(shown["name"].unique(maintain_order=True).to_list())
-    if _danger_per_step(d):
+    if danger_per_step(d):
         calls, time = ("calls_per_step", "per_step_ns")
         show_calls = _per_step_calls
     else:
@@ -360,7 +360,7 @@ def _per_step_calls(n: float | None) -> str:
 def _danger_heading(d: TraceDiff) -> dict[str, Any]:
     """The danger table's basis and columns, decided and worded by the text board's
     heading (compare.render), so that no total beside a status reads as its reason."""
-    from ..compare.render import _danger_heading as board_heading
+    from ..compare.render import danger_heading as board_heading
 
     title, headers = board_heading(d, DANGER_TITLE, list(DANGER_HEADERS))
     judged = title.removeprefix(DANGER_TITLE).strip().removeprefix("(").removesuffix(")")
