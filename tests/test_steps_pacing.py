@@ -12,7 +12,8 @@ import json
 import random
 
 import tracelens
-from tracelens.steps import render, settings, shift_index
+from tracelens.steps import settings, shift_index
+from tracelens.steps_text import render
 from tracelens.synth import TraceBuilder
 
 US = 1_000

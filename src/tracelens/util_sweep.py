@@ -129,6 +129,62 @@ class Swept(NamedTuple):
     communication: pl.DataFrame
 
 
+def _device_row(
+    device: int,
+    part: pl.DataFrame,
+    syncs: pl.DataFrame,
+    launches: LaunchIndex | None,
+    t0: int,
+    t1: int,
+) -> tuple[tuple, list[pl.DataFrame]]:
+    """One device's row of :data:`DEVICE_COLUMNS` (utilization None: the caller divides
+    once for every device) and its communication islands per collective kind, from its
+    operations ``part`` (sorted by s); see :func:`device_sweep`."""
+    import polars as pl
+
+    cls = pl.col("cls")
+    span = t1 - t0
+    # The latest end of the earlier operations of the device: the busy time and the
+    # idle gaps (_gap_causes) both read it, computed once.
+    e = pl.col("e")
+    part = part.with_columns(e.cum_max().shift(1).alias("earlier"))
+    u = part.select(
+        pl.col("s").min().alias("first"),
+        e.max().alias("last"),
+        _added(pl.col("s"), e, pl.col("earlier")).sum().alias("all"),
+        _union(cls == MEMORY).alias("m"),
+    ).row(0, named=True)
+    compute = _compute_cover(part)
+    c = compute["covered"][-1] if compute.height else 0
+    comm = part.filter(cls == COMMUNICATION).select("device", "collective", "s", "e")
+    n = exposed_n = 0
+    comm_parts: list[pl.DataFrame] = []
+    if comm.height:
+        islands = _islands(comm)  # of every kind together
+        n = int(islands.select((pl.col("b") - pl.col("a")).sum()).item())
+        exposed_n = n - int(_hidden(compute, islands).sum())
+        comm_parts = _collective_islands(comm, compute)
+    busy = u["all"]
+    row = (
+        device,
+        span,
+        busy,
+        span - busy,
+        c,
+        n,
+        exposed_n,
+        u["m"],
+        busy - (c + exposed_n),
+        None,  # utilization: as polars divides (by the reciprocal), in device_sweep
+        u["first"],
+        u["last"],
+        u["first"] - t0,
+        t1 - u["last"],
+        *_gap_causes(part, syncs, launches),
+    )
+    return row, comm_parts
+
+
 def device_sweep(
     ops: pl.DataFrame,
     sync_calls: pl.DataFrame,
@@ -159,52 +215,15 @@ def device_sweep(
     benchmark a sweep of 5M rows less, and one compute sweep where there were two)."""
     import polars as pl
 
-    cls = pl.col("cls")
     syncs = sync_calls.rename({"start": "sync_start", "end": "sync_end"}).sort("sync_end")
     if "launch_start" in ops.columns:
         launches = None  # each operation has its launch already: nothing to look up
     span = t1 - t0
     rows, comm_parts = [], []
     for device, part in _device_slices(ops):
-        # The latest end of the earlier operations of the device: the busy time and the
-        # idle gaps (_gap_causes) both read it, computed once.
-        e = pl.col("e")
-        part = part.with_columns(e.cum_max().shift(1).alias("earlier"))
-        u = part.select(
-            pl.col("s").min().alias("first"),
-            e.max().alias("last"),
-            _added(pl.col("s"), e, pl.col("earlier")).sum().alias("all"),
-            _union(cls == MEMORY).alias("m"),
-        ).row(0, named=True)
-        compute = _compute_cover(part)
-        c = compute["covered"][-1] if compute.height else 0
-        comm = part.filter(cls == COMMUNICATION).select("device", "collective", "s", "e")
-        n = exposed_n = 0
-        if comm.height:
-            islands = _islands(comm)  # of every kind together
-            n = int(islands.select((pl.col("b") - pl.col("a")).sum()).item())
-            exposed_n = n - int(_hidden(compute, islands).sum())
-            comm_parts.extend(_collective_islands(comm, compute))
-        busy = u["all"]
-        rows.append(
-            (
-                device,
-                span,
-                busy,
-                span - busy,
-                c,
-                n,
-                exposed_n,
-                u["m"],
-                busy - (c + exposed_n),
-                None,  # utilization, below: as polars divides (by the reciprocal)
-                u["first"],
-                u["last"],
-                u["first"] - t0,
-                t1 - u["last"],
-                *_gap_causes(part, syncs, launches),
-            )
-        )
+        row, parts = _device_row(device, part, syncs, launches, t0, t1)
+        rows.append(row)
+        comm_parts.extend(parts)
     schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
     if span > 0:

@@ -44,7 +44,7 @@ def steps(
     steady state's median, mean, std and p90, and the pacing (step time in order, as a
     sparkline); then the kernels with the most time in each step (--kernels; not in CSV,
     which is the steps table alone)."""
-    from ..steps import render, renders_top_kernels
+    from ..steps_text import render, renders_top_kernels
     from ..stepwork import step_report
 
     if not renders_top_kernels(out.fmt):

@@ -42,7 +42,10 @@ from .notes import damage_notes, diff_notes, impact_steps
 from .sides import collect_sides, side_labels
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ..trace import Trace
+    from .collect import Side
 
 __all__ = [
     "COPY_KIND_LABELS",
@@ -125,12 +128,7 @@ def _diff_traces(
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     alignment = align_devices(sa, sb)
     steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
-    work = model.work_ratio(
-        (steps_a, steps_b), (sa.totals["kernel_launches"] or 0, sb.totals["kernel_launches"] or 0)
-    )
-    danger = model.danger_table(
-        by_demangled, threshold("danger_growth"), typical.ratio, work, (steps_a, steps_b)
-    )
+    danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b))
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
 
@@ -179,6 +177,17 @@ def _diff_traces(
         **_regions(sa, sb),
         sides=(sa, sb),
     )
+
+
+def _danger(sa: Side, sb: Side, by_demangled, typical, steps: tuple) -> pl.DataFrame:
+    """The danger table, each kernel's growth judged per step when both sides have steps,
+    else against the work ratio of the two captures (model.work_ratio)."""
+    from . import model
+    from .clues import threshold
+
+    launches = (sa.totals["kernel_launches"] or 0, sb.totals["kernel_launches"] or 0)
+    work = model.work_ratio(steps, launches)
+    return model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio, work, steps)
 
 
 def _check_name(name: str) -> None:
