@@ -48,6 +48,13 @@ def test_a_path_gate_on_graph_replays_is_not_measured(trace_copies, capsys):
         f"over the listed kernels: {GRAPH}.sqlite differs from {NVTX}.sqlite in 9 of 9 regions",
     ]
     assert err == f"tracelens: --fail-if: path_changed was not measured: {WHY}\n"
+    # The counts are the listed kernels' only (they read 'changes: ... 30 kernels added,
+    # 7,328 removed' unlabelled under the 'not measured' headline).
+    (changes,) = [line for line in out.splitlines() if line.startswith("changes")]
+    assert changes == (
+        "changes over the listed kernels: 0 kernel-variant changes, 0 launch-configuration-"
+        "only changes, 30 kernels added, 7,328 removed; 0 bring a new danger rule"
+    )
 
 
 def test_the_fingerprint_records_the_replays(graph_fingerprint):

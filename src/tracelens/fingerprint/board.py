@@ -120,7 +120,9 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     ]
     if diff.first_math is not None and diff.first_math != diff.first:
         out.append(f"first change of math: {divergence_text(diff.first_math)}")
-    out += [f"changes: {_summary(diff)}", "", "changed regions:"]
+    # Under a path not measured the counts are the listed kernels' only (as the line above).
+    changes = "changes over the listed kernels" if unsure else "changes"
+    out += [f"{changes}: {_summary(diff)}", "", "changed regions:"]
     groups = diff.grouped()
     for regions, head in groups[: top if top else None]:
         names = region_label(head.region, bool(head.steps))
