@@ -121,24 +121,11 @@ def test_the_same_steps_keep_the_danger_totals(tmp_path):
 def test_without_steps_the_danger_totals_say_their_scale(tmp_path):
     """No repeating step, 300 vs 450 launches: the totals stay, and the title says each
     change is judged against A's total scaled by the launches (it said nothing)."""
-    import random
-
-    from test_diff_pairs import PID, Recorder
+    from test_diff_pairs import build_stepless
 
     from tracelens.compare import render
 
-    def build(stem, launches):
-        rng, r = random.Random(7), Recorder("3.25.0")
-        r.process(PID, "python serve.py")
-        r.gpu(0, "NVIDIA H100 80GB HBM3")
-        t = 1_000_000
-        for _ in range(launches):
-            name, dur = rng.choice(STEP)
-            r.kernel(name, t, dur, pid=PID)
-            t += dur + 1_000
-        return r.write(tmp_path, stem).path
-
-    d = pair(tmp_path, build("a", 300), build("b", 450))
+    d = pair(tmp_path, build_stepless(tmp_path, "a", 300), build_stepless(tmp_path, "b", 450))
     assert d.steps_a is None and d.steps_b is None
     assert (
         "### Danger-zone kernels (totals of each capture; each change is judged against A's "

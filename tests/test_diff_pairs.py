@@ -51,6 +51,22 @@ def build_steps(
     return r.write(tmp_path, stem).path
 
 
+def build_stepless(tmp_path, stem, launches, *, seed=7):
+    """``launches`` kernels of ``STEP`` drawn at random (``seed``) back to back on device 0:
+    no repeating step, so a diff judges by the captures' totals."""
+    import random
+
+    rng, r = random.Random(seed), Recorder("3.25.0")
+    r.process(PID, "python serve.py")
+    r.gpu(0, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+    for _ in range(launches):
+        name, dur = rng.choice(STEP)
+        r.kernel(name, t, dur, pid=PID)
+        t += dur + 1_000
+    return r.write(tmp_path, stem).path
+
+
 def pair(tmp_path, a, b):
     with tracelens.open(a) as ta, tracelens.open(b) as tb:
         return diff(ta, tb)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from test_inputs import _report  # the same .nsys-rep in a work directory
 
 STUB = """#!/bin/sh
 # `nsys export --type sqlite --force-overwrite true -o DEST REPORT`, writing $STUB_WRITES.
@@ -45,14 +46,6 @@ def nsys_log(tmp_path, monkeypatch):
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return log
-
-
-def _report(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    report = work / "run.nsys-rep"
-    report.write_bytes(b"\x00NSYS report (not SQLite)" * 100)
-    return report
 
 
 def _kept_files() -> list[Path]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from test_diff_pairs import PID, STEP, Recorder, build_steps
+from test_diff_pairs import build_stepless, build_steps
 from test_report import Page
 
 import tracelens
@@ -51,20 +51,8 @@ def test_the_same_steps_keep_the_danger_totals(tmp_path):
 
 def test_without_steps_the_danger_totals_say_their_scale(tmp_path):
     """No repeating step, 300 vs 450 launches: totals, judged against A's total x 1.5."""
-    import random
-
-    def build(stem, launches):
-        rng, r = random.Random(7), Recorder("3.25.0")
-        r.process(PID, "python serve.py")
-        r.gpu(0, "NVIDIA H100 80GB HBM3")
-        t = 1_000_000
-        for _ in range(launches):
-            name, dur = rng.choice(STEP)
-            r.kernel(name, t, dur, pid=PID)
-            t += dur + 1_000
-        return r.write(tmp_path, stem).path
-
-    note, rows = _danger_table(tmp_path, build("a", 300), build("b", 450))
+    a, b = build_stepless(tmp_path, "a", 300), build_stepless(tmp_path, "b", 450)
+    note, rows = _danger_table(tmp_path, a, b)
     assert note == (
         "Totals of each capture; each change is judged against A's total × 1.5, B's kernel "
         "launches over A's."
