@@ -60,7 +60,7 @@ def test_the_same_kernels_in_reverse_order_per_step(tmp_path):
     assert clue.id == "launch_order_changed"
     assert clue.clue == "same kernels as often, in another order"
     assert clue.evidence == (
-        "first divergence at launch #1 on device 0 (kern_0 in A, kern_5 in B); 7 of 36 "
+        "first divergence at launch #1 (step 1 of A) on device 0 (kern_0 in A, kern_5 in B); 7 of 36 "
         "launches match in order; every step launches the same kernels as often (6 launches "
         "per step), in another order"
     )

@@ -24,7 +24,8 @@ def launch_structure(x: Context) -> list[Clue]:
     if not diverged:
         return []
     al = max(diverged, key=lambda a: a.compared - a.matched_in_order)
-    where = f"first divergence at launch #{al.first_divergence + 1:,} on {al.where}" + (
+    at = f"launch #{al.first_divergence + 1:,}" + _step_of_a(x, al)
+    where = f"first divergence at {at} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
         if al.a_at_divergence and al.b_at_divergence
         else ""
@@ -64,6 +65,28 @@ def launch_structure(x: Context) -> list[Clue]:
         _unsure(c) if al.relation == "shifted" else c
         for c in _path_clue(x, al, where, matched, per_step, impact, note)
     ]
+
+
+def _step_of_a(x: Context, al: SequenceAlignment) -> str:
+    """`` (step 12 of A)``: A's step that holds its first differing launch, when A's steps
+    hold every launch of the device's sequence one step after another (so the launch's place
+    in the sequence is its step's); else nothing: launches outside every step (the period
+    search's warm-up), or several processes' ranges per step (the sequence takes each
+    process's launches in turn), leave the step unknown."""
+    import polars as pl
+
+    steps = x.sa.steps
+    sequence = x.sa.sequences.get(al.device)
+    if steps is None or sequence is None or not steps.frame.height:
+        return ""
+    if steps.ranges is not None and steps.ranges.height > steps.count:
+        return ""
+    rows = steps.frame.filter(pl.col("device") == al.device).sort("step")
+    if not rows.height or rows["kernels"].sum() != len(sequence):
+        return ""
+    held = rows["kernels"].cum_sum()
+    step = rows["step"][int((held <= al.first_divergence).sum())]
+    return f" (step {step:,} of A)"
 
 
 def _in_order(al: SequenceAlignment) -> str:
