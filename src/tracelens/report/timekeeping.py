@@ -53,14 +53,15 @@ def util_rows(util: Util | None) -> list[dict[str, Any]]:
 
 def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
     """The rows of the steps table (the first STEP_ROWS steps, and every outlier or warm-up
-    step after them), the summary (:meth:`Steps.summary`), and what was left out."""
+    step after them), the summary (:meth:`Steps.summary`, with ``level_shift``:
+    :attr:`Steps.level_shift`, None without one), and what was left out."""
     if steps is None or not steps.count:
         return [], {}, None
     frame = steps.frame.sort("step", "device")
     keep = frame.filter((frame["step"] <= STEP_ROWS) | frame["outlier"] | frame["warmup"])
     left = frame["step"].n_unique() - keep["step"].n_unique()
     note = f"{left:,} more steps without anything unusual are not listed" if left else None
-    return keep.to_dicts(), steps.summary(), note
+    return keep.to_dicts(), steps.summary() | {"level_shift": steps.level_shift}, note
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...units import fmt_ns, fmt_ratio, fmt_signed_ns
 from ..model import Clue
 from .context import Context
-from .spec import make, threshold
+from .spec import make, prose, threshold
 
 _TIME_PARTS = (
     ("compute_ns", "compute"),
@@ -164,13 +164,20 @@ def exposed_communication(x: Context) -> list[Clue]:
     ]
 
 
-def _step_words(steps) -> str:
-    """One run's steps as the board says them: how many, the steady ones' median and spread."""
+def _step_words(steps, shift) -> str:
+    """One run's steps as the board says them: how many, the steady ones' median and spread;
+    first, when their time shifted level part-way (``shift``:
+    :attr:`tracelens.steps.Steps.level_shift`), where and each part's median, as
+    ``tracelens steps`` says it: one median of two levels is a time few steps took."""
     s = steps.summary()
     warmup = f" ({len(s['warmup_steps'])} warm-up)" if s["warmup_steps"] else ""
+    figures = f"p90 {fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
+    if shift is None:
+        return f"{s['count']:,} steps{warmup}, median {fmt_ns(s['median_ns'])}, {figures}"
     return (
-        f"{s['count']:,} steps{warmup}, median {fmt_ns(s['median_ns'])}, p90 "
-        f"{fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
+        f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
+        f"{shift.after_steps:,} from it), {s['count']:,} steps{warmup}, median of all "
+        f"{fmt_ns(s['median_ns'])}, {figures}"
     )
 
 
@@ -183,26 +190,33 @@ def step_coverage(side) -> float:
 def step_time(x: Context) -> list[Clue]:
     """The steady-state step (``trace.steps`` of each run, warm-up left out) when both runs
     have steps that hold most of their GPU time (``step_time_coverage``) and its median
-    moved by ``time_share`` of the longer one: median, p90 and standard deviation of each,
-    and how many steps each capture holds."""
+    moved by ``time_share`` of the longer one, or either run's step time shifted level
+    part-way (then that side says where, and the verdict says the median is no typical
+    step): median, p90 and standard deviation of each, and how many steps each capture
+    holds."""
     steps_a, steps_b = x.sa.steps, x.sb.steps
     if steps_a is None or steps_b is None or not steps_a.count or not steps_b.count:
         return []
     if min(step_coverage(x.sa), step_coverage(x.sb)) < threshold("step_time_coverage"):
         return []
     ma, mb = steps_a.median_ns, steps_b.median_ns
-    if ma is None or mb is None or abs(mb - ma) < threshold("time_share") * max(ma, mb):
+    if ma is None or mb is None:
         return []
+    shift_a, shift_b = steps_a.level_shift, steps_b.level_shift
+    shifted = [side for side, shift in (("A", shift_a), ("B", shift_b)) if shift]
+    if not shifted and abs(mb - ma) < threshold("time_share") * max(ma, mb):
+        return []
+    fields = {"a": fmt_ns(ma), "b": fmt_ns(mb), "delta": fmt_signed_ns(mb - ma)}
+    fields["ratio"] = fmt_ratio(mb / ma if ma else None)
+    if shifted:
+        fields["verdict"] = prose("step_time", "verdict_shifted", sides=" and ".join(shifted))
     return [
         make(
             "step_time",
-            f"A: {_step_words(steps_a)}; B: {_step_words(steps_b)}; steps found from "
-            f"{steps_b.source or steps_b.method}",
+            f"A: {_step_words(steps_a, shift_a)}; B: {_step_words(steps_b, shift_b)}; steps "
+            f"found from {steps_b.source or steps_b.method}",
             impact_ns=mb - ma,
             rows=("wall span",),
-            a=fmt_ns(ma),
-            b=fmt_ns(mb),
-            delta=fmt_signed_ns(mb - ma),
-            ratio=fmt_ratio(mb / ma if ma else None),
+            **fields,
         )
     ]
