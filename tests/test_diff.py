@@ -507,3 +507,11 @@ def test_per_step_clues_say_which_steps_they_count(demo_diff):
     assert _motif_note((4, 4), (4, 4), nvtx, nvtx) == []
     assert _motif_note((4, 4), (None, None), nvtx, nvtx) == []
     assert _motif_note((None, None), (None, None), None, None) == []
+
+
+def test_demo_danger_per_step_figures_have_no_float_noise(demo_diff):
+    """The JSON a user pastes into a PR said 22.400000000000002 calls per step (polars
+    divides by the reciprocal); the per-step figures are rounded to 6 decimals."""
+    for column in ("a_calls_per_step", "b_calls_per_step", "a_per_step_ns", "b_per_step_ns"):
+        values = demo_diff.danger[column].to_list()
+        assert values and all(v is not None and round(v, 6) == v for v in values), column

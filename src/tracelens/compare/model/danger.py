@@ -112,7 +112,9 @@ def _per_step(steps: tuple[int | None, int | None]) -> list[pl.Expr]:
 
     out = []
     for side, n in zip("ab", steps, strict=True):
-        per = (lambda c, n=n: pl.col(c) / n) if all(steps) else (lambda c: pl.lit(None))
+        # rounded to 6 decimals: polars divides by the reciprocal, so 112 calls in 5 steps
+        # came out 22.400000000000002 in the JSON a user pastes into a PR
+        per = (lambda c, n=n: (pl.col(c) / n).round(6)) if all(steps) else (lambda c: pl.lit(None))
         out += [
             per(f"{side}_instances").alias(f"{side}_calls_per_step"),
             per(f"{side}_total_ns").alias(f"{side}_per_step_ns"),
