@@ -12,33 +12,13 @@ from __future__ import annotations
 
 from html import unescape
 
+from test_steps_pacing import US, write_steps  # the same generator: 115 us steps, 215 doubled
+
 import tracelens
 from tracelens.compare import diff
 from tracelens.report import build_report
-from tracelens.synth import TraceBuilder
 
-US = 1_000
-BASE = (("a", 40), ("b", 30), ("c", 20), ("d", 10))
 SHIFT_AT_13 = "not steady: step time changed at step 13: 115.0 µs -> 215.0 µs median"
-
-
-def write_steps(path, scales: list[float]) -> str:
-    """One process, device 0: one step of a, b, c, d per scale, each kernel ``scale``
-    times its base length."""
-    b = TraceBuilder("3.24.18")
-    b.process(9, "python train.py")
-    b.gpu(0)
-    t = 1_000 * US
-    for scale in scales:
-        for name, length in BASE:
-            d = round(length * scale * US)
-            c = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 2 * US, pid=9)
-            end = t + 3 * US + d
-            b.kernel(f"void {name}(float*)", start=t + 3 * US, end=end, pid=9, correlation_id=c)
-            t += d + 5 * US
-        t += 50 * US
-    b.write(path)
-    return str(path)
 
 
 def board(tmp_path, scales_a, scales_b):

@@ -21,7 +21,7 @@ BASE = (("a", 40), ("b", 30), ("c", 20), ("d", 10))
 PACING = settings()["pacing"]
 
 
-def write_steps(path, scales: list[float]) -> None:
+def write_steps(path, scales: list[float]) -> str:
     """One process, device 0: one step of a, b, c, d per scale, each kernel ``scale``
     times its base length."""
     b = TraceBuilder("3.24.18")
@@ -42,6 +42,7 @@ def write_steps(path, scales: list[float]) -> None:
             t += d + 5 * US
         t += 50 * US
     b.write(path)
+    return str(path)
 
 
 def steps_of(tmp_path, scales):

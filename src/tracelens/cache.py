@@ -308,12 +308,10 @@ def _serial_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Iterato
     if "BATCH_COPY_TO_FILE" in plan or not ordered:
         yield
         return
-    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute("SET threads = 1")
-    try:
+    from .trace.views import one_thread
+
+    with one_thread(con):
         yield
-    finally:
-        con.execute(f"SET threads = {int(threads)}")
 
 
 # -- derived files -------------------------------------------------------------------------

@@ -149,7 +149,7 @@ class ViewMethods:
         con.execute(f"ATTACH '{path}' AS tracelens_export (TYPE sqlite, READ_ONLY)")
         try:
             try:
-                with _one_thread(con):
+                with one_thread(con):
                     con.execute(
                         "CREATE OR REPLACE TEMP TABLE export_rows AS "
                         "SELECT * FROM sqlite_query('tracelens_export', $q)",
@@ -182,7 +182,7 @@ class ViewMethods:
 
 
 @contextlib.contextmanager
-def _one_thread(con):
+def one_thread(con):
     """Within the block ``con`` runs on one thread. For ``sqlite_query``, one SQLite
     statement that no second thread can share: on two threads it cost twice the CPU time
     (stakeout's kernels of one name out of 5M: 1.43 vs 0.74 CPU s, the same rows)."""
