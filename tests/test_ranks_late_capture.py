@@ -102,3 +102,62 @@ def test_late_reference_is_said_once(tmp_path):
         "their call #5 (communicator 0), paired from there; its 4 steps are the run's steps 3-6"
     ]
     assert r.step_stragglers["ranks"].to_list() == [2, 2, 3, 3, 3, 3]
+
+
+def _keep_steps_3_to_6(path) -> None:
+    """Drop what a capture that started at step 3 and ended after step 6 would not hold."""
+    keep = (CUT_NS, FIRST_STEP_NS + 6 * STEP_PERIOD_NS - 10_000_000)
+    con = sqlite3.connect(path)
+    for table in TABLES:
+        con.execute(f"DELETE FROM {table} WHERE start < ? OR start >= ?", keep)
+    con.commit()
+    con.close()
+
+
+def test_capture_started_later_and_ended_earlier_says_both(tmp_path):
+    # rank 2 holds steps 3-6 of 8: 2 steps (10 launches) missing at each end, not "the
+    # last 20 launches of rank 0"
+    rs = build_rank_set(tmp_path, ranks=3, steps=8, slow_rank=1)
+    _keep_steps_3_to_6(rs.paths[2])
+    r = analyse_ranks([rs.dest], jobs=1)
+    capture = r.inconsistencies.filter(pl.col("what") == "capture")["detail"].to_list()
+    assert capture == [
+        "rank 0's path; rank 2 holds 4 fewer steps (4 vs 8: a capture that started later and "
+        "ended earlier): the first 10 and the last 10 launches of rank 0 are in rank 0 only"
+    ]
+    assert r.clock["correction_ns"].to_list() == [rs.correction_ns(k) for k in range(3)]
+
+
+def test_the_one_capture_that_started_earlier_and_ended_later_says_both(tmp_path):
+    # ranks 1 and 2 hold steps 3-6 of 8 (their path is the common one): rank 0 holds more
+    # at both ends
+    rs = build_rank_set(tmp_path, ranks=3, steps=8, slow_rank=1)
+    for path in rs.paths[1:]:
+        _keep_steps_3_to_6(path)
+    r = analyse_ranks([rs.dest], jobs=1)
+    capture = r.inconsistencies.filter(pl.col("what") == "capture")["detail"].to_list()
+    assert capture == [
+        "rank 1's path; rank 0 holds 4 more steps (8 vs 4: a capture that started earlier and "
+        "ended later): the first 10 and the last 10 launches of rank 0 are in rank 0 only"
+    ]
+
+
+def test_launches_at_both_ends_that_the_steps_do_not_count_keep_their_total():
+    # 20 launches missing, the wider capture's steps outside the other's hold 4 + 4 (the
+    # rest ran outside its steps): the total is said at both ends, not a wrong split
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from tracelens.ranks.consistency import _at_both_ends
+
+    steps = pa.table({"step": [1, 2, 3, 4], "kernels": [4, 5, 5, 4]})
+    said = (
+        "rank 2 holds 2 fewer steps (2 vs 4: a shorter capture): the last 20 launches of "
+        "rank 0 are in rank 0 only"
+    )
+    summaries = {0: SimpleNamespace(steps=steps)}
+    assert _at_both_ends(said, 2, 0, {0: (1, 4), 2: (2, 3)}, summaries) == (
+        "rank 2 holds 2 fewer steps (2 vs 4: a capture that started later and ended earlier): "
+        "20 launches of rank 0, at its start and end, are in rank 0 only"
+    )

@@ -83,6 +83,7 @@ def _path_differences(
     from ..fingerprint.board import divergence_text
 
     docs = {rank: s.fingerprint for rank, s in summaries if s.fingerprint}
+    by_rank = dict(summaries)
     if len(set(docs.values())) < 2:
         return []
     common, _ = Counter(docs.values()).most_common(1)[0]
@@ -102,7 +103,7 @@ def _path_differences(
             first = diff.first_math or diff.first
             if first is None and diff.capture is not None:
                 # the same path over a shorter or shifted capture: a capture difference
-                rows.append(_capture_row(rank, model, diff.capture, spans or {}))
+                rows.append(_capture_row(rank, model, diff.capture, spans or {}, by_rank))
                 continue
             where = divergence_text(first) if first is not None else "same kernels, other counts"
         if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
@@ -114,21 +115,20 @@ def _path_differences(
 
 
 def _capture_row(
-    rank: int, model: int, capture: str, spans: dict[int, tuple[int, int]]
+    rank: int, model: int, capture: str, spans: dict[int, tuple[int, int]], summaries: dict
 ) -> dict[str, object]:
     """A rank whose capture holds the common path over other steps (fewer, later, cut
     inside one): said as a capture difference, in the ranks' names (the comparison's A is
-    the model rank, its B this one)."""
+    the model rank, its B this one). ``summaries``: rank -> its summary."""
     said = capture.removeprefix("same path; ").replace("B holds", f"rank {rank} holds")
     said = said.replace(" of A ", f" of rank {model} ").replace(
         "in A only", f"in rank {model} only"
     )
     said = said.replace(" of B ", f" of rank {rank} ").replace("in B only", f"in rank {rank} only")
-    return {
-        "rank": rank,
-        "what": "capture",
-        "detail": f"rank {model}'s path; {_at_start(said, rank, model, spans)}",
-    }
+    if rank in spans and model in spans:
+        said = _at_start(said, rank, model, spans)
+        said = _at_both_ends(said, rank, model, spans, summaries)
+    return {"rank": rank, "what": "capture", "detail": f"rank {model}'s path; {said}"}
 
 
 def _at_start(said: str, rank: int, model: int, spans: dict[int, tuple[int, int]]) -> str:
@@ -139,8 +139,6 @@ def _at_start(said: str, rank: int, model: int, spans: dict[int, tuple[int, int]
     last N launches"); the collectives' times tell which."""
     import re
 
-    if rank not in spans or model not in spans:
-        return said
     (first, last), (model_first, model_last) = spans[rank], spans[model]
     if last != model_last or first == model_first:
         return said
@@ -154,6 +152,50 @@ def _at_start(said: str, rank: int, model: int, spans: dict[int, tuple[int, int]
         "a shorter capture)" if earlier == model else "a longer capture)",
         f"a capture that started {'later' if earlier == model else 'earlier'})",
     )
+
+
+def _at_both_ends(
+    said: str, rank: int, model: int, spans: dict[int, tuple[int, int]], summaries: dict
+) -> str:
+    """``said`` with the launches one capture holds beyond the other split between its
+    start and its end where the ranks' paired calls say the other capture started later
+    and ended earlier (the comparison reports them as "the last N launches", see
+    :func:`_at_start`): the first and the last launches of the wider capture's steps
+    before and after the other's, where they add up to N; else N launches at both ends."""
+    import re
+
+    (first, last), (model_first, model_last) = spans[rank], spans[model]
+    if first > model_first and last < model_last:
+        wider, inner, lead = model, (first, last), "a capture that started later and ended earlier)"
+    elif first < model_first and last > model_last:
+        wider, inner, lead = (
+            rank,
+            (model_first, model_last),
+            "a capture that started earlier and ended later)",
+        )
+    else:
+        return said
+    head, tail = _launches_outside(summaries[wider].steps, spans[wider][0], inner)
+
+    def split(match: re.Match) -> str:
+        if int(match.group(1).replace(",", "")) == head + tail:
+            return f"the first {head:,} and the last {tail:,} launches of rank {wider}"
+        return f"{match.group(1)} launches of rank {wider}, at its start and end,"
+
+    said = re.sub(rf"the last ([\d,]+) launches of rank {wider}\b", split, said)
+    return said.replace("a shorter capture)" if wider == model else "a longer capture)", lead)
+
+
+def _launches_outside(steps, run_first: int, inner: tuple[int, int]) -> tuple[int, int]:
+    """The kernels of a rank's steps (its summary's, numbered from its own first step,
+    which is the run's step ``run_first``) before and after the run's steps ``inner``."""
+    rows = steps.select(["step", "kernels"]).to_pylist() if steps.num_rows else []
+    if not rows:
+        return 0, 0
+    offset = run_first - min(row["step"] for row in rows)
+    head = sum(row["kernels"] for row in rows if row["step"] + offset < inner[0])
+    tail = sum(row["kernels"] for row in rows if row["step"] + offset > inner[1])
+    return head, tail
 
 
 def alignment_pairs(a: dict, b: dict) -> int:
