@@ -87,23 +87,36 @@ def test_single_report_reads_the_gpu_work_once(queries_run):
 
 
 def test_cached_report_reads_what_its_entry_keeps(queries_run, tmp_path, monkeypatch):
-    """Through a cache entry the page reads the GPU work and its census as the diff does
-    (sharedread.cached_read): the first run keeps them in the entry, with each operation's
-    launch, and later runs read them back, sort nothing and compute no census, and util
-    reads the figures of the API calls, not every call, and keeps its accounting for later
-    runs. The page is the direct read's.
+    """Through a cache entry without the diff's read of the trace, the page reads the GPU
+    work as it does directly (one work_in_order, its census over the rows read) and does not
+    make the diff's read or keep it (the grid of each launch, its launching call, the
+    write: ~2.2 CPU s of the 5M-kernel trace's first cached report); util keeps its
+    accounting, which later runs read back. Once a diff kept its read in the entry, the
+    page reads that back: no query of the work, no census, no call read. The page is the
+    direct read's every time.
     (The kept page, report/kept.py, is not read here: the page is built each time.)"""
+    from tracelens.compare import workfile
     from tracelens.report import kept
 
     monkeypatch.setattr(kept, "read", lambda *_: None)
     page = _new_cache_entry(demo_path("bs16"), tmp_path, monkeypatch)
-    for run in ("keeps", "reads back"):
+    for run in ("first", "accounting kept"):
         queries_run.clear()
         with tracelens.open(demo_path("bs16"), cache=True) as t:
             assert build_report(t) == page, run
             assert t._lazy is not None and not t._lazy.off
-        if run == "keeps":  # util reads the calls' figures (the launches the read's)
-            assert queries_run["util_call_figures"] == queries_run["util_calls"] == 1
+            assert not workfile.holds(t), run
+        assert queries_run["work_in_order"] == queries_run["report_kernel_summary"] == 1, run
+        assert queries_run["diff_kernels"] == 0, run
+        # the first run reads every call for util; the next reads util's accounting back
+        assert queries_run["util_calls"] == (run == "first"), run
+        assert queries_run["util_call_figures"] == 0, run
+    with tracelens.open(demo_path("bs16"), cache=True) as t:
+        tracelens.diff(t, t)  # keeps its read of the trace in the entry
+        assert workfile.holds(t)
+    queries_run.clear()
+    with tracelens.open(demo_path("bs16"), cache=True) as t:
+        assert build_report(t) == page
     assert queries_run["work_in_order"] == queries_run["util_calls"] == 0
     assert queries_run["diff_kernels"] == queries_run["report_kernel_summary"] == 0
     assert queries_run["util_call_figures"] == 0  # util's accounting, kept, read back

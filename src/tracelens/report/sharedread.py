@@ -34,18 +34,26 @@ def read_work(trace: Trace, short: bool = True) -> pl.DataFrame:
 
 
 def cached_read(trace: Trace, name_kind: str) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """On a trace read through its cache entry: (:func:`read_work`'s rows with each
-    operation's ``launch_start``, the census by ``name_kind``), as the diff reads them
-    (:func:`tracelens.compare.collect.read_work`, which keeps both in the entry: later
-    reports and diffs read them back, and util then reads the figures of the CUDA API
-    calls instead of every call). On the 5M-kernel trace, cached: ~0.3 CPU s where reading,
-    sorting and a census of the work cost ~1.9, and util ~0.45 less. None elsewhere (a
-    direct read keeps nothing: :func:`read_work`), or for mangled names."""
+    """On a trace whose cache entry keeps the diff's read of its GPU work (an earlier diff,
+    or a report of two traces, kept it: :func:`tracelens.compare.workfile.holds`):
+    (:func:`read_work`'s rows with each operation's ``launch_start``, the census by
+    ``name_kind``), read back as the diff reads them
+    (:func:`tracelens.compare.collect.read_work`); util then reads the figures of the CUDA
+    API calls instead of every call. On the 5M-kernel trace, cached: ~0.3 CPU s where
+    reading, sorting and a census of the work cost ~1.9, and util ~0.45 less. None
+    elsewhere: a direct read, mangled names, or an entry without that read, which the page
+    does not make and keep for the diff (:func:`read_work` instead: making the diff's read,
+    with each launch's grid and launching call, and writing it cost the first cached
+    report of the 5M-kernel trace ~2.2 CPU s more; the page itself is kept, :mod:`.kept`)."""
     from ..compare.collect import read_work as diff_read
+    from ..compare.workfile import holds
     from ..filters import EventFilter
     from ..util_workfile import keeps
 
     if name_kind not in SHARED_NAME_KINDS or not keeps(trace):
+        return None
+    # (an entry the first read of the trace is still to make holds nothing; holds() needs one)
+    if trace._lazy.entry is None or not holds(trace):
         return None
     # (it tells the trace the records it kept, as work_in_order: the damage count reads no rows)
     work, kernels, _, _ = diff_read(trace, EventFilter(), name_kind, keep_stream=True)

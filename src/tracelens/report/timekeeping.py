@@ -159,7 +159,7 @@ def _taken_work(trace: Trace, read: DiffSide | None) -> pl.DataFrame | None:
 def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeeping:
     """Busy time, util and steps from one read of the GPU work, as the diff's
     :func:`tracelens.compare.collect.collect` shares it; the read is kept for the census
-    and the timeline. A trace read through its cache entry reads what the entry keeps
+    and the timeline. A trace whose cache entry keeps the diff's read of it reads that back
     (:func:`.sharedread.cached_read`), with the census by ``name_kind``."""
     import polars as pl
 
