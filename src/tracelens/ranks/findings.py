@@ -4,6 +4,7 @@ which ranks run something else, which are missing."""
 
 from __future__ import annotations
 
+from .processes import set_aside_finding
 from .rules import ranks_rules
 
 
@@ -17,11 +18,13 @@ def findings(
     unpaired=(),
     n_ranks=2,
     captures=(),
+    set_aside=(),
 ) -> tuple[str, ...]:
     """The headline sentences, most important first (``unpaired``: the ranks left out of
     the waits because their calls do not pair with the reference's; ``n_ranks``: the
     ranks analysed; ``captures``: where the captures that started at other calls were
-    placed, said after the clocks)."""
+    placed, said after the clocks; ``set_aside``: the processes that are not ranks, said
+    before the missing ranks)."""
     import polars as pl
 
     from ..units import fmt_ns
@@ -31,6 +34,7 @@ def findings(
         return (
             "one rank cannot have a straggler: waits in collectives are between ranks "
             "(pass every rank's export, or one export holding every rank's process)",
+            *set_aside_finding(set_aside),
             *_missing(missing),
         )
     out: list[str] = []
@@ -55,6 +59,7 @@ def findings(
     out += captures
     for row in inconsistent.iter_rows(named=True):
         out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
+    out += set_aside_finding(set_aside)
     out += _missing(missing)
     return tuple(out)
 

@@ -36,6 +36,7 @@ from .step_waits import run_step_count, step_stragglers, steps_with_waits
 if TYPE_CHECKING:
     import polars as pl
 
+    from .processes import SetAside
     from .summary import RankFailure, RankSummary
 
 
@@ -65,6 +66,9 @@ class RanksResult(Result):
     - ``inconsistencies``: rank, what ('kernel set', 'collectives'), detail.
     - ``failures``: path, rank (from its file name; null when the names do not carry the
       ranks), reason (files that could not be analysed).
+    - ``set_aside``: the processes of an export that ran kernels but are not ranks (a
+      data-loader worker...), each with its path, pid, kernels, GPU and why
+      (:mod:`.processes`).
     """
 
     ranks: pl.DataFrame
@@ -78,6 +82,7 @@ class RanksResult(Result):
     missing_ranks: tuple[int, ...]
     reference_rank: int | None
     findings: tuple[str, ...]
+    set_aside: tuple[SetAside, ...] = ()
 
     def rank_sources(self) -> list[tuple[str, int]]:
         """Where the rank numbers came from (``rank_source``) and for how many ranks, the
@@ -115,10 +120,12 @@ def reduce(
     summaries: list[tuple[int, RankSummary]],
     failures: list[tuple[int | None, RankFailure]],
     sources: dict[str, str] | None = None,
+    set_aside: tuple[SetAside, ...] = (),
 ) -> RanksResult:
     """Combine the summaries of one run's ranks (``(rank, summary)``) and the files that
     failed; deterministic whatever order they come in. ``sources``: path -> where its rank
-    came from (the ranks table's rank_source; null when not given)."""
+    came from (the ranks table's rank_source; null when not given); ``set_aside``: the
+    processes that ran kernels but are not ranks (:mod:`.processes`)."""
     import polars as pl
 
     summaries = sorted(summaries, key=lambda rs: rs[0])
@@ -170,7 +177,9 @@ def reduce(
             unpaired,
             ranks.height,
             capture_findings(shifts, steps, step_moves, reference),
+            set_aside,
         ),  # fmt: skip
+        set_aside=set_aside,
     )
 
 
