@@ -23,7 +23,7 @@ wait 38 ms per step in AllReduce"; summed per rank and step, the rank x step mat
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..results import Result
@@ -32,6 +32,7 @@ from .findings import findings
 from .rules import ranks_rules
 from .sequence import capture_findings, ranks_call_shifts, renumber, session_offsets
 from .step_waits import run_step_count, step_stragglers, steps_with_waits
+from .summary import stack_ranks
 
 if TYPE_CHECKING:
     import polars as pl
@@ -146,41 +147,29 @@ def reduce(
     n_steps = run_step_count(ranks)
     waits = _waits(calls, n_steps)
     ranks = _with_waits_and_clock(ranks, calls, clock)
-    missing = _missing_ranks(ranks, failures)
-    reference = _reference(ranks, colls)
     spans = {
         rank: (first, last)
         for rank, first, last in steps.group_by("rank")
         .agg(first=pl.col("step").min(), last=pl.col("step").max())
         .iter_rows()
     }
-    # every call, the odd ones included
-    inconsistent = inconsistencies(summaries, colls, spans)
-    return RanksResult(
+    # the inconsistencies: of every call, the odd ones included
+    result = RanksResult(
         ranks=ranks,
         steps=steps,
         step_stragglers=step_stragglers(steps),
         collectives=instances,
         waits=waits,
         clock=clock.drop("shift_ns"),
-        inconsistencies=inconsistent,
+        inconsistencies=inconsistencies(summaries, colls, spans),
         failures=_failures_frame(failures),
-        missing_ranks=missing,
-        reference_rank=reference,
-        findings=findings(
-            waits,
-            clock,
-            reference,
-            inconsistent,
-            missing,
-            n_steps,
-            unpaired,
-            ranks.height,
-            capture_findings(shifts, steps, step_moves, reference),
-            set_aside,
-        ),  # fmt: skip
+        missing_ranks=_missing_ranks(ranks, failures),
+        reference_rank=_reference(ranks, colls),
+        findings=(),
         set_aside=set_aside,
     )
+    captures = capture_findings(shifts, steps, step_moves, result.reference_rank)
+    return replace(result, findings=findings(result, n_steps, unpaired, captures))
 
 
 def _with_waits_and_clock(
@@ -267,22 +256,9 @@ def _collectives(summaries) -> pl.DataFrame:
     session start) where every rank recorded one, else on each trace's own clock."""
     import polars as pl
 
-    schema = {k: getattr(pl, v) for k, v in _COLL_SCHEMA.items()}
-    parts = []
-    for rank, s in summaries:
-        df = pl.from_arrow(s.collectives)
-        if df.height:
-            parts.append(
-                df.select(
-                    pl.lit(rank, pl.Int64).alias("rank"),
-                    "comm",
-                    "seq",
-                    "kind",
-                    "start_ns",
-                    "end_ns",
-                ).cast(schema)
-            )
-    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+    return stack_ranks(
+        summaries, "collectives", {k: getattr(pl, v) for k, v in _COLL_SCHEMA.items()}
+    )
 
 
 def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:

@@ -17,6 +17,7 @@ from ..errors import TracelensError
 from .processes import SetAside, split_ranks
 
 if TYPE_CHECKING:
+    import polars as pl
     import pyarrow as pa
 
     from ..trace import Trace
@@ -293,6 +294,23 @@ def _slim_collectives(calls) -> pa.Table:
         pl.col("kind").cast(pl.Categorical),
         pl.col("start_ns", "end_ns").cast(pl.Int64),
     ).to_arrow()
+
+
+def stack_ranks(summaries, table: str, schema: dict) -> pl.DataFrame:
+    """Every rank's rows of one summary table (``table``: ``steps``, ``collectives``) as one
+    frame: the rank first, then the columns of ``schema`` (name -> polars type, ``rank``
+    included) cast to it; empty, with that schema, when no rank has any."""
+    import polars as pl
+
+    columns = [c for c in schema if c != "rank"]
+    parts = [
+        pl.from_arrow(getattr(s, table))
+        .select(pl.lit(rank, pl.Int64).alias("rank"), *columns)
+        .cast(schema)
+        for rank, s in summaries
+        if getattr(s, table).num_rows
+    ]
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
 
 
 def load_comm_kernels(trace: Trace) -> None:
