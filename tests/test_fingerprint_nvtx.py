@@ -107,3 +107,46 @@ def test_regions_take_the_nvtx_commands_ranges(tmp_path, capsys):
     assert rc == 0
     held = {(row["range"], row["name"]) for row in json.loads(out) if row["range"]}
     assert held == {("mydom:dom_range", "k_dom"), ("open_range", "k_open")}
+
+
+def _decode_run(path, *, cut_ns: int | None, marker: bool = False):
+    """One thread: 'generate' [100 µs, 2200 µs] holding 40 launches (decode_a, decode_b, one
+    per 50 µs) and no inner range (review8 B4). ``cut_ns``: the capture stopped there, with
+    'generate' still open, so its push is the last NVTX event; ``marker``: a short inner
+    range [1150, 1160 µs], so the last NVTX event lies after most launches but not the last."""
+    us = 1_000
+    b = TraceBuilder("3.24.18")
+    b.process(PID, "python generate.py")
+    b.gpu(0)
+    b.nvtx_range("generate", start=100 * us, end=None if cut_ns else 2_200 * us)
+    if marker:
+        b.nvtx_range("marker", start=1_150 * us, end=1_160 * us)
+    for i in range(40):
+        t = 110 * us + i * 50 * us
+        if cut_ns and t + 20 * us > cut_ns:
+            break
+        cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + 2 * us)
+        b.kernel(f"void decode_{'ab'[i % 2]}(float*)", start=t + 5 * us, end=t + 15 * us,
+                 correlation_id=cid)  # fmt: skip
+    return b.write(path)
+
+
+def test_launches_after_the_last_nvtx_event_stay_in_the_open_range(tmp_path, capsys):
+    """A capture cut inside 'generate' whose launches come after the last NVTX event (nsys
+    ends the open range there) keeps them in 'generate', as the full capture does: --check
+    and diff --fail-if path_changed see a shorter capture and pass. The old code put them
+    '(outside NVTX ranges)': '22 kernels added, 40 removed' (no marker) and '1 kernels
+    added' (marker), exit 1."""
+    full = _decode_run(tmp_path / "full.sqlite", cut_ns=None)
+    baseline = tmp_path / "full.json"
+    baseline.write_text(fp.dumps(_doc(full)))
+    for name, marker in (("cut", False), ("cut_marker", True)):
+        cut = _decode_run(tmp_path / f"{name}.sqlite", cut_ns=1_200_000, marker=marker)
+        doc = _doc(cut)
+        assert _regions(doc) == [["generate"]] and doc["launches"] == 22
+        rc, out, _ = run_cli(["fingerprint", cut, "--check", baseline], capsys)
+        assert rc == 0, out
+        assert "follows full.json over the launches both captures hold" in out
+        assert "a shorter capture): the last 18 launches of A are in A only" in out
+        rc, out, _ = run_cli(["diff", full, cut, "--fail-if", "path_changed"], capsys)
+        assert rc == 0, out

@@ -61,6 +61,7 @@ def _attribution(trace) -> None:
         "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS " + query("fingerprint_overlap_threads")
     )
     build_module._create_overlap_paths(trace)
+    build_module._create_open_paths(trace)
 
 
 def _sorted_csv(trace, name: str, order: str, **params) -> str:
@@ -358,3 +359,34 @@ def test_fingerprint_range_steps(run_trace):
     keyed = work.select(launch=pid * 2**32 | pl.col("correlationId"), step="step")
     assert keyed.join(calls, on="launch", how="anti").is_empty()
     assert keyed.join(calls, on="launch").filter(pl.col("step") != pl.col("step_right")).is_empty()
+
+
+def _open_range_trace(tmp_path):
+    """Thread 77: 'generate' pushed at 1 µs and never popped (the capture was cut), an inner
+    'marker' [5, 6 µs]: the last NVTX event is at 6 µs. Calls at 2 µs (inside both the sweep
+    and 'generate'), 5.5-6.5 µs (straddles the last event: in no range of the sweep) and
+    8 µs (after it). Thread 78: a closed range and a call after it (no open range there)."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(77, "python generate.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    b.add_row("NVTX_EVENTS", start=1_000, end=None, eventType=59, text="generate",
+              globalTid=b._gtid(77, 77))  # fmt: skip
+    b.nvtx_range("marker", start=5_000, end=6_000, pid=77, tid=77)
+    b.nvtx_range("closed", start=1_000, end=3_000, pid=77, tid=78)
+    calls = [(77, 2_000, 2_100), (77, 5_500, 6_500), (77, 8_000, 8_100), (78, 4_000, 4_100)]
+    for i, (tid, start, end) in enumerate(calls):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=start, end=end, pid=77, tid=tid)
+        b.kernel(f"k{i}", start=10_000 + i * 100, end=10_050 + i * 100, pid=77, device=0,
+                 stream=7, correlation_id=cid)  # fmt: skip
+    return b.write(tmp_path / "open.sqlite")
+
+
+def test_fingerprint_open_range_paths(tmp_path):
+    """The calls of thread 77 past the last NVTX event take the open 'generate' range; the
+    call inside it (the sweep's) and thread 78's are not here."""
+    with tracelens.open(_open_range_trace(tmp_path)) as trace:
+        _attribution(trace)
+        csv = _sorted_csv(trace, "fingerprint_open_range_paths", "global_pid, correlation_id")
+    _check(csv, "fingerprint_open_range_paths", "cut")

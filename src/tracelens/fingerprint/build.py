@@ -66,7 +66,13 @@ FORMAT = "tracelens-fingerprint"
 #: device and region are an entry of their own, with no steps: version 5 merged them into a
 #: step's entry with the same sequence, where they had no step and the entries' launches fell
 #: short of the document's (a capture cut mid-step: 277 of 283).
-VERSION = 6
+#: 7: a launching call made after the last NVTX event inside a range left open at the end of
+#: the capture is in that range (fingerprint_open_range_paths): version 6 ended the range at
+#: the last NVTX event, as nsys does for the nvtx command, so a capture cut inside a long
+#: range ('generate' without annotated inner steps) had its last launches outside every
+#: range, where the full capture holds them in it. The 13 shared traces and both demos are
+#: the same as in 6.
+VERSION = 7
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -314,6 +320,7 @@ def _create_paths(trace: Trace) -> bool:
         "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS " + query("fingerprint_overlap_threads")
     )
     _create_overlap_paths(trace)
+    _create_open_paths(trace)
     con.execute("CREATE OR REPLACE TEMP TABLE fp_path_lists AS " + query("fingerprint_range_paths"))
     # a view: the launches' one read joins it, so the calls are not copied first
     con.execute("CREATE OR REPLACE TEMP VIEW fp_paths AS " + query("fingerprint_nvtx_paths"))
@@ -340,6 +347,25 @@ def _create_overlap_paths(trace: Trace) -> None:
         )
     finally:
         con.execute("RESET merge_join_threshold")
+
+
+def _create_open_paths(trace: Trace) -> None:
+    """fp_open_paths: the calls made after the last NVTX event inside a range left open at
+    the end of the capture, with that range as their path (fingerprint_open_range_paths).
+    The sweep ends an open range at the last NVTX event, as nsys does for the nvtx
+    command's tables; a capture cut inside a long range (mid-``generate``) then had its
+    last launches in no range, where the full capture holds them in it, and ``--check``
+    read the cut as a changed path. Empty, and no call read, without open ranges."""
+    from .._resources import query
+
+    con = trace.db
+    sql = 'SELECT count(*) FROM nvtx_text WHERE "end" IS NULL AND is_nvtx_range_type(eventType)'
+    if con.execute(sql).fetchone()[0]:
+        body = query("fingerprint_open_range_paths")
+    else:
+        body = "SELECT NULL::BIGINT AS global_pid, NULL::BIGINT AS correlation_id, "
+        body += "NULL::BIGINT AS path_id WHERE false"
+    con.execute("CREATE OR REPLACE TEMP TABLE fp_open_paths AS " + body)
 
 
 def _band_ns(con) -> int:

@@ -66,7 +66,9 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # ended on another thread and left out the domain of a named domain's range;
         # version 4 numbered NVTX steps across processes (a multi-process job's step keys
         # changed with the ranks' start order); version 5 merged the launches outside the
-        # steps into a step's entry with the same sequence (they vanished from its units).
+        # steps into a step's entry with the same sequence (they vanished from its units);
+        # version 6 put the calls made after the last NVTX event inside a range left open
+        # at the end of the capture outside every range.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}: the baseline must be regenerated (`tracelens fingerprint` "
