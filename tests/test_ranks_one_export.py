@@ -128,3 +128,85 @@ def test_several_whole_node_exports_are_numbered_node_by_node(tmp_path):
         (2, 40_010, "file, then GPU order"), (3, 40_011, "file, then GPU order"),
     ]  # fmt: skip
     assert r.ranks["path"].to_list() == [str(tmp_path / f"node_{n}.sqlite") for n in (0, 0, 1, 1)]
+
+
+HELPER_ASIDE = (
+    "set aside 1 process that ran kernels but is not a rank: pid 40100 in {name} (5 kernels "
+    "on GPU 0: no collective, while 2 other processes ran collectives)"
+)
+
+
+def test_a_helper_process_is_set_aside(tmp_path):
+    # 2 training ranks with NCCL kernels and a data-loader worker that ran 5 small kernels
+    # on GPU 0: 2 ranks (not 3, the worker rank 1 and the GPU 1 rank renumbered rank 2),
+    # the worker named with why
+    job = build_one_export(tmp_path / "report1.sqlite", helper_kernels=5)
+    r = analyse_ranks([job], jobs=1)
+    assert r.ranks.select("rank", "pid", "rank_source").rows() == [
+        (0, 40_000, "GPU order"), (1, 40_001, "GPU order"),
+    ]  # fmt: skip
+    assert r.findings[0] == STRAGGLER
+    assert r.findings[-1] == HELPER_ASIDE.format(name="report1.sqlite")
+    assert [(a.pid, a.kernels, a.device) for a in r.set_aside] == [(40_100, 5, 0)]
+    assert r.inconsistencies.is_empty()
+    assert r.ranks["compute_ns"].to_list() == [270_000_000, 498_000_000]
+    assert render_ranks(r, fmt="table").startswith(
+        "ranks: 2 ranks analysed (rank numbers from: GPU order)\n"
+    )
+
+
+def test_a_helper_listed_in_the_context_table_is_set_aside(tmp_path):
+    job = build_one_export(
+        tmp_path / "job.sqlite", helper_kernels=5, contexts=True, schema="3.24.18"
+    )
+    r = analyse_ranks([job], jobs=1)
+    assert r.ranks["pid"].to_list() == [40_000, 40_001]
+    assert r.findings[-1] == HELPER_ASIDE.format(name="job.sqlite")
+
+
+def test_one_ranks_exports_with_a_helper_keep_their_ranks(tmp_path):
+    # one export per rank, each with its worker: each is one rank, numbered by its file
+    # name as an export of one rank (not 'file, then GPU order'), each worker set aside
+    for rank in range(2):
+        build_one_export(
+            tmp_path / f"rank_{rank}.sqlite", ranks=1, slow_rank=None, helper_kernels=5
+        )
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert r.ranks.select("rank", "pid", "rank_source").rows() == [
+        (0, 40_000, "file name"), (1, 40_000, "file name"),
+    ]  # fmt: skip
+    assert r.findings[-1] == (
+        "set aside 2 processes that ran kernels but are not ranks: pid 40100 in "
+        "rank_0.sqlite (5 kernels on GPU 0: no collective, while 1 other process ran "
+        "collectives); pid 40100 in rank_1.sqlite (5 kernels on GPU 0: no collective, while "
+        "1 other process ran collectives)"
+    )
+    # each rank's own work: the worker's 5 kernels are not in it
+    assert r.ranks["kernels"].to_list() == [30, 30]
+
+
+def test_without_collectives_a_process_with_a_sliver_of_the_work_is_set_aside():
+    # no process ran collectives: the ranks are the processes with at least 1% of the
+    # busiest one's kernel time (data/ranks.toml)
+    from tracelens.ranks.processes import split_ranks
+
+    processes = pl.DataFrame(
+        {
+            "pid": [10, 11, 12, 13],
+            "first_device": [0, 0, 1, 2],
+            "kernels": [900, 4, 850, 40],
+            "kernel_ns": [2_000_000_000, 150_000, 1_800_000_000, 30_000_000],
+            "collectives": [0, 0, 0, 0],
+        }
+    )
+    ranks, aside = split_ranks("job.sqlite", processes)
+    assert ranks["pid"].to_list() == [10, 12, 13]
+    assert [(a.pid, a.kernels, a.device, a.reason) for a in aside] == [
+        (11, 4, 0, "<0.01% of the busiest process's kernel time, under 1%, and no process "
+         "ran collectives"),
+    ]  # fmt: skip
+    # with collectives, they decide, whatever the share
+    talk = processes.with_columns(collectives=pl.Series([5, 0, 5, 0]))
+    ranks, aside = split_ranks("job.sqlite", talk)
+    assert ranks["pid"].to_list() == [10, 12]
+    assert [a.pid for a in aside] == [11, 13]

@@ -19,8 +19,8 @@ from test_stepwork_nvtx import C_NS, build_nested, build_period
 
 import tracelens
 from tracelens.errors import UsageError
-from tracelens.filters import EventFilter
-from tracelens.stepwork import _unselected, select_steps
+from tracelens.stepwork import select_steps
+from tracelens.synth import TraceBuilder
 
 MS = 1_000_000
 A, B, C = "void a_k(float*)", "void b_k(float*)", "void c_k(float*)"
@@ -69,11 +69,23 @@ def test_a_window_does_not_renumber_nvtx_steps(nested):
     assert windowed.equals(whole)
 
 
-def test_the_steps_are_searched_without_the_window():
-    """So a window costs no step search of its own: the kept steps of `tracelens steps`
-    serve (find_steps keeps and reads back only the whole trace's steps)."""
-    assert _unselected(EventFilter(start_ns=5, end_ns=9)).is_whole()
-    assert _unselected(EventFilter(device=1, start_ns=5)) == EventFilter(device=1)
+def test_the_steps_are_searched_on_the_whole_trace(period, monkeypatch):
+    """So a window or a filter costs no step search of its own: the kept steps of
+    `tracelens steps` serve (find_steps keeps and reads back only the whole trace's
+    steps)."""
+    import tracelens.stepwork as stepwork
+
+    searched = []
+    search = stepwork.find_steps
+
+    def spy(trace, range=None, where=None, **options):  # noqa: A002
+        searched.append(where)
+        return search(trace, range=range, where=where, **options)
+
+    monkeypatch.setattr(stepwork, "find_steps", spy)
+    with tracelens.open(period) as trace:
+        select_steps(trace, 4, trace.filter(device=0, pid=100, stream=7, start="3.9ms"))
+    assert searched and all(where is None or where.is_whole() for where in searched)
 
 
 def test_a_step_outside_the_window_is_an_error(period, nested, capsys):
@@ -181,3 +193,80 @@ def test_nvtx_window_and_step_intersect(period):
             trace.census(step=2, **window)
         with pytest.raises(UsageError, match="none of the GPU work of step 3 is in the rest"):
             trace.census(step=3, **window)
+
+
+def build_two_devices(path):
+    """One process, 6 iterations from the launch period of each device: iteration s from
+    s ms runs a_k 50-250 us in and b_k 450-550 us in on device 0, x_k 600-700 us and y_k
+    710-810 us in on device 1 (the steps table: step s on both devices)."""
+    b = TraceBuilder("3.25.0")
+    b.process(100, "python t.py")
+    b.gpu(0)
+    b.gpu(1)
+    for s in range(1, 7):
+        t = s * MS
+        for name, at, start, duration, device in (
+            ("a_k", 0, 50, 200, 0),
+            ("b_k", 400, 450, 100, 0),
+            ("x_k", 10, 600, 100, 1),
+            ("y_k", 20, 710, 100, 1),
+        ):
+            cid = b.runtime("cudaLaunchKernel_v7000", start=t + at * 1_000,
+                            end=t + at * 1_000 + 3_000, pid=100)  # fmt: skip
+            b.kernel(f"void {name}(float*)", start=t + start * 1_000,
+                     end=t + (start + duration) * 1_000, device=device, pid=100,
+                     correlation_id=cid)  # fmt: skip
+    return str(b.write(path))
+
+
+@pytest.fixture(scope="module")
+def two_devices(tmp_path_factory):
+    return build_two_devices(tmp_path_factory.mktemp("stepwin") / "two_devices.sqlite")
+
+
+def test_a_window_between_a_steps_devices_is_outside_it(two_devices, capsys):
+    """Step 3 runs until 3.55 ms on device 0 and from 3.60 ms on device 1: its span over both
+    meets a window 3.56-3.58 ms, which holds none of its work. Fails on the old code: the
+    step passed the check and every command printed an empty selection."""
+    with tracelens.open(two_devices) as trace:
+        assert trace.steps().count == 6
+        with pytest.raises(UsageError) as caught:
+            trace.census(step=3, start="3.56ms", end="3.58ms")
+    assert str(caught.value) == (
+        f"{two_devices}: step 3 is outside the window 3.56 ms–3.58 ms: its GPU work runs "
+        "3.05 ms–3.55 ms on device 0 and 3.60 ms–3.81 ms on device 1 from session start"
+    )
+    rc, out, err = run_cli(
+        ["util", two_devices, "--no-cache", "--start", "3.56ms", "--end", "3.58ms", "--step", "3"],
+        capsys,
+    )
+    assert (rc, out) == (2, "") and err.count("\n") == 1 and "is outside the window" in err
+
+
+def test_a_window_in_a_steps_idle_time_holds_none_of_its_work(two_devices, capsys):
+    """Device 0 idles 3.25-3.45 ms inside step 3 and device 1 starts at 3.60 ms: a window
+    3.30-3.40 ms meets the step's span on device 0 and holds none of its work. Fails on the
+    old code (an empty selection)."""
+    with tracelens.open(two_devices) as trace, pytest.raises(UsageError) as caught:
+        trace.census(step=3, start="3.3ms", end="3.4ms")
+    assert str(caught.value) == (
+        f"{two_devices}: step 3 has no GPU work in the window 3.30 ms–3.40 ms: its GPU work "
+        "runs 3.05 ms–3.55 ms on device 0 and 3.60 ms–3.81 ms on device 1 from session start"
+    )
+    rc, out, err = run_cli(
+        ["census", two_devices, "--no-cache", "--start", "3.3ms", "--end", "3.4ms",
+         "--steps", "3:4"],
+        capsys,
+    )  # fmt: skip
+    assert (rc, out) == (2, "") and err.count("\n") == 1
+    assert "steps 3 to 4 have no GPU work in the window 3.30 ms–3.40 ms" in err
+
+
+def test_a_window_over_one_device_of_a_step_keeps_that_work(two_devices):
+    """A window 3.58-3.90 ms holds step 3's work on device 1 only (and none of steps 2 and
+    4): one step, in part."""
+    with tracelens.open(two_devices) as trace:
+        chosen = select_steps(trace, "2:4", trace.filter(start="3.58ms", end="3.9ms"))
+        kernels = _kernels(trace.census(steps="2:4", start="3.58ms", end="3.9ms"))
+    assert (chosen.selected, chosen.window.held, chosen.window.part) == (1, (3,), (3,))
+    assert kernels == {"void x_k(float*)": 100_000, "void y_k(float*)": 100_000}

@@ -18,7 +18,9 @@ A step's GPU projection on a device is its GPU work there: from the first operat
 to the last one's end (for NVTX steps, the work whose launching API call lies inside the
 range, on its thread). Warm-up steps (leading outliers) are flagged and set aside; outliers
 are judged with the median absolute deviation (``[robust]`` in ``data/steps.toml``), and a
-level shift in step time is told (``[pacing]``): :mod:`tracelens.steps_pacing`.
+level shift in step time is told (``[pacing]``): :mod:`tracelens.steps_pacing`; warm-up
+known from what it launches is set aside per device, and steps with optional kernels are
+judged against steps of the same shape: :mod:`tracelens.steps_judge`.
 """
 
 from __future__ import annotations
@@ -32,14 +34,11 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
-from .steps_pacing import (
-    LevelShift,
-    judge_steps,
-    level_shift,
-    shift_index,
-    warmup_cap_hit,
-)
-from .steps_pacing import flag_steps as flag_steps  # imported from here before steps_pacing
+from .steps_pacing import LevelShift, level_shift, shift_index
+
+# imported from here before steps_pacing
+from .steps_pacing import flag_steps as flag_steps
+from .steps_pacing import warmup_cap_hit as warmup_cap_hit
 from .steps_ranges import range_families, range_steps
 
 if TYPE_CHECKING:
@@ -350,47 +349,29 @@ def _finish(
     motif=None,
     ranges: pl.DataFrame | None = None,
     kernel_totals: pl.DataFrame | None = None,
-    set_aside: tuple[list[int], str] = ([], ""),
+    set_aside: tuple[dict[int, list[int]], str] = ({}, ""),
+    shapes: dict[int, tuple[str, ...]] | None = None,
 ) -> Steps:
-    """Flag warm-up and outlier steps and say so in ``detail``. ``ranges``, ``kernel_totals``:
-    for steps from NVTX ranges, :attr:`Steps.ranges` and :attr:`Steps.kernel_totals`.
-    ``set_aside``: the leading steps known to be warm-up (period steps that launch more
-    than the motif) and why; the steps after them are judged by time as any others."""
-    import polars as pl
+    """Flag warm-up and outlier steps and say so in ``detail``
+    (:func:`tracelens.steps_judge.judge`). ``ranges``, ``kernel_totals``: for steps from
+    NVTX ranges, :attr:`Steps.ranges` and :attr:`Steps.kernel_totals`. ``set_aside``: per
+    device, the leading steps known to be warm-up (period steps that launch more than the
+    motif) and why; the steps after them are judged by time as any others. ``shapes``: per
+    step, the kernels it launches besides the motif (period steps of a motif with optional
+    launches), judged against steps of the same shape."""
+    from .steps_judge import judge
 
     frame = frame.select(FRAME_COLUMNS[:-2])
-    per_step = frame.group_by("step").agg(pl.col("duration_ns").max()).sort("step")
-    durations = per_step["duration_ns"].to_list()
-    known, why = set_aside
-    lead = len(known)
-    warmup, outlier, shift = judge_steps(durations, lead, settings())
-    flags = per_step.select("step").with_columns(
-        warmup=pl.Series(warmup, dtype=pl.Boolean), outlier=pl.Series(outlier, dtype=pl.Boolean)
+    frame, words = judge(frame, set_aside, shapes or {}, settings())
+    steps = frame["step"].n_unique()
+    detail_text = f"{steps:,} steps from {detail}{words}"
+    return Steps(
+        method, detail_text, frame, motif or {}, detail, ranges, kernel_totals=kernel_totals
     )
-    frame = frame.join(flags, on="step", how="left").sort("step", "device")
-    steps = per_step.height
-    source = detail
-    detail = f"{steps:,} steps from {detail}"
-    warm = per_step.filter(flags["warmup"])["step"].to_list()
-    if warm:
-        slower = "slower than the steady state" if len(warm) > lead else ""
-        reasons = "; ".join(r for r in (why, slower) if r)
-        aside = f"{reasons}{'; ' if why else ', '}set aside"
-        detail += f"; warm-up: step{'s' if len(warm) > 1 else ''} {_list(warm)} ({aside})"
-    elif shift is None and (capped := warmup_cap_hit(durations[lead:], settings()["robust"])):
-        detail += f"; warm-up: {capped}"
-    if shift is not None:
-        steady_from = sum(warmup)
-        steps_in_order = per_step["step"].to_list()[steady_from:]
-        detail += (
-            "; " + level_shift(steps_in_order, durations[steady_from:], shift - steady_from).words()
-        )
-    odd = per_step.filter(flags["outlier"])["step"].to_list()
-    if odd:
-        detail += f"; outliers: {_list(odd)}"
-    return Steps(method, detail, frame, motif or {}, source, ranges, kernel_totals=kernel_totals)
 
 
 def _list(steps: list[int]) -> str:
-    shown = ", ".join(str(s) for s in steps[:8])
-    return shown + (f" and {len(steps) - 8} more" if len(steps) > 8 else "")
+    """'1, 2, 3', the first 8 and 'and N more' (:func:`tracelens.steps_judge.step_list`)."""
+    from .steps_judge import step_list
+
+    return step_list(steps)

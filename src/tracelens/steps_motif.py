@@ -13,10 +13,13 @@ story (``[period]`` in ``data/steps.toml``):
 - :func:`peel_warmup`: the iterations before the first step that launch the motif and
   other kernels too (autotuning, compilation), split where the GPU idles as long as
   between steps: they become warm-up steps, the extra kernels named.
+- :func:`step_shapes`: what each step launches besides the motif, which its time is judged
+  by (:func:`tracelens.steps_judge.same_shape`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -198,3 +201,24 @@ def peel_warmup(
 def _extra(tokens: list[int], motif: tuple[int, ...]) -> bool:
     """Whether ``tokens`` launch the motif and some other kernel too."""
     return len(tokens) > len(motif) and _contains(tokens, motif)
+
+
+def step_shapes(found: dict, name: Callable[[int], str]) -> dict[int, tuple[str, ...]]:
+    """Per step of the devices' steps ``found`` (device -> its
+    :class:`tracelens.steps_period.DevicePeriod`) that launches kernels besides its
+    device's motif, warm-up aside: their names (``name`` of a token), over its devices,
+    sorted. Only motifs with optional launches have such steps."""
+    import polars as pl
+
+    shapes: dict[int, set[str]] = {}
+    for f in found.values():
+        if f.anchored is None or not f.anchored.optional:
+            continue
+        extra = (
+            f.steps.filter(~pl.col("token").is_in(list(f.motif)), ~pl.col("step").is_in(f.warmup))
+            .group_by("step")
+            .agg(pl.col("token").unique())
+        )
+        for step, tokens in extra.rows():
+            shapes.setdefault(step, set()).update(name(t) for t in tokens)
+    return {step: tuple(sorted(names)) for step, names in shapes.items()}

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .steps_motif import Anchored
+from .steps_motif import Anchored, step_shapes
 from .steps_order import (
     PROCESS_COLUMNS,
     host_order,
@@ -88,12 +88,13 @@ def period_steps(
     names = dict(trace.query_rows("util_kernel_names").data)
     motif_names = {d: tuple(_token_name(i, names) for i in f.motif) for d, f in found.items()}
     parts = "; ".join(_describe(device, f, names) for device, f in found.items())
-    warm = sorted({s for f in found.values() for s in f.warmup})
+    warm = {device: f.warmup for device, f in found.items() if f.warmup}
     extra = sorted({t for f in found.values() for t in f.warm_extra})
     reason = f"they also launch kernels outside the motif: {_names(extra, names)}" if warm else ""
     detail = "the period of the kernel launch sequence (" + parts + ")"
     frame = pl.concat(frames, how="diagonal_relaxed")
-    return _finish("period", detail, frame, motif_names, set_aside=(warm, reason))
+    shapes = step_shapes(found, lambda token: _token_name(token, names))
+    return _finish("period", detail, frame, motif_names, set_aside=(warm, reason), shapes=shapes)
 
 
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:

@@ -133,15 +133,17 @@ def select_steps(
 ) -> StepSelection:
     """``where`` narrowed to the GPU work of steps ``spec`` (``"N"``, ``"A:B"``, N or
     (A, B); None: the steady state, from the first step after the warm-up to the last) of
-    ``trace.steps(range, where)`` without ``where``'s selection and window (the steps of
-    the trace, not of the --nvtx work or of the window: step numbers stay the trace's, the
-    kept steps of ``tracelens steps`` serve, a step that holds none of the selected work is
-    an error, and so are steps whose GPU span lies outside the window; a window that cuts a
-    step keeps the step's work in it, as the note says), through the work selection
-    (:func:`tracelens.filters.select_work`): for steps from NVTX ranges, the work whose
-    launching API call starts inside the step's range on its thread (as the steps table
-    counts it; ``queries/steps_range_work.sql``); for steps from the launch-sequence period,
-    each device's operations from the step's first kernel to the next step's
+    ``trace.steps(range)``: the steps of the whole trace, searched without ``where``'s
+    device, process, stream, selection and window (step numbers are the trace's, those
+    ``tracelens steps`` prints, and its kept steps serve; searched within a filter, the
+    filtered work's own ranges or period would become the steps, numbered from 1), then
+    intersected with them: a step that holds none of the filtered work is an error, and so
+    are steps whose GPU work lies outside the window; a window that cuts a step keeps the
+    step's work in it, as the note says. The work is selected (:func:`tracelens.filters.
+    select_work`): for steps from NVTX ranges, the work whose launching API call starts
+    inside the step's range on its thread (as the steps table counts it;
+    ``queries/steps_range_work.sql``); for steps from the launch-sequence period, each
+    device's operations from the step's first kernel to the next step's
     (``queries/steps_window_work.sql``). This is not a time window: work launched in step 3
     that runs while step 4's ranges are open stays in step 3; the window is set to the
     selected work's GPU span too (util's span, :func:`filters.window_to_selection`), within
@@ -156,11 +158,14 @@ def select_steps(
     if spec is not None:
         first, last = parse_step_spec(spec)
     where = where or EventFilter()
-    found = find_steps(trace, range=range, where=_unselected(where))
+    found = find_steps(trace, range=range)  # the trace's steps: see the docstring
     if not found.count:
         raise UsageError(f"{trace.path}: no steps to select: {found.detail}")
     if spec is None:
-        steady = found.steady if found.steady.height else found.frame
+        # after every device's warm-up (a device's steps are its own iterations, but a
+        # step number is one selection over the devices)
+        warm = found.frame.group_by("step").agg(pl.col("warmup").any())
+        steady = warm.filter(~pl.col("warmup")) if not warm["warmup"].all() else warm
         first, last = int(steady["step"].min()), int(found.frame["step"].max())
     label = _steps_label(first, last)
     low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
@@ -170,48 +175,117 @@ def select_steps(
             param="steps",
         )
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
+    if where.device is not None:
+        chosen = chosen.filter(pl.col("device") == where.device)
     if chosen.is_empty():
         raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
-    held, cut = _in_window(trace, chosen, where.asked_window or (where.start_ns, where.end_ns))
+    window = where.asked_window or (where.start_ns, where.end_ns)
+    held, cut = _in_window(trace, chosen, window)
     query, bounds, params = _step_work(found, first, last)
     with _registered(trace, bounds):
         narrowed = select_work(trace, query, where, **params)
+        narrowed, held = _passing(trace, narrowed, held, query, params)
     if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
+        if where.selection is None:
+            raise UsageError(f"{trace.path}: {label} launched no GPU work that passes the filters")
         raise UsageError(
             f"{trace.path}: none of the GPU work of {label} is in the rest of the selection"
         )
+    _check_window(trace, narrowed, window, label, chosen)
     narrowed = window_to_selection(trace, narrowed)
     return StepSelection(narrowed, first, last, found, len(held), not where.is_whole(), cut)
+
+
+def _passing(
+    trace: Trace, narrowed: EventFilter, held: list[int], query: str, params: dict[str, Any]
+) -> tuple[EventFilter, list[int]]:
+    """The selected steps' work narrowed to ``narrowed``'s device, process and stream
+    (``queries/_selection_passing.sql``: the steps' work holds every device, process and
+    stream), and the steps of ``held`` that hold some of it: with a process or a stream,
+    counted from the work (``queries/steps_selected_steps.sql``; the steps table does not
+    say which process or stream a step's work is on). Needs ``step_bounds`` registered."""
+    from . import _resources
+    from .filters import select_work
+
+    if narrowed.device is None and narrowed.pid is None and narrowed.stream is None:
+        return narrowed, held
+    ids = {"device": narrowed.device, "pid": narrowed.pid, "stream": narrowed.stream}
+    passing = select_work(
+        trace, "_selection_passing", narrowed, selection=narrowed.selection,
+        start_ns=None, end_ns=None, **ids,
+    )  # fmt: skip
+    if narrowed.pid is None and narrowed.stream is None:
+        return passing, held
+    con = trace.db
+    con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
+    try:
+        holding = trace.query("steps_selected_steps", selection=passing.selection)
+    finally:
+        con.execute("DROP TABLE IF EXISTS step_work")
+    return passing, [s for s in held if s in set(holding["step"].to_list())]
+
+
+def _check_window(
+    trace: Trace,
+    narrowed: EventFilter,
+    window: tuple[int | None, int | None],
+    label: str,
+    chosen: pl.DataFrame,
+) -> None:
+    """UsageError when none of the selected work runs in the asked ``window``, though the
+    steps' GPU span on some device meets it (:func:`_in_window`; ``chosen``: their rows of
+    the steps table): the device idles through the whole window, or the work there is
+    another process's or stream's. The message gives each device's span of the steps."""
+    t0, t1 = window
+    if t0 is None and t1 is None:
+        return
+    filters = {"device": narrowed.device, "pid": narrowed.pid, "stream": narrowed.stream}
+    inside = trace.query_rows(
+        "_selection_passing_size", selection=narrowed.selection, start_ns=t0, end_ns=t1,
+        **filters,
+    ).data[0][0]  # fmt: skip
+    if inside:
+        return
+    one = label.startswith("step ")
+    raise UsageError(
+        f"{trace.path}: {label} {'has' if one else 'have'} no GPU work in the "
+        f"{_window_text(t0, t1)}: {'its' if one else 'their'} GPU work runs {_runs(chosen)} "
+        "from session start"
+    )
 
 
 def _in_window(
     trace: Trace, chosen: pl.DataFrame, window: tuple[int | None, int | None]
 ) -> tuple[list[int], WindowCut | None]:
-    """The steps of ``chosen`` (the asked steps' rows of the steps table) whose GPU span
-    meets ``window`` (as an event passes it: starts in, ends in or spans it), and how the
-    window cuts them (None when it holds every one whole). UsageError when it holds none:
-    the steps are the trace's, searched without the window, so a window elsewhere in the
+    """The steps of ``chosen`` (the asked steps' rows of the steps table, one per step and
+    device) whose GPU span on some device meets ``window`` (as an event passes it: starts
+    in, ends in or spans it), and how the window cuts them (None when it holds every one
+    whole). A step's span over its devices is not enough: its work on one device can end
+    before the window and on another start after it. UsageError when it holds none: the
+    steps are the trace's, searched without the window, so a window elsewhere in the
     capture is not a window on their work."""
     import polars as pl
 
-    spans = chosen.group_by("step").agg(pl.col("start_ns").min(), pl.col("end_ns").max())
-    spans = spans.sort("step")
     t0, t1 = window
+    before = pl.col("end_ns") < t0 if t0 is not None else pl.lit(False)
+    after = pl.col("start_ns") > t1 if t1 is not None else pl.lit(False)
+    spans = (
+        chosen.group_by("step")
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max(), meets=(~(before | after)).any())
+        .sort("step")
+    )
     if t0 is None and t1 is None:
         return spans["step"].to_list(), None
     starts_late = pl.col("start_ns") < t0 if t0 is not None else pl.lit(False)
     ends_late = pl.col("end_ns") > t1 if t1 is not None else pl.lit(False)
-    before = pl.col("end_ns") < t0 if t0 is not None else pl.lit(False)
-    after = pl.col("start_ns") > t1 if t1 is not None else pl.lit(False)
-    inside = spans.filter(~(before | after))
+    inside = spans.filter("meets")
     text = _window_text(t0, t1)
     if inside.is_empty():
         first, last = spans["step"].min(), spans["step"].max()
         one = first == last
         raise UsageError(
             f"{trace.path}: {_steps_label(first, last)} {'is' if one else 'are'} outside the "
-            f"{text}: {'its' if one else 'their'} GPU work runs "
-            f"{fmt_ns(spans['start_ns'].min())}–{fmt_ns(spans['end_ns'].max())} "
+            f"{text}: {'its' if one else 'their'} GPU work runs {_runs(chosen)} "
             "from session start"
         )
     held = inside["step"].to_list()
@@ -221,6 +295,23 @@ def _in_window(
     return held, WindowCut(text, tuple(held), tuple(part))
 
 
+def _runs(chosen: pl.DataFrame) -> str:
+    """Where the steps of ``chosen`` (rows of the steps table) ran: '3.05 ms–3.35 ms', or on
+    several devices '3.05 ms–3.35 ms on device 0 and 3.55 ms–3.85 ms on device 1'."""
+    import polars as pl
+
+    spans = (
+        chosen.group_by("device")
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+        .sort("device")
+    )
+    if spans.height == 1:
+        return f"{fmt_ns(spans['start_ns'][0])}–{fmt_ns(spans['end_ns'][0])}"
+    return " and ".join(
+        f"{fmt_ns(start)}–{fmt_ns(end)} on device {device}" for device, start, end in spans.rows()
+    )
+
+
 def _window_text(t0: int | None, t1: int | None) -> str:
     """The window as :func:`tracelens.hints.why_empty` names it."""
     if t0 is None:
@@ -228,14 +319,6 @@ def _window_text(t0: int | None, t1: int | None) -> str:
     if t1 is None:
         return f"window from {fmt_ns(t0)}"
     return f"window {fmt_ns(t0)}–{fmt_ns(t1)}"
-
-
-def _unselected(where: EventFilter) -> EventFilter:
-    """``where`` without its selection and its window: the filter the steps are searched
-    with. Searched within an --nvtx selection or a --start/--end window, the selected work's
-    own ranges or periods would become the steps, numbered from 1 (not the trace's). The
-    window is applied after, to the steps found (:func:`_in_window`)."""
-    return replace(where, selection=None, start_ns=None, end_ns=None, asked_window=None)
 
 
 def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:

@@ -65,8 +65,18 @@ def one_export(tmp_path_factory):
 
 
 def test_ranks_processes(one_export):
-    # each process that ran kernels, by its lowest GPU: 10 kernels each (5 per step)
-    assert_golden(one_export, "ranks_processes", "one_export")
+    # each process that ran kernels, by its lowest GPU: 10 kernels each (5 per step), 4 of
+    # them collectives (an AllGather and an AllReduce per step); kernel time 2 x 90 ms each
+    # (rank 0 waits its 38 ms inside the AllReduce, rank 1 spends them in its layer norm)
+    assert_golden(one_export, "ranks_processes", "one_export", load_comm_kernels)
+
+
+def test_ranks_processes_with_a_helper(tmp_path):
+    from fixtures.ranks import build_one_export
+
+    # a helper process (pid 40100) on GPU 0: 5 kernels of 10 us, no collective
+    job = build_one_export(tmp_path / "job.sqlite", steps=2, helper_kernels=5)
+    assert_golden(job, "ranks_processes", "one_export_helper", load_comm_kernels)
 
 
 def test_ranks_collectives_of_one_process(one_export):

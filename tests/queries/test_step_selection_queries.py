@@ -171,3 +171,48 @@ def test_steps_range_kernel_ranks_rank_as_steps_range_top_kernels(trace_path):
     ranked = query_csv(trace_path, "steps_range_kernel_ranks", _kernel_totals, top=2)
     assert ranked == query_csv(trace_path, "steps_range_top_kernels", _bounds(RANGES), **params)
     assert_golden(trace_path, "steps_range_kernel_ranks", "three_steps", _kernel_totals, top=2)
+
+
+def _select_windows(trace):
+    # selection 1: the work of the two period steps of WINDOWS on device 0 (A's GEMM, B's
+    # FILL, the copy, A's FILL and REDUCE)
+    from tracelens.filters import select_work
+
+    _bounds(WINDOWS)(trace)
+    select_work(trace, "steps_window_work")
+
+
+PASSING = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=1)
+
+
+@pytest.mark.parametrize(
+    ("case", "filters"),
+    [("pid_a", {"pid": A}), ("stream_20", {"stream": 20}), ("window", {"start_ns": 2_400,
+     "end_ns": 2_450})],
+)  # fmt: skip
+def test_selection_passing(trace_path, case, filters):
+    # A's four operations; B's FILL (stream 20); the copy alone runs 2,400-2,450
+    params = PASSING | filters
+    assert_golden(trace_path, "_selection_passing", case, _select_windows, **params)
+
+
+@pytest.mark.parametrize(
+    ("case", "filters"), [("all", {}), ("device_1", {"device": 1}), ("pid_b", {"pid": B})]
+)
+def test_selection_passing_size(trace_path, case, filters):
+    # 5 operations in the selection; none on device 1 (its kernel is in no window); B's 1
+    params = PASSING | filters
+    assert_golden(trace_path, "_selection_passing_size", case, _select_windows, **params)
+
+
+def _select_b_in_step_work(trace):
+    # step_work: the two steps' work; selection 2: B's part of it (its FILL, in step 1)
+    from tracelens.filters import select_work
+
+    _step_work(trace)
+    first = select_work(trace, "steps_window_work")
+    select_work(trace, "_selection_passing", first, **(PASSING | {"pid": B}))
+
+
+def test_steps_selected_steps(trace_path):
+    assert_golden(trace_path, "steps_selected_steps", "pid_b", _select_b_in_step_work, selection=2)

@@ -84,10 +84,11 @@ def ranks(
     how far the clocks were apart, and which ranks run different kernels.
 
     One export of a whole single-node job (nsys profile torchrun --nproc-per-node N) is
-    one rank per process that ran kernels, numbered by GPU. A failing rank file is
-    reported (path and reason) and the others are analysed; the result names the missing
-    ranks. With --engine ray the workers must read the trace
-    paths under the same names (a shared file system) and have tracelens installed.
+    one rank per process that ran collectives (a process that ran kernels but is not a
+    rank, such as a data-loader worker, is set aside and named), numbered by GPU. A failing
+    rank file is reported (path and reason) and the others are analysed; the result names
+    the missing ranks. With --engine ray the workers must read the trace paths under the
+    same names (a shared file system) and have tracelens installed.
     """
     from ..ranks import analyse_ranks
     from ..ranks.render import render_ranks

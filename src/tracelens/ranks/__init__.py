@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
 from .inputs import compile_rank_regex, find_traces, rank_from_name
+from .processes import SetAside
 from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, RANK_REGEX
 from .reduce import RanksResult, reduce
 from .summary import RankFailure, RankSummary, SharedExport, summarise
@@ -29,6 +30,7 @@ __all__ = [
     "RankFailure",
     "RankSummary",
     "RanksResult",
+    "SetAside",
     "SharedExport",
     "analyse_ranks",
     "find_traces",
@@ -54,8 +56,9 @@ def analyse_ranks(
     of ``rank_regex`` over its file name (default: the last integer in the name); an
     explicit ``rank_regex`` takes precedence over the export. ``ranks.rank_source`` says
     which decided. An export holding several processes that ran kernels (a single-node job
-    profiled as one report) is one rank per process, numbered by GPU (see
-    :func:`_in_process_order`). A file that cannot be analysed is listed in ``failures`` (and its rank in
+    profiled as one report) is one rank per process that is a rank (:mod:`.processes`: the
+    others are ``set_aside``), numbered by GPU (see :func:`_in_process_order`); one left
+    with a single rank is that rank's export. A file that cannot be analysed is listed in ``failures`` (and its rank in
     ``missing_ranks``) while the others are analysed, unless ``strict``: then its error is
     raised. Two files with one rank are a UsageError.
 
@@ -73,9 +76,12 @@ def analyse_ranks(
         [str(p) for p in paths], engine=engine, jobs=jobs, threads=worker_threads,
         memory=worker_memory, progress=progress,
     )  # fmt: skip
+    set_aside = tuple(a for r in results if isinstance(r, SharedExport) for a in r.set_aside)
+    # an export whose other processes were set aside is that rank's, as one rank's export
+    results = [_sole_rank(r) for r in results]
     if any(isinstance(r, SharedExport) for r in results):
         summaries, failures, sources = _in_process_order(named, results)
-        return _reduce_or_fail(summaries, failures, sources, strict)
+        return _reduce_or_fail(summaries, failures, sources, strict, set_aside)
     summaries: list[tuple[int, RankSummary]] = []
     sources: dict[str, str] = {}
     failures: list[tuple[int | None, RankFailure]] = []
@@ -101,16 +107,24 @@ def analyse_ranks(
         # file's rank is unknown, not the number in its name, and is not called missing.
         failures = [(None, failure) for _, failure in failures]
     _check_unique([(rank, s.path) for rank, s in summaries])
-    return _reduce_or_fail(summaries, failures, sources, strict)
+    return _reduce_or_fail(summaries, failures, sources, strict, set_aside)
 
 
-def _reduce_or_fail(summaries, failures, sources, strict: bool) -> RanksResult:
+def _reduce_or_fail(summaries, failures, sources, strict: bool, set_aside=()) -> RanksResult:
     if failures and (strict or not summaries):
         _, first = min(failures, key=lambda f: f[1].path)
         error = MissingDataError if first.exit_code == 3 else TraceError
         more = f" ({len(failures) - 1} more file(s) failed)" if len(failures) > 1 else ""
         raise error(first.path, first.reason + more)
-    return reduce(summaries, failures, sources)
+    return reduce(summaries, failures, sources, set_aside)
+
+
+def _sole_rank(result):
+    """``result``, or the one rank of a :class:`SharedExport` whose other processes were
+    set aside (ranked by its recorded rank or its file name, as one rank's export)."""
+    if isinstance(result, SharedExport) and len(result.ranks) == 1:
+        return result.ranks[0]
+    return result
 
 
 def _in_process_order(named: list[int | None], results: list) -> tuple[list, list, dict]:

@@ -1,36 +1,36 @@
 """The headline sentences of a :class:`~.reduce.RanksResult`, most important first: who
 made the others wait, how far the clocks were moved (and where aligning them failed),
-which ranks run something else, which are missing."""
+which ranks run something else, which processes are not ranks, which ranks are missing."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from .processes import set_aside_finding
 from .rules import ranks_rules
 
+if TYPE_CHECKING:
+    from .reduce import RanksResult
 
-def findings(
-    waits,
-    clock,
-    reference,
-    inconsistent,
-    missing,
-    n_steps,
-    unpaired=(),
-    n_ranks=2,
-    captures=(),
-) -> tuple[str, ...]:
-    """The headline sentences, most important first (``unpaired``: the ranks left out of
-    the waits because their calls do not pair with the reference's; ``n_ranks``: the
-    ranks analysed; ``captures``: where the captures that started at other calls were
-    placed, said after the clocks)."""
+
+def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tuple[str, ...]:
+    """The headline sentences of ``result`` (its findings aside), most important first
+    (``n_steps``: the run's step count, what the waits per step divide by; ``unpaired``:
+    the ranks left out of the waits because their calls do not pair with the reference's;
+    ``captures``: where the captures that started at other calls were placed, said after
+    the clocks). The processes set aside are said before the missing ranks."""
     import polars as pl
 
     from ..units import fmt_ns
 
-    if n_ranks < 2:
+    waits, clock, reference = result.waits, result.clock, result.reference_rank
+    missing, set_aside = result.missing_ranks, result.set_aside
+    if result.ranks.height < 2:
         # Waiting is between ranks: one rank's collectives say nothing about stragglers.
         return (
             "one rank cannot have a straggler: waits in collectives are between ranks "
             "(pass every rank's export, or one export holding every rank's process)",
+            *set_aside_finding(set_aside),
             *_missing(missing),
         )
     out: list[str] = []
@@ -53,8 +53,9 @@ def findings(
     if reference is not None and clock.height > 1:
         out += _clock_findings(clock, reference, unpaired)
     out += captures
-    for row in inconsistent.iter_rows(named=True):
+    for row in result.inconsistencies.iter_rows(named=True):
         out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")
+    out += set_aside_finding(set_aside)
     out += _missing(missing)
     return tuple(out)
 

@@ -23,7 +23,7 @@ wait 38 ms per step in AllReduce"; summed per rank and step, the rank x step mat
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..results import Result
@@ -32,10 +32,12 @@ from .findings import findings
 from .rules import ranks_rules
 from .sequence import capture_findings, ranks_call_shifts, renumber, session_offsets
 from .step_waits import run_step_count, step_stragglers, steps_with_waits
+from .summary import stack_ranks
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from .processes import SetAside
     from .summary import RankFailure, RankSummary
 
 
@@ -65,6 +67,9 @@ class RanksResult(Result):
     - ``inconsistencies``: rank, what ('kernel set', 'collectives'), detail.
     - ``failures``: path, rank (from its file name; null when the names do not carry the
       ranks), reason (files that could not be analysed).
+    - ``set_aside``: the processes of an export that ran kernels but are not ranks (a
+      data-loader worker...), each with its path, pid, kernels, GPU and why
+      (:mod:`.processes`).
     """
 
     ranks: pl.DataFrame
@@ -78,6 +83,7 @@ class RanksResult(Result):
     missing_ranks: tuple[int, ...]
     reference_rank: int | None
     findings: tuple[str, ...]
+    set_aside: tuple[SetAside, ...] = ()
 
     def rank_sources(self) -> list[tuple[str, int]]:
         """Where the rank numbers came from (``rank_source``) and for how many ranks, the
@@ -115,10 +121,12 @@ def reduce(
     summaries: list[tuple[int, RankSummary]],
     failures: list[tuple[int | None, RankFailure]],
     sources: dict[str, str] | None = None,
+    set_aside: tuple[SetAside, ...] = (),
 ) -> RanksResult:
     """Combine the summaries of one run's ranks (``(rank, summary)``) and the files that
     failed; deterministic whatever order they come in. ``sources``: path -> where its rank
-    came from (the ranks table's rank_source; null when not given)."""
+    came from (the ranks table's rank_source; null when not given); ``set_aside``: the
+    processes that ran kernels but are not ranks (:mod:`.processes`)."""
     import polars as pl
 
     summaries = sorted(summaries, key=lambda rs: rs[0])
@@ -139,39 +147,29 @@ def reduce(
     n_steps = run_step_count(ranks)
     waits = _waits(calls, n_steps)
     ranks = _with_waits_and_clock(ranks, calls, clock)
-    missing = _missing_ranks(ranks, failures)
-    reference = _reference(ranks, colls)
     spans = {
         rank: (first, last)
         for rank, first, last in steps.group_by("rank")
         .agg(first=pl.col("step").min(), last=pl.col("step").max())
         .iter_rows()
     }
-    # every call, the odd ones included
-    inconsistent = inconsistencies(summaries, colls, spans)
-    return RanksResult(
+    # the inconsistencies: of every call, the odd ones included
+    result = RanksResult(
         ranks=ranks,
         steps=steps,
         step_stragglers=step_stragglers(steps),
         collectives=instances,
         waits=waits,
         clock=clock.drop("shift_ns"),
-        inconsistencies=inconsistent,
+        inconsistencies=inconsistencies(summaries, colls, spans),
         failures=_failures_frame(failures),
-        missing_ranks=missing,
-        reference_rank=reference,
-        findings=findings(
-            waits,
-            clock,
-            reference,
-            inconsistent,
-            missing,
-            n_steps,
-            unpaired,
-            ranks.height,
-            capture_findings(shifts, steps, step_moves, reference),
-        ),  # fmt: skip
+        missing_ranks=_missing_ranks(ranks, failures),
+        reference_rank=_reference(ranks, colls),
+        findings=(),
+        set_aside=set_aside,
     )
+    captures = capture_findings(shifts, steps, step_moves, result.reference_rank)
+    return replace(result, findings=findings(result, n_steps, unpaired, captures))
 
 
 def _with_waits_and_clock(
@@ -258,22 +256,9 @@ def _collectives(summaries) -> pl.DataFrame:
     session start) where every rank recorded one, else on each trace's own clock."""
     import polars as pl
 
-    schema = {k: getattr(pl, v) for k, v in _COLL_SCHEMA.items()}
-    parts = []
-    for rank, s in summaries:
-        df = pl.from_arrow(s.collectives)
-        if df.height:
-            parts.append(
-                df.select(
-                    pl.lit(rank, pl.Int64).alias("rank"),
-                    "comm",
-                    "seq",
-                    "kind",
-                    "start_ns",
-                    "end_ns",
-                ).cast(schema)
-            )
-    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+    return stack_ranks(
+        summaries, "collectives", {k: getattr(pl, v) for k, v in _COLL_SCHEMA.items()}
+    )
 
 
 def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:

@@ -1,5 +1,6 @@
 """The data `tracelens ranks` works from (``data/ranks.toml``): when a late rank is noise,
-when clock alignment has failed, and how many steps the summary lists. Each entry carries its reason in the file."""
+when clock alignment has failed, how many steps the summary lists, and which processes of
+an export are ranks. Each entry carries its reason in the file."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class RanksRules:
     clock_suspect_ns: int  # collective ends disagreeing by more than this after alignment
     clock_error_max_ns: int  # larger corrections on UTC session starts: other calls paired
     path_alignment_pairs: int  # launch pairs a rank's path may be aligned on, at most
+    min_kernel_share: float  # without collectives: a rank's kernel time over the busiest's
 
 
 @cache
@@ -29,4 +31,5 @@ def ranks_rules() -> RanksRules:
         clock_suspect_ns=int(doc["clocks"]["suspect_residual_ns"]),
         clock_error_max_ns=int(doc["clocks"]["error_max_ns"]),
         path_alignment_pairs=int(doc["consistency"]["path_alignment_pairs"]),
+        min_kernel_share=float(doc["processes"]["min_kernel_share"]),
     )

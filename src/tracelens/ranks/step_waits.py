@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .rules import ranks_rules
 from .sequence import step_shifts
+from .summary import stack_ranks
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,19 +26,11 @@ def steps_with_waits(
     renumbered; :func:`.sequence.step_shifts`)."""
     import polars as pl
 
-    parts = []
-    for rank, s in summaries:
-        df = pl.from_arrow(s.steps)
-        if df.height:
-            parts.append(
-                df.select(
-                    pl.lit(rank, pl.Int64).alias("rank"),
-                    pl.col("step").cast(pl.Int64),
-                    "warmup",
-                    pl.col("start_ns", "end_ns", "duration_ns").cast(pl.Int64),
-                )
-            )
-    if not parts:
+    steps = stack_ranks(
+        summaries, "steps", {"rank": pl.Int64, "step": pl.Int64, "warmup": pl.Boolean}
+        | {c: pl.Int64 for c in ("start_ns", "end_ns", "duration_ns")},
+    )  # fmt: skip
+    if steps.is_empty():
         return pl.DataFrame(
             schema={
                 "rank": pl.Int64,
@@ -49,7 +42,7 @@ def steps_with_waits(
                 "caused_ns": pl.Int64,
             }
         ), {}
-    steps = pl.concat(parts).sort("rank", "start_ns")
+    steps = steps.sort("rank", "start_ns")
     placed = (
         calls.select("rank", "comm", "seq", "start_ns", "wait_ns", "caused_ns")
         .sort("rank", "start_ns")

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 from .. import _resources
 from ..errors import TracelensError
+from .processes import SetAside, split_ranks
 
 if TYPE_CHECKING:
+    import polars as pl
     import pyarrow as pa
 
     from ..trace import Trace
@@ -63,12 +65,14 @@ class RankSummary:
 
 @dataclass(frozen=True)
 class SharedExport:
-    """One export holding several ranks' processes (a single-node job profiled as one
-    report: ``nsys profile torchrun --nproc-per-node N``): one summary per process that ran
-    kernels, in the order of the lowest GPU each ran them on."""
+    """One export holding several processes' kernels (a single-node job profiled as one
+    report: ``nsys profile torchrun --nproc-per-node N``): one summary per process that is
+    a rank, in the order of the lowest GPU each ran its kernels on, and the processes that
+    ran kernels but are not ranks (:mod:`.processes`)."""
 
     path: str
     ranks: tuple[RankSummary, ...]
+    set_aside: tuple[SetAside, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,9 @@ def summarise_export(
     split: bool = True,
 ) -> RankSummary | SharedExport:
     """:func:`summarise`; with ``split``, an export whose kernels come from several
-    processes is a :class:`SharedExport` of one summary per process (each a rank), as
-    ``steps`` numbers the steps of each process apart."""
+    processes is a :class:`SharedExport` of one summary per process that is a rank, as
+    ``steps`` numbers the steps of each process apart, and the processes set aside
+    (:func:`.processes.split_ranks`)."""
     from .._engine import limits
     from ..trace import open as open_trace
 
@@ -146,14 +151,17 @@ def summarise_export(
             "SELECT current_setting('threads'), current_setting('memory_limit')"
         ).fetchone()
         settings = {"threads": row[0], "memory_limit": row[1]}
+        load_comm_kernels(trace)
         processes = trace.query("ranks_processes") if split and _may_share(trace) else None
         if processes is None or processes.height < 2:
             return replace(_summarise(trace), duckdb_settings=settings)
-        ranks = tuple(
-            replace(_summarise(trace, pid, device), duckdb_settings=settings)
-            for pid, device in processes.select("pid", "first_device").iter_rows()
+        ranks, set_aside = split_ranks(str(trace.path), processes)
+        sole = ranks.height == 1
+        summaries = tuple(
+            replace(_summarise(trace, pid, device, sole=sole), duckdb_settings=settings)
+            for pid, device in ranks.select("pid", "first_device").iter_rows()
         )
-        return SharedExport(str(trace.path), ranks)
+        return SharedExport(str(trace.path), summaries, set_aside)
 
 
 #: The export tables with one row per CUDA context (newest first), and the query that
@@ -190,11 +198,14 @@ def summarise_or_failure(
         return RankFailure(path, f"cannot be read ({exc.strerror or exc})")
 
 
-def _summarise(trace: Trace, pid: int | None = None, device: int | None = None) -> RankSummary:
+def _summarise(
+    trace: Trace, pid: int | None = None, device: int | None = None, *, sole: bool = False
+) -> RankSummary:
     """The summary of the whole trace, or (``pid``) of one process's work in it, whose
-    lowest GPU is ``device``. One process of several has no recorded rank (the export
-    records the job's, see :mod:`.recorded`) and no path fingerprint (the fingerprint
-    covers the whole export)."""
+    lowest GPU is ``device``; ``load_comm_kernels`` has run. One process of several has no
+    recorded rank (the export records the job's, see :mod:`.recorded`), unless it is the
+    export's ``sole`` rank (the others were set aside: the export is that rank's), and no
+    path fingerprint (the fingerprint covers the whole export)."""
     import pyarrow as pa
 
     from ..danger import danger_table
@@ -202,7 +213,6 @@ def _summarise(trace: Trace, pid: int | None = None, device: int | None = None) 
     from .recorded import recorded_rank
 
     kernels = trace.census(pid=pid)
-    load_comm_kernels(trace)
     # One sweep for the GPU-time figures, not trace.util(): util also attributes every idle
     # gap to a cause, which on the 5M-kernel bench trace did not finish in 400 s (loaded
     # machine) where this takes 28 s (docs/scale.md). Same classification (work_params).
@@ -214,7 +224,7 @@ def _summarise(trace: Trace, pid: int | None = None, device: int | None = None) 
     if device is not None:
         gpus = [g for g in gpus if device in (g.cuda_device, g.id)][:1] or gpus
     span, devices = time["span_ns"] or 0, time["devices"]
-    recorded, source = recorded_rank(trace) if pid is None else (None, None)
+    recorded, source = recorded_rank(trace) if pid is None or sole else (None, None)
     overview = {
         "recorded_rank": recorded,
         "recorded_rank_source": source,
@@ -284,6 +294,23 @@ def _slim_collectives(calls) -> pa.Table:
         pl.col("kind").cast(pl.Categorical),
         pl.col("start_ns", "end_ns").cast(pl.Int64),
     ).to_arrow()
+
+
+def stack_ranks(summaries, table: str, schema: dict) -> pl.DataFrame:
+    """Every rank's rows of one summary table (``table``: ``steps``, ``collectives``) as one
+    frame: the rank first, then the columns of ``schema`` (name -> polars type, ``rank``
+    included) cast to it; empty, with that schema, when no rank has any."""
+    import polars as pl
+
+    columns = [c for c in schema if c != "rank"]
+    parts = [
+        pl.from_arrow(getattr(s, table))
+        .select(pl.lit(rank, pl.Int64).alias("rank"), *columns)
+        .cast(schema)
+        for rank, s in summaries
+        if getattr(s, table).num_rows
+    ]
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
 
 
 def load_comm_kernels(trace: Trace) -> None:
