@@ -9,9 +9,10 @@ Fixtures, expected values from what was put in them:
 - shared: processes 100 (stream 7) and 200 (stream 8) on device 0, 6 iterations each of
   a_k, b_k, c_k, process 200's 400 us after process 100's. The launch period numbers one
   process after the other: process 100's iterations are steps 1 to 6, process 200's steps
-  7 to 12. c_k of a process's iteration s lasts s x 10 us (process 200's: 1 us more).
-- side: NVTX 'train_step' ranges of thread 100 launch fwd_k and c_k (iteration s: s x
-  10 us) on device 0: the trace's 6 steps; thread 101, outside every range, runs a loop of
+  7 to 12. c_k of a process's iteration s lasts s x 10 us (process 200's: 1 us more), and
+  its copy moves s x 1,000 bytes (process 200's: 1,000 bytes more).
+- side: NVTX 'train_step' ranges of thread 100 launch fwd_k, c_k (iteration s: s x 10 us)
+  and a copy on device 0: the trace's 6 steps; thread 101, outside every range, runs a loop of
   side_a and side_b on device 1, which is in no step.
 """
 
@@ -26,6 +27,7 @@ from tracelens.synth import TraceBuilder
 
 US, MS = 1_000, 1_000_000
 C_NS = 10_000
+COPY_BYTES = 1_000
 C = "void c_k(float*)"
 
 
@@ -46,6 +48,9 @@ def build_shared(path):
             _launch(b, pid, "void a_k(float*)", t, 100 * US, stream=stream)
             _launch(b, pid, "void b_k(float*)", t + 110 * US, 100 * US, stream=stream)
             _launch(b, pid, C, t + 220 * US, C_NS * s + more, stream=stream)
+            cid = b.runtime("cudaMemcpyAsync_v3020", start=t + 250 * US, end=t + 253 * US, pid=pid)
+            b.memcpy("DtoH", COPY_BYTES * s + more, start=t + 350 * US, end=t + 360 * US,
+                     pid=pid, stream=stream, correlation_id=cid)  # fmt: skip
     return str(b.write(path))
 
 
@@ -60,6 +65,9 @@ def build_side(path):
         b.nvtx_range("train_step", start=t, end=t + 600 * US, pid=100)
         _launch(b, 100, "void fwd_k(float*)", t + 10 * US, 200 * US)
         _launch(b, 100, C, t + 300 * US, C_NS * s)
+        cid = b.runtime("cudaMemcpyAsync_v3020", start=t + 350 * US, end=t + 353 * US, pid=100)
+        b.memcpy("DtoH", COPY_BYTES * s, start=t + 450 * US, end=t + 460 * US, pid=100,
+                 correlation_id=cid)  # fmt: skip
     for s in range(1, 10):
         t = 500 * US + s * 600 * US
         _launch(b, 100, "void side_a(float*)", t, 50 * US, device=1, tid=101)
@@ -99,9 +107,11 @@ def test_a_process_or_stream_keeps_the_traces_step_numbers(shared, key, value):
     with tracelens.open(shared) as trace:
         assert _kernels(trace.census(step=9, **{key: value}))[C] == 3 * C_NS + US
         util = trace.util(step=9, **{key: value}).frame.row(0, named=True)
+        copies = trace.memory_size(step=9, **{key: value})
         with pytest.raises(UsageError) as caught:
             trace.census(step=3, **{key: value})
     assert util["compute_ns"] == 2 * 100 * US + 3 * C_NS + US
+    assert copies["total_bytes"].sum() == 3 * COPY_BYTES + 1_000
     assert str(caught.value) == f"{shared}: step 3 launched no GPU work that passes the filters"
 
 
@@ -134,20 +144,26 @@ def test_a_device_keeps_the_traces_step_numbers(side):
 
 
 COMMANDS = [
-    ["census"],
-    ["census", "--per-step"],
-    ["lineup"],
-    ["danger"],
-    ["stakeout", "c_k"],
-    ["timeline"],
-    ["util"],
-    ["findings"],
+    ["census", "{trace}"],
+    ["census", "{trace}", "--per-step"],
+    ["lineup", "{trace}"],
+    ["memory", "{trace}"],
+    ["danger", "{trace}"],
+    ["stakeout", "{trace}", "c_k"],
+    ["timeline", "{trace}"],
+    ["util", "{trace}"],
+    ["findings", "{trace}"],
+    ["decode", "--trace", "{trace}"],
 ]
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def _args(command: list[str], trace: str) -> list[str]:
+    return [trace if a == "{trace}" else a for a in command] + ["--no-cache"]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c).replace("{trace}", "T"))
 def test_every_command_takes_the_traces_step_with_a_process(shared, capsys, command):
-    args = [command[0], shared, *command[1:], "--no-cache", "--pid", "200"]
+    args = [*_args(command, shared), "--pid", "200"]
     rc, out, err = run_cli([*args, "--step", "9", "-f", "json"], capsys)
     assert rc == 0, err
     assert "the GPU work of step 9 of 12" in err and "steps from the period" in err
@@ -156,9 +172,9 @@ def test_every_command_takes_the_traces_step_with_a_process(shared, capsys, comm
     assert err == f"tracelens: {shared}: step 3 launched no GPU work that passes the filters\n"
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c).replace("{trace}", "T"))
 def test_every_command_takes_the_traces_step_with_a_device(side, capsys, command):
-    args = [command[0], side, *command[1:], "--no-cache"]
+    args = _args(command, side)
     rc, out, err = run_cli([*args, "--device", "0", "--step", "3", "-f", "json"], capsys)
     assert rc == 0, err
     assert "the GPU work of step 3 of 6" in err and "NVTX ranges like 'train_step'" in err
