@@ -17,6 +17,7 @@ function ``tracelens.diff`` as soon as it was imported. Layout:
     stretches.py  two stretches matched exactly (captures cut at the ends set apart), by
                 counts, or in windows: what align.py tallies
     period.py   the repeating step (launch motif) of a sequence, which align.py compares
+    repetitions.py  what a step costs when the steps are the launch sequence's repetitions
     regions.py  NVTX region deltas: GPU time per range path, per step, A vs B
     clues/      the evidence board: one function per clue, a module per family
                 (comparability, accounting, kernels, memory, path, danger); rules and

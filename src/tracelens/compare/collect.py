@@ -52,6 +52,10 @@ class Side:
     # keep_work, and the trace's cache entry keeps the whole trace's work: read it back
     # when needed (kept_work) instead of holding it through the other side's read
     work_in_entry: bool = False
+    # Per device and kernel, its launches and the start of its first, second-to-last and
+    # last (repetitions.repetition_starts; None: left out, as util): what a step costs when
+    # the steps are the repetitions of the launch sequence
+    repetition_starts: pl.DataFrame | None = None
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -195,7 +199,7 @@ def collect(
     limited = launches.height > util_limit
     util = None if limited else _util_accounting(trace, where, work)
     totals = _kept_totals(trace, where, launches, None if limited else util[-1])
-    accounting = (None, 0, None, None, None)
+    accounting, starts = (None, 0, None, None, None), None
     if not limited:
         step_launches = _step_launches(work, launches, order, graph)
         # The rest of the read (pid, correlation ids, launch starts, and the kernels in GPU
@@ -203,7 +207,7 @@ def collect(
         # 5M operations): only Side.work's columns stay, when kept.
         kernel_launches = launches.height
         del work, launches, order
-        steps, regions = _steps_and_regions(
+        steps, regions, starts = _steps_and_regions(
             trace, where, step_launches, kernel_launches, nvtx_limit
         )
         accounting = (*util[:-1], steps, regions)
@@ -223,6 +227,7 @@ def collect(
         kept,
         by_device,
         in_entry,
+        starts,
     )
 
 
@@ -411,15 +416,19 @@ def _step_launches(work, launches, order, graph) -> pl.DataFrame:
 
 
 def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):
-    """(steps, regions) of :class:`Side`: the step search over ``step_launches``
-    (:func:`_step_launches`), and the NVTX regions of up to ``nvtx_limit`` kernel launches
-    (``kernels``: they cost more, the NVTX projection: a lower limit than util's)."""
+    """(steps, regions, repetition starts) of :class:`Side`: the step search over
+    ``step_launches`` (:func:`_step_launches`), the NVTX regions of up to ``nvtx_limit``
+    kernel launches (``kernels``: they cost more, the NVTX projection: a lower limit than
+    util's), and when the launches are in host launch order (no graph replays among
+    them), the starts that time the repetitions of the launch sequence."""
     from ..steps import find_steps
     from .regions import region_times
+    from .repetitions import repetition_starts
 
     steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if kernels <= nvtx_limit else None
-    return steps, regions
+    in_order = "graph_id" not in step_launches.columns
+    return steps, regions, repetition_starts(step_launches) if in_order else None
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:

@@ -52,28 +52,55 @@ def _steps_counted(x: Context) -> bool:
     return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
 
 
-def _times(side, unit: str, located: bool) -> dict[str, int]:
+def _times(side, unit: str, gap: int) -> dict[str, int]:
     """A run's time accounting (``Side.time``) for ``unit``: per step, without the idle
     time before its devices' first GPU operation and after their last (util's before_first
     and after_last causes): a capture's edges, where no step runs (a capture that opens an
     NVTX range before the work, or ends later, read as longer steps, and one cut mid-step
-    as shorter ones). With the steps ``located`` in time, one idle gap between steps
-    (:func:`_gap_between_steps`) is added: from the first GPU operation to the last, n
-    steps hold only n - 1 of the gaps that follow a step, so dividing by n would give each
-    step (n - 1)/n of its idle time between steps, less the fewer steps were captured."""
+    as shorter ones); and with one idle ``gap`` between steps added (:func:`_step_gap`):
+    from the first GPU operation to the last, n steps hold only n - 1 of the gaps that
+    follow a step, so dividing by n would give each step (n - 1)/n of its idle time
+    between steps, less the fewer steps were captured."""
     import polars as pl
 
     if unit != "per step" or side.util is None or side.util.idle_causes.is_empty():
         return side.time
     causes = side.util.idle_causes
     edge = int(causes.filter(pl.col("cause").is_in(_EDGES))["time_ns"].sum())
-    gap = _gap_between_steps(side.steps) if located else 0
     if not edge and not gap:
         return side.time
     return side.time | {
         "span_ns": side.time["span_ns"] - edge + gap,
         "idle_ns": side.time["idle_ns"] - edge + gap,
     }
+
+
+def _step_times(x: Context, unit: str) -> tuple[dict[str, int], dict[str, int]]:
+    """Each run's time accounting for ``unit`` (:func:`_times`), with the gap between its
+    steps (:func:`_step_gap`)."""
+    if unit != "per step":
+        return _times(x.sa, unit, 0), _times(x.sb, unit, 0)
+    located = _steps_counted(x)
+    return _times(x.sa, unit, _step_gap(x, 0, located)), _times(
+        x.sb, unit, _step_gap(x, 1, located)
+    )
+
+
+def _step_gap(x: Context, run: int, located: bool) -> int:
+    """The idle time run ``run`` (0: A, 1: B) adds to its span for the wait after its last
+    step, summed over its devices, ns. With the steps ``tracelens steps`` places in time
+    (``located``), the mean gap between them (:func:`_gap_between_steps`). With the
+    repetitions of the launch sequence, which have no window of their own, a step is still
+    one repetition of the program and the wait until the next one starts, timed by the
+    kernel that starts them (:mod:`..repetitions`: the same program captured for more or
+    fewer steps costs the same per step)."""
+    side = (x.sa, x.sb)[run]
+    if located:
+        return _gap_between_steps(side.steps)
+    from ..repetitions import device_spans, device_steps, repetition_gap
+
+    steps = device_steps(x.alignment, run)
+    return repetition_gap(side.repetition_starts, steps, device_spans(side.util, _EDGES))
 
 
 def _gap_between_steps(steps) -> int:
@@ -104,8 +131,7 @@ def time_accounting(x: Context) -> list[Clue]:
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    located = _steps_counted(x)
-    ta, tb = _times(x.sa, unit, located), _times(x.sb, unit, located)
+    ta, tb = _step_times(x, unit)
     span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
     limit = threshold("time_share") * max(span_a, span_b)
     moved = [
@@ -142,8 +168,7 @@ def exposed_communication(x: Context) -> list[Clue]:
     if x.sa.time is None or x.sb.time is None:
         return []
     fa, fb, unit = _time_unit(x)
-    located = _steps_counted(x)
-    ta, tb = _times(x.sa, unit, located), _times(x.sb, unit, located)
+    ta, tb = _step_times(x, unit)
     ea = ta["exposed_communication_ns"] * fa
     eb = tb["exposed_communication_ns"] * fb
     span = max(ta["span_ns"] * fa, tb["span_ns"] * fb)
