@@ -27,5 +27,5 @@ FROM nvtx_probes AS p
 JOIN nvtx_ranges() AS n ON n.start <= p.start AND n."end" >= p."end"
 WHERE n.global_tid - p.global_tid = 0
   AND n.same_thread
-QUALIFY row_number() OVER (PARTITION BY p.probe ORDER BY n.start DESC, n."end", n.name) = 1
+QUALIFY row_number() OVER (PARTITION BY p.probe ORDER BY n.start DESC, n."end", n.range_id DESC) = 1
 ORDER BY p.probe

@@ -15,7 +15,8 @@
 -- ranges (every push/pop range), and there the level is the depth. A candidate that does
 -- not contain the range (start/end ranges that overlap on one thread) is replaced by the
 -- tightest container found by a join of just those ranges with their thread's ranges (of
--- two identical ranges, the first is the parent); on the threads where that happened, so
+-- two identical ranges, the first is the parent, as in the depths: so of several identical
+-- containers the last is the tightest); on the threads where that happened, so
 -- is every range that started inside two or more open ranges (it may lie in two that
 -- overlap, and nsys takes the tighter), and the level follows the parent links from the
 -- roots down (one step per level).
@@ -57,14 +58,22 @@ unfit AS MATERIALIZED (
     FROM checked
     WHERE misfit OR depth >= 2 AND global_tid IN (SELECT global_tid FROM refitted)
 ),
-refit AS (
-    SELECT m.range_id, p.range_id AS parent_id
+containers AS (
+    SELECT m.range_id, p.range_id AS parent_id,
+           (m.start - p.start) + (p."end" - m."end") AS slack,
+           -- identical containers are one candidate, placed by its first range; of them
+           -- the last is taken (the innermost: the first of two identical is the parent)
+           min(p.range_id) OVER (PARTITION BY m.range_id, p.start, p."end") AS first_id
     FROM unfit AS m
     JOIN ranges AS p
       ON p.global_tid = m.global_tid AND p.start <= m.start AND p."end" >= m."end"
      AND (p.start < m.start OR p."end" > m."end" OR p.range_id < m.range_id)
+),
+refit AS (
+    SELECT range_id, parent_id
+    FROM containers
     QUALIFY row_number() OVER (
-        PARTITION BY m.range_id ORDER BY (m.start - p.start) + (p."end" - m."end"), p.range_id
+        PARTITION BY range_id ORDER BY slack, first_id, parent_id DESC
     ) = 1
 ),
 parents AS MATERIALIZED (
