@@ -35,6 +35,11 @@ STEP_FIGURES = (
     "outlier_steps",
     "warmup_steps",
 )
+#: A diff side's level shift in step time (:attr:`tracelens.steps.Steps.level_shift`): the
+#: step its time changed at (0: none) and the median of the steps from it over that of the
+#: steps before it (1: none). ``step_median_ms`` is the median of all steady steps, shift
+#: or not, a time few steps took when there is one: these say so to a gate.
+SHIFT_FIGURES = ("level_shift", "level_shift_ratio")
 #: The figures of :meth:`tracelens.util.Util.figures` that need the GPU work's kernels and
 #: copies themselves, not only when the GPU was busy.
 EXPOSED_FIGURES = ("exposed_communication_ms", "exposed_memory_ms")
@@ -130,8 +135,23 @@ def side_figures(a: Side, b: Side) -> Figures:
 
     def own(side: Side) -> Figures:
         if side.util is None:
-            return Figures({}, dict.fromkeys((*UTIL_FIGURES, *STEP_FIGURES), left_out))
+            figures = (*UTIL_FIGURES, *STEP_FIGURES, *SHIFT_FIGURES)
+            return Figures({}, dict.fromkeys(figures, left_out))
         util = side.util.figures().without_graph_hidden(side.graph[0])
-        return util | (side.steps.figures() if side.steps is not None else Figures())
+        if side.steps is None:
+            return util
+        return util | side.steps.figures() | shift_figures(side.steps)
 
     return own(b) | own(a).suffixed("_a")
+
+
+def shift_figures(steps) -> Figures:
+    """:data:`SHIFT_FIGURES` of ``steps`` (:class:`tracelens.steps.Steps`); not measured
+    without steps, as the other steps figures."""
+    if not steps.count:
+        return Figures({}, dict.fromkeys(SHIFT_FIGURES, "no steps found"))
+    shift = steps.level_shift
+    if shift is None:
+        return Figures({"level_shift": 0.0, "level_shift_ratio": 1.0})
+    ratio = shift.after_median_ns / shift.before_median_ns if shift.before_median_ns else 0.0
+    return Figures({"level_shift": float(shift.step), "level_shift_ratio": ratio})
