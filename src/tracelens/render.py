@@ -337,11 +337,14 @@ def rich_console(file: io.StringIO, *, width: int, color: bool) -> Console:
 # -- Markdown -------------------------------------------------------------------------------------
 
 
-def markdown(df: Frame, *, timeunit: str = "ns", title: str | None = None) -> str:
+def markdown(
+    df: Frame, *, timeunit: str = "ns", title: str | None = None, decimals: int | None = None
+) -> str:
     """A GitHub-flavoured Markdown table; text columns of names (:data:`_WIDE_TEXT`) are
-    code spans, every other cell and the title escaped text."""
+    code spans, every other cell and the title escaped text. ``decimals``: of the floats
+    (None: the unit's, :data:`DECIMALS`)."""
     df = launch_dims_text(_as_rows(df))
-    decimals = DECIMALS[timeunit]
+    decimals = DECIMALS[timeunit] if decimals is None else decimals
     lines = []
     if title:
         lines += [f"**{md_text(title)}**", ""]

@@ -116,14 +116,15 @@ def _markdown(result: Stakeout, title: str, shown: str, timeunit: str) -> str:
     sections = [(summary_frame(result), title)]
     if result.kernels.height > 1:
         sections.append((result.kernels, "kernels"))
-    sections += [
-        (result.configs, "launch configurations"),
-        (result.histogram, "durations"),
-        (launches, shown),
-    ]
-    return "\n".join(
+    sections += [(result.configs, "launch configurations")]
+    parts = [
         r.markdown(r.convert_times(df, timeunit), timeunit=timeunit, title=t) for df, t in sections
-    )
+    ]
+    bins = r.convert_times(result.histogram, timeunit)
+    decimals = histogram_decimals(result.histogram, timeunit)
+    parts.append(r.markdown(bins, timeunit=timeunit, title="durations", decimals=decimals))
+    parts.append(r.markdown(r.convert_times(launches, timeunit), timeunit=timeunit, title=shown))
+    return "\n".join(parts)
 
 
 def _table(result: Stakeout, title: str, shown: str, timeunit: str, tty: dict) -> str:
@@ -187,9 +188,10 @@ def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WI
     if hist.is_empty():
         return []
     factor = TIME_UNITS_NS[timeunit]
+    decimals = histogram_decimals(hist, timeunit)
 
     def fmt(ns: int) -> str:
-        return f"{ns:,}" if factor == 1 else f"{ns / factor:,.3f}"
+        return f"{ns:,}" if factor == 1 else f"{ns / factor:,.{decimals}f}"
 
     peak = max(hist["launches"])
     rows = [(fmt(lo), fmt(hi), n) for lo, hi, n in hist.iter_rows()]
@@ -200,6 +202,27 @@ def histogram_lines(hist: pl.DataFrame, timeunit: str, width: int = HISTOGRAM_WI
         bar = "█" * (max(1, round(n * width / peak)) if n else 0)
         lines.append(f"  {lo:>{w_lo}} – {hi:>{w_hi}}  {bar:<{width}}  {n:,}".rstrip())
     return lines
+
+
+def histogram_decimals(hist: pl.DataFrame, timeunit: str) -> int:
+    """Decimals of the bin edges in ``timeunit``: the tables' (at least µs resolution:
+    render.DECIMALS), and more while two bins' edges would read alike (bins narrower than
+    that: 3 decimals printed every bin of a 14.6-16.9 µs kernel as '0.015 – 0.015' ms), up
+    to ns resolution."""
+    from .filters import TIME_UNITS_NS
+    from .render import DECIMALS
+
+    factor = TIME_UNITS_NS[timeunit]
+    finest = len(str(factor)) - 1  # 1 ns in the unit
+    decimals = min(DECIMALS[timeunit], finest)
+    edges = [hist["lo_ns"].to_list(), hist["hi_ns"].to_list()]
+
+    def alike(values: list[int]) -> bool:
+        return len({f"{v / factor:.{decimals}f}" for v in values}) < len(set(values))
+
+    while decimals < finest and any(alike(values) for values in edges):
+        decimals += 1
+    return decimals
 
 
 def _mark_early(launches: pl.DataFrame, timeunit: str) -> tuple[pl.DataFrame, int]:
