@@ -181,3 +181,54 @@ def test_every_command_takes_the_traces_step_with_a_device(side, capsys, command
     rc, out, err = run_cli([*args, "--device", "1", "--step", "3"], capsys)
     assert (rc, out) == (2, "")
     assert err == f"tracelens: {side}: step 3 launched no GPU work that passes the filters\n"
+
+
+# -- tracelens steps with the filters: the trace's steps, restricted ------------------------
+def _steps_rows(capsys, path, *args):
+    import json
+
+    rc, out, err = run_cli(["steps", path, "--no-cache", "--format", "json", *args], capsys)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_steps_of_a_process_are_the_traces_steps_on_its_work(shared, capsys):
+    """Fails on the old code: process 200's own period numbered its iterations 1 to 6."""
+    doc = _steps_rows(capsys, shared, "--pid", "200", "--timeunit", "ns")
+    assert [row["step"] for row in doc["steps"]] == [7, 8, 9, 10, 11, 12]
+    assert doc["detail"].endswith(
+        "; restricted to process 200: each step's GPU work there (steps 1, 2, 3, 4, 5, 6 hold "
+        "none, left out)"
+    )
+    step9 = doc["steps"][2]
+    # a_k, b_k and c_k (3 x 10 us + 1 us) of process 200's 3rd iteration
+    assert (step9["kernels"], step9["kernel_ns"]) == (3, 2 * 100 * US + 3 * C_NS + US)
+    assert {k["step"] for k in doc["top_kernels"]} == set(range(7, 13))
+
+
+def test_steps_of_a_stream_keep_the_other_process_out(shared, capsys):
+    doc = _steps_rows(capsys, shared, "--stream", "7", "--timeunit", "ns")
+    assert [row["step"] for row in doc["steps"]] == [1, 2, 3, 4, 5, 6]
+    # c_k of stream 7's 3rd iteration lasts 30 us, not process 200's 31
+    assert doc["steps"][2]["kernel_ns"] == 2 * 100 * US + 3 * C_NS
+
+
+def test_steps_of_a_device_outside_every_step_is_none(side, capsys):
+    """Fails on the old code: device 1's own loop became 9 steps no other command knows."""
+    doc = _steps_rows(capsys, side, "--device", "1")
+    assert (doc["summary"]["count"], doc["steps"]) == (0, [])
+    assert doc["detail"].endswith("; restricted to device 1: none of them holds GPU work there")
+
+
+def test_steps_of_the_stepped_device_are_the_traces_rows(side, capsys):
+    whole = _steps_rows(capsys, side)
+    doc = _steps_rows(capsys, side, "--device", "0")
+    assert doc["steps"] == whole["steps"] and doc["top_kernels"] == whole["top_kernels"]
+    assert doc["detail"] == whole["detail"] + "; restricted to device 0: each step's GPU work there"
+
+
+def test_steps_of_the_process_of_nvtx_steps_count_its_ranges(side, capsys):
+    # the CPU span of each step is its range's; the copy is in the busy union, not a kernel
+    whole = _steps_rows(capsys, side, "--timeunit", "ns")["steps"]
+    rows = _steps_rows(capsys, side, "--pid", "100", "--timeunit", "ns")["steps"]
+    assert rows == whole

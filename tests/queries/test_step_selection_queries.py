@@ -216,3 +216,10 @@ def _select_b_in_step_work(trace):
 
 def test_steps_selected_steps(trace_path):
     assert_golden(trace_path, "steps_selected_steps", "pid_b", _select_b_in_step_work, selection=2)
+
+
+@pytest.mark.parametrize(("case", "filters"), [("all", {}), ("pid_b", {"pid": B})])
+def test_steps_passing_work(trace_path, case, filters):
+    # step 1 on device 0: A's GEMM, B's FILL (stream 20) and A's copy; step 2: A's FILL and
+    # REDUCE; with B alone its FILL
+    assert_golden(trace_path, "steps_passing_work", case, _step_work, **(NO_FILTER | filters))

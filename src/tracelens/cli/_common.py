@@ -213,8 +213,8 @@ StepOpt = Annotated[
         "--step",
         "--steps",
         help="Only the GPU work launched inside step N or steps A:B (1-based, inclusive: the "
-        "trace's steps, as `tracelens steps` numbers them, also with --nvtx or a window, "
-        "which then narrow the step's work)",
+        "trace's steps, as `tracelens steps` numbers them, also with --device, --pid, "
+        "--stream, --nvtx or a window, which then narrow the step's work)",
         metavar="N|A:B",
         click_type=StepSpec(),
     ),

@@ -45,12 +45,12 @@ def steps(
     sparkline); then the kernels with the most time in each step (--kernels; not in CSV,
     which is the steps table alone)."""
     from ..steps_text import render, renders_top_kernels
-    from ..stepwork import step_report
+    from ..steps_within import steps_within
 
     if not renders_top_kernels(out.fmt):
         top_kernels = 0
     with c.open_filtered(trace, demo, filters) as (tr, where, _):
-        result = step_report(tr, range=range_glob, where=where, top_kernels=top_kernels)
+        result = steps_within(tr, range=range_glob, where=where, top_kernels=top_kernels)
         note = tr.damage_note()
     gates = c.check_gates(result.figures(), fail_if)
     out.show(render, result, tr, note=note)
