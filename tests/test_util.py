@@ -372,3 +372,31 @@ def test_distinct_name_ids(ids):
 
     column = pl.Series(ids, dtype=pl.Int64)
     assert _distinct_ids(column) == sorted({i for i in ids if i is not None})
+
+
+def test_the_sort_takes_the_read_and_gives_its_rows_by_device_and_start():
+    """taken_by_device_start empties the list it is handed (nothing else holds the read:
+    each column is freed once gathered) and gives the rows by device and start."""
+    import polars as pl
+
+    from tracelens.util_order import taken_by_device_start
+
+    read = pl.DataFrame(
+        {"device": [1, 0, 1, 0, 0], "start_ns": [5, 9, 2, 1, 4], "end_ns": [6, 10, 3, 2, 5]}
+    )
+    held = [read.clone()]
+    work = taken_by_device_start(held)
+    assert held == []
+    assert work.equals(read.sort("device", "start_ns"))
+
+
+def test_record_counts_count_each_kind_and_leave_out_the_absent():
+    """record_counts: kernels, memcpys and memsets (kind 0, 1, 2) of the read, graph
+    replays (3) not among them, a kind of no rows left out (the trace then counts it)."""
+    import polars as pl
+
+    from tracelens.util_read import record_counts
+
+    work = pl.DataFrame({"kind": [0, 3, 0, 2, 0, 3]}, schema={"kind": pl.Int8})
+    assert record_counts(work) == {"kernel": 3, "memset": 1}
+    assert record_counts(work.clear()) == {}

@@ -162,3 +162,46 @@ def test_whole_accounting_is_kept_and_read_back(which, demo, tmp_path, cache_dir
         path.write_bytes(b"not parquet")
         assert util_workfile.kept_accounting(damaged) is None
         assert _whole(accounting_and_calls(damaged)[0]) == expected
+
+
+def _accounting_tables(util) -> list:
+    return [util.frame.rows(), util.idle_causes.rows(), util.communication.rows(), util.notes]
+
+
+def test_an_entry_holding_the_calls_reads_fewer_of_their_columns(demo, cache_dir, monkeypatch):
+    """util through a cache entry that holds the API calls' columns reads the launching
+    calls (util_launch_calls) and the figures of the calls (util_call_figures), not every
+    column of every call (util_calls); an entry without them yet reads util_calls, which
+    copies the calls into it once (two narrower reads would copy them twice). The same
+    accounting as the direct read either way."""
+    from tracelens.util import accounting_and_calls
+
+    with tracelens.open(demo, cache=False) as direct:
+        expected = accounting_and_calls(direct)
+    with tracelens.open(demo) as first:
+        ran = _queries(first, monkeypatch)
+        util, calls = accounting_and_calls(first, keep=False)
+        assert "util_calls" in ran and "util_launch_calls" not in ran
+    assert (_accounting_tables(util), calls) == (_accounting_tables(expected[0]), expected[1])
+    with tracelens.open(demo) as again:
+        ran = _queries(again, monkeypatch)
+        util, calls = accounting_and_calls(again, keep=False)
+        assert {"util_launch_calls", "util_call_figures"} <= set(ran)
+        assert "util_calls" not in ran
+    assert (_accounting_tables(util), calls) == (_accounting_tables(expected[0]), expected[1])
+
+
+def test_accounting_and_work_is_the_read_and_its_accounting(demo, cache_dir):
+    """accounting_and_work gives read_work's rows in its order and the accounting of them,
+    directly and cached, with a window too."""
+    from tracelens.util import accounting_and_calls, accounting_and_work, read_work
+
+    for cached in (False, True):
+        for where in (None, EventFilter(start_ns=10_000_000, end_ns=60_000_000)):
+            with tracelens.open(demo, cache=cached) as trace:
+                util, calls, work = accounting_and_work(trace, where, keep=False)
+                expected_work = read_work(trace, where)
+                expected = accounting_and_calls(trace, where, expected_work, keep=False)
+            assert work.equals(expected_work)
+            assert _accounting_tables(util) == _accounting_tables(expected[0])
+            assert calls == expected[1]

@@ -209,14 +209,14 @@ class _SharedWork:
         return self._util
 
     def _read(self) -> pl.DataFrame:
-        from .util import read_work
+        from .util import accounting_and_work, read_work
 
         if self._work is None:
             # util's accounting kept by a cache entry: the work is for the GPU rules alone
             if self.util_rules and self._kept_util() is not None:
                 self.util_rules.clear()
-            if self.util_rules:
-                self._work = read_work(self.trace, self.where)
+            if self.util_rules:  # the accounting computed with the read
+                self._util, _, self._work = accounting_and_work(self.trace, self.where)
             else:
                 columns = findings_gpu.WORK_COLUMNS
                 self._work = read_work(self.trace, self.where, columns=columns)
@@ -248,10 +248,8 @@ class _SharedWork:
     def util(self):
         """:func:`tracelens.util.gpu_time_accounting` of the work (of the whole trace: the
         accounting a cache entry kept, when an earlier run kept it)."""
-        from .util import accounting_and_calls
-
         if self._util is None and self._kept_util() is None:
-            self._util = accounting_and_calls(self.trace, self.where, self._read(), keep=True)[0]
+            self._read()  # the accounting is computed with the read
         self.util_rules.clear()
         self._release()
         return self._util

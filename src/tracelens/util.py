@@ -31,13 +31,22 @@ from typing import TYPE_CHECKING, Any
 from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
-from .util_calls import HostCalls, read_call_figures, read_calls
+from .util_calls import (
+    HostCalls,
+    calls_in_columns,
+    read_call_figures,
+    read_calls,
+    read_launch_calls,
+)
 from .util_listed import busy_devices, with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
-from .util_order import ORDER, in_order, sorted_by_device_start
+from .util_order import ORDER, in_order, taken_by_device_start
+from .util_read import kept_whole, read_work, record_counts, unsorted_work, work_in_order
 from .util_sweep import ACCOUNTING_COLUMNS, device_sweep
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import polars as pl
 
     from .compare.gates import Figures
@@ -50,6 +59,7 @@ __all__ = [
     "UTIL_FIGURES",
     "Util",
     "accounting_and_calls",
+    "accounting_and_work",
     "figures",
     "gpu_time_accounting",
     "operations",
@@ -63,8 +73,9 @@ __all__ = [
 #: communication_ns, exposed_communication_ns, memory_ns, exposed_memory_ns, utilization).
 FRAME_COLUMNS = ACCOUNTING_COLUMNS
 
-#: work_in_order's sort under the name the diff (compare.collect) and its tests import.
-_in_order = in_order
+#: work_in_order's sort and the count of a whole read's records under the names the diff
+#: (compare.collect), the report, the timeline and their tests import.
+_in_order, _kept_whole = in_order, kept_whole
 
 #: Idle causes, in display order, with what each means.
 IDLE_CAUSES = {
@@ -216,77 +227,6 @@ def work_params(
     }
 
 
-def work_in_order(
-    trace: Trace, where: EventFilter | None = None, *, keep_stream: bool = False
-) -> pl.DataFrame:
-    """Every GPU operation that passes ``where``, per device in start order (then stream,
-    end, kind: :data:`ORDER`), with its kind, kernel name ids, process and launch time
-    (``queries/work_in_order.sql``, sorted here; the launching call's correlation id, not
-    its start: :mod:`tracelens.util_calls` looks that up where util needs it): what
-    :func:`gpu_time_accounting` sweeps, and (its kernels) what the step search and the
-    diff's launch sequences read. Read it once and hand it to each of them.
-    ``keep_stream``: keep the ``stream`` column (the report's timeline lanes are device and
-    stream); util and the step search do not read it."""
-    where = where or EventFilter()
-    rows = trace.query("work_in_order", **where.params(), grid=False, short=True)
-    if where.is_whole():
-        _kept_whole(trace, rows)
-    return in_order(rows, drop=("blocks",) if keep_stream else ("stream", "blocks"))
-
-
-def _kept_whole(trace: Trace, work: pl.DataFrame) -> None:
-    """Tell ``trace`` how many kernels, memcpys and memsets a read of all its GPU work kept
-    (``kind`` 0, 1, 2): the count of damaged records then needs no scan of its own
-    (:meth:`~tracelens.Trace.kept_whole`)."""
-    trace.kept_whole(_record_counts(work))
-
-
-def _record_counts(work: pl.DataFrame) -> dict[str, int]:
-    """How many kernels, memcpys and memsets (``kind`` 0, 1, 2) ``work`` holds."""
-    kinds = ("kernel", "memcpy", "memset")
-    counts = work.group_by("kind").len().iter_rows()
-    return {kinds[kind]: n for kind, n in counts if kind < len(kinds)}
-
-
-def read_work(
-    trace: Trace,
-    where: EventFilter | None = None,
-    *,
-    context: bool = True,
-    columns: tuple[str, ...] = (),
-) -> pl.DataFrame:
-    """The GPU operations of ``where`` that util and findings read (``queries/util_work.sql``:
-    device, start_ns, end_ns, kind, name_id, pid, context, correlation_id), by device and
-    start (rows that start together in any order). Read it once and hand it to each.
-    ``context``: read the CUDA context (findings' GPU rules report it); without it the
-    column is left out (util alone, which does not read it). ``columns``: only these."""
-    where = where or EventFilter()
-    if columns:
-        context = "context" in columns
-    params = {"selection": None, **where.params(), "context": context}
-    work = sorted_by_device_start(_one_batch(trace, "util_work", params))
-    if where.is_whole():
-        _kept_whole(trace, work)
-    if columns:
-        return work.select(c for c in columns if c in work.columns)
-    return work if context else work.drop("context")
-
-
-#: More rows than a trace holds: DuckDB hands the result over as one batch.
-_ONE_BATCH = 1 << 31
-
-
-def _one_batch(trace: Trace, name: str, params: dict[str, Any]) -> pl.DataFrame:
-    """``queries/<name>.sql``'s rows (as :meth:`~tracelens.Trace.query`, whose errors it
-    raises) with one chunk per column. DuckDB hands a result over in batches of a million
-    rows by default, and the sort gathers each column from one chunk
-    (:mod:`tracelens.util_order`), which copied every column into one first: ~0.13 CPU s
-    on the 5M-kernel benchmark's work, and that copy's memory."""
-    from ._resources import query
-
-    return trace._execute(query(name), params, lambda cursor: cursor.pl(rows_per_batch=_ONE_BATCH))
-
-
 def gpu_time_accounting(
     trace: Trace, where: EventFilter | None = None, work: pl.DataFrame | None = None
 ) -> Util:
@@ -320,21 +260,63 @@ def accounting_and_calls(
     if keep and (kept := util_workfile.kept_accounting(trace)) is not None:
         return kept
     if work is None:
-        work = read_work(trace, where, context=False)
-    records = _record_counts(work) if keep else {}
+        return accounting_and_work(trace, where, context=False, keep=keep)[:2]
+    records = record_counts(work) if keep else {}
+    return _accounting(trace, where, [work], lambda: work, records, keep)
+
+
+def accounting_and_work(
+    trace: Trace, where: EventFilter | None = None, *, context: bool = True, keep: bool = True
+) -> tuple[Util, dict[str, int | None] | None, pl.DataFrame]:
+    """:func:`accounting_and_calls` of ``where`` computed afresh (nothing kept is read) with
+    the :func:`read_work` (``context``: with the column) it was computed from, read once:
+    findings' util and GPU rules share it. ``keep``: keep the whole trace's accounting in
+    its cache entry (:func:`accounting_and_calls`)."""
+    from . import util_workfile
+
+    _require_work(trace)
+    keep = keep and (where is None or where.is_whole()) and util_workfile.keeps(trace)
+    rows, records = unsorted_work(trace, where, context)
+    held = [rows]
+    del rows  # the sort frees each column of the read once gathered
+    work = taken_by_device_start(held)
+    util, calls = _accounting(trace, where, [work], lambda: work, records, keep)
+    return util, calls, work
+
+
+def _accounting(
+    trace: Trace,
+    where: EventFilter | None,
+    unordered: list[pl.DataFrame],
+    sorted_work: Callable[[], pl.DataFrame],
+    records: dict[str, int],
+    keep: bool,
+) -> tuple[Util, dict[str, int | None] | None]:
+    """:func:`accounting_and_calls` of ``where`` from its GPU work: the one frame
+    ``unordered`` holds, taken out of it (freed once read, when nothing else holds it), in
+    any order (start_ns, end_ns, name_id, launch_start when it has it: the span and the
+    kernel names), ``sorted_work()`` the operations by device and start
+    (:func:`read_work`); ``records``: how many of each kind they are, kept with the
+    accounting when ``keep``."""
+    from . import util_workfile
+
+    work = unordered.pop()
     window = None
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
+    regex = sync_api_regex()
     if "launch_start" in work.columns and window == (None, None):
         # The work the diff keeps in a cache entry, with each operation's launch
         # (compare.workfile): no call by call read.
-        calls = read_call_figures(trace, sync_api_regex())
+        calls = read_call_figures(trace, regex)
+    elif window == (None, None) and calls_in_columns(trace):
+        calls = read_launch_calls(trace, regex)
     else:
-        calls = read_calls(trace, sync_api_regex(), window)
+        calls = read_calls(trace, regex, window)
     in_window = calls.in_window
     params = work_params(trace, where, work, calls)
-    ops = operations(work, params)
     del work
+    ops = operations(sorted_work(), params)
     kinds = collective_kinds(params)
     swept = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"], kinds)
     del calls, ops

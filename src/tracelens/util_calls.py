@@ -23,8 +23,18 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["HostCalls", "LaunchIndex", "read_call_figures", "read_calls", "window_figures"]
+__all__ = [
+    "HostCalls",
+    "calls_in_columns",
+    "LaunchIndex",
+    "read_call_figures",
+    "read_calls",
+    "read_launch_calls",
+    "window_figures",
+]
 
+# The columns of the API calls util_calls.sql reads.
+_CALL_COLUMNS = {"globalTid", "correlationId", "start", "end", "nameId"}
 # A slot table larger than this many slots per call (or than the floor) is sparse: hash.
 _SLOTS_PER_CALL = 4
 _SLOTS_FLOOR = 1 << 20
@@ -169,6 +179,33 @@ def read_call_figures(trace: Trace, sync_regex: str) -> HostCalls:
     syncs = rows.filter("sync").select("pid", "start", "end").sort("pid", "end", "start")
     figures = {"runtime_calls": count, "first_ns": first, "last_ns": last}
     return HostCalls(None, syncs, first, last, figures)
+
+
+def read_launch_calls(trace: Trace, sync_regex: str) -> HostCalls:
+    """:func:`read_calls` with its window open, from two reads that each take fewer columns:
+    the launching calls (``queries/util_launch_calls.sql``: process, correlation id and
+    start) and :func:`read_call_figures`' synchronizing calls and count and span of every
+    call. For a trace read from Parquet, where a column not read is not decoded (the
+    5M-kernel benchmark, cached: ~0.12 CPU s less than util_calls.sql); read directly,
+    :func:`read_calls` is cheaper (DuckDB's SQLite scanner converts every row once per
+    scan, so the two scans cost more than the columns saved)."""
+    figures = read_call_figures(trace, sync_regex)
+    launches = LaunchIndex(trace.query("util_launch_calls"))
+    return HostCalls(launches, figures.syncs, figures.first_ns, figures.last_ns, figures.in_window)
+
+
+def calls_in_columns(trace: Trace) -> bool:
+    """Whether ``trace`` reads its API calls from Parquet with each column util_calls.sql
+    reads, where :func:`read_launch_calls` is the cheaper read: a parquetdir input, or a
+    cache entry that holds those columns. An entry without them would copy the calls on
+    the first of its two reads and again, whole, on the second
+    (:mod:`tracelens.trace.lazy`), where :func:`read_calls` copies them once."""
+    trace.db  # noqa: B018  (opening the connection sets up the trace's cache, if any)
+    lazy = trace._lazy
+    if lazy is None:
+        return trace.parquet_dir is not None
+    cached = lazy.columns.get("CUPTI_ACTIVITY_KIND_RUNTIME", ())
+    return not lazy.off and _CALL_COLUMNS <= set(cached)
 
 
 def window_figures(

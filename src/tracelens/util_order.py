@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["ORDER", "in_order", "sorted_by_device_start"]
+__all__ = ["ORDER", "in_order", "taken_by_device_start"]
 
 #: The order of :func:`tracelens.util.work_in_order`'s rows.
 ORDER = ("device", "start_ns", "stream", "end_ns", "kind")
@@ -33,16 +33,20 @@ def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
     if nulls:
         return work.sort(ORDER).drop(drop)
     order = _break_ties(work, _device_start_order(work))
-    return _gathered(work.drop(drop), order)
+    return _gathered([work.drop(drop)], order)
 
 
-def _gathered(work: pl.DataFrame, order: pl.Series) -> pl.DataFrame:
-    """``work``'s rows in ``order``, gathered one column at a time, each dropped once copied.
-    Each column is made contiguous first: DuckDB hands a 5M-row read over in several chunks,
-    and gathering from one chunk is cheaper than across them (8 columns of the 5M-kernel
-    benchmark's read: ~0.13 CPU s with the copies, against ~0.22)."""
+def _gathered(held: list[pl.DataFrame], order: pl.Series) -> pl.DataFrame:
+    """The rows in ``order`` of the one frame ``held`` holds, taken out of it, gathered one
+    column at a time, each dropped once copied: when nothing else holds the frame (a list
+    is passed, not the frame, so that neither the caller's call nor this function's
+    parameter keeps every column alive), the sort holds one column twice, not the whole
+    read. Each column is made contiguous first: DuckDB hands a 5M-row read over in several
+    chunks, and gathering from one chunk is cheaper than across them (8 columns of the
+    5M-kernel benchmark's read: ~0.13 CPU s with the copies, against ~0.22)."""
     import polars as pl
 
+    work = held.pop()
     columns = []
     for name in work.columns:
         columns.append(work.get_column(name).rechunk().gather(order))
@@ -94,9 +98,13 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     return work.select((with_row.sort() % rows).cast(pl.get_index_type())).to_series()
 
 
-def sorted_by_device_start(work: pl.DataFrame) -> pl.DataFrame:
-    """``work`` by device and start (:func:`_device_start_order`), gathered one column at a
-    time, each dropped from the read once copied: the sort holds one column twice, not the
-    whole read (~220 MB on a 5M-kernel trace)."""
-
-    return _gathered(work, _device_start_order(work))
+def taken_by_device_start(held: list[pl.DataFrame]) -> pl.DataFrame:
+    """The one frame ``held`` holds, taken out of it, by device and start
+    (:func:`_device_start_order`), gathered one column at a time, each dropped from the read
+    once copied: with no other reference to the read, the sort holds one column twice, not
+    the whole read (~220 MB on a 5M-kernel trace)."""
+    work = held.pop()
+    order = _device_start_order(work)
+    held.append(work)
+    del work
+    return _gathered(held, order)

@@ -164,6 +164,34 @@ def test_util_calls(trace_path):
     assert rows.write_csv() == (GOLDEN / "util_calls__one_sync.csv").read_text()
 
 
+def test_util_launch_calls(trace_path):
+    """Every API call's process, correlation id and start: util_calls' first three columns
+    (by start here: the query leaves the order to its reader)."""
+    from queries.golden import query_csv
+
+    text = query_csv(trace_path, "util_launch_calls")
+    rows = pl.read_csv(io.StringIO(text)).sort("start")
+    assert rows.write_csv() == (GOLDEN / "util_launch_calls__every_call.csv").read_text()
+
+
+@pytest.mark.parametrize("regex", [None, "cudaNoSuchCall"])
+def test_launch_calls_are_those_of_the_read_of_every_call(trace_path, gaps_path, regex):
+    """read_launch_calls gives what read_calls gives with its window open: the launching
+    calls (each operation's launch start), the synchronizing calls, span and count."""
+    from tracelens.util_calls import read_launch_calls
+
+    for path in (trace_path, gaps_path):
+        with tracelens.open(path) as trace:
+            every = read_calls(trace, regex or sync_api_regex(), (None, None))
+            fewer = read_launch_calls(trace, regex or sync_api_regex())
+            work = tracelens.util.read_work(trace)
+        assert fewer.launches.launch_starts(work).equals(every.launches.launch_starts(work))
+        assert work.height and fewer.launches.launch_starts(work).null_count() < work.height
+        assert fewer.syncs.equals(every.syncs)
+        assert (fewer.first_ns, fewer.last_ns) == (every.first_ns, every.last_ns)
+        assert fewer.in_window == every.in_window
+
+
 def test_util_call_figures(trace_path):
     """The one cudaStreamSynchronize, with the count (6 calls) and span of every call."""
     assert_golden(trace_path, "util_call_figures", "one_sync", sync_regex=sync_api_regex())
