@@ -372,22 +372,21 @@ def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, messag
 
 
 @pytest.mark.parametrize("command", ["check", "diff"])
-def test_a_version_6_baseline_must_be_regenerated(tmp_path, capsys, command):
-    """Version 6 put the launches made after the last NVTX event inside a range left open at
-    the end of the capture outside every range: its regions are not version 7's, so a v6
-    baseline is refused (one line saying to regenerate it, exit 2) rather than compared,
-    with --check and on either side of diff."""
+def test_a_version_7_baseline_must_be_regenerated(tmp_path, capsys, command):
+    """Version 7 interleaved a process's threads by correlation id: its sequences are not
+    version 8's, so a v7 baseline is refused (one line saying to regenerate it, exit 2)
+    rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
-    assert doc["version"] == 7
-    old = tmp_path / "v6.json"
-    old.write_text(fp.dumps({**doc, "version": 6}))
+    assert doc["version"] == 8
+    old = tmp_path / "v7.json"
+    old.write_text(fp.dumps({**doc, "version": 7}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
     if command == "diff":
         args = [["diff", old, demo_path("bs1")], ["diff", demo_path("bs1"), old]]
     for arg in args:
         rc, out, err = run_cli(arg, capsys)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
-        assert "version 6, this tracelens reads version 7: the baseline must be regenerated" in err
+        assert "version 7, this tracelens reads version 8: the baseline must be regenerated" in err
 
 
 def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):

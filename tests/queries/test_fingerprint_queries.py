@@ -390,3 +390,29 @@ def test_fingerprint_open_range_paths(tmp_path):
         _attribution(trace)
         csv = _sorted_csv(trace, "fingerprint_open_range_paths", "global_pid, correlation_id")
     _check(csv, "fingerprint_open_range_paths", "cut")
+
+
+def _threads_trace(tmp_path):
+    """Process 77: thread 77 makes 3 launch calls, thread 78 one, thread 79 two; process
+    88: one thread, 2 calls."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.0.0")
+    b.process(77, "python train.py")
+    b.process(88, "python train.py")
+    b.gpu(0, "NVIDIA H100 80GB HBM3")
+    calls = [(77, 78, 1_000), (77, 77, 2_000), (77, 79, 2_200), (77, 77, 3_000),
+             (77, 79, 3_300), (77, 77, 4_000), (88, 88, 2_500), (88, 88, 3_500)]  # fmt: skip
+    for i, (pid, tid, start) in enumerate(calls):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=start, end=start + 10, pid=pid, tid=tid)
+        b.kernel(f"k{i}", start=10_000 + i * 100, end=10_050 + i * 100, pid=pid, device=0,
+                 stream=7, correlation_id=cid)  # fmt: skip
+    return b.write(tmp_path / "threads.sqlite")
+
+
+def test_fingerprint_thread_calls(tmp_path):
+    """Process 77's calls on thread 79 (rank 1: 2 calls) and 78 (rank 2: 1 call); not those
+    of its busiest thread 77, nor process 88's (one thread)."""
+    with tracelens.open(_threads_trace(tmp_path)) as trace:
+        csv = _csv(trace, "fingerprint_thread_calls")
+    _check(csv, "fingerprint_thread_calls", "threads")

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .order import launch_order
+from .threads import thread_calls
 from .units import read_launches, with_steps, with_variants
 
 if TYPE_CHECKING:
@@ -72,7 +73,12 @@ FORMAT = "tracelens-fingerprint"
 #: range ('generate' without annotated inner steps) had its last launches outside every
 #: range, where the full capture holds them in it. The 13 shared traces and both demos are
 #: the same as in 6.
-VERSION = 7
+#: 8: a process's launches in a unit (and its entries) are taken one host thread after
+#: another, the busiest thread first (fingerprint.threads), not interleaved by correlation
+#: id: two threads whose calls interleave differently from run to run (a communication
+#: thread beside the compute thread) read as a launch-order change. Processes that launch
+#: from one thread (the 13 shared traces, both demos) are the same as in 7.
+VERSION = 8
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -450,8 +456,12 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     names = _names(trace)
     ranges = _create_paths(trace)
     found = steps if steps is not None else _steps_first(trace, ranges)
+    # the calls beside each process's busiest thread: a unit's launches are taken one
+    # thread after another (fingerprint.threads)
+    calls = thread_calls(trace)
     with _launches_within_cuda_limits(trace):
-        launches = read_launches(trace, paths=ranges)
+        launches = read_launches(trace, paths=ranges, calls=calls)
+    del calls
     # every kept kernel record: the count of damaged ones then needs no scan of its own
     trace.kept_whole({"kernel": launches.height})
     # NVTX regions when some kernel was launched inside a range

@@ -68,7 +68,8 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # changed with the ranks' start order); version 5 merged the launches outside the
         # steps into a step's entry with the same sequence (they vanished from its units);
         # version 6 put the calls made after the last NVTX event inside a range left open
-        # at the end of the capture outside every range.
+        # at the end of the capture outside every range; version 7 interleaved a process's
+        # threads by correlation id (fingerprint.threads).
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}: the baseline must be regenerated (`tracelens fingerprint` "

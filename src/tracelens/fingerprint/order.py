@@ -126,7 +126,9 @@ def unit_order(
     frame: pl.DataFrame, launched: pl.Series | None = None
 ) -> tuple[pl.Series, pl.Series]:
     """(the launches' row indices by unit, then in launch order: process (when several
-    launched on a device: ``process``), correlation id (NULL last), GPU start, code; the unit key of each launch in that order: one Int64 per
+    launched on a device: ``process``), thread (when a process launched from several:
+    ``thread``, :mod:`tracelens.fingerprint.threads`), correlation id (NULL last), GPU
+    start, code; the unit key of each launch in that order: one Int64 per
     (device, step, region_id), in their order, NULLs first). Two columns are gathered in
     that order, not the six a unit's launches are described by (0.3 -> 0.2 CPU s on the
     5M launches of the bench trace).
@@ -141,11 +143,12 @@ def unit_order(
     if key is None:  # beyond 63 bits together: ranked instead (same order, slower)
         key = pl.struct("device", "step", "region_id").rank("dense")
     frame = frame.with_columns(unit=key.cast(pl.Int64))
-    if launched is not None:
+    # host launch order interleaves a process's threads (fingerprint.threads): sorted here
+    if launched is not None and "thread" not in frame.columns:
         unit = frame["unit"].gather(launched)
         if unit.is_sorted():
             return _by_code(frame, launched, unit), unit
-    process = [("process", False)] if "process" in frame.columns else []
+    process = [(c, False) for c in ("process", "thread") if c in frame.columns]
     packed = [("unit", False), *process, ("correlation_id", True)]
     order = sort_order(frame, packed, ("start_ns", "code"))
     return order, frame["unit"].gather(order)

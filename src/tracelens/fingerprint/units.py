@@ -41,16 +41,25 @@ _MODULUS = 2147483647
 _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
 
 
-def read_launches(trace: Trace, paths: bool = True) -> pl.DataFrame:
+def read_launches(
+    trace: Trace, paths: bool = True, calls: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
     ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
     (all NULL, it took 40 MB on 5M launches), nor a global_pid column when one process
     launched every kernel of each device (the host order needs it only when several did on
     one device: :func:`tracelens.steps_order.process_ranks`; a process per GPU, as the
-    5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that)."""
+    5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that).
+    ``calls``: the calls made beside each process's busiest thread
+    (:func:`tracelens.fingerprint.threads.thread_calls`): each launch's ``thread`` rank is
+    added (found by its process and correlation id, before global_pid is dropped)."""
     import polars as pl
 
+    from .threads import launch_threads
+
     launches = trace.query("fingerprint_launches", paths=paths)
+    if calls is not None:
+        launches = launches.with_columns(thread=launch_threads(launches, calls))
     if paths:
         return launches
     pid = pl.col("global_pid")
@@ -100,8 +109,9 @@ def with_steps(
 
     from ..steps_order import process_ranks
 
-    columns = ("device", "path_id", "vid", "correlation_id", "start_ns")
-    keep = [c for c in columns if c in launches.columns]  # path_id: only with NVTX ranges
+    columns = ("device", "path_id", "vid", "thread", "correlation_id", "start_ns")
+    # path_id: only with NVTX ranges; thread: only where a process launched from several
+    keep = [c for c in columns if c in launches.columns]
     process = process_ranks(launches)
     if process is not None:
         keep.append(process.alias("process"))
@@ -319,7 +329,7 @@ def unit_rows(
         names=["vid", "launches"],
     )
     at = order.gather(starts)
-    columns = ("device", "step", "region_id", "process", "correlation_id")
+    columns = ("device", "step", "region_id", "process", "thread", "correlation_id")
     first = frame.select(pl.col(c).gather(at) for c in columns if c in frame.columns)
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
     head = vid.filter(pos < block).to_arrow()
@@ -344,11 +354,12 @@ def unit_rows(
 
 def _ranks(first: pl.DataFrame) -> pa.Array:
     """Each unit's place, from 1, in the order of (device, step NULLS FIRST, the process of
-    its first launch (with several on a device), its correlation id NULLS LAST): the
-    document's order of entries (by their first unit)."""
+    its first launch (with several on a device), its thread (with several in a process),
+    its correlation id NULLS LAST): the document's order of entries (by their first unit)."""
     import polars as pl
 
-    keys = [c for c in ("device", "step", "process", "correlation_id") if c in first.columns]
+    columns = ("device", "step", "process", "thread", "correlation_id")
+    keys = [c for c in columns if c in first.columns]
     nulls_last = [c == "correlation_id" for c in keys]
     order = first.select(pl.arg_sort_by(keys, nulls_last=nulls_last)).to_series()
     rank = pl.repeat(0, first.height, dtype=pl.Int64, eager=True)

@@ -1,0 +1,66 @@
+"""A process's launches are taken one host thread after another (tracelens.fingerprint.threads),
+as processes are: two threads whose calls interleave differently from run to run (host
+scheduling) launch the same path (review8 B1)."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+
+import tracelens
+from tracelens import fingerprint as fp
+from tracelens.synth import TraceBuilder
+
+US = 1_000
+ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+
+
+def _two_threads(path, comm_after: int, compute=("a", "b", "c")):
+    """One process, one GPU, 12 iterations: thread 11 launches ``compute`` on stream 7,
+    thread 12 one AllReduce on stream 9, its call made after the ``comm_after``-th compute
+    call (no NVTX: steps from the launch period)."""
+    b = TraceBuilder("3.24.18")
+    b.process(10, "python train.py")
+    b.gpu(0)
+    for s in range(12):
+        t0 = 1_000 * US + s * 1_000 * US
+        calls = [(name, 11, 7) for name in compute]
+        calls.insert(comm_after, (ALLREDUCE, 12, 9))
+        free = {7: t0 + 100 * US, 9: t0 + 100 * US}
+        for i, (name, tid, stream) in enumerate(calls):
+            tc = t0 + 10 * US + i * 20 * US
+            cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=10, tid=tid)
+            start = max(free[stream], tc + 10 * US)
+            b.kernel(f"void {name}(float*)", start=start, end=start + 100 * US, pid=10,
+                     stream=stream, correlation_id=cid)  # fmt: skip
+            free[stream] = start + 110 * US
+    return b.write(path)
+
+
+def test_threads_that_interleave_otherwise_launch_the_same_path(tmp_path, capsys):
+    """The AllReduce's call made between a and b in one run, between b and c in the other:
+    the old code ordered a process's launches by correlation id and said '12 launch orders
+    changed', exit 1, on --check and diff --fail-if path_changed."""
+    a = _two_threads(tmp_path / "a.sqlite", 1)
+    b = _two_threads(tmp_path / "b.sqlite", 2)
+    with tracelens.open(a) as trace:
+        doc = tracelens.fingerprint(trace)
+    (tmp_path / "a.json").write_text(fp.dumps(doc))
+    rc, out, _ = run_cli(["fingerprint", b, "--check", tmp_path / "a.json"], capsys)
+    assert rc == 0 and "follows a.json exactly" in out, out
+    rc, out, _ = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
+    assert rc == 0, out
+    names = [v["name"] for v in doc["variants"]]
+    sequences = {tuple(names[i] for i in e["sequence"]) for e in doc["paths"] if e["steps"]}
+    # the busiest thread's launches first, then the other thread's
+    assert sequences == {("a", "b", "c", ALLREDUCE)}
+
+
+def test_a_change_on_one_thread_is_still_a_path_change(tmp_path, capsys):
+    """Taken thread by thread, the compute thread's own order still counts: b and c swapped
+    there fails the check."""
+    a = _two_threads(tmp_path / "a.sqlite", 1)
+    b = _two_threads(tmp_path / "b.sqlite", 2, compute=("a", "c", "b"))
+    with tracelens.open(a) as trace:
+        (tmp_path / "a.json").write_text(fp.dumps(tracelens.fingerprint(trace)))
+    rc, out, _ = run_cli(["fingerprint", b, "--check", tmp_path / "a.json"], capsys)
+    assert rc == 1 and "launch orders changed" in out, out
