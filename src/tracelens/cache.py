@@ -302,7 +302,19 @@ def _serial_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Iterato
     waiting for work. Measured on the 5M-kernel trace, the 3 columns census caches: 1.9-2.6
     CPU s with 2 threads, 1.0 with one, the same file byte for byte (load 20-30; wall 8 s vs
     4 s). Copies that DuckDB can write in order in parallel (from temporary tables: the
-    strings, the NVTX rows) keep every thread."""
+    strings, the NVTX rows) keep every thread.
+
+    Measured and dropped (2026-12-05, branch buildwall-streamed): the SQLite scan on a
+    second thread (a cursor's rows handed over as pyarrow batches) with the Parquet writing
+    on this one. Same rows, same order, but the scan is four fifths of the copy (0.73 of
+    ~0.95 CPU s), so the census build's critical path only fell from ~1.6 to ~1.5 s (still
+    ~2x the floor's wall) for +0.13-0.41 CPU s and +55 MB; at load 50-70 its wall rose
+    (1.36x to 1.84x the floor's). Ranges of rowids read in parallel cost more: neither
+    ``sqlite_scan`` nor an attached table pushes a rowid filter down (each part scans the
+    whole table), and ``sqlite_query`` returns every column as text (3 CPU s). Copying
+    tables at once on separate connections has nothing to overlap here: a census build
+    copies one big table (the strings come from a temporary table), and util's first run
+    caches the API calls in a later statement than the kernels."""
     plan = " ".join(row[1] for row in con.execute("EXPLAIN " + copy).fetchall())
     ordered = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
     if "BATCH_COPY_TO_FILE" in plan or not ordered:
