@@ -175,3 +175,18 @@ def test_a_path_naming_an_unlisted_variant_is_still_refused(baseline):
     doc["paths"][0]["sequence"] = [len(doc["variants"])]
     with pytest.raises(UsageError, match="a path entry refers to a variant the file does not"):
         tracelens.fingerprint.validate(doc)
+
+
+def test_a_trace_given_as_the_baseline_is_named_as_one(tmp_path, capsys):
+    """--check run.sqlite (a trace where its fingerprint belongs) said "cannot read ('utf-8'
+    codec can't decode byte ...)" (review8 minor); now one line says what it is and what
+    to do, exit 2; other binary files say they are not text."""
+    trace = demo_path("bs1")
+    rc, out, err = run_cli(["fingerprint", "--demo", "bs1", "--check", trace], capsys)
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "an SQLite file (an nsys export?), not a fingerprint" in err
+    assert f"tracelens fingerprint {trace} -o BASELINE.json" in err and "utf-8" not in err
+    junk = tmp_path / "junk.json"
+    junk.write_bytes(b"\xf1\xff\x00binary")
+    rc, out, err = run_cli(["fingerprint", "--demo", "bs1", "--check", junk], capsys)
+    assert rc == 2 and len(err.splitlines()) == 1 and "not a fingerprint (not UTF-8 text" in err

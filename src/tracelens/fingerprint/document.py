@@ -104,9 +104,28 @@ def load(path: str | Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    except UnicodeDecodeError:
+        raise UsageError(_not_text(path)) from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
     return loads(text, str(path))
+
+
+def _not_text(path: Path) -> str:
+    """What a baseline that is not UTF-8 text is, in one line: a trace given where its
+    fingerprint belongs (``--check run.sqlite``) said "cannot read ('utf-8' codec can't
+    decode byte 0xf1 ...)", which names neither the mistake nor the fix."""
+    from .._sqlite import SQLITE_MAGIC
+
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        return (
+            f"{path}: an SQLite file (an nsys export?), not a fingerprint: make the baseline "
+            f"with `tracelens fingerprint {path} -o BASELINE.json`, or compare the two "
+            "traces with `tracelens diff`"
+        )
+    return f"{path}: not a fingerprint (not UTF-8 text; `tracelens fingerprint TRACE -o FILE` writes one)"
 
 
 # The shape of fingerprint.schema.json, key by key (required keys, then optional ones).
