@@ -66,23 +66,26 @@ def test_longer_loading_between_fewer_steps_counts_in_full(tmp_path):
 STEP_KERNELS = [("a", 100, 40), ("b", 155, 30), ("c", 200, 20), ("d", 235, 10)]
 
 
-def build_repetitions(path, steps: int, period_us: int = 1_000):
+def build_repetitions(path, steps: int, period_us: int = 1_000, devices: int = 1):
     """``steps`` steps of STEP_KERNELS, one every ``period_us`` (times in us from each
-    step's start, durations in us)."""
+    step's start, durations in us); with ``devices``, each device after the first runs
+    the step's last two kernels, 300 us later than the one before."""
     b = TraceBuilder("3.24.18")
     b.process(PID, "python train.py")
-    b.gpu(0)
+    for device in range(devices):
+        b.gpu(device)
     for k in range(steps):
         t = 1_000 * US + k * period_us * US
         cid = b.runtime("cudaMemcpyAsync_v3020", start=t - 10 * US, end=t - 5 * US, pid=PID)
         b.memcpy("HtoD", 1 << 20, start=t, end=t + 20 * US, pid=PID, correlation_id=cid)
-        for name, at, dur in STEP_KERNELS:
-            call = t + (at - 50) * US
-            cid = b.runtime("cudaLaunchKernel_v7000", start=call, end=call + 2 * US, pid=PID)
-            start = t + at * US
-            b.kernel(f"void {name}(float*)", start=start, end=start + dur * US, pid=PID, correlation_id=cid)  # fmt: skip
-            if name == "a":
-                b.nvtx_range("train_step", start=call - US, end=call + 3 * US, pid=PID)
+        for device in range(devices):
+            for name, at, dur in STEP_KERNELS[2 if device else 0 :]:
+                call = t + (at - 50 + 300 * device) * US
+                cid = b.runtime("cudaLaunchKernel_v7000", start=call, end=call + 2 * US, pid=PID)
+                start = call + 50 * US
+                b.kernel(f"void {name}(float*)", start=start, end=start + dur * US, pid=PID, device=device, correlation_id=cid)  # fmt: skip
+                if name == "a" and device == 0:
+                    b.nvtx_range("train_step", start=call - US, end=call + 3 * US, pid=PID)
     b.write(path)
     return path
 
@@ -106,3 +109,17 @@ def test_repetitions_of_one_program_captured_for_fewer_steps_cost_the_same_per_s
         assert "GPU wall time per step: 1.00 ms → 1.50 ms" in clue.clue
         assert "exposed memory 20.00 µs → 20.00 µs; idle 880.0 µs → 1.38 ms" in clue.evidence
         assert clue.verdict == "what moved it: idle +500.0 µs"
+
+
+def test_repetitions_on_two_devices_are_timed_on_each(tmp_path):
+    """Two devices, device 1 running c and d 300 us after device 0 in every step: 20 and
+    4 steps of one program still cost the same per step (each device's steps timed by its
+    own launches: 1 ms a step on each)."""
+    a = build_repetitions(tmp_path / "a.sqlite", 20, devices=2)
+    b = build_repetitions(tmp_path / "b.sqlite", 4, devices=2)
+    d = pair(a, b)
+    assert (d.steps_a, d.steps_b) == (20, 4)
+    assert "time_accounting" not in {c.id for c in d.clues}
+    slower = build_repetitions(tmp_path / "slow.sqlite", 4, period_us=1_500, devices=2)
+    (clue,) = [c for c in pair(a, slower).clues if c.id == "time_accounting"]
+    assert "GPU wall time per step: 1.00 ms → 1.50 ms" in clue.clue

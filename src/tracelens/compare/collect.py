@@ -52,10 +52,12 @@ class Side:
     # keep_work, and the trace's cache entry keeps the whole trace's work: read it back
     # when needed (kept_work) instead of holding it through the other side's read
     work_in_entry: bool = False
-    # Per device and kernel, its launches and the start of its first, second-to-last and
-    # last (repetitions.repetition_starts; None: left out, as util): what a step costs when
-    # the steps are the repetitions of the launch sequence
-    repetition_starts: pl.DataFrame | None = None
+    # Each kernel's start, in the order of ``sequences`` (host launch order, device after
+    # device; None: left out, as util, or graph replays among the launches): what times the
+    # repetitions of the launch sequence when they are the per-step unit (.repetitions).
+    # A column the step search's read holds anyway (8 bytes a launch): only the few starts
+    # needed are looked up, once the alignment has counted the steps
+    launch_starts: pl.Series | None = None
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -416,19 +418,18 @@ def _step_launches(work, launches, order, graph) -> pl.DataFrame:
 
 
 def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):
-    """(steps, regions, repetition starts) of :class:`Side`: the step search over
+    """(steps, regions, launch starts) of :class:`Side`: the step search over
     ``step_launches`` (:func:`_step_launches`), the NVTX regions of up to ``nvtx_limit``
     kernel launches (``kernels``: they cost more, the NVTX projection: a lower limit than
     util's), and when the launches are in host launch order (no graph replays among
-    them), the starts that time the repetitions of the launch sequence."""
+    them), their starts (:attr:`Side.launch_starts`)."""
     from ..steps import find_steps
     from .regions import region_times
-    from .repetitions import repetition_starts
 
     steps = find_steps(trace, where=where, launches=step_launches)
     regions = region_times(trace, where, steps) if kernels <= nvtx_limit else None
     in_order = "graph_id" not in step_launches.columns
-    return steps, regions, repetition_starts(step_launches) if in_order else None
+    return steps, regions, step_launches["start_ns"] if in_order else None
 
 
 def _blocks_by_name(kernels: pl.DataFrame) -> dict[str, float | None]:

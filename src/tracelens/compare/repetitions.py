@@ -17,8 +17,10 @@ take the time from its first launch to its last (n - 1 steps, start to start), p
 last step, taken as long as the one before it: exact for a capture of whole steps of one
 program, whatever its first step does before that kernel (an input copy), and a first step
 unlike the others (a prefill before a decode loop) counts as itself. The span lacks the
-difference, the uncaptured wait, which counts as idle time. Cost: one group-by of each
-side's kernels in host launch order (a row per device and kernel).
+difference, the uncaptured wait, which counts as idle time. Cost: nothing until the
+alignment has counted the steps, then, for this unit only, a count of each repeating
+device's kernels and three starts of the one chosen (the starts are the step search's
+column, kept: :attr:`.collect.Side.launch_starts`).
 """
 
 from __future__ import annotations
@@ -29,68 +31,57 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..util import Util
+    from .collect import Side
     from .model import SequenceAlignment
 
 
-def repetition_starts(launches: pl.DataFrame) -> pl.DataFrame:
-    """Per device and kernel launched more than once: how often (``launches``), and the
-    start of its first (``lead``), second-to-last (``before_last``) and last (``last``)
-    launch. ``launches``: device, start_ns and name_id of the kernels, in host launch order
-    (:func:`tracelens.steps_order.host_order`)."""
-    import polars as pl
-
-    # One integer key: a group-by on it costs about half of one on (device, name_id)
-    key = (pl.col("device").cast(pl.Int64) * (1 << 32)) + pl.col("name_id").cast(pl.Int64)
-    start = pl.col("start_ns")
-    return (
-        launches.lazy()
-        .group_by(key.alias("key"))
-        .agg(
-            pl.col("device").first(),
-            launches=pl.len(),
-            lead=start.first(),
-            before_last=start.tail(2).first(),
-            last=start.last(),
-        )
-        .filter(pl.col("launches") > 1)
-        .drop("key")
-        .collect()
-    )
-
-
-def repetition_gap(
-    starts: pl.DataFrame | None, steps: dict[int, int], spans: dict[int, int]
-) -> int:
+def repetition_gap(side: Side, steps: dict[int, int], spans: dict[int, int]) -> int:
     """The time n steps take (module doc) less the span that holds them (``spans``: per
     device, from its first GPU operation to its last), summed over the devices that repeat
     a step (``steps``: how many each holds, :func:`device_steps`), ns: the wait after the
     last step, which the capture ends before. 0 where it is not positive (work after the
     last step, one step longer than the one before), where the launches of the kernel
     that starts the steps are not in time order (several processes launching on the
-    device, one after another), or without the starts (``starts``:
-    :func:`repetition_starts`; None: left out)."""
-    if starts is None or not steps:
+    device, one after another), or without the launch starts
+    (:attr:`.collect.Side.launch_starts`: left out)."""
+    if side.launch_starts is None or not steps:
         return 0
+    offset, total = 0, 0
+    for device, seq in side.sequences.items():  # device after device, as the starts
+        if device in steps:
+            at = _step_starts(seq, steps[device])
+            if at is not None:
+                lead, before_last, last = (int(side.launch_starts[offset + i]) for i in at)
+                if lead <= before_last <= last:
+                    held = (last - lead) + (last - before_last)
+                    total += max(held - spans.get(device, held), 0)
+        offset += len(seq)
+    return total
+
+
+def _step_starts(seq: pl.Series, steps: int) -> tuple[int, int, int] | None:
+    """The positions in ``seq`` (one device's launches in host launch order, as tokens) of
+    the first, second-to-last and last launch of the kernel launched ``steps`` times that
+    comes first; None without one."""
     import polars as pl
 
-    counts = pl.DataFrame(
-        {"device": list(steps), "launches": list(steps.values())},
-        schema={"device": starts.schema["device"], "launches": starts.schema["launches"]},
+    counts = seq.value_counts()
+    tokens = counts.filter(pl.col("count") == steps).to_series(0)
+    if steps < 2 or tokens.is_empty():
+        return None
+    where = (
+        pl.DataFrame({"token": seq})
+        .with_row_index("at")
+        .filter(pl.col("token").is_in(tokens.implode()))
+        .group_by("token")
+        .agg(
+            first=pl.col("at").first(),
+            before_last=pl.col("at").tail(2).first(),
+            last=pl.col("at").last(),
+        )
+        .sort("first")
     )
-    timed = (
-        starts.join(counts, on=["device", "launches"])
-        .sort("device", "lead")
-        .group_by("device", maintain_order=True)
-        .first()
-        .filter(pl.col("lead") <= pl.col("before_last"))
-    )
-    total = 0
-    for device, lead, before_last, last in timed.select(
-        "device", "lead", "before_last", "last"
-    ).iter_rows():
-        held = (last - lead) + (last - before_last)
-        total += max(held - spans.get(device, held), 0)
-    return total
+    return tuple(int(v) for v in where.row(0)[1:])
 
 
 def device_steps(alignment: tuple[SequenceAlignment, ...], run: int) -> dict[int, int]:

@@ -100,7 +100,7 @@ def _step_gap(x: Context, run: int, located: bool) -> int:
     from ..repetitions import device_spans, device_steps, repetition_gap
 
     steps = device_steps(x.alignment, run)
-    return repetition_gap(side.repetition_starts, steps, device_spans(side.util, _EDGES))
+    return repetition_gap(side, steps, device_spans(side.util, _EDGES))
 
 
 def _gap_between_steps(steps) -> int:
