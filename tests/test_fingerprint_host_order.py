@@ -168,3 +168,37 @@ def test_range_steps_put_each_launch_in_the_step_of_its_call(tmp_path):
     by_call = step.gather(launches["correlation_id"].arg_sort()).to_list()
     per_step = len(COMPUTE) + 1
     assert by_call == [s for s in range(1, STEPS + 1) for _ in range(per_step)]
+
+
+def _steps_by_join(keys, call_keys, call_steps):
+    import polars as pl
+
+    calls = pl.DataFrame({"launch": call_keys, "step": call_steps})
+    frame = keys.to_frame("launch").join(calls, on="launch", how="left", maintain_order="left")
+    return frame["step"]
+
+
+def test_step_by_key_is_the_join_of_launches_with_their_calls(monkeypatch):
+    """members._step_by_key (a dense table of (process, correlation id) slots) gives each
+    launch key the step a join with the calls gives: launches of a process no call is of,
+    correlation ids past the calls' on either side and NULL keys get none; ids too sparse
+    for the table (a small floor here) take the join, and no calls give every launch none."""
+    import polars as pl
+
+    from tracelens.fingerprint import members
+
+    pid = 2**32
+    call_keys = pl.Series([3 * pid + 5, 3 * pid + 9, 7 * pid + 1, 7 * pid + 6, 9 * pid + 2])
+    call_steps = pl.Series([1, 2, 1, None, 4], dtype=pl.Int64)
+    keys = pl.Series(
+        [7 * pid + 1, 3 * pid + 9, 3 * pid + 5, 5 * pid + 5, 3 * pid + 4, 3 * pid + 10, None]
+        + [7 * pid + 6, 9 * pid + 2, 11 * pid + 2, 3 * pid + 6, 9 * pid + 1],
+        dtype=pl.Int64,
+    )
+    expected = _steps_by_join(keys, call_keys, call_steps)
+    assert expected.to_list() == [1, 2, 1, None, None, None, None, None, 4, None, None, None]
+    assert members._step_by_key(keys, call_keys, call_steps).to_list() == expected.to_list()
+    monkeypatch.setattr(members, "_SLOTS_FLOOR", 4)  # 3 processes x 9 ids: past 4 per call
+    assert members._step_by_key(keys, call_keys, call_steps).to_list() == expected.to_list()
+    none = members._step_by_key(keys, call_keys.clear(), call_steps.clear())
+    assert none.to_list() == [None] * keys.len() and none.dtype == pl.Int64
