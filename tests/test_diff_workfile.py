@@ -90,6 +90,14 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
                 assert got[2].equals(expected[2]) and len(got[3])
 
 
+def test_holds_is_false_before_the_entry_exists(pair, cache_dir):
+    """Asked before any read made the trace's cache entry, ``holds`` says nothing is kept
+    (it raised TypeError on the missing entry; the report asks it first)."""
+    with tracelens.open(pair[0]) as first:
+        assert not workfile.holds(first)
+        assert first._lazy is not None and first._lazy.entry is None
+
+
 def test_nothing_is_kept_of_a_direct_read(pair, cache_dir):
     with tracelens.open(pair[0], cache=False) as direct:
         _reads(direct)

@@ -80,7 +80,9 @@ def holds(trace: Trace, name: str = NAME) -> bool:
     from ..cache import derived_path
     from ..util_workfile import keeps
 
-    return keeps(trace) and derived_path(trace._lazy.entry, _named(name), _version()) is not None
+    if not keeps(trace) or trace._lazy.entry is None:
+        return False  # no entry yet: the read that makes it has not run, so nothing is kept
+    return derived_path(trace._lazy.entry, _named(name), _version()) is not None
 
 
 def keep(trace: Trace, work: pl.DataFrame, name: str = NAME) -> None:
