@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sqlite3
 import statistics
-import time
 
 import pytest
 from conftest import SHARED
@@ -377,11 +376,11 @@ def test_output_is_deterministic(tmp_path):
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
-def test_fixtures_are_small_and_fast(tmp_path, schema):
+def test_fixtures_are_small(tmp_path, schema):
+    # Small files are what keeps the suite fast; their build time is not asserted (a
+    # wall-clock bound fails on a loaded machine, and speed lives in bench/).
     for kind in BUILDERS:
-        t0 = time.perf_counter()
         fx = build(kind, tmp_path, schema)
-        assert time.perf_counter() - t0 < 0.5, kind
         assert fx.path.stat().st_size < 200_000, kind
 
 

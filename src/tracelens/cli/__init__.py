@@ -27,7 +27,12 @@ class Interrupted(BaseException):  # noqa: N818 - what happened, not an error
     into a blank line on stderr plus Abort."""
 
 
+_SIGINT_SEEN = False  # set by our handler: what fails after it failed because of it
+
+
 def _on_sigint(signum, frame) -> None:
+    global _SIGINT_SEEN
+    _SIGINT_SEEN = True
     raise Interrupted
 
 
@@ -44,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     import signal
 
     _common._INPUTS.clear()  # the traces this run opens (see _common.check_output)
+    global _SIGINT_SEEN
+    _SIGINT_SEEN = False
     previous = signal.getsignal(signal.SIGINT)
     if previous is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
@@ -82,9 +89,11 @@ def _run(argv: list[str] | None) -> None:
             _fail(f"{exc.format_message()}{where}", getattr(exc, "exit_code", 2))
         if _is(exc, "Exit"):
             sys.exit(exc.exit_code)
-        if _is(exc, "Abort") or _is(exc, "InterruptException"):
+        if _is(exc, "Abort") or _is(exc, "InterruptException") or _SIGINT_SEEN:
             # click's Abort (Ctrl-C where our handler was not installed) or DuckDB
-            # interrupted by the signal mid-query.
+            # interrupted by the signal mid-query: it raises InterruptException, or, when our
+            # handler's exception lands inside its scan (a cache build's COPY), a plain
+            # RuntimeError("Query interrupted").
             _fail("interrupted", 130)
         if os.environ.get("TRACELENS_DEBUG"):
             raise
