@@ -121,3 +121,31 @@ def test_steps_kept_without_kernel_totals_rank_by_the_query(demo, cache_dir, mon
         ran = _recorded(again, monkeypatch)
         assert step_report(again, top_kernels=2).top_kernels.equals(expected)
         assert ran == ["steps_range_top_kernels"]
+
+
+def _launch_sequence(trace):
+    # the whole trace's kernels in launch order, as the report and the fingerprint hand
+    # them over (queries/steps_launches.sql, ordered by device and correlation id)
+    import polars as pl
+
+    rows = trace.db.execute(
+        'SELECT deviceId AS device, start AS start_ns, "end" AS end_ns, demangledName AS '
+        "name_id FROM kernels ORDER BY deviceId, globalPid, correlationId"
+    ).pl()
+    return rows.with_columns(pl.col("device").cast(pl.Int64))
+
+
+def test_steps_of_handed_over_launches_are_kept_and_read_back(tmp_path, cache_dir, monkeypatch):
+    """Fails on the old code: a search handed the whole trace's launches (the report, the
+    fingerprint) neither read the kept steps back nor kept its own."""
+    path = build(tmp_path / "run.sqlite", nvtx=False)
+    with tracelens.open(path, cache=False) as direct:
+        expected = _whole(find_steps(direct))
+    with tracelens.open(path) as first:
+        assert _whole(find_steps(first, launches=_launch_sequence(first))) == expected
+        assert _whole(steps_kept.kept_steps(first)) == expected
+    with tracelens.open(path) as again:
+        sequence = _launch_sequence(again)
+        ran = _recorded(again, monkeypatch)
+        assert _whole(find_steps(again, launches=sequence.head(0))) == expected
+        assert ran == []  # read back: the (here empty) launches handed over are not searched

@@ -220,7 +220,10 @@ def find_steps(
     5M kernels, so only for callers that rank them).
 
     The steps of the whole trace (no ``range``, no filter) are kept in the trace's cache
-    entry, if any, and read back by later searches (:mod:`tracelens.steps_kept`).
+    entry, if any, and read back by later searches (:mod:`tracelens.steps_kept`), also
+    when ``launches`` are handed over (then the whole trace's, the same sequence the search
+    reads: the report, the fingerprint and the diff of a whole trace read kept steps
+    instead of searching, and keep what they found for a later ``tracelens steps``).
 
     Raises MissingDataError without CUDA kernels, UsageError when ``range`` matches no NVTX
     range (naming the closest labels) or when its ranges launched no GPU work."""
@@ -228,7 +231,7 @@ def find_steps(
 
     trace.require_kernels()
     where = where or EventFilter()
-    whole = range is None and launches is None and where.is_whole()
+    whole = range is None and where.is_whole()
     if whole and (kept := steps_kept.kept_steps(trace)) is not None:
         return kept
     found = _search(trace, range, where, launches, count_kernels)

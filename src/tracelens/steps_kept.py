@@ -1,7 +1,9 @@
 """The steps of a cached trace, kept in its cache entry.
 
 ``tracelens steps`` of a whole trace (no filter, no ``--range``) depends on the trace and on
-tracelens alone, so the first such search through the cache keeps what it found (the steps
+tracelens alone, so the first such search through the cache (``tracelens steps``, or the
+report, fingerprint or diff of the whole trace, which hand the search the launches they
+read) keeps what it found (the steps
 frame, the NVTX ranges of NVTX steps, how they were found and the motif) beside the cached
 tables (derived files of :mod:`tracelens.cache`, as util's accounting:
 :mod:`tracelens.util_workfile`), and later searches read that back instead of reading,
