@@ -29,6 +29,8 @@
 --                                        bound); a NULL global_tid is in when null_tid
 --   api_name(name)      VARCHAR  a CUDA API function name as nsys prints it: without the
 --                                version suffix ('cudaLaunchKernel_v7000' -> 'cudaLaunchKernel')
+--   string_or_id(value, id)  VARCHAR  a StringIds value, or '<unknown string id N>' where
+--                                the export's StringIds lacks id N (NULL for a NULL id)
 --   launched_by(op_global_pid, op_correlation_id, call_global_tid, call_correlation_id)
 --                               BOOLEAN  that runtime call launched that GPU operation (same
 --                                        correlation id in the same process)
@@ -93,6 +95,8 @@ CREATE OR REPLACE TEMP MACRO launched_by(op_global_pid, op_correlation_id, call_
     call_correlation_id = op_correlation_id AND pid_of(call_global_tid) = pid_of(op_global_pid);
 CREATE OR REPLACE TEMP MACRO api_name(name) AS
     CASE WHEN length(name) >= 6 AND substr(name, length(name) - 5, 2) = '_v' THEN left(name, length(name) - 6) ELSE name END;
+CREATE OR REPLACE TEMP MACRO string_or_id(value, id) AS
+    coalesce(value, '<unknown string id ' || id || '>');
 CREATE OR REPLACE TEMP MACRO is_nvtx_range_type(event_type) AS event_type IN (59, 60, 70, 71);
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     is_nvtx_range_type(event_type) AND e IS NOT NULL;

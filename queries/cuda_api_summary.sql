@@ -26,7 +26,7 @@ SELECT * RENAME (instances AS calls)
 FROM (
     SELECT
         unnest(nsys_stats(stats)),
-        coalesce(api_name(s.value), '<unknown string id ' || per_id.nameId || '>') AS name
+        string_or_id(api_name(s.value), per_id.nameId) AS name
     FROM per_id
     LEFT JOIN strings AS s ON s.id = per_id.nameId
 )

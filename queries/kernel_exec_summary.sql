@@ -73,8 +73,8 @@ SELECT
     q_min AS queue_min_ns, q_max AS queue_max_ns, round(q_sd, 1) AS queue_stddev_ns,
     round(k_avg, 1) AS kernel_avg_ns, round(k_med, 1) AS kernel_med_ns,
     k_min AS kernel_min_ns, k_max AS kernel_max_ns, round(k_sd, 1) AS kernel_stddev_ns,
-    coalesce(api_name(sa.value), '<unknown string id ' || per_group.nameId || '>') AS api,
-    coalesce(sk.value, '<unknown string id ' || per_group.name_id || '>') AS name
+    string_or_id(api_name(sa.value), per_group.nameId) AS api,
+    string_or_id(sk.value, per_group.name_id) AS name
 FROM per_group
 LEFT JOIN strings AS sa ON sa.id = per_group.nameId
 LEFT JOIN strings AS sk ON sk.id = per_group.name_id

@@ -7,8 +7,9 @@
 --   pid             BIGINT   process id of the call
 --   correlation_id  BIGINT   CUPTI correlation id (the launch's)
 --   tid             BIGINT   thread id of the call
---   api             VARCHAR  the call's name with a 4-character version suffix removed as
---                            nsys does (cudaLaunchKernel_v7000 -> cudaLaunchKernel)
+--   api             VARCHAR  the call's name without its version suffix, as nsys prints it
+--                            (api_name: cudaLaunchKernel_v7000 -> cudaLaunchKernel);
+--                            '<unknown string id N>' when StringIds lacks it
 --   api_global_tid  BIGINT   globalTid of the call  } for _nvtx_innermost.sql, which labels
 --   api_start       BIGINT   its start, ns          } the call with its NVTX range
 --   api_end         BIGINT   its end, ns            } (and queue time: launch start - this)
@@ -24,7 +25,7 @@ SELECT
     c.pid,
     c.correlationId AS correlation_id,
     tid_of(c.globalTid) AS tid,
-    regexp_replace(sa.value, '_v.{4}$', '') AS api,
+    string_or_id(api_name(sa.value), c.nameId) AS api,
     c.globalTid AS api_global_tid,
     c.start AS api_start,
     c."end" AS api_end

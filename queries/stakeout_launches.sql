@@ -53,7 +53,7 @@ launches AS (
 SELECT
     l.start - $origin_ns AS start_ns,
     l."end" - l.start AS duration_ns,
-    coalesce(sn.value, '<unknown string id ' || l.name_id || '>') AS name,
+    string_or_id(sn.value, l.name_id) AS name,
     l.gridX AS grid_x, l.gridY AS grid_y, l.gridZ AS grid_z,
     l.blockX AS block_x, l.blockY AS block_y, l.blockZ AS block_z,
     l.registersPerThread AS registers,

@@ -61,7 +61,9 @@
 --                              'memset'; 'CUDA graph <graphId>' (a replay, as the steps
 --                              name it; 'CUDA graph replay' without an id); NVTX range
 --                              label; API
---                              call (version suffix _vNNNN removed, as nsys); 'idle'
+--                              call (version suffix _vNNNN removed, as nsys); 'idle';
+--                              '<unknown string id N>' for a kernel or API call whose
+--                              name id StringIds lacks (string_or_id, as every command)
 --   total_rows        BIGINT   rows before $limit/$offset
 -- The GPU rows read: with the edges given those of the stretch (a filter on start and end
 -- that DuckDB pushes into the scan), else every one.
@@ -183,7 +185,7 @@ host AS (
     WHERE in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
-           api_name(s.value)
+           string_or_id(api_name(s.value), r.nameId)
     FROM runtime_calls AS r
     LEFT JOIN strings AS s ON s.id = r.nameId
     WHERE $api
@@ -196,7 +198,7 @@ rows AS (
         CAST(NULL AS BIGINT) AS tid,
         g.correlationId AS correlation_id,
         g.bytes,
-        coalesce(g.label, s.value, '<unknown string id ' || g.name_id || '>') AS name
+        coalesce(g.label, string_or_id(s.value, g.name_id)) AS name
     FROM gpu_kept AS g
     LEFT JOIN strings AS s ON s.id = g.name_id
     UNION ALL

@@ -87,7 +87,8 @@ def test_shared_scalar_macros(trace_path):
     # in_window keeps what starts in, ends in or spans the window, bounds included (the
     # [21, 30] and [0, 9] windows miss [10, 20]); event_passes is that and each filter;
     # launched_by needs the same correlation id in the same process; of_process matches the
-    # pid in bits 24-47, any with NULL; api_name drops only a '_vNNNN' suffix; is_nvtx_range
+    # pid in bits 24-47, any with NULL; api_name drops only a '_vNNNN' suffix (string_or_id:
+    # the value, else '<unknown string id N>', NULL for no id); is_nvtx_range
     # is a closed range of type 59, 60, 70 or 71 (is_nvtx_range_type: the type alone);
     # mem_kind_name is CUPTI's memory kinds 0-7 and NULL past them; name_matches: 'exact'
     # is the whole name, 'contains' a part, 'regex' an RE2 search.

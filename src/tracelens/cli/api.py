@@ -32,8 +32,14 @@ def api(
     """CUDA API calls by time, as `nsys stats --report cuda_api_sum`: per API function, how
     long the calling threads spent in it (CPU time), version suffixes removed as nsys does."""
     from ..api import api_report
+    from ..filters import EventFilter
     from ..nvtx import render
 
     with c.open_trace(trace, demo) as tr:
         report = api_report(tr, exec=exec_, name=name, pid=pid)
-    c.show(render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name, top=top)
+        # an empty --pid says why, as every command's filters do
+        hint = c.empty_hint(tr, EventFilter(pid=pid), report.frame.height)
+    c.show(
+        render, report, fmt=fmt, output=output, hint=hint, timeunit=timeunit,
+        source=tr.path.name, top=top,
+    )  # fmt: skip

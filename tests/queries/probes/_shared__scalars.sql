@@ -39,6 +39,9 @@ UNION ALL SELECT 'api_name', 'cudaLaunchKernel_v7000', api_name('cudaLaunchKerne
 UNION ALL SELECT 'api_name', 'cudaMemcpyAsync_v3020', api_name('cudaMemcpyAsync_v3020')
 UNION ALL SELECT 'api_name', 'cuLaunchKernel', api_name('cuLaunchKernel')
 UNION ALL SELECT 'api_name', '_v1234', api_name('_v1234')
+UNION ALL SELECT 'string_or_id', 'gemm, 7', string_or_id('gemm', 7)
+UNION ALL SELECT 'string_or_id', 'NULL, 7', string_or_id(NULL::VARCHAR, 7)
+UNION ALL SELECT 'string_or_id', 'NULL, NULL', string_or_id(NULL::VARCHAR, NULL::BIGINT)
 UNION ALL SELECT 'is_nvtx_range', '59, end 10', is_nvtx_range(59, 10)::VARCHAR
 UNION ALL SELECT 'is_nvtx_range', '60, end 10', is_nvtx_range(60, 10)::VARCHAR
 UNION ALL SELECT 'is_nvtx_range', '70, end 10', is_nvtx_range(70, 10)::VARCHAR
