@@ -327,6 +327,7 @@ def require_projection(trace: Trace) -> None:
             "no CUDA API data, so no NVTX range can be projected onto the GPU: "
             "was it captured with -t cuda,nvtx?",
         )
+    trace.check_kernel_columns()  # else the projection would silently lose every kernel
 
 
 def gpu_projection(trace: Trace) -> pl.DataFrame:

@@ -133,6 +133,7 @@ def _timeline(trace, api, gap_ns, name, limit, offset, where, *, as_rows: bool):
         raise MissingDataError(
             trace.path, "no CUDA or NVTX events: was it captured with -t cuda,nvtx?"
         )
+    trace.check_kernel_columns()  # kernels are optional here, unreadable ones are not
     where = where or EventFilter()
     trace.load_nvtx_text()
     origin = 0  # session start: the Start column reads as --start/--end

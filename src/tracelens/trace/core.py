@@ -121,6 +121,15 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
                     self.path, f"no CUDA kernel data: {graph_level_reason(replays)}"
                 )
             raise MissingDataError(self.path, f"no CUDA kernel data: {self._why_no_kernels()}")
+        self.check_kernel_columns()
+
+    def check_kernel_columns(self) -> None:
+        """Raise TraceError when the export's kernel table lacks a column every kernel row
+        needs (an export schema older than nsys 2020.5, or a Parquet directory written
+        without it): its views would read the column as NULL and drop every kernel. An
+        export without a kernel table passes (:meth:`require_kernels` asks for one)."""
+        if KERNEL_TABLE not in self.tables:
+            return
         missing = {"start", "end", "demangledName", "shortName"} - set(self.tables[KERNEL_TABLE])
         if missing:
             raise TraceError(
