@@ -45,18 +45,17 @@ def launch_threads(launches: pl.DataFrame, calls: pl.DataFrame) -> pl.Series:
     """Each launch's thread rank (0: its process's busiest thread), by the key of its call:
     process and correlation id as one integer (pid << 32 | correlation id, as
     :func:`tracelens.fingerprint.members.range_steps`). ``launches`` need global_pid and
-    correlation_id; ``calls``: :func:`thread_calls`."""
+    correlation_id; ``calls``: :func:`thread_calls`. The few calls' ranks are looked up by
+    that key (a replace), not joined: the bench trace's 5M launches and 43k calls, 0.25-0.28
+    -> 0.16-0.19 CPU s."""
     import polars as pl
 
-    def key(frame: pl.DataFrame) -> pl.DataFrame:
-        pid = (pl.col("global_pid").cast(pl.Int64) // 2**24) & _TID_BITS
-        return frame.select(launch=pid * 2**32 | pl.col("correlation_id"), thread="thread")
-
-    right = key(calls.with_columns(pl.col("thread").cast(pl.Int32)))
-    left = key(launches.select("global_pid", "correlation_id", thread=pl.lit(0, pl.Int32)))
-    joined = (
-        left.lazy()
-        .select("launch")
-        .join(right.lazy(), on="launch", how="left", maintain_order="left")
+    pid = (pl.col("global_pid").cast(pl.Int64) // 2**24) & _TID_BITS
+    key = pid * 2**32 | pl.col("correlation_id")
+    called = calls.select(key).to_series()
+    return (
+        launches.select(key)
+        .to_series()
+        .replace_strict(called, calls["thread"].cast(pl.Int32), default=0, return_dtype=pl.Int32)
+        .alias("thread")
     )
-    return joined.collect()["thread"].fill_null(0)
