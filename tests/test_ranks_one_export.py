@@ -210,3 +210,41 @@ def test_without_collectives_a_process_with_a_sliver_of_the_work_is_set_aside():
     ranks, aside = split_ranks("job.sqlite", talk)
     assert ranks["pid"].to_list() == [10, 12]
     assert [a.pid for a in aside] == [11, 13]
+
+
+def test_the_json_lists_the_processes_set_aside(tmp_path):
+    # the machine-readable output names the helper (not only the finding's line): its
+    # export, pid, kernels, GPU and why; a plain 2-rank job sets nothing aside
+    import json
+
+    job = build_one_export(tmp_path / "report1.sqlite", helper_kernels=5)
+    doc = json.loads(render_ranks(analyse_ranks([job], jobs=1), fmt="json"))
+    assert doc["set_aside"] == [
+        {
+            "path": str(job),
+            "pid": 40_100,
+            "kernels": 5,
+            "device": 0,
+            "reason": "no collective, while 2 other processes ran collectives",
+        }
+    ]
+    plain = build_one_export(tmp_path / "plain.sqlite")
+    r = analyse_ranks([plain], jobs=1)
+    assert json.loads(render_ranks(r, fmt="json"))["set_aside"] == []
+    shown = render_ranks(r, fmt="csv", table="set_aside")
+    assert shown == "path,pid,kernels,device,reason\n"
+
+
+def test_the_set_aside_view_lists_each_export_s_helpers(tmp_path):
+    # one export per rank with a worker each: one row per export, by path
+    for rank in (1, 0):
+        build_one_export(
+            tmp_path / f"rank_{rank}.sqlite", ranks=1, slow_rank=None, helper_kernels=5
+        )
+    r = analyse_ranks([tmp_path], jobs=1)
+    shown = render_ranks(r, fmt="csv", table="set_aside")
+    why = "no collective, while 1 other process ran collectives"
+    assert shown.splitlines() == [
+        "path,pid,kernels,device,reason",
+        *(f'{tmp_path / f"rank_{n}.sqlite"},40100,5,0,"{why}"' for n in (0, 1)),
+    ]

@@ -62,6 +62,20 @@ def split_ranks(path: str, processes: pl.DataFrame) -> tuple[pl.DataFrame, tuple
     )
 
 
+def set_aside_frame(set_aside: tuple[SetAside, ...]) -> pl.DataFrame:
+    """The processes set aside as a table, by export and pid: path (the export), pid,
+    kernels, device (the lowest CUDA device it ran kernels on), reason (the words that follow its
+    kernel count in the finding); empty, with those columns, when none was."""
+    import polars as pl
+
+    schema = {
+        "path": pl.String, "pid": pl.Int64, "kernels": pl.Int64, "device": pl.Int64,
+        "reason": pl.String,
+    }  # fmt: skip
+    rows = [(a.path, a.pid, a.kernels, a.device, a.reason) for a in set_aside]
+    return pl.DataFrame(rows, schema=schema, orient="row").sort("path", "pid")
+
+
 def set_aside_finding(set_aside: tuple[SetAside, ...]) -> list[str]:
     """One line naming the processes set aside and why, or none."""
     if not set_aside:

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from .reduce import RanksResult
 
 VIEWS = RANK_VIEWS  # what ``view`` may name: the frames of a RanksResult
+# What json holds: every view, and the processes set aside (``set_aside``: path, pid,
+# kernels, device, reason), which ``view_frame`` also gives though ``--view`` does not list it
+_JSON_FRAMES = tuple(dict.fromkeys((*VIEWS, "set_aside")))
 # The per-rank columns shown in the table and Markdown overview (csv/json have them all).
 _OVERVIEW = (
     "rank", "steps", "steady_step_ns", "compute_ns", "exposed_communication_ns", "waited_ns",
@@ -23,8 +26,9 @@ _OVERVIEW = (
 
 
 def view_frame(result: RanksResult, view: str, timeunit: str = "ns") -> pl.DataFrame:
-    """The frame ``view`` names, times in ns; the matrix's already in ``timeunit``
-    (:func:`step_matrix_in`), which the renderers then leave as it is."""
+    """The frame ``view`` (one of :data:`VIEWS`, or ``set_aside``) names, times in ns; the
+    matrix's already in ``timeunit`` (:func:`step_matrix_in`), which the renderers then
+    leave as it is."""
     if view == "matrix":
         return step_matrix_in(result, timeunit)
     frames = {
@@ -37,6 +41,10 @@ def view_frame(result: RanksResult, view: str, timeunit: str = "ns") -> pl.DataF
         "inconsistencies": result.inconsistencies,
         "failures": result.failures,
     }
+    if view == "set_aside":
+        from .processes import set_aside_frame
+
+        return set_aside_frame(result.set_aside)
     return frames[view]
 
 
@@ -71,7 +79,8 @@ def render_ranks(
     """The result in ``fmt`` (table, csv, json, markdown). Without ``table`` (one of
     :data:`VIEWS`, the frame to show alone): table and
     markdown give the findings, the per-rank table, the stragglers per step and the clock
-    corrections; csv gives the per-rank table; json every frame. ``width`` and ``color``
+    corrections; csv gives the per-rank table; json every frame (the views and
+    ``set_aside``). ``width`` and ``color``
     are the terminal's, for tables."""
     look = {"width": width, "color": color}
     if table is not None:
@@ -160,7 +169,7 @@ def _json(result: RanksResult, timeunit: str) -> str:
         "rank_sources": dict(result.rank_sources()),
         "findings": list(result.findings),
     }
-    for view in VIEWS:
+    for view in _JSON_FRAMES:
         doc[view] = json.loads(
             render.json(render.convert_times(view_frame(result, view, timeunit), timeunit))
         )
