@@ -248,3 +248,14 @@ def test_the_set_aside_view_lists_each_export_s_helpers(tmp_path):
         "path,pid,kernels,device,reason",
         *(f'{tmp_path / f"rank_{n}.sqlite"},40100,5,0,"{why}"' for n in (0, 1)),
     ]
+
+
+def test_the_set_aside_view_is_a_command_line_view(tmp_path, capsys):
+    # `--view set_aside` is one of the command's views (it exited 2, "unknown --view")
+    from conftest import run_cli
+
+    job = build_one_export(tmp_path / "report1.sqlite", helper_kernels=5)
+    rc, out, _ = run_cli(["ranks", str(job), "--view", "set_aside", "-f", "csv"], capsys)
+    assert rc == 0
+    assert out.splitlines()[0] == "path,pid,kernels,device,reason"
+    assert out.splitlines()[1].startswith(f"{job},40100,5,0,")

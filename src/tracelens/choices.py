@@ -27,7 +27,7 @@ RANK_ENGINES = ("local", "ray")
 #: ``ranks --view``: one table of the result (``matrix``: the rank x step matrix).
 RANK_VIEWS = (
     "ranks", "steps", "matrix", "stragglers", "collectives", "waits", "clock",
-    "inconsistencies", "failures",
+    "inconsistencies", "failures", "set_aside",
 )  # fmt: skip
 #: ``nvtx --style``: push/pop or start/end ranges only.
 NVTX_STYLES = ("pushpop", "startend")
