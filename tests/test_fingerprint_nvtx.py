@@ -150,3 +150,43 @@ def test_launches_after_the_last_nvtx_event_stay_in_the_open_range(tmp_path, cap
         assert "a shorter capture): the last 18 launches of A are in A only" in out
         rc, out, _ = run_cli(["diff", full, cut, "--fail-if", "path_changed"], capsys)
         assert rc == 0, out
+
+
+def test_a_run_profiled_without_nvtx_is_not_measured_against_an_nvtx_baseline(tmp_path, capsys):
+    """The same kernels, A with NVTX ranges (regions 'forward', ...), B profiled without
+    (its steps as regions): no region of one is one of the other, so the old code said
+    'differs in 4 of 4 regions ... 482 kernels added, 482 removed' (review8 minor), exit 1.
+    Now the first line says the path is not measured and why; --check and diff --fail-if
+    path_changed exit 2 with that reason, as for graph replays traced at graph level."""
+    from test_cut_capture import build_nested
+
+    a = build_nested(tmp_path / "nvtx.sqlite")
+    b = build_nested(tmp_path / "plain.sqlite", nvtx=False)
+    baseline = tmp_path / "nvtx.json"
+    baseline.write_text(fp.dumps(_doc(a)))
+    why = (
+        "A's regions are NVTX ranges, B's are its steps (B launched no kernel inside an NVTX "
+        "range: profiled without `-t nvtx`?)"
+    )
+    rc, out, err = run_cli(["fingerprint", b, "--check", baseline], capsys)
+    assert rc == 2 and out.startswith(f"numerical path: not measured: {why}"), out
+    assert f"--check: the path was not measured: {why}" in err and len(err.splitlines()) == 1
+    rc, out, err = run_cli(["diff", baseline, b, "--fail-if", "path_changed"], capsys)
+    assert rc == 2 and "path_changed was not measured: " + why in err, err
+    rc, out, _ = run_cli(["diff", baseline, b, "-f", "json"], capsys)
+    assert rc == 0 and json.loads(out)["regions_kinds"] == {"a": "nvtx", "b": "step"}
+
+
+def test_a_region_of_a_trace_without_nvtx_is_named_as_the_whole_step(tmp_path, capsys):
+    """Period steps, no NVTX range in either capture: the changed region was named '(the
+    step, outside deeper NVTX ranges)' (review8 minor); it is the whole step."""
+    from test_cut_capture import build_nested
+
+    a = build_nested(tmp_path / "a.sqlite", nvtx=False)
+    b = build_nested(tmp_path / "b.sqlite", nvtx=False, swap_from=12)
+    baseline = tmp_path / "a.json"
+    baseline.write_text(fp.dumps(_doc(a)))
+    rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)
+    assert rc == 1 and "NVTX" not in out, out
+    assert "first divergence: (the whole step), step 10, device 0" in out, out
+    assert "  device 0, (the whole step), steps 10-22" in out, out

@@ -58,10 +58,10 @@ def fingerprint(
         return
     diff = compare(baseline, doc)
     c.emit(with_note(_board(diff, fmt, check.name, label, top), note, fmt), output)
-    if diff.unrecorded is not None:  # no change measured: neither a pass nor a change
+    if diff.not_measured is not None:  # no change measured: neither a pass nor a change
         from ..errors import UsageError
 
-        raise UsageError(f"--check: the path was not measured: {diff.unrecorded}")
+        raise UsageError(f"--check: the path was not measured: {diff.not_measured}")
     if not diff.identical:
         raise typer.Exit(1)
 

@@ -17,11 +17,18 @@ _KIND_LABEL = {
 }
 
 
-def region_label(region: tuple[str, ...] | list[str], in_step: bool = False) -> str:
+def region_label(
+    region: tuple[str, ...] | list[str], in_step: bool = False, nvtx: bool = True
+) -> str:
     """NVTX labels joined outermost first; an empty region is the step itself (launches in
-    no range below the step's own) or, without steps, the launches outside every range."""
+    no range below the step's own) or, without steps, the launches outside every range.
+    ``nvtx``: False when neither capture's regions are NVTX ranges (their steps are): the
+    step is then the whole step, and the launches in none are outside any step (a trace
+    without NVTX read '(the step, outside deeper NVTX ranges)')."""
     if region:
         return " > ".join(region)
+    if not nvtx:
+        return "(the whole step)" if in_step else "(outside any step)"
     return "(the step, outside deeper NVTX ranges)" if in_step else "(outside NVTX ranges)"
 
 
@@ -58,8 +65,9 @@ def change_text(c: KernelChange, *, verb: bool = True) -> str:
         return f"{c.kind + ' ' if verb else ''}{kernel.name}{danger}"
 
 
-def divergence_text(d: Divergence) -> str:
-    where = region_label(d.region, d.step is not None)
+def divergence_text(d: Divergence, nvtx: bool = True) -> str:
+    """Where ``d`` is and what changed there (``nvtx``: as :func:`region_label`)."""
+    where = region_label(d.region, d.step is not None, nvtx)
     where += "" if d.step is None else f", step {d.step}"
     where += f", device {d.device}"
     if d.change is None:
@@ -92,6 +100,7 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     the JSON)."""
     f = diff.figures
     note = [f"note: {diff.note}"] if diff.note else []
+    nvtx = diff.nvtx_regions
     # A path not recorded (graph replays traced at graph level) is no changed path: the
     # board says so first, and what follows is only over the kernels the exports list.
     unsure = (
@@ -104,6 +113,12 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
         else []
     )
     head = "over the listed kernels:" if unsure else "numerical path:"
+    if diff.unannotated and not unsure:  # the regions of one are none of the other's
+        unsure = [
+            f"numerical path: not measured: {diff.unannotated}; below, the regions as each "
+            "capture has them"
+        ]
+        head = "over the regions as each capture has them:"
     if diff.identical:
         how = "over the launches both captures hold" if diff.capture else "exactly"
         return [
@@ -116,18 +131,18 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
         f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
         f"{f['regions_compared']:,} regions",
         *note,
-        f"first divergence: {divergence_text(diff.first)}",
+        f"first divergence: {divergence_text(diff.first, nvtx)}",
     ]
     if diff.first_math is not None and diff.first_math != diff.first:
-        out.append(f"first change of math: {divergence_text(diff.first_math)}")
+        out.append(f"first change of math: {divergence_text(diff.first_math, nvtx)}")
     # Under a path not measured the counts are the listed kernels' only (as the line above).
-    changes = "changes over the listed kernels" if unsure else "changes"
+    changes = f"changes {head.removesuffix(':')}" if unsure else "changes"
     out += [f"{changes}: {_summary(diff)}", "", "changed regions:"]
     groups = diff.grouped()
     for regions, head in groups[: top if top else None]:
-        names = region_label(head.region, bool(head.steps))
+        names = region_label(head.region, bool(head.steps), nvtx)
         if len(regions) > 1:
-            last = region_label(regions[-1].region, bool(head.steps))
+            last = region_label(regions[-1].region, bool(head.steps), nvtx)
             names += f" … {last} ({len(regions)} regions alike)"
         status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
         out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")

@@ -496,4 +496,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         said = budget.note(spent.counted)
         note = said if note is None else f"{note}. {said[0].upper()}{said[1:]}"
     replays = (a.get("graph_replays", 0), b.get("graph_replays", 0))
-    return PathDiff(tuple(regions), first, first_math, figures, compared, note, capture, replays)
+    kinds = (a.get("regions", ""), b.get("regions", ""))
+    return PathDiff(
+        tuple(regions), first, first_math, figures, compared, note, capture, replays, kinds
+    )

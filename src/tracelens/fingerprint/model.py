@@ -101,10 +101,42 @@ class PathDiff:
     # CUDA graph replays traced at graph level in A and in B (the documents'
     # ``graph_replays``): the kernels they ran are not recorded, so no change is measured.
     graph_replays: tuple[int, int] = (0, 0)
+    # The documents' ``regions`` ("nvtx" or "step") in A and in B: a capture profiled
+    # without NVTX has its steps as regions, and no region of one matches one of the other.
+    regions_kinds: tuple[str, str] = ("", "")
 
     @property
     def identical(self) -> bool:
         return not self.regions
+
+    @property
+    def unannotated(self) -> str | None:
+        """Why the regions cannot be compared: one capture's are NVTX ranges, the other's
+        its steps (profiled without NVTX, or no kernel launched inside a range), so every
+        launch would read as added in one region and removed from another; None when both
+        are of one kind."""
+        kinds = dict(zip("AB", self.regions_kinds, strict=True))
+        if "" in kinds.values() or kinds["A"] == kinds["B"]:
+            return None
+        plain = "A" if kinds["A"] == "step" else "B"
+        other = "B" if plain == "A" else "A"
+        return (
+            f"{other}'s regions are NVTX ranges, {plain}'s are its steps ({plain} launched no "
+            f"kernel inside an NVTX range: profiled without `-t nvtx`?), so no region of one "
+            f"is a region of the other (profile both with the same NVTX annotation)"
+        )
+
+    @property
+    def nvtx_regions(self) -> bool:
+        """Whether either capture's regions are NVTX ranges (unknown kinds: True), which
+        the board's name of a region outside every range says."""
+        return "step" not in self.regions_kinds or "nvtx" in self.regions_kinds
+
+    @property
+    def not_measured(self) -> str | None:
+        """Why no change of the path is measured (:attr:`unrecorded`, :attr:`unannotated`),
+        or None."""
+        return self.unrecorded or self.unannotated
 
     @property
     def unrecorded(self) -> str | None:
@@ -132,7 +164,7 @@ class PathDiff:
         ``regions_compared`` is."""
         from ..compare.gates import Figures
 
-        why = self.unrecorded
+        why = self.not_measured
         if why is None:
             return Figures(self.figures)
         kept = {k: v for k, v in self.figures.items() if k == "regions_compared"}
@@ -165,5 +197,8 @@ class PathDiff:
             out["capture"] = self.capture
         if self.unrecorded is not None:  # only then, as ``capture``
             out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
+        if self.unannotated is not None:  # only then, as ``capture``
+            out["regions_kinds"] = dict(zip(("a", "b"), self.regions_kinds, strict=True))
+        if self.not_measured is not None:
             out["not_measured"] = self.gate_figures().not_measured
         return out

@@ -35,29 +35,32 @@ def path_view(diff: PathDiff, label_a: str, label_b: str) -> PathView:
     f = diff.figures
     first_math = None
     if diff.first_math is not None and diff.first_math != diff.first:
-        first_math = divergence_text(diff.first_math)
+        first_math = divergence_text(diff.first_math, diff.nvtx_regions)
     summary = next((line[len("changes: ") :] for line in board if line.startswith("changes: ")), "")
     groups = diff.grouped()
     return PathView(
         identical=diff.identical,
         verdict=board[0],
         note=diff.note,
-        first=None if diff.first is None else divergence_text(diff.first),
+        first=None if diff.first is None else divergence_text(diff.first, diff.nvtx_regions),
         first_math=first_math,
         summary=summary,
         figures=dict(f),
-        groups=[_group(regions, head) for regions, head in groups[:REGION_GROUPS]],
+        groups=[
+            _group(regions, head, diff.nvtx_regions) for regions, head in groups[:REGION_GROUPS]
+        ],
         groups_more=max(len(groups) - REGION_GROUPS, 0),
     )
 
 
-def _group(regions, head) -> dict[str, Any]:
+def _group(regions, head, nvtx: bool) -> dict[str, Any]:
     from ..fingerprint.board import change_text, region_label
 
     in_step = bool(head.steps)
-    names = region_label(head.region, in_step)
+    names = region_label(head.region, in_step, nvtx)
     if len(regions) > 1:
-        names += f" … {region_label(regions[-1].region, in_step)} ({len(regions)} regions alike)"
+        last = region_label(regions[-1].region, in_step, nvtx)
+        names += f" … {last} ({len(regions)} regions alike)"
     order = {"variant": 0, "added": 1, "removed": 2, "config": 3}
     changes = [
         {
