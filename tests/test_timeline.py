@@ -124,6 +124,25 @@ def test_device_and_stream_select_gpu_rows_pid_selects_all(tmp_path):
     assert other["kind"].to_list() == ["api", "kernel"]
 
 
+def test_gap_rows_of_a_stream_or_process_say_what_they_are(tmp_path, capsys):
+    """With --stream/--pid a gap row is a stretch without that work, not an idle device
+    (another stream may run then): one note says so (review8: 'gap, device 0, idle' while
+    device 0 ran another stream's kernel); none without those filters or gap rows."""
+    path = str(_small(tmp_path))
+    note = (
+        "tracelens: note: gap rows are stretches without GPU work of {}; other streams "
+        "or processes may run on the device then\n"
+    )
+    for flags, what in ((["--stream", "7"], "stream 7"), (["--pid", "4242"], "pid 4242")):
+        rc, out, err = run_cli(["timeline", path, *flags, "--gap", "1us", "-f", "csv"], capsys)
+        assert rc == 0 and ",gap," in out
+        assert err == note.format(what)
+    rc, out, err = run_cli(["timeline", path, "--gap", "1us", "-f", "csv"], capsys)
+    assert (rc, err) == (0, "") and ",gap," in out
+    rc, out, err = run_cli(["timeline", path, "--stream", "7", "-f", "csv"], capsys)
+    assert (rc, err) == (0, "") and ",gap," not in out  # no gap row: nothing to explain
+
+
 def test_paging(tmp_path):
     with tracelens.open(_small(tmp_path)) as trace:
         full = trace.timeline(api=True, gap_ns=20_000)

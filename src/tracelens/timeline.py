@@ -256,6 +256,28 @@ def page_caption(result: Timeline) -> str:
     return f"{total:,} {'row' if total == 1 else 'rows'}"
 
 
+def selection_gaps_note(result: Timeline, where: EventFilter | None) -> str | None:
+    """With ``--stream``/``--pid``, a gap row is a stretch without the selected work, not
+    an idle device (util counts the selection's idle the same way): say so when the page
+    holds gap rows, else None."""
+    if where is None or (where.stream is None and where.pid is None):
+        return None
+    events = result.events
+    kinds = (
+        [r[events.columns.index("kind")] for r in events.data]
+        if hasattr(events, "data")
+        else events["kind"].to_list()
+    )
+    if "gap" not in kinds:
+        return None
+    parts = [f"stream {where.stream}"] if where.stream is not None else []
+    parts += [f"pid {where.pid}"] if where.pid is not None else []
+    return (
+        f"gap rows are stretches without GPU work of {' on '.join(parts)}; other streams "
+        "or processes may run on the device then"
+    )
+
+
 def cut_note(result: Timeline) -> str | None:
     """For csv and json, which carry no caption: the caption when the page is not every row
     (with how to get them all when rows follow it), else None."""

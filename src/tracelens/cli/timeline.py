@@ -57,6 +57,7 @@ def timeline(
         result = read(tr, api=api, gap_ns=gap, name=name, limit=limit, offset=offset, where=where)
         # table and markdown say it in their caption; csv and json hold only the rows
         cut = analysis.cut_note(result) if out.fmt in MACHINE_FORMATS else None
-        note = join_notes(note, tr.damage_note(), cut)
+        gaps = analysis.selection_gaps_note(result, where)
+        note = join_notes(note, tr.damage_note(), gaps, cut)
         hint = c.empty_hint(tr, where, result.total)
     out.show(analysis.render, result, tr, note=note, hint=hint)
