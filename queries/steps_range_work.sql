@@ -15,6 +15,9 @@
 -- Parameters:
 --   $first   BIGINT    first step to select (inclusive)
 --   $last    BIGINT    last step to select (inclusive)
+--   $device, $pid, $stream  only the operations on this device, of this process, on this
+--                           stream (NULL: any; --step with --device/--pid/--stream, which
+--                           narrow the trace's steps' work here, in the one pass over it)
 --
 -- Columns (ordered by globalPid, correlationId):
 --   globalPid      BIGINT  the GPU operation's globalPid
@@ -24,4 +27,6 @@ SELECT DISTINCT op.globalPid, op.correlationId, c.step
 FROM gpu_operations() AS op
 JOIN step_range_calls('step_bounds', $first, $last) AS c
   ON c.launch = (pid_of(op.globalPid) << 32) | op.correlationId
+WHERE ($device IS NULL OR op.device = $device) AND ($stream IS NULL OR op.stream = $stream)
+  AND of_process(op.globalPid, $pid)
 ORDER BY op.globalPid, op.correlationId, c.step

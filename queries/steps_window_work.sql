@@ -10,7 +10,12 @@
 -- Needs the relation step_bounds: one window per step and device (windows of a device do
 -- not overlap), device, step, start (inclusive) and "end" (exclusive), ns from session
 -- start, which tracelens.stepwork registers (list parameters cost ~0.2 CPU s per 1,000
--- elements to bind). No parameters.
+-- elements to bind).
+--
+-- Parameters:
+--   $device, $pid, $stream  only the operations on this device, of this process, on this
+--                           stream (NULL: any; --step with --device/--pid/--stream, which
+--                           narrow the trace's steps' work here, in the one pass over it)
 --
 -- Columns (ordered by globalPid, correlationId):
 --   globalPid      BIGINT  the GPU operation's globalPid
@@ -25,4 +30,6 @@ SELECT op.globalPid, op.correlationId, w.step
 FROM gpu_operations() AS op
 ASOF JOIN windows AS w ON op.device = w.device AND op.start >= w.start
 WHERE op.start < w."end"
+  AND ($device IS NULL OR op.device = $device) AND ($stream IS NULL OR op.stream = $stream)
+  AND of_process(op.globalPid, $pid)
 ORDER BY op.globalPid, op.correlationId, w.step

@@ -350,7 +350,9 @@ def test_fingerprint_range_steps(run_trace):
     con.register("step_bounds", bounds)
     try:
         csv = _sorted_csv(run_trace, "fingerprint_range_steps", "launch", first=1, last=2)
-        work = run_trace.query("steps_range_work", first=1, last=2)
+        work = run_trace.query(
+            "steps_range_work", first=1, last=2, device=None, pid=None, stream=None
+        )
     finally:
         con.unregister("step_bounds")
     _check(csv, "fingerprint_range_steps", "run")

@@ -43,6 +43,8 @@ def trace_path(tmp_path_factory):
     return b.write(tmp_path_factory.mktemp("stepsel") / "step_selection.sqlite")
 
 
+NO_IDS = dict(device=None, pid=None, stream=None)
+
 # The step bounds the work queries read (the relation step_bounds, registered by
 # tracelens.stepwork): the step ranges, and the period windows.
 RANGES = pl.DataFrame(
@@ -59,11 +61,21 @@ def _bounds(frame):
 
 
 def test_steps_range_work_one_step(trace_path):
-    assert_golden(trace_path, "steps_range_work", "step_1", _bounds(RANGES), first=1, last=1)
+    params = dict(first=1, last=1, **NO_IDS)
+    assert_golden(trace_path, "steps_range_work", "step_1", _bounds(RANGES), **params)
 
 
 def test_steps_range_work_nested_goes_to_the_inner_step(trace_path):
-    assert_golden(trace_path, "steps_range_work", "step_2", _bounds(RANGES), first=2, last=2)
+    params = dict(first=2, last=2, **NO_IDS)
+    assert_golden(trace_path, "steps_range_work", "step_2", _bounds(RANGES), **params)
+
+
+@pytest.mark.parametrize(("case", "ids"), [("pid_a", {"pid": A}), ("stream_20", {"stream": 20})])
+def test_steps_range_work_narrowed(trace_path, case, ids):
+    # A's four operations of steps 1 to 3; stream 20 holds B's FILL alone, which B
+    # launched outside every step range (it has A's correlation id): none
+    params = dict(first=1, last=3, **(NO_IDS | ids))
+    assert_golden(trace_path, "steps_range_work", case, _bounds(RANGES), **params)
 
 
 def test_steps_window_work(trace_path):
@@ -74,14 +86,27 @@ def test_steps_window_work(trace_path):
         {"device": [0, 0, 1], "step": [1, 2, 1], "start": [2_000, 2_500, 0],
          "end": [2_500, 2_650, 1]}
     )  # fmt: skip
-    assert_golden(trace_path, "steps_window_work", "two_steps", _bounds(windows))
+    assert_golden(trace_path, "steps_window_work", "two_steps", _bounds(windows), **NO_IDS)
+
+
+@pytest.mark.parametrize(
+    ("case", "ids"), [("stream_20", {"stream": 20}), ("device_1", {"device": 1})]
+)
+def test_steps_window_work_narrowed(trace_path, case, ids):
+    # the windows of test_steps_window_work: stream 20 holds B's FILL (step 1); device 1's
+    # window holds nothing
+    windows = pl.DataFrame(
+        {"device": [0, 0, 1], "step": [1, 2, 1], "start": [2_000, 2_500, 0],
+         "end": [2_500, 2_650, 1]}
+    )  # fmt: skip
+    assert_golden(trace_path, "steps_window_work", case, _bounds(windows), **(NO_IDS | ids))
 
 
 def _select_step_1(trace):
     from tracelens.filters import select_work
 
     _bounds(RANGES)(trace)
-    select_work(trace, "steps_range_work", first=1, last=1)
+    select_work(trace, "steps_range_work", first=1, last=1, **NO_IDS)
 
 
 def test_selection_span(trace_path):
@@ -104,7 +129,7 @@ def _step_work(trace):
 
     _bounds(WINDOWS)(trace)
     sql = "CREATE TEMP TABLE step_work AS " + _resources.query("steps_window_work")
-    trace.db.execute(sql)
+    trace.db.execute(sql, NO_IDS)
 
 
 def test_steps_top_kernels(trace_path):
@@ -130,7 +155,7 @@ def _range_step_work(trace):
 
     _bounds(RANGES)(trace)
     sql = "CREATE TEMP TABLE step_work AS " + _resources.query("steps_range_work")
-    trace.db.execute(sql, {"first": 1, "last": 3})
+    trace.db.execute(sql, {"first": 1, "last": 3, **NO_IDS})
 
 
 @pytest.mark.parametrize("filters", [{}, {"pid": A}, {"device": 1}], ids=["all", "pid_a", "dev1"])
@@ -179,7 +204,7 @@ def _select_windows(trace):
     from tracelens.filters import select_work
 
     _bounds(WINDOWS)(trace)
-    select_work(trace, "steps_window_work")
+    select_work(trace, "steps_window_work", **NO_IDS)
 
 
 PASSING = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, selection=1)
@@ -206,16 +231,15 @@ def test_selection_passing_size(trace_path, case, filters):
 
 
 def _select_b_in_step_work(trace):
-    # step_work: the two steps' work; selection 2: B's part of it (its FILL, in step 1)
+    # step_work: the two steps' work; selection 1: B's part of it (its FILL, in step 1)
     from tracelens.filters import select_work
 
     _step_work(trace)
-    first = select_work(trace, "steps_window_work")
-    select_work(trace, "_selection_passing", first, **(PASSING | {"pid": B}))
+    select_work(trace, "steps_window_work", **(NO_IDS | {"pid": B}))
 
 
 def test_steps_selected_steps(trace_path):
-    assert_golden(trace_path, "steps_selected_steps", "pid_b", _select_b_in_step_work, selection=2)
+    assert_golden(trace_path, "steps_selected_steps", "pid_b", _select_b_in_step_work, selection=1)
 
 
 @pytest.mark.parametrize(("case", "filters"), [("all", {}), ("pid_b", {"pid": B})])
