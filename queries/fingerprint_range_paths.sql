@@ -16,7 +16,8 @@
 -- Columns:
 --   path_id  BIGINT   nvtx_tree.range_id, or fp_overlap_paths.path_id (< 0)
 --   ranges   STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[]
---                     outermost first (by start, then the longest first, then label):
+--                     outermost first (the tree's parent links: by start, then the
+--                     longest first; of identical ranges the first is the parent):
 --                     label, start and end in ns from session start
 WITH RECURSIVE
 nodes AS MATERIALIZED (
@@ -32,11 +33,10 @@ chains AS (
     SELECT n.range_id, list_append(c.ranges, n.own)
     FROM chains AS c JOIN nodes AS n ON n.parent_id = c.range_id
 )
-SELECT range_id::BIGINT AS path_id,
-       list_transform(
-           list_sort(list_transform(ranges, lambda r: {'s': r.start, 'e': -r."end", 'l': r.label})),
-           lambda k: {'label': k.l, 'start': k.s, 'end': -k.e}
-       ) AS ranges
+-- The chain is already outermost first (each range appended under its parent); sorting it
+-- by (start, longest first, label) put identical nested ranges in name order (r0, r1, r10,
+-- r2, ...), not the tree's (of two identical ranges, the first is the parent).
+SELECT range_id::BIGINT AS path_id, ranges
 FROM chains
 UNION ALL
 SELECT path_id, ranges FROM fp_overlap_paths

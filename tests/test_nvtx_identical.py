@@ -76,7 +76,8 @@ def test_fingerprint_region_holds_every_identical_range(tmp_path):
     with tracelens.open(path, cache=False) as t:
         doc = tracelens.fingerprint(t)
     (region,) = {tuple(p["region"]) for p in doc["paths"]}
-    assert sorted(region) == sorted(f"r{i}" for i in range(20))
+    # outermost first, in the tree's nesting order (not r0, r1, r10, r11, ..., r2)
+    assert region == tuple(f"r{i}" for i in range(20))
 
 
 def test_identical_ranges_beside_others(tmp_path):
