@@ -200,23 +200,15 @@ def _passing(
 ) -> tuple[EventFilter, list[int]]:
     """``where`` narrowed to the selected steps' work on its device, of its process and on
     its stream (``query`` with ``params``: the step work query, which filters them in its
-    one pass over the work when a process or stream is named; a device alone is narrowed
-    after, ``queries/_selection_passing.sql``), and the steps of ``held`` that hold some
-    of it: with a process or a stream, counted from that work
+    one pass over the work), and the steps of ``held`` that hold some of it: with a
+    process or a stream, counted from that work
     (``queries/steps_selected_steps.sql``; the steps table does not say which process or
     stream a step's work is on). Needs ``step_bounds`` registered."""
     from . import _resources
     from .filters import select_work
 
     if where.pid is None and where.stream is None:
-        narrowed = select_work(trace, query, where, **params)
-        if where.device is None:
-            return narrowed, held
-        passing = select_work(
-            trace, "_selection_passing", narrowed, selection=narrowed.selection,
-            start_ns=None, end_ns=None, device=where.device, pid=None, stream=None,
-        )  # fmt: skip
-        return passing, held
+        return select_work(trace, query, where, **params), held
     con = trace.db
     con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
     try:
@@ -351,14 +343,10 @@ def _step_work(
 ) -> tuple[str, pl.DataFrame, dict[str, Any]]:
     """The query that lists the GPU work of steps [first, last] with its step number, the
     step bounds it reads (registered as ``step_bounds``, see :func:`_registered`) and its
-    parameters: NVTX steps by their ranges, period steps by their windows; with ``where``
-    naming a process or a stream, the work on its device, of its process and on its stream
-    only (else all of it)."""
+    parameters: NVTX steps by their ranges, period steps by their windows; the work on
+    ``where``'s device, of its process and on its stream only (None: all of it)."""
     ids = {"device": None, "pid": None, "stream": None}
-    if where is not None and (where.pid is not None or where.stream is not None):
-        # a device alone is narrowed after (_passing): filtered in the query, its operations
-        # become the join's build side (census --device 0 --step 3 of the 5M NVTX trace:
-        # 1.17 -> 1.37 GB peak for 0.5-1.5 of 13 CPU s)
+    if where is not None:
         ids = {"device": where.device, "pid": where.pid, "stream": where.stream}
     if found.ranges is None:
         return "steps_window_work", _period_windows(found.frame, first, last), ids

@@ -211,17 +211,6 @@ PASSING = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None, s
 
 
 @pytest.mark.parametrize(
-    ("case", "filters"),
-    [("pid_a", {"pid": A}), ("stream_20", {"stream": 20}), ("window", {"start_ns": 2_400,
-     "end_ns": 2_450})],
-)  # fmt: skip
-def test_selection_passing(trace_path, case, filters):
-    # A's four operations; B's FILL (stream 20); the copy alone runs 2,400-2,450
-    params = PASSING | filters
-    assert_golden(trace_path, "_selection_passing", case, _select_windows, **params)
-
-
-@pytest.mark.parametrize(
     ("case", "filters"), [("all", {}), ("device_1", {"device": 1}), ("pid_b", {"pid": B})]
 )
 def test_selection_passing_size(trace_path, case, filters):
