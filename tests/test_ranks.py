@@ -137,6 +137,25 @@ def test_a_different_kernel_set_is_named(tmp_path):
     assert r.findings[0].startswith("rank 1 made the others wait 38.00 ms per step")
 
 
+def test_a_path_difference_without_nvtx_names_the_region_by_steps(tmp_path):
+    """Without NVTX the regions are the steps: the difference is in "(the whole step)", as
+    the fingerprint says it, not "(the step, outside deeper NVTX ranges)"."""
+    import sqlite3
+
+    rs = build_rank_set(tmp_path, ranks=3, steps=6, slow_rank=None, odd_rank=2)
+    for path in rs.paths:
+        con = sqlite3.connect(path)
+        con.execute("DELETE FROM NVTX_EVENTS")
+        con.commit()
+        con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    detail = r.inconsistencies.filter(pl.col("what") == "path")["detail"].to_list()
+    assert len(detail) == 1
+    assert detail[0].startswith(
+        "differs from rank 0's: (the whole step), step 1, device 0, launch #5: added sm80_xmma"
+    )
+
+
 def test_a_rank_with_other_collective_calls_is_named(tmp_path):
     """A rank that skipped one AllReduce (its 2nd): one call fewer, and from there its k-th
     call is not the others' k-th."""

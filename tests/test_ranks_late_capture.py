@@ -161,3 +161,50 @@ def test_launches_at_both_ends_that_the_steps_do_not_count_keep_their_total():
         "rank 2 holds 2 fewer steps (2 vs 4: a capture that started later and ended earlier): "
         "20 launches of rank 0, at its start and end, are in rank 0 only"
     )
+
+
+def test_a_capture_too_short_to_find_steps_in_is_a_capture_difference(tmp_path):
+    # rank 3 holds steps 5-6 of 6: too few to find steps in, so its regions are its NVTX
+    # ranges where the others' are their steps; not "differs (path): (outside NVTX
+    # ranges), device 0, launch #1: removed ncclDevKernel_AllGather..."
+    rs = build_rank_set(tmp_path, ranks=4, steps=6, slow_rank=2)
+    con = sqlite3.connect(rs.paths[3])
+    for table in TABLES:
+        con.execute(f"DELETE FROM {table} WHERE start < ?", (CUT_NS + 2 * STEP_PERIOD_NS,))
+    con.commit()
+    con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    mine = r.inconsistencies.filter(pl.col("rank") == 3)
+    assert mine["what"].to_list() == ["capture", "collectives"]
+    assert mine["detail"][0] == (
+        "rank 0's path over a shorter capture: rank 3's is too short to find steps in (10 "
+        "launches; rank 0's: 30 launches, 6 steps by marker), and each of its kernels runs no "
+        "more often than in rank 0's; not compared region by region"
+    )
+    assert not any("differs (path)" in f for f in r.findings)
+
+
+def _doc(steps: int, paths: list[dict], names: list[str]) -> dict:
+    launches = sum(len(p["sequence"]) * max(len(p["steps"]), 1) for p in paths)
+    return {
+        "steps": {"method": "marker" if steps else "none", "count": steps},
+        "launches": launches,
+        "variants": [{"id": i, "name": n} for i, n in enumerate(names)],
+        "paths": paths,
+    }
+
+
+def test_a_short_capture_running_other_kernels_is_no_capture_difference():
+    from tracelens.ranks.consistency import _too_short_for_steps
+
+    base = _doc(3, [{"device": 0, "region": [], "steps": [1, 2, 3], "sequence": [0, 1]}], "ab")
+    short = _doc(0, [{"device": 0, "region": ["s 3"], "steps": [], "sequence": [1, 0]}], "ab")
+    assert _too_short_for_steps(base, short) is not None
+    # a kernel the common path does not run, or runs less often, is a path difference
+    other = _doc(0, [{"device": 0, "region": ["s 3"], "steps": [], "sequence": [2, 0]}], "abc")
+    assert _too_short_for_steps(base, other) is None
+    more = _doc(0, [{"device": 0, "region": [], "steps": [], "sequence": [0] * 4}], "ab")
+    assert _too_short_for_steps(base, more) is None
+    # another device's launches are not this device's
+    moved = _doc(0, [{"device": 1, "region": [], "steps": [], "sequence": [0]}], "ab")
+    assert _too_short_for_steps(base, moved) is None

@@ -105,13 +105,67 @@ def _path_differences(
                 # the same path over a shorter or shifted capture: a capture difference
                 rows.append(_capture_row(rank, model, diff.capture, spans or {}, by_rank))
                 continue
-            where = divergence_text(first) if first is not None else "same kernels, other counts"
+            short = _too_short_for_steps(base, other)
+            if first is not None and short is not None:
+                rows.append({"rank": rank, "what": "capture", "detail": short(rank, model)})
+                continue
+            where = (
+                divergence_text(first, diff.nvtx_regions)
+                if first is not None
+                else "same kernels, other counts"
+            )
         if len(where) > _DETAIL_CHARS:  # NVTX labels can be whole JSON documents (dlprof)
             where = where[: _DETAIL_CHARS - 3] + "..."
         rows.append(
             {"rank": rank, "what": "path", "detail": f"differs from rank {model}'s: {where}"}
         )
     return rows
+
+
+def _too_short_for_steps(base: dict, other: dict):
+    """When ``other`` (a rank's fingerprint) found no steps where ``base`` (the common
+    path's) found some, and each of its kernels, device by device, runs no more often than
+    in ``base``: a function (rank, model) -> the capture difference in words; else None.
+    A capture too short to find steps in (two steps of six) has its NVTX ranges or the
+    whole capture as regions where the others have their steps, so no region of one is a
+    region of the other and every launch would read as removed from a region: compared as
+    a shorter capture, by the launches of each kernel, it claims no path change."""
+    steps, mine = base["steps"], other["steps"]
+    if mine["count"] or not steps["count"]:
+        return None
+    theirs, held = _kernel_launches(base), _kernel_launches(other)
+    if any(n > theirs.get(key, 0) for key, n in held.items()):
+        return None
+    launches = f"{other['launches']:,} launch{'es' if other['launches'] != 1 else ''}"
+
+    def said(rank: int, model: int) -> str:
+        return (
+            f"rank {model}'s path over a shorter capture: rank {rank}'s is too short to find "
+            f"steps in ({launches}; rank {model}'s: {base['launches']:,} launches, "
+            f"{steps['count']:,} steps by {steps['method']}), and each of its kernels runs "
+            f"no more often than in rank {model}'s; not compared region by region"
+        )
+
+    return said
+
+
+def _kernel_launches(doc: dict) -> dict[tuple[int, str], int]:
+    """Launches per (device, kernel variant) of a fingerprint document: each entry's
+    sequence (or its variant counts, when only those are kept) times its steps."""
+    import json
+
+    variants = {
+        v["id"]: json.dumps({k: x for k, x in v.items() if k != "id"}, sort_keys=True)
+        for v in doc["variants"]
+    }
+    out: dict[tuple[int, str], int] = {}
+    for entry in doc["paths"]:
+        times = max(len(entry["steps"]), 1)
+        counts = entry.get("counts") or Counter(entry["sequence"]).items()
+        for variant, n in counts:
+            key = (entry["device"], variants[variant])
+            out[key] = out.get(key, 0) + n * times
+    return out
 
 
 def _capture_row(
