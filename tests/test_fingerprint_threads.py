@@ -8,6 +8,7 @@ from conftest import run_cli
 
 import tracelens
 from tracelens import fingerprint as fp
+from tracelens.fingerprint import threads
 from tracelens.synth import TraceBuilder
 
 US = 1_000
@@ -64,3 +65,42 @@ def test_a_change_on_one_thread_is_still_a_path_change(tmp_path, capsys):
         (tmp_path / "a.json").write_text(fp.dumps(tracelens.fingerprint(trace)))
     rc, out, _ = run_cli(["fingerprint", b, "--check", tmp_path / "a.json"], capsys)
     assert rc == 1 and "launch orders changed" in out, out
+
+
+def _three_threads(path):
+    """Process 10: thread 12's two calls first, then thread 10's six, thread 11's and 12's
+    one more each (10 busiest; 11 and 12 tie at two, 11 first by id); process 20: one
+    thread."""
+    b = TraceBuilder("3.24.18")
+    b.process(10, "python train.py")
+    b.process(20, "python serve.py")
+    b.gpu(0)
+    tids = [12, 12, 10, 10, 10, 10, 10, 10, 11, 11, 20, 20]
+    for i, tid in enumerate(tids):
+        tc = 1_000 * US + i * 50 * US
+        pid = 20 if tid == 20 else 10
+        cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=pid, tid=tid)
+        b.kernel("void k(float*)", start=tc + 10 * US, end=tc + 20 * US, pid=pid, stream=7,
+                 correlation_id=cid)  # fmt: skip
+    return b.write(path)
+
+
+def test_sqlite_keeps_the_same_calls_as_the_query(tmp_path):
+    """Read directly, SQLite selects the calls beside each process's busiest thread
+    (threads._export_thread_calls): the rows, ranks and order of
+    queries/fingerprint_thread_calls.sql."""
+    with tracelens.open(_three_threads(tmp_path / "t.sqlite"), cache=False) as trace:
+        export = threads._export_thread_calls(trace)
+        query = trace.query("fingerprint_thread_calls")
+    assert export is not None and export.equals(query)
+    assert export["thread"].to_list() == [2, 2, 1, 1]  # 12's calls first (lower ids), rank 2
+
+
+def test_a_sample_that_misses_the_busiest_thread_reads_the_query(tmp_path, monkeypatch):
+    """A sample of the first two calls (thread 12's) names 12 the busiest; the scan counts
+    thread 10's six calls, more than the sample's two, so the query is read instead."""
+    monkeypatch.setattr(threads, "_SAMPLE_WINDOWS", 1)
+    monkeypatch.setattr(threads, "_SAMPLE_WIDTH", 2)
+    with tracelens.open(_three_threads(tmp_path / "t.sqlite"), cache=False) as trace:
+        assert threads._export_thread_calls(trace) is None
+        assert threads.thread_calls(trace).equals(trace.query("fingerprint_thread_calls"))

@@ -418,3 +418,28 @@ def test_fingerprint_thread_calls(tmp_path):
     with tracelens.open(_threads_trace(tmp_path)) as trace:
         csv = _csv(trace, "fingerprint_thread_calls")
     _check(csv, "fingerprint_thread_calls", "threads")
+
+
+def test_fingerprint_thread_sample_export(tmp_path):
+    """Two runs of three of the 8 calls (rowids 1-3 and 5-7, every 4th row a run's start):
+    threads 78 and 88 one call each, 77 and 79 two; span 8."""
+    from queries.golden import export_query_csv
+
+    path = _threads_trace(tmp_path)
+    csv = export_query_csv(path, "fingerprint_thread_sample_export", windows=2, width=3)
+    _check(csv, "fingerprint_thread_sample_export", "threads")
+
+
+def test_fingerprint_thread_calls_export(tmp_path):
+    """Every call but those of threads 77 and 88 (the second repeated as 14 more skipped
+    threads): thread 78's and 79's, in the table's order."""
+    from queries.golden import export_query_csv
+
+    path = _threads_trace(tmp_path)
+    with tracelens.open(path) as trace:
+        tids = trace.sql("SELECT DISTINCT globalTid FROM runtime_calls")["globalTid"]
+    base = {t & 0xFFFFFF: t for t in tids.to_list()}
+    skipped = [base[77]] + [base[88]] * 15
+    params = {f"t{i}": t for i, t in enumerate(skipped)}
+    csv = export_query_csv(path, "fingerprint_thread_calls_export", limit=100, **params)
+    _check(csv, "fingerprint_thread_calls_export", "threads")

@@ -13,15 +13,20 @@ The threads are ranked per process, the busiest (most CUDA API calls) first, the
 (``queries/fingerprint_thread_calls.sql``): a count the program fixes, where which of two
 threads calls first is the scheduler's choice too. Only the calls of the other threads are
 kept (on the 5M-kernel bench trace, 43k of 5M), so a launch's rank is 0 unless its call is
-among those. The query reads two columns of every call (0.5-0.8 CPU s on the bench
-trace's 5M); asking SQLite first whether any process has two threads (its DISTINCT, ~0.3
-CPU s) saved that on traces whose processes call from one thread each, but PyTorch's
-autograd engine launches the backward pass from a thread of its own, so most training
-traces, the bench trace among them, would pay both.
+among those. The query reads two columns of every call (~0.75 CPU s and ~100 MB on the
+bench trace's 5M). On a SQLite export read directly (or through a cache entry that lacks
+those columns) SQLite keeps those calls itself instead (:func:`_export_thread_calls`): a
+sample of the table names each process's busiest thread, one scan returns the other
+threads' calls, and their counts, exact, are checked against the sample's lower bound of
+the busiest's; where the check fails the query is read. Asking SQLite whether any process
+has two threads (its DISTINCT, ~0.3 CPU s) would not save the scan: PyTorch's autograd
+engine launches the backward pass from a thread of its own, so most training traces, the
+bench trace among them, have two.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,14 +36,123 @@ if TYPE_CHECKING:
 
 # globalTid's thread bits (tid_of in queries/_shared.sql)
 _TID_BITS = 0xFFFFFF
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+_CALL_COLUMNS = {"globalTid", "correlationId"}
+# The sample (queries/fingerprint_thread_sample_export.sql): 128 runs of 1024 rows, 131k rows
+# (~0.03 CPU s), so that a thread with under ~1% of its process's calls beside one with the
+# rest is told apart from it by the sample alone (the bench trace's: 0.85%).
+_SAMPLE_WINDOWS = 128
+_SAMPLE_WIDTH = 1024
+# More calls beside the sampled busiest threads than this and the query is read instead:
+# SQLite's rows come to Python as objects (the bench trace has 43k).
+_SQLITE_ROWS_MAX = 200_000
+# The threads queries/fingerprint_thread_calls_export.sql skips (one per process): a trace
+# with more processes reads the query.
+_SKIPPED_MAX = 16
 
 
 def thread_calls(trace: Trace) -> pl.DataFrame | None:
     """(global_pid, correlation_id, thread) of the calls made on a thread that is not its
     process's busiest (``queries/fingerprint_thread_calls.sql``); None when none is (each
     process made its calls from one thread)."""
-    calls = trace.query("fingerprint_thread_calls")
+    calls = _export_thread_calls(trace)
+    if calls is None:
+        calls = trace.query("fingerprint_thread_calls")
     return None if calls.is_empty() else calls
+
+
+def _export_thread_calls(trace: Trace) -> pl.DataFrame | None:
+    """``queries/fingerprint_thread_calls.sql``'s rows, as SQLite selects them from the
+    export; None where that query must be read instead: not a SQLite export read directly,
+    a cache entry that holds the calls' columns (Parquet is the cheaper read), a runtime
+    table without them, a value that is not an integer, or a sample that did not show a
+    process's busiest thread."""
+    if not _reads_export(trace):
+        return None
+    from .. import _resources
+
+    sample = trace._sqlite_rows(
+        _resources.query("fingerprint_thread_sample_export"),
+        {"windows": _SAMPLE_WINDOWS, "width": _SAMPLE_WIDTH},
+    )
+    if not all(type(tid) is int for tid, _, _ in sample):
+        return None
+    busiest = _sampled_busiest(sample)
+    if not busiest or len(busiest) > _SKIPPED_MAX:
+        return None
+    skipped = [tid for tid, _ in busiest.values()]
+    skipped += skipped[:1] * (_SKIPPED_MAX - len(skipped))  # a repeat compares as the first
+    params = {f"t{i}": tid for i, tid in enumerate(skipped)}
+    rows = trace._sqlite_rows(
+        _resources.query("fingerprint_thread_calls_export"),
+        {**params, "limit": _SQLITE_ROWS_MAX + 1},
+    )
+    if len(rows) > _SQLITE_ROWS_MAX:
+        return None
+    if not all(type(tid) is int and type(cid) in (int, type(None)) for tid, cid in rows):
+        return None
+    ranks = _ranks(Counter(tid for tid, _ in rows), busiest)
+    return None if ranks is None else _ranked_calls(rows, ranks)
+
+
+def _sampled_busiest(sample: list[tuple[int, int, int]]) -> dict[int, tuple[int, int]] | None:
+    """process -> (its most sampled thread, that thread's sampled calls), from the rows of
+    ``queries/fingerprint_thread_sample_export.sql``; None when some process's second
+    thread looks busy enough (its sampled calls scaled to the table, twice over, reach the
+    busiest's sampled calls) that the busiest's sampled calls may not bound its count above
+    the other's: the scan would be wasted (a thread per pass, say), so the query is read.
+    A sample of the whole table counts exactly: the scan's counts decide (:func:`_ranks`)."""
+    busiest: dict[int, tuple[int, int]] = {}
+    scale = 1.0
+    for tid, seen, span in sorted(sample, key=lambda row: (-row[1], row[0])):
+        scale = max(span / (_SAMPLE_WINDOWS * _SAMPLE_WIDTH), 1.0)
+        pid = tid - (tid & _TID_BITS)
+        if pid not in busiest:
+            busiest[pid] = (tid, seen)
+        elif scale > 1 and 2 * seen * scale >= busiest[pid][1]:
+            return None
+    return busiest
+
+
+def _reads_export(trace: Trace) -> bool:
+    """Whether the calls' threads are best read by SQLite from the export itself."""
+    trace.db  # noqa: B018  (opening the connection sets up the trace's cache, if any)
+    if trace._sqlite is None or not _CALL_COLUMNS <= set(trace.tables.get(RUNTIME_TABLE, ())):
+        return False
+    lazy = trace._lazy
+    cached = () if lazy is None or lazy.off else lazy.columns.get(RUNTIME_TABLE, ())
+    return not _CALL_COLUMNS <= set(cached)
+
+
+def _ranks(counts: Counter, busiest: dict[int, tuple[int, int]]) -> dict[int, int] | None:
+    """Each counted thread's rank in its process (the query's: most calls first, then id),
+    the sampled busiest being rank 0; None when a counted thread may outrank it (its exact
+    count is not below the busiest's sampled one, a lower bound)."""
+    by_process: dict[int, list[tuple[int, int]]] = {}
+    for tid, n in counts.items():
+        by_process.setdefault(tid - (tid & _TID_BITS), []).append((-n, tid))
+    ranks = {}
+    for pid, threads in by_process.items():
+        threads.sort()
+        first = 0
+        if pid in busiest:
+            top, seen = busiest[pid]
+            if threads[0] < (-seen, top):  # may call more often than the sampled busiest
+                return None
+            first = 1
+        ranks.update((tid, first + i) for i, (_, tid) in enumerate(threads))
+    return ranks
+
+
+def _ranked_calls(rows: list[tuple], ranks: dict[int, int]) -> pl.DataFrame:
+    """(global_pid, correlation_id, thread) of the rows of threads ranked above 0, distinct,
+    in the query's order (process, correlation id; NULL last)."""
+    import polars as pl
+
+    kept = {(tid - (tid & _TID_BITS), cid, ranks[tid]) for tid, cid in rows if ranks[tid]}
+    schema = {"global_pid": pl.Int64, "correlation_id": pl.Int64, "thread": pl.Int32}
+    frame = pl.DataFrame(list(kept), schema=schema, orient="row")
+    return frame.sort(["global_pid", "correlation_id", "thread"], nulls_last=True)
 
 
 def launch_threads(launches: pl.DataFrame, calls: pl.DataFrame) -> pl.Series:
