@@ -13,15 +13,16 @@ The threads are ranked per process, the busiest (most CUDA API calls) first, the
 (``queries/fingerprint_thread_calls.sql``): a count the program fixes, where which of two
 threads calls first is the scheduler's choice too. Only the calls of the other threads are
 kept (on the 5M-kernel bench trace, 43k of 5M), so a launch's rank is 0 unless its call is
-among those. The query reads two columns of every call (~0.75 CPU s and ~100 MB on the
-bench trace's 5M). On a SQLite export read directly (or through a cache entry that lacks
-those columns) SQLite keeps those calls itself instead (:func:`_export_thread_calls`): a
-sample of the table names each process's busiest thread, one scan returns the other
-threads' calls, and their counts, exact, are checked against the sample's lower bound of
-the busiest's; where the check fails the query is read. Asking SQLite whether any process
-has two threads (its DISTINCT, ~0.3 CPU s) would not save the scan: PyTorch's autograd
-engine launches the backward pass from a thread of its own, so most training traces, the
-bench trace among them, have two.
+among those. The query reads two columns of every call (0.6-0.75 CPU s on the bench
+trace's 5M). On a SQLite export read directly (or through a cache entry that lacks those
+columns) SQLite keeps those calls itself instead (:func:`_export_thread_calls`, 0.47 CPU s
+there; the whole command's peak 1.09-1.13 -> 1.05 GB): a sample of the table names each
+process's busiest thread, one scan returns the other threads' calls, and their counts,
+exact, are checked against the sample's lower bound of the busiest's; where the check
+fails the query is read. Asking SQLite whether any process has two threads (its
+DISTINCT, ~0.3 CPU s) would not save the scan: PyTorch's autograd engine launches the
+backward pass from a thread of its own, so most training traces, the bench trace among
+them, have two.
 """
 
 from __future__ import annotations
