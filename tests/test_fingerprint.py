@@ -409,21 +409,21 @@ def test_long_sequences_are_aligned_window_by_window(monkeypatch):
     differ: 9,000 x 8,998 launches here) the sequences are aligned in windows, never by one
     quadratic match, and each change is found where it is: a variant in step 40, a merge
     kernel added in step 70, a grid in step 100, B's capture three launches short."""
-    compare = importlib.import_module("tracelens.fingerprint.compare")
+    edits = importlib.import_module("tracelens.fingerprint.edits")
     a = _program(150, {}, set())
     b = _program(150, {(40, 10): ("splitK", 1), (100, 5): ("k5", 8)}, {70})[:-3]
     sizes = []
-    real = compare.difflib.SequenceMatcher
+    real = edits.difflib.SequenceMatcher
 
     def matcher(junk, x, y, autojunk):
         sizes.append(len(x) * len(y))
         return real(junk, x, y, autojunk)
 
-    monkeypatch.setattr(compare.difflib, "SequenceMatcher", matcher)
-    monkeypatch.setattr(compare, "_EDITS_MAX", 2)  # the fallback past the edit script's bound
-    changes = compare._sequence_changes(a, b)
-    assert len(a) * len(b) > compare._EXACT_PAIRS
-    assert max(sizes) <= compare._WINDOW**2
+    monkeypatch.setattr(edits.difflib, "SequenceMatcher", matcher)
+    monkeypatch.setattr(edits, "_EDITS_MAX", 2)  # the fallback past the edit script's bound
+    changes = edits._sequence_changes(a, b)
+    assert len(a) * len(b) > edits._EXACT_PAIRS
+    assert max(sizes) <= edits._WINDOW**2
     assert [(c.kind, c.position) for c in changes] == [
         ("variant", 40 * 60 + 10 + 1),
         ("added", 70 * 60 + 31 + 1),

@@ -75,10 +75,11 @@ def test_regions_past_the_budget_are_compared_by_counts_and_the_board_says_so(mo
 def test_outside_a_comparison_nothing_is_counted():
     """The sequences aligned alone (no comparison's budget) spend nothing and never stop."""
     compare = importlib.import_module("tracelens.fingerprint.compare")
+    edits = importlib.import_module("tracelens.fingerprint.edits")
     a, b = _doc(None), _doc(1)
     kernels = [
         compare.Kernel(f"kernel_{i}", (1, 1, 1), (128, 1, 1), "other", (), ()) for i in range(NAMES)
     ]
     x = [kernels[i] for i in a["paths"][0]["sequence"]]
     y = [kernels[i] for i in b["paths"][0]["sequence"]]
-    assert compare._sequence_changes(x, y)
+    assert edits._sequence_changes(x, y)

@@ -1,4 +1,4 @@
-"""tracelens.fingerprint.compare: the alignment of two launch sequences is a minimal edit
+"""tracelens.fingerprint.compare and .edits: the alignment of two launch sequences is a minimal edit
 script, so a repeated program (a region over all its steps, a long unit) is never paired a
 period off (difflib's longest block first reported 8,405 changes for 6 real ones)."""
 
@@ -10,6 +10,7 @@ import random
 import pytest
 
 compare = importlib.import_module("tracelens.fingerprint.compare")
+edits = importlib.import_module("tracelens.fingerprint.edits")
 Kernel = compare.Kernel
 
 STEP = 30  # kernels in one step of the repeated program
@@ -48,7 +49,7 @@ def test_a_repeated_program_reports_exactly_its_real_changes():
         {(50, 7): _kernel("k7_splitK"), (120, 3): _kernel("k3", grid=8), (250, 20): None},
         added={(180, 12)},
     )
-    changes = compare._sequence_changes(a, b)
+    changes = edits._sequence_changes(a, b)
     assert [(c.kind, c.position) for c in changes] == [
         ("variant", _at(50, 7)),
         ("config", _at(120, 3)),
@@ -63,7 +64,7 @@ def test_two_added_kernels_sixty_launches_apart_are_both_added():
     """The case a 512-launch window of difflib paired wrongly."""
     a = _program(20)
     b = _program(20, added={(5, 4), (7, 4)})
-    changes = compare._sequence_changes(a, b)
+    changes = edits._sequence_changes(a, b)
     assert [(c.kind, c.position) for c in changes] == [
         ("added", _at(5, 4) + 1),
         ("added", _at(7, 4) + 2),
@@ -130,7 +131,7 @@ def test_a_replaced_stretch_pairs_kernels_by_family():
     it, and the copy with the copy, as before."""
     a = [_kernel("x"), _kernel("gemm_a"), _kernel("copy_a", family="copy"), _kernel("y")]
     b = [_kernel("x"), _kernel("copy_b", family="copy"), _kernel("y")]
-    changes = compare._sequence_changes(a, b)
+    changes = edits._sequence_changes(a, b)
     assert [(c.kind, c.position, c.a and c.a.name, c.b and c.b.name) for c in changes] == [
         ("removed", 2, "gemm_a", None),
         ("variant", 2, "copy_a", "copy_b"),
@@ -140,13 +141,13 @@ def test_a_replaced_stretch_pairs_kernels_by_family():
 def test_past_the_edit_bound_the_windows_take_over(monkeypatch):
     """More than _EDITS_MAX edits: no edit script over the whole sequences, the windowed
     route aligns them (each window by its own edit script) and still finds every change."""
-    monkeypatch.setattr(compare, "_EDITS_MAX", 4)
+    monkeypatch.setattr(edits, "_EDITS_MAX", 4)
     a = _program(400)
     added = {(s, 4) for s in range(10, 400, 40)} | {(12, 4)}
     b = _program(400, added=added)
-    assert compare._matching_blocks([k.name for k in a], [k.name for k in b]) is None
-    assert len(a) * len(b) > compare._EXACT_PAIRS
-    changes = compare._sequence_changes(a, b)
+    assert edits._matching_blocks([k.name for k in a], [k.name for k in b]) is None
+    assert len(a) * len(b) > edits._EXACT_PAIRS
+    changes = edits._sequence_changes(a, b)
     before = sorted(added)
     expected = [("added", _at(s, 5) + before.index((s, 4))) for s, _ in before]
     assert [(c.kind, c.position) for c in changes] == expected
@@ -168,7 +169,7 @@ def test_the_edit_script_is_minimal(seed):
     for _ in range(200):
         x = [rng.choice("abc") for _ in range(rng.randint(0, 14))]
         y = [rng.choice("abcd") for _ in range(rng.randint(0, 14))]
-        blocks = compare._matching_blocks(x, y)
+        blocks = edits._matching_blocks(x, y)
         assert blocks[-1] == (len(x), len(y), 0)
         end_i = end_j = 0
         for i, j, size in blocks:
@@ -215,7 +216,7 @@ def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(mon
     """More launches lacking than _EDITS_MAX: the whole alignment is by windows, which
     need not put them at the end; B against A's first launches as many finds the switch
     and nothing else."""
-    monkeypatch.setattr(compare, "_EDITS_MAX", 20)
+    monkeypatch.setattr(edits, "_EDITS_MAX", 20)
     b = _program(100, {(40, 7): _kernel("k7_splitK")})
     diff = compare.compare(_doc(_program(300)), _doc(b))
     f = diff.figures

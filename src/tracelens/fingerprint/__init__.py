@@ -20,9 +20,10 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from . import board
-from .build import FORMAT, VERSION, build, normalized_name
+from .build import FORMAT, VERSION, build
 from .compare import Divergence, KernelChange, PathDiff, RegionChange, compare
 from .document import SCHEMA_PATH, dumps, load, loads, validate
+from .names import normalized_name
 
 if TYPE_CHECKING:
     from ..trace import Trace

@@ -1,7 +1,7 @@
 """The alignment work one comparison of two fingerprints may do in all
 (``fingerprint.toml``, ``limits.alignment_steps``).
 
-An edit script gives up past ``compare._EDITS_MAX`` edits after about 1 CPU s, and difflib
+An edit script gives up past ``edits._EDITS_MAX`` edits after about 1 CPU s, and difflib
 then aligns the unit for about as long again (two orders of the same 4,096 launches): a
 pair of runs whose regions all hold the same kernels in another order took that per region.
 :func:`tracelens.fingerprint.compare.compare` runs under one :class:`Budget`; the edit

@@ -30,8 +30,6 @@ names, variants and entries only.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .names import name_code, normalized_name
 from .order import launch_order
 from .threads import thread_calls
 from .units import read_launches, with_steps, with_variants
@@ -83,13 +82,6 @@ VERSION = 8
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
 
-# What is not numerical in a kernel name, on top of tracelens's normalization (argument
-# list cut, casts and spaces canonical): addresses (a pointer template argument is printed
-# as the address, different in every process) and process ids some JIT kernels embed.
-_POINTER_ARG = re.compile(r"\(([^()<>]*\*)\)\d+")  # (float*)140737488355328
-_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-_PID = re.compile(r"(?<![A-Za-z0-9])pid[_=]?\d+")
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -108,26 +100,6 @@ def settings() -> Settings:
         fields.extend(f for f in group["fields"] if f not in fields)
     limits = data["limits"]
     return Settings(tuple(fields), int(limits["block_launches"]), int(limits["all_strings_up_to"]))
-
-
-def normalized_name(name: str) -> str:
-    """The kernel name with what is not numerical removed: tracelens's normal form
-    (``names.normalize``, what ``decode(name).normalized`` is, without the rest of a decode:
-    every string of the export passes here), pointer template arguments and addresses as
-    ``0x…``, embedded pids as ``pid…``."""
-    from ..names import normalize
-
-    text = normalize(name)
-    text = _POINTER_ARG.sub(lambda m: f"({m.group(1)})0x…", text)
-    text = _HEX_ADDRESS.sub("0x…", text)
-    return _PID.sub("pid…", text)
-
-
-def name_code(name: str) -> int:
-    """31-bit code of a normalized name (a function of the name only, so that the block
-    digests of two traces can be compared; the launch configuration is added in SQL)."""
-    digest = hashlib.md5(name.encode("utf-8"), usedforsecurity=False).digest()
-    return int.from_bytes(digest[:4], "big") >> 1
 
 
 def _math_fields(name: str) -> dict[str, str]:

@@ -97,10 +97,10 @@ def aligned_ends(a: list, b: list) -> tuple[list, Ends]:
     """The changes between launch sequences a and b (:func:`trim_ends`): of the whole
     sequences aligned, or of the shorter one against the longer one's first or last launches
     as many, whichever leaves the fewest changes (the whole first on a tie). Past
-    compare._EDITS_MAX launches one side lacks (a capture cut short at scale) the whole
+    edits._EDITS_MAX launches one side lacks (a capture cut short at scale) the whole
     alignment is by windows, which need not put them at an end; the two windows of the
     longer side are each aligned by an edit script only (skipped past its bound)."""
-    from .compare import _block_changes, _by_name, _matching_blocks, _sequence_changes
+    from .edits import _block_changes, _by_name, _matching_blocks, _sequence_changes
 
     n, m = len(a), len(b)
     whole = _sequence_changes(a, b)

@@ -257,7 +257,7 @@ def alignment_pairs(a: dict, b: dict) -> int:
     region, step), or per (device, region) over all steps when the two documents' steps
     differ, the product of the two sequences' lengths. An upper bound of its work: its
     minimal edit script costs about (n + m) x the launches that differ (near-linear when
-    the ranks differ in few places), and past fingerprint.compare._EDITS_MAX differing
+    the ranks differ in few places), and past fingerprint.edits._EDITS_MAX differing
     launches difflib (n x m) or windows of it take over. Linear in the documents' size."""
     from ..fingerprint.compare import steps_note
 
