@@ -133,7 +133,12 @@ def test_gap_rows_of_a_stream_or_process_say_what_they_are(tmp_path, capsys):
         "tracelens: note: gap rows are stretches without GPU work of {}; other streams "
         "or processes may run on the device then\n"
     )
-    for flags, what in ((["--stream", "7"], "stream 7"), (["--pid", "4242"], "pid 4242")):
+    cases = (
+        (["--stream", "7"], "stream 7"),
+        (["--pid", "4242"], "pid 4242"),
+        (["--stream", "7", "--limit", "0"], "stream 7"),  # every row: a polars frame
+    )
+    for flags, what in cases:
         rc, out, err = run_cli(["timeline", path, *flags, "--gap", "1us", "-f", "csv"], capsys)
         assert rc == 0 and ",gap," in out
         assert err == note.format(what)

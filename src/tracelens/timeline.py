@@ -263,12 +263,12 @@ def selection_gaps_note(result: Timeline, where: EventFilter | None) -> str | No
     if where is None or (where.stream is None and where.pid is None):
         return None
     events = result.events
-    kinds = (
-        [r[events.columns.index("kind")] for r in events.data]
-        if hasattr(events, "data")
-        else events["kind"].to_list()
-    )
-    if "gap" not in kinds:
+    if hasattr(events, "data"):  # a page as plain rows
+        kind = events.columns.index("kind")
+        has_gap = any(row[kind] == "gap" for row in events.data)
+    else:  # every row: compared in polars, not turned into a Python list of millions
+        has_gap = bool((events["kind"] == "gap").any())
+    if not has_gap:
         return None
     parts = [f"stream {where.stream}"] if where.stream is not None else []
     parts += [f"pid {where.pid}"] if where.pid is not None else []
