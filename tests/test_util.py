@@ -368,10 +368,10 @@ def test_distinct_name_ids(ids):
     """The distinct ids of a name id column (dense range: a flag per id; wide: hashed)."""
     import polars as pl
 
-    from tracelens.util_ops import distinct_ids
+    from tracelens.util_ops import _distinct_ids
 
     column = pl.Series(ids, dtype=pl.Int64)
-    assert distinct_ids(column) == sorted({i for i in ids if i is not None})
+    assert _distinct_ids(column) == sorted({i for i in ids if i is not None})
 
 
 def test_the_sort_takes_the_read_and_gives_its_rows_by_device_and_start():
@@ -400,62 +400,3 @@ def test_record_counts_count_each_kind_and_leave_out_the_absent():
     work = pl.DataFrame({"kind": [0, 3, 0, 2, 0, 3]}, schema={"kind": pl.Int8})
     assert record_counts(work) == {"kernel": 3, "memset": 1}
     assert record_counts(work.clear()) == {}
-
-
-def _four_devices():
-    """Kernels, an all-reduce and a copy on each of devices 0-3, idle gaps between them."""
-    ops = []
-    for d in range(4):
-        b0 = BASE + 1_000 * d
-        ops += [
-            Op("kernel", "compute", d, 7, b0, b0 + 100, b0 - 50),
-            Op("kernel", "communication", d, 8, b0 + 50, b0 + 150 + d, b0 - 40),
-            Op("memcpy", "memory", d, 7, b0 + 300, b0 + 320, b0 + 250),
-            Op("kernel", "compute2", d, 7, b0 + 400, b0 + 500 + 10 * d, b0 + 390),
-        ]
-    return ops
-
-
-def test_work_facts_give_the_window_and_classes_of_the_work(tmp_path):
-    """util sorts its read on a thread while it reads the API calls (util._sorted_meanwhile):
-    what work_params reads of the read (its span and kernel names) comes from a few rows
-    (util._work_facts), which give the same parameters as the whole read; a read with no
-    kernel or no row at all too."""
-    import polars as pl
-
-    from tracelens.util import _work_facts, read_work, work_params
-
-    path = write_trace(tmp_path / "four.sqlite", _four_devices(), [(BASE + 330, BASE + 380)])
-    with tracelens.open(path) as trace:
-        work = read_work(trace)
-        facts = _work_facts(work)
-        assert facts.height < work.height
-        assert work_params(trace, None, facts) == work_params(trace, None, work)
-        copies = work.filter(pl.col("name_id").is_null())
-        assert copies.height and _work_facts(copies)["name_id"].to_list() == [None]
-        assert work_params(trace, None, _work_facts(copies)) == work_params(trace, None, copies)
-        empty = work.clear()
-        assert _work_facts(empty).is_empty()
-        assert work_params(trace, None, _work_facts(empty)) == work_params(trace, None, empty)
-
-
-def test_devices_swept_on_threads_as_one_after_another(tmp_path, monkeypatch):
-    """util_sweep sweeps two devices at a time on threads (_each_device): the same devices,
-    idle causes and communication, in the same order, as one device after another."""
-    import os
-
-    from tracelens import util_sweep
-
-    path = write_trace(tmp_path / "four.sqlite", _four_devices(), [(BASE + 330, BASE + 380)])
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    runs = {}
-    for sweepers in (1, 2):
-        monkeypatch.setattr(util_sweep, "_SWEEPERS", sweepers)
-        with tracelens.open(path) as trace:
-            runs[sweepers] = trace.util()
-    alone, threaded = runs[1], runs[2]
-    assert threaded.frame["device"].to_list() == [0, 1, 2, 3]
-    assert threaded.frame.equals(alone.frame)
-    assert threaded.idle_causes.equals(alone.idle_causes)
-    assert threaded.communication.equals(alone.communication)
-    assert threaded.communication.height == 4

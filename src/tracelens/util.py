@@ -46,7 +46,6 @@ from .util_sweep import ACCOUNTING_COLUMNS, device_sweep
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from concurrent.futures import Future
 
     import polars as pl
 
@@ -278,45 +277,11 @@ def accounting_and_work(
     _require_work(trace)
     keep = keep and (where is None or where.is_whole()) and util_workfile.keeps(trace)
     rows, records = unsorted_work(trace, where, context)
-    facts = _work_facts(rows)
     held = [rows]
     del rows  # the sort frees each column of the read once gathered
-    sorting = _sorted_meanwhile(held)
-    util, calls = _accounting(trace, where, [facts], sorting.result, records, keep)
-    return util, calls, sorting.result()
-
-
-def _work_facts(work: pl.DataFrame) -> pl.DataFrame:
-    """What :func:`work_params` reads of ``work`` (start_ns, end_ns, name_id), in a few
-    rows: the distinct kernel name ids (or one NULL id when ``work`` has rows and no
-    kernel), each with the earliest start and the latest end of ``work``; no rows when
-    ``work`` has none. The window and the kernel classes of these rows are ``work``'s, and
-    the read can be sorted meanwhile (:func:`_sorted_meanwhile`) with no second reference
-    keeping each of its columns alive."""
-    import polars as pl
-
-    from .util_ops import distinct_ids
-
-    ids = distinct_ids(work["name_id"]) or ([None] if work.height else [])
-    first, last = work.select(pl.col("start_ns").min(), pl.col("end_ns").max()).row(0)
-    return pl.DataFrame(
-        {"start_ns": [first] * len(ids), "end_ns": [last] * len(ids), "name_id": ids},
-        schema={"start_ns": pl.Int64, "end_ns": pl.Int64, "name_id": pl.Int64},
-    )
-
-
-def _sorted_meanwhile(held: list[pl.DataFrame]) -> Future[pl.DataFrame]:
-    """:func:`~tracelens.util_order.taken_by_device_start` of the one frame ``held`` holds,
-    on a thread of its own: polars releases the GIL while it sorts and gathers, so the read
-    of the API calls and the kernel classes (DuckDB, on this thread) go on beside it (on the
-    5M-kernel benchmark the sort is ~0.7 CPU s, the calls' read 0.5 cached to 2 direct)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracelens-sort")
-    try:
-        return pool.submit(taken_by_device_start, held)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with its one task
+    work = taken_by_device_start(held)
+    util, calls = _accounting(trace, where, [work], lambda: work, records, keep)
+    return util, calls, work
 
 
 def _accounting(
@@ -330,8 +295,7 @@ def _accounting(
     """:func:`accounting_and_calls` of ``where`` from its GPU work: the one frame
     ``unordered`` holds, taken out of it (freed once read, when nothing else holds it), in
     any order (start_ns, end_ns, name_id, launch_start when it has it: the span and the
-    kernel names; or :func:`_work_facts` of it), ``sorted_work()`` the operations by device
-    and start
+    kernel names), ``sorted_work()`` the operations by device and start
     (:func:`read_work`); ``records``: how many of each kind they are, kept with the
     accounting when ``keep``."""
     from . import util_workfile

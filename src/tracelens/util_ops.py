@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["collective_kinds", "distinct_ids", "kernel_classes", "operations", "sync_api_regex"]
+__all__ = ["collective_kinds", "kernel_classes", "operations", "sync_api_regex"]
 
 _NON_COMPUTE = ("communication", "memory")
 
@@ -88,7 +88,7 @@ def kernel_classes(
     if name_ids is None:
         rows = trace.query_rows("util_kernel_names").data
     else:
-        ids_text = ",".join(map(str, distinct_ids(name_ids)))
+        ids_text = ",".join(map(str, _distinct_ids(name_ids)))
         rows = trace.query_rows("util_name_texts", ids=ids_text).data
     names = pl.Series("name", [name for _, name in rows], dtype=pl.String)
     categories = classify_column(names)["category"].to_list()  # vectorized, each name once
@@ -100,7 +100,7 @@ def kernel_classes(
     return ids, classes, collectives
 
 
-def distinct_ids(name_ids: pl.Series) -> list[int]:
+def _distinct_ids(name_ids: pl.Series) -> list[int]:
     """The distinct ids of ``name_ids`` (NULLs left out), in order. StringIds ids are small
     and dense: a flag per id in their range, set where an id occurs, stands in for a hash of
     every row (5M kernels: ~0.025 CPU s where unique() took ~0.06); a wide range hashes."""

@@ -220,7 +220,8 @@ def device_sweep(
         launches = None  # each operation has its launch already: nothing to look up
     span = t1 - t0
     rows, comm_parts = [], []
-    for row, parts in _each_device(_device_slices(ops), syncs, launches, t0, t1):
+    for device, part in _device_slices(ops):
+        row, parts = _device_row(device, part, syncs, launches, t0, t1)
         rows.append(row)
         comm_parts.extend(parts)
     schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
@@ -228,32 +229,6 @@ def device_sweep(
     if span > 0:
         frame = frame.with_columns(utilization=pl.col("busy_ns") / span)
     return Swept(frame, _communication_table(comm_parts, list(kinds)))
-
-
-#: Devices swept at once, at most (each holds ~100 MB of sweep columns per million operations).
-_SWEEPERS = 2
-
-
-def _each_device(
-    slices: list[tuple[int, pl.DataFrame]],
-    syncs: pl.DataFrame,
-    launches: LaunchIndex | None,
-    t0: int,
-    t1: int,
-) -> list[tuple[tuple, list[pl.DataFrame]]]:
-    """:func:`_device_row` of each device of ``slices``, in their order; with several
-    devices, :data:`_SWEEPERS` at a time on threads of their own (polars releases the GIL
-    while it runs, and much of a device's sweep runs on one core: cumulative maxima, sums,
-    searches), where the machine has the cores."""
-    import os
-
-    workers = min(len(slices), _SWEEPERS, os.cpu_count() or 1)
-    if workers < 2:
-        return [_device_row(d, part, syncs, launches, t0, t1) for d, part in slices]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(workers, thread_name_prefix="tracelens-sweep") as pool:
-        return list(pool.map(lambda d: _device_row(*d, syncs, launches, t0, t1), slices))
 
 
 def _compute_cover(part: pl.DataFrame) -> pl.DataFrame:
