@@ -41,8 +41,10 @@ def test_a_cached_diff_says_so_too(pair, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("TRACELENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TRACELENS_CACHE_MIN_MB", "0")
     damaged, clean = pair
-    for _ in range(2):  # the run that builds the cache and keeps the work, then one reading it
-        code, out, err = run_cli(["diff", damaged, clean, "-f", "json"], capsys)
+    # the run that builds the cache and keeps the work and the board; one of another view
+    # (--top), which compares again from the kept work; one reading the kept board
+    for top in ("15", "3", "15"):
+        code, out, err = run_cli(["diff", damaged, clean, "-f", "json", "--top", top], capsys)
         assert code == 0, err
         assert [n for n in json.loads(out)["notes"] if "before" in n] == [f"A: {NOTE}"]
 

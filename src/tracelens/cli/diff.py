@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -92,7 +92,15 @@ def diff(
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
     ranges_a = ranges_b = None
+    view = {"format": fmt, "top": top, "name": name}
+    if fmt not in ("json", "markdown"):
+        view |= c.terminal(output)
+    selections = (a_start, a_end, b_start, b_end, nvtx, a_nvtx, b_nvtx, step)
     with c.open_pair(a, b, demo) as (ta, tb):
+        if all(s is None for s in selections):
+            # the whole traces: the board an earlier run kept, or made and kept
+            text, figures = _whole_board(ta, tb, name, view)
+            return _show(text, figures, output=output, fail_if=fail_if or [])
         if a_nvtx or nvtx:
             where_a, ranges_a = select_nvtx(ta, a_nvtx or nvtx, where_a)
         if b_nvtx or nvtx:
@@ -108,7 +116,8 @@ def diff(
             nvtx_ranges=(ranges_a, ranges_b), selected=selected,
         )  # fmt: skip
         hints = _windows_outside(("A", ta, where_a), ("B", tb, where_b))
-    _show(result, fmt=fmt, top=top, output=output, fail_if=fail_if or [], hints=hints)
+    text, figures = _board(result, view)
+    _show(text, figures, output=output, fail_if=fail_if or [], hints=hints)
 
 
 def _windows_outside(*sides) -> list[str]:
@@ -124,20 +133,36 @@ def _windows_outside(*sides) -> list[str]:
     ]
 
 
-def _show(result, *, fmt: str, top: int, output, fail_if: list[str], hints=()) -> None:
-    """Write the diff in ``fmt``, then ``hints`` on stderr (why a side is empty); exit 1
-    (after the output) when a --fail-if gate trips."""
-    import sys
+def _whole_board(ta, tb, name: str, view: dict) -> tuple[str, Any]:
+    """:func:`_board` of the whole traces, read back when an earlier run kept it in A's
+    cache entry, else made and kept there (:mod:`tracelens.compare.kept`)."""
+    from ..compare import diff as compute
+    from ..compare import kept
 
+    return kept.board(ta, tb, view, lambda: _board(compute(ta, tb, name=name), view))
+
+
+def _board(result, view: dict) -> tuple[str, Any]:
+    """The diff shown as ``view`` says (format, top; a table's width and colour), and the
+    figures ``--fail-if`` reads."""
     from ..compare import render
 
-    gates = c.check_gates(result, fail_if)
-    if fmt == "json":
+    if view["format"] == "json":
         text = render.to_json(result)
-    elif fmt == "markdown":
-        text = render.markdown(result, top=top)
+    elif view["format"] == "markdown":
+        text = render.markdown(result, top=view["top"])
     else:
-        text = render.table(result, top=top, **c.terminal(output))
+        text = render.table(result, top=view["top"], width=view["width"], color=view["color"])
+    return text, result.figures
+
+
+def _show(text: str, figures, *, output, fail_if: list[str], hints=()) -> None:
+    """Write the diff's ``text``, then ``hints`` on stderr (why a side is empty); exit 1
+    (after the output) when a --fail-if gate over ``figures`` trips (a bad gate fails
+    before any output)."""
+    import sys
+
+    gates = c.check_gates(figures, fail_if)
     c.emit(text, output)
     for hint in hints:
         print(f"tracelens: {hint}", file=sys.stderr)
