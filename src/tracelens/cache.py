@@ -302,20 +302,23 @@ def _parallel_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Itera
     scan of the export, four fifths of the copy, took all of its wall time. With
     ``preserve_insertion_order`` off for the copy the scanner's threads each read their own
     ranges of rowids and write their own row groups: the same rows, those of one range in
-    the export's order, the ranges in the order the threads take and finish them (a table of
-    one range, as in every shared test trace, keeps the export's order). Copies DuckDB writes in order in
-    parallel anyway (from temporary tables: the strings, the NVTX rows with their rowids)
-    keep their order. The setting is put back after, also when the copy fails.
+    the export's order, the ranges in the order the threads take and finish them (a table
+    of one range, as in every shared test trace, keeps the export's order). Copies DuckDB
+    writes in order in parallel anyway (from temporary tables: the strings, the NVTX rows
+    with their rowids) keep their order. The setting is put back after, also when the copy
+    fails.
 
-    Order-free readers: every query orders by what it shows, and the step search, util,
-    findings and the fingerprint sort their rows on keys that do not depend on read order
-    (``fingerprint/order.py``, ``util``'s packed sort); the outputs of every command on the
-    5M-kernel bench trace are byte-identical from an ordered and an unordered cache
-    (2026-12-05, see the README's cache text). Measured on that trace (census's three
-    kernel columns, CPU s, load 40-70): ordered on one thread 1.7-2.2, unordered on two
-    1.9-2.4 (the same work split, wall time about halved on an idle machine); restoring the
-    export's order after a parallel read costs more than it saves (a sort by rowid in
-    DuckDB 2.9-3.4 CPU s and 520 MB, in polars 3.4-4.1 and 690 MB).
+    Readers must not depend on the row order: queries order what they show by the rows'
+    columns, and the step search, util and the fingerprint sort on keys of them
+    (``fingerprint/order.py`` keeps read order only among rows equal in every key). Checked:
+    every command of ``bench/run.py --commands`` gave byte-identical output on the
+    5M-kernel trace from an ordered and an unordered cache (2026-12-05), and
+    tests/test_cache.py compares cached and direct answers on a kernel table of three
+    rowid ranges. Measured on the 5M-kernel trace (census's three kernel columns, CPU s,
+    load 40-120): ordered on one thread 1.7-2.2, unordered on two 2.1-2.3 (the same work
+    split over two threads); restoring the export's order after a parallel read costs more
+    than it saves (a sort by rowid in DuckDB 2.9-3.4 CPU s and 520 MB, in polars 3.4-4.1
+    and 690 MB).
 
     Before (f9f8a0d) such copies ran on one thread in the export's order; measured and
     dropped then (2026-12-05, branch buildwall-streamed): the SQLite scan on a second thread
