@@ -486,31 +486,51 @@ def test_what_the_cache_holds_is_read_without_the_sqlite_extension(tmp_path, cac
         assert "gridX" in cache.cached_columns(t.parquet_dir)["CUPTI_ACTIVITY_KIND_KERNEL"]
 
 
-def test_copies_from_the_export_run_on_one_thread_in_the_exports_row_order(tmp_path, cache_dir):
-    # DuckDB writes an ordered COPY from its sqlite scanner on one thread whatever the
-    # setting (the others spin): the cache runs such copies with threads = 1 and sets the
-    # connection's threads back after; a copy DuckDB writes in parallel keeps its threads.
+class _SettingsAtCopy:
+    """A DuckDB connection that notes its threads and insertion-order setting when a COPY
+    starts (what cache._copy runs it with)."""
+
+    def __init__(self, con):
+        self.con, self.seen = con, []
+
+    def execute(self, sql, params=None):
+        if sql.startswith("COPY"):
+            setting = (
+                "SELECT current_setting('threads'), current_setting('preserve_insertion_order')"
+            )
+            self.seen.append(self.con.execute(setting).fetchone())
+        return self.con.execute(sql, params)
+
+
+def test_copies_from_the_export_run_on_every_thread_unordered(tmp_path, cache_dir):
+    # An ordered COPY from the sqlite scanner (no batch indexes) runs on one thread whatever
+    # the setting: the cache copies the export's tables with insertion order off, on every
+    # thread, and sets it back after (also when the copy fails); a copy DuckDB writes in
+    # order in parallel anyway (from a temporary table) keeps its order.
     from tracelens import _engine
 
     path = _demo_copy(tmp_path)
     con = _engine.connect()
     con.execute("SET VARIABLE trace_path = $p", {"p": str(path)})
     con.execute("SET threads = 3")
-    threads = "SELECT current_setting('threads')"
     export = (
-        "SELECT start FROM sqlite_scan(getvariable('trace_path'), 'CUPTI_ACTIVITY_KIND_KERNEL')"
+        "SELECT start, \"end\" FROM sqlite_scan(getvariable('trace_path'), "
+        "'CUPTI_ACTIVITY_KIND_KERNEL')"
     )
     con.execute(f"CREATE TEMP TABLE held AS {export}")
-    copies = {}
-    for select, inside in ((export, 1), ("SELECT * FROM held", 3)):
-        copies[inside] = f"COPY ({select}) TO '{tmp_path / 'x.parquet'}' (FORMAT parquet)"
-        with cache._serial_unless_batched(con, copies[inside]):
-            assert con.execute(threads).fetchone()[0] == inside, select
-        assert con.execute(threads).fetchone()[0] == 3
-    with pytest.raises(RuntimeError), cache._serial_unless_batched(con, copies[1]):
+    watched = _SettingsAtCopy(con)
+    for n, select in enumerate((export, "SELECT * FROM held")):
+        table = cache.Table(f"t{n}.parquet", select, ("start", "end"))
+        cache._copy(watched, table, tmp_path / table.file)
+    assert watched.seen == [(3, False), (3, True)]
+    order = "SELECT current_setting('preserve_insertion_order')"
+    assert con.execute(order).fetchone()[0] is True
+    copy = f"COPY ({export}) TO '{tmp_path / 'x.parquet'}' (FORMAT parquet)"
+    with pytest.raises(RuntimeError), cache._parallel_unless_batched(con, copy):
+        assert con.execute(order).fetchone()[0] is False
         raise RuntimeError  # the setting is put back when the copy fails too
-    assert con.execute(threads).fetchone()[0] == 3
-    # the cached kernels are the export's rows in its order (readers break ties by it)
+    assert con.execute(order).fetchone()[0] is True
+    # the cached kernels are the export's rows (one range of rowids: in its order too)
     with tracelens.open(path) as t:
         t.census()
         cached = t.parquet_dir / "CUPTI_ACTIVITY_KIND_KERNEL.parquet"
@@ -519,3 +539,52 @@ def test_copies_from_the_export_run_on_one_thread_in_the_exports_row_order(tmp_p
         expected = rows.fetchall()
     got = con.execute('SELECT start, "end" FROM read_parquet($f)', {"f": str(cached)}).fetchall()
     assert got == expected and len(set(expected)) > 1
+
+
+def _repeated(src: Path, dest: Path, times: int) -> Path:
+    """``src``'s GPU work and CUDA calls ``times`` times over, each copy later in time (by
+    the trace's span) and with its own correlation ids: a kernel table of several ranges of
+    rowids, which DuckDB's scanner reads on several threads."""
+    _copy(src, dest)
+    with sqlite3.connect(dest) as db:
+        span = db.execute('SELECT max("end") - min(start) + 1000 FROM CUPTI_ACTIVITY_KIND_KERNEL')
+        shift_ns = span.fetchone()[0]
+        shift_ids = db.execute("SELECT max(correlationId) + 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+        shift_ids = shift_ids.fetchone()[0]
+        for table in (
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            "CUPTI_ACTIVITY_KIND_MEMCPY",
+            "CUPTI_ACTIVITY_KIND_MEMSET",
+        ):
+            names = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            rows = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
+            shifted = {
+                "start": "start + ?1",
+                "end": '"end" + ?1',
+                "correlationId": "correlationId + ?2",
+            }
+            select = ", ".join(shifted.get(n, f'"{n}"') for n in names)
+            quoted = ", ".join(f'"{n}"' for n in names)
+            for k in range(1, times):
+                db.execute(
+                    f"INSERT INTO {table} ({quoted}) SELECT {select} FROM {table} WHERE rowid <= ?3",
+                    (k * shift_ns, k * shift_ids, rows),
+                )
+    return dest
+
+
+def test_cached_answers_equal_direct_reads_of_a_table_read_on_several_threads(tmp_path, cache_dir):
+    # The cache copies such a table on every thread with its ranges in any order (fast),
+    # not in the export's row order: no answer may depend on that order.
+    path = _repeated(_demo_copy(tmp_path), tmp_path / "long.sqlite", 130)
+    with sqlite3.connect(path) as db:
+        kernels = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    assert kernels > 2 * 122_880  # three ranges of the scanner or more
+    with tracelens.open(path, cache=False) as direct:
+        expected = _answers(direct), direct.steps().frame.rows()
+    with tracelens.open(path) as built:
+        assert (_answers(built), built.steps().frame.rows()) == expected
+        assert built.parquet_dir is not None
+    with tracelens.open(path) as cached:
+        assert (_answers(cached), cached.steps().frame.rows()) == expected

@@ -290,40 +290,52 @@ def _copy(con: duckdb.DuckDBPyConnection, table: Table, dest: Path) -> None:
         f"COPY ({table.select}) TO (getvariable('cache_file')) "
         "(FORMAT parquet, COMPRESSION snappy, PARQUET_VERSION V2, ROW_GROUP_SIZE 122880)"
     )
-    with _serial_unless_batched(con, copy):
+    with _parallel_unless_batched(con, copy):
         con.execute(copy)
 
 
 @contextlib.contextmanager
-def _serial_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Iterator[None]:
-    """Run ``copy`` on one DuckDB thread when it writes in order from a source without batch
-    indexes (DuckDB's sqlite scanner): DuckDB then runs the whole pipeline on one thread
-    anyway (``COPY_TO_FILE``, not ``BATCH_COPY_TO_FILE``) and the other threads only spin
-    waiting for work. Measured on the 5M-kernel trace, the 3 columns census caches: 1.9-2.6
-    CPU s with 2 threads, 1.0 with one, the same file byte for byte (load 20-30; wall 8 s vs
-    4 s). Copies that DuckDB can write in order in parallel (from temporary tables: the
-    strings, the NVTX rows) keep every thread.
+def _parallel_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Iterator[None]:
+    """Run ``copy`` on every DuckDB thread, its rows in any order, when it reads a source
+    without batch indexes (DuckDB's sqlite scanner): an ordered COPY from such a source runs
+    its whole pipeline on one thread (``COPY_TO_FILE``, not ``BATCH_COPY_TO_FILE``), so the
+    scan of the export, four fifths of the copy, took all of its wall time. With
+    ``preserve_insertion_order`` off for the copy the scanner's threads each read their own
+    ranges of rowids and write their own row groups: the same rows, those of one range in
+    the export's order, the ranges in the order the threads take and finish them (a table
+    of one range, as in every shared test trace, keeps the export's order). Copies DuckDB
+    writes in order in parallel anyway (from temporary tables: the strings, the NVTX rows
+    with their rowids) keep their order. The setting is put back after, also when the copy
+    fails.
 
-    Measured and dropped (2026-12-05, branch buildwall-streamed): the SQLite scan on a
-    second thread (a cursor's rows handed over as pyarrow batches) with the Parquet writing
-    on this one. Same rows, same order, but the scan is four fifths of the copy (0.73 of
-    ~0.95 CPU s), so the census build's critical path only fell from ~1.6 to ~1.5 s (still
-    ~2x the floor's wall) for +0.13-0.41 CPU s and +55 MB; at load 50-70 its wall rose
-    (1.36x to 1.84x the floor's). Ranges of rowids read in parallel cost more: neither
-    ``sqlite_scan`` nor an attached table pushes a rowid filter down (each part scans the
-    whole table), and ``sqlite_query`` returns every column as text (3 CPU s). Copying
-    tables at once on separate connections has nothing to overlap here: a census build
-    copies one big table (the strings come from a temporary table), and util's first run
-    caches the API calls in a later statement than the kernels."""
+    Readers must not depend on the row order: queries order what they show by the rows'
+    columns, and the step search, util and the fingerprint sort on keys of them
+    (``fingerprint/order.py`` keeps read order only among rows equal in every key). Checked:
+    every command of ``bench/run.py --commands`` gave byte-identical output on the
+    5M-kernel trace from an ordered and an unordered cache (2026-12-05), and
+    tests/test_cache.py compares cached and direct answers on a kernel table of three
+    rowid ranges. Measured on the 5M-kernel trace (census's three kernel columns, CPU s,
+    load 40-120): ordered on one thread 1.7-2.2, unordered on two 2.1-2.3 (the same work
+    split over two threads); restoring the export's order after a parallel read costs more
+    than it saves (a sort by rowid in DuckDB 2.9-3.4 CPU s and 520 MB, in polars 3.4-4.1
+    and 690 MB).
+
+    Before (f9f8a0d) such copies ran on one thread in the export's order; measured and
+    dropped then (2026-12-05, branch buildwall-streamed): the SQLite scan on a second thread
+    (a cursor's rows handed over as pyarrow batches), +0.13-0.41 CPU s and +55 MB for a
+    critical path ~1.6 -> ~1.5 s; ranges of rowids read on separate connections cost more,
+    since neither ``sqlite_scan`` nor an attached table pushes a rowid filter down (each
+    part scans the whole table) and ``sqlite_query`` returns every column as text."""
     plan = " ".join(row[1] for row in con.execute("EXPLAIN " + copy).fetchall())
     ordered = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
     if "BATCH_COPY_TO_FILE" in plan or not ordered:
         yield
         return
-    from .trace.views import one_thread
-
-    with one_thread(con):
+    con.execute("SET preserve_insertion_order = false")
+    try:
         yield
+    finally:
+        con.execute("SET preserve_insertion_order = true")
 
 
 # -- derived files -------------------------------------------------------------------------
