@@ -10,9 +10,15 @@
 -- fraction of what an ORDER BY of the same columns costs).
 --
 -- Parameters:
---   $paths  BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
---                    are not joined with it (on the 5M-kernel bench trace read directly,
---                    the join and its columns: ~0.3 CPU s)
+--   $paths    BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
+--                      are not joined with it (on the 5M-kernel bench trace read directly,
+--                      the join and its columns: ~0.3 CPU s)
+--   $streams  BOOLEAN  read each launch's stream; false: stream is NULL and DuckDB leaves
+--                      streamId out of the scan (~0.35 CPU s of the bench trace's 5M
+--                      kernels read directly). The stream orders only launches that tie on
+--                      device, process, correlation id and start (kernels of one CUDA graph
+--                      launch starting in the same ns): tracelens.fingerprint.build reads
+--                      them again with it when the launch order has such a tie
 --
 -- Input (a temp table the library creates):
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
@@ -24,7 +30,7 @@
 -- Columns:
 --   device          INTEGER    CUDA device ordinal
 --   stream          BIGINT     CUDA stream id (the step search's order of launches that
---                              start together)
+--                              start together); NULL unless $streams
 --   start_ns        BIGINT     GPU start, ns from session start (breaks ties of one call:
 --                              CUDA graph kernels)
 --   end_ns          BIGINT     GPU end, ns
@@ -50,7 +56,7 @@
 --   correlation_id  BIGINT     CUDA call order within the process
 SELECT
     k.deviceId::INTEGER AS device,
-    k.streamId AS stream,
+    CASE WHEN $streams THEN k.streamId END AS stream,
     k.start AS start_ns,
     k."end" AS end_ns,
     k.demangledName AS name_id,

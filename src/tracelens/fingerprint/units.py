@@ -42,7 +42,7 @@ _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_en
 
 
 def read_launches(
-    trace: Trace, paths: bool = True, calls: pl.DataFrame | None = None
+    trace: Trace, paths: bool = True, calls: pl.DataFrame | None = None, streams: bool = True
 ) -> pl.DataFrame:
     """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
     ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
@@ -52,12 +52,17 @@ def read_launches(
     5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that).
     ``calls``: the calls made beside each process's busiest thread
     (:func:`tracelens.fingerprint.threads.thread_calls`): each launch's ``thread`` rank is
-    added (found by its process and correlation id, before global_pid is dropped)."""
+    added (found by its process and correlation id, before global_pid is dropped).
+    ``streams`` False: no stream column (DuckDB leaves streamId out of the scan); it orders
+    only launches that tie on device, process, correlation id and start
+    (:func:`.order.start_ties`), and the caller reads them again with it then."""
     import polars as pl
 
     from .threads import launch_threads
 
-    launches = trace.query("fingerprint_launches", paths=paths)
+    launches = trace.query("fingerprint_launches", paths=paths, streams=streams)
+    if not streams:
+        launches = launches.drop("stream")
     if calls is not None:
         launches = launches.with_columns(thread=launch_threads(launches, calls))
     if paths:
