@@ -19,6 +19,11 @@
 --                      device, process, correlation id and start (kernels of one CUDA graph
 --                      launch starting in the same ns): tracelens.fingerprint.build reads
 --                      them again with it when the launch order has such a tie
+--   $pids     BOOLEAN  read each launch's process; false: global_pid is NULL and DuckDB
+--                      leaves globalPid out of the scan (~0.35 CPU s of the bench trace's
+--                      5M kernels read directly): tracelens.fingerprint.units asks so when
+--                      the export's context table lists one process per device, whose
+--                      process it then looks up (fingerprint_device_pid). True with $paths
 --
 -- Input (a temp table the library creates):
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
@@ -40,8 +45,9 @@
 --                              everywhere when not $paths
 --   global_pid      BIGINT     the launching process (globalPid: the key of the launch's
 --                              call, with correlation_id, for the step whose NVTX range
---                              holds the call; correlation ids are numbered per process, so
---                              the host launch order takes one process after another)
+--                              holds the call and its thread; correlation ids are numbered
+--                              per process, so the host launch order takes one process
+--                              after another); NULL unless $pids
 --   variant_hi      BIGINT     the launch configuration (grid, block) as two integers whose
 --   variant_lo      BIGINT     order is the order of (grid_x, grid_y, grid_z, block_x,
 --                              block_y, block_z), a missing dimension first: hi = grid_x +
@@ -61,7 +67,7 @@ SELECT
     k."end" AS end_ns,
     k.demangledName AS name_id,
     p.path_id,
-    k.globalPid AS global_pid,
+    k.global_pid,
     CASE
         WHEN k.demangledName IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')
@@ -79,6 +85,7 @@ SELECT
 FROM (
     SELECT
         *,
+        CASE WHEN $pids THEN globalPid END AS global_pid,
         coalesce(
             gridX NOT BETWEEN 0 AND 2147483647 OR gridY NOT BETWEEN 0 AND 65535
                 OR gridZ NOT BETWEEN 0 AND 65535 OR blockX NOT BETWEEN 0 AND 1024
@@ -89,4 +96,4 @@ FROM (
     WHERE NOT ends_before_start(start, "end")  -- a damaged record: left out, as every figure
 ) AS k
 LEFT JOIN fp_paths AS p
-    ON $paths AND p.global_pid = k.globalPid AND p.correlation_id = k.correlationId
+    ON $paths AND p.global_pid = k.global_pid AND p.correlation_id = k.correlationId
