@@ -10,9 +10,20 @@
 -- fraction of what an ORDER BY of the same columns costs).
 --
 -- Parameters:
---   $paths  BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
---                    are not joined with it (on the 5M-kernel bench trace read directly,
---                    the join and its columns: ~0.3 CPU s)
+--   $paths    BOOLEAN  false: the trace has no NVTX ranges (fp_paths is empty): the launches
+--                      are not joined with it (on the 5M-kernel bench trace read directly,
+--                      the join and its columns: ~0.3 CPU s)
+--   $streams  BOOLEAN  read each launch's stream; false: stream is NULL and DuckDB leaves
+--                      streamId out of the scan (~0.35 CPU s of the bench trace's 5M
+--                      kernels read directly). The stream orders only launches that tie on
+--                      device, process, correlation id and start (kernels of one CUDA graph
+--                      launch starting in the same ns): tracelens.fingerprint.build reads
+--                      them again with it when the launch order has such a tie
+--   $pids     BOOLEAN  read each launch's process; false: global_pid is NULL and DuckDB
+--                      leaves globalPid out of the scan (~0.35 CPU s of the bench trace's
+--                      5M kernels read directly): tracelens.fingerprint.units asks so when
+--                      the export's context table lists one process per device, whose
+--                      process it then looks up (fingerprint_device_pid). True with $paths
 --
 -- Input (a temp table the library creates):
 --   fp_paths(global_pid, correlation_id, path_id)  fingerprint_nvtx_paths; may be empty
@@ -24,7 +35,7 @@
 -- Columns:
 --   device          INTEGER    CUDA device ordinal
 --   stream          BIGINT     CUDA stream id (the step search's order of launches that
---                              start together)
+--                              start together); NULL unless $streams
 --   start_ns        BIGINT     GPU start, ns from session start (breaks ties of one call:
 --                              CUDA graph kernels)
 --   end_ns          BIGINT     GPU end, ns
@@ -34,8 +45,9 @@
 --                              everywhere when not $paths
 --   global_pid      BIGINT     the launching process (globalPid: the key of the launch's
 --                              call, with correlation_id, for the step whose NVTX range
---                              holds the call; correlation ids are numbered per process, so
---                              the host launch order takes one process after another)
+--                              holds the call and its thread; correlation ids are numbered
+--                              per process, so the host launch order takes one process
+--                              after another); NULL unless $pids
 --   variant_hi      BIGINT     the launch configuration (grid, block) as two integers whose
 --   variant_lo      BIGINT     order is the order of (grid_x, grid_y, grid_z, block_x,
 --                              block_y, block_z), a missing dimension first: hi = grid_x +
@@ -50,12 +62,12 @@
 --   correlation_id  BIGINT     CUDA call order within the process
 SELECT
     k.deviceId::INTEGER AS device,
-    k.streamId AS stream,
+    CASE WHEN $streams THEN k.streamId END AS stream,
     k.start AS start_ns,
     k."end" AS end_ns,
     k.demangledName AS name_id,
     p.path_id,
-    k.globalPid AS global_pid,
+    k.global_pid,
     CASE
         WHEN k.demangledName IS NULL THEN NULL
         WHEN k.beyond_limits THEN error('fingerprint: launch configuration beyond CUDA limits')
@@ -73,6 +85,7 @@ SELECT
 FROM (
     SELECT
         *,
+        CASE WHEN $pids THEN globalPid END AS global_pid,
         coalesce(
             gridX NOT BETWEEN 0 AND 2147483647 OR gridY NOT BETWEEN 0 AND 65535
                 OR gridZ NOT BETWEEN 0 AND 65535 OR blockX NOT BETWEEN 0 AND 1024
@@ -83,4 +96,4 @@ FROM (
     WHERE NOT ends_before_start(start, "end")  -- a damaged record: left out, as every figure
 ) AS k
 LEFT JOIN fp_paths AS p
-    ON $paths AND p.global_pid = k.globalPid AND p.correlation_id = k.correlationId
+    ON $paths AND p.global_pid = k.global_pid AND p.correlation_id = k.correlationId

@@ -165,3 +165,58 @@ def test_a_process_per_device_is_read_without_the_process(tmp_path):
             build_module._create_paths(trace)
             launches = units.read_launches(trace, paths=False)
         assert ("global_pid" in launches.columns) == with_process
+
+
+def _graph_launch(path, start_together: bool):
+    """One process, one GPU: 6 calls of one kernel each, then one call (a CUDA graph launch)
+    whose two kernels run on streams 9 and 7, the one on 9 ending first; they start in the
+    same ns when ``start_together``."""
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.24.18")
+    b.process(10, "python train.py")
+    b.gpu(0)
+    for i in range(6):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=1_000 + i * 100, end=1_010 + i * 100)
+        b.kernel(f"void k{i}(float*)", start=2_000 + i * 100, end=2_050 + i * 100,
+                 correlation_id=cid)  # fmt: skip
+    cid = b.runtime("cudaGraphLaunch_v10000", start=1_700, end=1_710)
+    b.kernel("void g9(float*)", start=3_000, end=3_040, stream=9, correlation_id=cid)
+    second = 3_000 if start_together else 3_001
+    b.kernel("void g7(float*)", start=second, end=3_050, stream=7, correlation_id=cid)
+    return b.write(path)
+
+
+def test_the_stream_is_read_only_when_launches_start_together(tmp_path, monkeypatch):
+    """The launches are read without their stream (DuckDB leaves streamId out of the scan),
+    which orders only launches of one call that start in the same ns: then they are read
+    again with it, and the launch order is the step search's (stream 7 before 9, where end
+    alone put 9 first)."""
+    build_module = importlib.import_module("tracelens.fingerprint.build")
+    units = importlib.import_module("tracelens.fingerprint.units")
+    reads = []
+    real = units.read_launches
+
+    def counting(trace, **kwargs):
+        reads.append(kwargs.get("streams", True))
+        return real(trace, **kwargs)
+
+    monkeypatch.setattr(build_module, "read_launches", counting)
+    for together, want_reads in ((False, [False]), (True, [False, True])):
+        reads.clear()
+        path = _graph_launch(tmp_path / f"g{together}.sqlite", together)
+        with tracelens.open(path) as trace:
+            build_module._create_paths(trace)
+            launches, order = build_module._launches_in_order(trace, False)
+            with_stream = real(trace, paths=False)
+        assert reads == want_reads
+        assert ("stream" in launches.columns) == together
+        assert (
+            launches[order]["start_ns"].to_list()
+            == with_stream[orders.launch_order(with_stream)]["start_ns"].to_list()
+        )
+        if together:
+            assert launches[order]["stream"].to_list()[-2:] == [7, 9]
+        with tracelens.open(path) as trace:
+            doc = tracelens.fingerprint(trace)
+        assert doc["launches"] == 8

@@ -4,6 +4,8 @@ scheduling) launch the same path (review8 B1)."""
 
 from __future__ import annotations
 
+import importlib
+
 from conftest import run_cli
 
 import tracelens
@@ -104,3 +106,63 @@ def test_a_sample_that_misses_the_busiest_thread_reads_the_query(tmp_path, monke
     with tracelens.open(_three_threads(tmp_path / "t.sqlite"), cache=False) as trace:
         assert threads._export_thread_calls(trace) is None
         assert threads.thread_calls(trace).equals(trace.query("fingerprint_thread_calls"))
+
+
+def _ranks_with_threads(path, contexts: list[tuple[int, int]]):
+    """Processes 10 (GPU 0) and 20 (GPU 1), each launching from a compute thread (its pid)
+    and a second thread (pid + 1) whose calls interleave; ``contexts``: the (pid, device)
+    CUDA contexts the export's context table lists."""
+    from test_util_listed import add_context
+
+    b = TraceBuilder("3.24.18")
+    for pid in (10, 20):
+        b.process(pid, f"python rank_{pid}.py")
+    for device in (0, 1):
+        b.gpu(device)
+    for i, (pid, device) in enumerate(contexts):
+        add_context(b, pid, device, i + 1)
+    for device, pid in enumerate((10, 20)):
+        for i in range(24):
+            tid = pid + 1 if i % 5 == 2 else pid
+            tc = 1_000 * US + i * 40 * US
+            cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=pid, tid=tid)
+            b.kernel(f"void k{i % 3}_{tid - pid}(float*)", start=tc + 20 * US,
+                     end=tc + 30 * US, pid=pid, device=device, correlation_id=cid)  # fmt: skip
+    return b.write(path)
+
+
+def test_a_process_per_device_by_the_context_table_reads_no_process(tmp_path, monkeypatch):
+    """The context table lists one process on each device: the launches are read without
+    their globalPid, each takes its device's process (for its thread), and the document is
+    the one read with them (each rank's second thread after its first). A device the table
+    does not list: read again with them. (main read globalPid always.)"""
+    units = importlib.import_module("tracelens.fingerprint.units")
+    asked: list[bool] = []
+    query = tracelens.Trace.query
+
+    def recorded(self, name, **params):
+        if name == "fingerprint_launches":
+            asked.append(params["pids"])
+        return query(self, name, **params)
+
+    def document(path, device_pids=units._device_pids):
+        asked.clear()
+        monkeypatch.setattr(units, "_device_pids", device_pids)
+        monkeypatch.setattr(tracelens.Trace, "query", recorded)
+        try:
+            with tracelens.open(path) as trace:
+                return fp.dumps(tracelens.fingerprint(trace)), list(asked)
+        finally:
+            monkeypatch.undo()
+
+    listed = _ranks_with_threads(tmp_path / "listed.sqlite", [(10, 0), (20, 1)])
+    text, reads = document(listed)
+    assert reads == [False]
+    assert document(listed, lambda trace: None) == (text, [True])
+    doc = fp.loads(text)
+    names = [v["name"] for v in doc["variants"]]
+    for entry in doc["paths"]:
+        thread = [names[i].split("_")[1][0] for i in entry["sequence"]]
+        assert thread == sorted(thread)  # the busiest thread's launches, then the other's
+    partial = _ranks_with_threads(tmp_path / "partial.sqlite", [(10, 0)])
+    assert document(partial) == (text, [False, True])

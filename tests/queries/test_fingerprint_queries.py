@@ -443,3 +443,13 @@ def test_fingerprint_thread_calls_export(tmp_path):
     params = {f"t{i}": t for i, t in enumerate(skipped)}
     csv = export_query_csv(path, "fingerprint_thread_calls_export", limit=100, **params)
     _check(csv, "fingerprint_thread_calls_export", "threads")
+
+
+def test_fingerprint_device_pid(tmp_path):
+    """Device 0's first kernel row is process 77's (its globalPid); device 1 has none."""
+    from queries.golden import export_query_csv
+
+    path = _threads_trace(tmp_path)
+    csv = export_query_csv(path, "fingerprint_device_pid", device=0)
+    assert export_query_csv(path, "fingerprint_device_pid", device=1).strip() == "globalPid"
+    _check(csv, "fingerprint_device_pid", "threads")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .names import name_code, normalized_name
-from .order import launch_order
+from .order import launch_order, start_ties
 from .threads import thread_calls
 from .units import read_launches, with_steps, with_variants
 
@@ -356,6 +356,24 @@ def _band_ns(con) -> int:
     return int(con.execute(sql).fetchone()[0])
 
 
+def _launches_in_order(trace: Trace, ranges: bool) -> tuple[Any, Any]:
+    """(the launches, ``units.read_launches``; their rows in host launch order: one sort,
+    the step search's launch sequence, period steps' blocks and the units' order). Read
+    without their stream, which orders only launches that tie on device, process,
+    correlation id and start (``order.start_ties``: then read again with it)."""
+    # the calls beside each process's busiest thread: a unit's launches are taken one
+    # thread after another (fingerprint.threads)
+    calls = thread_calls(trace)
+    with _launches_within_cuda_limits(trace):
+        launches = read_launches(trace, paths=ranges, calls=calls, streams=False)
+        order = launch_order(launches)
+        if start_ties(launches, order):
+            del launches, order  # freed before the second read
+            launches = read_launches(trace, paths=ranges, calls=calls, streams=True)
+            order = launch_order(launches)
+    return launches, order
+
+
 def _digest(block: dict[str, int]) -> str:
     return f"{int(block['code_sum']):x}.{int(block['position_sum']):x}"
 
@@ -428,18 +446,11 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     names = _names(trace)
     ranges = _create_paths(trace)
     found = steps if steps is not None else _steps_first(trace, ranges)
-    # the calls beside each process's busiest thread: a unit's launches are taken one
-    # thread after another (fingerprint.threads)
-    calls = thread_calls(trace)
-    with _launches_within_cuda_limits(trace):
-        launches = read_launches(trace, paths=ranges, calls=calls)
-    del calls
+    launches, order = _launches_in_order(trace, ranges)
     # every kept kernel record: the count of damaged ones then needs no scan of its own
     trace.kept_whole({"kernel": launches.height})
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
-    # one sort: the step search's launch sequence, period steps' blocks and the units' order
-    order = launch_order(launches)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
     facts = _facts_meanwhile(names, variants)

@@ -96,10 +96,37 @@ def sort_order(
     return order.scatter(at, resorted)
 
 
+def _ties(launches: pl.DataFrame, columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``columns`` but the stream when the launches were read without it (its order then
+    matters nowhere: :func:`start_ties`)."""
+    return tuple(c for c in columns if c != "stream" or "stream" in launches.columns)
+
+
 def start_order(launches: pl.DataFrame) -> pl.Series:
     """The launches' row indices per device in GPU order (start, stream, end), the order
-    of ``queries/steps_launches.sql``."""
-    return sort_order(launches, [("device", True), ("start_ns", True)], ("stream", "end_ns"))
+    of ``queries/steps_launches.sql``. Without a stream column by start and end: the
+    order's one use, the step whose GPU window holds a launch's start, is the same for
+    launches that start together."""
+    ties = _ties(launches, ("stream", "end_ns"))
+    return sort_order(launches, [("device", True), ("start_ns", True)], ties)
+
+
+def start_ties(launches: pl.DataFrame, order: pl.Series) -> bool:
+    """Whether two launches next to each other in ``order`` (:func:`launch_order`) share
+    device, correlation id (NULL as one) and start: only their streams order them
+    (kernels of one CUDA graph launch that start in the same ns), so launches read without
+    their stream are read again with it. Two processes' launches that tie so on one device
+    read it too (needlessly: the process orders them)."""
+    import polars as pl
+
+    if order.len() < 2:
+        return False
+    columns = ("device", "correlation_id", "start_ns")
+    ordered = launches.select(pl.col(*columns).gather(order))
+    same = pl.lit(True)
+    for name in columns:
+        same = same & pl.col(name).eq_missing(pl.col(name).shift(1))
+    return bool(ordered.select(same.fill_null(False).any()).item())
 
 
 def launch_order(launches: pl.DataFrame) -> pl.Series:
@@ -109,17 +136,18 @@ def launch_order(launches: pl.DataFrame) -> pl.Series:
     stream, end): the step search's launch sequence
     (:func:`tracelens.steps_order.launch_order`), the blocks of period steps
     (:func:`tracelens.fingerprint.members.host_order_steps`) and, where the units follow
-    it, their order (:func:`unit_order`), from this one sort."""
+    it, their order (:func:`unit_order`), from this one sort. Launches read without their
+    stream: by start and end, which is this order unless :func:`start_ties`."""
     from ..steps_order import process_ranks
 
     process = process_ranks(launches)
+    ties = _ties(launches, ("start_ns", "stream", "end_ns"))
     if process is None:
         by_launch = [("device", True), ("correlation_id", True)]
-        return sort_order(launches, by_launch, ("start_ns", "stream", "end_ns"))
+        return sort_order(launches, by_launch, ties)
     by_launch = [("device", True), ("process", True), ("correlation_id", True)]
-    columns = ("device", "correlation_id", "start_ns", "stream", "end_ns")
-    keys = launches.select(*columns, process=process)
-    return sort_order(keys, by_launch, ("start_ns", "stream", "end_ns"))
+    keys = launches.select("device", "correlation_id", *ties, process=process)
+    return sort_order(keys, by_launch, ties)
 
 
 def unit_order(

@@ -42,7 +42,7 @@ _STEP_COLUMNS = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_en
 
 
 def read_launches(
-    trace: Trace, paths: bool = True, calls: pl.DataFrame | None = None
+    trace: Trace, paths: bool = True, calls: pl.DataFrame | None = None, streams: bool = True
 ) -> pl.DataFrame:
     """Every kernel launch, once (``queries/fingerprint_launches.sql``); unordered. Without
     ``paths`` (a trace without NVTX ranges) not joined with fp_paths, and no path_id column
@@ -52,12 +52,29 @@ def read_launches(
     5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that).
     ``calls``: the calls made beside each process's busiest thread
     (:func:`tracelens.fingerprint.threads.thread_calls`): each launch's ``thread`` rank is
-    added (found by its process and correlation id, before global_pid is dropped)."""
+    added (found by its process and correlation id, before global_pid is dropped).
+    ``streams`` False: no stream column (DuckDB leaves streamId out of the scan); it orders
+    only launches that tie on device, process, correlation id and start
+    (:func:`.order.start_ties`), and the caller reads them again with it then. Without
+    ``paths``, each launch's process is its device's where :func:`_device_pids` knows it
+    (globalPid then left out of the scan); a launch on another device reads them all."""
     import polars as pl
 
     from .threads import launch_threads
 
-    launches = trace.query("fingerprint_launches", paths=paths)
+    pids = None if paths else _device_pids(trace)
+    read = {"paths": paths, "streams": streams}
+    launches = trace.query("fingerprint_launches", **read, pids=pids is None)
+    if pids is not None:
+        if launches["device"].is_in(list(pids)).all():
+            devices = pl.col("device").replace_strict(
+                list(pids), list(pids.values()), return_dtype=pl.Int64
+            )
+            launches = launches.with_columns(global_pid=devices)
+        else:
+            launches = trace.query("fingerprint_launches", **read, pids=True)
+    if not streams:
+        launches = launches.drop("stream")
     if calls is not None:
         launches = launches.with_columns(thread=launch_threads(launches, calls))
     if paths:
@@ -71,6 +88,31 @@ def read_launches(
     )
     one = bool(per_device["one"].fill_null(False).all())
     return launches.drop("path_id", "global_pid") if one else launches.drop("path_id")
+
+
+def _device_pids(trace: Trace) -> dict[int, int] | None:
+    """device -> the globalPid of every kernel launched on it, for the devices on which
+    the export's context table lists one process (:func:`tracelens.steps_order.
+    one_process_devices`; a process launches only on a device it has a context on), each
+    from one kernel row (``queries/fingerprint_device_pid.sql``, SQLite stops at it): the
+    launches then need no globalPid of their own (~0.35 CPU s of the 5M-kernel bench
+    trace's 13 columns read directly). None: no such table (or an empty one, or one with
+    several processes on a device), or not a SQLite export."""
+    from .._resources import query
+    from ..steps_order import one_process_devices
+
+    present = trace.tables.get("CUPTI_ACTIVITY_KIND_KERNEL", ())
+    if trace._sqlite is None or not {"deviceId", "globalPid"} <= set(present):
+        return None
+    devices = one_process_devices(trace)
+    if not devices:
+        return None
+    sql, pids = query("fingerprint_device_pid"), {}
+    for device in sorted(devices):
+        rows = trace._sqlite_rows(sql, {"device": device})
+        if rows and type(rows[0][0]) is int:
+            pids[device] = rows[0][0]
+    return pids or None
 
 
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
