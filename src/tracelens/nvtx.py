@@ -248,12 +248,12 @@ def _thread_chunks(trace: Trace) -> list[dict]:
 def _build_tree(trace: Trace, chunks: list[dict]) -> None:
     """The temp table nvtx_tree, one chunk of threads at a time: the chunk's ranges
     (``queries/_nvtx_chunk_spans.sql``) with their depths
-    (:func:`tracelens.nvtx_sweep.depths`), then ``queries/_nvtx_tree.sql``. Drops
-    nvtx_spans, which only this reads."""
-    from . import _resources, nvtx_sweep
+    (:func:`tracelens.nvtx_sweep.depths`), then their parents and levels by
+    :func:`tracelens.nvtx_tree.nested` when they nest, else by ``queries/_nvtx_tree.sql``.
+    Drops nvtx_spans, which only this reads."""
+    from . import _resources, nvtx_sweep, nvtx_tree
 
     con = trace.db
-    sweep = _resources.query("_nvtx_tree")
     con.execute("DROP TABLE IF EXISTS nvtx_tree")
     con.execute(_tree_table(con))
     # every chunk's spans are taken out first and nvtx_spans freed, and each chunk's frame
@@ -264,14 +264,26 @@ def _build_tree(trace: Trace, chunks: list[dict]) -> None:
     con.execute("DROP TABLE nvtx_spans")
     for i in range(len(spans)):
         chunk, spans[i] = spans[i], None
+        ranges = nvtx_sweep.depths(chunk)
+        del chunk
+        # properly nested ranges (every push/pop range) need none of the query's joins
+        rows = nvtx_tree.nested(ranges)
+        if rows is not None:
+            del ranges
+            nvtx_sweep.register(con, "_nvtx_nested", rows)
+            del rows
+            con.execute("INSERT INTO nvtx_tree SELECT * FROM _nvtx_nested")
+            con.unregister("_nvtx_nested")
+            continue
         # a table, not the registered frame: DuckDB plans its ASOF self-join from the
         # table's row count (over a frame it may pick a nested loop: minutes on 400k ranges)
-        con.register("_nvtx_depths", nvtx_sweep.depths(chunk))
-        del chunk
+        con.register("_nvtx_depths", ranges)
+        del ranges
         con.execute("CREATE OR REPLACE TEMP TABLE nvtx_depths AS SELECT * FROM _nvtx_depths")
         con.unregister("_nvtx_depths")
+        sweep = _resources.query("_nvtx_tree")
         con.execute("INSERT INTO nvtx_tree SELECT * FROM (" + sweep + ")")
-    con.execute("DROP TABLE nvtx_depths")
+    con.execute("DROP TABLE IF EXISTS nvtx_depths")
 
 
 # nvtx_tree's columns (queries/_nvtx_tree.sql says what each holds). Range ids are
