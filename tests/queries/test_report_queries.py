@@ -141,6 +141,29 @@ def test_report_lineup_activities(steps_trace):
     assert got.drop("group_key").equals(want.drop("group_key"))
 
 
+def test_report_lineup_kernels(steps_trace):
+    # The line-up by demangled name, its kernels from the census of the GPU work the report
+    # read (report_kernel_summary's name_id, launches, summed_ns: gemm_kernel's two launches,
+    # 12 µs; odd_kernel's one; fill_kernel's two): the rows report_lineup_activities gives
+    # from the work itself; memcpys and the memset read from the trace.
+    from tracelens.report.sharedread import KERNEL_COLUMNS, read_work
+
+    def setup(t):
+        t.db.register("shared_work", read_work(t))
+        kernels = t.query("report_kernel_summary", work="shared_work", name_kind="demangled")
+        t.db.register("census_kernels", kernels.select(KERNEL_COLUMNS))
+
+    assert_setup_golden(
+        steps_trace, "report_lineup_kernels", "steps", setup, kernels="census_kernels"
+    )
+    with tracelens_open(steps_trace) as t:
+        setup(t)
+        want = t.query("report_lineup_activities", work="shared_work", name_kind="demangled")
+        got = t.query("report_lineup_kernels", kernels="census_kernels")
+    assert got.schema == want.schema
+    assert got.equals(want)
+
+
 def tracelens_open(path):
     import tracelens
 

@@ -152,8 +152,9 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
     busy_ns, util, steps, no_kernels = None, None, None, None
     if has_kernels:
         census = _census(trace, name_kind, read, work, kept)
+        line_up = early.kernels if early is not None else None
         categories, kernels, danger = _kernel_sections(
-            trace, census, label, top, name_kind, palette, omitted, work
+            trace, census, label, top, name_kind, palette, omitted, work, line_up
         )
         kernels_total, kernel_time = census.height, int(census["total_ns"].sum())
     else:
@@ -264,19 +265,22 @@ class EarlyStakeout:
     and util: SQLite's aggregate of those kernels' launch configurations
     (:func:`.stakeoutread.start_configs`, ~1.6 CPU s on the 5M-kernel trace) then runs on
     ``aside``'s thread beside them, where from the census after them it outlasted the
-    timeline it ran beside."""
+    timeline it ran beside. ``kernels``: what the line-up takes of the census computed
+    here (:func:`.sharedread.census_and_kernels`; None: the census came with the read)."""
 
     def __init__(self, trace: Trace, name_kind: str, top: int, aside: Aside) -> None:
         self._trace, self._name_kind, self._top, self._aside = trace, name_kind, top, aside
         self.pending = None  # stakeoutread.PendingConfigs, once started
+        self.kernels: pl.DataFrame | None = None
 
     def __call__(self, work: pl.DataFrame, census: pl.DataFrame | None) -> pl.DataFrame | None:
-        from .sharedread import SHARED_NAME_KINDS, for_duckdb
-        from .sharedread import census as census_of
+        from .sharedread import SHARED_NAME_KINDS, census_and_kernels, for_duckdb
         from .stakeoutread import start_configs
 
         if census is None and self._name_kind in SHARED_NAME_KINDS:
-            census = census_of(self._trace, for_duckdb(work), self._name_kind)
+            census, self.kernels = census_and_kernels(
+                self._trace, for_duckdb(work), self._name_kind
+            )
         if census is not None:
             names = census["name"].head(min(self._top, STAKEOUT_KERNELS)).to_list()
             self.pending = start_configs(self._trace, names, self._name_kind, self._aside)
@@ -332,13 +336,15 @@ def _kernel_sections(
     palette: svg.Palette,
     omitted: list[Omitted],
     work: pa.Table | None,
+    line_up: pl.DataFrame | None = None,
 ) -> tuple[list[CategoryRow], list[KernelRow], list[dict[str, Any]]]:
     """The line-up's categories, the top kernels and the danger rows of a trace with
-    kernels (``census``: its census); what each table leaves out is appended to
-    ``omitted``, kernels first."""
+    kernels (``census``: its census; ``line_up``: each of its name ids' launches and time,
+    when computed with it: :func:`.sharedread.census_and_kernels`); what each table leaves
+    out is appended to ``omitted``, kernels first."""
     kernel_time = int(census["total_ns"].sum())
     categories = category_rows(
-        trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work)
+        trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work, line_up)
     )
     kernels = kernel_rows(census.head(top), palette, kernel_time)
     kernels_left_out(census, top, label, omitted)
@@ -367,13 +373,15 @@ def _census(
     return trace.census(name=name_kind)
 
 
-def _lineup_activities(trace: Trace, name_kind: str, work: pa.Table | None) -> pl.DataFrame | None:
-    """The line-up's input from the GPU work the page read (:func:`.sharedread.lineup_activities`);
-    None: the line-up reads the trace."""
+def _lineup_activities(
+    trace: Trace, name_kind: str, work: pa.Table | None, line_up: pl.DataFrame | None = None
+) -> pl.DataFrame | None:
+    """The line-up's input from the GPU work the page read (:func:`.sharedread.lineup_activities`,
+    with ``line_up``, its kernels by name id); None: the line-up reads the trace."""
     from .sharedread import SHARED_NAME_KINDS, lineup_activities
 
     if work is not None and name_kind in SHARED_NAME_KINDS:
-        return lineup_activities(trace, work, name_kind)
+        return lineup_activities(trace, work, name_kind, line_up)
     return None
 
 
