@@ -155,10 +155,10 @@ def _in_part(found: Steps, where: EventFilter, held: set[int]) -> list[int]:
     return sorted(rows.filter(out)["step"].unique().to_list())
 
 
-def _candidates(found: Steps, where: EventFilter) -> tuple[int, int] | None:
-    """The first and last step whose GPU span (on ``where``'s device, if any) meets
-    ``where``'s window, as an event passes it; None when none does. Only their work is
-    listed and recounted (a window over a few of thousands of steps reads a few)."""
+def _candidates(found: Steps, where: EventFilter) -> list[int]:
+    """The steps whose GPU span (on ``where``'s device, if any) meets ``where``'s window,
+    as an event passes it. Only their work is listed and recounted (a window over a few of
+    thousands of steps reads a few)."""
     import polars as pl
 
     rows = found.frame
@@ -168,9 +168,7 @@ def _candidates(found: Steps, where: EventFilter) -> tuple[int, int] | None:
         rows = rows.filter(pl.col("end_ns") >= where.start_ns)
     if where.end_ns is not None:
         rows = rows.filter(pl.col("start_ns") <= where.end_ns)
-    if rows.is_empty():
-        return None
-    return int(rows["step"].min()), int(rows["step"].max())
+    return sorted(rows["step"].unique().to_list())
 
 
 def _recounted(
@@ -178,13 +176,17 @@ def _recounted(
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """Each step's rows counted from its work that passes ``where`` (one per step and
     device that holds some), with the trace's flags; and the top kernels of that work."""
+    import polars as pl
+
     from . import _resources
     from .stepwork import _registered, _step_work
 
     steps = _candidates(found, where)
-    if steps is None:
+    if not steps:
         return found.frame.clear(), None
-    query, bounds, params = _step_work(found, *steps, where)
+    query, bounds, params = _step_work(found, steps[0], steps[-1], where)
+    # the windows of period steps are computed before this (each to the next step's start)
+    bounds = bounds.filter(pl.col("step").is_in(steps))
     con = trace.db
     with _registered(trace, bounds):
         con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
