@@ -111,8 +111,10 @@ def test_one_process_per_device_reads_no_process(tmp_path, monkeypatch):
     assert cheap == read
 
 
-def test_a_process_filter_reads_no_process(tmp_path, monkeypatch):
+def test_a_process_filter_restricts_the_traces_steps(tmp_path, monkeypatch):
+    """The steps of one process are the trace's steps (searched over both processes'
+    launches, read with their processes) restricted to its work: its own iterations."""
     path = build(tmp_path / "two.sqlite", TWO_ON_ONE)
     spans, asked = _search(path, monkeypatch, EventFilter(pid=5151))
-    assert asked == [False]
+    assert asked == [True]
     assert [(s, e, k) for _, s, e, k in spans] == _own_steps(TWO_ON_ONE[1])

@@ -1,7 +1,8 @@
 """The steps of a whole cached trace, kept in its cache entry (tracelens.steps_kept): the
 first search through the cache keeps them, a later one reads them back without reading a
 launch, with the direct search's steps (frame, ranges, method, detail, source, motif); a
-filtered or --range search, another version or a damaged file searches again. Each test
+--range search, another version or a damaged file searches again; a filtered search
+restricts the kept steps (a device: their rows, read back; a process: recounted). Each test
 has its own cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches small traces."""
 
 from __future__ import annotations
@@ -46,8 +47,11 @@ def test_whole_steps_are_kept_and_read_back(nvtx, tmp_path, cache_dir, monkeypat
         ran = _recorded(again, monkeypatch)
         assert _whole(find_steps(again)) == expected
         assert ran == []  # read back: no launch, range or name read
+        # a device's steps are the kept steps' rows of it: still nothing read
         assert _whole(find_steps(again, where=EventFilter(device=0))) == device0
-        assert ran  # the filtered search read the trace
+        assert ran == []
+        find_steps(again, where=EventFilter(pid=100))
+        assert ran  # a process's steps are recounted from its work
         if nvtx:
             assert _whole(find_steps(again, range="train_step_*")) == ranged
     with monkeypatch.context() as patched, tracelens.open(path) as other:

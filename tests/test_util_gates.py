@@ -81,8 +81,8 @@ def test_steps_fail_if(traced, capsys):
     rc, out, err = run_cli(["steps", str(traced), "--fail-if", "util<0.8"], capsys)
     assert (rc, out) == (2, "")
     assert err == (
-        "tracelens: --fail-if: unknown figure 'util'; known: outlier_steps, step_median_ms, "
-        "step_p90_ms, step_std_ms, steps, warmup_steps\n"
+        "tracelens: --fail-if: unknown figure 'util'; known: level_shift, level_shift_ratio, "
+        "outlier_steps, step_median_ms, step_p90_ms, step_std_ms, steps, warmup_steps\n"
     )
 
 

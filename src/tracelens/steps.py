@@ -168,22 +168,24 @@ class Steps(Result):
 
     def figures(self) -> Figures:
         """Figures for gates (``--fail-if``): steps, step_median_ms, step_p90_ms,
-        step_std_ms, outlier_steps, warmup_steps; without steps, none (not measured)."""
-        from .compare.gates import STEP_FIGURES, Figures
+        step_std_ms, outlier_steps, warmup_steps, and the level shift in step time
+        (level_shift: the step it changed at, 0 without one; level_shift_ratio: the median
+        from it over that before it, 1 without; :func:`tracelens.compare.gates.
+        shift_figures`, as the diff's); without steps, none (not measured)."""
+        from .compare.gates import SHIFT_FIGURES, STEP_FIGURES, Figures, shift_figures
 
         if not self.count:
-            return Figures({}, dict.fromkeys(STEP_FIGURES, "no steps found"))
+            return Figures({}, dict.fromkeys((*STEP_FIGURES, *SHIFT_FIGURES), "no steps found"))
         s = self.summary()
-        return Figures(
-            {
-                "steps": float(s["count"]),
-                "step_median_ms": (s["median_ns"] or 0) / 1e6,
-                "step_p90_ms": (s["p90_ns"] or 0) / 1e6,
-                "step_std_ms": (s["std_ns"] or 0) / 1e6,
-                "outlier_steps": float(len(s["outlier_steps"])),
-                "warmup_steps": float(len(s["warmup_steps"])),
-            }
-        )
+        figures = {
+            "steps": float(s["count"]),
+            "step_median_ms": (s["median_ns"] or 0) / 1e6,
+            "step_p90_ms": (s["p90_ns"] or 0) / 1e6,
+            "step_std_ms": (s["std_ns"] or 0) / 1e6,
+            "outlier_steps": float(len(s["outlier_steps"])),
+            "warmup_steps": float(len(s["warmup_steps"])),
+        }
+        return Figures(figures) | shift_figures(self)
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """steps (one row per step and device, the main table) and steady (the steps left
@@ -212,9 +214,13 @@ def find_steps(
     count_kernels: bool = False,
 ) -> Steps:
     """The steps of ``trace`` (see the module docstring); ``range`` is an NVTX label glob.
-    ``launches``: the kernels of ``where`` in launch order (device, start_ns, end_ns,
+    ``where``: the steps of the whole trace (the same numbers, those every ``--step N``
+    means), restricted to its work (:func:`tracelens.steps_within.restrict`: each step's
+    work that passes; steps that hold none left out), never a search inside it.
+    ``launches``: the kernels of the whole trace in launch order (device, start_ns, end_ns,
     name_id, as ``queries/steps_launches.sql``) when the caller has already read them
-    (the diff reads them once, with util's operations: ``util.work_in_order``).
+    (the diff reads them once, with util's operations: ``util.work_in_order``); those of
+    a filter are not the whole trace's, and not read.
     ``count_kernels``: steps from NVTX ranges also count their kernel totals
     (:attr:`Steps.kernel_totals`, what the top kernels are ranked from; ~0.3-0.5 CPU s on
     5M kernels, so only for callers that rank them).
@@ -231,11 +237,15 @@ def find_steps(
 
     trace.require_kernels()
     where = where or EventFilter()
-    whole = range is None and where.is_whole()
-    if whole and (kept := steps_kept.kept_steps(trace)) is not None:
+    if not where.is_whole():
+        from .steps_within import restrict
+
+        found = find_steps(trace, range, count_kernels=count_kernels)
+        return restrict(trace, found, where)
+    if range is None and (kept := steps_kept.kept_steps(trace)) is not None:
         return kept
-    found = _search(trace, range, where, launches, count_kernels)
-    if whole:
+    found = _search(trace, range, launches, count_kernels)
+    if range is None:
         steps_kept.keep_steps(trace, found)
     return found
 
@@ -243,11 +253,10 @@ def find_steps(
 def _search(
     trace: Trace,
     range: str | None,  # noqa: A002
-    where: EventFilter,
     launches: pl.DataFrame | None,
     count_kernels: bool,
 ) -> Steps:
-    params = {"selection": None, **where.params()}
+    params = {"selection": None, **EventFilter().params()}
     if range is not None:
         return _range_steps(trace, range, params, count_kernels)
     found = _marker_steps(trace, params, count_kernels)

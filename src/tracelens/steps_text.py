@@ -125,12 +125,15 @@ def _top_kernels_section(result: Steps) -> tuple | None:
     top = result.top_kernels
     if top is None or not top.height:
         return None
-    steps_shown = sorted(top["step"].unique().to_list())[:TOP_KERNEL_STEPS_SHOWN]
+    # steps without kernels (a window's step that holds only a copy of it) list none
+    with_kernels = sorted(top["step"].unique().to_list())
+    steps_shown = with_kernels[:TOP_KERNEL_STEPS_SHOWN]
     n = top["rank"].max()
     caption = f"the {f'{n} kernels' if n > 1 else 'kernel'} with the most time per step and device"
-    if result.count > len(steps_shown):
-        caption += (
-            f"; the first {len(steps_shown)} steps of {result.count:,} (--format json lists all)"
+    if len(with_kernels) > len(steps_shown):
+        of = f"{len(with_kernels):,}" + (
+            " with kernels" if len(with_kernels) < result.count else ""
         )
+        caption += f"; the first {len(steps_shown)} steps of {of} (--format json lists all)"
     shown = top.filter(pl.col("step").is_in(steps_shown))
     return (shown, "top kernels per step", caption, None)

@@ -1,21 +1,27 @@
-"""``tracelens steps --device/--pid/--stream``: the trace's steps, restricted to that work.
+"""The trace's steps restricted to some of its work: ``tracelens steps`` with
+``--device/--pid/--stream`` or a ``--start/--end`` window, ``trace.steps(where=...)``, and
+the steps figures of ``util`` and ``diff`` with filters (:func:`tracelens.steps.find_steps`
+with a filter comes here).
 
 Every other command's ``--step N`` is the trace's step N (the number ``tracelens steps``
-prints without filters) narrowed to the device, process or stream
-(:func:`tracelens.stepwork.select_steps`). So ``steps`` with those filters shows the same
-steps, not the steps of a search inside the filtered work (whose own period or ranges would
-become steps numbered from 1: with two processes on one GPU, process 200's iterations
-would be steps 1 to 6 there and steps 7 to 12 everywhere else). Each step's row on a device
-is then the filtered work of the step there, as ``--step N`` with the same filters
-selects it; steps that hold none of it are left out, and the title says which.
+prints without filters) narrowed to the device, process, stream or window
+(:func:`tracelens.stepwork.select_steps`). So the steps of some of the work are the same
+steps, not the steps of a search inside it (whose own period or ranges would become steps
+numbered from 1: with two processes on one GPU, process 200's iterations would be steps 1
+to 6 there and steps 7 to 12 everywhere else; a window from the trace's step 3 would call
+it step 1, and find a period in a few steps that the whole trace does not have). Each
+step's row on a device is then the filtered work of the step there, as ``--step N`` with
+the same filters selects it; steps that hold none of it are left out, and the title says
+which, and which steps a window holds only in part.
 
 ``--device`` alone keeps the steps table's rows of that device (a step's row on a device is
-its work there). ``--pid`` and ``--stream`` recount each step's row from its work that
-passes (``queries/steps_passing_work.sql``): first start, last end, busy (the union of its
-operations), kernels and their time; for NVTX steps the CPU span is that of the step's
-ranges in the processes whose work passes. Warm-up and outlier flags stay the trace's
-(a step is warm-up or an outlier of the program, not of one of its streams). A
-``--start/--end`` window still bounds the search, as before.
+its work there). A process, a stream, a window or a selection of the work recount each
+step's row from its work that passes (``queries/steps_passing_work.sql``; a window passes
+an operation as nsys does: it starts in, ends in or spans the window): first start, last
+end, busy (the union of its operations), kernels and their time; for NVTX steps the CPU
+span is that of the step's ranges in the processes whose work passes. Warm-up and outlier
+flags stay the trace's (a step is warm-up or an outlier of the program, not of one of its
+streams or of a stretch of the capture).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["steps_within"]
+__all__ = ["restrict", "steps_within"]
 
 
 def steps_within(
@@ -40,30 +46,51 @@ def steps_within(
     where: EventFilter | None = None,
     top_kernels: int = 3,
 ) -> Steps:
-    """The steps of ``trace`` (searched within ``where``'s window alone, with ``range``:
-    :func:`tracelens.stepwork.step_report`) restricted to ``where``'s device, process and
-    stream (see the module docstring); ``top_kernels`` per step and device, of that work."""
+    """The steps of ``trace`` (with ``range``: :func:`tracelens.stepwork.step_report`)
+    restricted to ``where`` (see the module docstring); ``top_kernels`` per step and
+    device, of that work."""
     from .stepwork import step_report
 
     where = where or EventFilter()
-    if where.device is None and where.pid is None and where.stream is None:
-        return step_report(trace, range=range, where=where, top_kernels=top_kernels)
-    rest = replace(where, device=None, pid=None, stream=None)
-    by_work = where.pid is not None or where.stream is not None
-    found = step_report(trace, range=range, where=rest, top_kernels=0 if by_work else top_kernels)
-    if not found.count:
+    whole = EventFilter()
+    if where.is_whole():
+        return step_report(trace, range=range, where=whole, top_kernels=top_kernels)
+    # the device's rows of the whole trace's top kernels are the device's top kernels
+    found = step_report(
+        trace, range=range, where=whole, top_kernels=0 if _by_work(where) else top_kernels
+    )
+    return restrict(trace, found, where, top_kernels)
+
+
+def restrict(trace: Trace, found: Steps, where: EventFilter, top_kernels: int = 0) -> Steps:
+    """``found`` (the steps of the whole trace) restricted to ``where`` (see the module
+    docstring): the rows of each step's work that passes it, the trace's flags, and with
+    ``top_kernels``, the kernels with the most time in that work per step and device
+    (from ``found.top_kernels`` with ``where`` a device alone, else counted here)."""
+    if where.is_whole() or not found.count:
         return found
-    if by_work:
+    import polars as pl
+
+    totals = None
+    if _by_work(where):
         frame, top = _recounted(trace, found, where, top_kernels)
     else:
         frame, top = _on_device(found, where.device)
+        if found.kernel_totals is not None:
+            totals = found.kernel_totals.filter(pl.col("device") == where.device)
     return replace(
         found,
         frame=frame,
         detail=found.detail + _restriction(found, frame, where),
         top_kernels=top,
-        kernel_totals=None,
+        kernel_totals=totals,
     )
+
+
+def _by_work(where: EventFilter) -> bool:
+    """Whether ``where`` keeps part of a device's work (a process, a stream, a window, a
+    selection): each step's row is then recounted from its work that passes."""
+    return any(v is not None for k, v in where.params().items() if k != "device")
 
 
 def _on_device(found: Steps, device: int) -> tuple[pl.DataFrame, pl.DataFrame | None]:
@@ -77,24 +104,71 @@ def _on_device(found: Steps, device: int) -> tuple[pl.DataFrame, pl.DataFrame | 
 
 def _restriction(found: Steps, frame: pl.DataFrame, where: EventFilter) -> str:
     """'; restricted to process 200: each step's GPU work there (steps 1, 2, ... hold none,
-    left out)' for the title."""
+    left out)' for the title; a window also names the steps it holds only in part."""
+    from .stepwork import _window_text
+
     what = [
         f"{noun} {value}"
         for noun, value in (("device", where.device), ("process", where.pid),
                             ("stream", where.stream))
         if value is not None
     ]  # fmt: skip
+    if where.selection is not None:
+        what.append("the selected GPU work")
+    if where.start_ns is not None or where.end_ns is not None:
+        what.append(f"the {_window_text(where.start_ns, where.end_ns)}")
     on = " and ".join(what)
     every = sorted(found.frame["step"].unique().to_list())
     held = set(frame["step"].unique().to_list())
     if not held:
         return f"; restricted to {on}: none of them holds GPU work there"
     empty = [s for s in every if s not in held]
-    if not empty:
-        return f"; restricted to {on}: each step's GPU work there"
-    noun = "step" if len(empty) == 1 else "steps"
-    verb = "holds" if len(empty) == 1 else "hold"
-    return f"; restricted to {on}: each step's GPU work there ({noun} {_list(empty)} {verb} none, left out)"
+    said = []
+    if part := _in_part(found, where, held):
+        said.append(f"{_steps(part)} only in part")
+    if empty:
+        said.append(f"{_steps(empty)} {'holds' if len(empty) == 1 else 'hold'} none, left out")
+    more = f" ({'; '.join(said)})" if said else ""
+    return f"; restricted to {on}: each step's GPU work there{more}"
+
+
+def _steps(numbers: list[int]) -> str:
+    return f"{'step' if len(numbers) == 1 else 'steps'} {_list(numbers)}"
+
+
+def _in_part(found: Steps, where: EventFilter, held: set[int]) -> list[int]:
+    """The steps of ``held`` whose GPU span (on ``where``'s device, if any) reaches out of
+    ``where``'s window: the window holds only part of their work."""
+    import polars as pl
+
+    t0, t1 = where.start_ns, where.end_ns
+    if t0 is None and t1 is None:
+        return []
+    rows = found.frame.filter(pl.col("step").is_in(list(held)))
+    if where.device is not None:
+        rows = rows.filter(pl.col("device") == where.device)
+    out = pl.lit(False)
+    if t0 is not None:
+        out = out | (pl.col("start_ns") < t0)
+    if t1 is not None:
+        out = out | (pl.col("end_ns") > t1)
+    return sorted(rows.filter(out)["step"].unique().to_list())
+
+
+def _candidates(found: Steps, where: EventFilter) -> list[int]:
+    """The steps whose GPU span (on ``where``'s device, if any) meets ``where``'s window,
+    as an event passes it. Only their work is listed and recounted (a window over a few of
+    thousands of steps reads a few)."""
+    import polars as pl
+
+    rows = found.frame
+    if where.device is not None:
+        rows = rows.filter(pl.col("device") == where.device)
+    if where.start_ns is not None:
+        rows = rows.filter(pl.col("end_ns") >= where.start_ns)
+    if where.end_ns is not None:
+        rows = rows.filter(pl.col("start_ns") <= where.end_ns)
+    return sorted(rows["step"].unique().to_list())
 
 
 def _recounted(
@@ -102,11 +176,17 @@ def _recounted(
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """Each step's rows counted from its work that passes ``where`` (one per step and
     device that holds some), with the trace's flags; and the top kernels of that work."""
+    import polars as pl
+
     from . import _resources
     from .stepwork import _registered, _step_work
 
-    first, last = int(found.frame["step"].min()), int(found.frame["step"].max())
-    query, bounds, params = _step_work(found, first, last)
+    steps = _candidates(found, where)
+    if not steps:
+        return found.frame.clear(), None
+    query, bounds, params = _step_work(found, steps[0], steps[-1], where)
+    # the windows of period steps are computed before this (each to the next step's start)
+    bounds = bounds.filter(pl.col("step").is_in(steps))
     con = trace.db
     with _registered(trace, bounds):
         con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)

@@ -376,12 +376,18 @@ def step_report(
 ) -> Steps:
     """``trace.steps(range, where)`` with ``top_kernels`` set: per step and device, the
     ``top_kernels`` kernels with the most GPU time in the step (the work the step launched,
-    as :func:`select_steps` selects it; 0: none)."""
+    as :func:`select_steps` selects it; 0: none). With a filter, the trace's steps
+    restricted to it, and the top kernels of their work that passes
+    (:func:`tracelens.steps_within.steps_within`)."""
     from . import _resources
     from .steps_ranges import ranked_kernels
 
     where = where or EventFilter()
-    found = find_steps(trace, range=range, where=where, count_kernels=top_kernels > 0)
+    if not where.is_whole():
+        from .steps_within import steps_within
+
+        return steps_within(trace, range=range, where=where, top_kernels=top_kernels)
+    found = find_steps(trace, range=range, count_kernels=top_kernels > 0)
     if not found.count or top_kernels < 1:
         return found
     query, bounds, params = _step_work(

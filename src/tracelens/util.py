@@ -423,16 +423,18 @@ def figures(trace: Trace, where: EventFilter | None = None, util: Util | None = 
     ``--fail-if 'util<0.8'``: :meth:`Util.figures` (util, util_min, busy_ms, idle_ms,
     exposed_communication_ms, exposed_memory_ms, idle_<cause>_ms) and
     :meth:`tracelens.steps.Steps.figures` (steps, step_median_ms, step_p90_ms,
-    step_std_ms, outlier_steps, warmup_steps). What cannot be measured is left out and
+    step_std_ms, outlier_steps, warmup_steps, level_shift, level_shift_ratio: the trace's
+    steps restricted to ``where``). What cannot be measured is left out and
     named (:attr:`~tracelens.compare.gates.Figures.not_measured`): the steps without steps,
     the exposed communication and memory where CUDA graph replays traced at graph level
     hide the work they run. ``util``: the accounting of ``where`` when the caller already
     has it."""
-    from .compare.gates import STEP_FIGURES, Figures
+    from .compare.gates import SHIFT_FIGURES, STEP_FIGURES, Figures
     from .steps import find_steps
 
     out = (util or gpu_time_accounting(trace, where)).figures()
     out = out.without_graph_hidden(trace.graph_replays(where)[0])
     if trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
         return out | find_steps(trace, where=where).figures()
-    return out | Figures({}, dict.fromkeys(STEP_FIGURES, "the export lists no kernels"))
+    steps = (*STEP_FIGURES, *SHIFT_FIGURES)
+    return out | Figures({}, dict.fromkeys(steps, "the export lists no kernels"))

@@ -227,7 +227,7 @@ FailIfOpt = Annotated[
         help="CI gate, repeatable: FIGURE OP NUMBER, e.g. 'util<0.8' or "
         "'exposed_communication_ms>5'; exit 1, after printing, when any is true. Figures of "
         "steps: steps, step_median_ms, step_p90_ms, step_std_ms, outlier_steps, "
-        "warmup_steps; of util: those and util, util_min, busy_ms, idle_ms, "
+        "warmup_steps, level_shift, level_shift_ratio; of util: those and util, util_min, busy_ms, idle_ms, "
         "exposed_communication_ms, exposed_memory_ms, idle_<cause>_ms",
         metavar="EXPR",
     ),
