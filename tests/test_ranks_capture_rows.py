@@ -163,3 +163,22 @@ def test_a_rank_whose_calls_are_left_out_has_no_wait(tmp_path):
     assert (3, "collectives", "6 collective calls where most ranks make 8") in (
         r.inconsistencies.rows()
     )
+
+
+def test_one_export_without_a_rank_anywhere_is_rank_0(tmp_path):
+    # `tracelens ranks run.sqlite`: no integer in the name, no rank recorded; there is
+    # nothing to number it against, and --rank-regex (which the error advised) cannot help
+    from tracelens.synth import TraceBuilder
+
+    b = TraceBuilder("3.25.0")
+    b.process(100, "python train.py")
+    cid = b.runtime("cudaLaunchKernel_v7000", start=0, end=10)
+    b.kernel("void gemm_kernel<float>(float*)", start=20, end=500, correlation_id=cid)
+    b.write(tmp_path / "run.sqlite")
+    r = analyse_ranks([tmp_path / "run.sqlite"], jobs=1)
+    assert r.ranks.select("rank", "rank_source").rows() == [(0, "the only export")]
+    assert r.findings[0].startswith("one rank cannot have a straggler")
+    # two such files are still an error: their ranks are unknown
+    b.write(tmp_path / "other.sqlite")
+    with pytest.raises(Exception, match="has no rank"):
+        analyse_ranks([tmp_path / "run.sqlite", tmp_path / "other.sqlite"], jobs=1)

@@ -47,7 +47,7 @@ class RanksResult(Result):
 
     - ``ranks``: one row per analysed rank: rank, path, rank_source (where the rank number
       came from: 'MPI_RANKS', 'NCCL ncclCommInitRank', 'environment RANK', 'file name',
-      '--rank-regex'), the summary's overview columns
+      '--rank-regex', 'GPU order', 'file, then GPU order', 'the only export'), the summary's overview columns
       (span, busy, compute, exposed communication, top kernel, danger, steps,
       steady step time...), ``waited_ns`` (time it waited for later ranks in collectives),
       ``caused_ns`` (the spreads of the instances it was last in), ``clock_correction_ns``.
