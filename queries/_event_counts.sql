@@ -6,6 +6,9 @@
 --   events    BIGINT   number of rows
 --   first_ns  BIGINT   earliest start, ns from session start (NULL when no events)
 --   last_ns   BIGINT   latest end (or start, for NVTX marks that have no end), ns
+--                      (NVTX: of ranges and marks; the naming events, a domain's creation
+--                      above all, are stamped when the program made them, which can be
+--                      long before the capture started, and are not activity)
 --   pids      BIGINT[] the processes with GPU work or CUDA API calls of this kind (kernel,
 --                      memcpy, memset, runtime; NULL for the others and when none)
 --
@@ -21,6 +24,8 @@ SELECT 'runtime', count(*), min(start), max("end"),
        list(DISTINCT pid_of(globalTid)) FILTER (WHERE globalTid IS NOT NULL)
 FROM runtime_calls
 UNION ALL
-SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)), NULL FROM nvtx_events
+SELECT 'nvtx', count(*), min(start) FILTER (WHERE NOT is_nvtx_naming(eventType)),
+       max(coalesce("end", start)) FILTER (WHERE NOT is_nvtx_naming(eventType)), NULL
+FROM nvtx_events
 UNION ALL
 SELECT 'graph', count(*), min(start), max("end"), NULL FROM graph_replays

@@ -16,6 +16,9 @@
 --   events    BIGINT   number of rows
 --   first_ns  BIGINT   earliest start, ns from session start (NULL when no events)
 --   last_ns   BIGINT   latest end (or start, for NVTX marks that have no end), ns
+--                      (NVTX: of ranges and marks; the naming events, a domain's creation
+--                      above all, are stamped when the program made them, which can be
+--                      long before the capture started, and are not activity)
 --   pids      BIGINT[] runtime: the processes with CUDA API calls (NULL when none); NULL
 --                      for the others
 SELECT 'runtime' AS kind, count(*) AS events, min(start) AS first_ns, max("end") AS last_ns,
@@ -24,6 +27,8 @@ FROM runtime_calls
 WHERE $runtime
 HAVING $runtime
 UNION ALL
-SELECT 'nvtx', count(*), min(start), max(coalesce("end", start)), NULL FROM nvtx_events
+SELECT 'nvtx', count(*), min(start) FILTER (WHERE NOT is_nvtx_naming(eventType)),
+       max(coalesce("end", start)) FILTER (WHERE NOT is_nvtx_naming(eventType)), NULL
+FROM nvtx_events
 UNION ALL
 SELECT 'graph', count(*), min(start), max("end"), NULL FROM graph_replays

@@ -21,6 +21,11 @@
 --                                        (eventType 59, 60, and nsys's own 70, 71)
 --   is_nvtx_range_type(event_type)       BOOLEAN  a push/pop or start/end range, closed or
 --                                        left open (nvtx_ranges() keeps open ones)
+--   is_nvtx_naming(event_type)           BOOLEAN  an NVTX event that names something
+--                                        (category 33/64, thread 39, nvtxt meta 72-74,
+--                                        domain create/destroy 75/76, CUDA device, context,
+--                                        stream 97-99): stamped when the program made it,
+--                                        possibly long before the capture; not activity
 --   ends_on_own_thread(global_tid, end_global_tid)
 --                               BOOLEAN  a range ended on the thread that opened it (or its
 --                                        end thread is not recorded)
@@ -98,6 +103,8 @@ CREATE OR REPLACE TEMP MACRO api_name(name) AS
 CREATE OR REPLACE TEMP MACRO string_or_id(value, id) AS
     coalesce(value, '<unknown string id ' || id || '>');
 CREATE OR REPLACE TEMP MACRO is_nvtx_range_type(event_type) AS event_type IN (59, 60, 70, 71);
+CREATE OR REPLACE TEMP MACRO is_nvtx_naming(event_type) AS
+    event_type IN (33, 39, 64, 72, 73, 74, 75, 76, 97, 98, 99);
 CREATE OR REPLACE TEMP MACRO is_nvtx_range(event_type, e) AS
     is_nvtx_range_type(event_type) AND e IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO ends_on_own_thread(global_tid, end_global_tid) AS

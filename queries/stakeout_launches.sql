@@ -22,6 +22,8 @@
 --   start_ns            BIGINT   kernel start, ns after $origin_ns
 --   duration_ns         BIGINT   kernel duration, ns
 --   name                VARCHAR  kernel name of kind $name_kind
+--   kernel_id           BIGINT   StringIds id of the demangled name: the kernel's identity
+--                                (kernels that share a short name are told apart by it)
 --   grid_x, grid_y, grid_z     BIGINT  grid dimensions (thread blocks)
 --   block_x, block_y, block_z  BIGINT  block dimensions (threads)
 --   registers           BIGINT   registers per thread
@@ -46,7 +48,8 @@ launches AS (
             WHEN 'short' THEN shortName
             WHEN 'mangled' THEN coalesce(mangledName, demangledName)
             ELSE demangledName
-        END AS name_id
+        END AS name_id,
+        demangledName AS kernel_id
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
     WHERE (demangledName IN (SELECT id FROM matched_ids) OR shortName IN (SELECT id FROM matched_ids))
 )
@@ -54,6 +57,7 @@ SELECT
     l.start - $origin_ns AS start_ns,
     l."end" - l.start AS duration_ns,
     string_or_id(sn.value, l.name_id) AS name,
+    l.kernel_id,
     l.gridX AS grid_x, l.gridY AS grid_y, l.gridZ AS grid_z,
     l.blockX AS block_x, l.blockY AS block_y, l.blockZ AS block_z,
     l.registersPerThread AS registers,

@@ -48,13 +48,15 @@ class LaunchStats:
 class Stakeout(Result):
     """What :func:`stakeout` found.
 
-    ``kernels``: one row per matched kernel name (of the requested kind) with launches:
-    launches, total_ns, avg_ns, name; most launched first. ``stats``: None when no launch passed the filters. ``configs``: one row
+    ``kernels``: one row per matched kernel with launches: launches, total_ns, avg_ns,
+    name (of the requested kind), and with short names ``kernel``, the demangled name
+    (several kernels can share a short name); most launched first. ``stats``: None when no launch passed the filters. ``configs``: one row
     per launch configuration (launches, total_ns, avg_ns, grid_x/y/z, block_x/y/z, registers,
     static_smem_bytes, dynamic_smem_bytes) numbered from 1 (``config``), most launches
     first. ``histogram``: lo_ns and
     hi_ns (inclusive) and launches of equal-width duration bins. ``launches``: one row per
-    launch, sorted and limited as asked (columns: ``queries/stakeout_launches.sql``, plus
+    launch, sorted and limited as asked (columns: ``queries/stakeout_launches.sql``'s but
+    kernel_id, plus
     those of the launching API call, :data:`tracelens.stakeout_calls.LAUNCH_COLUMNS`, less its
     span, and ``nvtx``, the innermost NVTX range around it).
     """
@@ -163,7 +165,8 @@ def stakeout(
     hint = _explain_empty(trace, kernel, pattern, match, ignore_case) if df.is_empty() else None
 
     # kernels, stats, configurations and histogram cover every launch, before --limit
-    kernels = _launches_by(df, ("name",))
+    kernels = _kernels(trace, df, name)
+    df = df.drop("kernel_id")
     configs = _launches_by(df, CONFIG_COLUMNS).with_row_index("config", offset=1)
     durations = df["duration_ns"].to_list()
     if sort == "duration":
@@ -182,6 +185,23 @@ def stakeout(
         launches=_with_nvtx(trace, with_calls(trace, df, _ORIGIN_NS)),
         hint=hint,
     )
+
+
+def _kernels(trace: Trace, df: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The launches per kernel (:func:`_launches_by` its ``name``). Kernels are told apart by
+    their demangled names: where the short names shown (``name="short"``) are shared by
+    several of them (vectorized_elementwise_kernel of add, pow, fill...), each is a row of
+    its own, with its demangled name in ``kernel``."""
+    import polars as pl
+
+    if name != "short":
+        return _launches_by(df, ("name",))
+    kernels = _launches_by(df, ("name", "kernel_id"))
+    ids = kernels["kernel_id"].to_list()
+    names = trace.query("stakeout_kernel_names", ids=ids) if ids else None
+    if names is None:
+        return kernels.drop("kernel_id").with_columns(kernel=pl.lit(None, pl.String))
+    return kernels.join(names, on="kernel_id", how="left", maintain_order="left").drop("kernel_id")
 
 
 def _launches_by(df: pl.DataFrame, keys: tuple[str, ...]) -> pl.DataFrame:

@@ -80,6 +80,17 @@ def test_stakeout_queries(mixed, case, params):
     )  # fmt: skip
 
 
+def test_stakeout_kernel_names(mixed):
+    # the demangled names of the kernels stakeout_launches.sql matched, by their kernel_id;
+    # an id StringIds lacks is named as such
+    with tracelens.open(mixed) as trace:
+        ids = trace.query(
+            "stakeout_launches", **STAKEOUT, **NO_FILTER, pattern="gemm", regex=None,
+            match="contains",
+        )["kernel_id"].unique().sort().to_list()  # fmt: skip
+    assert_golden(mixed, "stakeout_kernel_names", "gemm", ids=[*ids, 999_999])
+
+
 def _stakeout_probes(trace):
     """The temp table stakeout_probes as tracelens.stakeout_calls fills it: the gemm
     launches' processes and correlation ids."""

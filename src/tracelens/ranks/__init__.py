@@ -21,7 +21,7 @@ from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
 from .inputs import compile_rank_regex, find_traces, rank_from_name
 from .processes import SetAside
-from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, RANK_REGEX
+from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, ONLY_EXPORT, RANK_REGEX
 from .reduce import RanksResult, reduce
 from .summary import RankFailure, RankSummary, SharedExport, summarise
 
@@ -54,8 +54,8 @@ def analyse_ranks(
     A trace's rank is the one its export records (:mod:`.recorded`: MPI_RANKS, NCCL's
     communicator-creation payloads, the recorded launch environment), else the first group
     of ``rank_regex`` over its file name (default: the last integer in the name); an
-    explicit ``rank_regex`` takes precedence over the export. ``ranks.rank_source`` says
-    which decided. An export holding several processes that ran kernels (a single-node job
+    explicit ``rank_regex`` takes precedence over the export; a single export with no rank
+    anywhere is rank 0. ``ranks.rank_source`` says which decided. An export holding several processes that ran kernels (a single-node job
     profiled as one report) is one rank per process that is a rank (:mod:`.processes`: the
     others are ``set_aside``), numbered by GPU (see :func:`_in_process_order`); one left
     with a single rank is that rank's export. A file that cannot be analysed is listed in ``failures`` (and its rank in
@@ -92,6 +92,9 @@ def analyse_ranks(
             continue
         assert isinstance(result, RankSummary)
         rank, source = _rank_of(result, name_rank, rank_regex)
+        if rank is None and len(paths) == 1 and not rank_regex:
+            # one export, no rank anywhere: there is nothing to number it against
+            rank, source = 0, ONLY_EXPORT
         if rank is None:
             reason = (
                 "has no rank: no integer in its file name matches the rank regex and the "

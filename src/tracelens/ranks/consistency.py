@@ -15,12 +15,20 @@ _DETAIL_CHARS = 240  # a path difference's "where" is cut to this many character
 
 
 def inconsistencies(
-    summaries, calls: pl.DataFrame, spans: dict[int, tuple[int, int]] | None = None
+    summaries,
+    calls: pl.DataFrame,
+    spans: dict[int, tuple[int, int]] | None = None,
+    *,
+    placed: bool = True,
+    unpaired=(),
 ) -> pl.DataFrame:
     """Ranks whose kernel set differs from the most common one, and ranks whose
     collective calls differ in number or kind from the other ranks'. ``spans``: each
     rank's first and last step in the run's numbering (where its capture started and
-    ended, once the ranks' calls are paired)."""
+    ended, once the ranks' calls are paired); ``placed``: whether the calls are numbered
+    as the run's (every rank recorded its session start, so that a capture that started
+    later has its calls renumbered), else each from its capture's start; ``unpaired``: the
+    ranks whose collective ends disagree with the reference's after aligning."""
     import polars as pl
 
     rows: list[dict[str, object]] = []
@@ -35,31 +43,10 @@ def inconsistencies(
                 )
     rows += _path_differences(summaries, spans or {})
     if calls.height:
-        per_rank = calls.group_by("rank").agg(n=pl.len())
-        usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
-        for rank, n in per_rank.sort("rank").iter_rows():
-            if n != usual:
-                rows.append(
-                    {
-                        "rank": rank,
-                        "what": "collectives",
-                        "detail": f"{n} collective calls where most ranks make {usual}",
-                    }
-                )
         calls = calls.with_columns(pl.col("kind").cast(pl.String))
-        modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
-        odd = (
-            calls.join(modal, on=["comm", "seq"])
-            .filter(pl.col("kind") != pl.col("usual_kind"))
-            .group_by("rank")
-            .agg(
-                first=pl.col("seq").min(),
-                kind=pl.col("kind").sort_by("seq").first(),
-                usual=pl.col("usual_kind").sort_by("seq").first(),
-                n=pl.len(),
-            )
-            .sort("rank")
-        )
+        odd = _odd_calls(calls)
+        paired = set(calls["rank"].unique().to_list()) - set(unpaired) - set(odd["rank"])
+        rows += _call_counts(calls, placed, paired)
         for rank, first, kind, usual_kind, n in odd.iter_rows():
             rows.append(
                 {
@@ -72,6 +59,77 @@ def inconsistencies(
     return pl.DataFrame(
         rows, schema={"rank": pl.Int64, "what": pl.String, "detail": pl.String}
     ).sort("rank", "what")
+
+
+def _odd_calls(calls: pl.DataFrame) -> pl.DataFrame:
+    """Per rank whose k-th call on a communicator is another collective than most ranks'
+    k-th: its first such call, that call's kind and the usual one, and how many differ."""
+    import polars as pl
+
+    modal = calls.group_by("comm", "seq").agg(usual_kind=pl.col("kind").mode().sort().first())
+    return (
+        calls.join(modal, on=["comm", "seq"])
+        .filter(pl.col("kind") != pl.col("usual_kind"))
+        .group_by("rank")
+        .agg(
+            first=pl.col("seq").min(),
+            kind=pl.col("kind").sort_by("seq").first(),
+            usual=pl.col("usual_kind").sort_by("seq").first(),
+            n=pl.len(),
+        )
+        .sort("rank")
+    )
+
+
+def _call_counts(calls: pl.DataFrame, placed: bool, paired: set[int]) -> list[dict[str, object]]:
+    """Ranks that make another number of collective calls than most ranks. A rank among
+    ``paired`` (each of its calls is the same collective as the others' call of that
+    number, and ends with it once the clocks are aligned: none skipped or added) holds
+    fewer or more calls because its capture started or ended elsewhere, which is said,
+    with the calls it holds; else the counts alone are said."""
+    import polars as pl
+
+    ranges = calls.group_by("rank", "comm").agg(lo=pl.col("seq").min(), hi=pl.col("seq").max())
+    per_rank = calls.group_by("rank").agg(n=pl.len())
+    usual = Counter(per_rank["n"].to_list()).most_common(1)[0][0]
+    usual_range = {
+        comm: Counter(zip(part["lo"], part["hi"], strict=True)).most_common(1)[0][0]
+        for (comm,), part in ranges.partition_by("comm", as_dict=True).items()
+    }
+    rows = []
+    for rank, n in per_rank.sort("rank").iter_rows():
+        if n == usual:
+            continue
+        detail = f"{n} collective calls where most ranks make {usual}"
+        mine = ranges.filter(pl.col("rank") == rank).sort("comm").iter_rows(named=True)
+        elsewhere = [r for r in mine if (r["lo"], r["hi"]) != usual_range[r["comm"]]]
+        if rank in paired and elsewhere:
+            first = elsewhere[0]
+            detail += _capture_extent(first, usual_range[first["comm"]], n < usual, placed)
+        rows.append({"rank": rank, "what": "collectives", "detail": detail})
+    return rows
+
+
+def _capture_extent(mine: dict, usual: tuple[int, int], fewer: bool, placed: bool) -> str:
+    """The words for a rank whose calls on communicator ``mine["comm"]`` are the run's
+    calls ``mine["lo"]``-``mine["hi"]``, each paired with the others', where most ranks
+    hold the calls ``usual``."""
+    (lo, hi), comm = usual, mine["comm"]
+    if not placed:
+        # numbered from each capture's start: where its capture started is not known
+        ends = "a shorter capture" if fewer else "a longer capture"
+    else:
+        moves = []
+        if mine["lo"] != lo:
+            moves.append(f"started {'later' if mine['lo'] > lo else 'earlier'}")
+        if mine["hi"] != hi:
+            moves.append(f"ended {'earlier' if mine['hi'] < hi else 'later'}")
+        ends = "a capture that " + " and ".join(moves)
+    return (
+        f": it holds calls #{mine['lo']:,}-{mine['hi']:,} of communicator {comm}, each paired "
+        f"with the others', where most ranks hold #{lo:,}-{hi:,} ({ends}, not "
+        f"{'skipped' if fewer else 'extra'} calls)"
+    )
 
 
 def _path_differences(

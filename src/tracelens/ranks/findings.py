@@ -50,6 +50,12 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
         )
     if not culprits.height and waits.height:
         out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
+    if reference is None:
+        # no rank ran a collective: nothing to pair, so neither waits nor clocks
+        out.append(
+            "no rank ran a collective (no NCCL kernels in the exports): who waited for whom "
+            "cannot be measured, and the clocks are not aligned"
+        )
     if reference is not None and clock.height > 1:
         out += _clock_findings(clock, reference, unpaired)
     out += captures

@@ -35,6 +35,8 @@ FILE_NAME, RANK_REGEX = "file name", "--rank-regex"
 #: An export holding several ranks' processes: its processes numbered by their lowest GPU
 #: (and, with several exports, the exports by their names' ranks first).
 GPU_ORDER, FILE_GPU_ORDER = "GPU order", "file, then GPU order"
+#: The one export given, which neither records a rank nor has one in its name: rank 0.
+ONLY_EXPORT = "the only export"
 RANK_VARIABLES = (
     "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
     "SLURM_PROCID",

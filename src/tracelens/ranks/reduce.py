@@ -47,7 +47,7 @@ class RanksResult(Result):
 
     - ``ranks``: one row per analysed rank: rank, path, rank_source (where the rank number
       came from: 'MPI_RANKS', 'NCCL ncclCommInitRank', 'environment RANK', 'file name',
-      '--rank-regex'), the summary's overview columns
+      '--rank-regex', 'GPU order', 'file, then GPU order', 'the only export'), the summary's overview columns
       (span, busy, compute, exposed communication, top kernel, danger, steps,
       steady step time...), ``waited_ns`` (time it waited for later ranks in collectives),
       ``caused_ns`` (the spreads of the instances it was last in), ``clock_correction_ns``.
@@ -93,15 +93,14 @@ class RanksResult(Result):
 
     def step_matrix(self, value: str = "duration_ns") -> pl.DataFrame:
         """One row per rank, one column per step of ``value`` (a column of :attr:`steps`),
-        named ``step_1_ns``... (the unit suffix kept so that renderers convert it)."""
+        named ``step_1_ns``... (the unit suffix kept so that renderers convert it). A rank
+        with no steps (a capture too short to find steps in) has its row, of nulls."""
         import polars as pl
 
-        if self.steps.is_empty():
-            return pl.DataFrame({"rank": self.ranks["rank"]})
         wide = self.steps.select(
             "rank", pl.format("step_{}_ns", "step").alias("col"), pl.col(value)
         ).pivot(on="col", index="rank", values=value)
-        return wide.sort("rank")
+        return every_rank(wide, self.ranks)
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """ranks (one row per rank, the main table), steps, step_stragglers, collectives,
@@ -115,6 +114,12 @@ class RanksResult(Result):
             "clock": self.clock,
             "inconsistencies": self.inconsistencies,
         }
+
+
+def every_rank(wide: pl.DataFrame, ranks: pl.DataFrame) -> pl.DataFrame:
+    """``wide`` (a rank x step matrix: ``rank``, then a column per step) with a row for
+    every rank of ``ranks``, of nulls for the ranks it lacks, in rank order."""
+    return ranks.select("rank").join(wide, on="rank", how="left").sort("rank")
 
 
 def reduce(
@@ -161,7 +166,13 @@ def reduce(
         collectives=instances,
         waits=waits,
         clock=clock.drop("shift_ns"),
-        inconsistencies=inconsistencies(summaries, colls, spans),
+        inconsistencies=inconsistencies(
+            summaries,
+            colls,
+            spans,
+            placed=ranks["session_start_utc_ns"].null_count() == 0,
+            unpaired=unpaired,
+        ),
         failures=_failures_frame(failures),
         missing_ranks=_missing_ranks(ranks, failures),
         reference_rank=_reference(ranks, colls),
@@ -175,8 +186,8 @@ def reduce(
 def _with_waits_and_clock(
     ranks: pl.DataFrame, calls: pl.DataFrame, clock: pl.DataFrame
 ) -> pl.DataFrame:
-    """The ranks table with each rank's waited_ns and caused_ns summed over its calls (0
-    without any) and its clock_correction_ns."""
+    """The ranks table with each rank's waited_ns and caused_ns summed over its calls in
+    the waits (null without any: not measured, not 0) and its clock_correction_ns."""
     import polars as pl
 
     per_rank = calls.group_by("rank").agg(
@@ -189,7 +200,6 @@ def _with_waits_and_clock(
             on="rank",
             how="left",
         )
-        .with_columns(pl.col("waited_ns", "caused_ns").fill_null(0))
         .sort("rank")
     )
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import render
 from ..choices import RANK_VIEWS
+from .reduce import every_rank
 
 if TYPE_CHECKING:
     import polars as pl
@@ -64,7 +65,7 @@ def step_matrix_in(result: RanksResult, timeunit: str) -> pl.DataFrame:
     wide = steps.select(
         "rank", pl.format("step_{}_" + timeunit, "step").alias("col"), pl.col(value)
     ).pivot(on="col", index="rank", values=value)
-    return wide.sort("rank")
+    return every_rank(wide, result.ranks)
 
 
 def render_ranks(
