@@ -324,3 +324,9 @@ def test_gpu_gaps_match_the_nsys_pairing(tmp_path, ops, gap_ns):
         for r in frame.iter_rows(named=True)
     ]
     assert got == _nsys_gaps(spans, gap_ns)
+
+
+def test_launch_bound_share_reads_as_a_percentage_like_every_other(tripped, capsys):
+    """launch_bound's share column is headed like the other percentages, not by its name."""
+    rc, out, _ = run_cli(["findings", str(tripped), "--rule", "launch_bound"], capsys)
+    assert rc == 0 and "Share (%)" in out and "Share pct" not in out

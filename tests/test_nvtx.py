@@ -446,3 +446,16 @@ def test_kernel_rows_order_as_one_sort_by_every_key():
         maintain_order=True,
     )["index"]
     assert order.to_list() == expected.to_list() == [7, 4, 2, 6, 3, 0, 5, 1]
+
+
+def test_a_one_row_table_says_row():
+    """The caption counts in the singular for one row ("1 row", not "1 rows")."""
+    import polars as pl
+
+    from tracelens.nvtx import NvtxReport, render
+
+    one = NvtxReport(frame=pl.DataFrame({"name": ["a"]}), what="x")
+    two = NvtxReport(frame=pl.DataFrame({"name": ["a", "b"]}), what="x")
+    assert render(one, fmt="table", source="s").rstrip().endswith("1 row")
+    assert render(two, fmt="table", source="s").rstrip().endswith("2 rows")
+    assert render(two, fmt="table", source="s", top=1).rstrip().endswith("1 of 2 rows")

@@ -468,7 +468,9 @@ def render(
     if fmt == "table" and report.table_columns:
         shown = shown.select(report.table_columns)
     rows = df.height if report.rows is None else report.rows
-    caption = f"{shown.height:,} of {rows:,} rows" if top else f"{rows:,} rows"
+    from .views import plural
+
+    caption = f"{shown.height:,} of {plural(rows, 'row')}" if top else plural(rows, "row")
     title = f"{report.command} of {source}: {report.what}"
     return r.frame(
         shown, fmt=fmt, timeunit=timeunit, title=title, caption=caption, width=width, color=color

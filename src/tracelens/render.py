@@ -76,6 +76,7 @@ HEADERS = {
     "nvtx": "NVTX",
     "utilization_pct": "Utilization (%)",
     "idle_pct": "Idle (%)",
+    "share_pct": "Share (%)",
     "cpu_start": "CPU start ({u})",
     "cpu_end": "CPU end ({u})",
     "api_name": "API name",
