@@ -119,6 +119,17 @@ def demo(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture
+def pair(tmp_path) -> tuple[Path, Path]:
+    """Copies of the two demo traces (bs1, bs16), files of the test's own (cache entries too)."""
+    from tracelens.demo import demo_path
+
+    paths = tmp_path / "bs1.sqlite", tmp_path / "bs16.sqlite"
+    for path, which in zip(paths, ("bs1", "bs16"), strict=True):
+        shutil.copyfile(demo_path(which), path)
+    return paths
+
+
 def imported_top_modules(argv: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Run ``tracelens ARGV`` in a fresh interpreter under ``-X importtime``: the process and
     the top-level packages it imported (what a command's start-up pays for)."""

@@ -17,16 +17,6 @@ from tracelens import compare
 VIEWS = (["-f", "json"], ["-f", "markdown", "--top", "3"], [], ["--name", "short", "-n", "4"])
 
 
-@pytest.fixture
-def pair(tmp_path) -> tuple[Path, Path]:
-    from tracelens.demo import demo_path
-
-    paths = tmp_path / "bs1.sqlite", tmp_path / "bs16.sqlite"
-    for path, which in zip(paths, ("bs1", "bs16"), strict=True):
-        shutil.copyfile(demo_path(which), path)
-    return paths
-
-
 def _boards(cache_dir: Path) -> list[Path]:
     return sorted((cache_dir / "traces").glob("*/tracelens_diff_board-*"))
 

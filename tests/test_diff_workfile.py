@@ -7,7 +7,6 @@ cache directory (conftest); TRACELENS_CACHE_MIN_MB=0 caches the small demo trace
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,6 @@ from tracelens.filters import EventFilter
 
 # (short names, stream) as the diff asks: by demangled name, by short name, the report's
 READS = [(False, False), (True, False), (True, True)]
-
-
-@pytest.fixture
-def pair(tmp_path) -> tuple[Path, Path]:
-    from tracelens.demo import demo_path
-
-    paths = tmp_path / "bs1.sqlite", tmp_path / "bs16.sqlite"
-    for path, which in zip(paths, ("bs1", "bs16"), strict=True):
-        shutil.copyfile(demo_path(which), path)
-    return paths
 
 
 def _kept_file(trace: tracelens.Trace) -> Path | None:

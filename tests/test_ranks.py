@@ -15,6 +15,7 @@ from fixtures.ranks import (
     GEMM_NS,
     STEP_PERIOD_NS,
     build_rank_set,
+    drop_second_collectives,
 )
 
 from tracelens.errors import TraceError, UsageError
@@ -194,19 +195,8 @@ def test_a_rank_that_skipped_a_whole_step_of_calls_is_flagged(tmp_path):
     """Skipping an AllGather and an AllReduce keeps the kinds in step, so the k-th calls
     pair wrongly without a kind to tell: the ends that still disagree after aligning say
     that rank's correction and waits cannot be trusted."""
-    import sqlite3
-
     rs = build_rank_set(tmp_path, ranks=4, slow_rank=1)
-    con = sqlite3.connect(rs.paths[3])
-    for kind in ("AllGather", "AllReduce"):
-        con.execute(
-            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT k.rowid FROM "
-            "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
-            "WHERE s.value LIKE ? ORDER BY k.start LIMIT 1 OFFSET 1)",
-            (f"ncclDevKernel_{kind}%",),
-        )
-    con.commit()
-    con.close()
+    drop_second_collectives(rs.paths[3])
     r = analyse_ranks([rs.dest], jobs=1)
     assert (3, "collectives", "6 collective calls where most ranks make 8") in (
         r.inconsistencies.rows()

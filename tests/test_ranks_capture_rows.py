@@ -9,7 +9,12 @@ import sqlite3
 
 import polars as pl
 import pytest
-from fixtures.ranks import FIRST_STEP_NS, STEP_PERIOD_NS, build_rank_set
+from fixtures.ranks import (
+    FIRST_STEP_NS,
+    STEP_PERIOD_NS,
+    build_rank_set,
+    drop_second_collectives,
+)
 
 from tracelens.ranks import analyse_ranks
 from tracelens.ranks.render import render_ranks
@@ -146,16 +151,7 @@ def test_a_rank_whose_calls_are_left_out_has_no_wait(tmp_path):
     # rank 3 skipped a whole step of calls: its calls are left out of the waits, so its
     # waited and caused are unknown (null), while the others' are measured
     rs = build_rank_set(tmp_path, ranks=4, slow_rank=1)
-    con = sqlite3.connect(rs.paths[3])
-    for kind in ("AllGather", "AllReduce"):
-        con.execute(
-            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT k.rowid FROM "
-            "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
-            "WHERE s.value LIKE ? ORDER BY k.start LIMIT 1 OFFSET 1)",
-            (f"ncclDevKernel_{kind}%",),
-        )
-    con.commit()
-    con.close()
+    drop_second_collectives(rs.paths[3])
     r = analyse_ranks([rs.dest], jobs=1)
     waited = dict(r.ranks.select("rank", "waited_ns").iter_rows())
     assert waited[3] is None and waited[1] == 0 and waited[0] == 4 * rs.slow_ns
