@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _resources
+from ._fetch import unordered_frame
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,7 +53,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     con = trace.db
     calls = _calls(con)
     slots = _Slots(calls)
-    calls = calls.filter(slots.first_calls(calls, lambda: _call_classes(con)))
+    calls = calls.filter(slots.first_calls(calls, lambda rows: _call_classes(con, rows)))
     found = pl.DataFrame(schema={"range_id": pl.Int64, "range_end": pl.Int64}).clear(calls.height)
     for params in chunks:
         marks = con.execute(_resources.query("_nvtx_marks"), params).pl()
@@ -68,7 +69,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     # (kind, device, kernel names) are read when asked for (2.1 CPU s for the 5M kernels of
     # the benchmark, the four columns 1.1)
     query = "_nvtx_op_ranges" if with_ops else "_nvtx_op_spans"
-    ops = con.execute(_resources.query(query)).pl(rows_per_batch=ONE_BATCH)
+    ops = _operations(con, query)
     ops, call = _with_calls(ops, call_ranges, slots)
     register(con, "nvtx_call_ranges", call_ranges)
     on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
@@ -82,14 +83,31 @@ def _calls(con) -> pl.DataFrame:
     """The rows of ``queries/_nvtx_calls.sql`` with global_pid first (pid_of's bits)."""
     import polars as pl
 
-    calls = con.execute(_resources.query("_nvtx_calls")).pl()
+    calls = unordered_frame(con, _resources.query("_nvtx_calls"))
     thread_bits = pl.col("global_tid") & 16777215  # tid_of (_shared.sql), bit for bit
     return calls.select((pl.col("global_tid") - thread_bits).alias("global_pid"), pl.all())
 
 
-def _call_classes(con) -> pl.Series:
-    """The eventClass of each row of :func:`_calls` (``queries/_nvtx_call_classes.sql``)."""
-    return con.execute(_resources.query("_nvtx_call_classes")).pl()["event_class"]
+def _operations(con, query: str) -> pl.DataFrame:
+    """The GPU operations (``queries/<query>.sql``) in any order (:mod:`tracelens._fetch`):
+    each is looked up by its call, and of the operations of one call any one is counted."""
+    return unordered_frame(con, _resources.query(query))
+
+
+def _call_classes(con, calls: pl.DataFrame) -> pl.Series:
+    """The eventClass of each row of ``calls`` (rows of :func:`_calls`), looked up by
+    thread, correlationId, start and end (``queries/_nvtx_call_classes.sql``): the calls are
+    read in any order, so not by position. Two records equal in all four with different
+    classes get the smaller: the sweep keeps one of them, and either gives the same range."""
+    import polars as pl
+
+    keys = ["global_tid", "correlation_id", "start", "end"]
+    classes = con.execute(_resources.query("_nvtx_call_classes")).pl()
+    lookup = classes.group_by(keys).agg(pl.col("event_class").min())
+    found = calls.select(keys).join(
+        lookup, on=keys, how="left", maintain_order="left", nulls_equal=True
+    )
+    return found["event_class"]
 
 
 def add_op_ranges(trace: Trace) -> None:
@@ -102,7 +120,7 @@ def add_op_ranges(trace: Trace) -> None:
         "SELECT global_pid, correlation_id, global_tid, range_id FROM nvtx_call_ranges"
     ).pl()
     slots = _Slots(call_ranges)
-    ops = con.execute(_resources.query("_nvtx_op_ranges")).pl(rows_per_batch=ONE_BATCH)
+    ops = _operations(con, "_nvtx_op_ranges")
     ops, _call = _with_calls(ops, call_ranges, slots)
     on_overlapping = ops["global_tid"].is_in(_overlapping_threads(con)).fill_null(False)
     _register_op_ranges(con, ops, on_overlapping)
@@ -343,10 +361,12 @@ class _Slots:
         slot = _ranks(gpid, self.pids) * self.width + (corr - self.lo)
         return pl.select(pl.when(in_range).then(slot)).to_series()
 
-    def first_calls(self, calls: pl.DataFrame, classes: Callable[[], pl.Series]) -> pl.Series:
+    def first_calls(
+        self, calls: pl.DataFrame, classes: Callable[[pl.DataFrame], pl.Series]
+    ) -> pl.Series:
         """Which rows of ``calls`` (the frame the slots were made from) to keep: one per
-        (process, correlationId), runtime before driver record (eventClass: ``classes()``
-        reads it for every row, called only when two rows share a key), then the earlier
+        (process, correlationId), runtime before driver record (eventClass: ``classes(rows)``
+        looks it up for the rows given, called only when two rows share a key), then the earlier
         (nsys's RangeId projection takes the call an operation's correlationId names; two
         records of one call are one call)."""
         pl = self._pl
@@ -354,9 +374,12 @@ class _Slots:
         # here would hold every call twice through the sweep (0.24 GB on 5M calls)
         calls = calls.with_row_index("row")
         key = ["global_pid", "correlation_id"]
+        # rows equal in every key the sort reads are the same call to the sweep, so the
+        # order they were read in (any: _calls) cannot change which range a call gets
+        order = ["event_class", "start", "end", "global_tid", "row"]
         if not self.dense:
-            calls = calls.with_columns(classes().alias("event_class"))
-            first = calls.sort([*key, "event_class", "start", "row"]).unique(key, keep="first")
+            calls = calls.with_columns(classes(calls).alias("event_class"))
+            first = calls.sort([*key, *order]).unique(key, keep="first")
             keep = pl.repeat(False, calls.height, eager=True)
             return keep.scatter(first["row"], True)
         slot = self.slot(calls)
@@ -370,10 +393,9 @@ class _Slots:
             self.call_rows = table
             return pl.repeat(True, calls.height, eager=True)
         shared = slot.filter(lost).unique()
-        tied = calls.with_columns(slot.alias("slot"), classes().alias("event_class")).filter(
-            pl.col("slot").is_in(shared.to_list())
-        )
-        first = tied.sort(["slot", "event_class", "start", "row"]).unique("slot", keep="first")
+        tied = calls.with_columns(slot.alias("slot")).filter(pl.col("slot").is_in(shared.to_list()))
+        tied = tied.with_columns(classes(tied).alias("event_class"))
+        first = tied.sort(["slot", *order]).unique("slot", keep="first")
         table = table.scatter(first["slot"], first["row"].cast(pl.Int64))
         return ~known | (table.gather(slot.fill_null(0)) == rows)
 

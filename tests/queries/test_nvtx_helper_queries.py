@@ -210,8 +210,9 @@ def test_nvtx_calls(trace_path):
 
 
 def test_nvtx_call_classes(trace_path):
-    # The calls' eventClass, row for row as _nvtx_calls: 0 for cid 21's runtime record
-    # (the first row), 1 for its driver record (the second), 0 for the others.
+    # The calls' eventClass keyed by thread, correlation id, start and end (the sweep reads
+    # the calls in any order, so it looks classes up by key, not by row): 0 for cid 21's
+    # runtime record (1300-1400), 1 for its driver record (1150-1160), 0 for the others.
     assert_golden(trace_path, "_nvtx_call_classes", "all")
 
 
