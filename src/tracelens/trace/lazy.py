@@ -65,19 +65,19 @@ class CachingConnection:
                 raise
         return self._con.execute(query, parameters)  # the export, as without a cache
 
-    def arrow_table(self, query: str, parameters: Any = None):
-        """``execute``'s twin for a read collected straight into Arrow (DuckDB's relation
-        API, which plans the statement when it is fetched: it is prepared here first, as
-        ``execute`` prepares its statements)."""
+    def arrow_table(self, query: str):
+        """``execute``'s twin for a read (no parameters) collected straight into Arrow
+        (DuckDB's relation API, which plans the statement when it is fetched: it is
+        prepared here first, as ``execute`` prepares its statements)."""
         import duckdb
 
-        self._lazy.prepare(self._con, query, parameters)
+        self._lazy.prepare(self._con, query, None)
         try:
-            return self._con.sql(query, params=parameters).to_arrow_table()
+            return self._con.sql(query).to_arrow_table()
         except duckdb.IOException as exc:
             if not self._lazy.lost(exc):
                 raise
-        return self._con.sql(query, params=parameters).to_arrow_table()
+        return self._con.sql(query).to_arrow_table()
 
     def __getattr__(self, name: str):
         return getattr(self._con, name)
