@@ -569,6 +569,23 @@ def startup(n: int) -> tuple[str, list[dict]]:
     return "\n".join(lines) + f"\n\n(median of {n} runs each, interleaved)\n", out
 
 
+def byte_compile_tracelens() -> str:
+    """Byte-compile the tracelens the commands run, as ``pip install`` does for a wheel: a
+    machine that sets ``PYTHONDONTWRITEBYTECODE`` (as ours does) would otherwise compile
+    every module from source on every run (~0.1 s each), which no installed copy pays. The
+    note says where (an editable install's ``__pycache__`` directories go in its source)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tracelens")
+    if spec is None or not spec.submodule_search_locations:
+        return "tracelens not found: not byte-compiled"
+    where = list(spec.submodule_search_locations)[0]
+    done = subprocess.run([sys.executable, "-m", "compileall", "-q", where], capture_output=True)
+    if done.returncode != 0:
+        return f"byte-compiling {where} failed: not byte-compiled"
+    return f"tracelens byte-compiled before timing, as an installed wheel is ({where})"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace", type=Path)
@@ -596,7 +613,7 @@ def main(argv: list[str] | None = None) -> None:
     info = machine_info(trace)
     info["repeat"] = args.repeat
     info["load_before"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    notes = []
+    notes = [byte_compile_tracelens()]
     if shutil.which("nsys") is None and not args.no_nsys:
         notes.append("nsys is not on PATH: its row is skipped (see ../shared/nsys/INSTALL.md)")
 
