@@ -25,7 +25,7 @@ import pytest
 from conftest import run_cli
 from test_step_filters import build_shared
 from test_steps_pacing import write_steps
-from test_stepwork_nvtx import build_period
+from test_stepwork_nvtx import build_nested, build_period
 
 import tracelens
 from tracelens.util import figures
@@ -74,6 +74,31 @@ def test_a_window_keeps_the_traces_step_numbers(period, capsys):
     assert "the 3 kernels with the most time per step and device\n" in out
     rc, out, _ = run_cli(["steps", period, "--no-cache", *WINDOW_ARGS, "-f", "csv"], capsys)
     assert [line.split(",")[0] for line in out.splitlines()[1:]] == ["2", "3", "4", "5", "6"]
+
+
+@pytest.mark.parametrize("kind", ["period", "nvtx"])
+def test_a_window_is_read_in_the_scan_of_the_steps_work(period, tmp_path, monkeypatch, kind):
+    """The steps' work is read with the window as bound parameters of its one pass
+    (steps_window_work / steps_range_work, whose goldens in
+    tests/queries/test_step_selection_queries.py show them keep only the work that passes
+    it), not read whole and cut afterwards: before, a window over a few steps of a 5M-kernel
+    trace read every operation of the steps it met. The rows are the same either way."""
+    from tracelens import stepwork
+
+    path = period if kind == "period" else str(build_nested(tmp_path / "nested.sqlite"))
+    asked = []
+    step_work = stepwork._step_work
+
+    def spy(*args, **kwargs):
+        query, bounds, params = step_work(*args, **kwargs)
+        asked.append((query, params["start_ns"], params["end_ns"]))
+        return query, bounds, params
+
+    monkeypatch.setattr(stepwork, "_step_work", spy)
+    with tracelens.open(path, cache=False) as trace:
+        windowed = trace.steps(**WINDOW)
+    query = "steps_window_work" if kind == "period" else "steps_range_work"
+    assert windowed.count and asked == [(query, 3_900_000, 7_200_000)]
 
 
 def test_a_window_outside_every_step_holds_none(period, capsys):

@@ -184,7 +184,9 @@ def _recounted(
     steps = _candidates(found, where)
     if not steps:
         return found.frame.clear(), None
-    query, bounds, params = _step_work(found, steps[0], steps[-1], where)
+    # the window in the work's scan: a window over a few of thousands of steps reads their
+    # work there, not all of theirs (steps_passing_work keeps only that anyway)
+    query, bounds, params = _step_work(found, steps[0], steps[-1], where, window=True)
     # the windows of period steps are computed before this (each to the next step's start)
     bounds = bounds.filter(pl.col("step").is_in(steps))
     con = trace.db
