@@ -8,16 +8,19 @@
 -- Parameters:
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: any)
 --
--- Columns (ordered by step, device, start, end, pid):
+-- Columns (ordered by step, device, start, end, pid, name_id):
 --   step       BIGINT   the step the operation is in
 --   device     BIGINT   CUDA device ordinal
 --   start      BIGINT   GPU start, ns from session start
 --   end        BIGINT   GPU end, ns from session start
 --   is_kernel  BOOLEAN  a kernel (not a memcpy, memset or CUDA graph replay)
 --   pid        BIGINT   the launching process id
+--   name_id    BIGINT   a kernel's demangled-name StringIds id (NULL for the other kinds):
+--                       the steps' top kernels are ranked from these rows
+--                       (tracelens.steps_within), not from a second pass over the kernels
 SELECT w.step::BIGINT AS step, op.deviceId::BIGINT AS device, op.start::BIGINT AS start,
        op."end"::BIGINT AS "end", op.kind = 'kernel' AS is_kernel,
-       pid_of(op.globalPid)::BIGINT AS pid
+       pid_of(op.globalPid)::BIGINT AS pid, op.name_id::BIGINT AS name_id
 FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS op
 JOIN step_work AS w ON w.globalPid = op.globalPid AND w.correlationId = op.correlationId
-ORDER BY step, device, start, "end", pid
+ORDER BY step, device, start, "end", pid, name_id

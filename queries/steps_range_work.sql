@@ -18,6 +18,11 @@
 --   $device, $pid, $stream  only the operations on this device, of this process, on this
 --                           stream (NULL: any; --step with --device/--pid/--stream, which
 --                           narrow the trace's steps' work here, in the one pass over it)
+--   $start_ns, $end_ns  BIGINT  only the operations that pass this window as an event
+--                           passes it (starts in, ends in or spans it; NULL: no bound):
+--                           `tracelens steps --start/--end` recounts the steps that meet
+--                           the window from their work in it, and reads only that work
+--                           (tracelens.steps_within); --step N leaves them NULL
 --
 -- Columns (ordered by globalPid, correlationId):
 --   globalPid      BIGINT  the GPU operation's globalPid
@@ -28,5 +33,5 @@ FROM gpu_operations() AS op
 JOIN step_range_calls('step_bounds', $first, $last) AS c
   ON c.launch = (pid_of(op.globalPid) << 32) | op.correlationId
 WHERE ($device IS NULL OR op.device = $device) AND ($stream IS NULL OR op.stream = $stream)
-  AND of_process(op.globalPid, $pid)
+  AND of_process(op.globalPid, $pid) AND in_window(op.start, op."end", $start_ns, $end_ns)
 ORDER BY op.globalPid, op.correlationId, c.step

@@ -25,7 +25,7 @@ import pytest
 from conftest import run_cli
 from test_step_filters import build_shared
 from test_steps_pacing import write_steps
-from test_stepwork_nvtx import build_period
+from test_stepwork_nvtx import PID, build_nested, build_period
 
 import tracelens
 from tracelens.util import figures
@@ -74,6 +74,31 @@ def test_a_window_keeps_the_traces_step_numbers(period, capsys):
     assert "the 3 kernels with the most time per step and device\n" in out
     rc, out, _ = run_cli(["steps", period, "--no-cache", *WINDOW_ARGS, "-f", "csv"], capsys)
     assert [line.split(",")[0] for line in out.splitlines()[1:]] == ["2", "3", "4", "5", "6"]
+
+
+@pytest.mark.parametrize("kind", ["period", "nvtx"])
+def test_a_window_is_read_in_the_scan_of_the_steps_work(period, tmp_path, monkeypatch, kind):
+    """The steps' work is read with the window as bound parameters of its one pass
+    (steps_window_work / steps_range_work, whose goldens in
+    tests/queries/test_step_selection_queries.py show them keep only the work that passes
+    it), not read whole and cut afterwards: before, a window over a few steps of a 5M-kernel
+    trace read every operation of the steps it met. The rows are the same either way."""
+    from tracelens import stepwork
+
+    path = period if kind == "period" else str(build_nested(tmp_path / "nested.sqlite"))
+    asked = []
+    step_work = stepwork._step_work
+
+    def spy(*args, **kwargs):
+        query, bounds, params = step_work(*args, **kwargs)
+        asked.append((query, params["start_ns"], params["end_ns"]))
+        return query, bounds, params
+
+    monkeypatch.setattr(stepwork, "_step_work", spy)
+    with tracelens.open(path, cache=False) as trace:
+        windowed = trace.steps(**WINDOW)
+    query = "steps_window_work" if kind == "period" else "steps_range_work"
+    assert windowed.count and asked == [(query, 3_900_000, 7_200_000)]
 
 
 def test_a_window_outside_every_step_holds_none(period, capsys):
@@ -132,3 +157,36 @@ def test_the_level_shift_is_a_steps_and_util_figure(tmp_path, capsys):
     steady = write_steps(tmp_path / "steady.sqlite", [1] * 24)
     rc, _, err = run_cli(["steps", steady, "--fail-if", "level_shift>0"], capsys)
     assert (rc, err) == (0, "")
+
+
+@pytest.mark.parametrize("kind", ["period", "nvtx"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        dict(start_ns=3_900_000, end_ns=7_200_000),
+        dict(start_ns=3_900_000, end_ns=7_200_000, pid=PID),
+        dict(start_ns=2_500_000),
+    ],
+    ids=["window", "window_pid", "from"],
+)
+def test_restricted_top_kernels_are_the_querys(period, tmp_path, kind, where):
+    """restrict ranks the top kernels from the rows it recounts the steps from
+    (steps_passing_work); they are the rows steps_top_kernels gives over the same step
+    work, which read every kernel again."""
+    from tracelens import _resources
+    from tracelens.filters import EventFilter
+    from tracelens.steps_within import _candidates, restrict
+    from tracelens.stepwork import _registered, _step_work
+
+    path = period if kind == "period" else str(build_nested(tmp_path / "nested.sqlite"))
+    filters = EventFilter(**where)
+    with tracelens.open(path, cache=False) as trace:
+        found = trace.steps()
+        top = restrict(trace, found, filters, top_kernels=2).top_kernels
+        steps = _candidates(found, filters)
+        query, bounds, params = _step_work(found, steps[0], steps[-1], filters, window=True)
+        with _registered(trace, bounds.filter(bounds["step"].is_in(steps))):
+            trace.db.execute("CREATE TEMP TABLE step_work AS " + _resources.query(query), params)
+        expected = trace.query("steps_top_kernels", top=2, **filters.params())
+    assert top is not None and top.height
+    assert top.rows() == expected.rows()

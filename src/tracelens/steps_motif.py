@@ -9,7 +9,12 @@ story (``[period]`` in ``data/steps.toml``):
   or is a multiple of the iteration (4 iterations and the extra kernel). Each step starts at
   a launch of the motif's first kernel (the one with the longest idle time before it, as
   the exact period's phase); a step fits when it launches the motif's kernels in order
-  with at most ``max_optional_share`` of the motif's length of others among them.
+  with at most ``max_optional_share`` of the motif's length of others among them. When no
+  motif fits in launch order, the same search takes a step's launches in any order: two
+  host threads that launch on one device interleave their launches as timing has it
+  (correlation ids number the calls over all of a process's threads), so an iteration
+  launches the same kernels each time but in another order (:func:`_segments`,
+  ``any_order``).
 - :func:`peel_warmup`: the iterations before the first step that launch the motif and
   other kernels too (autotuning, compilation), split where the GPU idles as long as
   between steps: they become warm-up steps, the extra kernels named.
@@ -19,6 +24,7 @@ story (``[period]`` in ``data/steps.toml``):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +38,9 @@ class Anchored:
     """Steps of a motif with optional launches: ``starts`` (launch positions of each step's
     first launch), ``end`` (one past the last step's last launch), the motif's tokens, how
     many steps launch exactly the motif, how many launch it with optional launches, and
-    the tokens these launch besides it."""
+    the tokens these launch besides it; ``reordered``: how many launch exactly the motif's
+    kernels in another order (only when ``any_order``: the steps were fitted in any order,
+    the motif being their most common order)."""
 
     starts: list[int]
     end: int
@@ -40,6 +48,8 @@ class Anchored:
     exact: int
     optional: int
     extra: tuple[int, ...]
+    reordered: int = 0
+    any_order: bool = False
 
 
 def idle_before(seq: pl.DataFrame) -> pl.Series:
@@ -64,7 +74,11 @@ def anchored_steps(
     ``ids``, or None. ``gaps``: each token's most common launch spacing (name_id, gap,
     total); ``idle``: :func:`idle_before` of the launches; ``step_idle``: the mean idle time
     before the exact period's steps, when one was found (a shorter motif replaces it only
-    when its steps are bounded by idle time as long: the layers of a step are not)."""
+    when its steps are bounded by idle time as long: the layers of a step are not).
+
+    Every period is tried with the steps' launches in order first, then in any order
+    (:func:`_segments`): a motif that fits in order is never replaced by one that fits
+    only in any order."""
     import polars as pl
 
     per_token = (
@@ -78,6 +92,7 @@ def anchored_steps(
     floor = float(idle.mean() or 0) * conf["boundary_idle_over_mean"]
     if step_idle is not None:
         floor = max(floor, step_idle * conf["boundary_idle_share"])
+    anchors = []
     for q in periods:
         # the launch that starts a step: a token spaced q apart, after the longest idle time
         first = (
@@ -86,16 +101,24 @@ def anchored_steps(
             .head(1)
         )
         if first.height:
-            found = _segments(ids, int(first["name_id"][0]), conf)
+            anchors.append(int(first["name_id"][0]))
+    for any_order in (False, True):
+        for anchor in anchors:
+            found = _segments(ids, anchor, conf, any_order)
             if found is not None:
                 return found
     return None
 
 
-def _segments(ids: pl.Series, anchor: int, conf: dict[str, Any]) -> Anchored | None:
+def _segments(
+    ids: pl.Series, anchor: int, conf: dict[str, Any], any_order: bool = False
+) -> Anchored | None:
     """Steps that start at each launch of ``anchor``, when they fit one motif (the most
     common step) in at least ``min_match`` of them, from the first fitting step to the last,
-    and these cover ``min_coverage`` of the launches."""
+    and these cover ``min_coverage`` of the launches. ``any_order``: a step fits when it
+    launches the motif's kernels (as many of each) in any order, the motif being the most
+    common order of the most common such set (two host threads' launches interleaved as
+    timing has it); otherwise in the motif's order."""
     import polars as pl
 
     n = ids.len()
@@ -109,28 +132,33 @@ def _segments(ids: pl.Series, anchor: int, conf: dict[str, Any]) -> Anchored | N
             start=pl.col("i").first().cast(pl.Int64),
             tokens=pl.col("token"),
             key=pl.col("token").cast(pl.String).str.join(","),
+            kernels=pl.col("token").sort().cast(pl.String).str.join(","),
         )
     )
     if seg.height < conf["min_repeats"] + 1:
         return None
-    key = seg["key"].head(seg.height - 1).mode().sort().first()
+    full = seg.head(seg.height - 1)  # the last step may be cut short by the capture's end
+    by = "kernels" if any_order else "key"
+    common = full[by].mode().sort().first()
+    key = full.filter(pl.col(by) == common)["key"].mode().sort().first()
     motif = tuple(seg.filter(pl.col("key") == key)["tokens"][0].to_list())
     room = int(len(motif) * conf["max_optional_share"])
     lengths = seg["tokens"].list.len()
-    exact = seg["key"] == key
+    exact = seg[by] == common
     could = exact | ((lengths > len(motif)) & (lengths <= len(motif) + room))
     if int(could.sum()) < conf["min_match"] * (seg.height - 1):
         return None  # too few steps even of a fitting length (a random order)
+    holds = _holds if any_order else _contains
     fits = [
-        bool(e) or (bool(c) and _contains(tokens, motif))
+        bool(e) or (bool(c) and holds(tokens, motif))
         for e, c, tokens in zip(exact, could, seg["tokens"].to_list(), strict=True)
     ]
     starts, ends = seg["start"].to_list(), [*seg["start"].to_list()[1:], n]
     last = len(fits) - 1
     if not fits[last]:
         # the launches after the last step's first: the step when they begin with the motif
-        tail = seg["tokens"][last].to_list()
-        fits[last] = tuple(tail[: len(motif)]) == motif
+        tail = tuple(seg["tokens"][last].to_list()[: len(motif)])
+        fits[last] = sorted(tail) == sorted(motif) if any_order else tail == motif
         ends[last] = starts[last] + len(motif)
     fitting = [i for i, f in enumerate(fits) if f]
     if not fitting:
@@ -145,13 +173,17 @@ def _segments(ids: pl.Series, anchor: int, conf: dict[str, Any]) -> Anchored | N
         return None
     optional = [i for i in fitting if not exact[i]]
     extra = sorted({t for i in optional for t in seg["tokens"][i]} - set(motif))
+    in_order = sum(1 for i in fitting if seg["key"][i] == key) if any_order else None
+    same = len(fitting) - len(optional)
     return Anchored(
         starts[lo : hi + 1],
         ends[hi],
         motif,
-        len(fitting) - len(optional),
+        same if in_order is None else in_order,
         len(optional),
         tuple(extra),
+        0 if in_order is None else same - in_order,
+        any_order,
     )
 
 
@@ -161,8 +193,19 @@ def _contains(tokens, motif: tuple[int, ...]) -> bool:
     return all(any(t == m for t in it) for m in motif)
 
 
+def _holds(tokens, motif: tuple[int, ...]) -> bool:
+    """Whether ``tokens`` launch the motif's kernels, as many of each, in any order."""
+    have = Counter(tokens)
+    return all(have[t] >= k for t, k in Counter(motif).items())
+
+
 def peel_warmup(
-    ids: pl.Series, idle: pl.Series, starts: list[int], motif: tuple[int, ...], conf: dict
+    ids: pl.Series,
+    idle: pl.Series,
+    starts: list[int],
+    motif: tuple[int, ...],
+    conf: dict,
+    any_order: bool = False,
 ) -> tuple[list[int], list[int], tuple[int, ...]]:
     """(step starts with the warm-up steps first, the warm-up steps' numbers, the tokens
     they launch besides the motif). The launches before the first step are cut where the
@@ -170,7 +213,8 @@ def peel_warmup(
     pieces that launch the motif and other kernels too, back from the first step, are
     warm-up steps. A piece that does not launch the motif ends the search (the setup before
     the loop is no step); when the first step did not start after such an idle time, the
-    piece before it is its beginning (its warm-up launches came first)."""
+    piece before it is its beginning (its warm-up launches came first). ``any_order``: the
+    steps were fitted in any order (:func:`_segments`), and so are the pieces."""
     first = starts[0]
     if first == 0:
         return starts, [], ()
@@ -183,12 +227,14 @@ def peel_warmup(
     tokens = ids.head(starts[1] if len(starts) > 1 else first).to_list()
     pieces = [0, *bounds]
     new, warm = list(starts), []
-    if bounds and float(idle[first]) < cut and _extra(tokens[bounds[-1] : new[1]], motif):
+    holds = _holds if any_order else _contains
+    if bounds and float(idle[first]) < cut and _extra(tokens[bounds[-1] : new[1]], motif, holds):
         new[0] = bounds[-1]
         warm.append(0)
         pieces.pop()
     for lo, hi in zip(reversed(pieces), reversed([*pieces[1:], new[0]]), strict=True):
-        if hi != new[0] or not _contains(tokens[lo:hi], motif) or not _extra(tokens[lo:hi], motif):
+        piece = tokens[lo:hi]
+        if hi != new[0] or not holds(piece, motif) or not _extra(piece, motif, holds):
             break
         new.insert(0, lo)
         warm = [0] + [w + 1 for w in warm]
@@ -198,9 +244,10 @@ def peel_warmup(
     return new, [w + 1 for w in warm], tuple(extra)
 
 
-def _extra(tokens: list[int], motif: tuple[int, ...]) -> bool:
-    """Whether ``tokens`` launch the motif and some other kernel too."""
-    return len(tokens) > len(motif) and _contains(tokens, motif)
+def _extra(tokens: list[int], motif: tuple[int, ...], holds=_contains) -> bool:
+    """Whether ``tokens`` launch the motif (``holds``: in order, or :func:`_holds`) and some
+    other kernel too."""
+    return len(tokens) > len(motif) and holds(tokens, motif)
 
 
 def step_shapes(found: dict, name: Callable[[int], str]) -> dict[int, tuple[str, ...]]:

@@ -108,9 +108,11 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
         return text
     steps = len(anchored.starts)
     text += f", exactly in {anchored.exact:,} of its {steps:,} steps"
+    if anchored.reordered:
+        text += f", in another order in {anchored.reordered:,}"
     if anchored.optional:
         text += f", with {_names(anchored.extra, names)} too in {anchored.optional:,}"
-    if (other := steps - anchored.exact - anchored.optional) > 0:
+    if (other := steps - anchored.exact - anchored.reordered - anchored.optional) > 0:
         text += f", otherwise in {other:,}"
     if outside:
         text += f" ({outside:,} {_launch_noun(motif, outside)} outside the steps)"
@@ -335,7 +337,8 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePerio
             starts, end, motif = anchored.starts, anchored.end, anchored.motif
     if not starts:
         return None
-    starts, warm, warm_extra = peel_warmup(ids, idle, starts, motif, conf)
+    any_order = anchored is not None and anchored.any_order
+    starts, warm, warm_extra = peel_warmup(ids, idle, starts, motif, conf, any_order)
     return DevicePeriod.build(seq, n, starts, end, motif, anchored, warm, warm_extra)
 
 

@@ -339,15 +339,21 @@ def _period_windows(frame: pl.DataFrame, first: int, last: int) -> pl.DataFrame:
 
 
 def _step_work(
-    found: Steps, first: int, last: int, where: EventFilter | None = None
+    found: Steps, first: int, last: int, where: EventFilter | None = None, window: bool = False
 ) -> tuple[str, pl.DataFrame, dict[str, Any]]:
     """The query that lists the GPU work of steps [first, last] with its step number, the
     step bounds it reads (registered as ``step_bounds``, see :func:`_registered`) and its
     parameters: NVTX steps by their ranges, period steps by their windows; the work on
-    ``where``'s device, of its process and on its stream only (None: all of it)."""
-    ids = {"device": None, "pid": None, "stream": None}
+    ``where``'s device, of its process and on its stream only (None: all of it); with
+    ``window``, only the work that passes ``where``'s --start/--end window too, read so in
+    the one pass over the work (``tracelens steps --start/--end`` counts nothing else;
+    --step N selects a step's whole work and cuts it to the window afterwards)."""
+    ids: dict[str, Any] = {"device": None, "pid": None, "stream": None}
     if where is not None:
         ids = {"device": where.device, "pid": where.pid, "stream": where.stream}
+    ids |= {"start_ns": None, "end_ns": None}
+    if window and where is not None:
+        ids |= {"start_ns": where.start_ns, "end_ns": where.end_ns}
     if found.ranges is None:
         return "steps_window_work", _period_windows(found.frame, first, last), ids
     bounds = found.ranges.select(

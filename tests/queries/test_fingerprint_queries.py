@@ -351,8 +351,9 @@ def test_fingerprint_range_steps(run_trace):
     try:
         csv = _sorted_csv(run_trace, "fingerprint_range_steps", "launch", first=1, last=2)
         work = run_trace.query(
-            "steps_range_work", first=1, last=2, device=None, pid=None, stream=None
-        )
+            "steps_range_work", first=1, last=2, device=None, pid=None, stream=None,
+            start_ns=None, end_ns=None,
+        )  # fmt: skip
     finally:
         con.unregister("step_bounds")
     _check(csv, "fingerprint_range_steps", "run")

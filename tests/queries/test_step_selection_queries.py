@@ -43,7 +43,7 @@ def trace_path(tmp_path_factory):
     return b.write(tmp_path_factory.mktemp("stepsel") / "step_selection.sqlite")
 
 
-NO_IDS = dict(device=None, pid=None, stream=None)
+NO_IDS = dict(device=None, pid=None, stream=None, start_ns=None, end_ns=None)
 
 # The step bounds the work queries read (the relation step_bounds, registered by
 # tracelens.stepwork): the step ranges, and the period windows.
@@ -100,6 +100,26 @@ def test_steps_window_work_narrowed(trace_path, case, ids):
          "end": [2_500, 2_650, 1]}
     )  # fmt: skip
     assert_golden(trace_path, "steps_window_work", case, _bounds(windows), **(NO_IDS | ids))
+
+
+def test_steps_range_work_in_a_window(trace_path):
+    # `steps --start/--end` reads only the steps' work that passes the window (2,050 to
+    # 2,520): step 1's GEMM (2,000-2,300, spans its start) and copy (2,400-2,450), step 2's
+    # FILL (2,500-2,540); not REDUCE (from 2,600), nor B's FILL (2,100, in no step)
+    params = dict(first=1, last=3, **(NO_IDS | {"start_ns": 2_050, "end_ns": 2_520}))
+    assert_golden(trace_path, "steps_range_work", "window", _bounds(RANGES), **params)
+
+
+def test_steps_window_work_in_a_window(trace_path):
+    # the windows of test_steps_window_work; the window 2,420 to 2,560 passes step 1's copy
+    # (2,400-2,450, ends in it) and step 2's FILL (2,500-2,540), not the GEMM, B's FILL
+    # (ended before it) nor REDUCE (starts after it)
+    windows = pl.DataFrame(
+        {"device": [0, 0, 1], "step": [1, 2, 1], "start": [2_000, 2_500, 0],
+         "end": [2_500, 2_650, 1]}
+    )  # fmt: skip
+    window = NO_IDS | {"start_ns": 2_420, "end_ns": 2_560}
+    assert_golden(trace_path, "steps_window_work", "window", _bounds(windows), **window)
 
 
 def _select_step_1(trace):
