@@ -108,7 +108,7 @@ def kernel_categories(
     from .categories import classify_column
 
     check_name_kind(name)
-    if not trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
+    if not trace.has_kernels():
         return KernelCategories([], [])
     with registered_work(trace, work) as source:
         df = trace.query("activity_kernel_names", name_kind=name, work=source)

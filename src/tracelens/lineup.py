@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from .categories import CATEGORIES, Rules, classify_column, load_rules
 from .census import check_name_kind, kernel_summary
 from .choices import LINEUP_BY
-from .errors import MissingDataError, check_at_least, check_choice
+from .errors import check_at_least, check_choice
 from .filters import EventFilter
 
 if TYPE_CHECKING:
@@ -49,8 +49,6 @@ BY = LINEUP_BY
 DEFAULT_BREAKDOWN = ("gemm", "memory")
 #: The breakdown row of kernels whose category rule names no subfamily.
 NO_SUBFAMILY = "(none)"
-
-_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
 def check_by(by: str | None) -> str | None:
@@ -79,12 +77,7 @@ def _activities(
     rules = _rules(rules)
     if activities is not None:
         return _classified(activities, rules)
-    if not any(trace.has_table(t) for t in _TABLES):
-        raise MissingDataError(
-            trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
-        )
-    if trace.has_table(_TABLES[0]):
-        trace.require_kernels()
+    trace.require_cuda_work()
     where = where or EventFilter()
     acts = trace.query("lineup_activities", by=by, name_kind=name, **where.params())
     if where.is_whole():  # every kept record: spares the damage count its scan

@@ -23,7 +23,6 @@ def _why_none(trace: Trace) -> str:
     """Why an export has no memcpy or memset table: CUDA was not traced, or it was and no
     copy ran where the trace can see it (a graph replay traced at graph level lists none of
     the copies inside it)."""
-    from .trace.core import KERNEL_TABLE
 
     if replays := trace.graph_replays()[0]:
         one = replays == 1
@@ -32,7 +31,7 @@ def _why_none(trace: Trace) -> str:
             f"which {'was' if one else 'were'} traced at graph level and list no copies or "
             "memsets; profile with --cuda-graph-trace=node"
         )
-    if trace.has_table(KERNEL_TABLE):
+    if trace.has_kernels():
         return "CUDA was traced (the export has kernels) and no copy or memset ran"
     return "was it captured with -t cuda?"
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import MissingDataError
 from .filters import EventFilter
 from .results import Result
 from .util_calls import (
@@ -90,7 +89,6 @@ IDLE_CAUSES = {
     "device, an event wait, or the scheduler)",
 }
 
-_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 #: The figures of :meth:`Util.figures`, by name.
 UTIL_FIGURES = (
@@ -192,12 +190,7 @@ def _window(
 
 
 def _require_work(trace: Trace) -> None:
-    if not any(trace.has_table(t) for t in _TABLES):
-        raise MissingDataError(
-            trace.path, "no CUDA kernel, memcpy or memset data: was it captured with -t cuda?"
-        )
-    if trace.has_table(_TABLES[0]):
-        trace.require_kernels()
+    trace.require_cuda_work()
 
 
 def work_params(
@@ -434,7 +427,7 @@ def figures(trace: Trace, where: EventFilter | None = None, util: Util | None = 
 
     out = (util or gpu_time_accounting(trace, where)).figures()
     out = out.without_graph_hidden(trace.graph_replays(where)[0])
-    if trace.has_table("CUPTI_ACTIVITY_KIND_KERNEL"):
+    if trace.has_kernels():
         return out | find_steps(trace, where=where).figures()
     steps = (*STEP_FIGURES, *SHIFT_FIGURES)
     return out | Figures({}, dict.fromkeys(steps, "the export lists no kernels"))

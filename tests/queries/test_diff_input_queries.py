@@ -62,19 +62,22 @@ def test_trace_totals_window(trace_path):
 @pytest.mark.parametrize(
     ("window", "figures"),
     [
-        # device 0: [1000, 1100] and [1050, 1200] overlap (200), [1300, 1350] (50); device 1: 20
+        # device 0: [1000, 1100] and [1050, 1200] overlap (200), [1300, 1350] (50); device 1: 20;
+        # GPU busy (util's) adds the copies and the memset, none under a kernel: 50 + 30 + 5 + 2
+        # on device 0, 10 on device 1
         (
             {},
             {"kernel_launches": 4, "distinct_kernels": 2, "kernel_time_ns": 320,
-             "gpu_busy_ns": 200 + 50 + 20, "memcpy_count": 4, "memcpy_bytes": 7680,
+             "gpu_busy_ns": 200 + 50 + 20 + 50 + 30 + 5 + 2 + 10, "memcpy_count": 4, "memcpy_bytes": 7680,
              "memcpy_time_ns": 95, "memset_count": 1, "memset_bytes": 256, "runtime_calls": 4,
              "first_ns": 900, "last_ns": 1_802, "span_ns": 902},
         ),
-        # only [1300, 1350] starts, ends or spans [1250, 1650] on device 0; device 1: 20
+        # only [1300, 1350] starts, ends or spans [1250, 1650] on device 0; device 1: 20; and
+        # the copies [1500, 1530] (device 0) and [1600, 1610] (device 1)
         (
             {"start_ns": 1_250, "end_ns": 1_650},
             {"kernel_launches": 2, "distinct_kernels": 1, "kernel_time_ns": 70,
-             "gpu_busy_ns": 50 + 20, "memcpy_count": 2, "memcpy_bytes": 3072,
+             "gpu_busy_ns": 50 + 20 + 30 + 10, "memcpy_count": 2, "memcpy_bytes": 3072,
              "memcpy_time_ns": 40, "memset_count": 0, "memset_bytes": 0, "runtime_calls": 2,
              "first_ns": 1_280, "last_ns": 1_610, "span_ns": 330},
         ),
@@ -82,9 +85,10 @@ def test_trace_totals_window(trace_path):
 )  # fmt: skip
 def test_trace_totals_figures(trace_path, window, figures):
     """The figures compare.collect.trace_totals adds to trace_totals.sql's from the kernels
-    (launches, distinct kernels, kernel time, the span with theirs, and the union of the
-    kernels per device, the overlap counted once, summed over devices): the same figures
-    the golden files held when the query computed them all."""
+    (launches, distinct kernels, kernel time, the span with theirs, and util's busy time: the
+    union of the kernels, copies and memsets per device, the overlap counted once, summed
+    over devices): the query's figures are those the golden files held when it computed
+    them all."""
     from tracelens.compare.collect import trace_totals
     from tracelens.filters import EventFilter
     from tracelens.util import accounting_and_calls

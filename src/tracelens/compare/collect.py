@@ -79,22 +79,31 @@ def trace_totals(
     where: EventFilter | None = None,
     launches: pl.DataFrame | None = None,
     calls: dict[str, int | None] | None = None,
+    busy: int | pl.DataFrame | None = None,
 ) -> dict[str, int | None]:
     """The headline figures of one trace: kernel_launches, distinct_kernels, kernel_time_ns,
-    gpu_busy_ns (time at least one kernel ran, summed over devices), memcpy/memset counts and
-    bytes, runtime_calls, first_ns, last_ns, span_ns. ``launches``: the kernels of ``where``
-    in launch order (device, start_ns, end_ns, name_id: the demangled name's id), when
-    already read. The kernel figures come from them (a sweep over sorted rows for the busy
-    time: DuckDB runs the running maximum it needs as a framed window, ~0.4 CPU s per
-    million kernels), the rest from ``queries/trace_totals.sql``. ``calls``: runtime_calls,
-    first_ns and last_ns of the CUDA API calls of ``where``, when already read
-    (:func:`tracelens.util.accounting_and_calls`): the query then skips its scan of them."""
+    gpu_busy_ns (util's busy time summed over devices: the time at least one kernel, copy,
+    memset or graph replay ran, :func:`busy_ns`), memcpy/memset counts and bytes,
+    runtime_calls, first_ns, last_ns, span_ns. ``launches``: the kernels of ``where`` in
+    launch order (device, start_ns, end_ns, name_id: the demangled name's id), when already
+    read; the kernel figures come from them, the rest from ``queries/trace_totals.sql``.
+    ``busy``: the busy time when util found it (``Util.frame``'s busy_ns summed), or the
+    GPU work of ``where`` read in GPU order (:func:`tracelens.util.work_in_order`) to sweep
+    for it; None: the work is read here (with ``launches`` from it when not given).
+    ``calls``: runtime_calls, first_ns and last_ns of the CUDA API calls of ``where``, when
+    already read (:func:`tracelens.util.accounting_and_calls`): the query then skips its
+    scan of them."""
     import polars as pl
 
     from ..filters import EventFilter
-    from ..util_sweep import union_ns
+    from ..util_read import work_in_order
+    from ..util_sweep import KERNEL
 
     where = where or EventFilter()
+    if busy is None:
+        busy = work_in_order(trace, where)
+        if launches is None:
+            launches = busy.filter(pl.col("kind") == KERNEL)
     totals = trace.query("trace_totals", **_window(where), runtime=calls is None).to_dicts()[0]
     if calls is not None:
         first = [t for t in (totals["first_ns"], calls["first_ns"]) if t is not None]
@@ -102,9 +111,6 @@ def trace_totals(
         totals["runtime_calls"] = calls["runtime_calls"]
         totals["first_ns"] = min(first) if first else None
         totals["last_ns"] = max(last) if last else None
-    if launches is None:
-        params = {"device": None, "pid": None, "stream": None, **_window(where)}
-        launches = trace.query("steps_launches", **params).filter(pl.col("graph_id").is_null())
     kernels = launches.select(
         kernel_launches=pl.len(),
         distinct_kernels=pl.col("name_id").n_unique(),
@@ -118,9 +124,27 @@ def trace_totals(
     totals["first_ns"] = min(first) if first else None
     totals["last_ns"] = max(last) if last else None
     totals["span_ns"] = totals["last_ns"] - totals["first_ns"] if first and last else None
-    intervals = launches.select("device", s="start_ns", e="end_ns")
-    totals["gpu_busy_ns"] = union_ns(intervals)
+    totals["gpu_busy_ns"] = busy if isinstance(busy, int) else busy_ns(busy, where)
     return totals
+
+
+def busy_ns(work: pl.DataFrame, where: EventFilter) -> int:
+    """The GPU busy time of ``work`` (the GPU operations of ``where`` in GPU order:
+    device, start_ns, end_ns), summed over devices, as ``tracelens util`` counts it: per
+    device the union of its kernels, copies, memsets and graph replays, clipped to
+    ``where``'s window (a sweep over the sorted rows, ~0.1 CPU s per million). What the
+    diff shows when util is left out; util's own figure otherwise (the same time)."""
+    import polars as pl
+
+    from ..util_sweep import union_ns
+
+    s, e = pl.col("start_ns"), pl.col("end_ns")
+    if where.start_ns is not None:
+        s = s.clip(lower_bound=where.start_ns)
+    if where.end_ns is not None:
+        e = e.clip(upper_bound=where.end_ns)
+    intervals = work.select("device", s.alias("s"), e.alias("e"))
+    return union_ns(intervals.filter(pl.col("e") > pl.col("s")))
 
 
 def _kept_totals(
@@ -128,11 +152,11 @@ def _kept_totals(
     where: EventFilter,
     launches: pl.DataFrame,
     calls: dict[str, int | None] | None,
+    busy: int | pl.DataFrame,
 ) -> dict[str, int | None]:
     """:func:`trace_totals`; a cached trace read whole keeps them in its cache entry (one
     row, :mod:`.workfile`), and later diffs read them back: they depend on the trace alone
-    (the busy time's sweep over the sorted kernels and the totals query: ~0.3 CPU s on 5M
-    kernels)."""
+    (the totals query, and the busy time's sweep when util is left out)."""
     import polars as pl
 
     from . import workfile
@@ -140,7 +164,7 @@ def _kept_totals(
     whole = all(v is None for v in where.params().values())
     if whole and (kept := workfile.kept(trace, (), workfile.TOTALS)) is not None:
         return kept.row(0, named=True)
-    totals = trace_totals(trace, where, launches, calls)
+    totals = trace_totals(trace, where, launches, calls, busy)
     if whole:
         schema = {key: pl.Int64 for key in totals}
         workfile.keep(trace, pl.DataFrame([totals], schema=schema), workfile.TOTALS)
@@ -200,7 +224,10 @@ def collect(
     graph = trace.graph_replays(where)
     limited = launches.height > util_limit
     util = None if limited else _util_accounting(trace, where, work)
-    totals = _kept_totals(trace, where, launches, None if limited else util[-1])
+    # GPU busy as util counts it (kernels, copies, memsets, graph replays): util's own
+    # figure, else a sweep over the work
+    busy = work if limited else util[0]["busy_ns"]
+    totals = _kept_totals(trace, where, launches, None if limited else util[-1], busy)
     accounting, starts = (None, 0, None, None, None), None
     if not limited:
         step_launches = _step_launches(work, launches, order, graph)

@@ -11,7 +11,7 @@ The report composes the library's public analyses; it computes nothing of its ow
   ``header.py`` (the export, its GPUs and processes), ``kernelview.py`` (census and lineup
   rows and charts), ``stakeoutview.py`` (duration histograms, launch configurations: the
   top kernels' in one query), ``dangerview.py`` (danger-zone kernels), ``timekeeping.py``
-  (the kernels' busy time, steps and utilization, from one read of the GPU work:
+  (the GPU busy time, steps and utilization, from one read of the GPU work:
   :func:`tracelens.util.work_in_order`, :func:`tracelens.steps.find_steps`,
   :func:`tracelens.util.accounting_and_calls`; for two traces, what the diff read);
   ``sharedread.py``: that read, which the census table, the line-up's kernels and the

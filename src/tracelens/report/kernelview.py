@@ -168,10 +168,10 @@ def no_kernels_why(trace: Trace) -> str | None:
     """What a trace with GPU memory work but no kernel ran instead (nsys's graph-level
     reason, or its copies and memsets: 'CUDA was traced and only 3 memory copies ran');
     None as :func:`no_kernels_reason`."""
-    from ..trace.core import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
+    from ..trace.core import MEMCPY_TABLE, MEMSET_TABLE
     from ..trace.info import graph_level_reason
 
-    if trace.has_table(KERNEL_TABLE):
+    if trace.has_kernels():
         return None
     copies, sets = trace.table_rows(MEMCPY_TABLE), trace.table_rows(MEMSET_TABLE)
     if not (copies or sets):

@@ -1,5 +1,5 @@
 """The GPU work the report reads once per trace and shares between its sections: the
-kernels' busy time, the step search and util (:mod:`.timekeeping`), the census table, the
+GPU busy time, the step search and util (:mod:`.timekeeping`), the census table, the
 line-up's kernels and the timeline's kernel categories and overview bins (:mod:`tracelens.activity`). On a
 5M-kernel export each read of the kernel table costs about a census, and the sections used
 to read it about eight times."""

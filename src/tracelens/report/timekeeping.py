@@ -1,4 +1,4 @@
-"""GPU time accounting on the page: the kernels' busy time, utilization per device
+"""GPU time accounting on the page: the GPU busy time, utilization per device
 (:meth:`Trace.util`) and the steps table (:meth:`Trace.steps`), all from one read of the GPU
 work, or a note where a trace is too big to sort every GPU operation."""
 
@@ -66,8 +66,8 @@ def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any]
 
 @dataclass
 class TimeKeeping:
-    """What the page shows of one trace's GPU time: the kernels' busy time (their union,
-    summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out), and
+    """What the page shows of one trace's GPU time: the GPU busy time (util's: the union of
+    its kernels, copies, memsets and graph replays per device, summed over devices), :meth:`Trace.util` and :meth:`Trace.steps` (None: left out), and
     the GPU work they were computed from (:func:`.sharedread.read_work`, or what the diff
     read and kept; None: left out), for the other sections to share, and the count, earliest
     start and latest end of every CUDA API call, from util's read of them
@@ -92,7 +92,7 @@ def timekeeping(
     name_kind: str = "demangled",
     on_read: OnRead | None = None,
 ) -> TimeKeeping:
-    """The kernels' busy time, trace.util() and trace.steps() (those the diff read,
+    """The GPU busy time, trace.util() and trace.steps() (those the diff read,
     ``read``, when it did), from one sorted read of the GPU work
     (:func:`tracelens.util.work_in_order`, as the diff reads it): each reading its own cost
     about a census each on millions of launches. Above threshold.util_max_launches GPU
@@ -165,7 +165,7 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
 
     from ..steps import find_steps
     from ..util import accounting_and_calls
-    from ..util_sweep import KERNEL, union_ns
+    from ..util_sweep import KERNEL
     from .sharedread import cached_read, read_work
 
     cached = cached_read(trace, name_kind)
@@ -180,7 +180,6 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", "name_id", "correlation_id"
     )
-    busy_ns = union_ns(launches.select("device", s="start_ns", e="end_ns"))
     # The step search counts graph replays as launches: on a trace that has them it reads
     # its own sequence (the kernels alone would make each step microseconds long).
     replays = trace.graph_replays()[0]
@@ -189,4 +188,6 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
     # the whole trace's work: through a cache entry its accounting is kept, or read back
     # where util, findings or a diff kept it (util_workfile.keep_accounting)
     util, calls = accounting_and_calls(trace, None, work, keep=True)
+    # GPU busy as util counts it (kernels, copies, memsets, graph replays), as the diff does
+    busy_ns = int(util.frame["busy_ns"].sum())
     return TimeKeeping(busy_ns, util, steps, work_with_streams, calls, census)

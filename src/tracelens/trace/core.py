@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+# Why an export whose kernel table has no row, and no copy or memset, has no GPU work
+_EMPTY_KERNELS = "the export's kernel table is empty (no kernel ran in this capture)"
 
 
 class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods, DamageMethods):
@@ -54,6 +56,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         self._origin_ns: int | None = None
         self._damaged: dict[str, int] = {}  # kind -> records that end before they start
         self._kept: dict[str, int] = {}  # kind -> records a whole-trace read kept
+        self._kernel_rows: bool | None = None  # has_kernels(), once looked up
         self._cache_wanted = cache
         self._progress = progress
         # One line each, for the user: why the cache was not used (the CLI prints them).
@@ -114,14 +117,35 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         return table in self.tables
 
     def require_kernels(self) -> None:
-        """Raise MissingDataError unless the export has a kernel table the views can read."""
-        if KERNEL_TABLE not in self.tables:
+        """Raise MissingDataError unless the export has a kernel table the views can read
+        with at least one kernel in it: a kernel table without rows (a cut-down or
+        filtered export) is no kernel data, as an absent one is, with the same reason."""
+        self.check_kernel_columns()
+        if not self.has_kernels():
             if replays := self.graph_replays()[0]:
                 raise MissingDataError(
                     self.path, f"no CUDA kernel data: {graph_level_reason(replays)}"
                 )
             raise MissingDataError(self.path, f"no CUDA kernel data: {self._why_no_kernels()}")
+
+    def require_cuda_work(self) -> None:
+        """Raise MissingDataError unless the export has CUDA GPU work to account: kernels,
+        or a copy or memset table (util, lineup); TraceError as :meth:`check_kernel_columns`."""
         self.check_kernel_columns()
+        if self.has_kernels() or MEMCPY_TABLE in self.tables or MEMSET_TABLE in self.tables:
+            return
+        empty = KERNEL_TABLE in self.tables
+        why = _EMPTY_KERNELS if empty else "was it captured with -t cuda?"
+        raise MissingDataError(self.path, f"no CUDA kernel, memcpy or memset data: {why}")
+
+    def has_kernels(self) -> bool:
+        """Whether the export's kernel table exists and holds at least one row (one
+        lookup of its first row, remembered: no count, no scan)."""
+        if KERNEL_TABLE not in self.tables:
+            return False
+        if self._kernel_rows is None:
+            self._kernel_rows = bool(self._sqlite_rows(f'SELECT 1 FROM "{KERNEL_TABLE}" LIMIT 1'))
+        return self._kernel_rows
 
     def check_kernel_columns(self) -> None:
         """Raise TraceError when the export's kernel table lacks a column every kernel row
@@ -139,11 +163,14 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
             )
 
     def _why_no_kernels(self) -> str:
-        """Why an export without a kernel table has none: CUDA was traced and only copies or
-        memsets ran (then say how many, and where to look), or CUDA was not traced."""
+        """Why an export without kernel rows has none: CUDA was traced and only copies or
+        memsets ran (then say how many, and where to look), its kernel table is empty, or
+        CUDA was not traced."""
         copies = self.table_rows(MEMCPY_TABLE)
         sets = self.table_rows(MEMSET_TABLE)
         if not (copies or sets):
+            if KERNEL_TABLE in self.tables:
+                return _EMPTY_KERNELS
             return "was it captured with -t cuda?"
         held = " and ".join(
             f"{n:,} {one if n == 1 else many}"
