@@ -75,7 +75,10 @@ def nvtx(
         report = lib.nvtx_report(
             tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group, top=top
         )
+        # --kernels lists kernels: graph replays traced at graph level are left out (--gpu
+        # projects them as GPU operations)
+        note = tr.graph_note() if kernels else None
     c.show(
-        lib.render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name,
-        top=top,
+        lib.render, report, fmt=fmt, output=output, note=note, timeunit=timeunit,
+        source=tr.path.name, top=top,
     )  # fmt: skip
