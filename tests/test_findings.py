@@ -330,3 +330,19 @@ def test_launch_bound_share_reads_as_a_percentage_like_every_other(tripped, caps
     """launch_bound's share column is headed like the other percentages, not by its name."""
     rc, out, _ = run_cli(["findings", str(tripped), "--rule", "launch_bound"], capsys)
     assert rc == 0 and "Share (%)" in out and "Share pct" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--start", "0", "--end", "1s"], "window 0 ns–1.00 s is outside the trace's span"),
+        (["--pid", "99"], "no GPU work on pid 99; processes present: 48213"),
+    ],
+)
+def test_nothing_found_under_filters_that_select_nothing_says_why(capsys, args, why):
+    """Every rule 'nothing found' over a window outside the capture (or a process without
+    GPU work) says why on stderr, as census and memory do; before, findings read as a clean
+    bill of health for work it never looked at."""
+    rc, out, err = run_cli(["findings", "--demo", "bs1", *args, "-f", "json"], capsys)
+    assert rc == 0 and all(r["total"] == 0 for r in json.loads(out))
+    assert err.startswith("tracelens: " + why) and len(err.splitlines()) == 1
