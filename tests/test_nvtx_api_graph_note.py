@@ -2,7 +2,8 @@
 record none, so both say what they leave out, as census, lineup, danger, stakeout and decode
 do (a last 'note: ...' line; on stderr for csv and json). Before, a range that launched only
 a graph replay was silently missing from nvtx --kernels, and api --exec listed the kernels
-as if they were all the GPU work."""
+as if they were all the GPU work. nvtx --gpu counts each replay as a GPU operation, where
+nsys does not: it says so."""
 
 from __future__ import annotations
 
@@ -54,10 +55,26 @@ def test_kernel_lists_say_the_graph_replays_are_left_out(steps, capsys, args):
     assert rc == 0 and err == f"tracelens: note: {NOTE}\n" and "note" not in out
 
 
-@pytest.mark.parametrize("args", [["nvtx"], ["nvtx", "--gpu"], ["api"]])
-def test_reports_that_hold_the_replays_carry_no_note(steps, capsys, args):
-    """CPU times of ranges and API calls, and --gpu's projection (which counts a replay as
-    a GPU operation), leave nothing out."""
+GPU_NOTE = (
+    "3 CUDA graph replays traced at graph level are in these numbers as one GPU operation "
+    "each, not broken down by kernel (nsys's nvtx_gpu_proj leaves graph replays out)"
+)
+
+
+@pytest.mark.parametrize("each", [[], ["--each"]])
+def test_the_projection_says_it_counts_the_replays_where_nsys_does_not(steps, capsys, each):
+    """--gpu projects a replay as one GPU operation of the 'graph' range (nsys's
+    nvtx_gpu_proj has no 'graph' row): it says so, as the other notes are said."""
+    rc, out, err = run_cli(["nvtx", steps, "--gpu", *each], capsys)
+    assert rc == 0 and err == "" and "graph" in out
+    assert out.endswith("\nnote: " + GPU_NOTE + "\n")
+    rc, out, err = run_cli(["nvtx", steps, "--gpu", *each, "-f", "json"], capsys)
+    assert rc == 0 and err == f"tracelens: note: {GPU_NOTE}\n" and "note" not in out
+
+
+@pytest.mark.parametrize("args", [["nvtx"], ["nvtx", "--style", "pushpop"], ["api"]])
+def test_reports_of_cpu_time_carry_no_note(steps, capsys, args):
+    """CPU times of ranges and API calls leave nothing out."""
     rc, out, err = run_cli([args[0], steps, *args[1:]], capsys)
     assert rc == 0 and err == "" and "note:" not in out
 

@@ -75,9 +75,8 @@ def nvtx(
         report = lib.nvtx_report(
             tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group, top=top
         )
-        # --kernels lists kernels: graph replays traced at graph level are left out (--gpu
-        # projects them as GPU operations)
-        note = tr.graph_note() if kernels else None
+        # graph replays traced at graph level: left out of --kernels, counted by --gpu
+        note = lib.replays_note(tr, gpu=gpu, kernels=kernels)
     c.show(
         lib.render, report, fmt=fmt, output=output, note=note, timeunit=timeunit,
         source=tr.path.name, top=top,
