@@ -374,3 +374,24 @@ def test_machine_formats_keep_the_rules_notes_on_stderr(replayed, capsys, fmt):
     rc, out, err = run_cli(["findings", replayed, "-f", fmt], capsys)
     assert rc == 0 and "note" not in out
     assert err.startswith(f"tracelens: note: {note}") and len(err.splitlines()) == 1
+
+
+def test_sync_api_says_the_device_filter_does_not_narrow_it(capsys):
+    """sync_api lists host calls, which have no device: --device (or --stream) keeps them
+    all, and a note says so rather than listing them as that device's; before, --device 3
+    of a one-GPU trace listed bs1's 5 sync calls without a word."""
+    note = (
+        "note: sync_api looks at host calls, which have no device or stream: the device and "
+        "stream filters do not narrow it (the process and the window do)\n"
+    )
+    for device in ("0", "3"):
+        args = ["findings", "--demo", "bs1", "--rule", "sync_api", "--device", device]
+        rc, out, _ = run_cli(args, capsys)
+        assert rc == 0 and "host synchronization calls: 5 found" in out
+        assert out.endswith(note)
+    rc, out, _ = run_cli(["findings", "--demo", "bs1", "--rule", "sync_api"], capsys)
+    assert rc == 0 and "note:" not in out
+    rc, out, _ = run_cli(
+        ["findings", "--demo", "bs1", "--rule", "gpu_gaps", "--device", "0"], capsys
+    )
+    assert rc == 0 and "note:" not in out
