@@ -3,10 +3,10 @@
 -- innermost range holding the call (nvtx_call_ranges, the sweep of tracelens.nvtx: one row
 -- per call already, so no group-by over the calls; a call that launched no kernel matches
 -- no launch in fingerprint_launches); on the others, the call's own entry of
--- fp_overlap_paths; and a call made after the last NVTX event inside a range left open at
--- the end of the capture, that range (fp_open_paths, fingerprint_open_range_paths: the
--- sweep, as nsys, ends such a range at the last NVTX event). Calls inside no range are
--- absent. No parameters.
+-- fp_overlap_paths; and a call made after the last NVTX event inside ranges left open at
+-- the end of the capture, on any thread, its entry of fp_open_paths (the open ranges
+-- holding it: fingerprint_open_range_paths; the sweep, as nsys, ends such a range at the
+-- last NVTX event). Calls inside no range are absent. No parameters.
 --
 -- Inputs: nvtx_call_ranges, and the temp tables fp_overlap_threads, fp_overlap_paths and
 -- fp_open_paths.

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from conftest import REFERENCE, needs_shared, run_cli, shared_traces
-from fixtures.builder import XMMA_GEMM
+from fixtures.builder import XMMA_GEMM, add_graph_replays
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,7 @@ import tracelens
 from tracelens.cli import main
 from tracelens.errors import UsageError
 from tracelens.findings import find_issues, parse_threshold, rules
-from tracelens.synth import TraceBuilder
+from tracelens.synth import TraceBuilder, global_pid
 
 NSYS_RULES = {r["nsys"]: r["id"] for r in rules() if "nsys" in r}
 # Reference header -> our column; nsys prints percentages with one decimal, MB with three.
@@ -330,3 +330,68 @@ def test_launch_bound_share_reads_as_a_percentage_like_every_other(tripped, caps
     """launch_bound's share column is headed like the other percentages, not by its name."""
     rc, out, _ = run_cli(["findings", str(tripped), "--rule", "launch_bound"], capsys)
     assert rc == 0 and "Share (%)" in out and "Share pct" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--start", "0", "--end", "1s"], "window 0 ns–1.00 s is outside the trace's span"),
+        (["--pid", "99"], "no GPU work on pid 99; processes present: 48213"),
+    ],
+)
+def test_nothing_found_under_filters_that_select_nothing_says_why(capsys, args, why):
+    """Every rule 'nothing found' over a window outside the capture (or a process without
+    GPU work) says why on stderr, as census and memory do; before, findings read as a clean
+    bill of health for work it never looked at."""
+    rc, out, err = run_cli(["findings", "--demo", "bs1", *args, "-f", "json"], capsys)
+    assert rc == 0 and all(r["total"] == 0 for r in json.loads(out))
+    assert err.startswith("tracelens: " + why) and len(err.splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    """One kernel and a 500 us CUDA graph replay traced at graph level."""
+    path = tmp_path_factory.mktemp("replayed") / "replayed.sqlite"
+    b = TraceBuilder("3.24.18")
+    b.process(PID, "python app.py")
+    b.gpu(0)
+    cid = b.runtime("cudaLaunchKernel_v7000", start=1_000_000, end=1_001_000, pid=PID)
+    b.kernel("k", start=1_002_000, end=1_012_000, correlation_id=cid, pid=PID)
+    cid = b.runtime("cudaGraphLaunch_v10000", start=1_100_000, end=1_110_000, pid=PID)
+    b.write(path)
+    add_graph_replays(path, [(1_150_000, 1_650_000, 0, 1, None, 7, cid, global_pid(PID), 1, 1)])
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_machine_formats_keep_the_rules_notes_on_stderr(replayed, capsys, fmt):
+    """The rules' notes (here: gpu_gaps and gpu_low_util do not count graph replays) are
+    the table's last lines, and one 'tracelens: note:' line on stderr for csv and json, as
+    every command's notes; before, csv and json dropped them."""
+    rc, out, err = run_cli(["findings", replayed], capsys)
+    note = "gpu_gaps and gpu_low_util follow nsys analyze 2022.4, which does not count the 1"
+    assert rc == 0 and f"\nnote: {note}" in out and err == ""
+    rc, out, err = run_cli(["findings", replayed, "-f", fmt], capsys)
+    assert rc == 0 and "note" not in out
+    assert err.startswith(f"tracelens: note: {note}") and len(err.splitlines()) == 1
+
+
+def test_sync_api_says_the_device_filter_does_not_narrow_it(capsys):
+    """sync_api lists host calls, which have no device: --device (or --stream) keeps them
+    all, and a note says so rather than listing them as that device's; before, --device 3
+    of a one-GPU trace listed bs1's 5 sync calls without a word."""
+    note = (
+        "note: sync_api looks at host calls, which have no device or stream: the device and "
+        "stream filters do not narrow it (the process and the window do)\n"
+    )
+    for device in ("0", "3"):
+        args = ["findings", "--demo", "bs1", "--rule", "sync_api", "--device", device]
+        rc, out, _ = run_cli(args, capsys)
+        assert rc == 0 and "host synchronization calls: 5 found" in out
+        assert out.endswith(note)
+    rc, out, _ = run_cli(["findings", "--demo", "bs1", "--rule", "sync_api"], capsys)
+    assert rc == 0 and "note:" not in out
+    rc, out, _ = run_cli(
+        ["findings", "--demo", "bs1", "--rule", "gpu_gaps", "--device", "0"], capsys
+    )
+    assert rc == 0 and "note:" not in out

@@ -190,3 +190,66 @@ def test_a_region_of_a_trace_without_nvtx_is_named_as_the_whole_step(tmp_path, c
     assert rc == 1 and "NVTX" not in out, out
     assert "first divergence: (the whole step), step 10, device 0" in out, out
     assert "  device 0, (the whole step), steps 10-22" in out, out
+
+
+def _start_end_run(path, *, b_end: int | None, crossing: bool):
+    """One thread of start/end ranges (eventType 60), 'B' in the domain 'mydom' from 100 µs
+    holding k_in (150 µs) and k_late (300 µs); ``b_end`` None: the capture ended with 'B'
+    open. ``crossing``: before 'B', 'C' and 'D' cross (the thread's ranges do not nest) and
+    hold k_cd, and 'E' [110, 120 µs] is the last NVTX event; else 'A' [1, 200 µs] encloses
+    k_in, and its end is the last NVTX event."""
+    us = 1_000
+    b = TraceBuilder("3.25.0")
+    b.process(PID, "python app.py")
+    b.gpu(0)
+    b.thread("main", tid=100)
+
+    def launch(name, t):
+        cid = b.runtime("cudaLaunchKernel_v7000", start=t, end=t + us, tid=100)
+        b.kernel(name, start=t + 5 * us, end=t + 8 * us, correlation_id=cid)
+
+    b.add_row("NVTX_EVENTS", start=500, eventType=75, text="mydom", globalTid=b._gtid(PID, 100),
+              domainId=5)  # fmt: skip
+    if crossing:
+        b.nvtx_range("C", start=1 * us, end=50 * us, tid=100, event_type=60)
+        b.nvtx_range("D", start=30 * us, end=80 * us, tid=100, event_type=60)
+        launch("k_cd", 40 * us)
+    else:
+        b.nvtx_range("A", start=1 * us, end=200 * us, tid=100, event_type=60)
+    b.nvtx_range("B", start=100 * us, end=b_end, tid=100, event_type=60, domain_id=5)
+    if crossing:
+        b.nvtx_range("E", start=110 * us, end=120 * us, tid=100, event_type=60)
+    launch("k_in", 150 * us)
+    launch("k_late", 300 * us)
+    return b.write(path)
+
+
+def _by_kernel(doc) -> dict[str, list[str]]:
+    names = {v["id"]: v["name"] for v in doc["variants"]}
+    return {names[k]: e["region"] for e in doc["paths"] for k in e["sequence"]}
+
+
+def test_start_end_ranges_left_open_hold_late_launches_as_the_full_capture_does(tmp_path):
+    """A start/end range left open holds the launches made after the last NVTX event as
+    push/pop ones do, and only the open ranges hold them: the cut capture's regions are the
+    full capture's. The old code put k_late in 'A' (closed at 200 µs, the last NVTX event,
+    before k_late), as the open range's parent, and on a thread whose start/end ranges
+    cross put k_in and k_late outside every range."""
+    full_a = {"k_in": ["A", "mydom:B"], "k_late": ["mydom:B"]}
+    full_cross = {"k_cd": ["C", "D"], "k_in": ["mydom:B"], "k_late": ["mydom:B"]}
+    for crossing, want in ((False, full_a), (True, full_cross)):
+        for b_end in (400_000, None):
+            name = f"{'cross' if crossing else 'a'}_{b_end}.sqlite"
+            doc = _doc(_start_end_run(tmp_path / name, b_end=b_end, crossing=crossing))
+            assert _by_kernel(doc) == want, (crossing, b_end)
+
+
+def test_a_capture_cut_inside_a_start_end_range_is_a_shorter_capture(tmp_path, capsys):
+    """--check of the cut capture (crossing start/end ranges, 'B' open) against the full
+    one's baseline follows it (the old code: a path change, exit 1)."""
+    baseline = tmp_path / "full.json"
+    full = _start_end_run(tmp_path / "full.sqlite", b_end=400_000, crossing=True)
+    baseline.write_text(fp.dumps(_doc(full)))
+    cut = _start_end_run(tmp_path / "cut.sqlite", b_end=None, crossing=True)
+    rc, out, _ = run_cli(["fingerprint", cut, "--check", baseline], capsys)
+    assert rc == 0, out

@@ -175,6 +175,12 @@ def find_issues(
             "sync_api looks at host calls, which are in no work selection: those that overlap "
             "the selected work's GPU span",
         )
+    narrowed = where.device is not None or where.stream is not None
+    if narrowed and any(r.rule == "sync_api" and not r.skipped for r in results):
+        notes += (
+            "sync_api looks at host calls, which have no device or stream: the device and "
+            "stream filters do not narrow it (the process and the window do)",
+        )
     replays = trace.graph_replays(where)[0]
     if replays and any(r.rule in ("gpu_gaps", "gpu_low_util") for r in results):
         notes += (

@@ -65,3 +65,33 @@ def why_empty(trace: Trace, where: EventFilter | None) -> str | None:
             ids = ", ".join(str(i) for i in present[kind]) or "none"
             return f"no GPU work on {kind} {value}; {plural[kind]} present: {ids}"
     return None
+
+
+# --style value as nsys names it -> (its words, the other style's words, its flag value)
+_STYLE_WORDS = {"PushPop": ("push/pop", "start/end", "startend"),
+                "StartEnd": ("start/end", "push/pop", "pushpop")}  # fmt: skip
+
+
+def why_no_ranges(trace: Trace, style: str | None = None) -> Hint | None:
+    """Why ``nvtx`` found no NVTX range (``style``: 'PushPop' or 'StartEnd' as nsys names
+    them, or None for both) in an export that has an NVTX table: it is empty, none of its
+    events is a range (marks and registrations only), or none is of that style. None when
+    there are such ranges."""
+    trace.load_nvtx_text()
+    pushpop, startend, other = trace.query_rows("nvtx_event_kinds").data[0]
+    if style in _STYLE_WORDS:
+        asked, others = (pushpop, startend) if style == "PushPop" else (startend, pushpop)
+        if others and not asked:
+            words, other_words, flag = _STYLE_WORDS[style]
+            ranges = "its NVTX range is" if others == 1 else f"its {others:,} NVTX ranges are"
+            return Hint(f"no {words} NVTX ranges: {ranges} {other_words} ({{param}} {flag})",
+                        "style")  # fmt: skip
+    if pushpop or startend:
+        return None
+    if not other:
+        return Hint("no NVTX ranges: the export's NVTX table is empty", "style")
+    if other == 1:
+        events = "its one NVTX event is a mark or a domain or string registration"
+    else:
+        events = f"its {other:,} NVTX events are marks or domain and string registrations"
+    return Hint(f"no NVTX ranges: {events}, which nsys does not sum either", "style")

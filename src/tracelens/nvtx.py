@@ -449,6 +449,27 @@ def nvtx_report(
     return NvtxReport(range_summary(trace, style=style), "CPU time by NVTX range")
 
 
+def replays_note(trace: Trace, *, gpu: bool = False, kernels: bool = False) -> str | None:
+    """What the CUDA graph replays traced at graph level do to the report (None when the
+    trace has none, or for range CPU times): ``kernels`` lists kernels, so the replays are
+    left out (:meth:`Trace.graph_note`); ``gpu``'s projection counts each replay as one
+    GPU operation of the ranges that launched it, where nsys's nvtx_gpu_proj leaves them
+    out (its numbers then differ)."""
+    if kernels:
+        return trace.graph_note()
+    if not gpu:
+        return None
+    replays, _total_ns = trace.graph_replays()
+    if not replays:
+        return None
+    one = replays == 1
+    return (
+        f"{replays:,} CUDA graph {'replay' if one else 'replays'} traced at graph level "
+        f"{'is' if one else 'are'} in these numbers as one GPU operation each, not broken "
+        "down by kernel (nsys's nvtx_gpu_proj leaves graph replays out)"
+    )
+
+
 def render(
     report: NvtxReport,
     *,

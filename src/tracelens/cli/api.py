@@ -39,7 +39,9 @@ def api(
         report = api_report(tr, exec=exec_, name=name, pid=pid)
         # an empty --pid says why, as every command's filters do
         hint = c.empty_hint(tr, EventFilter(pid=pid), report.frame.height)
+        # --exec lists kernels: graph replays traced at graph level are left out
+        note = tr.graph_note(EventFilter(pid=pid)) if exec_ else None
     c.show(
-        render, report, fmt=fmt, output=output, hint=hint, timeunit=timeunit,
+        render, report, fmt=fmt, output=output, note=note, hint=hint, timeunit=timeunit,
         source=tr.path.name, top=top,
     )  # fmt: skip

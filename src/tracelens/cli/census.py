@@ -45,7 +45,7 @@ def census(
     not broken down by kernel, so they are not in these numbers: when the trace has some,
     a last line 'note: N CUDA graph replays (T of GPU time) ...' says so (table, markdown),
     or 'tracelens: note: ...' on stderr (csv, json: stdout stays data only). The same
-    holds for lineup, danger, stakeout and decode --trace.
+    holds for lineup, danger, stakeout, decode --trace, nvtx --kernels and api --exec.
 
     --per-step: Per step (time) and Calls per step instead of Total and Instances, over the
     GPU work of the steps (see `tracelens steps`): the steady state, warm-up set aside, or

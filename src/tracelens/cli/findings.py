@@ -10,7 +10,7 @@ import typer
 
 from . import _common as c
 from ._app import app
-from ._notes import join_notes
+from ._notes import MACHINE_FORMATS, join_notes
 
 TABLE_ROWS_PER_RULE = 50  # nsys analyze's default rows per rule
 
@@ -73,7 +73,12 @@ def findings(
             tr, only=tuple(rule or ()), thresholds=overrides, limit=limit or None, where=where
         )
         note = join_notes(note, tr.damage_note())
-    out.show(render, result, tr, note=note)
+        if out.fmt in MACHINE_FORMATS:  # table and markdown show the rules' notes themselves
+            note = join_notes(note, *result.notes)
+        # no rule found anything: say so when the filters explain it (a window outside the
+        # capture, a device or process without GPU work), as every command's filters do
+        hint = c.empty_hint(tr, where, len(result.fired))
+    out.show(render, result, tr, note=note, hint=hint)
     failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:
         print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)

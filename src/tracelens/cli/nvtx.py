@@ -75,7 +75,14 @@ def nvtx(
         report = lib.nvtx_report(
             tr, style=style, gpu=gpu, each=each, kernels=kernels, group=group, top=top
         )
+        # graph replays traced at graph level: left out of --kernels, counted by --gpu
+        note = lib.replays_note(tr, gpu=gpu, kernels=kernels)
+        hint = None
+        if not report.frame.height and not kernels:  # say why no range was found
+            from ..hints import why_no_ranges
+
+            hint = c.hint_text(why_no_ranges(tr, lib.check_style(style) if not gpu else None))
     c.show(
-        lib.render, report, fmt=fmt, output=output, timeunit=timeunit, source=tr.path.name,
-        top=top,
+        lib.render, report, fmt=fmt, output=output, note=note, hint=hint, timeunit=timeunit,
+        source=tr.path.name, top=top,
     )  # fmt: skip

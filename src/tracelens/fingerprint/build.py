@@ -77,7 +77,14 @@ FORMAT = "tracelens-fingerprint"
 #: id: two threads whose calls interleave differently from run to run (a communication
 #: thread beside the compute thread) read as a launch-order change. Processes that launch
 #: from one thread (the 13 shared traces, both demos) are the same as in 7.
-VERSION = 8
+#: 9: a call made after the last NVTX event is held by the ranges left open at the end of
+#: the capture on its thread, and by those alone, on every thread: version 8 gave it the
+#: innermost open range's whole chain, with a closed start/end range that enclosed the open
+#: one up to the last NVTX event (its end), and skipped threads whose ranges cross
+#: (start/end ranges), where those launches fell outside every range. A capture cut inside
+#: an open start/end range then read as a path change against the full capture. The 13
+#: shared traces and both demos are the same as in 8.
+VERSION = 9
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -328,22 +335,25 @@ def _create_overlap_paths(trace: Trace) -> None:
 
 
 def _create_open_paths(trace: Trace) -> None:
-    """fp_open_paths: the calls made after the last NVTX event inside a range left open at
-    the end of the capture, with that range as their path (fingerprint_open_range_paths).
-    The sweep ends an open range at the last NVTX event, as nsys does for the nvtx
-    command's tables; a capture cut inside a long range (mid-``generate``) then had its
-    last launches in no range, where the full capture holds them in it, and ``--check``
-    read the cut as a changed path. Empty, and no call read, without open ranges."""
+    """fp_open_paths: the calls made after the last NVTX event inside ranges left open at
+    the end of the capture, each with the open ranges that hold it as its path
+    (fingerprint_open_range_paths; push/pop and start/end, on every thread). The sweep
+    ends an open range at the last NVTX event, as nsys does for the nvtx command's
+    tables; a capture cut inside a long range (mid-``generate``) then had its last
+    launches in no range, where the full capture holds them in it, and ``--check`` read
+    the cut as a changed path. Empty, and no call read, without open ranges."""
     from .._resources import query
 
     con = trace.db
     sql = 'SELECT count(*) FROM nvtx_text WHERE "end" IS NULL AND is_nvtx_range_type(eventType)'
     if con.execute(sql).fetchone()[0]:
         body = query("fingerprint_open_range_paths")
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_open_paths AS " + body)
     else:
-        body = "SELECT NULL::BIGINT AS global_pid, NULL::BIGINT AS correlation_id, "
-        body += "NULL::BIGINT AS path_id WHERE false"
-    con.execute("CREATE OR REPLACE TEMP TABLE fp_open_paths AS " + body)
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE fp_open_paths (path_id BIGINT, global_pid BIGINT, "
+            'correlation_id BIGINT, ranges STRUCT(label VARCHAR, start BIGINT, "end" BIGINT)[])'
+        )
 
 
 def _band_ns(con) -> int:
