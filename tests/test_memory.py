@@ -360,3 +360,39 @@ def test_demo_traces(capsys):
         rc, out, err = run_cli(["memory", "--demo", name, "-f", "csv"], capsys)
         assert (rc, err) == (0, "")
         assert out.count("\n") == df.height + 1
+
+
+def _copy_and_replay(path):
+    """One HtoD copy (20 us) and, later, a 500 us CUDA graph replay traced at graph level
+    (whose copies the export does not list)."""
+    from fixtures.builder import add_graph_replays
+
+    from tracelens.synth import TraceBuilder, global_pid
+
+    b = TraceBuilder("3.24.18")
+    b.process(7, "python app.py")
+    b.gpu(0)
+    cid = b.runtime("cudaMemcpy_v3020", start=1_000_000, end=1_030_000, pid=7)
+    b.memcpy("HtoD", 1 << 20, start=1_005_000, end=1_025_000, correlation_id=cid, pid=7)
+    cid = b.runtime("cudaGraphLaunch_v10000", start=2_000_000, end=2_010_000, pid=7)
+    b.write(path)
+    add_graph_replays(path, [(2_050_000, 2_550_000, 0, 1, None, 7, cid, global_pid(7), 1, 1)])
+    return path
+
+
+def test_copies_beside_graph_replays_say_the_replays_hide_theirs(tmp_path, capsys):
+    """The copies the export lists are summed, and a note says the graph-level replays'
+    copies are not (as census says of their kernels); before, nothing said so. A window
+    without the replay has no note."""
+    path = _copy_and_replay(tmp_path / "copies.sqlite")
+    note = (
+        "1 CUDA graph replay traced at graph level lists no copies or memsets: those it ran "
+        "are not in these numbers; profile with --cuda-graph-trace=node to see them"
+    )
+    rc, out, err = run_cli(["memory", path], capsys)
+    assert rc == 0 and err == "" and "[CUDA memcpy HtoD]" in out
+    assert out.endswith(f"\nnote: {note}\n")
+    rc, out, err = run_cli(["memory", path, "--by", "size", "-f", "csv"], capsys)
+    assert rc == 0 and err == f"tracelens: note: {note}\n" and "note" not in out
+    rc, out, err = run_cli(["memory", path, "--end", "1.5ms"], capsys)
+    assert rc == 0 and err == "" and "note:" not in out

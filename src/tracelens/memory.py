@@ -36,6 +36,21 @@ def _why_none(trace: Trace) -> str:
     return "was it captured with -t cuda?"
 
 
+def replays_note(trace: Trace, where: EventFilter | None = None) -> str | None:
+    """What the CUDA graph replays traced at graph level that pass ``where`` leave out of
+    the memory summary: the copies and memsets they ran, which the export does not list;
+    None when there are none."""
+    replays = trace.graph_replays(where)[0]
+    if not replays:
+        return None
+    one = replays == 1
+    return (
+        f"{replays:,} CUDA graph {'replay' if one else 'replays'} traced at graph level "
+        f"{'lists' if one else 'list'} no copies or memsets: those {'it' if one else 'they'} "
+        "ran are not in these numbers; profile with --cuda-graph-trace=node to see them"
+    )
+
+
 def check_by(by: str) -> str:
     return check_choice("by", by, BY)
 

@@ -30,10 +30,10 @@ def memory(
     """Memcpy and memset per operation ([CUDA memcpy HtoD], ..., [CUDA memset]), by GPU time
     or by bytes, as `nsys stats` prints them."""
     from .. import views
-    from ..memory import memory_summary
+    from ..memory import memory_summary, replays_note
 
     with c.open_filtered(trace, demo, filters) as (tr, where, note):
         df = memory_summary(tr, by=by, where=where)
-        note = join_notes(note, tr.damage_note(("memcpy", "memset")))
+        note = join_notes(note, replays_note(tr, where), tr.damage_note(("memcpy", "memset")))
         hint = c.empty_hint(tr, where, df.height)
     out.show(views.memory, df, tr, note=note, hint=hint, by=by)
