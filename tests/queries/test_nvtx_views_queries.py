@@ -50,3 +50,10 @@ def test_activity_nvtx_ranges(views):
         views, "activity_nvtx_ranges", "open_range", _nvtx_text,
         t0=150_000, t1=800_000, min_ns=0, limit=5,
     )  # fmt: skip
+
+
+def test_nvtx_event_kinds(views):
+    # what nvtx says when it shows no range: the fixture's 4 push/pop ranges (outer,
+    # mydom:dom_range, reg_range, open_range), its start/end range (se_cross) and its 2
+    # other events (the domain's registration and late_mark)
+    assert_golden(views, "nvtx_event_kinds", "views", _nvtx_text)
