@@ -8,8 +8,8 @@ still means what one repetition of the program costs, its work and the wait unti
 repetition starts, so that the same program captured for more or fewer steps costs the same
 per step. From the first GPU operation to the last, a capture of n steps holds only n - 1 of
 those waits (the one after its last step is not captured): that span divided by n gives
-each step (n - 1)/n of its wait, less the fewer steps were captured (as for the steps
-``tracelens steps`` places in time, ``clues.accounting``).
+each step (n - 1)/n of its wait, less the fewer steps were captured (the steps
+``tracelens steps`` places in time are timed start to start instead, ``clues.accounting``).
 
 So the repetitions are timed by the kernel that starts them: per device, the one launched
 once per step (as often as the device has steps) that the capture launches first. n steps

@@ -17,29 +17,31 @@ _TIME_PARTS = (
 )
 
 
-def _time_unit(x: Context) -> tuple[float, float, str]:
-    """Per step of each run when both repeat a step; else A scaled to B's launches (the
-    same amount of work): factors for A's and B's figures, and the unit's words. Per device
-    (the mean over devices). Per step counts the work inside the steps only
-    (:func:`_in_steps`)."""
-    da, db = max(x.sa.devices, 1), max(x.sb.devices, 1)
+def _per_unit(x: Context) -> tuple[dict[str, float], dict[str, float], str]:
+    """Each run's time accounting (``Side.time``'s keys) in the unit the board compares,
+    and the unit's words. Per step of each run when both repeat a step, else A scaled to
+    B's launches (the same amount of work); per device (the mean over devices). Per step of
+    the steps ``tracelens steps`` places in time: :func:`_located_times`; of the
+    repetitions of the launch sequence: :func:`_times` over the repetitions."""
     if x.steps and x.steps_a:
-        share_a, share_b = _in_steps(x)
-        return share_a / (x.steps_a * da), share_b / (x.steps * db), "per step"
+        if _steps_counted(x):
+            return _located_times(x.sa), _located_times(x.sb), LOCATED_UNIT
+        fa = 1 / (x.steps_a * max(x.sa.devices, 1))
+        fb = 1 / (x.steps * max(x.sb.devices, 1))
+        ta = _times(x.sa, _repetition_gap(x, 0))
+        tb = _times(x.sb, _repetition_gap(x, 1))
+        return _scaled(ta, fa), _scaled(tb, fb), "per step"
     scale = x.launches_b / x.launches_a if x.launches_a else 1.0
-    return scale / da, 1 / db, "per device, A scaled to B's launches"
+    fa, fb = scale / max(x.sa.devices, 1), 1 / max(x.sb.devices, 1)
+    return _scaled(x.sa.time, fa), _scaled(x.sb.time, fb), "per device, A scaled to B's launches"
 
 
-def _in_steps(x: Context) -> tuple[float, float]:
-    """The share of each run's GPU time (util's figures) that its steps hold, when the
-    per-step unit counts the steps ``tracelens steps`` finds (as ``compare.impact_steps``
-    decides: both runs' steps hold most of their busy time): a capture that starts or ends
-    mid-step has work outside its complete steps, which divided over them would read as
-    longer steps. (1, 1) when the unit counts the repetitions of the launch sequence."""
-    if not _steps_counted(x):
-        return 1.0, 1.0
-    share_a, share_b = step_coverage(x.sa), step_coverage(x.sb)
-    return min(share_a, 1.0), min(share_b, 1.0)
+# The unit of the steps ``tracelens steps`` places in time (:func:`_located_times`)
+LOCATED_UNIT = "per step, start to start"
+
+
+def _scaled(time: dict[str, int], factor: float) -> dict[str, float]:
+    return {key: value * factor for key, value in time.items()}
 
 
 def _steps_counted(x: Context) -> bool:
@@ -52,18 +54,77 @@ def _steps_counted(x: Context) -> bool:
     return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
 
 
-def _times(side, unit: str, gap: int) -> dict[str, int]:
-    """A run's time accounting (``Side.time``) for ``unit``: per step, without the idle
-    time before its devices' first GPU operation and after their last (util's before_first
-    and after_last causes): a capture's edges, where no step runs (a capture that opens an
-    NVTX range before the work, or ends later, read as longer steps, and one cut mid-step
-    as shorter ones); and with one idle ``gap`` between steps added (:func:`_step_gap`):
-    from the first GPU operation to the last, n steps hold only n - 1 of the gaps that
-    follow a step, so dividing by n would give each step (n - 1)/n of its idle time
-    between steps, less the fewer steps were captured."""
+def _located_times(side) -> dict[str, float]:
+    """One run's time accounting per step of the steps ``tracelens steps`` places in time,
+    the mean over the devices that hold steps. Per device, a step lasts from its start (its
+    first GPU operation) to the next step's: n steps are timed start to start, the time
+    from the first step's start to the last's over n - 1, and their busy time is that of
+    the first n - 1 steps over n - 1 (n - 1: the difference of the step numbers, should a
+    device hold no work in some step; a device with one step: its window and its busy
+    time). So the wait after a step counts as its idle time, the last step (whose wait the
+    capture ends before) and the capture's edges (work before the first step) do not weigh,
+    and two captures of one program that hold different numbers of steps read the same
+    step time: exact for steps of one period. The busy time splits into compute, exposed
+    communication and exposed memory in the device's proportions (util's figures over the
+    whole capture); idle is the rest of the step."""
     import polars as pl
 
-    if unit != "per step" or side.util is None or side.util.idle_causes.is_empty():
+    frame = side.steps.frame.filter(pl.col("start_ns").is_not_null())
+    per_device = frame.group_by("device").agg(
+        n=pl.col("step").max() - pl.col("step").min(),
+        first=pl.col("start_ns").sort_by("step").first(),
+        last=pl.col("start_ns").sort_by("step").last(),
+        busy=pl.col("busy_ns").sum(),
+        last_busy=pl.col("busy_ns").sort_by("step").last(),
+        window=pl.col("duration_ns").sum(),
+    )
+    parts = _device_parts(side)
+    out = dict.fromkeys(side.time, 0.0)
+    for row in per_device.iter_rows(named=True):
+        n = row["n"]  # steps from the device's first to its last
+        if n:
+            span = (row["last"] - row["first"]) / n
+            busy = (row["busy"] - row["last_busy"]) / n
+        else:
+            span, busy = float(row["window"]), float(row["busy"])
+        shares = parts.get(row["device"], parts[None])
+        for key, share in shares.items():
+            out[key] += busy * share
+        held = sum(busy * share for share in shares.values())
+        out["busy_ns"] += held
+        out["idle_ns"] += max(span - held, 0.0)
+        out["span_ns"] += max(span, held)
+    devices = max(per_device.height, 1)
+    return {key: value / devices for key, value in out.items()}
+
+
+_BUSY_PARTS = ("compute_ns", "exposed_communication_ns", "exposed_memory_ns")
+
+
+def _device_parts(side) -> dict[int | None, dict[str, float]]:
+    """Per device, the share of its busy time each busy part holds (util's figures over
+    the whole capture); under None, the shares of the run's summed figures (a device util
+    does not list, or without util's frame)."""
+
+    def shares(row) -> dict[str, float]:
+        busy = sum(row[key] for key in _BUSY_PARTS)
+        return {key: row[key] / busy if busy else 0.0 for key in _BUSY_PARTS}
+
+    out: dict[int | None, dict[str, float]] = {None: shares(side.time)}
+    if side.util is not None:
+        for row in side.util.frame.iter_rows(named=True):
+            out[row["device"]] = shares(row)
+    return out
+
+
+def _times(side, gap: int) -> dict[str, int]:
+    """A run's time accounting (``Side.time``) per repetition of the launch sequence:
+    without the idle time before its devices' first GPU operation and after their last
+    (util's before_first and after_last causes): a capture's edges, where no step runs;
+    and with the wait after the last step added (``gap``, :func:`_repetition_gap`)."""
+    import polars as pl
+
+    if side.util is None or side.util.idle_causes.is_empty():
         return side.time
     causes = side.util.idle_causes
     edge = int(causes.filter(pl.col("cause").is_in(_EDGES))["time_ns"].sum())
@@ -75,50 +136,17 @@ def _times(side, unit: str, gap: int) -> dict[str, int]:
     }
 
 
-def _step_times(x: Context, unit: str) -> tuple[dict[str, int], dict[str, int]]:
-    """Each run's time accounting for ``unit`` (:func:`_times`), with the gap between its
-    steps (:func:`_step_gap`)."""
-    if unit != "per step":
-        return _times(x.sa, unit, 0), _times(x.sb, unit, 0)
-    located = _steps_counted(x)
-    return _times(x.sa, unit, _step_gap(x, 0, located)), _times(
-        x.sb, unit, _step_gap(x, 1, located)
-    )
-
-
-def _step_gap(x: Context, run: int, located: bool) -> int:
+def _repetition_gap(x: Context, run: int) -> int:
     """The idle time run ``run`` (0: A, 1: B) adds to its span for the wait after its last
-    step, summed over its devices, ns. With the steps ``tracelens steps`` places in time
-    (``located``), the mean gap between them (:func:`_gap_between_steps`). With the
-    repetitions of the launch sequence, which have no window of their own, a step is still
-    one repetition of the program and the wait until the next one starts, timed by the
-    kernel that starts them (:mod:`..repetitions`: the same program captured for more or
-    fewer steps costs the same per step)."""
-    side = (x.sa, x.sb)[run]
-    if located:
-        return _gap_between_steps(side.steps)
+    step, summed over its devices, ns. The repetitions of the launch sequence have no
+    window of their own, but a step is still one repetition of the program and the wait
+    until the next one starts, timed by the kernel that starts them (:mod:`..repetitions`:
+    the same program captured for more or fewer steps costs the same per step)."""
     from ..repetitions import device_spans, device_steps, repetition_gap
 
+    side = (x.sa, x.sb)[run]
     steps = device_steps(x.alignment, run)
     return repetition_gap(side, steps, device_spans(side.util, _EDGES))
-
-
-def _gap_between_steps(steps) -> int:
-    """The mean idle time between one step's GPU work and the next step's, summed over
-    the devices (as util's figures are), ns: per device, the time from the latest end of
-    its earlier steps' work to the start of its next step's, where positive, over its
-    steps but the first. 0 with fewer than two steps on every device."""
-    import polars as pl
-
-    frame = steps.frame.select("device", "step", "start_ns", "end_ns").sort("device", "step")
-    earlier = pl.col("end_ns").cum_max().shift(1).over("device")
-    per_device = (
-        frame.with_columns(gap=(pl.col("start_ns") - earlier).clip(lower_bound=0))
-        .group_by("device")
-        .agg(pl.col("gap").sum(), (pl.len() - 1).alias("gaps"))
-        .filter(pl.col("gaps") > 0)
-    )
-    return round(float((per_device["gap"] / per_device["gaps"]).sum()))
 
 
 # util's idle causes at a capture's edges: before the first GPU operation, after the last.
@@ -130,14 +158,11 @@ def time_accounting(x: Context) -> list[Clue]:
     (compute, exposed communication, exposed memory, idle) moved it."""
     if x.sa.time is None or x.sb.time is None:
         return []
-    fa, fb, unit = _time_unit(x)
-    ta, tb = _step_times(x, unit)
-    span_a, span_b = ta["span_ns"] * fa, tb["span_ns"] * fb
+    ta, tb, unit = _per_unit(x)
+    span_a, span_b = ta["span_ns"], tb["span_ns"]
     limit = threshold("time_share") * max(span_a, span_b)
     moved = [
-        (tb[key] * fb - ta[key] * fa, words)
-        for key, words in _TIME_PARTS
-        if abs(tb[key] * fb - ta[key] * fa) >= limit
+        (tb[key] - ta[key], words) for key, words in _TIME_PARTS if abs(tb[key] - ta[key]) >= limit
     ]
     if not moved or abs(span_b - span_a) < limit:
         return []
@@ -147,10 +172,9 @@ def time_accounting(x: Context) -> list[Clue]:
         make(
             "time_accounting",
             "; ".join(
-                f"{words} {fmt_ns(ta[key] * fa)} → {fmt_ns(tb[key] * fb)}"
-                for key, words in _TIME_PARTS
+                f"{words} {fmt_ns(ta[key])} → {fmt_ns(tb[key])}" for key, words in _TIME_PARTS
             )
-            + f" ({unit}; from util)",
+            + f" ({unit}; from {'the steps and util' if unit == LOCATED_UNIT else 'util'})",
             impact_ns=span_b - span_a,
             rows=("GPU busy", "wall span"),
             unit=unit.split(",")[0],
@@ -167,11 +191,9 @@ def exposed_communication(x: Context) -> list[Clue]:
     not: the per-call clues say that)."""
     if x.sa.time is None or x.sb.time is None:
         return []
-    fa, fb, unit = _time_unit(x)
-    ta, tb = _step_times(x, unit)
-    ea = ta["exposed_communication_ns"] * fa
-    eb = tb["exposed_communication_ns"] * fb
-    span = max(ta["span_ns"] * fa, tb["span_ns"] * fb)
+    ta, tb, unit = _per_unit(x)
+    ea, eb = ta["exposed_communication_ns"], tb["exposed_communication_ns"]
+    span = max(ta["span_ns"], tb["span_ns"])
     grew = eb >= ea * threshold("exposed_growth")
     if not grew or eb - ea < threshold("time_share") * span:
         return []
@@ -179,7 +201,7 @@ def exposed_communication(x: Context) -> list[Clue]:
         make(
             "exposed_communication",
             f"exposed communication {fmt_ns(ea)} → {fmt_ns(eb)} {unit}, of a GPU wall time of "
-            f"{fmt_ns(ta['span_ns'] * fa)} → {fmt_ns(tb['span_ns'] * fb)}",
+            f"{fmt_ns(ta['span_ns'])} → {fmt_ns(tb['span_ns'])}",
             impact_ns=eb - ea,
             rows=("GPU busy", "wall span"),
             a=fmt_ns(ea),
