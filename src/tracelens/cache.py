@@ -326,16 +326,14 @@ def _parallel_unless_batched(con: duckdb.DuckDBPyConnection, copy: str) -> Itera
     critical path ~1.6 -> ~1.5 s; ranges of rowids read on separate connections cost more,
     since neither ``sqlite_scan`` nor an attached table pushes a rowid filter down (each
     part scans the whole table) and ``sqlite_query`` returns every column as text."""
+    from ._fetch import insertion_order_off
+
     plan = " ".join(row[1] for row in con.execute("EXPLAIN " + copy).fetchall())
-    ordered = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
-    if "BATCH_COPY_TO_FILE" in plan or not ordered:
+    if "BATCH_COPY_TO_FILE" in plan:
         yield
         return
-    con.execute("SET preserve_insertion_order = false")
-    try:
+    with insertion_order_off(con):
         yield
-    finally:
-        con.execute("SET preserve_insertion_order = true")
 
 
 # -- derived files -------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from .. import _schema, cache
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import duckdb
 
 NVTX_TABLE = "NVTX_EVENTS"
@@ -55,29 +57,26 @@ class CachingConnection:
         self._lazy = lazy
 
     def execute(self, query: str, parameters: Any = None):
-        import duckdb
-
-        self._lazy.prepare(self._con, query, parameters)
-        try:
-            return self._con.execute(query, parameters)
-        except duckdb.IOException as exc:
-            if not self._lazy.lost(exc):
-                raise
-        return self._con.execute(query, parameters)  # the export, as without a cache
+        return self._prepared(query, parameters, lambda: self._con.execute(query, parameters))
 
     def arrow_table(self, query: str):
         """``execute``'s twin for a read (no parameters) collected straight into Arrow
         (DuckDB's relation API, which plans the statement when it is fetched: it is
         prepared here first, as ``execute`` prepares its statements)."""
+        return self._prepared(query, None, lambda: self._con.sql(query).to_arrow_table())
+
+    def _prepared(self, query: str, parameters: Any, run: Callable[[], Any]):
+        """``run()`` once :class:`LazyCache` has cached what ``query`` reads; run again on
+        the export when the entry was lost meanwhile (as without a cache)."""
         import duckdb
 
-        self._lazy.prepare(self._con, query, None)
+        self._lazy.prepare(self._con, query, parameters)
         try:
-            return self._con.sql(query).to_arrow_table()
+            return run()
         except duckdb.IOException as exc:
             if not self._lazy.lost(exc):
                 raise
-        return self._con.sql(query).to_arrow_table()
+        return run()
 
     def __getattr__(self, name: str):
         return getattr(self._con, name)
