@@ -14,19 +14,33 @@ other process stopped: 4.98-5.34 s wall against 6.35-6.60 (census 1.33-1.52 s).
 Row order then differs from run to run: only for reads whose every consumer sorts on the
 rows' own columns, aggregates, or looks rows up by key. A read whose rows are matched to
 another read by position (a second column read later) must not use it.
+
+A query with parameters (:func:`unordered_query`) binds them as DuckDB variables (``SET
+VARIABLE name = $value``, the value bound) that the statement reads with ``getvariable``: a
+relation with bound parameters ran util_work's read of the 5M-kernel trace in 29 CPU s on
+one thread, and a statement run through ``execute`` (bound parameters) collects on one
+thread whatever the setting (util_work: 3.3-3.6 s wall for 3.4-3.7 CPU s; through
+variables, unordered: 1.85-2.03 s for 3.5-3.6 CPU s; util_calls 2.3 s against 1.3-1.5;
+2026-12-06, every other process stopped).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-__all__ = ["insertion_order_off", "unordered_frame"]
+__all__ = ["insertion_order_off", "unordered_frame", "unordered_query"]
+
+#: A bound parameter in a query's text (``$name``).
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\b")
+#: The prefix of the DuckDB variables :func:`unordered_query` binds parameters as.
+_VARIABLE = "tracelens_param_"
 
 
 @contextlib.contextmanager
@@ -52,10 +66,7 @@ def unordered_frame(
     chunk (the read comes in one per thread's batch), copied one column at a time, each
     chunked column dropped once copied: the copy holds one column twice, not the read.
 
-    No bound parameters: a relation with parameters ran util_work's read of the 5M-kernel
-    trace in 29 CPU s on one thread (2.2 through ``execute``). And not for reads DuckDB
-    already runs on every thread in order: util_work (a union of three tables) was split
-    1.2 / 1.0 CPU s over the two threads read in order, and gained nothing."""
+    No bound parameters (see :func:`unordered_query` for a query with them)."""
     import polars as pl
 
     from .trace.lazy import CachingConnection
@@ -74,3 +85,27 @@ def unordered_frame(
         columns.append(frame.get_column(name).rechunk())
         frame = frame.drop(name)
     return pl.DataFrame(columns)
+
+
+def unordered_query(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Mapping[str, Any],
+    *,
+    contiguous: bool = False,
+) -> pl.DataFrame:
+    """:func:`unordered_frame` of a query with bound parameters: each ``$name`` of ``params``
+    is bound (never pasted into the text) as the DuckDB variable ``tracelens_param_<name>``
+    and read with ``getvariable``, which DuckDB folds into the plan as a constant, as it
+    does a bound parameter (filters still reach the scan); the variables are reset after.
+    A ``$name`` that ``params`` lacks stays as it is (DuckDB then says it is missing)."""
+    text = _PARAMETER.sub(
+        lambda m: f"getvariable('{_VARIABLE}{m[1]}')" if m[1] in params else m[0], sql
+    )
+    for name, value in params.items():
+        con.execute(f"SET VARIABLE {_VARIABLE}{name} = $value", {"value": value})
+    try:
+        return unordered_frame(con, text, contiguous=contiguous)
+    finally:
+        for name in params:
+            con.execute(f"RESET VARIABLE {_VARIABLE}{name}")

@@ -61,8 +61,11 @@ def launch_order(rows: pl.DataFrame, streams: bool = True) -> pl.Series | None:
         rows = rows.with_columns(process=process)
     device, launched = pl.col("device"), pl.col("correlation_id")
     graph = pl.when(pl.col("token") <= -2).then(-2 - pl.col("token"))
+    # the token last: launches alike in every other key (which the read gives in any
+    # order: tracelens._fetch) come out in one order
     keys = [device, launched, pl.col("start_ns"), pl.col("stream"), pl.col("end_ns"), graph]
-    nulls_last = [False, True, False, False, False, False]
+    keys.append(pl.col("token"))
+    nulls_last = [False, True, False, False, False, False, False]
     if process is not None:
         keys.insert(1, pl.col("process"))
         nulls_last.insert(1, False)

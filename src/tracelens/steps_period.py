@@ -151,10 +151,12 @@ class LaunchSequence:
         list: read again with them)."""
         single = None if params["pid"] is not None else one_process_devices(trace)
         pids = params["pid"] is None and single is None
-        rows = trace.query("steps_launch_rows", **params, streams=False, pids=pids)
+        rows = trace.query("steps_launch_rows", any_order=True, **params, streams=False, pids=pids)
         if single is not None and not rows["device"].unique().is_in(list(single)).all():
             pids = True
-            rows = trace.query("steps_launch_rows", **params, streams=False, pids=pids)
+            rows = trace.query(
+                "steps_launch_rows", any_order=True, **params, streams=False, pids=pids
+            )
         if all(value is None for value in params.values()):
             # every kept kernel (tokens >= -1; replays below): the count of damaged records
             # then needs no scan of its own (Trace.kept_whole)
@@ -162,7 +164,9 @@ class LaunchSequence:
         order = launch_order(rows, streams=False)
         if order is None:
             del rows
-            rows = trace.query("steps_launch_rows", **params, streams=True, pids=pids)
+            rows = trace.query(
+                "steps_launch_rows", any_order=True, **params, streams=True, pids=pids
+            )
             order = launch_order(rows)
         return cls(rows.drop("pid"), order)  # the process orders them only
 

@@ -152,7 +152,7 @@ def read_calls(
     (start_ns, end_ns, None: open) whose :func:`window_figures` to keep on ``in_window``."""
     import polars as pl
 
-    calls = trace.query("util_calls", sync_regex=sync_regex)
+    calls = trace.query("util_calls", any_order=True, sync_regex=sync_regex)
     first, last = calls.select(pl.col("start").min(), pl.col("end").max()).row(0)
     in_window = None
     if window is not None:

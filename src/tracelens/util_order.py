@@ -18,6 +18,9 @@ __all__ = ["ORDER", "in_order", "taken_by_device_start"]
 
 #: The order of :func:`tracelens.util.work_in_order`'s rows.
 ORDER = ("device", "start_ns", "stream", "end_ns", "kind")
+#: What orders rows that tie on :data:`ORDER` (the launching process and call, the graph
+#: replayed, the kernel's name), where the read has them.
+_IDENTITY = ("pid", "correlation_id", "graph_id", "name_id", "short_id")
 
 
 def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
@@ -31,7 +34,7 @@ def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
 
     nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
     if nulls:
-        return work.sort(ORDER).drop(drop)
+        return work.sort([*ORDER, *(c for c in _IDENTITY if c in work.columns)]).drop(drop)
     order = _break_ties(work, _device_start_order(work))
     return _gathered([work.drop(drop)], order)
 
@@ -69,7 +72,10 @@ def _break_ties(work: pl.DataFrame, order: pl.Series) -> pl.Series:
         return order
     at = tied.arg_true()
     rows = order.gather(at)
-    again = work.select(pl.all().gather(rows)).select(pl.arg_sort_by(list(ORDER))).to_series()
+    # then by what names the operation, so that rows alike in ORDER too come out the same
+    # however the read ordered them (reads come in any order: tracelens._fetch)
+    keys = [*ORDER, *(c for c in _IDENTITY if c in work.columns)]
+    again = work.select(pl.all().gather(rows)).select(pl.arg_sort_by(keys)).to_series()
     return order.scatter(at, rows.gather(again))
 
 

@@ -7,7 +7,7 @@ exports them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .filters import EventFilter
 from .util_order import in_order, taken_by_device_start
@@ -33,7 +33,7 @@ def work_in_order(
     ``keep_stream``: keep the ``stream`` column (the report's timeline lanes are device and
     stream); util and the step search do not read it."""
     where = where or EventFilter()
-    rows = trace.query("work_in_order", **where.params(), grid=False, short=True)
+    rows = trace.query("work_in_order", any_order=True, **where.params(), grid=False, short=True)
     if where.is_whole():
         kept_whole(trace, rows)
     return in_order(rows, drop=("blocks",) if keep_stream else ("stream", "blocks"))
@@ -84,23 +84,8 @@ def unsorted_work(
     they hold, told to the trace (as :func:`kept_whole`); else no counts."""
     where = where or EventFilter()
     params = {"selection": None, **where.params(), "context": context}
-    rows = _one_batch(trace, "util_work", params)
+    rows = trace.query("util_work", any_order=True, **params)
     records = record_counts(rows) if where.is_whole() else {}
     if where.is_whole():
         trace.kept_whole(records)
     return (rows if context else rows.drop("context")), records
-
-
-#: More rows than a trace holds: DuckDB hands the result over as one batch.
-_ONE_BATCH = 1 << 31
-
-
-def _one_batch(trace: Trace, name: str, params: dict[str, Any]) -> pl.DataFrame:
-    """``queries/<name>.sql``'s rows (as :meth:`~tracelens.Trace.query`, whose errors it
-    raises) with one chunk per column. DuckDB hands a result over in batches of a million
-    rows by default, and the sort gathers each column from one chunk
-    (:mod:`tracelens.util_order`), which copied every column into one first: ~0.13 CPU s
-    on the 5M-kernel benchmark's work, and that copy's memory."""
-    from ._resources import query
-
-    return trace._execute(query(name), params, lambda cursor: cursor.pl(rows_per_batch=_ONE_BATCH))

@@ -355,7 +355,7 @@ def _sorted_work(
     params = {"selection": None, **where.params(), "grid": grid or keep, "short": short or keep}
     # Sorted first, so that the unsorted read is gone before the census query runs (which
     # does not need the order): one copy of the work at a time, as work_in_order holds it.
-    rows = trace.query("work_in_order", **params)
+    rows = trace.query("work_in_order", any_order=True, **params)
     work = _in_order(rows, drop=() if stream or keep else ("stream",))
     if whole:
         _kept_whole(trace, work)

@@ -64,7 +64,7 @@ def read_launches(
 
     pids = None if paths else _device_pids(trace)
     read = {"paths": paths, "streams": streams}
-    launches = trace.query("fingerprint_launches", **read, pids=pids is None)
+    launches = trace.query("fingerprint_launches", any_order=True, **read, pids=pids is None)
     if pids is not None:
         if launches["device"].is_in(list(pids)).all():
             devices = pl.col("device").replace_strict(
@@ -72,7 +72,7 @@ def read_launches(
             )
             launches = launches.with_columns(global_pid=devices)
         else:
-            launches = trace.query("fingerprint_launches", **read, pids=True)
+            launches = trace.query("fingerprint_launches", any_order=True, **read, pids=True)
     if not streams:
         launches = launches.drop("stream")
     if calls is not None:

@@ -28,7 +28,9 @@ def read_work(trace: Trace, short: bool = True) -> pl.DataFrame:
     from ..filters import EventFilter
     from ..util import _kept_whole, in_order
 
-    rows = trace.query("work_in_order", **EventFilter().params(), grid=False, short=short)
+    rows = trace.query(
+        "work_in_order", any_order=True, **EventFilter().params(), grid=False, short=short
+    )
     _kept_whole(trace, rows)  # as work_in_order tells the trace of a whole read
     return in_order(rows, drop=("blocks",))
 

@@ -224,10 +224,24 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
             first = str(exc).strip().splitlines()[0]
             raise TraceError(self.path, f"cannot be read ({first}); export it again") from None
 
-    def query(self, name: str, **params: Any) -> pl.DataFrame:
+    def query(self, name: str, *, any_order: bool = False, **params: Any) -> pl.DataFrame:
         """Run ``queries/<name>.sql`` with bound parameters; a polars DataFrame back.
-        A DuckDB error here is a bug in tracelens, so it is not translated (see ``sql``)."""
-        return self._execute(_resources.query(name), params, lambda cursor: cursor.pl())
+        A DuckDB error here is a bug in tracelens, so it is not translated (see ``sql``).
+        ``any_order``: the rows in any order, read on every DuckDB thread
+        (:func:`tracelens._fetch.unordered_query`; the order can differ from run to run),
+        for big reads whose every consumer sorts on the rows' own columns, aggregates or
+        looks rows up by key."""
+        if not any_order:
+            return self._execute(_resources.query(name), params, lambda cursor: cursor.pl())
+        import duckdb
+
+        from .._fetch import unordered_query
+
+        con = self.db
+        try:
+            return unordered_query(con, _resources.query(name), params)
+        except duckdb.Error as exc:
+            raise self._explain(exc) or exc from None
 
     def query_rows(self, name: str, **params: Any) -> Rows:
         """Like ``query``, as plain rows (no polars or pyarrow): for small results that go

@@ -39,6 +39,7 @@ STRINGS_TABLE = "StringIds"
 # Statements that read no view: no plan to ask for (EXPLAIN of some of them fails anyway).
 _NO_READS = (
     "SET ",
+    "RESET ",
     "DROP ",
     "ATTACH ",
     "DETACH ",
