@@ -1,8 +1,8 @@
 -- _shared: the named helpers every query file uses, installed once per connection by the
 -- loader (after the views). One definition each of: the pid/tid decode, the event filter
--- (device, pid, stream, time window with nsys's rule: ends at or after its start, starts
--- before its end), the
--- filtered GPU work views, and what an NVTX range is.
+-- (device, pid, stream, time window with nsys's rule: an event ends at or after the
+-- window's start and starts before its end), the filtered GPU work views, and what an
+-- NVTX range is.
 --
 -- Scalar macros:
 --   pid_of(global_id)   BIGINT  operating-system pid from a globalPid/globalTid (bits 24-47)

@@ -28,8 +28,9 @@
 --                                 no bound. The stretch read is a window of its own,
 --                                 [max($start_ns, $from_ns), min($end_ns, $bound_ns + 1)):
 --                                 $bound_ns is the stretch's last ns, $end_ns the first
---                                 past the window. With either bound, total_rows counts only the
---                                 rows read (from $from_ns, up to a little past $bound_ns)
+--                                 past the window. With either bound, total_rows counts
+--                                 only the rows read (from $from_ns, up to a little past
+--                                 $bound_ns)
 --   $edge_devices, $edge_busy, $edge_next  VARCHAR  JSON lists of integers
 --                                 (tracelens.trace.list_param): per device, the latest end of its GPU
 --                                 rows that start before $from_ns and the first start after
