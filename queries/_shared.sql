@@ -1,14 +1,20 @@
 -- _shared: the named helpers every query file uses, installed once per connection by the
 -- loader (after the views). One definition each of: the pid/tid decode, the event filter
--- (device, pid, stream, time window with nsys's "starts in, ends in or spans" rule), the
--- filtered GPU work views, and what an NVTX range is.
+-- (device, pid, stream, time window with nsys's rule: an event ends at or after the
+-- window's start and starts before its end), the filtered GPU work views, and what an
+-- NVTX range is.
 --
 -- Scalar macros:
 --   pid_of(global_id)   BIGINT  operating-system pid from a globalPid/globalTid (bits 24-47)
 --   tid_of(global_tid)  BIGINT  operating-system tid from a globalTid (bits 0-23)
 --   of_process(global_id, pid)  BOOLEAN  the globalPid/globalTid is of process pid (NULL: any)
---   in_window(s, e, t0, t1)     BOOLEAN  [s, e] starts in, ends in or spans [t0, t1] (ns);
---                                        a NULL bound is "no bound"
+--   in_window(s, e, t0, t1)     BOOLEAN  the event [s, e] is in the window [t0, t1) (ns): it
+--                                        ends at or after t0 and starts before t1, as nsys's
+--                                        filters (nsysstats' _CREATE_FILTERED_VIEW_QUERY:
+--                                        starts in [t0, t1), ends in it, or spans it); an
+--                                        event starting at t1 is out, one ending at t0 in. A
+--                                        NULL bound is "no bound". tracelens.filters.in_window
+--                                        is the same rule for Python-side filters
 --   share_pct(part, whole)      DOUBLE   part / whole in %, rounded to 0.1; 0.0 for a whole of 0
 --   ends_before_start(s, e)     BOOLEAN  a GPU record that ends before it starts: only a
 --                                        damaged export holds one (a cut-off record with end
@@ -86,7 +92,7 @@ CREATE OR REPLACE TEMP MACRO tid_of(global_tid) AS global_tid & 16777215;
 CREATE OR REPLACE TEMP MACRO of_process(global_id, pid) AS
     pid IS NULL OR pid_of(global_id) = pid;
 CREATE OR REPLACE TEMP MACRO in_window(s, e, t0, t1) AS
-    (t0 IS NULL OR e >= t0) AND (t1 IS NULL OR s <= t1);
+    (t0 IS NULL OR e >= t0) AND (t1 IS NULL OR s < t1);
 CREATE OR REPLACE TEMP MACRO ends_before_start(s, e) AS e < s;
 CREATE OR REPLACE TEMP MACRO event_passes(device_id, stream_id, global_pid, s, e, device, pid, stream, t0, t1) AS
     (device IS NULL OR device_id = device)

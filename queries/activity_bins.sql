@@ -1,7 +1,7 @@
 -- activity_bins: GPU activity aggregated into time bins per lane (device, stream),
 -- so that a picture of millions of kernels is drawn with at most lanes x bins rectangles.
--- Each kernel, memcpy and memset is clipped to [$t0, $t1) and its busy time is split over
--- the bins it covers.
+-- Each kernel, memcpy and memset in the window [$t0, $t1) (in_window: nsys's rule) is
+-- clipped to it and its busy time is split over the bins it covers.
 --
 -- Parameters:
 --   $t0, $t1      BIGINT     window, ns from session start ($t1 > $t0)
@@ -45,11 +45,11 @@ ev AS (
            coalesce(cat.category, 'other') AS category
     FROM query_table(CASE $work WHEN 'trace' THEN 'trace_kernels' ELSE $work END) AS k
     LEFT JOIN cat ON cat.id = (CASE $name_kind WHEN 'short' THEN k.short_id ELSE k.name_id END)
-    WHERE k.kind = 0 AND k.end_ns >= $t0 AND k.start_ns < $t1
+    WHERE k.kind = 0 AND in_window(k.start_ns, k.end_ns, $t0, $t1)
     UNION ALL
     SELECT device, stream, start_ns, end_ns, CASE kind WHEN 1 THEN 'memcpy' ELSE 'memset' END
     FROM query_table(CASE $work WHEN 'trace' THEN 'trace_memory' ELSE $work END)
-    WHERE kind IN (1, 2) AND end_ns >= $t0 AND start_ns < $t1
+    WHERE kind IN (1, 2) AND in_window(start_ns, end_ns, $t0, $t1)
 ),
 clipped AS (
     SELECT device, stream, category,

@@ -1,4 +1,4 @@
--- activity_nvtx_ranges: the NVTX ranges that overlap the window [$t0, $t1] and last at least
+-- activity_nvtx_ranges: the NVTX ranges in the window [$t0, $t1) (in_window) that last at least
 -- $min_ns, earliest first, at most $limit of them (ask for one more than will be drawn to
 -- know whether some were left out): the ranges of nvtx_ranges(), as the nvtx command has
 -- them (one left open at the end of the capture lasts until the latest NVTX timestamp).

@@ -1,6 +1,7 @@
--- activity_operations: individual GPU operations (kernels, memcpys, memsets) that overlap the
--- window [$t0, $t1], earliest first, at most $limit of them (ask for one more than will be
--- drawn to know whether the window must be aggregated instead, see activity_bins).
+-- activity_operations: individual GPU operations (kernels, memcpys, memsets) in the window
+-- [$t0, $t1) (in_window: nsys's rule), earliest first, at most $limit of them (ask for one
+-- more than will be drawn to know whether the window must be aggregated instead, see
+-- activity_bins).
 --
 -- Parameters:
 --   $t0, $t1    BIGINT   window, ns from session start

@@ -11,7 +11,8 @@
 --   $pid               BIGINT   operating-system process id
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep a kernel
---                               that starts in, ends in, or spans the window
+--                               that ends at or after $start_ns and starts before $end_ns
+--                               (in_window in _shared.sql)
 --   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- Columns:

@@ -15,7 +15,8 @@
 --   $pid               BIGINT   operating-system process id
 --   $stream            BIGINT   CUDA stream id
 --   $start_ns, $end_ns BIGINT   time window, ns from session start: as nsys, keep an event
---                               that starts in, ends in, or spans the window
+--                               that ends at or after $start_ns and starts before $end_ns
+--                               (in_window in _shared.sql)
 --   $selection         BIGINT   a work_selection id (--nvtx, --step): only the GPU work in it
 --
 -- The rows are queries/_lineup.sql's lineup_activity_rows of the kernels read here.

@@ -17,7 +17,8 @@
 --                           stream (NULL: any; --step with --device/--pid/--stream, which
 --                           narrow the trace's steps' work here, in the one pass over it)
 --   $start_ns, $end_ns  BIGINT  only the operations that pass this window as an event
---                           passes it (starts in, ends in or spans it; NULL: no bound):
+--                           passes it (in_window: ends at or after $start_ns, starts
+--                           before $end_ns; NULL: no bound):
 --                           `tracelens steps --start/--end` recounts the steps that meet
 --                           the window from their work in it, and reads only that work
 --                           (tracelens.steps_within); --step N leaves them NULL

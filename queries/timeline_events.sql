@@ -16,7 +16,8 @@
 --   $stream            BIGINT     CUDA stream id: GPU rows of that stream (same rule)
 --   $pid               BIGINT     operating-system process id: every kind of row
 --   $start_ns, $end_ns BIGINT     time window, ns from session start: as nsys, keep an event
---                                 that starts in, ends in, or spans the window
+--                                 that ends at or after $start_ns and starts before
+--                                 $end_ns (in_window in _shared.sql)
 --   $selection         BIGINT     a work_selection id (--nvtx, --step): only the GPU work in it
 --   $limit, $offset    BIGINT     rows to return (NULL: all) and rows to skip first
 --   $from_ns           BIGINT     only rows starting at or after this, ns from session
@@ -24,8 +25,12 @@
 --                                 there); NULL: no lower bound
 --   $bound_ns          BIGINT     no row starting later can be on the page
 --                                 (timeline_page_rows.sql), ns from session start; NULL:
---                                 no bound. With either bound, total_rows counts only the
---                                 rows read (from $from_ns, up to a little past $bound_ns)
+--                                 no bound. The stretch read is a window of its own,
+--                                 [max($start_ns, $from_ns), min($end_ns, $bound_ns + 1)):
+--                                 $bound_ns is the stretch's last ns, $end_ns the first
+--                                 past the window. With either bound, total_rows counts
+--                                 only the rows read (from $from_ns, up to a little past
+--                                 $bound_ns)
 --   $edge_devices, $edge_busy, $edge_next  VARCHAR  JSON lists of integers
 --                                 (tracelens.trace.list_param): per device, the latest end of its GPU
 --                                 rows that start before $from_ns and the first start after
@@ -86,7 +91,7 @@ WITH gpu AS (
     FROM filtered_kernels(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
-        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns + 1 END,
         selection := $selection
     )
     UNION ALL
@@ -96,7 +101,7 @@ WITH gpu AS (
     FROM filtered_memcpys(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
-        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns + 1 END,
         selection := $selection
     ) AS m
     LEFT JOIN memcpy_labels AS l ON l.copyKind = m.copyKind
@@ -105,7 +110,7 @@ WITH gpu AS (
     FROM filtered_memsets(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
-        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns + 1 END,
         selection := $selection
     )
     UNION ALL
@@ -114,7 +119,7 @@ WITH gpu AS (
     FROM filtered_graph_replays(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
-        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns END,
+        CASE WHEN $edge_devices IS NOT NULL THEN $bound_ns + 1 END,
         selection := $selection
     )
 ),
@@ -122,13 +127,13 @@ read_per_device AS (
     SELECT
         device,
         max("end") FILTER (WHERE "end" < greatest($start_ns, $from_ns)) AS busy_before,
-        min(start) FILTER (WHERE start > least($end_ns, $bound_ns)) AS next_after,
+        min(start) FILTER (WHERE start >= least($end_ns, $bound_ns + 1)) AS next_after,
         list({
             'start': start, 'end': "end", 'kind': kind, 'stream': stream,
             'globalPid': globalPid, 'correlationId': correlationId, 'bytes': bytes,
             'name_id': name_id, 'label': label
         }) FILTER (
-            WHERE in_window(start, "end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
+            WHERE in_window(start, "end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns + 1))
         ) AS near
     FROM gpu
     GROUP BY device
@@ -182,14 +187,14 @@ host AS (
     SELECT n.start, n."end", 'nvtx' AS kind, n.global_tid AS globalTid,
            CAST(NULL AS BIGINT) AS correlationId, n.name
     FROM nvtx_ranges() AS n
-    WHERE in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
+    WHERE in_window(n.start, n."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns + 1))
     UNION ALL
     SELECT r.start, r."end", 'api', r.globalTid, r.correlationId,
            string_or_id(api_name(s.value), r.nameId)
     FROM runtime_calls AS r
     LEFT JOIN strings AS s ON s.id = r.nameId
     WHERE $api
-      AND in_window(r.start, r."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns))
+      AND in_window(r.start, r."end", greatest($start_ns, $from_ns), least($end_ns, $bound_ns + 1))
 ),
 rows AS (
     SELECT

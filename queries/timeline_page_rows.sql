@@ -69,7 +69,7 @@ fine AS (
         device,
         CASE
             WHEN "end" < $start_ns THEN -9223372036854775808
-            WHEN start > $end_ns THEN 9223372036854775807
+            WHEN start >= $end_ns THEN 9223372036854775807
             ELSE (start - (start % ($gap_ns + 1) + $gap_ns + 1) % ($gap_ns + 1)) // ($gap_ns + 1)
         END AS bin,
         min(start) AS first_start,

@@ -8,7 +8,8 @@
 --
 -- Parameters:
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all; an
---     operation is kept when it starts in, ends in or spans the window)
+--     operation is kept when it ends at or after $start_ns and starts before $end_ns:
+--     in_window, nsys's rule)
 --   $context  BOOLEAN  read the CUDA context (findings); false: context is NULL and DuckDB
 --     leaves the column out of the scan (util alone: ~0.15 CPU s of a 5M-kernel export
 --     read directly)

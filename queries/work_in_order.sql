@@ -10,7 +10,8 @@
 --
 -- Parameters:
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all; an
---     operation is kept when it starts in, ends in or spans the window)
+--     operation is kept when it ends at or after $start_ns and starts before $end_ns:
+--     in_window, nsys's rule)
 --   $grid   BOOLEAN  read each kernel's launch grid into blocks (the diff: its census's mean
 --     grid, diff_kernels.sql); false: blocks is NULL and DuckDB leaves gridX, gridY and
 --     gridZ out of the scan (~0.1 CPU s per million kernels read directly)

@@ -229,8 +229,8 @@ def test_filters_apply_to_kernels_and_memory(mixed):
         assert _category_rows(dev1) == expected
         assert category_summary(trace, where=EventFilter(device=9)).is_empty()
         first = min(c.start for c in mixed.expected.memcpys)
-        window = category_summary(trace, where=EventFilter(start_ns=first, end_ns=first))
-    # the window [first, first] keeps exactly the copy that spans it
+        window = category_summary(trace, where=EventFilter(start_ns=first, end_ns=first + 1))
+    # the window [first, first + 1) keeps exactly the copy that starts there
     assert window.select("category", "subfamily", "calls").rows() == [
         ("memory", None, 1),
         ("memory", "[CUDA memcpy HtoD]", 1),

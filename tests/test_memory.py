@@ -214,15 +214,18 @@ def test_filters_device_pid_and_window(tmp_path):
         dev1 = trace.memory_time(where=EventFilter(device=1))
         eval_ = trace.memory_size(where=EventFilter(pid=builder.EVAL_PID))
         first = min(c.start for c in x.memcpys)
-        window = trace.memory_time(where=EventFilter(start_ns=first, end_ns=first))
+        window = trace.memory_time(where=EventFilter(start_ns=first, end_ns=first + 1))
+        empty = trace.memory_time(where=EventFilter(start_ns=first, end_ns=first))
     assert dev1["count"].sum() == sum(c.device == 1 for c in x.memcpys) + sum(
         m.device == 1 for m in x.memsets
     )
     assert eval_["total_bytes"].sum() == sum(
         c.bytes for c in x.memcpys if c.pid == builder.EVAL_PID
     ) + sum(m.bytes for m in x.memsets if m.pid == builder.EVAL_PID)
-    # the window [first, first] keeps exactly the copy that spans it
+    # the window [first, first + 1) keeps exactly the copy that starts there; [first, first)
+    # holds nothing (nsys's rule: an event starting at the window's end is out)
     assert window["count"].to_list() == [1]
+    assert empty.is_empty()
 
 
 def _tiny(tmp_path):

@@ -2,7 +2,8 @@
 prints), intersected with the window. The steps are found on the whole trace, not inside
 the window, where the steps it holds would be numbered from 1; a step whose GPU span lies
 outside the window is one line naming both, exit 2; a window that cuts a step keeps the
-step's work in the window (as an event passes a window: it starts in, ends in or spans it)
+step's work in the window (as an event passes a window: it ends at or after its start and
+starts before its end)
 and the note says the step is held only in part.
 
 Fixtures from test_stepwork_nvtx, expected values from what was put in them:

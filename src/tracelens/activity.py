@@ -162,21 +162,23 @@ def _install_categories(trace: Trace, cats: KernelCategories) -> None:
 def gpu_operations(
     trace: Trace, t0: int, t1: int, *, limit: int, name: str = "demangled"
 ) -> pl.DataFrame:
-    """The first ``limit`` GPU operations overlapping [t0, t1], one row each (kind, device,
-    stream, start, end, name_id, name, detail, bytes, grid, block; see
-    ``queries/activity_operations.sql``)."""
+    """The first ``limit`` GPU operations in the window [t0, t1) (nsys's rule,
+    :func:`tracelens.filters.in_window`), one row each (kind, device, stream, start, end,
+    name_id, name, detail, bytes, grid, block; see ``queries/activity_operations.sql``)."""
+    from .filters import in_window_sql
+
     check_name_kind(name)
     # Read directly, SQLite picks the window's kernels out (their rows as in_window keeps
     # them), so DuckDB's scanner converts a few hundred rows, not every kernel's ten
     # columns (a steady step of the 5M-kernel trace: ~2 CPU s otherwise).
-    window = f'"end" >= {int(t0)} AND start <= {int(t1)}'
+    window = in_window_sql(t0, t1)
     with trace._kernels_where(window):
         return trace.query("activity_operations", t0=t0, t1=t1, limit=limit, name_kind=name)
 
 
 def nvtx_ranges(trace: Trace, t0: int, t1: int, *, min_ns: int = 0, limit: int) -> NvtxRanges:
-    """The NVTX ranges overlapping [t0, t1] that last at least ``min_ns``, earliest first,
-    at most ``limit`` of them."""
+    """The NVTX ranges in the window [t0, t1) (nsys's rule) that last at least ``min_ns``,
+    earliest first, at most ``limit`` of them."""
     trace.load_nvtx_text()
     df = trace.query("activity_nvtx_ranges", t0=t0, t1=t1, min_ns=min_ns, limit=limit + 1)
     return NvtxRanges(df.head(limit), df.height > limit)

@@ -109,6 +109,29 @@ def _re2_char(c: str) -> str:
     return f"\\x{{{ord(c):x}}}"
 
 
+def in_window(start: Any, end: Any, t0: int | None, t1: int | None) -> Any:
+    """Whether the event ``start``..``end`` is in the time window ``[t0, t1)`` (ns; None: no
+    bound), by nsys's rule as ``in_window`` in ``queries/_shared.sql`` has it: the event
+    ends at or after ``t0`` and starts before ``t1`` (nsysstats' filtered views: it starts
+    in the window, ends in it or spans it, the end excluded). An event that starts at
+    ``t1`` is out; one that ends at ``t0`` is in. ``start`` and ``end``: numbers (a bool
+    back) or polars expressions (an expression back; ``True`` when both bounds are None)."""
+    kept = True
+    if t0 is not None:
+        kept = kept & (end >= t0)
+    if t1 is not None:
+        kept = kept & (start < t1)
+    return kept
+
+
+def in_window_sql(t0: int, t1: int | None) -> str:
+    """:func:`in_window` as an SQL condition on the columns ``start`` and ``"end"``, with
+    the bounds inlined (integers), for a filter handed to SQLite (``Trace._kernels_where``)
+    where the ``in_window`` macro does not exist."""
+    condition = f'"end" >= {int(t0)}'
+    return condition if t1 is None else f"{condition} AND start < {int(t1)}"
+
+
 _INT64_MAX = 2**63 - 1
 
 
@@ -135,8 +158,9 @@ def id_filter(key: str, value: object) -> int:
 class EventFilter:
     """Which events an analysis looks at. None means "all".
 
-    The time window follows nsys: an event is kept when it starts in, ends in, or spans
-    ``[start_ns, end_ns]`` (ns from session start, the time base of the export).
+    The time window follows nsys: an event is kept when it ends at or after ``start_ns``
+    and starts before ``end_ns`` (:func:`in_window`; ns from session start, the time base
+    of the export).
     ``selection`` restricts the GPU work (kernels, memcpys, memsets, graph replays) to a set
     stored in the trace's ``work_selection`` table (see :func:`select_work`): the work
     launched inside some NVTX ranges, or inside some steps. A selection id belongs to the
@@ -281,10 +305,12 @@ def select_nvtx(
 
 def window_to_selection(trace: Trace, where: EventFilter) -> EventFilter:
     """``where`` with its window set to the GPU span of its (non-empty) selection, from the
-    first selected operation's start to the last one's end, inside the window ``where``
-    already had: for a selection (--nvtx, --step) the analysis window is where the selected
-    work ran (util's span, timeline's stretch, the host calls danger and findings look at),
-    not the whole capture. A selection that lies outside that window gets an empty window
+    first selected operation's start to the last one's end (one past the last start, when
+    an operation of no duration starts there: the window keeps every selected operation,
+    ``queries/_selection_span.sql``), inside the window ``where`` already had: for a
+    selection (--nvtx, --step) the analysis window is where the selected work ran (util's
+    span, timeline's stretch, the host calls danger and findings look at), not the whole
+    capture. A selection that lies outside that window gets an empty window
     at its start."""
     t0, t1 = trace.query_rows("_selection_span", selection=where.selection).data[0]
     if where.start_ns is not None:

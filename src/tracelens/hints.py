@@ -36,6 +36,8 @@ def why_empty(trace: Trace, where: EventFilter | None) -> str | None:
     """The reason a result filtered by ``where`` is empty, when the filter explains it:
     a window outside the trace's span, or a device, stream or process with no GPU work
     (listing those present). None when the filters do not explain it."""
+    from .filters import in_window
+
     if where is None:
         return None
     # the span only when a window asks: reading it scans every GPU record of the export
@@ -46,7 +48,7 @@ def why_empty(trace: Trace, where: EventFilter | None) -> str | None:
     if info is not None and info.start_ns is not None:
         t0 = where.start_ns if where.start_ns is not None else info.start_ns
         t1 = where.end_ns if where.end_ns is not None else info.end_ns
-        if t1 < info.start_ns or t0 > info.end_ns:
+        if not in_window(info.start_ns, info.end_ns, where.start_ns, where.end_ns):
             if where.start_ns is None:
                 window = f"window until {fmt_ns(t1)}"
             elif where.end_ns is None:

@@ -15,7 +15,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from ._schema import pid_of
-from .filters import EventFilter
+from .filters import EventFilter, in_window
 
 if TYPE_CHECKING:
     import polars as pl
@@ -55,9 +55,7 @@ def message_sizes(trace: Trace, where: EventFilter | None = None) -> tuple[pl.Da
     for label, start, end, tid, blob in trace._sqlite_rows(_resources.query("nccl_payloads")):
         if where.pid is not None and pid_of(tid) != where.pid:
             continue
-        if (where.start_ns is not None and end < where.start_ns) or (
-            where.end_ns is not None and start > where.end_ns
-        ):
+        if not in_window(start, end, where.start_ns, where.end_ns):
             continue
         seen += 1
         size = _message_size(blob, fields)

@@ -17,8 +17,9 @@ which, and which steps a window holds only in part.
 ``--device`` alone keeps the steps table's rows of that device (a step's row on a device is
 its work there). A process, a stream, a window or a selection of the work recount each
 step's row from its work that passes (``queries/steps_passing_work.sql``; a window passes
-an operation as nsys does: it starts in, ends in or spans the window): first start, last
-end, busy (the union of its operations), kernels and their time; for NVTX steps the CPU
+an operation as nsys does: it ends at or after the window's start and starts before its
+end): first start, last end, busy (the union of its operations), kernels and their time;
+for NVTX steps the CPU
 span is that of the step's ranges in the processes whose work passes. Warm-up and outlier
 flags stay the trace's (a step is warm-up or an outlier of the program, not of one of its
 streams or of a stretch of the capture).
@@ -156,18 +157,19 @@ def _in_part(found: Steps, where: EventFilter, held: set[int]) -> list[int]:
 
 
 def _candidates(found: Steps, where: EventFilter) -> list[int]:
-    """The steps whose GPU span (on ``where``'s device, if any) meets ``where``'s window,
-    as an event passes it. Only their work is listed and recounted (a window over a few of
-    thousands of steps reads a few)."""
+    """The steps whose GPU span (on ``where``'s device, if any) is in ``where``'s window,
+    as an event passes it (:func:`tracelens.filters.in_window`). Only their work is listed
+    and recounted (a window over a few of thousands of steps reads a few)."""
     import polars as pl
+
+    from .filters import in_window
 
     rows = found.frame
     if where.device is not None:
         rows = rows.filter(pl.col("device") == where.device)
-    if where.start_ns is not None:
-        rows = rows.filter(pl.col("end_ns") >= where.start_ns)
-    if where.end_ns is not None:
-        rows = rows.filter(pl.col("start_ns") <= where.end_ns)
+    if where.start_ns is not None or where.end_ns is not None:
+        start, end = pl.col("start_ns"), pl.col("end_ns")
+        rows = rows.filter(in_window(start, end, where.start_ns, where.end_ns))
     return sorted(rows["step"].unique().to_list())
 
 

@@ -252,24 +252,25 @@ def _in_window(
     trace: Trace, chosen: pl.DataFrame, window: tuple[int | None, int | None]
 ) -> tuple[list[int], WindowCut | None]:
     """The steps of ``chosen`` (the asked steps' rows of the steps table, one per step and
-    device) whose GPU span on some device meets ``window`` (as an event passes it: starts
-    in, ends in or spans it), and how the window cuts them (None when it holds every one
-    whole). A step's span over its devices is not enough: its work on one device can end
-    before the window and on another start after it. UsageError when it holds none: the
+    device) whose GPU span on some device is in ``window`` (as an event passes it:
+    :func:`tracelens.filters.in_window`, nsys's rule), and how the window cuts them (None
+    when it holds every one whole). A step's span over its devices is not enough: its work
+    on one device can end before the window and on another start after it. UsageError when it holds none: the
     steps are the trace's, searched without the window, so a window elsewhere in the
     capture is not a window on their work."""
     import polars as pl
 
+    from .filters import in_window
+
     t0, t1 = window
-    before = pl.col("end_ns") < t0 if t0 is not None else pl.lit(False)
-    after = pl.col("start_ns") > t1 if t1 is not None else pl.lit(False)
+    if t0 is None and t1 is None:
+        return sorted(chosen["step"].unique().to_list()), None
+    meets = in_window(pl.col("start_ns"), pl.col("end_ns"), t0, t1)
     spans = (
         chosen.group_by("step")
-        .agg(pl.col("start_ns").min(), pl.col("end_ns").max(), meets=(~(before | after)).any())
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max(), meets=meets.any())
         .sort("step")
     )
-    if t0 is None and t1 is None:
-        return spans["step"].to_list(), None
     starts_late = pl.col("start_ns") < t0 if t0 is not None else pl.lit(False)
     ends_late = pl.col("end_ns") > t1 if t1 is not None else pl.lit(False)
     inside = spans.filter("meets")

@@ -215,20 +215,18 @@ def window_figures(
     every: tuple[int, int | None, int | None],
 ) -> dict[str, int | None]:
     """runtime_calls, first_ns (earliest start) and last_ns (latest end) of the rows of
-    ``calls`` (start, end) that start in, end in or span [start_ns, end_ns] (None: open), as
-    ``trace_totals.sql`` counts the API calls without a selection (``in_window`` in
-    ``_shared.sql``: a null time fails a bound); ``every``: those figures of all the rows,
-    which an open window keeps."""
+    ``calls`` (start, end) in the window [start_ns, end_ns) (None: open; nsys's rule,
+    :func:`tracelens.filters.in_window`), as ``trace_totals.sql`` counts the API calls
+    without a selection (a null time fails a bound); ``every``: those figures of all the
+    rows, which an open window keeps."""
     import polars as pl
+
+    from .filters import in_window
 
     if start_ns is None and end_ns is None:
         count, first, last = every
     else:
-        kept = pl.lit(True)
-        if start_ns is not None:
-            kept = kept & (pl.col("end") >= start_ns)
-        if end_ns is not None:
-            kept = kept & (pl.col("start") <= end_ns)
+        kept = in_window(pl.col("start"), pl.col("end"), start_ns, end_ns)
         count, first, last = (
             calls.lazy()
             .filter(kept)

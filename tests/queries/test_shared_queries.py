@@ -84,8 +84,9 @@ def _select_twice(trace: tracelens.Trace) -> None:
 
 
 def test_shared_scalar_macros(trace_path):
-    # in_window keeps what starts in, ends in or spans the window, bounds included (the
-    # [21, 30] and [0, 9] windows miss [10, 20]); event_passes is that and each filter;
+    # in_window is nsys's rule: an event is in [t0, t1) when it ends at or after t0 and
+    # starts before t1 (the [21, 30], [0, 9] and [0, 10] windows miss [10, 20], [20, 30]
+    # holds it; [10, 10] is in [10, 20], not in [0, 10]); event_passes is that and each filter;
     # launched_by needs the same correlation id in the same process; of_process matches the
     # pid in bits 24-47, any with NULL; api_name drops only a '_vNNNN' suffix (string_or_id:
     # the value, else '<unknown string id N>', NULL for no id); is_nvtx_range

@@ -190,7 +190,8 @@ StartOpt = Annotated[
     time_option(
         "--start",
         "Window start, from session start (e.g. 1.5s, 200ms, 12345 = ns); "
-        "events that start in, end in or span the window are kept",
+        "an event is in the window when it ends at or after --start and starts before "
+        "--end, as nsys's filters",
     ),
 ]
 EndOpt = Annotated[int | None, time_option("--end", "Window end (see --start)")]

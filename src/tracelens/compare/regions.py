@@ -29,16 +29,17 @@ def region_times(trace: Trace, where: EventFilter, steps: Steps | None) -> pl.Da
     any of the (filtered) GPU work."""
     import polars as pl
 
+    from ..filters import in_window
     from ..nvtx import NVTX_TABLE, RUNTIME_TABLE
 
     if NVTX_TABLE not in trace.tables or RUNTIME_TABLE not in trace.tables:
         return None
     ops = trace.nvtx_paths().filter(pl.col("path").is_not_null())
-    # The event filter's rule: operations that start in, end in or span the window.
-    if where.start_ns is not None:
-        ops = ops.filter(pl.col("end") >= where.start_ns)
-    if where.end_ns is not None:
-        ops = ops.filter(pl.col("start") <= where.end_ns)
+    # The event filter's rule (nsys's): operations that end at or after the window's start
+    # and start before its end.
+    if where.start_ns is not None or where.end_ns is not None:
+        start, end = pl.col("start"), pl.col("end")
+        ops = ops.filter(in_window(start, end, where.start_ns, where.end_ns))
     if where.selection is not None:
         kept = trace.query("work_selection_ops", selection=where.selection)
         ops = ops.join(kept, on=["globalPid", "correlationId"], how="semi")

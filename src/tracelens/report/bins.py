@@ -33,6 +33,8 @@ def work_bins(
     device, stream, bin, category, busy_ns, events, in its order."""
     import polars as pl
 
+    from ..filters import in_window
+
     frame = work if isinstance(work, pl.DataFrame) else pl.from_arrow(work, rechunk=False)
     kind, start, end = pl.col("kind"), pl.col("start_ns"), pl.col("end_ns")
     name_id = "short_id" if name_kind == "short" else "name_id"
@@ -59,7 +61,7 @@ def work_bins(
     e = pl.min_horizontal(pl.max_horizontal(end, start), pl.lit(t1))
     events = (
         frame.lazy()
-        .filter(kind.is_in((KERNEL, MEMCPY, MEMSET)) & (end >= t0) & (start < t1))
+        .filter(kind.is_in((KERNEL, MEMCPY, MEMSET)) & in_window(start, end, t0, t1))
         .select(
             "device",
             "stream",

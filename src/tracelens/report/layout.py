@@ -348,7 +348,10 @@ def _overview_spans(
     """The overview's top-level NVTX ranges long enough to see, then the binned GPU lanes."""
     g0, g1 = span
     span_ns = (g1 + 1 - g0) or 1
-    ov_nvtx = activity.nvtx_ranges(trace, g0, g1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX)
+    # the overview's bins cover [g0, g1 + 1): a range that starts at the GPU's last end is in
+    ov_nvtx = activity.nvtx_ranges(
+        trace, g0, g1 + 1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX
+    )
     lanes, spans = nvtx_layout(ov_nvtx.frame, max_depth=1, max_threads=2, notes=[], compact=True)
     off = len(lanes)
     spans += binned_spans(
@@ -410,15 +413,17 @@ def _detail(
 
 def _more_than(work: pa.Table | None, w0: int, w1: int, limit: int) -> bool:
     """Whether ``work`` (None: not read) holds more than ``limit`` kernels, memcpys and
-    memsets overlapping [w0, w1], as :func:`tracelens.activity.gpu_operations` selects
+    memsets in the window [w0, w1), as :func:`tracelens.activity.gpu_operations` selects
     them: then the detail window is binned without reading its operations (on the 5M-kernel
     trace, read directly: ~0.9 CPU s)."""
     if work is None:
         return False
     import polars as pl
 
+    from ..filters import in_window
+
     frame = pl.from_arrow(work, rechunk=False).lazy()
-    window = (pl.col("kind") <= 2) & (pl.col("end_ns") >= w0) & (pl.col("start_ns") <= w1)
+    window = (pl.col("kind") <= 2) & in_window(pl.col("start_ns"), pl.col("end_ns"), w0, w1)
     return frame.filter(window).select(pl.len()).collect().item() > limit
 
 

@@ -19,6 +19,10 @@ UNION ALL SELECT 'in_window', '[10, 20] in [0, 10]', in_window(10, 20, 0, 10)::V
 UNION ALL SELECT 'in_window', '[10, 20] in [0, 9]', in_window(10, 20, 0, 9)::VARCHAR
 UNION ALL SELECT 'in_window', '[10, 20] in [12, 15] (spans it)', in_window(10, 20, 12, 15)::VARCHAR
 UNION ALL SELECT 'in_window', '[10, 20] in [NULL, NULL]', in_window(10, 20, NULL, NULL)::VARCHAR
+UNION ALL SELECT 'in_window', '[10, 20] in [NULL, 10]', in_window(10, 20, NULL, 10)::VARCHAR
+UNION ALL SELECT 'in_window', '[10, 20] in [20, NULL]', in_window(10, 20, 20, NULL)::VARCHAR
+UNION ALL SELECT 'in_window', '[10, 10] in [0, 10] (no duration)', in_window(10, 10, 0, 10)::VARCHAR
+UNION ALL SELECT 'in_window', '[10, 10] in [10, 20] (no duration)', in_window(10, 10, 10, 20)::VARCHAR
 UNION ALL SELECT 'event_passes', 'device 1 stream 7 pid 4242 [10, 20]; no filter',
        event_passes(1, 7, 4242::BIGINT << 24, 10, 20, NULL, NULL, NULL, NULL, NULL)::VARCHAR
 UNION ALL SELECT 'event_passes', 'same; device 0',
