@@ -205,14 +205,21 @@ def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Ch
     import polars as pl
 
     start, end = pl.col("start_ns"), pl.col("end_ns")
-    first, last, context, pid, device, longest = part.select(
-        start.min(),
-        end.max(),
-        pl.col("context").filter(end == end.max()).min(),
-        pl.col("pid").first(),
-        pl.col("device").first(),
-        (end - start).max().alias("longest"),
-    ).row(0)
+    # Lazy: the durations and the last end are computed once (common subexpressions).
+    first, last, context, pid, device, longest, shortest = (
+        part.lazy()
+        .select(
+            start.min(),
+            end.max(),
+            pl.col("context").filter(end == end.max()).min(),
+            pl.col("pid").first(),
+            pl.col("device").first(),
+            (end - start).max().alias("longest"),
+            (end - start).min().alias("shortest"),
+        )
+        .collect()
+        .row(0)
+    )
     key = (device, pid, context)
     # nsys: ceil(range / chunks) as a double; exact for any range under 2^53 ns. A range
     # of no time has no chunk. Operations of no duration at all are no GPU work (util says
@@ -227,7 +234,9 @@ def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Ch
         if lo < hi:
             bounds[i] = (lo, hi)
     used = _used_ns(part, first, last, size, chunks, bounds)
-    touched = {i for i, ns in used.items() if ns > 0} | _instants_inside(part, first, last, size)
+    touched = {i for i, ns in used.items() if ns > 0}
+    if shortest == 0:
+        touched |= _instants_inside(part, first, last, size)
     out = [
         _Chunk(i, lo, hi, used.get(i, 0) / (hi - lo) * 100, i in touched)
         for i, (lo, hi) in bounds.items()
