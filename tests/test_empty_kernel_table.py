@@ -86,3 +86,14 @@ def test_the_library_raises_missing_data(exports):
         with pytest.raises(tracelens.MissingDataError, match="no kernel ran"):
             trace.census()
         assert trace.util().frame["busy_ns"].sum() == 60_000 + 58_000
+
+
+def test_memory_of_nothing_but_an_empty_kernel_table_says_so(exports, capsys):
+    # it asked "was it captured with -t cuda?" of an export whose kernel table says it was
+    path = exports["only"]
+    code, out, err = run_cli(_args("memory", path), capsys)
+    assert (code, out) == (3, "")
+    assert err == f"tracelens: {path}: no CUDA memcpy or memset data: {EMPTY}\n"
+    absent = exports["absent"]
+    code, _out, err = run_cli(_args("memory", absent), capsys)
+    assert code == 0, err  # its copies are there

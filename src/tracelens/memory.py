@@ -33,7 +33,8 @@ def _why_none(trace: Trace) -> str:
         )
     if trace.has_kernels():
         return "CUDA was traced (the export has kernels) and no copy or memset ran"
-    return "was it captured with -t cuda?"
+    # an empty kernel table says CUDA was traced, as util and lineup say (_why_no_kernels)
+    return trace._why_no_kernels()
 
 
 def replays_note(trace: Trace, where: EventFilter | None = None) -> str | None:
