@@ -378,16 +378,16 @@ def test_a_version_8_baseline_must_be_regenerated(tmp_path, capsys, command):
     version 9's, so a v8 baseline is refused (one line saying to regenerate it, exit 2)
     rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
-    assert doc["version"] == 9
+    assert doc["version"] == 10
     old = tmp_path / "v8.json"
-    old.write_text(fp.dumps({**doc, "version": 8}))
+    old.write_text(fp.dumps({**doc, "version": 9}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
     if command == "diff":
         args = [["diff", old, demo_path("bs1")], ["diff", demo_path("bs1"), old]]
     for arg in args:
         rc, out, err = run_cli(arg, capsys)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
-        assert "version 8, this tracelens reads version 9: the baseline must be regenerated" in err
+        assert "version 9, this tracelens reads version 10: the baseline must be regenerated" in err
 
 
 def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):
@@ -455,8 +455,8 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     diff = fp.compare(_doc(a), _doc(b))
     assert diff.identical and diff.figures["path_changed"] == 0
     assert diff.capture == (
-        "same path; B holds 2 fewer steps (4 vs 6: a shorter capture): "
-        "the last 14 launches of A are in A only"  # 2 steps of 7
+        "same path; B's capture ends earlier: A's last 14 launches (in its steps 5-6) are "
+        "past its end, not compared"  # 2 steps of 7
     )
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
@@ -464,7 +464,7 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     assert rc == 0 and out.startswith(
         "numerical path: b.sqlite follows a.json over the launches both captures hold"
     )
-    assert "Same path; B holds 2 fewer steps" in out
+    assert "Same path; B's capture ends earlier: A's last 14 launches" in out
     rc, _out, err = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
     assert rc == 0 and err == ""
 
@@ -473,11 +473,11 @@ def test_a_capture_started_later_and_cut_mid_step_follows_the_path(tmp_path):
     a = _doc(build_run(tmp_path / "a.sqlite", Run(steps=6)))
     shifted = _doc(build_run(tmp_path / "s.sqlite", Run(steps=4, first_step=3)))
     diff = fp.compare(a, shifted)
-    assert diff.identical and diff.capture.startswith("same path; B holds 2 fewer steps")
+    assert diff.identical and diff.capture.startswith("same path; B's capture ends earlier")
     cut = _doc(build_run(tmp_path / "c.sqlite", Run(steps=6, launches=5 * 7 + 3)))
     diff = fp.compare(a, cut)
     assert diff.identical and diff.figures["path_changed"] == 0
-    assert diff.capture is not None and "are in A only" in diff.capture
+    assert diff.capture is not None and "are past its end, not compared" in diff.capture
 
 
 def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, capsys):
@@ -487,7 +487,7 @@ def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, 
     f = diff.figures
     assert (f["path_changed"], f["variant_changed"], f["kernels_removed"]) == (1, 1, 0)
     assert diff.first.change.b.name == GEMM_SPLITK and diff.first.region == ("layers.1",)
-    assert diff.capture.endswith("are in A only, not counted as changes")
+    assert diff.capture.endswith("are past its end, not compared")
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
     rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)

@@ -73,12 +73,17 @@ def test_two_added_kernels_sixty_launches_apart_are_both_added():
 
 def _doc(program: list[Kernel]) -> dict:
     """A fingerprint document with one region over the steps of ``program`` (the launches
-    of each step; a merge kernel belongs to the step before it)."""
+    of each step; a merge kernel belongs to the step before it). Launches before the first
+    step that starts with k0 (a warm-up, a step the capture started inside) and a last step
+    of fewer than STEP launches (one it ended inside) are outside the steps, as the
+    document says them (``before``, ``after``)."""
     steps = [[]]
     for k in program:
         if k.name == "k0" and len(steps[-1]) > 1:
             steps.append([])
         steps[-1].append(k)
+    before = steps.pop(0) if steps[0] and steps[0][0].name != "k0" else []
+    after = steps.pop() if steps and len(steps[-1]) < STEP else []
     ids = {k: i for i, k in enumerate(dict.fromkeys(program))}
     variants = [
         {"id": i, "name": k.name, "grid": list(k.grid), "block": list(k.block), "family": k.family}
@@ -92,9 +97,16 @@ def _doc(program: list[Kernel]) -> dict:
             "launches": len(step),
             "sequence": [ids[k] for k in step],
         }
-        for s, step in enumerate(steps)
+        for s, step in enumerate(steps, 1)
     ]
-    return {"steps": {"method": "nvtx", "count": len(steps)}, "variants": variants, "paths": paths}
+    if before or after:
+        outside = [ids[k] for k in (*before, *after)]
+        entry = {"device": 0, "region": ["layer"], "steps": [], "launches": len(outside)}
+        entry["sequence"] = outside
+        entry.update({k: n for k, n in (("before", len(before)), ("after", len(after))) if n})
+        paths.insert(0, entry)
+    doc = {"steps": {"method": "range", "count": len(steps)}, "variants": variants}
+    return {**doc, "paths": paths}
 
 
 def test_one_step_fewer_is_a_shorter_capture_not_a_change():
@@ -103,8 +115,8 @@ def test_one_step_fewer_is_a_shorter_capture_not_a_change():
     diff = compare.compare(_doc(_program(300)), _doc(_program(299)))
     assert diff.identical and diff.figures["path_changed"] == 0
     assert diff.capture == (
-        "same path; B holds 1 fewer steps (299 vs 300: a shorter capture): "
-        f"the last {STEP} launches of A are in A only"
+        f"same path; B's capture ends earlier: A's last {STEP} launches (in its step 300) are "
+        "past its end, not compared"
     )
     assert diff.note.endswith(". Same path; " + diff.capture[len("same path; ") :])
 
@@ -118,9 +130,9 @@ def test_one_step_fewer_and_a_switch_counts_each_change_once():
     figures = {k: diff.figures[k] for k in ("variant_changed", "kernels_added")}
     assert figures == {"variant_changed": 1, "kernels_added": 1}
     assert diff.figures["kernels_removed"] == 0 and diff.figures["config_changed"] == 0
-    assert diff.capture.startswith("B holds 1 fewer steps (299 vs 300: a shorter capture)")
-    assert diff.capture.endswith(
-        f"the last {STEP} launches of A are in A only, not counted as changes"
+    assert diff.capture == (
+        f"B's capture ends earlier: A's last {STEP} launches (in its step 300) are past its "
+        "end, not compared"
     )
     assert diff.first_math.change.kind == "variant"
     assert diff.first_math.change.position == _at(100, 7)
@@ -189,8 +201,10 @@ def test_a_later_start_and_a_cut_mid_step_are_capture_ends():
     diff = compare.compare(_doc(a), _doc(b))
     assert diff.identical
     head, tail = len(warmup) + 3 * STEP, STEP + 7
-    assert diff.capture.endswith(
-        f"the first {head} launches of A and the last {tail} launches of A are in A only"
+    assert diff.capture == (
+        f"same path; B's capture starts later: A's first {head} launches are before its "
+        f"start, not compared; B's capture ends earlier: A's last {tail} launches are past "
+        "its end, not compared"
     )
 
 
@@ -209,7 +223,7 @@ def test_a_slice_is_found_by_whole_kernels_not_names():
     b = _program(299, {(5, 2): _kernel("k2", grid=8)})
     diff = compare.compare(_doc(_program(300)), _doc(b))
     assert diff.figures["config_changed"] == 1 and diff.figures["kernels_removed"] == 0
-    assert diff.capture.endswith("not counted as changes")
+    assert diff.capture.endswith("(in its step 300) are past its end, not compared")
 
 
 def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(monkeypatch):
@@ -222,6 +236,7 @@ def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(mon
     f = diff.figures
     assert (f["variant_changed"], f["kernels_removed"], f["kernels_added"]) == (1, 0, 0)
     assert diff.first.change.position == _at(40, 7)
-    assert diff.capture.endswith(
-        f"the last {200 * STEP:,} launches of A are in A only, not counted as changes"
+    assert diff.capture == (
+        f"B's capture ends earlier: A's last {200 * STEP:,} launches (in its steps 101-300) "
+        "are past its end, not compared"
     )

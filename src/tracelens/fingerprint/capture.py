@@ -194,33 +194,6 @@ def _cut_step(keys: set[tuple], ua: dict, ub: dict, last: bool) -> Ends | None:
     return Ends(a_head=extra) if short is units_b else Ends(b_head=extra)
 
 
-def started_steps(units: dict[tuple, Any]) -> dict[tuple, tuple[Any, Any]]:
-    """Per (device, region) whose launches outside the steps (the unit of step None, all
-    listed) end with the first launches of its last step's: (the unit of the launches
-    before them, the unit of those launches). They are a step the capture ended inside,
-    after the last step: the unit of step None holds every launch outside the steps, those
-    before the first step and those after the last one, in launch order, and read as one
-    unit a capture cut mid-step differed from the whole capture, or from one cut elsewhere
-    in that step, in launches added or removed."""
-    last: dict[tuple, int] = {}
-    for device, region, step in units:
-        if step is not None and step > last.get((device, region), 0):
-            last[(device, region)] = step
-    split: dict[tuple, tuple[Any, Any]] = {}
-    for (device, region), step in last.items():
-        outside = units.get((device, region, None))
-        if outside is None or outside.blocks or outside.launches != len(outside.kernels):
-            continue
-        size = _step_start(outside.kernels, units[(device, region, step)].kernels)
-        if size:
-            kernels, lead = outside.kernels, len(outside.kernels) - size
-            split[(device, region)] = (
-                replace(outside, launches=lead, kernels=kernels[:lead], counts={}),
-                replace(outside, launches=size, kernels=kernels[lead:], counts={}),
-            )
-    return split
-
-
 def _step_start(kernels: list, step: list) -> int:
     """The length of the longest run of last ``kernels`` that the launches ``step`` begin
     with (0: none)."""
@@ -234,33 +207,6 @@ def _step_start(kernels: list, step: list) -> int:
     return 0
 
 
-def cut_tails(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
-    """When the two runs' steps agree: the launches of a step each capture ended inside
-    after the last step (:func:`started_steps`), where one side's are the first of the
-    other's (the captures ended at two points of one step), taken out of the units of step
-    None (in place: those keep the launches before them, and go when none are left) and
-    returned as the launches the longer one holds beyond the other."""
-    ends = Ends()
-    started_a, started_b = started_steps(ua), started_steps(ub)
-    for device, region in {*started_a, *started_b}:
-        key = (device, region, None)
-        lead_a, tail_a = started_a.get((device, region), (ua.get(key), None))
-        lead_b, tail_b = started_b.get((device, region), (ub.get(key), None))
-        ka = tail_a.kernels if tail_a is not None else []
-        kb = tail_b.kernels if tail_b is not None else []
-        short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
-        if long[: len(short)] != short:
-            continue  # not one step cut at two points: compared as they are
-        for units, lead in ((ua, lead_a), (ub, lead_b)):
-            if lead is not None and lead.launches:
-                units[key] = lead
-            else:
-                units.pop(key, None)
-        more = len(long) - len(short)
-        ends.add(Ends(a_tail=more) if long is ka else Ends(b_tail=more))
-    return ends
-
-
 def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Whether the shorter list of block digests is a contiguous slice of the longer one
     (the unlisted launches of a long region, one capture shorter)."""
@@ -271,60 +217,38 @@ def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -> str:
-    """The capture difference in words, e.g. "same path; B holds 8 fewer steps (12 vs 20:
-    a shorter capture): the last 48 launches of A are in A only"."""
+    """The capture difference in words, as the trace diff says it, e.g. "same path; B's
+    capture ends earlier: A's last 48 launches (in its steps 13-20) are past its end, not
+    compared"."""
     sa, sb = a["steps"], b["steps"]
-    more = sb["count"] - sa["count"]
-    if sa["method"] != sb["method"]:
-        lead = (
-            f"B holds {sb['count']:,} steps by {sb['method']}, A {sa['count']:,} by "
-            f"{sa['method']} (another capture)"
-        )
-    elif more == 0:
-        lead = f"B holds the same {sb['count']:,} steps (a capture that starts or ends inside one)"
-    elif more < 0:
-        lead = (
-            f"B holds {-more:,} fewer steps ({sb['count']:,} vs {sa['count']:,}: a shorter capture)"
-        )
-    else:
-        lead = f"B holds {more:,} more steps ({sb['count']:,} vs {sa['count']:,}: a longer capture)"
-    parts = [
-        f"the {where} {count:,} launches of {side}"
-        for count, where, side in (
-            (ends.a_head, "first", "A"),
-            (ends.a_tail, "last", "A"),
-            (ends.b_head, "first", "B"),
-            (ends.b_tail, "last", "B"),
-        )
-        if count
-    ]
-    sides = {p[-1] for p in parts}
-    only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
-    tail = ", not counted as changes" if changed else ""
-    return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
-
-
-def cut_heads(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
-    """When the two runs' steps agree: the launches before the first step one capture holds
-    beyond the other, a capture started later, inside the set-up or a step before the
-    first complete one (its launches outside the steps, in the unit of step None). Where
-    one side's unit of step None (all listed; a step ended inside already taken out by
-    :func:`cut_tails`) is a shorter run of the other's last launches, the longer one keeps
-    only those (in place) and the launches before them are returned as its head."""
-    ends = Ends()
-    for key in [k for k in ua if k[2] is None and k in ub]:
-        a, b = ua[key], ub[key]
-        if any(u.blocks or u.launches != len(u.kernels) for u in (a, b)):
+    same_method = sa["method"] == sb["method"] and sa["method"] != "none"
+    at_one_end = not (ends.a_head or ends.b_head)  # the captures start alike
+    parts = []
+    for count, side, other, starts, steps in (
+        (ends.a_head, "A", "B", True, None),
+        (ends.b_head, "B", "A", True, None),
+        (ends.a_tail, "A", "B", False, (sb["count"], sa["count"])),
+        (ends.b_tail, "B", "A", False, (sa["count"], sb["count"])),
+    ):
+        if not count:
             continue
-        short, long = (a, b) if a.launches < b.launches else (b, a)
-        size = len(short.kernels)
-        if not size or size == len(long.kernels) or long.kernels[-size:] != short.kernels:
-            continue
-        units = ua if long is a else ub
-        units[key] = replace(long, launches=size, kernels=long.kernels[-size:], counts={})
-        more = len(long.kernels) - size
-        ends.add(Ends(a_head=more) if long is a else Ends(b_head=more))
-    return ends
+        launches = f"{count:,} launch{'' if count == 1 else 'es'}"
+        where = ""
+        if steps is not None and same_method and at_one_end and steps[0] < steps[1]:
+            first, last = steps[0] + 1, steps[1]
+            span = f"step {first}" if first == last else f"steps {first}-{last}"
+            where = f" (in its {span})"
+        if starts:
+            parts.append(
+                f"{other}'s capture starts later: {side}'s first {launches} "
+                f"{'is' if count == 1 else 'are'} before its start, not compared"
+            )
+        else:
+            parts.append(
+                f"{other}'s capture ends earlier: {side}'s last {launches}{where} "
+                f"{'is' if count == 1 else 'are'} past its end, not compared"
+            )
+    return f"{'' if changed else 'same path; '}{'; '.join(parts)}"
 
 
 def lone_ends(
