@@ -41,10 +41,13 @@ class Ends:
         return bool(self.a_head or self.a_tail or self.b_head or self.b_tail)
 
 
-def slice_ends(a: list, b: list) -> Ends | None:
+def slice_ends(a: list, b: list, shapes: tuple | None = None) -> Ends | None:
     """The ends one side holds beyond the other when the shorter of ``a`` and ``b`` is a
-    contiguous slice of the longer (its first occurrence: a prefix when it is one), or
-    None. Kernels are compared whole (name, grid, block, fields)."""
+    contiguous slice of the longer (its first occurrence: a prefix when it is one; with
+    ``shapes``, the first whose ends are whole steps, :func:`tracelens.fingerprint.outside.
+    fits`), or None. Kernels are compared whole (name, grid, block, fields)."""
+    from .outside import fits
+
     if len(a) == len(b):
         return Ends() if a == b else None
     short, long = (b, a) if len(b) < len(a) else (a, b)
@@ -55,20 +58,31 @@ def slice_ends(a: list, b: list) -> Ends | None:
                 return None
             codes[kernel] = chr(len(codes))
     by_object = {id(k): codes[k] for k in (*short, *long)}
-    at = "".join(by_object[id(k)] for k in long).find("".join(by_object[id(k)] for k in short))
-    if at < 0:
-        return None
-    head, tail = at, len(long) - len(short) - at
-    return Ends(a_head=head, a_tail=tail) if long is a else Ends(b_head=head, b_tail=tail)
+    text = "".join(by_object[id(k)] for k in long)
+    part = "".join(by_object[id(k)] for k in short)
+    at, first = text.find(part), None
+    while at >= 0:
+        head, tail = at, len(long) - len(short) - at
+        ends = Ends(a_head=head, a_tail=tail) if long is a else Ends(b_head=head, b_tail=tail)
+        if shapes is None or fits(ends, shapes):
+            return ends
+        first = first or ends
+        at = text.find(part, at + 1)
+    return first
 
 
-def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
+def trim_ends(changes: list, n: int, m: int, shapes: tuple | None = None) -> tuple[list, Ends]:
     """``changes`` (of an alignment of n launches of A with m of B) without the launches
     only one side holds at the start or the end of the sequences: a leading run of A's
     (or B's) first launches removed (added) while the other side's first launch is paired,
     and the same at the end. Only when the changes left are few (at most
-    :func:`same_program_changes` per launch of the span both hold): two unrelated programs
-    also have launches one side alone holds at its ends."""
+    :func:`same_program_changes` per launch of the span both hold, or, with ``shapes``,
+    when those launches are whole steps and the runs outside them,
+    :func:`tracelens.fingerprint.outside.fits`: a capture cut at a step's end or inside
+    its run outside the steps): two unrelated programs also have launches one side alone
+    holds at its ends."""
+    from .outside import fits
+
     ends = Ends()
     removed_first = any(c.kind == REMOVED and c.position == 1 for c in changes)
     added_first = any(c.kind == ADDED and c.position == 1 for c in changes)
@@ -88,23 +102,24 @@ def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
         end = ends.b_tail = _run_from(back, ADDED, m, -1)
     rest = rest[: len(rest) - end]
     both = min(n - ends.a_head - ends.a_tail, m - ends.b_head - ends.b_tail)
-    if len(rest) > same_program_changes() * both:
+    if len(rest) > same_program_changes() * both and not (shapes and ends and fits(ends, shapes)):
         return changes, Ends()  # not one program: its ends are changes like the rest
     return rest, ends
 
 
-def aligned_ends(a: list, b: list) -> tuple[list, Ends]:
+def aligned_ends(a: list, b: list, shapes: tuple | None = None) -> tuple[list, Ends]:
     """The changes between launch sequences a and b (:func:`trim_ends`): of the whole
     sequences aligned, or of the shorter one against the longer one's first or last launches
     as many, whichever leaves the fewest changes (the whole first on a tie). Past
     edits._EDITS_MAX launches one side lacks (a capture cut short at scale) the whole
     alignment is by windows, which need not put them at an end; the two windows of the
-    longer side are each aligned by an edit script only (skipped past its bound)."""
+    longer side are each aligned by an edit script only (skipped past its bound).
+    ``shapes``: as :func:`trim_ends` takes them, for the whole alignment."""
     from .edits import _block_changes, _by_name, _matching_blocks, _sequence_changes
 
     n, m = len(a), len(b)
     whole = _sequence_changes(a, b)
-    best = trim_ends(whole, n, m)
+    best = trim_ends(whole, n, m, shapes)
     for lo in dict.fromkeys((0, abs(n - m))) if n != m else ():
         wa, wb = (a[lo : lo + m], b) if n > m else (a, b[lo : lo + n])
         blocks = _matching_blocks([k.name for k in wa], [k.name for k in wb])

@@ -101,6 +101,7 @@ def _flatten(units: dict[tuple, _Unit]) -> tuple[dict[tuple, _Unit], dict[tuple,
             _merge(flat, key, unit)
             if step is not None:
                 shape.steps.append(unit.launches)
+                shape.numbers.append(step)
             elif unit.kernels is not head and unit.kernels is not tail:
                 shape.head += unit.launches  # between steps: flattened before them
     return flat, shapes
@@ -203,12 +204,12 @@ def _compare_captures(
     ends = (
         capture.Ends()
         if order is not None and not cut
-        else capture.slice_ends(a.kernels, b.kernels)
+        else capture.slice_ends(a.kernels, b.kernels, shapes)
     )
     if order is not None and not cut:
         changes = [order]
     elif ends is None:
-        changes, ends = capture.aligned_ends(a.kernels, b.kernels)
+        changes, ends = capture.aligned_ends(a.kernels, b.kernels, shapes)
     if shapes is not None and ends:
         changes, ends = clamp(a.kernels, b.kernels, changes, ends, shapes)
     if order is not None and cut and changes:
@@ -270,8 +271,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents). Launches
     only one capture holds at its start or end are a capture difference
     (``PathDiff.capture``), not a change."""
-    from .capture import Ends, cut_steps, lone_ends, statement
-    from .outside import known_steps, split, trim
+    from .capture import cut_steps, lone_ends, statement
+    from .outside import beyond, known_steps, split, trim
 
     note = steps_note(a, b)
     ra, rb = _units(a), _units(b)
@@ -279,7 +280,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     if note is not None:
         (ua, shapes_a), (ub, shapes_b) = _flatten(ra), _flatten(rb)
         shapes = (shapes_a, shapes_b)
-        cut, ends = set(), Ends()
+        # regions only in steps one capture ended before
+        cut, ends = beyond(ua, ub, shapes, (a["steps"]["count"], b["steps"]["count"]))
     else:
         ua, ub = dict(ra), dict(rb)
         cut, ends = cut_steps(ua, ub)

@@ -28,6 +28,7 @@ class Shape:
     steps: list[int] = field(default_factory=list)
     tail: int = 0
     cut: bool = False  # the capture started or ended inside a step here
+    numbers: list[int] = field(default_factory=list)  # the steps' numbers
 
 
 def split(units: dict[tuple, Any]) -> tuple[dict[tuple, list], dict[tuple, list]]:
@@ -166,3 +167,39 @@ def _fit(extra: int, base: int, steps: list[int]) -> int:
         if total >= 0:
             best = total
     return best
+
+
+def fits(ends: Ends, shapes: tuple[Shape, Shape]) -> bool:
+    """Whether each end left to one side is whole steps of it plus its run before (after)
+    the steps, less the other's (:func:`clamp` keeps nothing else)."""
+    sa, sb = shapes
+    return ends == Ends(
+        _fit(ends.a_head, sa.head - sb.head, sa.steps),
+        _fit(ends.a_tail, sa.tail - sb.tail, sa.steps[::-1]),
+        _fit(ends.b_head, sb.head - sa.head, sb.steps),
+        _fit(ends.b_tail, sb.tail - sa.tail, sb.steps[::-1]),
+    )
+
+
+def beyond(
+    ua: dict[tuple, Any], ub: dict[tuple, Any], shapes: tuple[dict, dict], counts: tuple[int, int]
+) -> tuple[set[tuple], Ends]:
+    """When the two runs' steps differ: the regions (flattened units, keys of ``ua`` or
+    ``ub``) only one capture holds, whose launches are all in its steps numbered past the
+    other's last (``counts``: each capture's steps), in none outside them: steps the other
+    capture ended before (an optimizer step every 4 steps, the capture cut after 3), with
+    their launches, past its end."""
+    keys: set[tuple] = set()
+    ends = Ends()
+    for units, other, own, count, in_a in (
+        (ua, ub, shapes[0], counts[1], True),
+        (ub, ua, shapes[1], counts[0], False),
+    ):
+        for key, unit in units.items():
+            shape = own.get(key)
+            if key in other or shape is None or shape.head or shape.tail or not shape.numbers:
+                continue
+            if min(shape.numbers) > count:
+                keys.add(key)
+                ends.add(Ends(a_tail=unit.launches) if in_a else Ends(b_tail=unit.launches))
+    return keys, ends
