@@ -237,33 +237,45 @@ def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -
     compared"."""
     sa, sb = a["steps"], b["steps"]
     same_method = sa["method"] == sb["method"] and sa["method"] != "none"
-    at_one_end = not (ends.a_head or ends.b_head)  # the captures start alike
     parts = []
-    for count, side, other, starts, steps in (
-        (ends.a_head, "A", "B", True, None),
-        (ends.b_head, "B", "A", True, None),
-        (ends.a_tail, "A", "B", False, (sb["count"], sa["count"])),
-        (ends.b_tail, "B", "A", False, (sa["count"], sb["count"])),
+    for first, (count_a, count_b) in (
+        (True, (ends.a_head, ends.b_head)),
+        (False, (ends.a_tail, ends.b_tail)),
     ):
-        if not count:
-            continue
-        launches = f"{count:,} launch{'' if count == 1 else 'es'}"
-        where = ""
-        if steps is not None and same_method and at_one_end and steps[0] < steps[1]:
-            first, last = steps[0] + 1, steps[1]
-            span = f"step {first}" if first == last else f"steps {first}-{last}"
-            where = f" (in its {span})"
-        if starts:
+        where = "before its start" if first else "past its end"
+        others = "before the other's start" if first else "past the other's end"
+        if count_a and count_b:  # each holds launches the other lacks at that end
             parts.append(
-                f"{other}'s capture starts later: {side}'s first {launches} "
-                f"{'is' if count == 1 else 'are'} before its start, not compared"
+                f"the captures {'start' if first else 'end'} at other points: A's "
+                f"{'first' if first else 'last'} {_launches(count_a)} and B's "
+                f"{_launches(count_b)} are {others}, not compared"
             )
-        else:
+            continue
+        for count, side, other, steps in (
+            (count_a, "A", "B", (sb["count"], sa["count"])),
+            (count_b, "B", "A", (sa["count"], sb["count"])),
+        ):
+            if not count:
+                continue
+            span = ""
+            if (
+                not first
+                and same_method
+                and not (ends.a_head or ends.b_head)
+                and steps[0] < steps[1]
+            ):
+                low, high = steps[0] + 1, steps[1]
+                span = f" (in its step {low})" if low == high else f" (in its steps {low}-{high})"
+            verb = "starts later" if first else "ends earlier"
             parts.append(
-                f"{other}'s capture ends earlier: {side}'s last {launches}{where} "
-                f"{'is' if count == 1 else 'are'} past its end, not compared"
+                f"{other}'s capture {verb}: {side}'s {'first' if first else 'last'} "
+                f"{_launches(count)}{span} {'is' if count == 1 else 'are'} {where}, not compared"
             )
     return f"{'' if changed else 'same path; '}{'; '.join(parts)}"
+
+
+def _launches(count: int) -> str:
+    return f"{count:,} launch{'' if count == 1 else 'es'}"
 
 
 def lone_ends(

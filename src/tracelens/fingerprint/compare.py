@@ -271,7 +271,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents). Launches
     only one capture holds at its start or end are a capture difference
     (``PathDiff.capture``), not a change."""
-    from .capture import cut_steps, lone_ends, statement
+    from .capture import Ends, cut_steps, lone_ends, statement
     from .outside import beyond, known_steps, split, trim
 
     note = steps_note(a, b)
@@ -280,8 +280,11 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     if note is not None:
         (ua, shapes_a), (ub, shapes_b) = _flatten(ra), _flatten(rb)
         shapes = (shapes_a, shapes_b)
-        # regions only in steps one capture ended before
-        cut, ends = beyond(ua, ub, shapes, (a["steps"]["count"], b["steps"]["count"]))
+        # regions only in steps one capture ended before (of one kind: the regions of NVTX
+        # ranges are none of a capture's whole steps)
+        counts = (a["steps"]["count"], b["steps"]["count"])
+        same = a.get("regions") == b.get("regions")
+        cut, ends = beyond(ua, ub, shapes, counts) if same else (set(), Ends())
     else:
         ua, ub = dict(ra), dict(rb)
         cut, ends = cut_steps(ua, ub)
