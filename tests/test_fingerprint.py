@@ -372,14 +372,13 @@ def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, messag
 
 
 @pytest.mark.parametrize("command", ["check", "diff"])
-def test_a_version_8_baseline_must_be_regenerated(tmp_path, capsys, command):
-    """Version 8 put a call made after the last NVTX event in a closed start/end range that
-    enclosed an open one, and in no range on a thread whose ranges cross: its paths are not
-    version 9's, so a v8 baseline is refused (one line saying to regenerate it, exit 2)
+def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
+    """Version 9 did not say which launches outside the steps are before the first step or
+    after the last: a v9 baseline is refused (one line saying to regenerate it, exit 2)
     rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
     assert doc["version"] == 10
-    old = tmp_path / "v8.json"
+    old = tmp_path / "v9.json"
     old.write_text(fp.dumps({**doc, "version": 9}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
     if command == "diff":
@@ -455,8 +454,8 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     diff = fp.compare(_doc(a), _doc(b))
     assert diff.identical and diff.figures["path_changed"] == 0
     assert diff.capture == (
-        "same path; B's capture ends earlier: A's last 14 launches (in its steps 5-6) are "
-        "past its end, not compared"  # 2 steps of 7
+        "same path; B holds 2 fewer steps (4 vs 6: a shorter capture): "
+        "the last 14 launches of A are in A only"  # 2 steps of 7
     )
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
@@ -464,7 +463,7 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     assert rc == 0 and out.startswith(
         "numerical path: b.sqlite follows a.json over the launches both captures hold"
     )
-    assert "Same path; B's capture ends earlier: A's last 14 launches" in out
+    assert "Same path; B holds 2 fewer steps" in out
     rc, _out, err = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
     assert rc == 0 and err == ""
 
@@ -473,11 +472,11 @@ def test_a_capture_started_later_and_cut_mid_step_follows_the_path(tmp_path):
     a = _doc(build_run(tmp_path / "a.sqlite", Run(steps=6)))
     shifted = _doc(build_run(tmp_path / "s.sqlite", Run(steps=4, first_step=3)))
     diff = fp.compare(a, shifted)
-    assert diff.identical and diff.capture.startswith("same path; B's capture ends earlier")
+    assert diff.identical and diff.capture.startswith("same path; B holds 2 fewer steps")
     cut = _doc(build_run(tmp_path / "c.sqlite", Run(steps=6, launches=5 * 7 + 3)))
     diff = fp.compare(a, cut)
     assert diff.identical and diff.figures["path_changed"] == 0
-    assert diff.capture is not None and "are past its end, not compared" in diff.capture
+    assert diff.capture is not None and "are in A only" in diff.capture
 
 
 def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, capsys):
@@ -487,7 +486,7 @@ def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, 
     f = diff.figures
     assert (f["path_changed"], f["variant_changed"], f["kernels_removed"]) == (1, 1, 0)
     assert diff.first.change.b.name == GEMM_SPLITK and diff.first.region == ("layers.1",)
-    assert diff.capture.endswith("are past its end, not compared")
+    assert diff.capture.endswith("are in A only, not counted as changes")
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
     rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)

@@ -232,50 +232,37 @@ def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -> str:
-    """The capture difference in words, as the trace diff says it, e.g. "same path; B's
-    capture ends earlier: A's last 48 launches (in its steps 13-20) are past its end, not
-    compared"."""
+    """The capture difference in words, e.g. "same path; B holds 8 fewer steps (12 vs 20:
+    a shorter capture): the last 48 launches of A are in A only"."""
     sa, sb = a["steps"], b["steps"]
-    same_method = sa["method"] == sb["method"] and sa["method"] != "none"
-    parts = []
-    for first, (count_a, count_b) in (
-        (True, (ends.a_head, ends.b_head)),
-        (False, (ends.a_tail, ends.b_tail)),
-    ):
-        where = "before its start" if first else "past its end"
-        others = "before the other's start" if first else "past the other's end"
-        if count_a and count_b:  # each holds launches the other lacks at that end
-            parts.append(
-                f"the captures {'start' if first else 'end'} at other points: A's "
-                f"{'first' if first else 'last'} {_launches(count_a)} and B's "
-                f"{_launches(count_b)} are {others}, not compared"
-            )
-            continue
-        for count, side, other, steps in (
-            (count_a, "A", "B", (sb["count"], sa["count"])),
-            (count_b, "B", "A", (sa["count"], sb["count"])),
-        ):
-            if not count:
-                continue
-            span = ""
-            if (
-                not first
-                and same_method
-                and not (ends.a_head or ends.b_head)
-                and steps[0] < steps[1]
-            ):
-                low, high = steps[0] + 1, steps[1]
-                span = f" (in its step {low})" if low == high else f" (in its steps {low}-{high})"
-            verb = "starts later" if first else "ends earlier"
-            parts.append(
-                f"{other}'s capture {verb}: {side}'s {'first' if first else 'last'} "
-                f"{_launches(count)}{span} {'is' if count == 1 else 'are'} {where}, not compared"
-            )
-    return f"{'' if changed else 'same path; '}{'; '.join(parts)}"
-
-
-def _launches(count: int) -> str:
-    return f"{count:,} launch{'' if count == 1 else 'es'}"
+    more = sb["count"] - sa["count"]
+    if sa["method"] != sb["method"]:
+        lead = (
+            f"B holds {sb['count']:,} steps by {sb['method']}, A {sa['count']:,} by "
+            f"{sa['method']} (another capture)"
+        )
+    elif more == 0:
+        lead = f"B holds the same {sb['count']:,} steps (a capture that starts or ends inside one)"
+    elif more < 0:
+        lead = (
+            f"B holds {-more:,} fewer steps ({sb['count']:,} vs {sa['count']:,}: a shorter capture)"
+        )
+    else:
+        lead = f"B holds {more:,} more steps ({sb['count']:,} vs {sa['count']:,}: a longer capture)"
+    parts = [
+        f"the {where} {count:,} launches of {side}"
+        for count, where, side in (
+            (ends.a_head, "first", "A"),
+            (ends.a_tail, "last", "A"),
+            (ends.b_head, "first", "B"),
+            (ends.b_tail, "last", "B"),
+        )
+        if count
+    ]
+    sides = {p[-1] for p in parts}
+    only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
+    tail = ", not counted as changes" if changed else ""
+    return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
 
 
 def lone_ends(
