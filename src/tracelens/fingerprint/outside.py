@@ -188,13 +188,15 @@ def beyond(
     ``ub``) only one capture holds, whose launches are all in its steps numbered past the
     other's last (``counts``: each capture's steps), in none outside them: steps the other
     capture ended before (an optimizer step every 4 steps, the capture cut after 3), with
-    their launches, past its end."""
+    their launches, past its end. A capture without steps has no step to be past."""
     keys: set[tuple] = set()
     ends = Ends()
     for units, other, own, count, in_a in (
         (ua, ub, shapes[0], counts[1], True),
         (ub, ua, shapes[1], counts[0], False),
     ):
+        if not count:
+            continue  # no steps there: none to be past
         for key, unit in units.items():
             shape = own.get(key)
             if key in other or shape is None or shape.head or shape.tail or not shape.numbers:
