@@ -85,11 +85,9 @@ FORMAT = "tracelens-fingerprint"
 #: (start/end ranges), where those launches fell outside every range. A capture cut inside
 #: an open start/end range then read as a path change against the full capture. The 13
 #: shared traces and both demos are the same as in 8.
-#: 10: an entry outside the steps says how many of its launches are before the device's
-#: first step (``before``) and after its last (``after``): a capture started or ended
-#: inside a step holds them, and a comparison tells launches the other capture never
-#: reached from launches removed (fingerprint.ends). Documents of traces whose launches are
-#: all in steps, or that have no steps, are the same as in 9 but for the version.
+#: 10: an entry outside the steps says how many of its launches are before the first step
+#: (``before``) and after the last (``after``), so a comparison tells launches the other
+#: capture never reached from launches removed (fingerprint.ends).
 VERSION = 10
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
