@@ -372,22 +372,21 @@ def test_a_bad_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, messag
 
 
 @pytest.mark.parametrize("command", ["check", "diff"])
-def test_a_version_8_baseline_must_be_regenerated(tmp_path, capsys, command):
-    """Version 8 put a call made after the last NVTX event in a closed start/end range that
-    enclosed an open one, and in no range on a thread whose ranges cross: its paths are not
-    version 9's, so a v8 baseline is refused (one line saying to regenerate it, exit 2)
+def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
+    """Version 9 did not say which launches outside the steps are before the first step or
+    after the last: a v9 baseline is refused (one line saying to regenerate it, exit 2)
     rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
-    assert doc["version"] == 9
-    old = tmp_path / "v8.json"
-    old.write_text(fp.dumps({**doc, "version": 8}))
+    assert doc["version"] == 10
+    old = tmp_path / "v9.json"
+    old.write_text(fp.dumps({**doc, "version": 9}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
     if command == "diff":
         args = [["diff", old, demo_path("bs1")], ["diff", demo_path("bs1"), old]]
     for arg in args:
         rc, out, err = run_cli(arg, capsys)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
-        assert "version 8, this tracelens reads version 9: the baseline must be regenerated" in err
+        assert "version 9, this tracelens reads version 10: the baseline must be regenerated" in err
 
 
 def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):

@@ -73,12 +73,17 @@ def test_two_added_kernels_sixty_launches_apart_are_both_added():
 
 def _doc(program: list[Kernel]) -> dict:
     """A fingerprint document with one region over the steps of ``program`` (the launches
-    of each step; a merge kernel belongs to the step before it)."""
+    of each step; a merge kernel belongs to the step before it). Launches before the first
+    step that starts with k0 (a warm-up, a step the capture started inside) and a last step
+    of fewer than STEP launches (one it ended inside) are outside the steps, as the
+    document says them (``before``, ``after``)."""
     steps = [[]]
     for k in program:
         if k.name == "k0" and len(steps[-1]) > 1:
             steps.append([])
         steps[-1].append(k)
+    before = steps.pop(0) if steps[0] and steps[0][0].name != "k0" else []
+    after = steps.pop() if steps and len(steps[-1]) < STEP else []
     ids = {k: i for i, k in enumerate(dict.fromkeys(program))}
     variants = [
         {"id": i, "name": k.name, "grid": list(k.grid), "block": list(k.block), "family": k.family}
@@ -92,9 +97,16 @@ def _doc(program: list[Kernel]) -> dict:
             "launches": len(step),
             "sequence": [ids[k] for k in step],
         }
-        for s, step in enumerate(steps)
+        for s, step in enumerate(steps, 1)
     ]
-    return {"steps": {"method": "nvtx", "count": len(steps)}, "variants": variants, "paths": paths}
+    if before or after:
+        outside = [ids[k] for k in (*before, *after)]
+        entry = {"device": 0, "region": ["layer"], "steps": [], "launches": len(outside)}
+        entry["sequence"] = outside
+        entry.update({k: n for k, n in (("before", len(before)), ("after", len(after))) if n})
+        paths.insert(0, entry)
+    doc = {"steps": {"method": "range", "count": len(steps)}, "variants": variants}
+    return {**doc, "paths": paths}
 
 
 def test_one_step_fewer_is_a_shorter_capture_not_a_change():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import jsonschema
 import pytest
@@ -107,6 +108,11 @@ MALFORMED = {
         _set("paths", 0, "blocks", value=["zz"]),
         'paths[0].blocks[0] is "zz", not hex.hex',
     ),
+    "path before zero": (_set("paths", 0, "before", value=0), "paths[0].before is 0, less than 1"),
+    "path after a string": (
+        _set("paths", 0, "after", value="3"),
+        'paths[0].after is "3", not an integer',
+    ),
     "path count of 3": (
         _set("paths", 0, "counts", value=[[0, 1, 2]]),
         "paths[0].counts[0] is [0, 1, 2], not [variant, launches]",
@@ -163,11 +169,25 @@ def test_valid_documents_pass_both(baseline):
     """The demo's document, and one with the optional notes, blocks and counts."""
     full = copy.deepcopy(baseline)
     full["notes"] = ["2 kernel records end before they start (damaged export): left out"]
-    full["paths"][0].update(blocks=["1a.2b"], counts=[[0, 3]])
+    full["paths"][0].update(blocks=["1a.2b"], counts=[[0, 3]], before=1, after=1)
     full["variants"][0]["grid"] = [1, None, 1]
     for doc in (baseline, full):
         jsonschema.validate(doc, _schema())
         assert tracelens.fingerprint.validate(doc) is doc
+
+
+def test_before_and_after_belong_to_launches_outside_the_steps(baseline):
+    """``before`` and ``after`` (format version 10) count launches of an entry outside the
+    steps: on a step's entry, or more than its launches, the document is refused."""
+    step_entry = next(i for i, e in enumerate(baseline["paths"]) if e["steps"])
+    for where, extra, message in (
+        (step_entry, {"after": 1}, f'paths[{step_entry}] has "after" and steps'),
+        (0, {"before": 10**6}, "paths[0].before + after is more than its launches"),
+    ):
+        doc = copy.deepcopy(baseline)
+        doc["paths"][where].update(extra)
+        with pytest.raises(UsageError, match=re.escape(message)):
+            tracelens.fingerprint.validate(doc)
 
 
 def test_a_path_naming_an_unlisted_variant_is_still_refused(baseline):

@@ -38,6 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .ends import mark_entries
 from .names import name_code, normalized_name
 from .order import launch_order, start_ties
 from .threads import thread_calls
@@ -84,7 +85,10 @@ FORMAT = "tracelens-fingerprint"
 #: (start/end ranges), where those launches fell outside every range. A capture cut inside
 #: an open start/end range then read as a path change against the full capture. The 13
 #: shared traces and both demos are the same as in 8.
-VERSION = 9
+#: 10: an entry outside the steps says how many of its launches are before the first step
+#: (``before``) and after the last (``after``), so a comparison tells launches the other
+#: capture never reached from launches removed (fingerprint.ends).
+VERSION = 10
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -238,15 +242,16 @@ def _create_table(trace: Trace, name: str, columns: tuple[str, ...], rows: list[
         con.unregister(f"_{name}_rows")
 
 
-def _create_units(
-    trace: Trace, frame, variants, step_rows: list[tuple], nvtx: bool, launched=None
-) -> None:
+def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: bool, launched=None):
     """fp_steps, fp_path_regions and fp_units, the tables fingerprint_variants and
     fingerprint_paths read, from the launches with their steps (``units.with_steps``);
-    ``launched``: their rows in host launch order, when they are the launches'."""
+    ``launched``: their rows in host launch order, when they are the launches'. Returns
+    the launches outside the steps before the first and after the last, per device and
+    region (:func:`.ends.outside_counts`)."""
     import polars as pl
 
     from . import units
+    from .ends import outside_counts
 
     step_columns = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
     _create_table(trace, "fp_steps", step_columns, step_rows)
@@ -259,6 +264,7 @@ def _create_units(
         )
         frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
     units.create_units(trace, frame, variants, settings().block_launches, launched)
+    return outside_counts(frame)
 
 
 @contextmanager
@@ -469,11 +475,12 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     # the units' rows are the launches' unless some had no name (or regions joined them)
     launched = order if frame.height == launches.height and not nvtx else None
     del launches, order, host  # the step search's columns: freed before the units' sort
-    _create_units(trace, frame, variants, step_rows, nvtx, launched)
+    outside = _create_units(trace, frame, variants, step_rows, nvtx, launched)
     del frame, launched
     block = settings().block_launches
     variants, launches = _variants(trace, names, facts.result())
     paths = _paths(trace, block)
+    mark_entries(trace, paths, outside)  # before / after the steps (fingerprint.ends)
     doc = {
         "format": FORMAT,
         "version": VERSION,

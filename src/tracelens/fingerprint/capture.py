@@ -41,10 +41,13 @@ class Ends:
         return bool(self.a_head or self.a_tail or self.b_head or self.b_tail)
 
 
-def slice_ends(a: list, b: list) -> Ends | None:
+def slice_ends(a: list, b: list, shapes: tuple | None = None) -> Ends | None:
     """The ends one side holds beyond the other when the shorter of ``a`` and ``b`` is a
-    contiguous slice of the longer (its first occurrence: a prefix when it is one), or
-    None. Kernels are compared whole (name, grid, block, fields)."""
+    contiguous slice of the longer (its first occurrence: a prefix when it is one; with
+    ``shapes``, the first whose ends are whole steps, :func:`tracelens.fingerprint.outside.
+    fits`), or None. Kernels are compared whole (name, grid, block, fields)."""
+    from .outside import fits
+
     if len(a) == len(b):
         return Ends() if a == b else None
     short, long = (b, a) if len(b) < len(a) else (a, b)
@@ -55,20 +58,31 @@ def slice_ends(a: list, b: list) -> Ends | None:
                 return None
             codes[kernel] = chr(len(codes))
     by_object = {id(k): codes[k] for k in (*short, *long)}
-    at = "".join(by_object[id(k)] for k in long).find("".join(by_object[id(k)] for k in short))
-    if at < 0:
-        return None
-    head, tail = at, len(long) - len(short) - at
-    return Ends(a_head=head, a_tail=tail) if long is a else Ends(b_head=head, b_tail=tail)
+    text = "".join(by_object[id(k)] for k in long)
+    part = "".join(by_object[id(k)] for k in short)
+    at, first = text.find(part), None
+    while at >= 0:
+        head, tail = at, len(long) - len(short) - at
+        ends = Ends(a_head=head, a_tail=tail) if long is a else Ends(b_head=head, b_tail=tail)
+        if shapes is None or fits(ends, shapes):
+            return ends
+        first = first or ends
+        at = text.find(part, at + 1)
+    return first
 
 
-def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
+def trim_ends(changes: list, n: int, m: int, shapes: tuple | None = None) -> tuple[list, Ends]:
     """``changes`` (of an alignment of n launches of A with m of B) without the launches
     only one side holds at the start or the end of the sequences: a leading run of A's
     (or B's) first launches removed (added) while the other side's first launch is paired,
     and the same at the end. Only when the changes left are few (at most
-    :func:`same_program_changes` per launch of the span both hold): two unrelated programs
-    also have launches one side alone holds at its ends."""
+    :func:`same_program_changes` per launch of the span both hold, or, with ``shapes``,
+    when those launches are whole steps and the runs outside them,
+    :func:`tracelens.fingerprint.outside.fits`: a capture cut at a step's end or inside
+    its run outside the steps): two unrelated programs also have launches one side alone
+    holds at its ends."""
+    from .outside import fits
+
     ends = Ends()
     removed_first = any(c.kind == REMOVED and c.position == 1 for c in changes)
     added_first = any(c.kind == ADDED and c.position == 1 for c in changes)
@@ -88,23 +102,24 @@ def trim_ends(changes: list, n: int, m: int) -> tuple[list, Ends]:
         end = ends.b_tail = _run_from(back, ADDED, m, -1)
     rest = rest[: len(rest) - end]
     both = min(n - ends.a_head - ends.a_tail, m - ends.b_head - ends.b_tail)
-    if len(rest) > same_program_changes() * both:
+    if len(rest) > same_program_changes() * both and not (shapes and ends and fits(ends, shapes)):
         return changes, Ends()  # not one program: its ends are changes like the rest
     return rest, ends
 
 
-def aligned_ends(a: list, b: list) -> tuple[list, Ends]:
+def aligned_ends(a: list, b: list, shapes: tuple | None = None) -> tuple[list, Ends]:
     """The changes between launch sequences a and b (:func:`trim_ends`): of the whole
     sequences aligned, or of the shorter one against the longer one's first or last launches
     as many, whichever leaves the fewest changes (the whole first on a tie). Past
     edits._EDITS_MAX launches one side lacks (a capture cut short at scale) the whole
     alignment is by windows, which need not put them at an end; the two windows of the
-    longer side are each aligned by an edit script only (skipped past its bound)."""
+    longer side are each aligned by an edit script only (skipped past its bound).
+    ``shapes``: as :func:`trim_ends` takes them, for the whole alignment."""
     from .edits import _block_changes, _by_name, _matching_blocks, _sequence_changes
 
     n, m = len(a), len(b)
     whole = _sequence_changes(a, b)
-    best = trim_ends(whole, n, m)
+    best = trim_ends(whole, n, m, shapes)
     for lo in dict.fromkeys((0, abs(n - m))) if n != m else ():
         wa, wb = (a[lo : lo + m], b) if n > m else (a, b[lo : lo + n])
         blocks = _matching_blocks([k.name for k in wa], [k.name for k in wb])
@@ -194,33 +209,6 @@ def _cut_step(keys: set[tuple], ua: dict, ub: dict, last: bool) -> Ends | None:
     return Ends(a_head=extra) if short is units_b else Ends(b_head=extra)
 
 
-def started_steps(units: dict[tuple, Any]) -> dict[tuple, tuple[Any, Any]]:
-    """Per (device, region) whose launches outside the steps (the unit of step None, all
-    listed) end with the first launches of its last step's: (the unit of the launches
-    before them, the unit of those launches). They are a step the capture ended inside,
-    after the last step: the unit of step None holds every launch outside the steps, those
-    before the first step and those after the last one, in launch order, and read as one
-    unit a capture cut mid-step differed from the whole capture, or from one cut elsewhere
-    in that step, in launches added or removed."""
-    last: dict[tuple, int] = {}
-    for device, region, step in units:
-        if step is not None and step > last.get((device, region), 0):
-            last[(device, region)] = step
-    split: dict[tuple, tuple[Any, Any]] = {}
-    for (device, region), step in last.items():
-        outside = units.get((device, region, None))
-        if outside is None or outside.blocks or outside.launches != len(outside.kernels):
-            continue
-        size = _step_start(outside.kernels, units[(device, region, step)].kernels)
-        if size:
-            kernels, lead = outside.kernels, len(outside.kernels) - size
-            split[(device, region)] = (
-                replace(outside, launches=lead, kernels=kernels[:lead], counts={}),
-                replace(outside, launches=size, kernels=kernels[lead:], counts={}),
-            )
-    return split
-
-
 def _step_start(kernels: list, step: list) -> int:
     """The length of the longest run of last ``kernels`` that the launches ``step`` begin
     with (0: none)."""
@@ -232,33 +220,6 @@ def _step_start(kernels: list, step: list) -> int:
         if kernels[i] == step[0] and kernels[i:] == step[:size]:
             return size
     return 0
-
-
-def cut_tails(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
-    """When the two runs' steps agree: the launches of a step each capture ended inside
-    after the last step (:func:`started_steps`), where one side's are the first of the
-    other's (the captures ended at two points of one step), taken out of the units of step
-    None (in place: those keep the launches before them, and go when none are left) and
-    returned as the launches the longer one holds beyond the other."""
-    ends = Ends()
-    started_a, started_b = started_steps(ua), started_steps(ub)
-    for device, region in {*started_a, *started_b}:
-        key = (device, region, None)
-        lead_a, tail_a = started_a.get((device, region), (ua.get(key), None))
-        lead_b, tail_b = started_b.get((device, region), (ub.get(key), None))
-        ka = tail_a.kernels if tail_a is not None else []
-        kb = tail_b.kernels if tail_b is not None else []
-        short, long = (ka, kb) if len(ka) <= len(kb) else (kb, ka)
-        if long[: len(short)] != short:
-            continue  # not one step cut at two points: compared as they are
-        for units, lead in ((ua, lead_a), (ub, lead_b)):
-            if lead is not None and lead.launches:
-                units[key] = lead
-            else:
-                units.pop(key, None)
-        more = len(long) - len(short)
-        ends.add(Ends(a_tail=more) if long is ka else Ends(b_tail=more))
-    return ends
 
 
 def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -302,29 +263,6 @@ def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -
     only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
     tail = ", not counted as changes" if changed else ""
     return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
-
-
-def cut_heads(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> Ends:
-    """When the two runs' steps agree: the launches before the first step one capture holds
-    beyond the other, a capture started later, inside the set-up or a step before the
-    first complete one (its launches outside the steps, in the unit of step None). Where
-    one side's unit of step None (all listed; a step ended inside already taken out by
-    :func:`cut_tails`) is a shorter run of the other's last launches, the longer one keeps
-    only those (in place) and the launches before them are returned as its head."""
-    ends = Ends()
-    for key in [k for k in ua if k[2] is None and k in ub]:
-        a, b = ua[key], ub[key]
-        if any(u.blocks or u.launches != len(u.kernels) for u in (a, b)):
-            continue
-        short, long = (a, b) if a.launches < b.launches else (b, a)
-        size = len(short.kernels)
-        if not size or size == len(long.kernels) or long.kernels[-size:] != short.kernels:
-            continue
-        units = ua if long is a else ub
-        units[key] = replace(long, launches=size, kernels=long.kernels[-size:], counts={})
-        more = len(long.kernels) - size
-        ends.add(Ends(a_head=more) if long is a else Ends(b_head=more))
-    return ends
 
 
 def lone_ends(

@@ -59,6 +59,8 @@ class _Unit:
     kernels: list[Kernel]  # the listed launches
     blocks: tuple[str, ...]
     counts: dict[Kernel, int]
+    before: int = 0  # outside the steps: launches before the first step (fingerprint.ends)
+    after: int = 0  # and after the last
 
 
 def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
@@ -68,28 +70,45 @@ def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
     for order, entry in enumerate(doc["paths"]):
         kernels = [variants[i] for i in entry["sequence"]]
         counts = {variants[i]: n for i, n in entry.get("counts", ())}
-        unit = _Unit(order, entry["launches"], kernels, tuple(entry.get("blocks", ())), counts)
+        blocks = tuple(entry.get("blocks", ()))
+        ends = (entry.get("before", 0), entry.get("after", 0))
+        unit = _Unit(order, entry["launches"], kernels, blocks, counts, *ends)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
     return out
 
 
-def _flatten(units: dict[tuple, _Unit]) -> dict[tuple, _Unit]:
+def _flatten(units: dict[tuple, _Unit]) -> tuple[dict[tuple, _Unit], dict[tuple, Any]]:
     """One unit per (device, region) with its launches in launch order (when the two runs'
-    steps differ): those outside the steps first, the steps' in step order, then those
-    outside the steps that begin a step the capture ended inside
-    (:func:`tracelens.fingerprint.capture.started_steps`)."""
-    from .capture import started_steps
+    steps differ): those before the first step, then between steps, the steps' in step
+    order, then those after the last step (a step the capture ended inside); and each
+    one's shape (:class:`tracelens.fingerprint.outside.Shape`)."""
+    from .outside import Shape, split
 
-    started = started_steps(units)
-    flat: dict[tuple, _Unit] = {}
+    units = dict(units)
+    heads, tails = split(units)  # the units outside the steps keep those between steps
+    parts: dict[tuple, list[tuple[Any, _Unit]]] = {}
     for (device, region, step), unit in sorted(units.items(), key=lambda kv: _step_order(kv[0])):
-        if step is None and (device, region) in started:
-            unit = started[(device, region)][0]
-        _merge(flat, (device, region, None), unit)
-    for (device, region), (_lead, tail) in started.items():
-        _merge(flat, (device, region, None), tail)
-    return flat
+        parts.setdefault((device, region), []).append((step, unit))
+    flat: dict[tuple, _Unit] = {}
+    shapes: dict[tuple, Shape] = {}
+    for (device, region), steps in parts.items():
+        key = (device, region, None)
+        head, tail = heads.get((device, region), []), tails.get((device, region), [])
+        flat[key] = _Unit(steps[0][1].order, 0, [], (), {})
+        shape = shapes[key] = Shape(len(head), [], len(tail), bool(head or tail))
+        for step, unit in [(None, _listed(head)), *steps, (None, _listed(tail))]:
+            _merge(flat, key, unit)
+            if step is not None:
+                shape.steps.append(unit.launches)
+                shape.numbers.append(step)
+            elif unit.kernels is not head and unit.kernels is not tail:
+                shape.head += unit.launches  # between steps: flattened before them
+    return flat, shapes
+
+
+def _listed(kernels: list[Kernel]) -> _Unit:
+    return _Unit(0, len(kernels), kernels, (), {})
 
 
 def _merge(flat: dict[tuple, _Unit], key: tuple, unit: _Unit) -> None:
@@ -164,37 +183,63 @@ def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange]
     return _sequence_changes(a.kernels, b.kernels), _unlisted(a, b)
 
 
-def _compare_captures(a: _Unit, b: _Unit) -> tuple[list[KernelChange], str | None, Any]:
+def _compare_captures(
+    a: _Unit, b: _Unit, shapes: tuple[Any, Any] | None
+) -> tuple[list[KernelChange], str | None, Any]:
     """:func:`_compare_units` of one region in two runs whose steps differ: launches only
     one side holds at the start or end are left out and returned apart (capture.Ends);
-    the shorter sequence being a slice of the longer is found without an alignment."""
+    the shorter sequence being a slice of the longer is found without an alignment.
+    ``shapes`` (:class:`tracelens.fingerprint.outside.Shape` of each side, when known): a
+    side that started or ended inside a step is aligned before the same launches in
+    another order are taken for a launch-order change (a capture started and ended a few
+    launches later holds the same kernels as often, one step's order rotated), and those
+    left to one side are at most whole steps and the launches outside them
+    (:func:`tracelens.fingerprint.outside.clamp`)."""
     from . import capture
+    from .outside import clamp
 
-    changes: list[KernelChange] = []
+    cut = shapes is not None and (shapes[0].cut or shapes[1].cut)
     order = _reordered(a, b)  # the same launches in another order: no end is one side's
-    ends = capture.Ends() if order is not None else capture.slice_ends(a.kernels, b.kernels)
-    if order is not None:
+    changes: list[KernelChange] = []
+    ends = (
+        capture.Ends()
+        if order is not None and not cut
+        else capture.slice_ends(a.kernels, b.kernels, shapes)
+    )
+    if order is not None and not cut:
         changes = [order]
     elif ends is None:
-        changes, ends = capture.aligned_ends(a.kernels, b.kernels)
+        changes, ends = capture.aligned_ends(a.kernels, b.kernels, shapes)
+    if shapes is not None and ends:
+        changes, ends = clamp(a.kernels, b.kernels, changes, ends, shapes)
+    if order is not None and cut and changes:
+        changes, ends = [order], capture.Ends()  # not a rotation: another order
     unlisted = None if capture.blocks_slice(a.blocks, b.blocks) else _unlisted(a, b)
     return changes, unlisted, ends
 
 
-def _compare_key(a: _Unit | None, b: _Unit | None, whole: bool, ends, spent: budget.Budget):
+def _compare_key(a: _Unit | None, b: _Unit | None, whole, ends, spent: budget.Budget):
     """(a, b, changes, unlisted) of one unit key: ``_compare_captures`` when ``whole``
-    (the steps differ; the launches only one capture holds at an end are added to
-    ``ends``), else ``_compare_units``; by variant counts when the comparison's alignment
-    budget (``spent``) runs out."""
+    (the steps differ: None, or the two sides' shapes of the key, or (None, None); the
+    launches only one capture holds at an end are added to ``ends``), else
+    ``_compare_units``; by variant counts when the comparison's alignment budget
+    (``spent``) runs out."""
     try:
-        if whole and a is not None and b is not None:
-            changes, unlisted, cut = _compare_captures(a, b)
+        if whole is not False and a is not None and b is not None:
+            changes, unlisted, cut = _compare_captures(a, b, whole)
             ends.add(cut)
             return a, b, changes, unlisted
         return a, b, *_compare_units(a, b)
     except budget.OverBudget:
         spent.counted += 1
         return a, b, [], budget.by_counts(a, b)
+
+
+def _shapes(pair):
+    """False (steps agree), the two shapes of a key, or None where one side has none."""
+    if pair is False:
+        return False
+    return None if None in pair else pair
 
 
 def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
@@ -223,18 +268,29 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
-    """Where B's numerical path differs from A's (both fingerprint documents). When their
-    steps differ, launches only one capture holds at its start or end are a capture
-    difference (``PathDiff.capture``), not a change."""
-    from .capture import Ends, cut_heads, cut_steps, cut_tails, lone_ends, statement
+    """Where B's numerical path differs from A's (both fingerprint documents). Launches
+    only one capture holds at its start or end are a capture difference
+    (``PathDiff.capture``), not a change."""
+    from .capture import Ends, cut_steps, lone_ends, statement
+    from .outside import beyond, known_steps, split, trim
 
     note = steps_note(a, b)
     ra, rb = _units(a), _units(b)
-    ua, ub = (_flatten(ra), _flatten(rb)) if note is not None else (ra, rb)
-    cut, ends = cut_steps(ua, ub) if note is None else (set(), Ends())
-    if note is None:  # a step both captures ended inside, at two points of it, or started
-        ends.add(cut_tails(ua, ub))
-        ends.add(cut_heads(ua, ub))
+    shapes: tuple[dict, dict] = ({}, {})
+    if note is not None:
+        (ua, shapes_a), (ub, shapes_b) = _flatten(ra), _flatten(rb)
+        shapes = (shapes_a, shapes_b)
+        # regions only in steps one capture ended before (of one kind: the regions of NVTX
+        # ranges are none of a capture's whole steps)
+        counts = (a["steps"]["count"], b["steps"]["count"])
+        same = a.get("regions") == b.get("regions")
+        cut, ends = beyond(ua, ub, shapes, counts) if same else (set(), Ends())
+    else:
+        ua, ub = dict(ra), dict(rb)
+        cut, ends = cut_steps(ua, ub)
+        # before the first step and after the last: one capture started or ended later
+        sides = split(ua), split(ub)
+        ends.add(trim(ua, ub, sides, known_steps(ra, rb)))
     lone, lone_cut = lone_ends(ua, ub, ra, rb)  # a cut step's launches in no range
     cut |= lone
     ends.add(lone_cut)
@@ -244,12 +300,17 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         unit = ua.get(key) or ub[key]
         return (device, -1 if step is None else step, unit.order, key in ua)
 
+    def whole(key: tuple):
+        if note is None:
+            return False
+        return shapes[0].get(key), shapes[1].get(key)
+
     grouped: dict[tuple, list] = {}
     first: Divergence | None = None
     first_math: Divergence | None = None
     with budget.budgeted() as spent:
         compared_units = [
-            (key, *_compare_key(ua.get(key), ub.get(key), note is not None, ends, spent))
+            (key, *_compare_key(ua.get(key), ub.get(key), _shapes(whole(key)), ends, spent))
             for key in sorted({*ua, *ub} - cut, key=order)
         ]
     for key, unit_a, unit_b, changes, unlisted in compared_units:

@@ -69,7 +69,9 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # steps into a step's entry with the same sequence (they vanished from its units);
         # version 6 put the calls made after the last NVTX event inside a range left open
         # at the end of the capture outside every range; version 7 interleaved a process's
-        # threads by correlation id (fingerprint.threads).
+        # threads by correlation id (fingerprint.threads); version 8 gave a call after the
+        # last NVTX event a closed range enclosing an open one; version 9 did not say which
+        # launches outside the steps are before the first step or after the last.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
             f"reads version {VERSION}: the baseline must be regenerated (`tracelens fingerprint` "
@@ -201,7 +203,7 @@ def _check_variant(variant: Any, what: str) -> None:
 
 
 def _check_path(entry: Any, what: str) -> None:
-    _object(entry, what, _PATH_KEYS, ("blocks", "counts"))
+    _object(entry, what, _PATH_KEYS, ("blocks", "counts", "before", "after"))
     _integer(entry["device"], f"{what}.device")
     _strings(entry["region"], f"{what}.region")
     _integers(entry["steps"], f"{what}.steps", 1)
@@ -216,6 +218,19 @@ def _check_path(entry: Any, what: str) -> None:
             _integers(pair, f"{what}.counts[{i}]")
             if len(pair) != 2:
                 raise _Invalid(f"{what}.counts[{i}] is {_shown(pair)}, not [variant, launches]")
+    _check_ends(entry, what)
+
+
+def _check_ends(entry: dict[str, Any], what: str) -> None:
+    """``before`` and ``after`` (fingerprint.ends): on an entry outside the steps only, and
+    at most its launches between them."""
+    for key in ("before", "after"):
+        if key in entry:
+            _integer(entry[key], f"{what}.{key}", 1)
+            if entry["steps"]:
+                raise _Invalid(f'{what} has "{key}" and steps (only launches outside them do)')
+    if entry.get("before", 0) + entry.get("after", 0) > entry["launches"]:
+        raise _Invalid(f"{what}.before + after is more than its launches")
 
 
 _BLOCK = re.compile(r"[0-9a-f]+\.[0-9a-f]+")
