@@ -23,7 +23,6 @@ def _why_none(trace: Trace) -> str:
     """Why an export has no memcpy or memset table: CUDA was not traced, or it was and no
     copy ran where the trace can see it (a graph replay traced at graph level lists none of
     the copies inside it)."""
-
     if replays := trace.graph_replays()[0]:
         one = replays == 1
         return (

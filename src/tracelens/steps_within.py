@@ -19,8 +19,8 @@ its work there). A process, a stream, a window or a selection of the work recoun
 step's row from its work that passes (``queries/steps_passing_work.sql``; a window passes
 an operation as nsys does: it ends at or after the window's start and starts before its
 end): first start, last end, busy (the union of its operations), kernels and their time;
-for NVTX steps the CPU
-span is that of the step's ranges in the processes whose work passes. Warm-up and outlier
+for NVTX steps the CPU span is that of the step's ranges in the processes whose work
+passes. Warm-up and outlier
 flags stay the trace's (a step is warm-up or an outlier of the program, not of one of its
 streams or of a stretch of the capture).
 """

@@ -255,9 +255,9 @@ def _in_window(
     device) whose GPU span on some device is in ``window`` (as an event passes it:
     :func:`tracelens.filters.in_window`, nsys's rule), and how the window cuts them (None
     when it holds every one whole). A step's span over its devices is not enough: its work
-    on one device can end before the window and on another start after it. UsageError when it holds none: the
-    steps are the trace's, searched without the window, so a window elsewhere in the
-    capture is not a window on their work."""
+    on one device can end before the window and on another start after it. UsageError
+    when it holds none: the steps are the trace's, searched without the window, so a
+    window elsewhere in the capture is not a window on their work."""
     import polars as pl
 
     from .filters import in_window

@@ -34,9 +34,16 @@ def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
 
     nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
     if nulls:
-        return work.sort([*ORDER, *(c for c in _IDENTITY if c in work.columns)]).drop(drop)
+        return work.sort(_sort_keys(work)).drop(drop)
     order = _break_ties(work, _device_start_order(work))
     return _gathered([work.drop(drop)], order)
+
+
+def _sort_keys(work: pl.DataFrame) -> list[str]:
+    """:data:`ORDER`, then what names the operation (:data:`_IDENTITY`, those ``work`` has),
+    so that rows alike in ORDER too come out the same however the read ordered them (reads
+    come in any order: :mod:`tracelens._fetch`)."""
+    return [*ORDER, *(c for c in _IDENTITY if c in work.columns)]
 
 
 def _gathered(held: list[pl.DataFrame], order: pl.Series) -> pl.DataFrame:
@@ -72,10 +79,8 @@ def _break_ties(work: pl.DataFrame, order: pl.Series) -> pl.Series:
         return order
     at = tied.arg_true()
     rows = order.gather(at)
-    # then by what names the operation, so that rows alike in ORDER too come out the same
-    # however the read ordered them (reads come in any order: tracelens._fetch)
-    keys = [*ORDER, *(c for c in _IDENTITY if c in work.columns)]
-    again = work.select(pl.all().gather(rows)).select(pl.arg_sort_by(keys)).to_series()
+    again = work.select(pl.all().gather(rows)).select(pl.arg_sort_by(_sort_keys(work)))
+    again = again.to_series()
     return order.scatter(at, rows.gather(again))
 
 

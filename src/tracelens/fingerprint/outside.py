@@ -138,13 +138,7 @@ def clamp(
     plus its run before (after) the steps, less the other's: a capture cut at a step
     boundary of the other. What the alignment put past the other's end beyond that (the
     last kernel of a step both hold whole, removed) is compared again, a change."""
-    sa, sb = shapes
-    kept = Ends(
-        _fit(ends.a_head, sa.head - sb.head, sa.steps),
-        _fit(ends.a_tail, sa.tail - sb.tail, sa.steps[::-1]),
-        _fit(ends.b_head, sb.head - sa.head, sb.steps),
-        _fit(ends.b_tail, sb.tail - sa.tail, sb.steps[::-1]),
-    )
+    kept = _whole_step_ends(ends, shapes)
     if kept == ends:
         return changes, ends
     wa = a[kept.a_head : len(a) - kept.a_tail]
@@ -172,8 +166,14 @@ def _fit(extra: int, base: int, steps: list[int]) -> int:
 def fits(ends: Ends, shapes: tuple[Shape, Shape]) -> bool:
     """Whether each end left to one side is whole steps of it plus its run before (after)
     the steps, less the other's (:func:`clamp` keeps nothing else)."""
+    return ends == _whole_step_ends(ends, shapes)
+
+
+def _whole_step_ends(ends: Ends, shapes: tuple[Shape, Shape]) -> Ends:
+    """Each end of ``ends`` cut to the most of it that is whole steps of its side plus its
+    run before (after) the steps, less the other side's (:func:`_fit`)."""
     sa, sb = shapes
-    return ends == Ends(
+    return Ends(
         _fit(ends.a_head, sa.head - sb.head, sa.steps),
         _fit(ends.a_tail, sa.tail - sb.tail, sa.steps[::-1]),
         _fit(ends.b_head, sb.head - sa.head, sb.steps),
