@@ -7,7 +7,9 @@
 -- Needs CUPTI_ACTIVITY_KIND_RUNTIME with every column below.
 --
 -- Parameters:
---   $correlation_ids  TEXT  a JSON array of the launches' correlation ids (integers)
+--   $correlation_ids  TEXT     a JSON array of the launches' correlation ids (integers)
+--   $low_rowid        INTEGER  the least rowid of the calls read (a part of the table: the
+--   $high_rowid       INTEGER  greatest; tracelens.trace.parts reads the parts side by side)
 --
 -- Columns (in the table's order):
 --   start          INTEGER  call start, ns from session start
@@ -18,4 +20,5 @@
 --   nameId         INTEGER  StringIds id of the function name
 SELECT start, "end", eventClass, globalTid, correlationId, nameId
 FROM CUPTI_ACTIVITY_KIND_RUNTIME
-WHERE correlationId IN (SELECT value FROM json_each($correlation_ids))
+WHERE rowid BETWEEN $low_rowid AND $high_rowid
+  AND correlationId IN (SELECT value FROM json_each($correlation_ids))

@@ -85,8 +85,11 @@ def _export_call_rows(trace: Trace, correlation_ids: list[int]) -> pl.DataFrame 
     if not correlation_ids:  # nothing to look for: no scan
         return pl.DataFrame(schema=schema)
     from . import _resources
+    from .trace.parts import sqlite_rows_parts
 
-    found = trace._sqlite_rows(
+    found = sqlite_rows_parts(
+        trace,
+        RUNTIME_TABLE,
         _resources.query("stakeout_call_rows_export"),
         {"correlation_ids": json.dumps(correlation_ids)},
     )

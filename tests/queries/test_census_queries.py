@@ -118,7 +118,7 @@ def test_stakeout_call_queries(mixed):
         ids = _stakeout_probes(trace)["correlation_id"].to_list()
     assert_golden(
         mixed, "stakeout_call_rows_export", "gemm", export_tables=True,
-        correlation_ids=json.dumps(ids),
+        correlation_ids=json.dumps(ids), low_rowid=0, high_rowid=2**62,
     )  # fmt: skip
     assert_golden(mixed, "stakeout_calls", "gemm", _stakeout_call_rows)
 

@@ -442,7 +442,9 @@ def test_fingerprint_thread_calls_export(tmp_path):
     base = {t & 0xFFFFFF: t for t in tids.to_list()}
     skipped = [base[77]] + [base[88]] * 15
     params = {f"t{i}": t for i, t in enumerate(skipped)}
-    csv = export_query_csv(path, "fingerprint_thread_calls_export", limit=100, **params)
+    csv = export_query_csv(
+        path, "fingerprint_thread_calls_export", limit=100, low_rowid=0, high_rowid=2**62, **params
+    )
     _check(csv, "fingerprint_thread_calls_export", "threads")
 
 

@@ -71,6 +71,7 @@ def _export_thread_calls(trace: Trace) -> pl.DataFrame | None:
     if not _reads_export(trace):
         return None
     from .. import _resources
+    from ..trace.parts import sqlite_rows_parts
 
     sample = trace._sqlite_rows(
         _resources.query("fingerprint_thread_sample_export"),
@@ -84,7 +85,9 @@ def _export_thread_calls(trace: Trace) -> pl.DataFrame | None:
     skipped = [tid for tid, _ in busiest.values()]
     skipped += skipped[:1] * (_SKIPPED_MAX - len(skipped))  # a repeat compares as the first
     params = {f"t{i}": tid for i, tid in enumerate(skipped)}
-    rows = trace._sqlite_rows(
+    rows = sqlite_rows_parts(
+        trace,
+        RUNTIME_TABLE,
         _resources.query("fingerprint_thread_calls_export"),
         {**params, "limit": _SQLITE_ROWS_MAX + 1},
     )

@@ -116,12 +116,16 @@ class ViewMethods:
     def _kernels_where(self, condition: str):
         """Within the block the ``kernels`` view holds only the kernel rows for which the
         SQLite expression ``condition`` (built by tracelens from its own integers) holds,
-        when the export is read directly: SQLite filters its own rows, and DuckDB's scanner,
-        which converts every column of every row, reads only those. Elsewhere (a cache
-        entry, a parquetdir: DuckDB's own filters skip Parquet row groups), and when a row
-        it keeps holds what nsys never writes (the whole view then says what is wrong), the
-        view stays whole; the caller's query must keep the same rows either way."""
+        when the export is read directly: SQLite filters its own rows (on every core, see
+        :mod:`tracelens.trace.parts`), and DuckDB's scanner, which converts every column of
+        every row, reads only those. The same scan counts the kernels that end before they
+        start (:meth:`damaged_work`). Elsewhere (a cache entry, a parquetdir: DuckDB's own
+        filters skip Parquet row groups), and when a row it keeps holds what nsys never
+        writes (the whole view then says what is wrong), the view stays whole; the caller's
+        query must keep the same rows either way."""
         import duckdb
+
+        from .parts import sqlite_query_parts
 
         table = "CUPTI_ACTIVITY_KIND_KERNEL"
         con = self.db
@@ -138,57 +142,54 @@ class ViewMethods:
         # sqlite_query gives every column as text: whether SQLite holds an integer (or NULL)
         # there, as nsys writes, is asked of SQLite itself
         typed = " AND ".join(f"typeof({_schema._quote(c)}) IN ('integer', 'null')" for c in present)
-        rows_sql = (
-            f"SELECT {columns}, {typed} AS tracelens_typed FROM {_schema._quote(table)} "
-            f"WHERE {condition}"
+        # the damaged kernels (queries/_shared.sql's ends_before_start, in SQLite's words)
+        # come along, counted and then left out, unless they are counted already
+        count_damaged = "kernel" not in self._damaged and {"start", "end"} <= set(present)
+        ends_before = '"end" < start' if count_damaged else "0"
+
+        marks = (
+            f"{typed} AS tracelens_typed, ({condition}) AS tracelens_wanted, "
+            f"{ends_before} AS tracelens_ends_before, rowid AS tracelens_rowid"
         )
+
+        def part_sql(low: int, high: int) -> str:
+            return (
+                f"SELECT {columns}, {marks} FROM {_schema._quote(table)} "
+                f"WHERE rowid BETWEEN {int(low)} AND {int(high)} AND (({condition}) OR {ends_before})"
+            )
+
         limit = _schema.TIME_LIMIT_NS
-        # ATTACH takes no bound parameter; the path is the trace's own, quoted. READ_ONLY:
-        # SQLite opens the file read-only and writes nothing beside it.
-        path = str(self._real_path).replace("'", "''")
-        con.execute(f"ATTACH '{path}' AS tracelens_export (TYPE sqlite, READ_ONLY)")
+        damaged_kernels = None
         try:
-            try:
-                with one_thread(con):
+            # the parts' rows stand as export_rows (_schema.source_sql's "rows") while the
+            # view's table is made of them, in the table's order
+            with sqlite_query_parts(self, table, part_sql, "export_rows"):
+                damaged, damaged_kernels = con.execute(
+                    "SELECT count(*) FILTER (tracelens_typed <> '1'), "
+                    "count(*) FILTER (tracelens_ends_before = '1') FROM export_rows"
+                ).fetchone()
+                if not damaged:
+                    select = _schema.view_select("kernels", present, "rows", guard=False)
                     con.execute(
-                        "CREATE OR REPLACE TEMP TABLE export_rows AS "
-                        "SELECT * FROM sqlite_query('tracelens_export', $q)",
-                        {"q": rows_sql},
+                        f"CREATE OR REPLACE TEMP TABLE kernels_named AS {select} "
+                        "WHERE tracelens_wanted = '1' ORDER BY CAST(tracelens_rowid AS BIGINT)"
                     )
-                typed = "SELECT count(*) FROM export_rows WHERE tracelens_typed <> '1'"
-                damaged = con.execute(typed).fetchone()[0]
-            except duckdb.Error:  # bytes it cannot give as text (a blob where nsys writes ints)
-                damaged = True
-            if not damaged:
-                select = _schema.view_select("kernels", present, "rows", guard=False)
-                con.execute(f"CREATE OR REPLACE TEMP TABLE kernels_named AS {select}")
-                damaged = con.execute(
-                    'SELECT count(*) FROM kernels_named WHERE start IS NULL OR "end" IS NULL OR '
-                    f'NOT (start BETWEEN -{limit} AND {limit} AND "end" BETWEEN -{limit} AND {limit})'
-                ).fetchone()[0]
-            con.execute("DROP TABLE IF EXISTS export_rows")
-            if damaged:  # the whole view reads those values and says what is wrong
-                con.execute("DROP TABLE IF EXISTS kernels_named")
-                yield
-                return
-            con.execute("CREATE OR REPLACE VIEW kernels AS SELECT * FROM kernels_named")
-            try:
-                yield
-            finally:
-                con.execute(_schema.view_sql("kernels", present))
-                con.execute("DROP TABLE kernels_named")
+        except duckdb.Error:  # bytes it cannot give as text (a blob where nsys writes ints)
+            damaged = True
+        if not damaged:
+            if count_damaged:
+                self._damaged["kernel"] = int(damaged_kernels)
+            damaged = con.execute(
+                'SELECT count(*) FROM kernels_named WHERE start IS NULL OR "end" IS NULL OR '
+                f'NOT (start BETWEEN -{limit} AND {limit} AND "end" BETWEEN -{limit} AND {limit})'
+            ).fetchone()[0]
+        if damaged:  # the whole view reads those values and says what is wrong
+            con.execute("DROP TABLE IF EXISTS kernels_named")
+            yield
+            return
+        con.execute("CREATE OR REPLACE VIEW kernels AS SELECT * FROM kernels_named")
+        try:
+            yield
         finally:
-            con.execute("DETACH tracelens_export")
-
-
-@contextlib.contextmanager
-def one_thread(con):
-    """Within the block ``con`` runs on one thread. For ``sqlite_query``, one SQLite
-    statement that no second thread can share: on two threads it cost twice the CPU time
-    (stakeout's kernels of one name out of 5M: 1.43 vs 0.74 CPU s, the same rows)."""
-    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(threads)}")
+            con.execute(_schema.view_sql("kernels", present))
+            con.execute("DROP TABLE kernels_named")
