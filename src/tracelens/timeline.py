@@ -198,6 +198,7 @@ def _kept_whole(trace: Trace, gpu_events: int) -> None:
     largest rowid. Then the damage count needs no scan; otherwise (damaged records, or rowids
     with holes) it counts as without this. Each min or max of a rowid reads one page."""
     from .trace.damage import DAMAGE_KINDS
+    from .trace.parts import rowid_range
 
     if trace._sqlite is None:  # a parquetdir: its count reads no rowids
         return
@@ -206,9 +207,7 @@ def _kept_whole(trace: Trace, gpu_events: int) -> None:
         if not trace.has_table(table):
             largest[kind] = 0
             continue
-        quoted = '"' + table + '"'
-        low = trace._sqlite_rows(f"SELECT min(rowid) FROM {quoted}")[0][0]
-        high = trace._sqlite_rows(f"SELECT max(rowid) FROM {quoted}")[0][0]
+        low, high = rowid_range(trace, table)
         if high is not None and low != 1:
             return
         largest[kind] = high or 0

@@ -72,6 +72,7 @@ class DamageMethods:
     def _rowids_are(self, table: str, kept: int) -> bool:
         """Whether ``table``'s rowids are exactly 1..kept (then it has ``kept`` rows). Each
         of SQLite's min(rowid) and max(rowid) alone reads one page, not the table."""
-        low = self._sqlite_rows(f'SELECT min(rowid) FROM "{table}"')[0][0]
-        high = self._sqlite_rows(f'SELECT max(rowid) FROM "{table}"')[0][0]
+        from .parts import rowid_range
+
+        low, high = rowid_range(self, table)
         return low == 1 and high == kept

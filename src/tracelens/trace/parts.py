@@ -18,13 +18,19 @@ from concurrent.futures import ThreadPoolExecutor
 PartSql = Callable[[int, int], str]
 
 
-def rowid_parts(trace, table: str, parts: int) -> list[tuple[int, int]]:
-    """``table``'s rowids from its least to its greatest cut into at most ``parts`` runs of
-    about the same length (inclusive bounds); none for an empty table. SQLite's min(rowid)
-    and max(rowid) each read one page."""
+def rowid_range(trace, table: str) -> tuple[int | None, int | None]:
+    """The least and the greatest rowid of the export's ``table`` (None, None when it is
+    empty). SQLite's min(rowid) and max(rowid) each read one page, not the table."""
     quoted = '"' + table.replace('"', '""') + '"'
     low = trace._sqlite_rows(f"SELECT min(rowid) FROM {quoted}")[0][0]
     high = trace._sqlite_rows(f"SELECT max(rowid) FROM {quoted}")[0][0]
+    return low, high
+
+
+def rowid_parts(trace, table: str, parts: int) -> list[tuple[int, int]]:
+    """``table``'s rowids from its least to its greatest cut into at most ``parts`` runs of
+    about the same length (inclusive bounds); none for an empty table."""
+    low, high = rowid_range(trace, table)
     if low is None or high is None:
         return []
     parts = max(1, min(parts, high - low + 1))
