@@ -14,6 +14,7 @@ from fixtures.builder import _Recorder as Recorder
 
 import tracelens
 from tracelens import fingerprint as fp
+from tracelens.fingerprint import nvtxpaths
 
 PID = 4242
 STEPS = 20
@@ -89,11 +90,9 @@ def test_steps_not_found_on_these_launches_keep_their_gpu_windows(tmp_path):
 
     from tracelens.fingerprint import members, units
 
-    build_module = importlib.import_module("tracelens.fingerprint.build")
-
     with tracelens.open(build(tmp_path, "a", lagging=(3,))) as trace:
         steps = trace.steps()
-        build_module._create_paths(trace)  # fp_paths: empty, the fixture has no NVTX
+        nvtxpaths.create_paths(trace)  # fp_paths: empty, the fixture has no NVTX
         launches = units.read_launches(trace, paths=False)
     order = importlib.import_module("tracelens.fingerprint.order").launch_order(launches)
     step, found = members.host_order_steps(launches, order, steps)
@@ -159,10 +158,9 @@ def test_range_steps_put_each_launch_in_the_step_of_its_call(tmp_path):
     collective (GPU start in the next step's window) too, found by the call's key."""
     from tracelens.fingerprint import members, units
 
-    build_module = importlib.import_module("tracelens.fingerprint.build")
     with tracelens.open(build_nvtx(tmp_path / "b.sqlite", lagging=(3,))) as trace:
         steps = trace.steps()
-        build_module._create_paths(trace)
+        nvtxpaths.create_paths(trace)
         launches = units.read_launches(trace)
         step = members.range_steps(trace, launches, steps)
     by_call = step.gather(launches["correlation_id"].arg_sort()).to_list()

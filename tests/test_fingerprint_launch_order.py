@@ -12,6 +12,7 @@ import random
 import polars as pl
 
 import tracelens
+from tracelens.fingerprint import nvtxpaths
 
 orders = importlib.import_module("tracelens.fingerprint.order")
 
@@ -156,13 +157,12 @@ def test_a_process_per_device_is_read_without_the_process(tmp_path):
     order), two processes on one device with it."""
     from test_multiprocess_order import Process, build
 
-    build_module = importlib.import_module("tracelens.fingerprint.build")
     units = importlib.import_module("tracelens.fingerprint.units")
     apart = build(tmp_path / "apart.sqlite", [Process(4242, device=0), Process(5151, device=1)])
     shared = build(tmp_path / "shared.sqlite", [Process(4242), Process(5151, start=1_005_000)])
     for path, with_process in ((apart, False), (shared, True)):
         with tracelens.open(path) as trace:
-            build_module._create_paths(trace)
+            nvtxpaths.create_paths(trace)
             launches = units.read_launches(trace, paths=False)
         assert ("global_pid" in launches.columns) == with_process
 
@@ -206,7 +206,7 @@ def test_the_stream_is_read_only_when_launches_start_together(tmp_path, monkeypa
         reads.clear()
         path = _graph_launch(tmp_path / f"g{together}.sqlite", together)
         with tracelens.open(path) as trace:
-            build_module._create_paths(trace)
+            nvtxpaths.create_paths(trace)
             launches, order = build_module._launches_in_order(trace, False)
             with_stream = real(trace, paths=False)
         assert reads == want_reads

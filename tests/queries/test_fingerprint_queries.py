@@ -14,6 +14,7 @@ from fixtures.fingerprint_runs import Run, build_run
 import tracelens
 from queries.golden import GOLDEN
 from tracelens._resources import query
+from tracelens.fingerprint import nvtxpaths
 
 build_module = importlib.import_module("tracelens.fingerprint.build")
 units = importlib.import_module("tracelens.fingerprint.units")
@@ -60,8 +61,8 @@ def _attribution(trace) -> None:
     con.execute(
         "CREATE OR REPLACE TEMP TABLE fp_overlap_threads AS " + query("fingerprint_overlap_threads")
     )
-    build_module._create_overlap_paths(trace)
-    build_module._create_open_paths(trace)
+    nvtxpaths.create_overlap_paths(trace)
+    nvtxpaths.create_open_paths(trace)
 
 
 def _sorted_csv(trace, name: str, order: str, **params) -> str:
@@ -191,7 +192,7 @@ def test_fingerprint_nvtx_overlaps_plan_is_an_iejoin(tmp_path):
         assert con.execute("SELECT count(*) FROM fp_overlap_threads").fetchone()[0] == 4
         con.execute("SET merge_join_threshold = 0")
         sql = "EXPLAIN " + query("fingerprint_nvtx_overlaps")
-        plan = con.execute(sql, {"band_ns": build_module._band_ns(con)}).fetchall()[0][1]
+        plan = con.execute(sql, {"band_ns": nvtxpaths.band_ns(con)}).fetchall()[0][1]
     assert "IE_JOIN" in plan
 
 
@@ -207,7 +208,7 @@ def _inputs(trace, steps: bool | list):
     frame units.with_steps gives); the launches' frame for fingerprint_launches' golden;
     the variants (units.with_variants). ``steps``: STEPS or none, or these rows."""
     names = build_module._names(trace)
-    build_module._create_paths(trace)
+    nvtxpaths.create_paths(trace)
     launches = units.read_launches(trace)
     rows = steps if isinstance(steps, list) else STEPS if steps else []
     build_module._create_table(trace, "fp_steps", units._STEP_COLUMNS, rows)
