@@ -9,6 +9,7 @@ check the goldens are its rows; ``TRACELENS_UPDATE_GOLDEN=1`` rewrites them from
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -23,7 +24,7 @@ from fixtures.gpu_pairs import (
     random_case,
     write_case,
 )
-from queries.golden import GOLDEN
+from queries.golden import GOLDEN, assert_golden
 
 import tracelens
 from tracelens.findings import find_issues
@@ -95,6 +96,48 @@ def test_an_empty_chunk_is_kept_by_one_pair_only(ours):
         f"0.4,{28 * MS},{2 * MS},4100,0,1",
         f"30.0,{MS},{20 * MS},4100,1,1",
     ]
+
+
+def test_tied_range_ends_take_the_first_context_in_table_order(ours):
+    """What the goldens hold, said plainly: where operations of several contexts end a
+    pair's range together, the context is the first of them in the export's tables
+    (kernels, then memcpys, then memsets, each in rowid order), not the smallest: 3, 2
+    and 5 (the smallest would be 1, 1 and 4); B's device 1 holds the smallest first."""
+    rows = ours[_golden("tied_contexts", "gpu-low-util", LOW_UTIL_ARGS[1])].splitlines()[1:]
+    contexts = {tuple(r.split(",")[3:5]): r.split(",")[5] for r in rows}
+    assert contexts == {
+        ("4100", "0"): "3",
+        ("4100", "1"): "2",
+        ("4200", "0"): "5",
+        ("4200", "1"): "2",
+    }
+    # the flush overhead is busy time of A's two ranges, with their contexts (gpu-starv)
+    gaps = ours[_golden("tied_contexts", "gpu-starv", {})].splitlines()
+    assert f"{6 * MS},{4 * MS},4100,0,3" in gaps and f"{8 * MS},{4 * MS},4100,1,2" in gaps
+
+
+def test_tied_range_ends_with_every_rule(exports):
+    """The same rows when findings runs every rule (the GPU rules then read util's whole
+    read of the work, not their own columns)."""
+    with tracelens.open(exports["tied_contexts"], cache=False) as trace:
+        found = find_issues(trace, limit=None)
+    got = found.result("gpu_low_util").frame.write_csv()
+    assert got == (GOLDEN / _golden("tied_contexts", "gpu-low-util", LOW_UTIL_ARGS[0])).read_text()
+
+
+def test_a_pair_of_zero_ns_operations_has_its_low_use_row(ours):
+    """A process whose operations on a device all last 0 ns: its whole range at 0.0 %, as
+    nsys reports it (util sees no GPU work there)."""
+    rows = ours[_golden("zero_only", "gpu-low-util", LOW_UTIL_ARGS[0])].splitlines()[1:]
+    assert f"0.0,{29 * MS},{1 * MS},4100,0,1" in rows
+
+
+@pytest.mark.parametrize("table", ["kernels", "memcpys", "memsets"])
+def test_range_end_queries(exports, table):
+    """The operations of each table that end at the tied ends, in rowid order."""
+    ends = json.dumps([21 * MS, 31 * MS, 40 * MS])
+    query = f"findings_range_ends_{table}_export"
+    assert_golden(exports["tied_contexts"], query, "tied_contexts", export_tables=True, ends=ends)
 
 
 @needs_nsys
