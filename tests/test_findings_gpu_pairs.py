@@ -22,6 +22,7 @@ from fixtures.gpu_pairs import (
     OVERHEADS,
     nsys_analyze,
     random_case,
+    random_tied_case,
     write_case,
 )
 from queries.golden import GOLDEN, assert_golden
@@ -158,6 +159,20 @@ def test_random_pairs_equal_live_nsys(tmp_path, seed):
     """Random processes, devices, spans and operations (some of 0 ns, some concurrent):
     both rules, with both sets of options, row for row as nsys analyze 2022.4."""
     path = write_case(random_case(seed), tmp_path / f"random_{seed}.sqlite")
+    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
+    with tracelens.open(path, cache=False) as trace:
+        rows = [_ours(trace, rule, options) for rule, options in runs]
+    for (rule, options), got in zip(runs, rows, strict=True):
+        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+
+
+@needs_nsys
+@pytest.mark.parametrize("seed", range(12))
+def test_random_tied_range_ends_equal_live_nsys(tmp_path, seed):
+    """Random pairs whose ranges end in operations of several contexts and kinds, some
+    whose operations all last 0 ns, in random table order: both rules, row for row as
+    nsys analyze 2022.4."""
+    path = write_case(random_tied_case(seed), tmp_path / f"tied_{seed}.sqlite")
     runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
     with tracelens.open(path, cache=False) as trace:
         rows = [_ours(trace, rule, options) for rule, options in runs]
