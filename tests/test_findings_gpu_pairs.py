@@ -126,6 +126,19 @@ def test_tied_range_ends_with_every_rule(exports):
     assert got == (GOLDEN / _golden("tied_contexts", "gpu-low-util", LOW_UTIL_ARGS[0])).read_text()
 
 
+def test_tied_range_ends_of_a_parquetdir_take_the_smallest_context(exports, tmp_path):
+    """A parquetdir export (which nsys analyze cannot read) keeps no rowid order: the
+    smallest of the contexts that end a range together, as the README says."""
+    from test_inputs import write_parquetdir
+
+    directory = write_parquetdir(exports["tied_contexts"], tmp_path / "pq")
+    with tracelens.open(directory) as trace:
+        found = find_issues(trace, only=("gpu_low_util",), limit=None)
+    frame = found.result("gpu_low_util").frame
+    contexts = {(pid, device): c for _, _, _, pid, device, c in frame.iter_rows()}
+    assert contexts == {(4100, 0): 1, (4200, 0): 4, (4200, 1): 2}
+
+
 def test_a_pair_of_zero_ns_operations_has_its_low_use_row(ours):
     """A process whose operations on a device all last 0 ns: its whole range at 0.0 %, as
     nsys reports it (util sees no GPU work there)."""
