@@ -9,6 +9,7 @@ check the goldens are its rows; ``TRACELENS_UPDATE_GOLDEN=1`` rewrites them from
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -21,9 +22,10 @@ from fixtures.gpu_pairs import (
     OVERHEADS,
     nsys_analyze,
     random_case,
+    random_tied_case,
     write_case,
 )
-from queries.golden import GOLDEN
+from queries.golden import GOLDEN, assert_golden
 
 import tracelens
 from tracelens.findings import find_issues
@@ -97,6 +99,61 @@ def test_an_empty_chunk_is_kept_by_one_pair_only(ours):
     ]
 
 
+def test_tied_range_ends_take_the_first_context_in_table_order(ours):
+    """What the goldens hold, said plainly: where operations of several contexts end a
+    pair's range together, the context is the first of them in the export's tables
+    (kernels, then memcpys, then memsets, each in rowid order), not the smallest: 3, 2
+    and 5 (the smallest would be 1, 1 and 4); B's device 1 holds the smallest first."""
+    rows = ours[_golden("tied_contexts", "gpu-low-util", LOW_UTIL_ARGS[1])].splitlines()[1:]
+    contexts = {tuple(r.split(",")[3:5]): r.split(",")[5] for r in rows}
+    assert contexts == {
+        ("4100", "0"): "3",
+        ("4100", "1"): "2",
+        ("4200", "0"): "5",
+        ("4200", "1"): "2",
+    }
+    # the flush overhead is busy time of A's two ranges, with their contexts (gpu-starv)
+    gaps = ours[_golden("tied_contexts", "gpu-starv", {})].splitlines()
+    assert f"{6 * MS},{4 * MS},4100,0,3" in gaps and f"{8 * MS},{4 * MS},4100,1,2" in gaps
+
+
+def test_tied_range_ends_with_every_rule(exports):
+    """The same rows when findings runs every rule (the GPU rules then read util's whole
+    read of the work, not their own columns)."""
+    with tracelens.open(exports["tied_contexts"], cache=False) as trace:
+        found = find_issues(trace, limit=None)
+    got = found.result("gpu_low_util").frame.write_csv()
+    assert got == (GOLDEN / _golden("tied_contexts", "gpu-low-util", LOW_UTIL_ARGS[0])).read_text()
+
+
+def test_tied_range_ends_of_a_parquetdir_take_the_smallest_context(exports, tmp_path):
+    """A parquetdir export (which nsys analyze cannot read) keeps no rowid order: the
+    smallest of the contexts that end a range together, as the README says."""
+    from test_inputs import write_parquetdir
+
+    directory = write_parquetdir(exports["tied_contexts"], tmp_path / "pq")
+    with tracelens.open(directory) as trace:
+        found = find_issues(trace, only=("gpu_low_util",), limit=None)
+    frame = found.result("gpu_low_util").frame
+    contexts = {(pid, device): c for _, _, _, pid, device, c in frame.iter_rows()}
+    assert contexts == {(4100, 0): 1, (4200, 0): 4, (4200, 1): 2}
+
+
+def test_a_pair_of_zero_ns_operations_has_its_low_use_row(ours):
+    """A process whose operations on a device all last 0 ns: its whole range at 0.0 %, as
+    nsys reports it (util sees no GPU work there)."""
+    rows = ours[_golden("zero_only", "gpu-low-util", LOW_UTIL_ARGS[0])].splitlines()[1:]
+    assert f"0.0,{29 * MS},{1 * MS},4100,0,1" in rows
+
+
+@pytest.mark.parametrize("table", ["kernels", "memcpys", "memsets"])
+def test_range_end_queries(exports, table):
+    """The operations of each table that end at the tied ends, in rowid order."""
+    ends = json.dumps([21 * MS, 31 * MS, 40 * MS])
+    query = f"findings_range_ends_{table}_export"
+    assert_golden(exports["tied_contexts"], query, "tied_contexts", export_tables=True, ends=ends)
+
+
 @needs_nsys
 @pytest.mark.parametrize(("case", "rule", "options"), RUNS, ids=[_golden(*r)[:-4] for r in RUNS])
 def test_goldens_are_live_nsys_rows(exports, case, rule, options):
@@ -115,6 +172,20 @@ def test_random_pairs_equal_live_nsys(tmp_path, seed):
     """Random processes, devices, spans and operations (some of 0 ns, some concurrent):
     both rules, with both sets of options, row for row as nsys analyze 2022.4."""
     path = write_case(random_case(seed), tmp_path / f"random_{seed}.sqlite")
+    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
+    with tracelens.open(path, cache=False) as trace:
+        rows = [_ours(trace, rule, options) for rule, options in runs]
+    for (rule, options), got in zip(runs, rows, strict=True):
+        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+
+
+@needs_nsys
+@pytest.mark.parametrize("seed", range(12))
+def test_random_tied_range_ends_equal_live_nsys(tmp_path, seed):
+    """Random pairs whose ranges end in operations of several contexts and kinds, some
+    whose operations all last 0 ns, in random table order: both rules, row for row as
+    nsys analyze 2022.4."""
+    path = write_case(random_tied_case(seed), tmp_path / f"tied_{seed}.sqlite")
     runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
     with tracelens.open(path, cache=False) as trace:
         rows = [_ours(trace, rule, options) for rule, options in runs]

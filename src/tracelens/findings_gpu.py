@@ -5,6 +5,10 @@ percentage, coalesced). Both work per process and device, over its operations in
 order; each (process, device) is a contiguous slice of the sorted read, swept on its own
 (gpu_low_util then hands each empty chunk number to one pair, as nsys's grouping does).
 
+The context gpu_low_util reports is the one of the pair's operation that ends last; where
+operations of several contexts end it together, nsys's choice depends on the order of the
+export's own tables, read for those few operations only (:func:`_range_contexts`).
+
 Why not SQL: each rule was a query of its own, each reading and sorting the operations
 again (a window partitioned by process and device): ~3 CPU s apiece on a 5M-kernel trace.
 Same rows as those queries (their goldens are this module's), and as nsys analyze.
@@ -42,9 +46,15 @@ def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     start after 0 (not graph-level CUDA graph replays), plus the CUDA profiler flush
     overheads of a process that lie strictly inside its first-to-last operation range on
     a device (nsys counts them busy: the user cannot address that time; with the context
-    of that range's last operation to end, as :func:`_pair_chunks`). Columns start_ns, end_ns, pid, device, context, pair (a number per
-    (process, device) pair); each pair's rows together, in start order (rows that start
-    together in any order: neither rule depends on it)."""
+    of that range, as below). Columns start_ns, end_ns, pid, device, context, pair (a
+    number per (process, device) pair); each pair's rows together, in start order (rows
+    that start together in any order: neither rule depends on it).
+
+    The context of the operations that end a pair's range (at its last end) is the range's
+    context as nsys gives it (:func:`_range_contexts`): where they are of several contexts,
+    the one of the first of them in the export's tables, which all of them carry here.
+    gpu_low_util reports it; gpu_gaps never reads those rows (a gap starts before the
+    range's end)."""
     import polars as pl
 
     from .util_sweep import GRAPH
@@ -55,24 +65,131 @@ def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     # All of util's rows count, usually: then its columns are used as they are, not copied.
     ops = (work if work.select(counted.all()).item() else work.filter(counted)).select(columns)
     overheads = trace.query("findings_profiler_overheads")
+    moved = None
     if overheads.height and ops.height:
-        ranges = ops.group_by("pid", "device").agg(
-            start.min().alias("first"),
-            end.max().alias("last"),
-            pl.col("context").filter(end == end.max()).min(),
-        )
+        ranges = ops.group_by("pid", "device").agg(start.min().alias("first"), *_range_end())
+        moved = _range_contexts(trace, work, ranges)
+        if moved:
+            ranges = ranges.with_columns(_moved_context(moved, "last", ranges.schema["context"]))
         inside = overheads.join(ranges, on="pid").filter(
             start > pl.col("first"), end < pl.col("last")
         )
         if inside.height:
-            return _by_pair_and_start(pl.concat([ops, inside.select(columns)]))
+            ops = _by_pair_and_start(pl.concat([ops, inside.select(columns)]))
+            return _with_moved(ops, moved)
     device = pl.col("device")
     one_process = ~((device == device.shift(1)) & (pl.col("pid") != pl.col("pid").shift(1))).any()
     if ops.select(one_process).item():
         # One process per device (the usual case): util's order (by device, then start) is
         # already by pair and start, and the columns are util's own, not copies.
-        return ops.with_columns(pair=device)
-    return _by_pair_and_start(ops)
+        ops = ops.with_columns(pair=device)
+    else:
+        ops = _by_pair_and_start(ops)
+    if moved is None and ops.height:
+        moved = _range_contexts(trace, work, _pair_ends(ops))
+    return _with_moved(ops, moved)
+
+
+def _range_end() -> list[pl.Expr]:
+    """Aggregates of one (process, device)'s operations: ``last`` (its last end),
+    ``context`` and ``highest`` (the smallest and the largest context of the operations
+    that end there)."""
+    import polars as pl
+
+    end, context = (
+        pl.col("end_ns"),
+        pl.col("context").filter(pl.col("end_ns") == pl.col("end_ns").max()),
+    )
+    return [end.max().alias("last"), context.min(), context.max().alias("highest")]
+
+
+def _pair_ends(ops: pl.DataFrame) -> pl.DataFrame:
+    """:func:`_range_end` of each (process, device) of ``ops`` (sorted by pair, not empty),
+    with its pid and device: one slice each (on a 5M-operation trace ~0.02 CPU s, a
+    group_by ~0.25)."""
+    import polars as pl
+
+    rows = [
+        part.lazy().select(pl.col("pid").first(), pl.col("device").first(), *_range_end())
+        for part in _pair_slices(ops)
+    ]
+    return pl.concat(pl.collect_all(rows))
+
+
+#: The export's GPU operation tables in the order nsys analyze 2022.4 reads them (gpustats'
+#: UNION ALL: kernels, memcpys, memsets), each with the query of its operations that end at
+#: given times, in its rowid order, and their kind in ``queries/util_work.sql``.
+_TABLE_ORDER = (
+    ("CUPTI_ACTIVITY_KIND_KERNEL", "findings_range_ends_kernels_export", 0),
+    ("CUPTI_ACTIVITY_KIND_MEMCPY", "findings_range_ends_memcpys_export", 1),
+    ("CUPTI_ACTIVITY_KIND_MEMSET", "findings_range_ends_memsets_export", 2),
+)
+
+
+def _range_contexts(
+    trace: Trace, work: pl.DataFrame, ranges: pl.DataFrame
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """Per (pid, device) of ``ranges`` (``last``, ``context``, ``highest``, as
+    :func:`_range_end`) whose range's context in nsys is not the smallest of the operations
+    that end it: (its last end, that context). nsys takes the context as a bare column of
+    its GROUP BY device, pid beside min(start) and max(end): SQLite gives it from the
+    first row that holds the latest end, its scan being the export's kernel, memcpy and
+    memset tables one after the other, each in rowid order (its sort for the grouping
+    keeps that order). Where those operations are of one context, it is theirs; where of
+    several, the export's tables are read for their order (by SQLite: the operations that
+    end at those times). A parquetdir input, which nsys analyze cannot read, keeps no rowid
+    order: the smallest context stays."""
+    import json
+
+    import polars as pl
+
+    from . import _resources
+
+    tied = ranges.filter(pl.col("context") != pl.col("highest"))
+    if tied.is_empty() or trace._sqlite is None:
+        return {}
+    end, lasts = pl.col("end_ns"), tied["last"].unique().sort().to_list()
+    # the tied operations of the event filter, as the export's rows show them
+    ending = work.filter(end.is_in(lasts), pl.col("start_ns") > 0)
+    ending = ending.join(tied.select("pid", "device", "last"), on=["pid", "device"])
+    wanted = set(
+        ending.filter(end == pl.col("last"))
+        .select("pid", "device", "kind", "start_ns", "end_ns", "context")
+        .iter_rows()
+    )
+    smallest = {
+        (pid, device): c for pid, device, c in tied.select("pid", "device", "context").iter_rows()
+    }
+    chosen: dict[tuple[int, int], tuple[int, int]] = {}
+    for table, query, kind in _TABLE_ORDER:
+        if table not in trace.tables:
+            continue
+        rows = trace._sqlite_rows(_resources.query(query), {"ends": json.dumps(lasts)})
+        for start_ns, end_ns, device, pid, context in rows:
+            key = (pid, device)
+            if key not in chosen and (*key, kind, start_ns, end_ns, context) in wanted:
+                chosen[key] = (end_ns, context)
+    return {key: found for key, found in chosen.items() if found[1] != smallest[key]}
+
+
+def _with_moved(ops: pl.DataFrame, moved: dict | None) -> pl.DataFrame:
+    """``ops`` with the contexts ``moved`` (:func:`_range_contexts`) on the operations that
+    end those pairs' ranges; ``ops`` itself when none moved (the usual case: no copy)."""
+    if not moved:
+        return ops
+    return ops.with_columns(_moved_context(moved, "end_ns", ops.schema["context"]))
+
+
+def _moved_context(moved: dict[tuple[int, int], tuple[int, int]], end: str, dtype) -> pl.Expr:
+    """The ``context`` column with the contexts ``moved`` (:func:`_range_contexts`) on the
+    rows of those pairs whose column ``end`` is the range's last end."""
+    import polars as pl
+
+    out = pl.col("context")
+    for (pid, device), (last, context) in moved.items():
+        here = (pl.col("pid") == pid) & (pl.col("device") == device) & (pl.col(end) == last)
+        out = pl.when(here).then(pl.lit(context, dtype)).otherwise(out)
+    return out.alias("context")
 
 
 def _by_pair_and_start(ops: pl.DataFrame) -> pl.DataFrame:
@@ -158,14 +275,13 @@ def gpu_low_util(ops: pl.DataFrame, chunks: int, threshold_pct: float) -> pl.Dat
     pairs = [_pair_chunks(part, chunks) for part in _pair_slices(ops)]
     owners = _empty_owners(pairs)
     rows = []
-    for key, worked, chunk_list in pairs:
+    for key, chunk_list in pairs:
         kept = [
             c
             for c in chunk_list
             if c.pct < threshold_pct and (c.touched or owners.get(c.index) == key[:2])
         ]
-        if worked:  # a pair whose operations all last 0 ns has no low-use window
-            rows.extend(_regions(kept, key))
+        rows.extend(_regions(kept, key))
     rows.sort(key=lambda r: (r[0], r[1], r[-1], r[4], r[3]))
     schema = dict.fromkeys(LOW_UTIL_COLUMNS, pl.Int64) | {"in_use_pct": pl.Float64}
     return pl.DataFrame([r[:-1] for r in rows], schema=schema, orient="row")
@@ -190,23 +306,22 @@ def _empty_owners(pairs: list[tuple]) -> dict[int, tuple[int, int]]:
     first the join gave, the pairs being scanned in (device, pid) order (its range table
     is grouped by device and pid)."""
     owners: dict[int, tuple[int, int]] = {}
-    for key, _, chunk_list in pairs:
+    for key, chunk_list in pairs:
         for c in chunk_list:
             if not c.touched and (c.index not in owners or key[:2] < owners[c.index]):
                 owners[c.index] = key[:2]
     return owners
 
 
-def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Chunk]]:
-    """One (process, device)'s chunks: ((device, pid, context), whether any operation
-    lasts more than 0 ns, the chunks in order). The context is nsys's: the one of the
-    operation that ends last (of operations that end together, nsys takes the first in the
-    export's tables, which the read does not keep: the smallest context here)."""
+def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, list[_Chunk]]:
+    """One (process, device)'s chunks: ((device, pid, context), the chunks in order). The
+    context is nsys's: the one of the operation that ends last (of operations that end
+    together, the one :func:`gpu_ops` gave them all, the first in the export's tables)."""
     import polars as pl
 
     start, end = pl.col("start_ns"), pl.col("end_ns")
     # Lazy: the durations and the last end are computed once (common subexpressions).
-    first, last, context, pid, device, longest, shortest = (
+    first, last, context, pid, device, shortest = (
         part.lazy()
         .select(
             start.min(),
@@ -214,7 +329,6 @@ def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Ch
             pl.col("context").filter(end == end.max()).min(),
             pl.col("pid").first(),
             pl.col("device").first(),
-            (end - start).max().alias("longest"),
             (end - start).min().alias("shortest"),
         )
         .collect()
@@ -222,12 +336,11 @@ def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Ch
     )
     key = (device, pid, context)
     # nsys: ceil(range / chunks) as a double; exact for any range under 2^53 ns. A range
-    # of no time has no chunk. Operations of no duration at all are no GPU work (util says
-    # so, and shows no device): such a pair has no low-use window, but its empty chunks
-    # take part in the choice of :func:`_empty_owners`, as in nsys.
+    # of no time has no chunk. A pair whose operations all last 0 ns has its chunks, at
+    # 0 % (nsys reports them; util sees no GPU work there).
     size = math.ceil((last - first) / chunks)
     if size == 0:
-        return key, False, []
+        return key, []
     bounds = {}
     for i in range(chunks):
         lo, hi = first + i * size, min(first + (i + 1) * size, last)
@@ -241,7 +354,7 @@ def _pair_chunks(part: pl.DataFrame, chunks: int) -> tuple[tuple, bool, list[_Ch
         _Chunk(i, lo, hi, used.get(i, 0) / (hi - lo) * 100, i in touched)
         for i, (lo, hi) in bounds.items()
     ]
-    return key, longest > 0, out
+    return key, out
 
 
 def _instants_inside(part: pl.DataFrame, first: int, last: int, size: int) -> set[int]:

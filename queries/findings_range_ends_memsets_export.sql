@@ -1,0 +1,22 @@
+-- findings_range_ends_memsets_export: the memset rows of the export that end at one of some
+-- times, in the table's rowid order, read by SQLite from its own table
+-- (Trace._sqlite_rows): the order nsys analyze 2022.4 scans them in, from which
+-- gpu-low-util takes the context of a (process, device)'s range where operations of
+-- several contexts end it together (tracelens.findings_gpu._range_contexts; that module
+-- reads the kernel, memcpy and memset queries in nsys's order). As nsys, only rows that
+-- start after 0. A full scan of the table; run only for such ties.
+-- Needs CUPTI_ACTIVITY_KIND_MEMSET with start, end, deviceId, globalPid, contextId.
+--
+-- Parameters:
+--   $ends  TEXT  a JSON array of the end times wanted (integers, ns)
+--
+-- Columns:
+--   start      INTEGER  start, ns from session start
+--   end        INTEGER  end, ns (one of $ends)
+--   deviceId   INTEGER  CUDA device ordinal
+--   pid        INTEGER  operating-system pid of the launching process (globalPid bits 24-47)
+--   contextId  INTEGER  CUDA context id
+SELECT start, "end", deviceId, (globalPid >> 24) & 16777215 AS pid, contextId
+FROM CUPTI_ACTIVITY_KIND_MEMSET
+WHERE "end" IN (SELECT CAST(value AS INTEGER) FROM json_each($ends)) AND start > 0
+ORDER BY rowid
