@@ -454,8 +454,10 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     diff = fp.compare(_doc(a), _doc(b))
     assert diff.identical and diff.figures["path_changed"] == 0
     assert diff.capture == (
-        "same path; B holds 2 fewer steps (4 vs 6: a shorter capture): "
-        "the last 14 launches of A are in A only"  # 2 steps of 7
+        "B's capture ends earlier (it holds 4 steps, A 6): A's last 14 launches are past its "
+        "end, not compared; which capture started later is not known: every step is the same "
+        "program, and a capture that started a step later reads as one that ended a step "
+        "earlier (the documents hold no times)"  # 2 steps of 7
     )
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
@@ -463,7 +465,7 @@ def test_a_capture_cut_short_follows_the_path_and_says_so(tmp_path, capsys):
     assert rc == 0 and out.startswith(
         "numerical path: b.sqlite follows a.json over the launches both captures hold"
     )
-    assert "Same path; B holds 2 fewer steps" in out
+    assert ". B's capture ends earlier (it holds 4 steps, A 6): A's last 14 launches" in out
     rc, _out, err = run_cli(["diff", a, b, "--fail-if", "path_changed"], capsys)
     assert rc == 0 and err == ""
 
@@ -472,11 +474,11 @@ def test_a_capture_started_later_and_cut_mid_step_follows_the_path(tmp_path):
     a = _doc(build_run(tmp_path / "a.sqlite", Run(steps=6)))
     shifted = _doc(build_run(tmp_path / "s.sqlite", Run(steps=4, first_step=3)))
     diff = fp.compare(a, shifted)
-    assert diff.identical and diff.capture.startswith("same path; B holds 2 fewer steps")
+    assert diff.identical and diff.capture.startswith("B's capture ends earlier (it holds 4")
     cut = _doc(build_run(tmp_path / "c.sqlite", Run(steps=6, launches=5 * 7 + 3)))
     diff = fp.compare(a, cut)
     assert diff.identical and diff.figures["path_changed"] == 0
-    assert diff.capture is not None and "are in A only" in diff.capture
+    assert diff.capture is not None and "A's last 4 launches are past its end" in diff.capture
 
 
 def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, capsys):
@@ -486,7 +488,10 @@ def test_a_capture_cut_short_with_a_switch_fails_and_names_the_switch(tmp_path, 
     f = diff.figures
     assert (f["path_changed"], f["variant_changed"], f["kernels_removed"]) == (1, 1, 0)
     assert diff.first.change.b.name == GEMM_SPLITK and diff.first.region == ("layers.1",)
-    assert diff.capture.endswith("are in A only, not counted as changes")
+    assert diff.capture.startswith(
+        "B's capture ends earlier (it holds 4 steps, A 6): A's last 14 launches are past its "
+        "end, not compared; "
+    )
     baseline = tmp_path / "a.json"
     baseline.write_text(fp.dumps(_doc(a)))
     rc, out, _ = run_cli(["fingerprint", b, "--check", baseline], capsys)

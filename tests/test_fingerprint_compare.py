@@ -115,10 +115,12 @@ def test_one_step_fewer_is_a_shorter_capture_not_a_change():
     diff = compare.compare(_doc(_program(300)), _doc(_program(299)))
     assert diff.identical and diff.figures["path_changed"] == 0
     assert diff.capture == (
-        "same path; B holds 1 fewer steps (299 vs 300: a shorter capture): "
-        f"the last {STEP} launches of A are in A only"
+        f"B's capture ends earlier (it holds 299 steps, A 300): A's last {STEP} launches are "
+        "past its end, not compared; which capture started later is not known: every step is "
+        "the same program, and a capture that started a step later reads as one that ended a "
+        "step earlier (the documents hold no times)"
     )
-    assert diff.note.endswith(". Same path; " + diff.capture[len("same path; ") :])
+    assert diff.note.endswith(". " + diff.capture)
 
 
 def test_one_step_fewer_and_a_switch_counts_each_change_once():
@@ -130,9 +132,9 @@ def test_one_step_fewer_and_a_switch_counts_each_change_once():
     figures = {k: diff.figures[k] for k in ("variant_changed", "kernels_added")}
     assert figures == {"variant_changed": 1, "kernels_added": 1}
     assert diff.figures["kernels_removed"] == 0 and diff.figures["config_changed"] == 0
-    assert diff.capture.startswith("B holds 1 fewer steps (299 vs 300: a shorter capture)")
-    assert diff.capture.endswith(
-        f"the last {STEP} launches of A are in A only, not counted as changes"
+    assert diff.capture.startswith(
+        f"B's capture ends earlier (it holds 299 steps, A 300): A's last {STEP} launches are "
+        "past its end, not compared; "
     )
     assert diff.first_math.change.kind == "variant"
     assert diff.first_math.change.position == _at(100, 7)
@@ -201,8 +203,10 @@ def test_a_later_start_and_a_cut_mid_step_are_capture_ends():
     diff = compare.compare(_doc(a), _doc(b))
     assert diff.identical
     head, tail = len(warmup) + 3 * STEP, STEP + 7
-    assert diff.capture.endswith(
-        f"the first {head} launches of A and the last {tail} launches of A are in A only"
+    assert diff.capture == (
+        f"B's capture starts later (it holds 295 steps, A 300): A's first {head} launches are "
+        f"before its start, not compared; B's capture ends earlier: A's last {tail} launches "
+        "are past its end, not compared"
     )
 
 
@@ -221,7 +225,9 @@ def test_a_slice_is_found_by_whole_kernels_not_names():
     b = _program(299, {(5, 2): _kernel("k2", grid=8)})
     diff = compare.compare(_doc(_program(300)), _doc(b))
     assert diff.figures["config_changed"] == 1 and diff.figures["kernels_removed"] == 0
-    assert diff.capture.endswith("not counted as changes")
+    assert diff.capture.startswith(
+        f"B's capture ends earlier (it holds 299 steps, A 300): A's last {STEP} launches"
+    )
 
 
 def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(monkeypatch):
@@ -234,6 +240,7 @@ def test_a_capture_cut_short_past_the_edit_bound_still_names_only_the_switch(mon
     f = diff.figures
     assert (f["variant_changed"], f["kernels_removed"], f["kernels_added"]) == (1, 0, 0)
     assert diff.first.change.position == _at(40, 7)
-    assert diff.capture.endswith(
-        f"the last {200 * STEP:,} launches of A are in A only, not counted as changes"
+    assert diff.capture.startswith(
+        f"B's capture ends earlier (it holds 100 steps, A 300): A's last {200 * STEP:,} "
+        "launches are past its end, not compared; "
     )

@@ -6,14 +6,21 @@ after the last (format version 10); a change inside what both captured still fai
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 from fixtures.fingerprint_runs import GEMM, GEMM_SPLITK, Run, build_run
 
 import tracelens
 from tracelens import fingerprint as fp
+from tracelens.fingerprint.ends import CaptureEnds
 
 STEPS = 8
 STEP = 7  # launches in a step of the fixture's program (one more every 4th: the optimizer)
+# What the board adds when every step is the same program: the documents hold no times.
+NOT_KNOWN = (
+    "; which capture started later is not known: every step is the same program, and a "
+    "capture that started a step later reads as one that ended a step earlier (the "
+    "documents hold no times)"
+)
 
 
 def _doc(path):
@@ -49,8 +56,15 @@ def test_a_capture_cut_after_fewer_steps_is_not_a_removal(tmp_path, capsys, nvtx
     full = Run(steps=STEPS, optimizer_every=4, nvtx=nvtx)
     cut = Run(steps=3, optimizer_every=4, nvtx=nvtx)
     new, old = _check_both_ways(tmp_path, capsys, full, cut)
-    assert "B holds 5 fewer steps (3 vs 8: a shorter capture): the last 37 launches of A" in new
-    assert "B holds 5 more steps (8 vs 3: a longer capture): the last 37 launches of B" in old
+    # the optimizer's steps fix where the short capture's 3 steps are: no "not known"
+    assert (
+        ". B's capture ends earlier (it holds 3 steps, A 8): A's last 37 launches are past "
+        "its end, not compared\n"
+    ) in new
+    assert (
+        ". A's capture ends earlier (it holds 3 steps, B 8): B's last 37 launches are past "
+        "its end, not compared\n"
+    ) in old
 
 
 @pytest.mark.parametrize("nvtx", [True, False])
@@ -66,7 +80,10 @@ def test_a_capture_cut_mid_step_is_not_a_removal(tmp_path, capsys, nvtx):
     new, _old = _check_both_ways(
         tmp_path, capsys, Run(steps=STEPS, optimizer_every=4, nvtx=nvtx), cut
     )
-    assert "(3 vs 8: a shorter capture): the last 35 launches of A are in A only" in new
+    assert (
+        ". B's capture ends earlier (it holds 3 steps, A 8): A's last 35 launches are past "
+        "its end, not compared\n"
+    ) in new
 
 
 @pytest.mark.parametrize("nvtx", [True, False])
@@ -80,8 +97,20 @@ def test_a_capture_started_later_is_not_a_launch_order_change(tmp_path, capsys, 
     assert sum(e.get("after", 0) for e in doc["paths"]) == 3
     new, old = _check_both_ways(tmp_path, capsys, Run(steps=STEPS, nvtx=nvtx), later)
     for out in (new, old):
-        assert "launch orders changed" not in out and "launches of A and the" in out
-        assert "are in one capture only" in out
+        assert "launch orders changed" not in out
+    # every step is the same program: a start 3 launches later reads as one 4 launches
+    # earlier, and the board says that which capture started later is not known (with
+    # NVTX each region's launches are placed apart: one at each end)
+    n = 1 if nvtx else 3
+    first, second = ("A", "B") if nvtx else ("B", "A")
+    steps = f"it holds {8 if nvtx else 7} steps, {second} {7 if nvtx else 8}"
+    first_launches = "first launch is" if nvtx else f"first {n} launches are"
+    last_launches = "last launch is" if nvtx else f"last {n} launches are"
+    assert (
+        f". {first}'s capture starts later ({steps}): {second}'s {first_launches} before its "
+        f"start, not compared; {second}'s capture ends earlier: {first}'s {last_launches} "
+        f"past its end, not compared{NOT_KNOWN}\n"
+    ) in new
 
 
 def test_a_capture_started_whole_steps_later_says_so(tmp_path, capsys):
@@ -92,7 +121,10 @@ def test_a_capture_started_whole_steps_later_says_so(tmp_path, capsys):
     full = Run(steps=STEPS, optimizer_every=4, nvtx=False)
     later = Run(steps=4, first_step=5, optimizer_every=4, nvtx=False)
     new, _old = _check_both_ways(tmp_path, capsys, full, later)
-    assert "(4 vs 8: a shorter capture): the first 29 launches of A are in A only" in new
+    assert (
+        ". B's capture starts later (it holds 4 steps, A 8): A's first 29 launches are before "
+        "its start, not compared\n"
+    ) in new
 
 
 @pytest.mark.parametrize("nvtx", [True, False])
@@ -109,7 +141,10 @@ def test_a_switch_inside_the_steps_both_hold_still_fails(tmp_path, capsys, nvtx)
     )
     assert rc == 1 and f"{GEMM_SPLITK} replaced {GEMM}" in out
     assert "0 kernels added, 0 removed" in out
-    assert "are in A only, not counted as changes" in out
+    assert (
+        ". B's capture ends earlier (it holds 4 steps, A 8): A's last 25 launches are past "
+        f"its end, not compared{NOT_KNOWN}\n"
+    ) in out
 
 
 def test_a_kernel_missing_from_a_step_both_hold_whole_is_removed(tmp_path, capsys):
@@ -124,4 +159,64 @@ def test_a_kernel_missing_from_a_step_both_hold_whole_is_removed(tmp_path, capsy
     )
     assert rc == 1 and "0 kernels added, 1 removed" in out, out
     assert "removed  #15   flash::flash_fwd_splitkv_kernel" in out
-    assert "the last 21 launches of A are in A only, not counted as changes" in out
+    assert (
+        ". B's capture ends earlier (it holds 5 steps, A 8): A's last 21 launches are past "
+        f"its end, not compared{NOT_KNOWN}\n"
+    ) in out
+
+
+def test_the_ends_are_data_of_the_comparison(tmp_path):
+    """Which capture starts later or ends earlier, and by how many steps and launches, are
+    fields of the comparison (``PathDiff.ends``, ``capture_ends`` in the JSON), and the
+    sentence is said from them."""
+    from tracelens.fingerprint.board import capture_text
+
+    full = _doc(build_run(tmp_path / "full.sqlite", Run(steps=STEPS, optimizer_every=4)))
+    short = _doc(build_run(tmp_path / "short.sqlite", Run(steps=3, optimizer_every=4)))
+    diff = fp.compare(full, short)
+    assert diff.ends == CaptureEnds(STEPS, 3, "marker", "marker", past_end_a=37)
+    assert (diff.ends.ends_earlier, diff.ends.starts_later, diff.ends.more_steps) == ("B", None, -5)
+    assert diff.ends.only_in("A") == 37 and diff.ends.only_in("B") == 0
+    assert (
+        diff.capture
+        == capture_text(diff.ends)
+        == (
+            "B's capture ends earlier (it holds 3 steps, A 8): A's last 37 launches are past its "
+            "end, not compared"
+        )
+    )
+    assert diff.to_dict()["capture_ends"] == {
+        "steps_a": 8,
+        "steps_b": 3,
+        "method_a": "marker",
+        "method_b": "marker",
+        "before_start_a": 0,
+        "past_end_a": 37,
+        "before_start_b": 0,
+        "past_end_b": 0,
+        "ambiguous": False,
+    }
+    later = _doc(build_run(tmp_path / "later.sqlite", Run(steps=4, first_step=5, nvtx=False)))
+    plain = _doc(build_run(tmp_path / "plain.sqlite", Run(steps=STEPS, nvtx=False)))
+    assert (
+        fp.compare(full, full).ends is None
+        and "capture_ends" not in fp.compare(plain, plain).to_dict()
+    )
+    assert fp.compare(plain, later).ends.ambiguous
+
+
+def test_a_capture_started_later_over_the_same_steps_is_said_to_be_unknown(tmp_path):
+    """Steps 3-6 of 6, every step the same program: the documents hold no times, so this
+    reads as a capture that ended two steps earlier, and the board says which started
+    later is not known (the old sentence claimed "a shorter capture", the last 14
+    launches); the README says the same."""
+    full = _doc(build_run(tmp_path / "full.sqlite", Run(steps=6)))
+    later = _doc(build_run(tmp_path / "later.sqlite", Run(steps=4, first_step=3)))
+    diff = fp.compare(full, later)
+    assert diff.identical and diff.ends.ambiguous and diff.ends.past_end_a == 2 * STEP
+    assert diff.capture == (
+        "B's capture ends earlier (it holds 4 steps, A 6): A's last 14 launches are past its "
+        f"end, not compared{NOT_KNOWN}"
+    )
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert NOT_KNOWN.removeprefix("; ") in readme

@@ -149,17 +149,16 @@ def test_launches_at_both_ends_that_the_steps_do_not_count_keep_their_total():
 
     import pyarrow as pa
 
-    from tracelens.ranks.consistency import _at_both_ends
+    from tracelens.fingerprint.ends import CaptureEnds
+    from tracelens.ranks.consistency import _capture_row
 
     steps = pa.table({"step": [1, 2, 3, 4], "kernels": [4, 5, 5, 4]})
-    said = (
-        "rank 2 holds 2 fewer steps (2 vs 4: a shorter capture): the last 20 launches of "
-        "rank 0 are in rank 0 only"
-    )
+    ends = CaptureEnds(4, 2, "marker", "marker", past_end_a=20, ambiguous=True)
     summaries = {0: SimpleNamespace(steps=steps)}
-    assert _at_both_ends(said, 2, 0, {0: (1, 4), 2: (2, 3)}, summaries) == (
-        "rank 2 holds 2 fewer steps (2 vs 4: a capture that started later and ended earlier): "
-        "20 launches of rank 0, at its start and end, are in rank 0 only"
+    row = _capture_row(2, 0, ends, {0: (1, 4), 2: (2, 3)}, summaries)
+    assert row["detail"] == (
+        "rank 0's path; rank 2 holds 2 fewer steps (2 vs 4: a capture that started later and "
+        "ended earlier): 20 launches of rank 0, at its start and end, are in rank 0 only"
     )
 
 

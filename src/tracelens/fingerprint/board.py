@@ -4,8 +4,12 @@ Returns strings: the command line decides where they go."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .compare import ADDED, CONFIG, ORDER, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
+
+if TYPE_CHECKING:
+    from .ends import CaptureEnds
 
 _ORDER = {VARIANT: 0, ADDED: 1, REMOVED: 2, ORDER: 3, CONFIG: 4}
 _KIND_LABEL = {
@@ -73,6 +77,73 @@ def divergence_text(d: Divergence, nvtx: bool = True) -> str:
     if d.change is None:
         return f"{where}: {d.detail}"
     return f"{where}, launch #{d.change.position}: {change_text(d.change)}"
+
+
+def capture_text(ends: CaptureEnds) -> str:
+    """Where two captures start and end apart, worded as ``tracelens diff`` words a capture
+    difference (:mod:`tracelens.compare.clues.path`), a clause for the start and one for the
+    end, the steps said in the first: "B's capture ends earlier (it holds 3 steps, A 8): A's
+    last 37 launches are past its end, not compared". Where each capture holds launches
+    before the other's start (past its end), each in some region, that end is said of
+    both. With :attr:`CaptureEnds.ambiguous` it also says that which capture started later
+    is not known."""
+    said = [
+        clause
+        for clause in (
+            _end_clause(ends.before_start_a, ends.before_start_b, start=True),
+            _end_clause(ends.past_end_a, ends.past_end_b, start=False),
+        )
+        if clause is not None
+    ]
+    (subject, first), *rest = said
+    clauses = [first.format(steps=f" ({_steps_held(ends, subject)})")]
+    clauses += [text.format(steps="") for _subject, text in rest]
+    if ends.ambiguous:
+        clauses.append(
+            "which capture started later is not known: every step is the same program, and "
+            "a capture that started a step later reads as one that ended a step earlier (the "
+            "documents hold no times)"
+        )
+    return "; ".join(clauses)
+
+
+def _end_clause(of_a: int, of_b: int, *, start: bool) -> tuple[str | None, str] | None:
+    """(its subject: "A", "B" or None for both, the clause) for the captures' start
+    (``start``) or end, from A's and B's launches before the other's start (past its end);
+    ``{steps}`` follows the subject. None when neither holds any."""
+    which = "first" if start else "last"
+    if of_a and of_b:  # each holds some, in another region
+        where = "before the other's start" if start else "past the other's end"
+        return None, (
+            f"the captures {'start' if start else 'end'} apart{{steps}}: A's {which} {of_a:,} "
+            f"and B's {which} {of_b:,} launches are each {where}, region by region, not "
+            "compared"
+        )
+    if not (of_a or of_b):
+        return None
+    short, long, n = ("B", "A", of_a) if of_a else ("A", "B", of_b)
+    moved, where = (
+        ("starts later", "before its start") if start else ("ends earlier", "past its end")
+    )
+    return short, (
+        f"{short}'s capture {moved}{{steps}}: {long}'s {which} {_launches(n)} {where}, not compared"
+    )
+
+
+def _launches(n: int) -> str:
+    return "launch is" if n == 1 else f"{n:,} launches are"
+
+
+def _steps_held(ends: CaptureEnds, side: str | None) -> str:
+    """``it holds 3 steps, A 8`` (``side``'s steps, then the other's; None: ``A holds 8
+    steps, B 3``), with each one's method when they found their steps differently."""
+    own, other = ("B", "A") if side == "B" else ("A", "B")
+    counts = {"A": ends.steps_a, "B": ends.steps_b}
+    methods = {"A": ends.method_a, "B": ends.method_b}
+    by = (lambda s: f" by {methods[s]}") if ends.method_a != ends.method_b else (lambda s: "")
+    steps = "step" if counts[own] == 1 else "steps"
+    who = "it" if side else own
+    return f"{who} holds {counts[own]:,} {steps}{by(own)}, {other} {counts[other]:,}{by(other)}"
 
 
 def _summary(diff: PathDiff) -> str:

@@ -231,40 +231,6 @@ def blocks_slice(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
-def statement(a: dict[str, Any], b: dict[str, Any], ends: Ends, changed: bool) -> str:
-    """The capture difference in words, e.g. "same path; B holds 8 fewer steps (12 vs 20:
-    a shorter capture): the last 48 launches of A are in A only"."""
-    sa, sb = a["steps"], b["steps"]
-    more = sb["count"] - sa["count"]
-    if sa["method"] != sb["method"]:
-        lead = (
-            f"B holds {sb['count']:,} steps by {sb['method']}, A {sa['count']:,} by "
-            f"{sa['method']} (another capture)"
-        )
-    elif more == 0:
-        lead = f"B holds the same {sb['count']:,} steps (a capture that starts or ends inside one)"
-    elif more < 0:
-        lead = (
-            f"B holds {-more:,} fewer steps ({sb['count']:,} vs {sa['count']:,}: a shorter capture)"
-        )
-    else:
-        lead = f"B holds {more:,} more steps ({sb['count']:,} vs {sa['count']:,}: a longer capture)"
-    parts = [
-        f"the {where} {count:,} launches of {side}"
-        for count, where, side in (
-            (ends.a_head, "first", "A"),
-            (ends.a_tail, "last", "A"),
-            (ends.b_head, "first", "B"),
-            (ends.b_tail, "last", "B"),
-        )
-        if count
-    ]
-    sides = {p[-1] for p in parts}
-    only = f"in {sides.pop()} only" if len(sides) == 1 else "in one capture only"
-    tail = ", not counted as changes" if changed else ""
-    return f"{'' if changed else 'same path; '}{lead}: {' and '.join(parts)} are {only}{tail}"
-
-
 def lone_ends(
     ua: dict[tuple, Any], ub: dict[tuple, Any], steps_a: dict[tuple, Any], steps_b: dict[tuple, Any]
 ) -> tuple[set[tuple], Ends]:

@@ -270,8 +270,8 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
 def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     """Where B's numerical path differs from A's (both fingerprint documents). Launches
     only one capture holds at its start or end are a capture difference
-    (``PathDiff.capture``), not a change."""
-    from .capture import Ends, cut_steps, lone_ends, statement
+    (``PathDiff.ends``, in words ``PathDiff.capture``), not a change."""
+    from .capture import Ends, cut_steps, lone_ends
     from .outside import beyond, known_steps, split, trim
 
     note = steps_note(a, b)
@@ -331,8 +331,12 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     ]
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
     figures = _figures(regions, compared)
-    capture = statement(a, b, ends, bool(regions)) if ends else None
-    if capture is not None:
+    apart = _capture_ends(a, b, ends, (ra, rb), cut) if ends else None
+    capture = None
+    if apart is not None:
+        from .board import capture_text
+
+        capture = capture_text(apart)
         said = f"{capture[0].upper()}{capture[1:]}"
         note = said if note is None else f"{note}. {said}"
     if spent.counted:  # say so: those regions were not aligned
@@ -341,5 +345,29 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     replays = (a.get("graph_replays", 0), b.get("graph_replays", 0))
     kinds = (a.get("regions", ""), b.get("regions", ""))
     return PathDiff(
-        tuple(regions), first, first_math, figures, compared, note, capture, replays, kinds
+        tuple(regions), first, first_math, figures, compared, note, capture, replays, kinds, apart
+    )
+
+
+def _capture_ends(a: dict[str, Any], b: dict[str, Any], ends: Any, units: tuple, cut: set):
+    """The launches only one capture holds at its ends (``ends``: capture.Ends) with the
+    two documents' steps, as :class:`tracelens.fingerprint.ends.CaptureEnds`; ``units``:
+    each document's units by (device, region, step), ``cut``: the keys left out (whether
+    the launches could as well be at the other end, outside.either_end)."""
+    from .ends import CaptureEnds
+    from .outside import either_end
+
+    wider = (bool(ends.a_head or ends.a_tail), bool(ends.b_head or ends.b_tail))
+    ambiguous = either_end(*units, cut, wider)
+    sa, sb = a["steps"], b["steps"]
+    return CaptureEnds(
+        sa["count"],
+        sb["count"],
+        sa["method"],
+        sb["method"],
+        before_start_a=ends.a_head,
+        past_end_a=ends.a_tail,
+        before_start_b=ends.b_head,
+        past_end_b=ends.b_tail,
+        ambiguous=ambiguous,
     )

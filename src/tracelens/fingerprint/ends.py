@@ -5,16 +5,76 @@ has no times, so without this a comparison could not tell launches the other cap
 reached from launches removed (:mod:`tracelens.fingerprint.capture`): an entry outside the
 steps (``steps`` []) says how many of its launches are before the first step (``before``)
 and after the last (``after``); the rest are between steps (format version 10).
+
+A comparison of two captures that start or end apart says so as data (:class:`CaptureEnds`,
+``PathDiff.ends``), which the board words (:func:`tracelens.fingerprint.board.capture_text`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import polars as pl
 
     from ..trace import Trace
+
+
+@dataclass(frozen=True)
+class CaptureEnds:
+    """Where two captures of one program (A the baseline, B the run checked) start and end
+    apart, as a comparison found them: each one's steps, and the launches each holds before
+    the other's capture starts and past its end (summed over the compared regions), which
+    are not compared. A side's launches before the other's start say that the other
+    capture starts later, past its end that the other ends earlier.
+
+    ``ambiguous``: every step of the capture that holds launches beyond the other (of each,
+    when both do) is the same program, and no run outside the steps that both hold (a
+    warm-up) fixes where their steps begin or end: the documents hold no times, so the
+    launches are where each capture's step numbering puts them, and a capture that started
+    a step later reads as one that ended a step earlier
+    (:func:`tracelens.fingerprint.outside.either_end`)."""
+
+    steps_a: int
+    steps_b: int
+    method_a: str  # how each capture's steps were found (the documents' steps.method)
+    method_b: str
+    before_start_a: int = 0  # launches of A before B's capture starts
+    past_end_a: int = 0  # launches of A past B's capture's end
+    before_start_b: int = 0  # launches of B before A's capture starts
+    past_end_b: int = 0  # launches of B past A's capture's end
+    ambiguous: bool = False
+
+    @property
+    def starts_later(self) -> str | None:
+        """ "A" or "B": the side whose capture starts later (the other holds launches before
+        its start); None when neither does, or each does in some region."""
+        return _one_side(self.before_start_b, self.before_start_a)
+
+    @property
+    def ends_earlier(self) -> str | None:
+        """ "A" or "B": the side whose capture ends earlier (the other holds launches past
+        its end); None when neither does, or each does in some region."""
+        return _one_side(self.past_end_b, self.past_end_a)
+
+    @property
+    def more_steps(self) -> int:
+        """How many more steps B holds than A (negative: fewer)."""
+        return self.steps_b - self.steps_a
+
+    def only_in(self, side: str) -> int:
+        """The launches only ``side`` ("A" or "B") holds, at its start and end."""
+        if side == "A":
+            return self.before_start_a + self.past_end_a
+        return self.before_start_b + self.past_end_b
+
+
+def _one_side(of_a: int, of_b: int) -> str | None:
+    """ "A" when only ``of_a`` is non-zero, "B" when only ``of_b`` is, else None."""
+    if bool(of_a) == bool(of_b):
+        return None
+    return "A" if of_a else "B"
 
 
 def outside_counts(frame: pl.DataFrame) -> pl.DataFrame:

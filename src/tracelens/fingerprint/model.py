@@ -5,7 +5,10 @@ divergence and the whole comparison (:class:`PathDiff`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .ends import CaptureEnds
 
 # Change kinds, most telling first (the order of the board). ORDER: a unit whose launches
 # are the same variants as often as A's, in another order (one change per unit, at its first
@@ -95,8 +98,8 @@ class PathDiff:
     figures: dict[str, int] = field(default_factory=dict)
     compared_units: int = 0
     note: str | None = None  # e.g. why steps were not compared one by one
-    # When the steps differ: the launches only one capture holds at its start or end, in
-    # words (also in ``note``); they are not changes (see capture.py).
+    # The launches only one capture holds at its start or end, in words (also in
+    # ``note``, board.capture_text of ``ends``); they are not changes (see capture.py).
     capture: str | None = None
     # CUDA graph replays traced at graph level in A and in B (the documents'
     # ``graph_replays``): the kernels they ran are not recorded, so no change is measured.
@@ -104,6 +107,8 @@ class PathDiff:
     # The documents' ``regions`` ("nvtx" or "step") in A and in B: a capture profiled
     # without NVTX has its steps as regions, and no region of one matches one of the other.
     regions_kinds: tuple[str, str] = ("", "")
+    # Where the two captures start and end apart, as data (``capture`` says it), or None.
+    ends: CaptureEnds | None = None
 
     @property
     def identical(self) -> bool:
@@ -195,6 +200,8 @@ class PathDiff:
         }
         if self.capture is not None:  # only then, so every other comparison's JSON stays
             out["capture"] = self.capture
+        if self.ends is not None:  # only then, as ``capture``
+            out["capture_ends"] = asdict(self.ends)
         if self.unrecorded is not None:  # only then, as ``capture``
             out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
         if self.unannotated is not None:  # only then, as ``capture``

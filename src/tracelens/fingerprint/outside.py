@@ -205,3 +205,76 @@ def beyond(
                 keys.add(key)
                 ends.add(Ends(a_tail=unit.launches) if in_a else Ends(b_tail=unit.launches))
     return keys, ends
+
+
+def either_end(
+    ra: dict[tuple, Any], rb: dict[tuple, Any], skip: set[tuple], wider: tuple[bool, bool]
+) -> bool:
+    """Whether the launches one capture holds beyond the other could as well be at its
+    other end (:attr:`tracelens.fingerprint.ends.CaptureEnds.ambiguous`; ``ra``, ``rb``:
+    the documents' units by (device, region, step); ``wider``: whether A, whether B holds
+    launches beyond the other): every step of each capture that holds some holds the same
+    launches, region by region (the steps of the units in ``skip`` aside: a first or last
+    step one capture started or ended inside), so the other's steps fit at any of its
+    steps; and no run outside the steps fixes an end: one both captures hold some of, alike,
+    before their steps (after them) that is no end (no start) of a step, as a warm-up is
+    (:func:`_fixes`)."""
+    skipped = {key[2] for key in skip if key[2] is not None}
+    step_kernels: dict[tuple, list] = {}
+    for units, holds in zip((ra, rb), wider, strict=True):
+        if holds and not _one_program(units, skipped, step_kernels):
+            return False
+    runs_a, runs_b = _outside_runs(ra), _outside_runs(rb)
+    for key, (head, tail) in runs_a.items():
+        other = runs_b.get(key)
+        seq = step_kernels.get(key[:2], [])
+        if other is not None and (
+            _fixes(head, other[0], seq[::-1], start=True) or _fixes(tail, other[1], seq)
+        ):
+            return False
+    return True
+
+
+def _fixes(run: list, other: list, step: list, start: bool = False) -> bool:
+    """Whether two captures' runs outside the steps at one end (``start``: before the
+    steps, else after them) fix where their steps are: the shorter one ends the longer one
+    (before the steps; begins it, after them) and is no end (start) of a step (``step``,
+    its launches, reversed before the steps): a warm-up both hold some of."""
+    short, long = (run, other) if len(run) <= len(other) else (other, run)
+    if not short:
+        return False
+    if start:
+        return long[len(long) - len(short) :] == short and short[::-1] != step[: len(short)]
+    return long[: len(short)] == short and short != step[: len(short)]
+
+
+def _one_program(units: dict[tuple, Any], skipped: set[int], kernels: dict[tuple, list]) -> bool:
+    """Whether the steps of ``units`` (those ``skipped`` aside) all hold the same launches,
+    region by region; puts each (device, region)'s step launches in ``kernels``. Compared
+    as lists (a document's kernel variants are one object each: mostly identity checks)."""
+    first: dict[tuple, Any] = {}
+    regions: dict[int, set[tuple]] = {}
+    for (device, region, step), unit in units.items():
+        if step is None or step in skipped:
+            continue
+        seen = first.setdefault((device, region), unit)
+        if seen is not unit and (seen.launches, seen.blocks, seen.kernels) != (
+            unit.launches,
+            unit.blocks,
+            unit.kernels,
+        ):
+            return False
+        regions.setdefault(step, set()).add((device, region))
+        kernels[(device, region)] = unit.kernels
+    return len({frozenset(held) for held in regions.values()}) == 1
+
+
+def _outside_runs(units: dict[tuple, Any]) -> dict[tuple, tuple[list, list]]:
+    """Per (device, region, None) unit outside the steps whose launches are all listed:
+    its launches before the first step and after the last (``before``, ``after``)."""
+    out = {}
+    for key, unit in units.items():
+        if key[2] is None and not unit.blocks and unit.launches == len(unit.kernels):
+            kernels = unit.kernels
+            out[key] = (kernels[: unit.before], kernels[len(kernels) - unit.after :])
+    return out

@@ -11,6 +11,8 @@ from .rules import ranks_rules
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..fingerprint.ends import CaptureEnds
+
 _DETAIL_CHARS = 240  # a path difference's "where" is cut to this many characters
 
 
@@ -159,9 +161,9 @@ def _path_differences(
         else:
             diff = fingerprint.compare(base, other)
             first = diff.first_math or diff.first
-            if first is None and diff.capture is not None:
+            if first is None and diff.ends is not None:
                 # the same path over a shorter or shifted capture: a capture difference
-                rows.append(_capture_row(rank, model, diff.capture, spans or {}, by_rank))
+                rows.append(_capture_row(rank, model, diff.ends, spans or {}, by_rank))
                 continue
             short = _too_short_for_steps(base, other)
             if first is not None and short is not None:
@@ -227,75 +229,95 @@ def _kernel_launches(doc: dict) -> dict[tuple[int, str], int]:
 
 
 def _capture_row(
-    rank: int, model: int, capture: str, spans: dict[int, tuple[int, int]], summaries: dict
+    rank: int, model: int, ends: CaptureEnds, spans: dict[int, tuple[int, int]], summaries: dict
 ) -> dict[str, object]:
     """A rank whose capture holds the common path over other steps (fewer, later, cut
-    inside one): said as a capture difference, in the ranks' names (the comparison's A is
-    the model rank, its B this one). ``summaries``: rank -> its summary."""
-    said = capture.removeprefix("same path; ").replace("B holds", f"rank {rank} holds")
-    said = said.replace(" of A ", f" of rank {model} ").replace(
-        "in A only", f"in rank {model} only"
-    )
-    said = said.replace(" of B ", f" of rank {rank} ").replace("in B only", f"in rank {rank} only")
-    if rank in spans and model in spans:
-        said = _at_start(said, rank, model, spans)
-        said = _at_both_ends(said, rank, model, spans, summaries)
+    inside one): said as a capture difference, in the ranks' names, from the comparison's
+    :class:`tracelens.fingerprint.ends.CaptureEnds` (its A is the model rank, its B this
+    one). Where the comparison cannot tell at which end the launches are (every step the
+    same program), the ranks' paired calls (``spans``) place them (:func:`_placed`).
+    ``summaries``: rank -> its summary."""
+    names = {"A": f"rank {model}", "B": f"rank {rank}"}
+    kind = "a shorter capture" if ends.more_steps < 0 else "a longer capture"
+    parts = [
+        (f"the {where} {_launches(count)} of {names[side]}", side, count)
+        for count, where, side in (
+            (ends.before_start_a, "first", "A"),
+            (ends.past_end_a, "last", "A"),
+            (ends.before_start_b, "first", "B"),
+            (ends.past_end_b, "last", "B"),
+        )
+        if count
+    ]
+    if ends.ambiguous and rank in spans and model in spans:
+        kind, parts = _placed(ends, rank, model, spans, summaries, kind) or (kind, parts)
+    sides = {side for _text, side, _n in parts}
+    only = f"in {names[sides.pop()]} only" if len(sides) == 1 else "in one capture only"
+    are = "is" if [n for *_words, n in parts] == [1] else "are"
+    said = f"{_held(ends, rank, model, kind)}: {' and '.join(p[0] for p in parts)} {are} {only}"
     return {"rank": rank, "what": "capture", "detail": f"rank {model}'s path; {said}"}
 
 
-def _at_start(said: str, rank: int, model: int, spans: dict[int, tuple[int, int]]) -> str:
-    """``said`` with the launches one capture holds beyond the other put at its start
-    where the ranks' paired calls say that capture started earlier and both ended
-    together. A launch sequence that repeats every step is a slice of the longer one at
-    its start as well as at its end (the comparison reports its first occurrence: "the
-    last N launches"); the collectives' times tell which."""
-    import re
-
-    (first, last), (model_first, model_last) = spans[rank], spans[model]
-    if last != model_last or first == model_first:
-        return said
-    earlier, later = (model, rank) if first > model_first else (rank, model)
-    said = re.sub(
-        rf"the last ([\d,]+) launches of rank {earlier}\b",
-        rf"the first \1 launches of rank {earlier}",
-        said,
-    )
-    return said.replace(
-        "a shorter capture)" if earlier == model else "a longer capture)",
-        f"a capture that started {'later' if earlier == model else 'earlier'})",
-    )
+def _launches(n: int) -> str:
+    return "launch" if n == 1 else f"{n:,} launches"
 
 
-def _at_both_ends(
-    said: str, rank: int, model: int, spans: dict[int, tuple[int, int]], summaries: dict
-) -> str:
-    """``said`` with the launches one capture holds beyond the other split between its
-    start and its end where the ranks' paired calls say the other capture started later
-    and ended earlier (the comparison reports them as "the last N launches", see
-    :func:`_at_start`): the first and the last launches of the wider capture's steps
-    before and after the other's, where they add up to N; else N launches at both ends."""
-    import re
-
-    (first, last), (model_first, model_last) = spans[rank], spans[model]
-    if first > model_first and last < model_last:
-        wider, inner, lead = model, (first, last), "a capture that started later and ended earlier)"
-    elif first < model_first and last > model_last:
-        wider, inner, lead = (
-            rank,
-            (model_first, model_last),
-            "a capture that started earlier and ended later)",
+def _held(ends: CaptureEnds, rank: int, model: int, kind: str) -> str:
+    """``rank 3 holds 2 fewer steps (4 vs 6: KIND)``, or the steps of each when they were
+    found otherwise, or the same count."""
+    mine, theirs = ends.steps_b, ends.steps_a
+    if ends.method_a != ends.method_b:
+        return (
+            f"rank {rank} holds {mine:,} steps by {ends.method_b}, rank {model} {theirs:,} "
+            f"by {ends.method_a} (another capture)"
         )
+    more = ends.more_steps
+    if more == 0:
+        return (
+            f"rank {rank} holds the same {mine:,} steps (a capture that starts or ends inside one)"
+        )
+    fewer = "fewer" if more < 0 else "more"
+    return f"rank {rank} holds {abs(more):,} {fewer} steps ({mine:,} vs {theirs:,}: {kind})"
+
+
+def _placed(ends: CaptureEnds, rank: int, model: int, spans: dict, summaries: dict, kind: str):
+    """(the kind of capture, [(words, side, launches)]) with the launches only one capture
+    holds put where the ranks' paired calls (``spans``: each rank's first and last step in
+    the run) say they are, when only the capture that started earlier or ended later holds
+    some: at its start where both ended together (the comparison puts the launches of a
+    sequence that repeats every step at the end: "the last N launches"), or split between
+    its start and its end where the other started later and ended earlier: the first and
+    the last launches of its steps before and after the other's, where they add up to N;
+    else N launches at both ends. None when the calls place nothing. ``kind``: the
+    comparison's kind of capture (a shorter or a longer one), said as the calls say it."""
+    (first, last), (model_first, model_last) = spans[rank], spans[model]
+    wider = None
+    if last == model_last and first != model_first:
+        wider = model if first > model_first else rank
+        at, moves = "start", "started"
+    elif first > model_first and last < model_last:
+        wider, at, moves = model, "both", "started later and ended"
+    elif first < model_first and last > model_last:
+        wider, at, moves = rank, "both", "started earlier and ended"
+    side = "A" if wider == model else "B"
+    if wider is None or ends.only_in("B" if side == "A" else "A"):
+        return None  # the calls place nothing, or each capture holds launches the other lacks
+    n, name = ends.only_in(side), f"rank {wider}"
+    if at == "start":
+        words = f"the first {n:,} launches of {name}"
+        moves += " later" if wider == model else " earlier"
     else:
-        return said
-    head, tail = _launches_outside(summaries[wider].steps, spans[wider][0], inner)
-
-    def split(match: re.Match) -> str:
-        if int(match.group(1).replace(",", "")) == head + tail:
-            return f"the first {head:,} and the last {tail:,} launches of rank {wider}"
-        return f"{match.group(1)} launches of rank {wider}, at its start and end,"
-
-    said = re.sub(rf"the last ([\d,]+) launches of rank {wider}\b", split, said)
-    return said.replace("a shorter capture)" if wider == model else "a longer capture)", lead)
+        inner = spans[rank] if wider == model else spans[model]
+        head, tail = _launches_outside(summaries[wider].steps, spans[wider][0], inner)
+        if head + tail == n:
+            words = f"the first {head:,} and the last {tail:,} launches of {name}"
+        else:
+            words = f"{n:,} launches of {name}, at its start and end,"
+        moves += " earlier" if wider == model else " later"
+    expected = "a shorter capture" if wider == model else "a longer capture"
+    if kind == expected:
+        kind = f"a capture that {moves}"
+    return kind, [(words, side, n)]
 
 
 def _launches_outside(steps, run_first: int, inner: tuple[int, int]) -> tuple[int, int]:
