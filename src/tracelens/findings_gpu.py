@@ -252,7 +252,7 @@ def gpu_gaps(
     import polars as pl
 
     end, context = pl.col("end_ns"), pl.col("context")
-    parts = []
+    parts, tied = [], []
     for part in _pair_slices(ops):
         gaps = part.select(
             (pl.col("start_ns") - end.cum_max().shift(1)).alias("duration_ns"),
@@ -266,35 +266,41 @@ def gpu_gaps(
                 .group_by(end.alias("start_ns"))
                 .agg(context.min(), context.max().alias("highest"))
             )
-            parts.append(gaps.join(before, on="start_ns", how="left"))
+            parts.append(gaps.join(before.drop("highest"), on="start_ns", how="left"))
+            # gaps that start where operations of several contexts end (rarely any)
+            several = before.filter(context != pl.col("highest"))["start_ns"].to_list()
+            if several:
+                pid, device = part.select("pid", "device").row(0)
+                tied += [(pid, device, start) for start in several]
     if not parts:
         return pl.DataFrame(schema=dict.fromkeys(GAP_COLUMNS, pl.Int64))
     gaps = pl.concat(parts)
-    if trace is not None and work is not None:
-        gaps = _gap_contexts(trace, work, gaps)
+    if tied and trace is not None and work is not None:
+        gaps = _gap_contexts(trace, work, gaps, tied)
     return gaps.select(pl.col(c).cast(pl.Int64) for c in GAP_COLUMNS).sort(
         ["duration_ns", "start_ns", "pid", "device"], descending=[True, False, False, False]
     )
 
 
-def _gap_contexts(trace: Trace, work: pl.DataFrame, gaps: pl.DataFrame) -> pl.DataFrame:
-    """``gaps`` (with ``context`` and ``highest``: the smallest and the largest context of
-    the operations that end where each starts) with nsys's context where those differ.
+def _gap_contexts(
+    trace: Trace, work: pl.DataFrame, gaps: pl.DataFrame, tied: list[tuple[int, int, int]]
+) -> pl.DataFrame:
+    """``gaps`` with nsys's context at the ``tied`` ones, (pid, device, start) of the gaps
+    that start where operations of several contexts end (their smallest in ``gaps``).
     nsys's gpu-starv numbers the ends of a (process, device) by ROW_NUMBER() OVER (ORDER
     BY pid, deviceId, end) and pairs the j-th with the (j+1)-th start: of the operations
     that end where a gap starts, the last in its scan (SQLite's sort keeps the scan's
     order: flush overheads first, then the export's kernel, memcpy and memset tables, each
     in rowid order; :func:`_in_export_order`). A parquetdir input, which nsys analyze
-    cannot read, keeps no rowid order: the smallest context stays. ``gaps`` itself where
-    no gap has operations of several contexts at its start (the usual case: no read)."""
+    cannot read, keeps no rowid order: the smallest context stays."""
     import polars as pl
 
-    tied = gaps.filter(pl.col("context") != pl.col("highest"))
-    if tied.is_empty() or trace._sqlite is None:
+    if trace._sqlite is None:
         return gaps
-    ends = tied.select("pid", "device", pl.col("start_ns").alias("last"))
-    chosen = {(pid, device, e): c for pid, device, e, c in _in_export_order(trace, work, ends)}
     keys = ["pid", "device", "start_ns"]
+    ends = pl.DataFrame(tied, schema=["pid", "device", "last"], orient="row")
+    ends = ends.cast({"pid": gaps.schema["pid"], "device": gaps.schema["device"]})
+    chosen = {(pid, device, e): c for pid, device, e, c in _in_export_order(trace, work, ends)}
     found = pl.DataFrame(
         [(*key, c) for key, c in chosen.items()], schema=[*keys, "nsys"], orient="row"
     ).cast({c: gaps.schema[c] for c in keys} | {"nsys": gaps.schema["context"]})
