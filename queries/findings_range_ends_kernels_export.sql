@@ -2,9 +2,10 @@
 -- times, in the table's rowid order, read by SQLite from its own table
 -- (Trace._sqlite_rows): the order nsys analyze 2022.4 scans them in, from which
 -- gpu-low-util takes the context of a (process, device)'s range where operations of
--- several contexts end it together (tracelens.findings_gpu._range_contexts; that module
--- reads the kernel, memcpy and memset queries in nsys's order). As nsys, only rows that
--- start after 0. A full scan of the table; run only for such ties.
+-- several contexts end it together (the first of them), and gpu-starv the context of a
+-- gap that such operations start (the last of them) (tracelens.findings_gpu.
+-- _in_export_order reads the kernel, memcpy and memset queries in nsys's order). As nsys,
+-- only rows that start after 0. A full scan of the table; run only for such ties.
 -- Needs CUPTI_ACTIVITY_KIND_KERNEL with start, end, deviceId, globalPid, contextId.
 --
 -- Parameters:

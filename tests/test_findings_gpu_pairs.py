@@ -20,8 +20,10 @@ from fixtures.gpu_pairs import (
     LOW_UTIL_ARGS,
     MS,
     OVERHEADS,
+    A,
     nsys_analyze,
     random_case,
+    random_gap_tied_case,
     random_tied_case,
     write_case,
 )
@@ -139,6 +141,48 @@ def test_tied_range_ends_of_a_parquetdir_take_the_smallest_context(exports, tmp_
     assert contexts == {(4100, 0): 1, (4200, 0): 4, (4200, 1): 2}
 
 
+def test_gap_ties_take_the_last_context_in_scan_order(ours):
+    """What the golden holds, said plainly: where operations of several contexts end where
+    a gap starts, the context is the last of them in nsys's scan (flush overheads, then
+    kernels, memcpys and memsets, each in rowid order), not the smallest: 2, 4 and 2 (the
+    smallest would be 1, 3 and 1); B's device 0 holds the smallest last."""
+    rows = ours[_golden("gap_ties", "gpu-starv", {})].splitlines()[1:]
+    contexts = {tuple(r.split(",")[1:4]): r.split(",")[4] for r in rows}
+    assert contexts == {
+        (f"{2 * MS}", "4100", "0"): "2",
+        (f"{12 * MS}", "4100", "0"): "4",
+        (f"{22 * MS}", "4100", "0"): "1",
+        (f"{2 * MS}", "4100", "1"): "1",
+        (f"{22 * MS}", "4100", "1"): "2",
+        (f"{4 * MS}", "4200", "0"): "1",
+        (f"{2 * MS}", "4200", "1"): "2",
+    }
+
+
+def test_gap_ties_with_every_rule(exports):
+    """The same gaps when findings runs every rule (gpu_gaps then reads util's whole read
+    of the work, after gpu_low_util)."""
+    with tracelens.open(exports["gap_ties"], cache=False) as trace:
+        found = find_issues(trace, limit=None, thresholds={("gpu_gaps", "gap_ms"): GAP_MS})
+    got = found.result("gpu_gaps").frame.write_csv()
+    assert got == (GOLDEN / _golden("gap_ties", "gpu-starv", {})).read_text()
+
+
+def test_gap_ties_of_a_parquetdir_take_the_smallest_context(exports, tmp_path):
+    """A parquetdir export keeps no rowid order: where several contexts end where a gap
+    starts, the smallest, as the README says."""
+    from test_inputs import write_parquetdir
+
+    directory = write_parquetdir(exports["gap_ties"], tmp_path / "pq")
+    with tracelens.open(directory) as trace:
+        thresholds = {("gpu_gaps", "gap_ms"): GAP_MS}
+        found = find_issues(trace, only=("gpu_gaps",), thresholds=thresholds, limit=None)
+    frame = found.result("gpu_gaps").frame
+    contexts = {(start, pid, device): c for _, start, pid, device, c in frame.iter_rows()}
+    assert contexts[(2 * MS, A, 0)] == 1 and contexts[(12 * MS, A, 0)] == 3
+    assert contexts[(22 * MS, A, 1)] == 1
+
+
 def test_a_pair_of_zero_ns_operations_has_its_low_use_row(ours):
     """A process whose operations on a device all last 0 ns: its whole range at 0.0 %, as
     nsys reports it (util sees no GPU work there)."""
@@ -186,6 +230,21 @@ def test_random_tied_range_ends_equal_live_nsys(tmp_path, seed):
     whose operations all last 0 ns, in random table order: both rules, row for row as
     nsys analyze 2022.4."""
     path = write_case(random_tied_case(seed), tmp_path / f"tied_{seed}.sqlite")
+    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
+    with tracelens.open(path, cache=False) as trace:
+        rows = [_ours(trace, rule, options) for rule, options in runs]
+    for (rule, options), got in zip(runs, rows, strict=True):
+        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+
+
+@needs_nsys
+@pytest.mark.parametrize("seed", range(12))
+def test_random_gap_ties_equal_live_nsys(tmp_path, seed):
+    """Random bursts of operations of several contexts and kinds that end together where a
+    gap starts (some of 0 ns, some with a flush overhead ending there too), in random table
+    order: both rules, row for row as nsys analyze 2022.4."""
+    ops, overheads = random_gap_tied_case(seed)
+    path = write_case(ops, tmp_path / f"gap_tied_{seed}.sqlite", overheads)
     runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
     with tracelens.open(path, cache=False) as trace:
         rows = [_ours(trace, rule, options) for rule, options in runs]

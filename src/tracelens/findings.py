@@ -243,7 +243,7 @@ class _SharedWork:
             if ops is None:
                 ops = findings_gpu.gpu_ops(self.trace, self._read())
             self._gpu = ops
-            frame = _gpu_rule(ops, rule_id, values)
+            frame = _gpu_rule(ops, rule_id, values, self.trace, self._read())
             if whole:
                 _keep_rows(self.trace, rule_id, values, frame)
         self.gpu_rules.discard(rule_id)
@@ -292,10 +292,14 @@ def _skipped(trace: Trace, rule: dict[str, Any]) -> str | None:
     return None
 
 
-def _gpu_rule(ops: pl.DataFrame, rule_id: str, values: dict[str, float]) -> pl.DataFrame:
-    """gpu_gaps or gpu_low_util over ``ops`` (:func:`findings_gpu.gpu_ops`)."""
+def _gpu_rule(
+    ops: pl.DataFrame, rule_id: str, values: dict[str, float], trace: Trace, work: pl.DataFrame
+) -> pl.DataFrame:
+    """gpu_gaps or gpu_low_util over ``ops`` (:func:`findings_gpu.gpu_ops` of ``work``, read
+    from ``trace``: gpu_gaps reads the export's order where several contexts tie)."""
     if rule_id == "gpu_gaps":
-        return findings_gpu.gpu_gaps(ops, round(values["gap_ms"] * 1_000_000))
+        gap_ns = round(values["gap_ms"] * 1_000_000)
+        return findings_gpu.gpu_gaps(ops, gap_ns, trace, work)
     chunks = int(values["chunks"])
     if not 1 <= chunks <= 1000:
         raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")

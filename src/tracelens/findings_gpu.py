@@ -5,9 +5,11 @@ percentage, coalesced). Both work per process and device, over its operations in
 order; each (process, device) is a contiguous slice of the sorted read, swept on its own
 (gpu_low_util then hands each empty chunk number to one pair, as nsys's grouping does).
 
-The context gpu_low_util reports is the one of the pair's operation that ends last; where
-operations of several contexts end it together, nsys's choice depends on the order of the
-export's own tables, read for those few operations only (:func:`_range_contexts`).
+The context gpu_low_util reports is the one of the pair's operation that ends last, and
+gpu_gaps the one of the operation that ends where the gap starts; where operations of
+several contexts end there together, nsys's choice depends on the order of the export's
+own tables, read for those few operations only (:func:`_range_contexts`,
+:func:`_gap_contexts`).
 
 Why not SQL: each rule was a query of its own, each reading and sorting the operations
 again (a window partitioned by process and device): ~3 CPU s apiece on a 5M-kernel trace.
@@ -27,8 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["GAP_COLUMNS", "LOW_UTIL_COLUMNS", "gpu_gaps", "gpu_low_util", "gpu_ops"]
 
 #: Columns of :func:`gpu_gaps`: duration_ns (length of the gap), start_ns (end of the
-#: operation before it), pid, device, context (the smallest CUDA context of the operations
-#: that end where the gap starts); times in ns.
+#: operation before it), pid, device, context (the CUDA context of the operation that ends
+#: where the gap starts, of several nsys's: :func:`_gap_contexts`); times in ns.
 GAP_COLUMNS = ("duration_ns", "start_ns", "pid", "device", "context")
 #: Columns of :func:`gpu_low_util`: in_use_pct (length-weighted average in-use percentage
 #: of the coalesced chunks, rounded to 0.1), duration_ns, start_ns (of the region), pid,
@@ -136,40 +138,55 @@ def _range_contexts(
     first row that holds the latest end, its scan being the export's kernel, memcpy and
     memset tables one after the other, each in rowid order (its sort for the grouping
     keeps that order). Where those operations are of one context, it is theirs; where of
-    several, the export's tables are read for their order (by SQLite: the operations that
-    end at those times). A parquetdir input, which nsys analyze cannot read, keeps no rowid
-    order: the smallest context stays."""
+    several, the export's tables are read for their order (:func:`_in_export_order`). A
+    parquetdir input, which nsys analyze cannot read, keeps no rowid order: the smallest
+    context stays."""
+    import polars as pl
+
+    tied = ranges.filter(pl.col("context") != pl.col("highest"))
+    if tied.is_empty() or trace._sqlite is None:
+        return {}
+    chosen: dict[tuple[int, int], tuple[int, int]] = {}
+    for pid, device, end_ns, context in _in_export_order(trace, work, tied):
+        chosen.setdefault((pid, device), (end_ns, context))
+    smallest = {
+        (pid, device): c for pid, device, c in tied.select("pid", "device", "context").iter_rows()
+    }
+    return {key: found for key, found in chosen.items() if found[1] != smallest[key]}
+
+
+def _in_export_order(
+    trace: Trace, work: pl.DataFrame, ends: pl.DataFrame
+) -> list[tuple[int, int, int, int]]:
+    """(pid, device, end, context) of the operations of ``work`` (the event filter's, that
+    start after 0) that end at the ``last`` of their (pid, device) in ``ends``, in the order
+    nsys analyze 2022.4 scans them: the export's kernel, memcpy and memset tables one after
+    the other, each in rowid order, read by SQLite for those ends only (a full scan of each
+    table: run only where operations of several contexts end together)."""
     import json
 
     import polars as pl
 
     from . import _resources
 
-    tied = ranges.filter(pl.col("context") != pl.col("highest"))
-    if tied.is_empty() or trace._sqlite is None:
-        return {}
-    end, lasts = pl.col("end_ns"), tied["last"].unique().sort().to_list()
-    # the tied operations of the event filter, as the export's rows show them
+    end, lasts = pl.col("end_ns"), ends["last"].unique().sort().to_list()
+    # the operations of the event filter that end there, as the export's rows show them
     ending = work.filter(end.is_in(lasts), pl.col("start_ns") > 0)
-    ending = ending.join(tied.select("pid", "device", "last"), on=["pid", "device"])
+    ending = ending.join(ends.select("pid", "device", "last"), on=["pid", "device"])
     wanted = set(
         ending.filter(end == pl.col("last"))
         .select("pid", "device", "kind", "start_ns", "end_ns", "context")
         .iter_rows()
     )
-    smallest = {
-        (pid, device): c for pid, device, c in tied.select("pid", "device", "context").iter_rows()
-    }
-    chosen: dict[tuple[int, int], tuple[int, int]] = {}
+    out = []
     for table, query, kind in _TABLE_ORDER:
         if table not in trace.tables:
             continue
         rows = trace._sqlite_rows(_resources.query(query), {"ends": json.dumps(lasts)})
         for start_ns, end_ns, device, pid, context in rows:
-            key = (pid, device)
-            if key not in chosen and (*key, kind, start_ns, end_ns, context) in wanted:
-                chosen[key] = (end_ns, context)
-    return {key: found for key, found in chosen.items() if found[1] != smallest[key]}
+            if (pid, device, kind, start_ns, end_ns, context) in wanted:
+                out.append((pid, device, end_ns, context))
+    return out
 
 
 def _with_moved(ops: pl.DataFrame, moved: dict | None) -> pl.DataFrame:
@@ -221,15 +238,21 @@ def _pair_slices(ops: pl.DataFrame) -> list[pl.DataFrame]:
     return out
 
 
-def gpu_gaps(ops: pl.DataFrame, gap_ns: int) -> pl.DataFrame:
+def gpu_gaps(
+    ops: pl.DataFrame, gap_ns: int, trace: Trace | None = None, work: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The idle gaps longer than ``gap_ns`` of each process and device (:data:`GAP_COLUMNS`),
     longest first. An operation that starts after the latest end M of the earlier ones
     ends the gap [M, start]: exactly the stretches where none of the process's operations
-    runs on the device (nsys pairs the j-th end with the (j+1)-th start)."""
+    runs on the device (nsys pairs the j-th end with the (j+1)-th start).
+
+    The context is the one of the operation that ends at M; where operations of several
+    contexts end there, nsys's (:func:`_gap_contexts`) when ``trace`` (the export) and
+    ``work`` (what :func:`gpu_ops` read) are given, else the smallest."""
     import polars as pl
 
-    end = pl.col("end_ns")
-    parts = []
+    end, context = pl.col("end_ns"), pl.col("context")
+    parts, tied = [], []
     for part in _pair_slices(ops):
         gaps = part.select(
             (pl.col("start_ns") - end.cum_max().shift(1)).alias("duration_ns"),
@@ -241,16 +264,48 @@ def gpu_gaps(ops: pl.DataFrame, gap_ns: int) -> pl.DataFrame:
             before = (
                 part.filter(end.is_in(gaps["start_ns"].implode()))
                 .group_by(end.alias("start_ns"))
-                .agg(pl.col("context").min())
+                .agg(context.min(), context.max().alias("highest"))
             )
-            parts.append(gaps.join(before, on="start_ns", how="left"))
+            parts.append(gaps.join(before.drop("highest"), on="start_ns", how="left"))
+            # gaps that start where operations of several contexts end (rarely any)
+            several = before.filter(context != pl.col("highest"))["start_ns"].to_list()
+            if several:
+                pid, device = part.select("pid", "device").row(0)
+                tied += [(pid, device, start) for start in several]
     if not parts:
         return pl.DataFrame(schema=dict.fromkeys(GAP_COLUMNS, pl.Int64))
-    return (
-        pl.concat(parts)
-        .select(pl.col(c).cast(pl.Int64) for c in GAP_COLUMNS)
-        .sort(["duration_ns", "start_ns", "pid", "device"], descending=[True, False, False, False])
+    gaps = pl.concat(parts)
+    if tied and trace is not None and work is not None:
+        gaps = _gap_contexts(trace, work, gaps, tied)
+    return gaps.select(pl.col(c).cast(pl.Int64) for c in GAP_COLUMNS).sort(
+        ["duration_ns", "start_ns", "pid", "device"], descending=[True, False, False, False]
     )
+
+
+def _gap_contexts(
+    trace: Trace, work: pl.DataFrame, gaps: pl.DataFrame, tied: list[tuple[int, int, int]]
+) -> pl.DataFrame:
+    """``gaps`` with nsys's context at the ``tied`` ones, (pid, device, start) of the gaps
+    that start where operations of several contexts end (their smallest in ``gaps``).
+    nsys's gpu-starv numbers the ends of a (process, device) by ROW_NUMBER() OVER (ORDER
+    BY pid, deviceId, end) and pairs the j-th with the (j+1)-th start: of the operations
+    that end where a gap starts, the last in its scan (SQLite's sort keeps the scan's
+    order: flush overheads first, then the export's kernel, memcpy and memset tables, each
+    in rowid order; :func:`_in_export_order`). A parquetdir input, which nsys analyze
+    cannot read, keeps no rowid order: the smallest context stays."""
+    import polars as pl
+
+    if trace._sqlite is None:
+        return gaps
+    keys = ["pid", "device", "start_ns"]
+    ends = pl.DataFrame(tied, schema=["pid", "device", "last"], orient="row")
+    ends = ends.cast({"pid": gaps.schema["pid"], "device": gaps.schema["device"]})
+    chosen = {(pid, device, e): c for pid, device, e, c in _in_export_order(trace, work, ends)}
+    found = pl.DataFrame(
+        [(*key, c) for key, c in chosen.items()], schema=[*keys, "nsys"], orient="row"
+    ).cast({c: gaps.schema[c] for c in keys} | {"nsys": gaps.schema["context"]})
+    gaps = gaps.join(found, on=keys, how="left")
+    return gaps.with_columns(pl.coalesce("nsys", "context").alias("context"))
 
 
 def gpu_low_util(ops: pl.DataFrame, chunks: int, threshold_pct: float) -> pl.DataFrame:
