@@ -1,15 +1,15 @@
 """The two GPU rules of ``nsys analyze`` 2022.4 over one read of its GPU operations
-(:func:`gpu_ops`, from the operations util reads), in vectorized polars: ``gpu_gaps`` (gpu-starv: GPU idle
-gaps longer than a threshold) and ``gpu_low_util`` (gpu-low-util: chunks of low in-use
-percentage, coalesced). Both work per process and device, over its operations in start
-order; each (process, device) is a contiguous slice of the sorted read, swept on its own
-(gpu_low_util then hands each empty chunk number to one pair, as nsys's grouping does).
+(:func:`gpu_ops`, from the operations util reads), in vectorized polars: ``gpu_gaps``
+(gpu-starv: GPU idle gaps longer than a threshold) and ``gpu_low_util`` (gpu-low-util:
+chunks of low in-use percentage, coalesced). Both work per process and device, over its
+operations in start order; each (process, device) is a contiguous slice of the sorted read,
+swept on its own (gpu_low_util then hands each empty chunk number to one pair, as nsys's
+grouping does).
 
 The context gpu_low_util reports is the one of the pair's operation that ends last, and
 gpu_gaps the one of the operation that ends where the gap starts; where operations of
 several contexts end there together, nsys's choice depends on the order of the export's
-own tables, read for those few operations only (:func:`_range_contexts`,
-:func:`_gap_contexts`).
+own tables, read for those few operations only (:mod:`tracelens.findings_ties`).
 
 Why not SQL: each rule was a query of its own, each reading and sorting the operations
 again (a window partitioned by process and device): ~3 CPU s apiece on a 5M-kernel trace.
@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 
+from .findings_ties import gap_contexts, moved_context, range_contexts, with_moved
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -30,7 +32,7 @@ __all__ = ["GAP_COLUMNS", "LOW_UTIL_COLUMNS", "gpu_gaps", "gpu_low_util", "gpu_o
 
 #: Columns of :func:`gpu_gaps`: duration_ns (length of the gap), start_ns (end of the
 #: operation before it), pid, device, context (the CUDA context of the operation that ends
-#: where the gap starts, of several nsys's: :func:`_gap_contexts`); times in ns.
+#: where the gap starts, of several nsys's: :func:`.findings_ties.gap_contexts`); times in ns.
 GAP_COLUMNS = ("duration_ns", "start_ns", "pid", "device", "context")
 #: Columns of :func:`gpu_low_util`: in_use_pct (length-weighted average in-use percentage
 #: of the coalesced chunks, rounded to 0.1), duration_ns, start_ns (of the region), pid,
@@ -53,8 +55,9 @@ def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     that start together in any order: neither rule depends on it).
 
     The context of the operations that end a pair's range (at its last end) is the range's
-    context as nsys gives it (:func:`_range_contexts`): where they are of several contexts,
-    the one of the first of them in the export's tables, which all of them carry here.
+    context as nsys gives it (:func:`.findings_ties.range_contexts`): where they are of
+    several contexts, the one of the first of them in the export's tables, which all of them
+    carry here.
     gpu_low_util reports it; gpu_gaps never reads those rows (a gap starts before the
     range's end)."""
     import polars as pl
@@ -70,15 +73,15 @@ def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     moved = None
     if overheads.height and ops.height:
         ranges = ops.group_by("pid", "device").agg(start.min().alias("first"), *_range_end())
-        moved = _range_contexts(trace, work, ranges)
+        moved = range_contexts(trace, work, ranges)
         if moved:
-            ranges = ranges.with_columns(_moved_context(moved, "last", ranges.schema["context"]))
+            ranges = ranges.with_columns(moved_context(moved, "last", ranges.schema["context"]))
         inside = overheads.join(ranges, on="pid").filter(
             start > pl.col("first"), end < pl.col("last")
         )
         if inside.height:
             ops = _by_pair_and_start(pl.concat([ops, inside.select(columns)]))
-            return _with_moved(ops, moved)
+            return with_moved(ops, moved)
     device = pl.col("device")
     one_process = ~((device == device.shift(1)) & (pl.col("pid") != pl.col("pid").shift(1))).any()
     if ops.select(one_process).item():
@@ -88,8 +91,8 @@ def gpu_ops(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     else:
         ops = _by_pair_and_start(ops)
     if moved is None and ops.height:
-        moved = _range_contexts(trace, work, _pair_ends(ops))
-    return _with_moved(ops, moved)
+        moved = range_contexts(trace, work, _pair_ends(ops))
+    return with_moved(ops, moved)
 
 
 def _range_end() -> list[pl.Expr]:
@@ -116,97 +119,6 @@ def _pair_ends(ops: pl.DataFrame) -> pl.DataFrame:
         for part in _pair_slices(ops)
     ]
     return pl.concat(pl.collect_all(rows))
-
-
-#: The export's GPU operation tables in the order nsys analyze 2022.4 reads them (gpustats'
-#: UNION ALL: kernels, memcpys, memsets), each with the query of its operations that end at
-#: given times, in its rowid order, and their kind in ``queries/util_work.sql``.
-_TABLE_ORDER = (
-    ("CUPTI_ACTIVITY_KIND_KERNEL", "findings_range_ends_kernels_export", 0),
-    ("CUPTI_ACTIVITY_KIND_MEMCPY", "findings_range_ends_memcpys_export", 1),
-    ("CUPTI_ACTIVITY_KIND_MEMSET", "findings_range_ends_memsets_export", 2),
-)
-
-
-def _range_contexts(
-    trace: Trace, work: pl.DataFrame, ranges: pl.DataFrame
-) -> dict[tuple[int, int], tuple[int, int]]:
-    """Per (pid, device) of ``ranges`` (``last``, ``context``, ``highest``, as
-    :func:`_range_end`) whose range's context in nsys is not the smallest of the operations
-    that end it: (its last end, that context). nsys takes the context as a bare column of
-    its GROUP BY device, pid beside min(start) and max(end): SQLite gives it from the
-    first row that holds the latest end, its scan being the export's kernel, memcpy and
-    memset tables one after the other, each in rowid order (its sort for the grouping
-    keeps that order). Where those operations are of one context, it is theirs; where of
-    several, the export's tables are read for their order (:func:`_in_export_order`). A
-    parquetdir input, which nsys analyze cannot read, keeps no rowid order: the smallest
-    context stays."""
-    import polars as pl
-
-    tied = ranges.filter(pl.col("context") != pl.col("highest"))
-    if tied.is_empty() or trace._sqlite is None:
-        return {}
-    chosen: dict[tuple[int, int], tuple[int, int]] = {}
-    for pid, device, end_ns, context in _in_export_order(trace, work, tied):
-        chosen.setdefault((pid, device), (end_ns, context))
-    smallest = {
-        (pid, device): c for pid, device, c in tied.select("pid", "device", "context").iter_rows()
-    }
-    return {key: found for key, found in chosen.items() if found[1] != smallest[key]}
-
-
-def _in_export_order(
-    trace: Trace, work: pl.DataFrame, ends: pl.DataFrame
-) -> list[tuple[int, int, int, int]]:
-    """(pid, device, end, context) of the operations of ``work`` (the event filter's, that
-    start after 0) that end at the ``last`` of their (pid, device) in ``ends``, in the order
-    nsys analyze 2022.4 scans them: the export's kernel, memcpy and memset tables one after
-    the other, each in rowid order, read by SQLite for those ends only (a full scan of each
-    table: run only where operations of several contexts end together)."""
-    import json
-
-    import polars as pl
-
-    from . import _resources
-
-    end, lasts = pl.col("end_ns"), ends["last"].unique().sort().to_list()
-    # the operations of the event filter that end there, as the export's rows show them
-    ending = work.filter(end.is_in(lasts), pl.col("start_ns") > 0)
-    ending = ending.join(ends.select("pid", "device", "last"), on=["pid", "device"])
-    wanted = set(
-        ending.filter(end == pl.col("last"))
-        .select("pid", "device", "kind", "start_ns", "end_ns", "context")
-        .iter_rows()
-    )
-    out = []
-    for table, query, kind in _TABLE_ORDER:
-        if table not in trace.tables:
-            continue
-        rows = trace._sqlite_rows(_resources.query(query), {"ends": json.dumps(lasts)})
-        for start_ns, end_ns, device, pid, context in rows:
-            if (pid, device, kind, start_ns, end_ns, context) in wanted:
-                out.append((pid, device, end_ns, context))
-    return out
-
-
-def _with_moved(ops: pl.DataFrame, moved: dict | None) -> pl.DataFrame:
-    """``ops`` with the contexts ``moved`` (:func:`_range_contexts`) on the operations that
-    end those pairs' ranges; ``ops`` itself when none moved (the usual case: no copy)."""
-    if not moved:
-        return ops
-    return ops.with_columns(_moved_context(moved, "end_ns", ops.schema["context"]))
-
-
-def _moved_context(moved: dict[tuple[int, int], tuple[int, int]], end: str, dtype) -> pl.Expr:
-    """The ``context`` column with the contexts ``moved`` (:func:`_range_contexts`) on the
-    rows of those pairs whose column ``end`` is the range's last end."""
-    import polars as pl
-
-    out = pl.col("context")
-    for (pid, device), (last, context) in moved.items():
-        here = (pl.col("pid") == pid) & (pl.col("device") == device) & (pl.col(end) == last)
-        out = pl.when(here).then(pl.lit(context, dtype)).otherwise(out)
-    return out.alias("context")
 
 
 def _by_pair_and_start(ops: pl.DataFrame) -> pl.DataFrame:
@@ -247,8 +159,8 @@ def gpu_gaps(
     runs on the device (nsys pairs the j-th end with the (j+1)-th start).
 
     The context is the one of the operation that ends at M; where operations of several
-    contexts end there, nsys's (:func:`_gap_contexts`) when ``trace`` (the export) and
-    ``work`` (what :func:`gpu_ops` read) are given, else the smallest."""
+    contexts end there, nsys's (:func:`.findings_ties.gap_contexts`) when ``trace`` (the
+    export) and ``work`` (what :func:`gpu_ops` read) are given, else the smallest."""
     import polars as pl
 
     end, context = pl.col("end_ns"), pl.col("context")
@@ -276,36 +188,10 @@ def gpu_gaps(
         return pl.DataFrame(schema=dict.fromkeys(GAP_COLUMNS, pl.Int64))
     gaps = pl.concat(parts)
     if tied and trace is not None and work is not None:
-        gaps = _gap_contexts(trace, work, gaps, tied)
+        gaps = gap_contexts(trace, work, gaps, tied)
     return gaps.select(pl.col(c).cast(pl.Int64) for c in GAP_COLUMNS).sort(
         ["duration_ns", "start_ns", "pid", "device"], descending=[True, False, False, False]
     )
-
-
-def _gap_contexts(
-    trace: Trace, work: pl.DataFrame, gaps: pl.DataFrame, tied: list[tuple[int, int, int]]
-) -> pl.DataFrame:
-    """``gaps`` with nsys's context at the ``tied`` ones, (pid, device, start) of the gaps
-    that start where operations of several contexts end (their smallest in ``gaps``).
-    nsys's gpu-starv numbers the ends of a (process, device) by ROW_NUMBER() OVER (ORDER
-    BY pid, deviceId, end) and pairs the j-th with the (j+1)-th start: of the operations
-    that end where a gap starts, the last in its scan (SQLite's sort keeps the scan's
-    order: flush overheads first, then the export's kernel, memcpy and memset tables, each
-    in rowid order; :func:`_in_export_order`). A parquetdir input, which nsys analyze
-    cannot read, keeps no rowid order: the smallest context stays."""
-    import polars as pl
-
-    if trace._sqlite is None:
-        return gaps
-    keys = ["pid", "device", "start_ns"]
-    ends = pl.DataFrame(tied, schema=["pid", "device", "last"], orient="row")
-    ends = ends.cast({"pid": gaps.schema["pid"], "device": gaps.schema["device"]})
-    chosen = {(pid, device, e): c for pid, device, e, c in _in_export_order(trace, work, ends)}
-    found = pl.DataFrame(
-        [(*key, c) for key, c in chosen.items()], schema=[*keys, "nsys"], orient="row"
-    ).cast({c: gaps.schema[c] for c in keys} | {"nsys": gaps.schema["context"]})
-    gaps = gaps.join(found, on=keys, how="left")
-    return gaps.with_columns(pl.coalesce("nsys", "context").alias("context"))
 
 
 def gpu_low_util(ops: pl.DataFrame, chunks: int, threshold_pct: float) -> pl.DataFrame:
