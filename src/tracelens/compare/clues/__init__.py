@@ -17,7 +17,7 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
 from __future__ import annotations
 
 from ..model import Clue
-from .accounting import exposed_communication, step_time, time_accounting
+from .accounting import exposed_communication, step_time, step_time_alone, time_accounting
 from .comparability import capture_difference, graph_replays_hidden, not_comparable, weak_evidence
 from .context import Context, short_name
 from .danger import danger_changes
@@ -64,4 +64,4 @@ def evidence_board(x: Context) -> list[Clue]:
     traced at graph level can be why the kernels in common are few)."""
     if not x.comparable:
         return board_order(not_comparable(x) + graph_replays_hidden(x))
-    return board_order([clue for rule in RULES for clue in rule(x)])
+    return board_order(step_time_alone(x, [clue for rule in RULES for clue in rule(x)]))

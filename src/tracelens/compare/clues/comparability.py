@@ -66,6 +66,17 @@ def capture_difference(x: Context) -> list[Clue]:
     al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
     fewer_b = al.launches_b <= al.launches_a
     share = abs(al.launches_a - al.launches_b) / (max(al.launches_a, al.launches_b) or 1)
+    # B is the run under review: "B holds 25% fewer", or "B holds 3.00× the" launches
+    amount = (
+        {"share": f"{share:.0%}", "fewer": "fewer"}
+        if fewer_b
+        else {"share": fmt_ratio(al.launches_b / (al.launches_a or 1)), "fewer": "the"}
+    )
+    steps = (
+        f"; {count(al.steps_a)} → {count(al.steps_b)} steps"
+        if al.steps_a and al.steps_b and al.relation != "capture"
+        else ""
+    )
     how = {
         "prefix": "B is A cut short" if fewer_b else "A is B cut short",
         "suffix": "B is the end of A" if fewer_b else "A is the end of B",
@@ -78,13 +89,12 @@ def capture_difference(x: Context) -> list[Clue]:
         make(
             "capture_difference",
             f"{al.where}: {count(al.launches_a)} → {count(al.launches_b)} launches; "
-            f"{count(al.matched_in_order)} in common, in order",
+            f"{count(al.matched_in_order)} in common, in order{steps}",
             impact_ns=None,
             rows=(al.device,),
-            side="B" if fewer_b else "A",
-            share=f"{share:.0%}",
-            fewer="fewer",
+            side="B",
             how=how,
+            **amount,
         )
     ]
 

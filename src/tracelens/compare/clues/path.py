@@ -42,7 +42,9 @@ def launch_structure(x: Context) -> list[Clue]:
         )
         more = len(al.step_changes) - 1
         matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
-            f", {more}{'+' if more >= 9 else ''} more changes per step)" if more else ")"
+            f", {more}{'+' if more >= 9 else ''} more change{'s' if more != 1 else ''} per step)"
+            if more
+            else ")"
         )
     # Launches of kernels only one run has are the variant clue's time, extra or missing
     # calls of a kernel per step the calls-per-step clue's: the path clue counts the rest
