@@ -232,7 +232,8 @@ def test_more_overlap_across_streams_is_overlap_not_compute(tmp_path):
     assert lead.verdict == (
         "what moved it: more overlap between compute kernels -42.00 µs, idle -5.00 µs; the "
         "compute kernels' own time did not move (124.5 µs → 124.5 µs per step): the same "
-        "kernels ran more at once (on several streams), their cost did not change"
+        "kernels ran more at once (on more streams, or with fewer waits between them), their "
+        "cost did not change"
     )
     assert lead.evidence.startswith(
         "compute 124.5 µs → 82.50 µs (the compute kernels' own time 124.5 µs → 124.5 µs, of "
@@ -245,6 +246,30 @@ def test_more_overlap_across_streams_is_overlap_not_compute(tmp_path):
         "changed its calls, cost per call or variant beyond the board's bars: the GPU wall "
         "time line says which part of the GPU time moved it"
     )
+
+
+def test_less_overlap_or_slower_kernels_beside_more_overlap(tmp_path):
+    """The other way round (B serial, A on two streams): less overlap lengthened the step.
+    And more overlap in B while its GEMMs got 1.3× slower: both parts are named, the
+    kernels' own time as a part of its own, and the GEMM as a (heavy) per-call outlier."""
+    d = pair(two_streams(tmp_path, "a", 30, TRAIN), serial(tmp_path, "b", 30, TRAIN))
+    lead = clue(d, "time_accounting")
+    assert lead.verdict.startswith(
+        "what moved it: less overlap between compute kernels +42.00 µs, idle +5.00 µs; "
+    )
+    assert lead.verdict.endswith(
+        "the same kernels ran less at once (on fewer streams, or with more waits between "
+        "them), their cost did not change"
+    )
+    slower = [(n, int(t * 1.3) if n == XMMA_GEMM else t) for n, t in TRAIN]
+    d = pair(serial(tmp_path, "a2", 30, TRAIN), two_streams(tmp_path, "b2", 30, slower))
+    lead = clue(d, "time_accounting")
+    assert lead.verdict == (
+        "what moved it: more overlap between compute kernels -43.00 µs, compute kernels' own "
+        "time +24.00 µs, idle -4.00 µs"
+    )
+    outlier = clue(d, "per_call_outlier")
+    assert outlier.clue.endswith(": 1.30× longer per call") and outlier.rows == (XMMA_GEMM,)
 
 
 def test_unrelated_programs_are_not_comparable(tmp_path):
@@ -260,6 +285,45 @@ def test_unrelated_programs_are_not_comparable(tmp_path):
     assert c.evidence.startswith("only 11% of kernel launches are of kernels both traces run")
     assert c.verdict.startswith("these look like different programs or phases")
     assert not CHANGE_CLUES & set(ids(d))
+
+
+# Another program that shares the training step's generic kernels (fill, reductions,
+# softmax, copy, layer norm) but not its GEMM or attention
+SGEMM = "ampere_sgemm_128x64_nn"
+CONV = "cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1"
+MLP = [
+    (SGEMM, 40_000),
+    (FILL, 1_500),
+    (SGEMM, 35_000),
+    (REDUCE_SUM, 3_000),
+    (CONV, 30_000),
+    (SOFTMAX, 6_000),
+    (DIRECT_COPY, 2_000),
+    (LAYERNORM, 4_000),
+]
+
+
+def test_unrelated_programs_sharing_generic_kernels_are_flagged_as_unsure(tmp_path):
+    """An unrelated program with as many launches per step and five of its eight kernels
+    generic ones the training step has too scores just over the bar (0.59): the board
+    read it as one program on another path without a word of doubt. It now says first
+    that it is unsure."""
+    a = serial(tmp_path, "a", 30, TRAIN)
+    b = serial(tmp_path, "b", 30, MLP, r=recorder("python mlp.py"))
+    d = pair(a, b)
+    assert d.comparable and 0.5 <= d.comparability.score < 0.6
+    first = d.clues[0]
+    assert first.id == "low_comparability" and first.strength == "weak"
+    assert first.clue == "the traces may be different programs"
+    assert first.evidence == (
+        "comparability 0.59 (bar 0.50, sure from 0.60): 13% kernel time in kernels both "
+        "traces run; 37% launch order in common"
+    )
+    assert first.verdict.startswith("unsure whether these are runs of one program")
+    # a pair of one program (a GEMM swapped: 0.77) is not flagged
+    swapped = [(SGEMM, 60_000) if n == XMMA_GEMM else (n, t) for n, t in TRAIN]
+    d = pair(a, serial(tmp_path, "c", 30, swapped))
+    assert d.comparability.score >= 0.6 and "low_comparability" not in ids(d)
 
 
 def test_cascade_attention_at_batch_16_names_the_merge_kernel(tmp_path):
@@ -282,6 +346,16 @@ def test_cascade_attention_at_batch_16_names_the_merge_kernel(tmp_path):
     assert "per_call_outlier" not in ids(d)
     path = clue(d, "launch_sequence_diverges")
     assert "flash::flash_fwd_kernel added (30 steps, 1 more change per step)" in path.evidence
+    # "launch #4" is counted from the rotary embedding, the kernel the steps are phased on
+    # (the fingerprint says #6, B's launch from the step's start): a note says so
+    assert "in every step, launch #4 changed" in path.evidence
+    assert d.alignment[0].step_first == ROPE
+    assert (
+        "the path clue's \"launch #k\" counts A's step on device 0 from its "
+        "vllm::rotary_embedding_kernel launch (launch #1: the kernel the repeating steps are "
+        "phased on, once per step), which need not be the step's first launch; a launch B "
+        "added stands before A's launch #k"
+    ) in d.notes
     # the merge kernel is in the danger table as new, and the gate counts it
     assert d.figures["new_danger"] == 1 and d.figures["danger_high_b"] == 1
 

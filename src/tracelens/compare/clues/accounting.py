@@ -181,7 +181,8 @@ def time_accounting(x: Context) -> list[Clue]:
         if abs(own_b - own_a) >= limit:
             moved.append((own_b - own_a, prose("time_accounting", "own_part")))
         else:
-            fields = {"own_a": fmt_ns(own_a), "own_b": fmt_ns(own_b), "more": more}
+            ran = prose("time_accounting", f"ran_{more}")
+            fields = {"own_a": fmt_ns(own_a), "own_b": fmt_ns(own_b), "ran": ran}
         evidence = evidence.replace(
             "; exposed communication",
             f" (the compute kernels' own time {fmt_ns(own_a)} → {fmt_ns(own_b)}, of it "
@@ -312,7 +313,14 @@ def step_time(x: Context) -> list[Clue]:
 
 
 # The lines of the board that name no kernel, path or copy: the step time's own company.
-_TIME_ONLY = {"time_accounting", "step_time", "capture_difference", "weak_evidence"}
+_TIME_ONLY = {
+    "time_accounting",
+    "step_time",
+    "capture_difference",
+    "weak_evidence",
+    "low_comparability",
+    "graph_replays_hidden",
+}
 
 
 def step_time_alone(x: Context, clues: list[Clue]) -> list[Clue]:

@@ -44,6 +44,21 @@ def not_comparable(x: Context) -> list[Clue]:
     ]
 
 
+def low_comparability(x: Context) -> list[Clue]:
+    """Comparable, but only just (under ``sure_comparable_score``): the board says it is
+    unsure the two traces are one program before any clue that reads them as one."""
+    s = x.score
+    if s.score >= threshold("sure_comparable_score"):
+        return []
+    return [
+        make(
+            "low_comparability",
+            f"comparability {s.score:.2f} (bar {s.bar:.2f}, sure from "
+            f"{threshold('sure_comparable_score'):.2f})" + (f": {s.reason}" if s.reason else ""),
+        )
+    ]
+
+
 def _hidden_in_graphs(x: Context) -> list[tuple[str, int, float, float]]:
     """Why the kernels in common can be few: each side whose CUDA graph replays, traced at
     graph level, took more GPU time than its kernels (their kernels are in no table, so

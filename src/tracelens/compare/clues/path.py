@@ -20,10 +20,9 @@ def launch_structure(x: Context) -> list[Clue]:
     """The device whose launch order differs most (captures of the same work aside): the
     same kernels as often in another order, same count with other kernels, or sequences
     that diverge; with steps, what changed in every step."""
-    diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
-    if not diverged:
+    al = path_alignment(x.alignment)
+    if al is None:
         return []
-    al = max(diverged, key=lambda a: a.compared - a.matched_in_order)
     at = f"launch #{al.first_divergence + 1:,}" + _step_of_a(x, al)
     where = f"first divergence at {at} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
@@ -67,6 +66,15 @@ def launch_structure(x: Context) -> list[Clue]:
         _unsure(c) if al.relation == "shifted" else c
         for c in _path_clue(x, al, where, matched, per_step, impact, note)
     ]
+
+
+def path_alignment(alignment: tuple[SequenceAlignment, ...]) -> SequenceAlignment | None:
+    """The device the launch-order clue speaks of: the one whose launch order differs most
+    (captures of the same work aside); None when none differs."""
+    diverged = [al for al in alignment if not al.identical and not al.capture_difference]
+    if not diverged:
+        return None
+    return max(diverged, key=lambda a: a.compared - a.matched_in_order)
 
 
 def _step_of_a(x: Context, al: SequenceAlignment) -> str:
