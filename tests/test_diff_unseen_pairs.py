@@ -376,6 +376,33 @@ def test_the_same_run_captured_at_another_time_is_no_difference(tmp_path):
     assert "No difference found: no rule fired on these two traces." in text
 
 
+def test_an_extra_operation_every_tenth_step_is_no_path_claim(tmp_path):
+    """B is A's program with two more launches (a fill and a reduction) every tenth step,
+    as an optimizer or logging step would: both repeat the same 8-launch step. The path
+    clue said "the runs take different paths from that launch on" (they differ in 4 steps
+    only), and the step clue compared durations of steps phased on other launches (B's
+    hold the 20 µs wait between steps, A's do not: +20 µs) as a step time change: it now
+    says it is unsure."""
+    r, t = recorder(), 1_000_000
+    for k in range(40):
+        extra = [(FILL, 1_500), (REDUCE_SUM, 3_000)] if (k + 1) % 10 == 0 else []
+        for name, dur in TRAIN + extra:
+            r.kernel(name, t, dur, pid=PID)
+            t += dur + 1_000
+        t += 20_000
+    d = pair(serial(tmp_path, "a", 40, TRAIN), r.write(tmp_path, "b").path)
+    path = clue(d, "launch_sequence_diverges")
+    assert path.verdict == (
+        "the runs take different paths in some steps only: both repeat the same step, and "
+        "their launches differ outside it (a path that changed partway, or steps that run "
+        "something extra now and then, as an optimizer or logging step does)"
+    )
+    step = clue(d, "step_time")
+    assert step.verdict.startswith(
+        "unsure: the steps' period (start to start, median) did not move (154.5 µs → 154.5 µs)"
+    )
+
+
 def test_the_cli_and_report_say_it_too(tmp_path, capsys):
     """The overlap pair through the CLI: Markdown, JSON and HTML carry the same lead line."""
     a, b = serial(tmp_path, "a", 30, TRAIN), two_streams(tmp_path, "b", 30, TRAIN)

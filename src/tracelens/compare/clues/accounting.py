@@ -277,6 +277,19 @@ def step_coverage(side) -> float:
     return float(side.steps.frame["busy_ns"].sum()) / busy if busy else 1.0
 
 
+def _period(steps) -> float | None:
+    """The median time from one steady step's start to the next one's (per device, over
+    the step numbers between), ns: what a step takes whichever launch it starts at."""
+    import polars as pl
+
+    frame = steps.steady.filter(pl.col("start_ns").is_not_null()).sort("device", "step")
+    gaps = frame.select(
+        (pl.col("start_ns").diff() / pl.col("step").diff()).over("device").alias("period")
+    ).drop_nulls()
+    gaps = gaps.filter(pl.col("period") > 0)
+    return float(gaps["period"].median()) if gaps.height else None
+
+
 def step_time(x: Context) -> list[Clue]:
     """The steady-state step (``trace.steps`` of each run, warm-up left out) when both runs
     have steps that hold most of their GPU time (``step_time_coverage``) and its median
@@ -300,6 +313,10 @@ def step_time(x: Context) -> list[Clue]:
     fields["ratio"] = fmt_ratio(mb / ma if ma else None)
     if shifted:
         fields["verdict"] = prose("step_time", "verdict_shifted", sides=" and ".join(shifted))
+    else:
+        pa, pb = _period(steps_a), _period(steps_b)
+        if pa and pb and abs(pb - pa) < threshold("time_share") * max(pa, pb):
+            fields["verdict"] = prose("step_time", "verdict_period", a=fmt_ns(pa), b=fmt_ns(pb))
     return [
         make(
             "step_time",
@@ -337,4 +354,6 @@ def step_time_alone(x: Context, clues: list[Clue]) -> list[Clue]:
     where = "where_accounting" if any(c.id == "time_accounting" for c in clues) else "where_tables"
     ratio = fmt_ratio(x.sb.steps.median_ns / x.sa.steps.median_ns)
     verdict = prose("step_time", "verdict_alone", ratio=ratio, where=prose("step_time", where))
-    return [replace(c, verdict=verdict) if c.id == "step_time" else c for c in clues]
+    # only the verdict that points at the other lines (an unsure one stays)
+    pointing = prose("step_time", "verdict", ratio=ratio)
+    return [replace(c, verdict=verdict) if c.verdict == pointing else c for c in clues]

@@ -10,7 +10,7 @@ from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, short_name
 from .kernels import calls_per_step, explained_by_variants
-from .spec import make
+from .spec import make, prose
 
 if TYPE_CHECKING:
     from ..model import SequenceAlignment
@@ -63,9 +63,20 @@ def launch_structure(x: Context) -> list[Clue]:
         if round(x.per_unit(ns))
     )
     return [
-        _unsure(c) if al.relation == "shifted" else c
+        _unsure(c) if al.relation == "shifted" else _same_step(c, al)
         for c in _path_clue(x, al, where, matched, per_step, impact, note)
     ]
+
+
+def _same_step(clue: Clue, al: SequenceAlignment) -> Clue:
+    """A path clue of two runs that repeat the same step (periodic both, no kernel changed
+    or called another number of times in it): the launches differ in some steps only, and
+    the verdict says so rather than "different paths from that launch on"."""
+    if clue.id == "launch_order_changed" or not (al.steps_a and al.steps_b):
+        return clue
+    if al.step_changes or al.step_calls:
+        return clue
+    return replace(clue, verdict=prose("launch_sequence_diverges", "verdict_same_step"))
 
 
 def path_alignment(alignment: tuple[SequenceAlignment, ...]) -> SequenceAlignment | None:
