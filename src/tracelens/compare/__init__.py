@@ -39,7 +39,7 @@ from ..units import fmt_bytes, fmt_ns, fmt_ratio
 from .align import align_sequences
 from .gates import GateResult, check_gates
 from .model import COPY_KIND_LABELS, Clue, Comparability, SequenceAlignment, TraceDiff
-from .notes import damage_notes, diff_notes, impact_steps
+from .notes import damage_notes, diff_notes, impact_steps, step_phase_note
 from .sides import collect_sides, side_labels
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ def _diff_traces(
         comparable=comparable,
         notes=tuple(selected)
         + diff_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
+        + step_phase_note(clues, alignment)
         + damage_notes(a, b, same_file),
         typical=typical,
         comparability=score,

@@ -110,6 +110,7 @@ def align_tokens(device: int, a: pl.Series, b: pl.Series, names: list[str]) -> S
         step_launches_a=period_a.length if period_a else None,
         step_launches_b=period_b.length if period_b else None,
         step_changes=tuple((pos, name(x), name(y)) for pos, x, y in changes),
+        step_first=name(period_a.motif[0]) if changes and period_a else None,
         step_calls=_step_calls(period_a, period_b, names),
         before_start_a=tally.before_start_a,
         before_start_b=tally.before_start_b,

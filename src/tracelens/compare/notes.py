@@ -82,6 +82,31 @@ def _motif_note(used, motif, steps_a, steps_b) -> list[str]:
     ]
 
 
+# The path clues that can say "in every step, launch #k changed"
+_PATH_CLUES = frozenset({"launch_sequence_diverges", "same_count_different_path"})
+
+
+def step_phase_note(clues, alignment) -> tuple[str, ...]:
+    """Where "in every step, launch #k" counts from, when a path clue says it: A's step
+    from its launch of the kernel the steps are phased on (``step_first``), which need not
+    be the step's first launch as the program sees it, so k need not match the launch's
+    place in an NVTX step or a fingerprint."""
+    from .clues import short_name
+    from .clues.path import path_alignment
+
+    al = path_alignment(alignment)
+    if al is None or not al.step_first or not any(c.id in _PATH_CLUES for c in clues):
+        return ()
+    if "in every step, launch #" not in next(c.evidence for c in clues if c.id in _PATH_CLUES):
+        return ()
+    return (
+        f"the path clue's \"launch #k\" counts A's step on {al.where} from its "
+        f"{short_name(al.step_first)} launch (launch #1: the kernel the repeating steps are "
+        "phased on, once per step), which need not be the step's first launch; a launch B "
+        "added stands before A's launch #k",
+    )
+
+
 def _step_region_note(sa, sb) -> list[str]:
     """Said when the NVTX region table counts the ranges that are the steps themselves
     (one name per step: 'step 7', 'ProfilerStep#7') as one region (regions._steps_by_name)."""

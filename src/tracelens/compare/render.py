@@ -289,10 +289,37 @@ SECTIONS = (
 
 
 def _heading(d: TraceDiff, key: str, title: str, headers) -> tuple[str, list[str]]:
-    """A section's title and column headers (the danger table's say what it judged on)."""
+    """A section's title and column headers (the danger table's say what it judged on; the
+    kernel and category tables', when the captures hold different amounts of work, that
+    their totals are each capture's)."""
     if key == "danger":
         return danger_heading(d, title, list(headers))
+    caveat = _totals_caveat(d) if key in ("kernels", "categories") else ""
+    if caveat and title.endswith(")"):  # one parenthesis: "(kernel time only: …; totals …)"
+        return f"{title[:-1]}; {caveat})", list(headers)
+    if caveat:
+        return f"{title} ({caveat})", list(headers)
     return title, list(headers)
+
+
+def _totals_caveat(d: TraceDiff) -> str:
+    """``totals of each capture: 20 steps in A, 60 in B; compare the per-call columns``
+    when the two captures hold different numbers of steps or, without steps on both sides,
+    launch counts apart by ``work_ratio`` (clues.toml): their totals and Δ then differ by
+    the capture lengths, not by what each step or call costs. Else nothing."""
+    from .clues import threshold
+    from .model import work_ratio
+
+    if danger_per_step(d):
+        held = f"{d.steps_a:,} steps in A, {d.steps_b:,} in B"
+    else:
+        f = d.figures
+        work = work_ratio((d.steps_a, d.steps_b), (int(f["launches_a"]), int(f["launches_b"])))
+        limit = threshold("work_ratio")
+        if 1 / limit < work < limit:
+            return ""
+        held = f"B holds {work:.3g}× A's launches"
+    return f"totals of each capture: {held}; compare the per-call columns"
 
 
 def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:

@@ -4,7 +4,8 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
 
     spec.py           the rules file: thresholds, weights, prose, board order; make()
     context.py        Context (what the clue functions read) and their shared words
-    comparability.py  not comparable, capture difference, graph replays, weak evidence
+    comparability.py  not comparable (or only just), capture difference, graph replays,
+                      weak evidence
     accounting.py     GPU time accounting: the steady step, wall time per step, exposed
                       communication
     kernels.py        per-call outliers, uniform change, calls per step, variants
@@ -17,8 +18,14 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
 from __future__ import annotations
 
 from ..model import Clue
-from .accounting import exposed_communication, step_time, time_accounting
-from .comparability import capture_difference, graph_replays_hidden, not_comparable, weak_evidence
+from .accounting import exposed_communication, step_time, step_time_alone, time_accounting
+from .comparability import (
+    capture_difference,
+    graph_replays_hidden,
+    low_comparability,
+    not_comparable,
+    weak_evidence,
+)
 from .context import Context, short_name
 from .danger import danger_changes
 from .devices import device_change
@@ -40,6 +47,7 @@ __all__ = [
 ]
 
 RULES = (
+    low_comparability,
     capture_difference,
     step_time,
     time_accounting,
@@ -64,4 +72,4 @@ def evidence_board(x: Context) -> list[Clue]:
     traced at graph level can be why the kernels in common are few)."""
     if not x.comparable:
         return board_order(not_comparable(x) + graph_replays_hidden(x))
-    return board_order([clue for rule in RULES for clue in rule(x)])
+    return board_order(step_time_alone(x, [clue for rule in RULES for clue in rule(x)]))

@@ -155,7 +155,8 @@ _EDGES = ("before_first", "after_last")
 
 def time_accounting(x: Context) -> list[Clue]:
     """The lead line: GPU wall time per step (or per unit of work) and which part of it
-    (compute, exposed communication, exposed memory, idle) moved it."""
+    (compute, exposed communication, exposed memory, idle) moved it; compute told as the
+    compute kernels' own time and their overlap when the overlap moved (:func:`_own_times`)."""
     if x.sa.time is None or x.sb.time is None:
         return []
     ta, tb, unit = _per_unit(x)
@@ -166,14 +167,39 @@ def time_accounting(x: Context) -> list[Clue]:
     ]
     if not moved or abs(span_b - span_a) < limit:
         return []
+    own_a, own_b = _own_times(x, ta, tb)
+    overlap = (own_a - ta["compute_ns"]) - (own_b - tb["compute_ns"])  # its wall time
+    fields: dict[str, str] = {}
+    evidence = "; ".join(
+        f"{words} {fmt_ns(ta[key])} → {fmt_ns(tb[key])}" for key, words in _TIME_PARTS
+    )
+    if abs(overlap) >= limit:
+        more = "more" if overlap < 0 else "less"
+        moved = [m for m in moved if m[1] != "compute"] + [
+            (overlap, prose("time_accounting", "overlap_part", more=more))
+        ]
+        if abs(own_b - own_a) >= limit:
+            moved.append((own_b - own_a, prose("time_accounting", "own_part")))
+        else:
+            ran = prose("time_accounting", f"ran_{more}")
+            fields = {"own_a": fmt_ns(own_a), "own_b": fmt_ns(own_b), "ran": ran}
+        evidence = evidence.replace(
+            "; exposed communication",
+            f" (the compute kernels' own time {fmt_ns(own_a)} → {fmt_ns(own_b)}, of it "
+            f"overlapping {fmt_ns(own_a - ta['compute_ns'])} → "
+            f"{fmt_ns(own_b - tb['compute_ns'])}); exposed communication",
+            1,
+        )
     moved.sort(key=lambda m: -abs(m[0]))
     parts = ", ".join(f"{words} {fmt_signed_ns(delta)}" for delta, words in moved)
+    if fields:
+        fields["verdict"] = prose(
+            "time_accounting", "verdict_overlap", parts=parts, unit=unit.split(",")[0], **fields
+        )
     return [
         make(
             "time_accounting",
-            "; ".join(
-                f"{words} {fmt_ns(ta[key])} → {fmt_ns(tb[key])}" for key, words in _TIME_PARTS
-            )
+            evidence
             + f" ({unit}; from {'the steps and util' if unit == LOCATED_UNIT else 'util'})",
             impact_ns=span_b - span_a,
             rows=("GPU busy", "wall span"),
@@ -182,8 +208,25 @@ def time_accounting(x: Context) -> list[Clue]:
             b=fmt_ns(span_b),
             delta=fmt_signed_ns(span_b - span_a),
             parts=parts,
+            verdict=fields.get("verdict"),
         )
     ]
+
+
+def _own_times(x: Context, ta: dict[str, float], tb: dict[str, float]) -> tuple[float, float]:
+    """The compute kernels' own time (the sum of their durations) in each run, in the unit
+    of ``ta``/``tb``: util's compute time (their union on each device) scaled by the run's
+    ratio of the two over the whole window. The kernels util counts as compute: all but the
+    communication and memory categories (:mod:`tracelens.util_ops`), and graph replays."""
+    import polars as pl
+
+    compute = x.kernels.filter(~pl.col("category").is_in(["communication", "memory"]))
+    own = []
+    for side, t, col in ((x.sa, ta, "a_total_ns"), (x.sb, tb, "b_total_ns")):
+        union = (side.time or {}).get("compute_ns") or 0
+        total = float(compute[col].sum()) + side.graph[1]
+        own.append(t["compute_ns"] * max(total / union, 1.0) if union else t["compute_ns"])
+    return own[0], own[1]
 
 
 def exposed_communication(x: Context) -> list[Clue]:
@@ -234,6 +277,19 @@ def step_coverage(side) -> float:
     return float(side.steps.frame["busy_ns"].sum()) / busy if busy else 1.0
 
 
+def _period(steps) -> float | None:
+    """The median time from one steady step's start to the next one's (per device, over
+    the step numbers between), ns: what a step takes whichever launch it starts at."""
+    import polars as pl
+
+    frame = steps.steady.filter(pl.col("start_ns").is_not_null()).sort("device", "step")
+    gaps = frame.select(
+        (pl.col("start_ns").diff() / pl.col("step").diff()).over("device").alias("period")
+    ).drop_nulls()
+    gaps = gaps.filter(pl.col("period") > 0)
+    return float(gaps["period"].median()) if gaps.height else None
+
+
 def step_time(x: Context) -> list[Clue]:
     """The steady-state step (``trace.steps`` of each run, warm-up left out) when both runs
     have steps that hold most of their GPU time (``step_time_coverage``) and its median
@@ -257,6 +313,10 @@ def step_time(x: Context) -> list[Clue]:
     fields["ratio"] = fmt_ratio(mb / ma if ma else None)
     if shifted:
         fields["verdict"] = prose("step_time", "verdict_shifted", sides=" and ".join(shifted))
+    else:
+        pa, pb = _period(steps_a), _period(steps_b)
+        if pa and pb and abs(pb - pa) < threshold("time_share") * max(pa, pb):
+            fields["verdict"] = prose("step_time", "verdict_period", a=fmt_ns(pa), b=fmt_ns(pb))
     return [
         make(
             "step_time",
@@ -267,3 +327,33 @@ def step_time(x: Context) -> list[Clue]:
             **fields,
         )
     ]
+
+
+# The lines of the board that name no kernel, path or copy: the step time's own company.
+_TIME_ONLY = {
+    "time_accounting",
+    "step_time",
+    "capture_difference",
+    "weak_evidence",
+    "low_comparability",
+    "graph_replays_hidden",
+}
+
+
+def step_time_alone(x: Context, clues: list[Clue]) -> list[Clue]:
+    """``clues`` with the step-time line's verdict saying that no other line names a
+    kernel, when none does (it would otherwise point at lines that are not there); a step
+    time that shifted level keeps its own verdict."""
+    from dataclasses import replace
+
+    alone = all(c.id in _TIME_ONLY for c in clues)
+    if not alone or not any(c.id == "step_time" for c in clues):
+        return clues
+    if x.sa.steps.level_shift or x.sb.steps.level_shift:
+        return clues
+    where = "where_accounting" if any(c.id == "time_accounting" for c in clues) else "where_tables"
+    ratio = fmt_ratio(x.sb.steps.median_ns / x.sa.steps.median_ns)
+    verdict = prose("step_time", "verdict_alone", ratio=ratio, where=prose("step_time", where))
+    # only the verdict that points at the other lines (an unsure one stays)
+    pointing = prose("step_time", "verdict", ratio=ratio)
+    return [replace(c, verdict=verdict) if c.verdict == pointing else c for c in clues]

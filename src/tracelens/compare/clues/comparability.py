@@ -44,6 +44,21 @@ def not_comparable(x: Context) -> list[Clue]:
     ]
 
 
+def low_comparability(x: Context) -> list[Clue]:
+    """Comparable, but only just (under ``sure_comparable_score``): the board says it is
+    unsure the two traces are one program before any clue that reads them as one."""
+    s = x.score
+    if s.score >= threshold("sure_comparable_score"):
+        return []
+    return [
+        make(
+            "low_comparability",
+            f"comparability {s.score:.2f} (bar {s.bar:.2f}, sure from "
+            f"{threshold('sure_comparable_score'):.2f})" + (f": {s.reason}" if s.reason else ""),
+        )
+    ]
+
+
 def _hidden_in_graphs(x: Context) -> list[tuple[str, int, float, float]]:
     """Why the kernels in common can be few: each side whose CUDA graph replays, traced at
     graph level, took more GPU time than its kernels (their kernels are in no table, so
@@ -66,6 +81,17 @@ def capture_difference(x: Context) -> list[Clue]:
     al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
     fewer_b = al.launches_b <= al.launches_a
     share = abs(al.launches_a - al.launches_b) / (max(al.launches_a, al.launches_b) or 1)
+    # B is the run under review: "B holds 25% fewer", or "B holds 3.00× the" launches
+    amount = (
+        {"share": f"{share:.0%}", "fewer": "fewer"}
+        if fewer_b
+        else {"share": fmt_ratio(al.launches_b / (al.launches_a or 1)), "fewer": "the"}
+    )
+    steps = (
+        f"; {count(al.steps_a)} → {count(al.steps_b)} steps"
+        if al.steps_a and al.steps_b and al.relation != "capture"
+        else ""
+    )
     how = {
         "prefix": "B is A cut short" if fewer_b else "A is B cut short",
         "suffix": "B is the end of A" if fewer_b else "A is the end of B",
@@ -78,13 +104,12 @@ def capture_difference(x: Context) -> list[Clue]:
         make(
             "capture_difference",
             f"{al.where}: {count(al.launches_a)} → {count(al.launches_b)} launches; "
-            f"{count(al.matched_in_order)} in common, in order",
+            f"{count(al.matched_in_order)} in common, in order{steps}",
             impact_ns=None,
             rows=(al.device,),
-            side="B" if fewer_b else "A",
-            share=f"{share:.0%}",
-            fewer="fewer",
+            side="B",
             how=how,
+            **amount,
         )
     ]
 

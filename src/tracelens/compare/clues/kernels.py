@@ -14,8 +14,10 @@ from .spec import make, prose, threshold
 
 def per_call_outliers(x: Context) -> list[Clue]:
     """Same kernel, changed cost per call, beyond the trace-wide change; communication
-    kernels from a lower bar (their calls include waiting for peers). The largest impact
-    first."""
+    kernels from a lower bar (their calls include waiting for peers), and a kernel heavy
+    enough to move the run (``outlier_heavy_impact``) from a lower bar still
+    (``outlier_ratio_heavy``), unless its calls per step changed (:func:`calls_per_step`
+    tells it). The largest impact first."""
     import polars as pl
 
     limit = pl.when(pl.col("category") == "communication")
@@ -23,17 +25,31 @@ def per_call_outliers(x: Context) -> list[Clue]:
         threshold("outlier_ratio")
     )
     off = pl.col("per_call_ratio") / x.overall
-    both = x.kernels.filter(pl.col("status") == "both")
+    heavy = threshold("outlier_ratio_heavy")
+    # A kernel called another number of times per step is the calls clue's: its mean per
+    # call then mixes calls of another kind (cascade attention's prefix and suffix passes)
+    recalled = [name for c in calls_per_step(x) for name in c.rows]
+    both = x.kernels.filter(pl.col("status") == "both").with_columns(
+        impact=(pl.col("b_avg_ns") - pl.col("a_avg_ns") * x.overall) * pl.col("b_instances"),
+        far=(off >= limit) | (off <= 1 / limit),
+    )
     outliers = (
         both.filter(
-            ((off >= limit) | (off <= 1 / limit))
-            & (
-                (pl.col("a_total_ns") + pl.col("b_total_ns"))
-                >= threshold("outlier_share") * (x.time_a + x.time_b)
+            (
+                pl.col("far")
+                & (
+                    (pl.col("a_total_ns") + pl.col("b_total_ns"))
+                    >= threshold("outlier_share") * (x.time_a + x.time_b)
+                )
             )
-        )
-        .with_columns(
-            impact=(pl.col("b_avg_ns") - pl.col("a_avg_ns") * x.overall) * pl.col("b_instances")
+            | (
+                ((off >= heavy) | (off <= 1 / heavy))
+                & ~pl.col("name").is_in(recalled)
+                & (
+                    pl.col("impact").abs()
+                    >= threshold("outlier_heavy_impact") * max(x.time_a, x.time_b)
+                )
+            )
         )
         .sort(pl.col("impact").abs(), descending=True, maintain_order=True)
         .head(int(threshold("outliers_shown")))
@@ -70,6 +86,11 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
     else:
         path = "verdict_path_attention" if attention else "verdict_path_other"
         cause = prose("per_call_outlier", "verdict_path", path=prose("per_call_outlier", path))
+    if not r["far"]:  # under outlier_ratio: named for the time it moves
+        share = max(r["a_total_ns"] / (x.time_a or 1), r["b_total_ns"] / (x.time_b or 1))
+        cause = prose("per_call_outlier", "verdict_heavy", share=f"{share:.0%}", cause=cause)
+    else:
+        cause = prose("per_call_outlier", "verdict", cause=cause)
     return make(
         "per_call_outlier",
         f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
@@ -81,7 +102,7 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         name=short_name(r["name"]),
         word=word,
         attention=" (attention-related)" if attention else "",
-        cause=cause,
+        verdict=cause,
     )
 
 

@@ -10,7 +10,7 @@ from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, short_name
 from .kernels import calls_per_step, explained_by_variants
-from .spec import make
+from .spec import make, prose
 
 if TYPE_CHECKING:
     from ..model import SequenceAlignment
@@ -20,10 +20,9 @@ def launch_structure(x: Context) -> list[Clue]:
     """The device whose launch order differs most (captures of the same work aside): the
     same kernels as often in another order, same count with other kernels, or sequences
     that diverge; with steps, what changed in every step."""
-    diverged = [al for al in x.alignment if not al.identical and not al.capture_difference]
-    if not diverged:
+    al = path_alignment(x.alignment)
+    if al is None:
         return []
-    al = max(diverged, key=lambda a: a.compared - a.matched_in_order)
     at = f"launch #{al.first_divergence + 1:,}" + _step_of_a(x, al)
     where = f"first divergence at {at} on {al.where}" + (
         f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
@@ -42,7 +41,9 @@ def launch_structure(x: Context) -> list[Clue]:
         )
         more = len(al.step_changes) - 1
         matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
-            f", {more}{'+' if more >= 9 else ''} more changes per step)" if more else ")"
+            f", {more}{'+' if more >= 9 else ''} more change{'s' if more != 1 else ''} per step)"
+            if more
+            else ")"
         )
     # Launches of kernels only one run has are the variant clue's time, extra or missing
     # calls of a kernel per step the calls-per-step clue's: the path clue counts the rest
@@ -62,9 +63,29 @@ def launch_structure(x: Context) -> list[Clue]:
         if round(x.per_unit(ns))
     )
     return [
-        _unsure(c) if al.relation == "shifted" else c
+        _unsure(c) if al.relation == "shifted" else _same_step(c, al)
         for c in _path_clue(x, al, where, matched, per_step, impact, note)
     ]
+
+
+def _same_step(clue: Clue, al: SequenceAlignment) -> Clue:
+    """A path clue of two runs that repeat the same step (periodic both, no kernel changed
+    or called another number of times in it): the launches differ in some steps only, and
+    the verdict says so rather than "different paths from that launch on"."""
+    if clue.id == "launch_order_changed" or not (al.steps_a and al.steps_b):
+        return clue
+    if al.step_changes or al.step_calls:
+        return clue
+    return replace(clue, verdict=prose("launch_sequence_diverges", "verdict_same_step"))
+
+
+def path_alignment(alignment: tuple[SequenceAlignment, ...]) -> SequenceAlignment | None:
+    """The device the launch-order clue speaks of: the one whose launch order differs most
+    (captures of the same work aside); None when none differs."""
+    diverged = [al for al in alignment if not al.identical and not al.capture_difference]
+    if not diverged:
+        return None
+    return max(diverged, key=lambda a: a.compared - a.matched_in_order)
 
 
 def _step_of_a(x: Context, al: SequenceAlignment) -> str:

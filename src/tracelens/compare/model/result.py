@@ -69,6 +69,9 @@ class SequenceAlignment:
     # How one step of B differs from one step of A: (launch # in the step, 1-based, name in
     # A or None, name in B or None), at most 10
     step_changes: tuple[tuple[int, str | None, str | None], ...] = ()
+    # The kernel A's step is counted from in ``step_changes`` (launch #1: the kernel the
+    # steps are phased on, launched once per step), when there are step changes
+    step_first: str | None = None
     # Kernels launched a different number of times per step: (name, per step in A, in B)
     step_calls: tuple[tuple[str, int, int], ...] = ()
     # B's device when it is not ``device``: each run launched on one device only, a
@@ -137,7 +140,16 @@ ALIGNMENT_PARTS: dict[str, tuple[str, ...]] = {
 
 
 _ALIGNMENT_TEXT = frozenset(
-    {"a_at_divergence", "b_at_divergence", "relation", "name", "name_a", "name_b", "only"}
+    {
+        "a_at_divergence",
+        "b_at_divergence",
+        "relation",
+        "name",
+        "name_a",
+        "name_b",
+        "only",
+        "step_first",
+    }
 )
 
 
