@@ -175,6 +175,11 @@ def test_demo_diff_sections_and_evidence_links(demo_pair):
     strengths = [c.strength for c in d.clues]
     board = [d_["class"] for t, d_ in page.tags if t == "tr" and d_.get("class") in strengths]
     assert board == strengths
+    n = len(d.clues)
+    assert (
+        f"{n} clues: caveats first, then by the GPU time they account for; each links to its "
+        "evidence below"
+    ) in page.text
 
 
 def test_demo_timeline_picks_the_first_step(demo_pair):

@@ -302,7 +302,7 @@ def diff_view(
         "alignment": _alignment(d),
         "danger": danger,
     }
-    # The diff orders its clues once (strongest first); the page keeps that order.
+    # The diff orders its clues once (caveats, then by impact); the page keeps that order.
     clues = list(d.clues)
     return DiffView(
         d=d,
