@@ -415,3 +415,35 @@ def test_the_cli_and_report_say_it_too(tmp_path, capsys):
     assert rc == 0, err
     html = re.sub(r"\s+", " ", page.read_text())
     assert "more overlap between compute kernels -42.00 µs" in html
+
+
+def test_the_per_step_gate_holds_where_the_total_one_trips_on_a_longer_capture(tmp_path):
+    """B captured three times the steps of the same program: its total kernel time is 3×
+    A's, the same per step. ``gpu_time_ratio`` (totals) trips a 5 % gate; the per-step
+    figure does not, and trips on a run 20 % slower per step."""
+    from tracelens.compare.gates import check_gates
+
+    a = serial(tmp_path, "a", 20, TRAIN)
+    d = pair(a, serial(tmp_path, "b", 60, TRAIN))
+    assert d.figures["gpu_time_ratio"] == pytest.approx(3.0)
+    assert d.figures["gpu_time_per_step_ratio"] == pytest.approx(1.0)
+    gates = ["gpu_time_ratio>1.05", "gpu_time_per_step_ratio>1.05"]
+    assert [g.tripped for g in check_gates(d, gates)] == [True, False]
+    slower = pair(a, serial(tmp_path, "s", 60, TRAIN, scale={XMMA_GEMM: 1.3}))
+    per_call = 1 + 0.3 * 80_000 / sum(ns for _, ns in TRAIN)
+    assert slower.figures["gpu_time_per_step_ratio"] == pytest.approx(per_call)
+    assert [g.tripped for g in check_gates(slower, gates[1:])] == [True]
+
+
+def test_the_per_step_figure_is_not_measured_without_steps(tmp_path, capsys):
+    """One pass of a step is no repetition: the gate on the per-step figure exits 2 and says
+    why, as every figure a result could not measure."""
+    a, b = serial(tmp_path, "a", 1, TRAIN), serial(tmp_path, "b", 1, DOMINATED)
+    code, _out, err = run_cli(
+        ["diff", a, b, "--fail-if", "gpu_time_per_step_ratio>1.05", "--no-cache"], capsys
+    )
+    assert code == 2
+    assert err.strip().endswith(
+        "gpu_time_per_step_ratio was not measured: a capture repeats no step "
+        "(gpu_time_ratio compares the totals)"
+    )

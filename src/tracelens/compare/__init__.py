@@ -135,7 +135,7 @@ def _diff_traces(
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
-    figures = _figures(sa, sb, copies, kernels, danger, alignment, score)
+    figures = _figures(sa, sb, copies, kernels, danger, alignment, score, (steps_a, steps_b))
     context = Context(
         sa,
         sb,
@@ -227,14 +227,16 @@ def _kernel_tables(sa, sb, name: str):
     return typical, kernels, by_demangled
 
 
-def _figures(sa, sb, copies, kernels, danger, alignment, score) -> dict[str, float]:
-    """The named figures --fail-if reads (``clues`` is added with the board)."""
+def _figures(sa, sb, copies, kernels, danger, alignment, score, steps) -> dict[str, float]:
+    """The named figures --fail-if reads (``clues`` is added with the board). ``steps``:
+    each capture's steps as the clues count them (:func:`.notes.impact_steps`)."""
     from . import model
-    from .gates import Figures, side_figures
+    from .gates import Figures, per_step_figures, side_figures
 
     figures = Figures(
         model.figures(sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"])
     )
+    figures |= per_step_figures(sa, sb, steps)
     figures |= side_figures(sa, sb)  # with the side figures not measured, for the gates
     figures["launch_overlap"] = score.factors["shared_launches"]
     figures["comparability"] = score.score

@@ -145,6 +145,23 @@ def side_figures(a: Side, b: Side) -> Figures:
     return own(b) | own(a).suffixed("_a")
 
 
+def per_step_figures(a: Side, b: Side, steps: tuple[int | None, int | None]) -> Figures:
+    """``gpu_time_per_step_ratio``: B's kernel time per step over A's, ``steps`` being each
+    capture's steps as the clues count them (two captures of one program that hold
+    different numbers of steps compare per step, where ``gpu_time_ratio`` compares their
+    totals); not measured when either capture repeats no step."""
+    from .model.totals import ratio
+
+    steps_a, steps_b = steps
+    if not (steps_a and steps_b):
+        why = "a capture repeats no step (gpu_time_ratio compares the totals)"
+        return Figures({}, {"gpu_time_per_step_ratio": why})
+    per_a = a.totals["kernel_time_ns"] / steps_a
+    per_b = b.totals["kernel_time_ns"] / steps_b
+    value = ratio(per_a, per_b)
+    return Figures({"gpu_time_per_step_ratio": 1.0 if value is None else float(value)})
+
+
 def shift_figures(steps) -> Figures:
     """:data:`SHIFT_FIGURES` of ``steps`` (:class:`tracelens.steps.Steps`); not measured
     without steps, as the other steps figures."""
