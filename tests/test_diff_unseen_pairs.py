@@ -447,3 +447,20 @@ def test_the_per_step_figure_is_not_measured_without_steps(tmp_path, capsys):
         "gpu_time_per_step_ratio was not measured: a capture repeats no step "
         "(gpu_time_ratio compares the totals)"
     )
+
+
+def test_the_report_says_its_totals_are_each_captures(tmp_path):
+    """The page's Totals, Categories and Kernels headings say what the text board's kernel
+    and category titles say when the captures hold different numbers of steps; a pair of
+    equal captures says nothing of it."""
+    from tracelens.report import build_report
+
+    caveat = "totals of each capture: 20 steps in A, 60 in B; compare the per-call columns"
+    a = serial(tmp_path, "a", 20, TRAIN)
+    for b, expected in (
+        (serial(tmp_path, "b", 60, TRAIN), 3),
+        (serial(tmp_path, "c", 20, TRAIN), 0),
+    ):
+        with tracelens.open(a) as ta, tracelens.open(b) as tb:
+            html = build_report(ta, tb)
+        assert html.count(caveat) == expected

@@ -294,7 +294,7 @@ def _heading(d: TraceDiff, key: str, title: str, headers) -> tuple[str, list[str
     their totals are each capture's)."""
     if key == "danger":
         return danger_heading(d, title, list(headers))
-    caveat = _totals_caveat(d) if key in ("kernels", "categories") else ""
+    caveat = totals_caveat(d) if key in ("kernels", "categories") else ""
     if caveat and title.endswith(")"):  # one parenthesis: "(kernel time only: …; totals …)"
         return f"{title[:-1]}; {caveat})", list(headers)
     if caveat:
@@ -302,7 +302,7 @@ def _heading(d: TraceDiff, key: str, title: str, headers) -> tuple[str, list[str
     return title, list(headers)
 
 
-def _totals_caveat(d: TraceDiff) -> str:
+def totals_caveat(d: TraceDiff) -> str:
     """``totals of each capture: 20 steps in A, 60 in B; compare the per-call columns``
     when the two captures hold different numbers of steps or, without steps on both sides,
     launch counts apart by ``work_ratio`` (clues.toml): their totals and Δ then differ by

@@ -56,6 +56,9 @@ class DiffView:
     regions: list[dict[str, Any]] = field(default_factory=list)  # NVTX region deltas
     regions_more: int = 0
     region_steps: bool = False  # the deltas are per step (both runs have steps)
+    # "totals of each capture: 20 steps in A, 60 in B; compare the per-call columns" when
+    # the captures hold different amounts of work (the text board's words), else ""
+    totals_caveat: str = ""
 
 
 def _summary(d: TraceDiff) -> list[tuple[str, str, str]]:
@@ -271,7 +274,7 @@ def diff_view(
 ) -> DiffView:
     """The diff's sections of the page. ``profiles``: each trace's profiles of
     :func:`stakeout_picks`'s kernels, already read (None: read here)."""
-    from ..compare.render import totals_rows
+    from ..compare.render import totals_caveat, totals_rows
 
     categories = [
         {**r, "color": palette(r["category"])} for r in d.categories.iter_rows(named=True)
@@ -321,6 +324,7 @@ def diff_view(
         danger=danger,
         danger_rules=danger_rule_notes(danger),
         kernels_more=d.kernels.height - len(kernels),
+        totals_caveat=totals_caveat(d),
         **_danger_heading(d),
         **_regions(d, top),
     )
