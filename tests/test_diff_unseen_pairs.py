@@ -14,6 +14,8 @@ import pytest
 from conftest import run_cli
 from fixtures.builder import DIRECT_COPY, FILL, FLASH_FWD, REDUCE_SUM, XMMA_GEMM
 from fixtures.builder import _Recorder as Recorder
+from test_diff_pairs import GEMM_B as BIG_GEMM
+from test_diff_pairs import LAYERNORM, SOFTMAX, STEP
 
 import tracelens
 from tracelens.compare import diff
@@ -21,19 +23,6 @@ from tracelens.compare.render import markdown, table
 from tracelens.synth import TraceBuilder
 
 PID = 5151
-LAYERNORM = (
-    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
-    "float>(int, float, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"
-)
-SOFTMAX = (
-    "void at::native::(anonymous namespace)::cunn_SoftMaxForward<(int)4, c10::BFloat16, float, "
-    "c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>"
-    "(T4 *, const T2 *, int)"
-)
-BIG_GEMM = (
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
-    "execute_segment_k_off_kernel__5x_cublas"
-)
 # vLLM decode kernels (shared/kernel_names/KERNEL_NAMES.md, "LLM serving kernels")
 RMS = "void vllm::rms_norm_kernel<c10::BFloat16, (int)8, (int)3>(T1 *, const T1 *, const T1 *, float, int, int)"
 ROPE = "void vllm::rotary_embedding_kernel<c10::BFloat16, c10::BFloat16, true>(const long *, T1 *, T1 *, const T2 *, int, long, long, long, int, int, int)"
@@ -43,17 +32,8 @@ MERGE = "void vllm::merge_attn_states_kernel<__nv_bfloat16, (unsigned int)128>(T
 NVJET = "nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT"
 ARGMAX = "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, (int)4>>(T3)"
 
-# A training step: (kernel, ns per call)
-TRAIN = [
-    (LAYERNORM, 4_000),
-    (XMMA_GEMM, 40_000),
-    (FLASH_FWD, 30_000),
-    (XMMA_GEMM, 40_000),
-    (SOFTMAX, 6_000),
-    (FILL, 1_500),
-    (REDUCE_SUM, 3_000),
-    (DIRECT_COPY, 2_000),
-]
+# A training step: (kernel, ns per call), test_diff_pairs's
+TRAIN = STEP
 # A step one GEMM dominates (300 of 346.5 µs of kernel time)
 DOMINATED = [
     (LAYERNORM, 4_000),

@@ -210,17 +210,22 @@ def test_goldens_are_live_nsys_rows(exports, case, rule, options):
     assert rows == golden.read_text()
 
 
+def _both_rules_as_live_nsys(path) -> None:
+    """Both rules on ``path``, with both sets of options, row for row as nsys analyze 2022.4."""
+    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
+    with tracelens.open(path, cache=False) as trace:
+        rows = [_ours(trace, rule, options) for rule, options in runs]
+    for (rule, options), got in zip(runs, rows, strict=True):
+        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+
+
 @needs_nsys
 @pytest.mark.parametrize("seed", range(12))
 def test_random_pairs_equal_live_nsys(tmp_path, seed):
     """Random processes, devices, spans and operations (some of 0 ns, some concurrent):
     both rules, with both sets of options, row for row as nsys analyze 2022.4."""
     path = write_case(random_case(seed), tmp_path / f"random_{seed}.sqlite")
-    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
-    with tracelens.open(path, cache=False) as trace:
-        rows = [_ours(trace, rule, options) for rule, options in runs]
-    for (rule, options), got in zip(runs, rows, strict=True):
-        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+    _both_rules_as_live_nsys(path)
 
 
 @needs_nsys
@@ -230,11 +235,7 @@ def test_random_tied_range_ends_equal_live_nsys(tmp_path, seed):
     whose operations all last 0 ns, in random table order: both rules, row for row as
     nsys analyze 2022.4."""
     path = write_case(random_tied_case(seed), tmp_path / f"tied_{seed}.sqlite")
-    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
-    with tracelens.open(path, cache=False) as trace:
-        rows = [_ours(trace, rule, options) for rule, options in runs]
-    for (rule, options), got in zip(runs, rows, strict=True):
-        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+    _both_rules_as_live_nsys(path)
 
 
 @needs_nsys
@@ -245,8 +246,4 @@ def test_random_gap_ties_equal_live_nsys(tmp_path, seed):
     order: both rules, row for row as nsys analyze 2022.4."""
     ops, overheads = random_gap_tied_case(seed)
     path = write_case(ops, tmp_path / f"gap_tied_{seed}.sqlite", overheads)
-    runs = [("gpu-low-util", args) for args in LOW_UTIL_ARGS] + [("gpu-starv", {"gap": GAP_MS})]
-    with tracelens.open(path, cache=False) as trace:
-        rows = [_ours(trace, rule, options) for rule, options in runs]
-    for (rule, options), got in zip(runs, rows, strict=True):
-        assert got == nsys_analyze(NSYS, path, rule, **options), rule
+    _both_rules_as_live_nsys(path)

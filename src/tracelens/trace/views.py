@@ -123,10 +123,6 @@ class ViewMethods:
         filters skip Parquet row groups), and when a row it keeps holds what nsys never
         writes (the whole view then says what is wrong), the view stays whole; the caller's
         query must keep the same rows either way."""
-        import duckdb
-
-        from .parts import sqlite_query_parts
-
         table = "CUPTI_ACTIVITY_KIND_KERNEL"
         con = self.db
         direct = self._sqlite is not None and self.parquet_dir is None
@@ -138,6 +134,29 @@ class ViewMethods:
             yield
             return
         present = self.tables[table]
+        if not self._fill_kernels_named(table, present, condition):
+            # the whole view reads those values and says what is wrong
+            con.execute("DROP TABLE IF EXISTS kernels_named")
+            yield
+            return
+        con.execute("CREATE OR REPLACE VIEW kernels AS SELECT * FROM kernels_named")
+        try:
+            yield
+        finally:
+            con.execute(_schema.view_sql("kernels", present))
+            con.execute("DROP TABLE kernels_named")
+
+    def _fill_kernels_named(self, table: str, present: tuple[str, ...], condition: str) -> bool:
+        """The temp table kernels_named: the rows of the kernel table ``table`` (columns
+        ``present``) for which ``condition`` holds, as the ``kernels`` view gives them, read
+        by SQLite in parts (:func:`.parts.sqlite_query_parts`); the damaged kernels counted
+        on the way. False when a row holds what nsys never writes (a value that is not an
+        integer, a time beyond the limits): the caller keeps the whole view."""
+        import duckdb
+
+        from .parts import sqlite_query_parts
+
+        con = self.db
         columns = ", ".join(_schema._quote(c) for c in present)
         # sqlite_query gives every column as text: whether SQLite holds an integer (or NULL)
         # there, as nsys writes, is asked of SQLite itself
@@ -146,7 +165,6 @@ class ViewMethods:
         # come along, counted and then left out, unless they are counted already
         count_damaged = "kernel" not in self._damaged and {"start", "end"} <= set(present)
         ends_before = '"end" < start' if count_damaged else "0"
-
         marks = (
             f"{typed} AS tracelens_typed, ({condition}) AS tracelens_wanted, "
             f"{ends_before} AS tracelens_ends_before, rowid AS tracelens_rowid"
@@ -158,38 +176,28 @@ class ViewMethods:
                 f"WHERE rowid BETWEEN {int(low)} AND {int(high)} AND (({condition}) OR {ends_before})"
             )
 
-        limit = _schema.TIME_LIMIT_NS
-        damaged_kernels = None
         try:
             # the parts' rows stand as export_rows (_schema.source_sql's "rows") while the
             # view's table is made of them, in the table's order
             with sqlite_query_parts(self, table, part_sql, "export_rows"):
-                damaged, damaged_kernels = con.execute(
+                untyped, damaged_kernels = con.execute(
                     "SELECT count(*) FILTER (tracelens_typed <> '1'), "
                     "count(*) FILTER (tracelens_ends_before = '1') FROM export_rows"
                 ).fetchone()
-                if not damaged:
-                    select = _schema.view_select("kernels", present, "rows", guard=False)
-                    con.execute(
-                        f"CREATE OR REPLACE TEMP TABLE kernels_named AS {select} "
-                        "WHERE tracelens_wanted = '1' ORDER BY CAST(tracelens_rowid AS BIGINT)"
-                    )
+                if untyped:
+                    return False
+                select = _schema.view_select("kernels", present, "rows", guard=False)
+                con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE kernels_named AS {select} "
+                    "WHERE tracelens_wanted = '1' ORDER BY CAST(tracelens_rowid AS BIGINT)"
+                )
         except duckdb.Error:  # bytes it cannot give as text (a blob where nsys writes ints)
-            damaged = True
-        if not damaged:
-            if count_damaged:
-                self._damaged["kernel"] = int(damaged_kernels)
-            damaged = con.execute(
-                'SELECT count(*) FROM kernels_named WHERE start IS NULL OR "end" IS NULL OR '
-                f'NOT (start BETWEEN -{limit} AND {limit} AND "end" BETWEEN -{limit} AND {limit})'
-            ).fetchone()[0]
-        if damaged:  # the whole view reads those values and says what is wrong
-            con.execute("DROP TABLE IF EXISTS kernels_named")
-            yield
-            return
-        con.execute("CREATE OR REPLACE VIEW kernels AS SELECT * FROM kernels_named")
-        try:
-            yield
-        finally:
-            con.execute(_schema.view_sql("kernels", present))
-            con.execute("DROP TABLE kernels_named")
+            return False
+        if count_damaged:
+            self._damaged["kernel"] = int(damaged_kernels)
+        limit = _schema.TIME_LIMIT_NS
+        beyond = con.execute(
+            'SELECT count(*) FROM kernels_named WHERE start IS NULL OR "end" IS NULL OR '
+            f'NOT (start BETWEEN -{limit} AND {limit} AND "end" BETWEEN -{limit} AND {limit})'
+        ).fetchone()[0]
+        return not beyond
