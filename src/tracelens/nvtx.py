@@ -134,19 +134,28 @@ def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
 
             nvtx_sweep.add_op_ranges(trace)
         return
-    from . import _resources
-
     for setting in ALLOCATOR_SETTINGS:
         trace.db.execute(setting)
+    from . import nvtx_sweep
+
+    reads = nvtx_sweep.prefetch(trace, with_ops=with_ops)
+    try:
+        _build_attribution(trace, reads, with_ops)
+    finally:
+        if reads is not None:
+            reads.close()
+
+
+def _build_attribution(trace: Trace, reads, with_ops: bool) -> None:
+    from . import _resources, nvtx_sweep
+
     if _few_events(trace):
         # the spans and the held ranges' labels are then taken from it (see NVTX_TEXT_EVENTS)
         trace.load_nvtx_text()
     trace.load_nvtx_spans()
     chunks = _thread_chunks(trace)
     _build_tree(trace, chunks)  # which frees nvtx_spans (0.5 GB on 10M ranges)
-    from . import nvtx_sweep
-
-    nvtx_sweep.attribute(trace, chunks, with_ops=with_ops)
+    nvtx_sweep.attribute(trace, chunks, with_ops=with_ops, reads=reads)
     trace.db.execute(_resources.query("_nvtx_overlap_holders"))
     nvtx_sweep.register_held(trace.db)
     trace.db.execute(_resources.query("_nvtx_held"))
@@ -183,36 +192,44 @@ def _build_paths(trace: Trace) -> None:
     # paths are made (2M held ranges of the 10M-range export)
     kind = "VIEW" if _built(trace, "nvtx_held_text", "views") else "TABLE"
     con.execute(f"DROP {kind} nvtx_held_text")
+    # each level carries its ranges' names and styles and is copied into nvtx_paths once the
+    # next is made from it: a join of every level with the held ranges at the end held them
+    # all twice (the 10M-range fixture's 2M held ranges: the run's peak)
     level = held.filter(pl.col("parent_id").is_null()).select(
         "range_id",
+        "name",
+        "style",
         pl.concat_str(pl.lit(":"), pl.col("range_id").cast(pl.String)).alias("stack"),
         pl.col("name").alias("path"),
     )
-    below = held.filter(pl.col("parent_id").is_not_null()).select("range_id", "parent_id", "name")
-    down = [level]
-    while level.height and below.height:
+    below = held.filter(pl.col("parent_id").is_not_null()).select(
+        "range_id", "parent_id", "name", "style"
+    )
+    del held
+    query = "_nvtx_paths"  # creates the table; later levels are added to it
+    while True:
+        nvtx_sweep.register(con, "nvtx_path_rows", level)
+        con.execute(_resources.query(query))
+        con.unregister("nvtx_path_rows")
+        query = "_nvtx_paths_more"
+        if not (level.height and below.height):
+            break
         above = level.select(
             pl.col("range_id").alias("parent_id"),
             pl.col("stack").alias("above_stack"),
             pl.col("path").alias("above_path"),
         )
+        del level
         level = below.join(above, on="parent_id", how="inner").select(
             "range_id",
+            "name",
+            "style",
             pl.concat_str("above_stack", pl.lit(":"), pl.col("range_id").cast(pl.String)).alias(
                 "stack"
             ),
             pl.concat_str("above_path", pl.lit(" / "), pl.col("name").fill_null("")).alias("path"),
         )
-        down.append(level)
-    del below, level
-    rows = held.select("range_id", "name", "style").join(
-        pl.concat(down), on="range_id", how="inner"
-    )
-    del held, down
-    nvtx_sweep.register(con, "nvtx_path_rows", rows)
-    del rows
-    con.execute(_resources.query("_nvtx_paths"))
-    con.unregister("nvtx_path_rows")
+        del above
 
 
 # The sweeps (_nvtx_tree, _nvtx_marks) run over this many ranges at a time at most

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .trace import Trace
+    from .trace.prefetch import Prefetch
 
 # The (process, correlationId) index is a list of slots, one per id between the smallest
 # and the largest of each process: used while it has at most this many slots per call (and
@@ -36,18 +37,33 @@ DENSE_SLOTS_FLOOR = 1 << 20
 KEY_LIMIT = 1 << 62
 
 
-def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> None:
+def prefetch(trace: Trace, *, with_ops: bool) -> Prefetch | None:
+    """The calls and operations :func:`attribute` reads, started now on a second database
+    (:mod:`tracelens.trace.prefetch`) when the export is read directly on several threads;
+    None otherwise (they are read when needed)."""
+    from .trace.prefetch import Prefetch
+
+    if not Prefetch.worthwhile(trace):
+        return None
+    ops = "_nvtx_op_ranges" if with_ops else "_nvtx_op_spans"
+    return Prefetch(trace, {"calls": ("_nvtx_calls", False), "ops": (ops, True)})
+
+
+def attribute(
+    trace: Trace, chunks: list[dict], *, with_ops: bool = False, reads: Prefetch | None = None
+) -> None:
     """Register ``nvtx_call_ranges`` (each call, one per process and correlationId, with
     its innermost range), ``nvtx_range_ops`` (per range, the operations whose call it holds
     innermost) and ``nvtx_overlap_calls`` (the calls of operations launched on threads whose
     ranges overlap) on the trace's DuckDB connection; with ``with_ops``, also
     :func:`add_op_ranges`'s relations from the same read of the operations. ``nvtx_tree``
     must be built; ``chunks`` are the thread chunks of :func:`tracelens.nvtx._thread_chunks`
-    (one chunk's marks at a time)."""
+    (one chunk's marks at a time). ``reads``: the calls and operations, read already or
+    being read (:func:`prefetch`); None: read them here."""
     import polars as pl
 
     con = trace.db
-    calls = _calls(con)
+    calls = _calls(con, reads)
     slots = _Slots(calls)
     calls = calls.filter(slots.first_calls(calls, lambda rows: _call_classes(con, rows)))
     found = pl.DataFrame(schema={"range_id": pl.Int64, "range_end": pl.Int64}).clear(calls.height)
@@ -65,7 +81,7 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
     # (kind, device, kernel names) are read when asked for (2.1 CPU s for the 5M kernels of
     # the benchmark, the four columns 1.1)
     query = "_nvtx_op_ranges" if with_ops else "_nvtx_op_spans"
-    ops = _operations(con, query)
+    ops = reads.take("ops") if reads is not None else _operations(con, query)
     ops, call = _with_calls(ops, call_ranges, slots)
     register(con, "nvtx_call_ranges", call_ranges)
     on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
@@ -75,11 +91,14 @@ def attribute(trace: Trace, chunks: list[dict], *, with_ops: bool = False) -> No
         _register_op_ranges(con, ops, on_overlapping)
 
 
-def _calls(con) -> pl.DataFrame:
+def _calls(con, reads: Prefetch | None = None) -> pl.DataFrame:
     """The rows of ``queries/_nvtx_calls.sql`` with global_pid first (pid_of's bits)."""
     import polars as pl
 
-    calls = unordered_frame(con, _resources.query("_nvtx_calls"))
+    if reads is not None:
+        calls = reads.take("calls")
+    else:
+        calls = unordered_frame(con, _resources.query("_nvtx_calls"))
     thread_bits = pl.col("global_tid") & 16777215  # tid_of (_shared.sql), bit for bit
     return calls.select((pl.col("global_tid") - thread_bits).alias("global_pid"), pl.all())
 

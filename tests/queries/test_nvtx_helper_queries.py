@@ -188,6 +188,7 @@ def test_nvtx_sweep_with_and_without_every_label(trace_path, monkeypatch, most):
     assert ("nvtx_text" in tables) == (most > 0)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
     assert_golden(trace_path, "_nvtx_paths", "all", build_projection)
+    assert_golden(trace_path, "_nvtx_paths_more", "below_roots", build_projection)
     assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
 
 
