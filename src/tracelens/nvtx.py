@@ -120,15 +120,19 @@ def build_attribution(trace: Trace) -> None:
     build_sweep(trace)
 
 
-def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
+def build_sweep(trace: Trace, *, with_ops: bool = False, keep_tree: bool = True) -> None:
     """Build, once per trace, nvtx_tree (range nesting), nvtx_call_ranges and
     nvtx_range_ops (each call's innermost range, and per range the GPU operations it holds
     innermost: :mod:`tracelens.nvtx_sweep`) and nvtx_paths (names, stacks and paths of the
     ranges that hold GPU work, nvtx_held): the sweep every NVTX attribution reads. It reads
     the ranges' threads and times (nvtx_spans) and the text of the held ranges only. With
     ``with_ops``, also nvtx_op_ranges (every GPU operation's columns and innermost range)
-    and nvtx_overlap_ops, read with the sweep's operations when it is built here."""
+    and nvtx_overlap_ops, read with the sweep's operations when it is built here.
+    ``keep_tree`` False: nvtx_tree is dropped once the held ranges are found, for a caller
+    that reads only the projection (:func:`release_tree`); a later call builds it again."""
     if _built(trace, "nvtx_paths"):
+        if not _built(trace, "nvtx_tree"):  # released by an earlier build: made again
+            _rebuild_tree(trace)
         if with_ops and not _built(trace, "nvtx_op_ranges", "views"):
             from . import nvtx_sweep
 
@@ -140,13 +144,13 @@ def build_sweep(trace: Trace, *, with_ops: bool = False) -> None:
 
     reads = nvtx_sweep.prefetch(trace, with_ops=with_ops)
     try:
-        _build_attribution(trace, reads, with_ops)
+        _build_attribution(trace, reads, with_ops, keep_tree)
     finally:
         if reads is not None:
             reads.close()
 
 
-def _build_attribution(trace: Trace, reads, with_ops: bool) -> None:
+def _build_attribution(trace: Trace, reads, with_ops: bool, keep_tree: bool) -> None:
     from . import _resources, nvtx_sweep
 
     if _few_events(trace):
@@ -160,8 +164,24 @@ def _build_attribution(trace: Trace, reads, with_ops: bool) -> None:
     nvtx_sweep.register_held(trace.db)
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.db.unregister("nvtx_held_ids")
+    if not keep_tree:
+        release_tree(trace)
     _held_text(trace)
     _build_paths(trace)
+
+
+def release_tree(trace: Trace) -> None:
+    """Drop nvtx_tree, which the projection does not read (nvtx_held holds what it needs of
+    the held ranges): on the 10M-range fixture the tree is 0.58 GB of DuckDB's memory that
+    the held ranges' names, paths and totals were made beside (the run's peak: 2.06-2.15 GB,
+    1.6-1.7 without it). :func:`build_sweep` makes it again for a caller that needs it."""
+    trace.db.execute("DROP TABLE IF EXISTS nvtx_tree")
+
+
+def _rebuild_tree(trace: Trace) -> None:
+    """nvtx_tree again, as :func:`_build_attribution` made it, after :func:`release_tree`."""
+    trace.load_nvtx_spans()
+    _build_tree(trace, _thread_chunks(trace))
 
 
 def _held_text(trace: Trace) -> None:
@@ -324,11 +344,11 @@ def _tree_table(con) -> str:
     return f"CREATE TEMP TABLE nvtx_tree ({columns})"
 
 
-def build_projection(trace: Trace) -> None:
+def build_projection(trace: Trace, *, keep_tree: bool = True) -> None:
     """Build the temp tables the GPU-projection queries read, once per trace: those of
-    :func:`build_sweep`, nvtx_held_totals (:mod:`tracelens.nvtx_held`) and the view
-    nvtx_projection (per range)."""
-    build_sweep(trace)
+    :func:`build_sweep` (``keep_tree``: its), nvtx_held_totals (:mod:`tracelens.nvtx_held`)
+    and the view nvtx_projection (per range)."""
+    build_sweep(trace, keep_tree=keep_tree)
     if _built(trace, "nvtx_projection", "views"):
         return
     from . import _resources, nvtx_held
@@ -337,14 +357,15 @@ def build_projection(trace: Trace) -> None:
     trace.db.execute(_resources.query("_nvtx_projection"))
 
 
-def _projection(trace: Trace) -> None:
+def _projection(trace: Trace, keep_tree: bool = True) -> None:
     """The view nvtx_projection: over the rows an earlier run of a cached trace kept
-    (:mod:`tracelens.nvtx_kept`), else made by :func:`build_projection`, and then kept."""
+    (:mod:`tracelens.nvtx_kept`), else made by :func:`build_projection` (``keep_tree``:
+    its), and then kept."""
     from . import nvtx_kept
 
     if _built(trace, "nvtx_projection", "views") or nvtx_kept.read(trace):
         return
-    build_projection(trace)
+    build_projection(trace, keep_tree=keep_tree)
     nvtx_kept.write(trace)
 
 
@@ -359,24 +380,26 @@ def require_projection(trace: Trace) -> None:
     trace.check_kernel_columns()  # else the projection would silently lose every kernel
 
 
-def gpu_projection(trace: Trace) -> pl.DataFrame:
+def gpu_projection(trace: Trace, *, keep_tree: bool = True) -> pl.DataFrame:
     """One row per NVTX range that launched GPU work, projected onto the GPU (``nsys stats``
     nvtx_gpu_proj_trace): name, proj_start_ns, proj_duration_ns, start_ns, duration_ns,
-    style, pid, tid, gpu_ops, level, children, range_id, parent_id, stack, path."""
+    style, pid, tid, gpu_ops, level, children, range_id, parent_id, stack, path.
+    ``keep_tree`` False: the ranges' tree is freed once the held ranges are found
+    (:func:`release_tree`), for a caller that reads nothing else of the sweep."""
     require_projection(trace)
-    _projection(trace)
+    _projection(trace, keep_tree)
     return trace.query("nvtx_gpu_projection")
 
 
-def gpu_summary(trace: Trace, *, group: str = "name") -> pl.DataFrame:
+def gpu_summary(trace: Trace, *, group: str = "name", keep_tree: bool = True) -> pl.DataFrame:
     """GPU time per range group (``nsys stats`` nvtx_gpu_proj_sum): the projections of the
     ranges summed per ``group`` ('name', 'path' or 'torch'). Columns: time_pct,
     proj_total_ns, range_total_ns, instances, proj_avg_ns, proj_med_ns, proj_min_ns,
     proj_max_ns, proj_stddev_ns, gpu_ops, avg_gpu_ops, avg_level, avg_children, style,
-    range."""
+    range. ``keep_tree``: as :func:`gpu_projection`'s."""
     check_group(group)
     require_projection(trace)
-    _projection(trace)
+    _projection(trace, keep_tree)
     return trace.query("nvtx_gpu_projection_summary", group_by=group)
 
 
@@ -447,7 +470,8 @@ def nvtx_report(
     """Range CPU times (default; ``style`` narrows to push/pop or start/end ranges), GPU
     time per range group (``gpu``), one row per projected range (``gpu`` and ``each``) or
     kernels per range group (``kernels``; with ``top``, the frame holds the first ``top``
-    rows only, and ``rows`` says how many there are)."""
+    rows only, and ``rows`` says how many there are). The GPU projections free the ranges'
+    tree once it has served (``keep_tree`` of :func:`gpu_summary`)."""
     check_group(group)
     if each and not gpu:
         raise UsageError(EACH_NEEDS_GPU.format(each="each", gpu="gpu"))
@@ -457,10 +481,11 @@ def nvtx_report(
         return NvtxReport(frame, f"kernels by NVTX range {group}", rows=rows)
     if gpu and each:
         what = "each NVTX range projected onto the GPU"
-        return NvtxReport(gpu_projection(trace), what, TABLE_COLUMNS["each"])
+        return NvtxReport(gpu_projection(trace, keep_tree=False), what, TABLE_COLUMNS["each"])
     if gpu:
         what = f"GPU time by NVTX range {group}"
-        return NvtxReport(gpu_summary(trace, group=group), what, TABLE_COLUMNS["gpu"])
+        summary = gpu_summary(trace, group=group, keep_tree=False)
+        return NvtxReport(summary, what, TABLE_COLUMNS["gpu"])
     if group != "name":
         raise UsageError(GROUP_NEEDS_GPU.format(group="group", gpu="gpu", kernels="kernels"))
     return NvtxReport(range_summary(trace, style=style), "CPU time by NVTX range")
