@@ -89,6 +89,10 @@ def connect(sqlite: bool = True):
         # Never reach for the network: everything must already be on disk.
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
+        # What a query spills when it outgrows memory: an in-memory database's default is
+        # '.tmp' in the working directory (often the trace's own, and left there if the run
+        # is killed); nothing is written beside the input.
+        "temp_directory": str(spill_directory()),
     }
     caps = _LIMITS.get()
     if caps.threads is not None:
@@ -106,6 +110,16 @@ def connect(sqlite: bool = True):
             con.close()
             raise
     return con
+
+
+def spill_directory() -> Path:
+    """Where DuckDB writes what a query spills (it makes the directory when it first
+    spills, and removes its files when the connection closes): ``tracelens-spill-<uid>`` in
+    the system's temporary directory (``TMPDIR``)."""
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
+    return Path(tempfile.gettempdir()) / f"tracelens-spill-{uid}"
 
 
 def load_sqlite(con) -> None:
