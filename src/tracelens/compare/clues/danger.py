@@ -3,10 +3,15 @@ that appear, vanish, are swapped or grow, one clue per rule."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...units import fmt_ns
 from ..model import Clue, work_ratio
 from .context import Context, count, short_name
 from .spec import make
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _brief(text: str, width: int = 140) -> str:
@@ -18,15 +23,28 @@ def _brief(text: str, width: int = 140) -> str:
     return sentence + "."
 
 
-def danger_changes(x: Context) -> list[Clue]:
-    """Danger-zone kernels: one clue per rule, kernels that appear/vanish/grow together."""
+def risky_rows(x: Context) -> pl.DataFrame:
+    """The danger table's rows the danger clues name: new, vanished or grew, above the
+    info level (riskiest first, as the table)."""
     import polars as pl
 
-    risky = x.danger.filter(
+    return x.danger.filter(
         pl.col("status").is_in(["new", "vanished", "grew"]) & (pl.col("level") != "info")
     )
+
+
+def danger_changes(x: Context) -> list[Clue]:
+    """Danger-zone kernels: one clue per rule, kernels that appear/vanish/grow together.
+    A kernel two rules match is named by both; its time counts in the first (riskiest)
+    rule's impact only, so no kernel's time counts twice on the board. The kernels only
+    one run launches count here, not in the "kernels appear/vanish" clue of their
+    category (:func:`.kernels.variant_swaps`)."""
+    import polars as pl
+
+    risky = risky_rows(x)
     work = work_ratio((x.steps_a, x.steps), (x.launches_a, x.launches_b))
     clues = []
+    counted: set[str] = set()
     for rule_id in dict.fromkeys(risky["rule_id"].to_list()):
         rows = risky.filter(pl.col("rule_id") == rule_id).to_dicts()
         first = rows[0]
@@ -50,7 +68,10 @@ def danger_changes(x: Context) -> list[Clue]:
             else ("new" if "new" in statuses else first["status"])
         )
         # A's time as B's capture would hold it (B's steps or launches), as the table
-        impact = sum(r["b_total_ns"] - r["a_total_ns"] * work for r in rows)
+        impact = sum(
+            r["b_total_ns"] - r["a_total_ns"] * work for r in rows if r["name"] not in counted
+        )
+        counted.update(r["name"] for r in rows)
         clues.append(
             make(
                 "danger_" + kind,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, short_name
-from .kernels import calls_per_step, explained_by_variants
+from .kernels import calls_per_step, danger_only_kernels, explained_by_variants
 from .spec import make, prose
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ def launch_structure(x: Context) -> list[Clue]:
     explained = dict.fromkeys(
         explained_by_variants(x), "the variant clues (kernels only one run launches)"
     )
+    danger = danger_only_kernels(x)["name"].to_list()
+    explained.update(dict.fromkeys(danger, "the determinism-risk clues"))
     for c in calls_per_step(x):
         explained.update(dict.fromkeys(c.rows, "the calls-per-step clue"))
     rest, counted = _path_ns(x, al, explained)
