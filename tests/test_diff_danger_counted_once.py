@@ -76,3 +76,23 @@ def test_the_demo_boards_kernel_clues_claim_at_most_the_kernel_time_change():
     (appear,) = _clue(d, "new_kernels")
     (merge,) = [c for c in _clue(d, "danger_new") if "attention_merge" in c.clue]
     assert appear.impact_ns + merge.impact_ns == pytest.approx(1_451_484 / 5, abs=1)
+
+
+SPLIT_K = "nvjet_tst_64x24_64x16_4x1_v_bz_splitK_TNT"
+
+
+def test_a_dangerous_kernel_slower_per_call_is_the_per_call_lines_time(tmp_path):
+    """A split-K GEMM (gemm_split_k) both runs launch takes twice as long per call in B:
+    the per-call line and the danger line both claimed its +20 µs per step (200% of the
+    change). The per-call line, which says what changed about it, counts it; the danger
+    line names the risk and says whose time it is."""
+    step = [*STEP, (SPLIT_K, 20_000)]
+    a = build_steps(tmp_path, "a", 20, step)
+    b = build_steps(tmp_path, "b", 20, step, scale={SPLIT_K: 2.0})
+    d = diff(a, b)
+    (outlier,) = _clue(d, "per_call_outlier")
+    (danger,) = _clue(d, "danger_grew")
+    assert outlier.impact_ns == pytest.approx(20_000) and danger.impact_ns is None
+    assert danger.evidence.endswith(
+        f"the time of {SPLIT_K[:39]}… is its per-call (or calls-per-step) line's"
+    )
