@@ -32,7 +32,8 @@ def test_a_longer_capture_of_the_same_steps_is_no_danger_change(tmp_path, steps_
 
 
 def test_a_danger_kernel_called_more_per_step_in_a_longer_capture_grew(tmp_path):
-    """A: 20 steps, 2 GEMMs each; B: 30 steps, 3 GEMMs each (1.5x per step)."""
+    """A: 20 steps, 2 GEMMs each; B: 30 steps, 3 GEMMs each (1.5x per step): the danger
+    line says it grew, the calls-per-step line counts its time."""
     more = [*STEP, (XMMA_GEMM, 40_000)]
     a = build_steps(tmp_path, "a", 20)
     b = build_steps(tmp_path, "b", 30, step=more)
@@ -40,7 +41,11 @@ def test_a_danger_kernel_called_more_per_step_in_a_longer_capture_grew(tmp_path)
     assert _danger(d) == {XMMA_GEMM: "grew"}
     (clue,) = [c for c in d.clues if c.id == "danger_grew"]
     assert "cublas_heuristic_legacy" in clue.clue and clue.rows == (XMMA_GEMM,)
-    assert clue.impact_ns == pytest.approx(40_000)  # one more 40 us GEMM per step
+    # one more 40 us GEMM per step: the calls-per-step line's time, which the danger line
+    # no longer counts a second time (it says whose time it is)
+    (calls,) = [c for c in d.clues if c.id == "calls_per_step"]
+    assert calls.rows == (XMMA_GEMM,) and calls.impact_ns == pytest.approx(40_000)
+    assert clue.impact_ns is None and "per-call (or calls-per-step) line's" in clue.evidence
     # and the other way: fewer calls per step in the longer capture
     d = pair(tmp_path, build_steps(tmp_path, "c", 20, step=more), build_steps(tmp_path, "d", 30))
     assert _danger(d) == {XMMA_GEMM: "shrank"} and _danger_clues(d) == []

@@ -122,18 +122,24 @@ def test_a_kernel_called_twice_per_step_is_a_clue(tmp_path):
 
 def test_a_swapped_kernel_is_the_variant_clues_time_not_the_path_clues_too(tmp_path):
     """B runs another GEMM in the same places (60 µs instead of 40 µs per call): the path
-    clue and the variant clue see the same launches; the variant clue counts their time,
-    the path clue says so and counts nothing twice."""
+    clue, the variant clue and the danger clue (both GEMMs: cublas_heuristic_legacy) see
+    the same launches; the danger clue counts their time (each kernel's time in one clue),
+    the variant clue keeps its line without it and says so, the path clue says so and
+    counts nothing twice."""
     swapped = [(GEMM_B, 60_000) if n == XMMA_GEMM else (n, t) for n, t in STEP]
     d = pair(tmp_path, build_steps(tmp_path, "a", 20), build_steps(tmp_path, "b", 20, swapped))
     (variant,) = [c for c in d.clues if c.id == "variant_swap"]
+    (danger,) = [c for c in d.clues if c.id == "danger_swapped"]
     (path,) = [c for c in d.clues if c.id == "same_count_different_path"]
-    assert variant.impact_ns == pytest.approx(2 * 20_000)  # two GEMMs per step, +20 µs each
-    assert variant.rows == ("gemm",)
+    assert danger.impact_ns == pytest.approx(2 * 20_000)  # two GEMMs per step, +20 µs each
+    assert variant.impact_ns is None and variant.rows == ("gemm",)
+    assert variant.evidence.endswith(
+        "all with a determinism risk, 1 in B (2.40 ms) and 1 in A (1.60 ms): the "
+        "determinism-risk line counts their time"
+    )
     assert path.impact_ns is None
     assert path.evidence.endswith(
-        "+40.00 µs/step of the time these launches moved is counted by the variant clues "
-        "(kernels only one run launches)"
+        "+40.00 µs/step of the time these launches moved is counted by the determinism-risk clues"
     )
     assert path.rows == ("0",)
 

@@ -250,6 +250,26 @@ def find_steps(
     return found
 
 
+def period_steps_at(trace: Trace, phase: str, where: EventFilter | None = None) -> Steps | None:
+    """The steps of the launch period (:func:`find_steps` without step markers) started at
+    the launch of kernel ``phase`` in each step, on each device whose motif launches it
+    once (:func:`tracelens.steps_phase.rephase`; the others as :func:`find_steps` phases
+    them); None without a period. For a trace whose steps :func:`find_steps` finds from
+    the period (step markers are not looked for): the diff phases two runs' steps alike.
+    ``where``: restricted as :func:`find_steps` restricts them. Never kept: the trace's
+    steps stay those :func:`find_steps` finds."""
+    from .steps_period import period_steps
+
+    trace.require_kernels()
+    params = {"selection": None, **EventFilter().params()}
+    found = period_steps(trace, params, settings(), None, phase)
+    if found is None or where is None or where.is_whole():
+        return found
+    from .steps_within import restrict
+
+    return restrict(trace, found, where)
+
+
 def _search(
     trace: Trace,
     range: str | None,  # noqa: A002

@@ -45,6 +45,7 @@ from .steps_order import (
     launch_tokens,
     one_process_devices,
 )
+from .steps_phase import phase_tokens
 
 if TYPE_CHECKING:
     import polars as pl
@@ -54,10 +55,16 @@ if TYPE_CHECKING:
 
 
 def period_steps(
-    trace: Trace, params: dict[str, Any], conf: dict[str, Any], launches: pl.DataFrame | None
+    trace: Trace,
+    params: dict[str, Any],
+    conf: dict[str, Any],
+    launches: pl.DataFrame | None,
+    phase: str | None = None,
 ) -> Steps | None:
     """Steps from the launch-sequence period of each device, or None when no device has one.
-    ``launches``: ``queries/steps_launches.sql``'s rows for ``params``, when already read."""
+    ``launches``: ``queries/steps_launches.sql``'s rows for ``params``, when already read;
+    ``phase``: the name of a kernel to start each device's steps at, where its motif
+    launches it once (:func:`device_period`)."""
     import polars as pl
 
     from .steps import _finish
@@ -66,12 +73,14 @@ def period_steps(
         sequence = LaunchSequence.read(trace, params)
     else:
         sequence = LaunchSequence.given(launches)
+    tokens = phase_tokens(trace, phase)
     found = {}
     for device, offset, count in sequence.devices():
         period = device_period(
             sequence.tokens(offset, count),
             lambda o=offset, c=count: sequence.times(o, c),
             conf["period"],
+            tokens,
         )
         if period is not None:
             found[device] = period
@@ -111,7 +120,8 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
     if anchored.reordered:
         text += f", in another order in {anchored.reordered:,}"
     if anchored.optional:
-        text += f", with {_names(anchored.extra, names)} too in {anchored.optional:,}"
+        more = _names(anchored.extra, names) if anchored.extra else "more of its kernels"
+        text += f", with {more} too in {anchored.optional:,}"
     if (other := steps - anchored.exact - anchored.reordered - anchored.optional) > 0:
         text += f", otherwise in {other:,}"
     if outside:
@@ -298,10 +308,14 @@ def _match_share(ids: pl.Series, p: int) -> float:
     return float((ids.head(n - p) == ids.slice(p)).mean())
 
 
-def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePeriod | None:
+def device_period(
+    ids: pl.Series, launches, conf: dict[str, Any], start_at: frozenset[int] = frozenset()
+) -> DevicePeriod | None:
     """The steps of one device's launch tokens ``ids`` in launch order, or None;
     ``launches()``: the same launches' start_ns, end_ns and token, asked for when the
-    sequence has a period (or may have one with optional launches).
+    sequence has a period (or may have one with optional launches); ``start_at``: the ids of
+    a kernel to start the steps at instead, when their motif launches it once
+    (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time).
 
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
     launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
@@ -309,6 +323,7 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePerio
     leave no exact period; then the warm-up iterations before the first step
     (:func:`tracelens.steps_motif.peel_warmup`)."""
     from .steps_motif import anchored_steps, idle_before, peel_warmup
+    from .steps_phase import rephase
 
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
@@ -341,6 +356,9 @@ def device_period(ids: pl.Series, launches, conf: dict[str, Any]) -> DevicePerio
             starts, end, motif = anchored.starts, anchored.end, anchored.motif
     if not starts:
         return None
+    if start_at:
+        found = (starts, end, motif, anchored)
+        starts, end, motif, anchored = rephase(ids, found, stretch, start_at, conf)
     any_order = anchored is not None and anchored.any_order
     starts, warm, warm_extra = peel_warmup(ids, idle, starts, motif, conf, any_order)
     return DevicePeriod.build(seq, n, starts, end, motif, anchored, warm, warm_extra)

@@ -40,6 +40,7 @@ from .align import align_sequences
 from .gates import GateResult, check_gates
 from .model import COPY_KIND_LABELS, Clue, Comparability, SequenceAlignment, TraceDiff
 from .notes import damage_notes, diff_notes, impact_steps, step_phase_note
+from .phase import phase_alike
 from .sides import collect_sides, side_labels
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ def _diff_traces(
     sa, sb, per_device = collect_sides(
         (a, b), name, (where_a, where_b), same_file, (util_limit, nvtx_limit), keep_work
     )
+    phased = phase_alike((a, b), (where_a, where_b), (sa, sb), nvtx_limit)
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     alignment = align_devices(sa, sb)
@@ -169,6 +171,7 @@ def _diff_traces(
         comparable=comparable,
         notes=tuple(selected)
         + diff_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
+        + ((phased,) if phased else ())
         + step_phase_note(clues, alignment)
         + damage_notes(a, b, same_file),
         typical=typical,

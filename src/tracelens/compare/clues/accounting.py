@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...units import fmt_ns, fmt_ratio, fmt_signed_ns
 from ..model import Clue
-from .context import Context
+from .context import Context, short_name
 from .spec import make, prose, threshold
 
 _TIME_PARTS = (
@@ -316,7 +316,7 @@ def step_time(x: Context) -> list[Clue]:
     else:
         pa, pb = _period(steps_a), _period(steps_b)
         if pa and pb and abs(pb - pa) < threshold("time_share") * max(pa, pb):
-            fields["verdict"] = prose("step_time", "verdict_period", a=fmt_ns(pa), b=fmt_ns(pb))
+            fields["verdict"] = _period_verdict(steps_a, steps_b, fmt_ns(pa), fmt_ns(pb))
     return [
         make(
             "step_time",
@@ -327,6 +327,18 @@ def step_time(x: Context) -> list[Clue]:
             **fields,
         )
     ]
+
+
+def _period_verdict(steps_a, steps_b, a: str, b: str) -> str:
+    """The step-time verdict when the steps' period did not move: unsure, unless both runs'
+    period steps start at the same kernel (:func:`..phase.phased_alike`), when their
+    durations hold the same part of the wait between steps."""
+    from ..phase import phased_alike
+
+    kernel = phased_alike(steps_a, steps_b)
+    if kernel is None:
+        return prose("step_time", "verdict_period", a=a, b=b)
+    return prose("step_time", "verdict_period_phased", a=a, b=b, kernel=short_name(kernel))
 
 
 # The lines of the board that name no kernel, path or copy: the step time's own company.

@@ -109,9 +109,35 @@ def capture_difference(x: Context) -> list[Clue]:
             rows=(al.device,),
             side="B",
             how=how,
+            verdict=_part_of_a_step(al),
             **amount,
         )
     ]
+
+
+def _part_of_a_step(al) -> str | None:
+    """The verdict when one capture holds the other's launches and fewer than one step's
+    more, all at its end (``prefix``) or its start (``suffix``): the other capture may have
+    ended earlier (started later), or the run's last (first) step launched them, and the
+    launch order alone cannot tell which; None otherwise (the verdict as the data says)."""
+    extra = abs(al.launches_a - al.launches_b)
+    step = al.step_launches_b if al.launches_b > al.launches_a else al.step_launches_a
+    if al.relation not in ("prefix", "suffix") or not step or not 0 < extra < step:
+        return None
+    short, long = ("A", "B") if al.launches_b > al.launches_a else ("B", "A")
+    end = al.relation == "prefix"
+    return prose(
+        "capture_difference",
+        "verdict_part_of_step",
+        short=short,
+        long=long,
+        n=count(extra),
+        launches="launch" if extra == 1 else "launches",
+        step=count(step),
+        where="end" if end else "start",
+        cut="ends earlier" if end else "starts later",
+        which="last" if end else "first",
+    )
 
 
 def graph_replays_hidden(x: Context) -> list[Clue]:

@@ -234,11 +234,56 @@ def explained_by_variants(x: Context) -> set[str]:
     return set(only["name"].to_list())
 
 
+def danger_only_kernels(x: Context):
+    """The rows of ``x.kernels`` only one run launches whose time a danger clue counts
+    (new or vanished danger-zone kernels: :func:`.danger.danger_changes`). The danger
+    table goes by demangled name; short names by the demangled name each stands for
+    (``Side.demangled_of``)."""
+    import polars as pl
+
+    from .danger import risky_rows
+
+    risky = risky_rows(x).filter(pl.col("status").is_in(["new", "vanished"]))
+    names = risky["name"].unique().to_list()
+    of = {**x.sa.demangled_of, **x.sb.demangled_of}
+    demangled = pl.col("name").replace(of) if of else pl.col("name")
+    return x.kernels.filter(pl.col("status") != "both", demangled.is_in(names))
+
+
+def _danger_counted(x: Context) -> dict[str, dict[str, Any]]:
+    """Per category, :func:`danger_only_kernels` as :func:`..model.variants_table` counts
+    them."""
+    from ..model import variants_table
+
+    only = danger_only_kernels(x)
+    if only.is_empty():
+        return {}
+    return {r["category"]: r for r in variants_table(only).iter_rows(named=True)}
+
+
+def _danger_words(counted: dict[str, Any], rest: bool) -> str:
+    """What the evidence says of the kernels a danger clue counts instead (``rest``: this
+    line counts the others')."""
+    which = " and ".join(
+        f"{count(n)} in {side} ({fmt_ns(counted[f'only_{s}_ns'])})"
+        for side, s in (("B", "b"), ("A", "a"))
+        if (n := counted[f"only_{s}_kernels"])
+    )
+    key = "danger_counted" if rest else "danger_counted_all"
+    return prose("new_kernels", key, which=which)
+
+
 def variant_swaps(x: Context) -> list[Clue]:
-    """Kernels of one category that only one side runs: swapped, new or vanished."""
+    """Kernels of one category that only one side runs: swapped, new or vanished. The
+    time of those a danger clue names (a determinism risk: :func:`_danger_counted`) counts
+    there, not here, and the evidence says so: a category whose kernels a danger clue
+    names all keeps its line (what ran instead, the GEMM verdict) without a time impact."""
     clues = []
+    claimed = _danger_counted(x)
     for r, share in _variant_rows(x):
         cat = r["category"]
+        c = claimed.get(cat, dict.fromkeys(r, 0))
+        rest_a, rest_b = (r[f"only_{s}_kernels"] - c[f"only_{s}_kernels"] for s in "ab")
         parts = []
         if r["only_b_kernels"]:
             n = r["only_b_kernels"]
@@ -252,9 +297,16 @@ def variant_swaps(x: Context) -> list[Clue]:
                 f"A ran {n} other{'s' if n != 1 else ''} "
                 f"({fmt_ns(r['only_a_ns'])}, {count(r['only_a_calls'])} calls)"
             )
-        swapped = bool(r["only_a_kernels"] and r["only_b_kernels"])
+        # the kernels no danger clue counts; none: all of them, and no time of its own
+        rest = rest_a or rest_b
+        if c["only_a_kernels"] or c["only_b_kernels"]:
+            parts.append(_danger_words(c, bool(rest)))
+        if not rest:
+            rest_a, rest_b = r["only_a_kernels"], r["only_b_kernels"]
+        swapped = bool(rest_a and rest_b)
         evidence = "; ".join(parts)
-        impact = x.per_unit(r["only_b_ns"] - r["only_a_ns"])
+        mine = (r["only_b_ns"] - c["only_b_ns"]) - (r["only_a_ns"] - c["only_a_ns"])
+        impact = x.per_unit(mine) if rest else None
         if swapped:
             strong = share >= threshold("variant_strong_share")
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
@@ -270,7 +322,7 @@ def variant_swaps(x: Context) -> list[Clue]:
                 )
             )
         else:
-            clue_id = "new_kernels" if r["only_b_kernels"] else "vanished_kernels"
+            clue_id = "new_kernels" if rest_b else "vanished_kernels"
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
             clues.append(
                 make(

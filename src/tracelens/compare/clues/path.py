@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, short_name
-from .kernels import calls_per_step, explained_by_variants
+from .kernels import calls_per_step, danger_only_kernels, explained_by_variants
 from .spec import make, prose
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ def launch_structure(x: Context) -> list[Clue]:
     explained = dict.fromkeys(
         explained_by_variants(x), "the variant clues (kernels only one run launches)"
     )
+    danger = danger_only_kernels(x)["name"].to_list()
+    explained.update(dict.fromkeys(danger, "the determinism-risk clues"))
     for c in calls_per_step(x):
         explained.update(dict.fromkeys(c.rows, "the calls-per-step clue"))
     rest, counted = _path_ns(x, al, explained)
@@ -113,14 +115,16 @@ def _step_of_a(x: Context, al: SequenceAlignment) -> str:
 def _in_order(al: SequenceAlignment) -> str:
     """How many launches match in order, of those compared: with a capture that starts
     later or ends earlier, which, and the other's launches outside it (not compared)."""
+    step = {"A": al.step_launches_a, "B": al.step_launches_b}
     outside = [
         f"{short}'s capture starts later: {long}'s first {count(n)} launches (to #{n:,}) are "
-        "before its start, not compared"
+        f"before its start, not compared{_or_a_step(long, 'first', n, step[long])}"
         for short, long, n in (("B", "A", al.before_start_a), ("A", "B", al.before_start_b))
         if n
     ] + [
         f"{short}'s capture ends earlier: {long}'s last {count(n)} launches "
         f"(#{held - n + 1:,} on) are past its end, not compared"
+        f"{_or_a_step(long, 'last', n, step[long])}"
         for short, long, n, held in (
             ("B", "A", al.past_end_a, al.launches_a),
             ("A", "B", al.past_end_b, al.launches_b),
@@ -133,6 +137,15 @@ def _in_order(al: SequenceAlignment) -> str:
         f"{count(al.matched_in_order)} of the {count(al.compared)} launches both captures hold "
         "match in order; " + "; ".join(outside)
     )
+
+
+def _or_a_step(long: str, which: str, n: int, step: int | None) -> str:
+    """Said of ``n`` launches outside the other capture when they are under one step of
+    ``long``'s (``step`` launches): its first (last) step may have launched them, which the
+    launch order alone cannot tell from a capture that started later (ended earlier)."""
+    if not step or n >= step:
+        return ""
+    return f" (or {long}'s {which} step launched them: the launch order alone cannot tell)"
 
 
 def _unsure(clue: Clue) -> Clue:
