@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import REFERENCE, needs_shared, run_cli, shared_traces
@@ -245,6 +246,18 @@ def test_usage_errors(capsys):
     assert run_cli(["diff", "--demo", demo_path("bs1")], capsys)[2] == (
         "tracelens: give either two traces A B or --demo, not both\n"
     )
+    # a demo name after the pair commands' bare --demo (one-trace commands take one)
+    named = (
+        "tracelens: --demo takes no name here: it means the demo pair, bs1 (A) and bs16 (B); "
+        "drop {}\n"
+    )
+    for command in (
+        ["diff"],
+        ["report", "-o", "never.html"],
+        ["diff", "--fail-if", "path_changed"],
+    ):
+        assert run_cli([*command, "--demo", "bs16"], capsys) == (2, "", named.format("bs16"))
+    assert not Path("never.html").exists()
     assert run_cli(["diff", demo_path("bs1")], capsys)[2] == (
         "tracelens: diff needs two traces: A (baseline) and B, or --demo\n"
     )

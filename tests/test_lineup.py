@@ -550,6 +550,18 @@ def test_no_cuda_data(stem, trace_copies, capsys):
     assert err == (
         f"tracelens: {path}: no CUDA kernel, memcpy or memset data: was it captured with -t cuda?\n"
     )
+    # findings lists every rule skipped (as nsys analyze does), but a gate on it must not
+    # pass: it looked at nothing
+    rc, out, err = run_cli(["findings", path, "--fail-on", "any"], capsys)
+    assert rc == 3 and "0 of 8 rules found something" in out
+    assert err == (
+        "tracelens: findings: --fail-on no rule could look: each was skipped (gpu_gaps: the "
+        "export has no CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_MEMCPY or "
+        "CUPTI_ACTIVITY_KIND_MEMSET table (nothing of that kind was captured))\n"
+    )
+    rc, _, err = run_cli(["findings", path, "--fail-on", "sync_memcpy"], capsys)
+    assert rc == 3 and err.startswith("tracelens: findings: --fail-on sync_memcpy could not look")
+    assert run_cli(["findings", path], capsys)[0] == 0
 
 
 def test_memory_only_export(tmp_path):

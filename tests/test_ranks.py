@@ -745,3 +745,18 @@ def test_a_rank_that_captured_fewer_steps_is_a_capture_difference(tmp_path):
             "the last 14 launches of rank 0 are in rank 0 only",
         }
     ]
+
+
+def test_gaps_between_numbers_of_unrelated_file_names_are_not_missing_ranks(tmp_path):
+    # Ranks numbered by the last integer of file names of no one pattern (gauss_7gpu,
+    # rank_0): the gap between 0 and 7 says nothing, so no rank is called missing; names of
+    # one pattern (rank_0, rank_7) do say it.
+    rs = build_rank_set(tmp_path / "a", ranks=2, steps=2, slow_rank=None)
+    (rs.dest / "rank_1.sqlite").rename(rs.dest / "gauss_7gpu.sqlite")
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert sorted(r.ranks["rank"].to_list()) == [0, 7]
+    assert r.missing_ranks == ()
+    assert not any(f.startswith("missing ranks") for f in r.findings)
+    (rs.dest / "gauss_7gpu.sqlite").rename(rs.dest / "rank_7.sqlite")
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.missing_ranks == (1, 2, 3, 4, 5, 6)

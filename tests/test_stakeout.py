@@ -580,3 +580,14 @@ def test_csv_and_json_say_on_stderr_when_launches_were_cut(tmp_path, capsys):
         assert launches == 2, fmt
         rc, _, err = run_cli(["stakeout", path, "gemm", "-f", fmt, "--limit", "0"], capsys)
         assert (rc, err) == (0, ""), fmt
+
+
+def test_what_every_listed_launch_shares_is_said_of_those_listed(capsys):
+    # With --limit cutting the list, the values every listed launch shares are said of the
+    # listed ones, not of every launch (the others may run elsewhere).
+    rc, out, _ = run_cli(["stakeout", "--demo", "bs16", "merge_attn", "--limit", "3"], capsys)
+    assert rc == 0
+    assert "launches, by start (first 3 of 112; --limit 0 for all); in each of these 3: " in out
+    rc, out, _ = run_cli(["stakeout", "--demo", "bs16", "merge_attn", "--limit", "0"], capsys)
+    assert rc == 0
+    assert "launches, by start; in every one: " in out

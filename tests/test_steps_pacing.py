@@ -111,3 +111,20 @@ def test_shift_index_needs_enough_steps_each_side_and_a_large_enough_change():
     assert shift_index([100] * 12 + [115] * 12, PACING) is None  # 15%: under min_change
     # a steady trend (a shrinking workload) spreads each part as far as it moves
     assert shift_index([300 - 8 * i for i in range(30)], PACING) is None
+
+
+def test_steps_within_two_percent_of_the_median_are_neither_warm_up_nor_outliers():
+    # Steps that differ by microseconds (26.10 ms +- 5 us, as the A100 NVTX export's) have
+    # so small a MAD that a step 0.2-0.6% slower scored past the z cut-off: leading ones as
+    # warm-up, later ones as outliers. Within min_off_share (2%) of the median no step is
+    # off; the 20% slower first steps are warm-up and a 5% slower step is an outlier still.
+    from tracelens.steps_pacing import judge_steps
+
+    rng = random.Random(7)
+    steady = [26_100_000 + rng.randint(-5_000, 5_000) for _ in range(40)]
+    durations = [31_500_000] * 4 + [26_160_000] * 4 + steady[:10] + [26_250_000]
+    durations += steady[10:20] + [27_500_000] + steady[20:]
+    warmup, outlier, shift = judge_steps(durations, 0, settings())
+    assert warmup == [True] * 4 + [False] * (len(durations) - 4)
+    assert [i for i, o in enumerate(outlier) if o] == [durations.index(27_500_000)]
+    assert shift is None

@@ -87,6 +87,20 @@ class Findings(Result):
         """The rules that found something."""
         return tuple(r.rule for r in self.results if r.fired)
 
+    def unchecked(self, gates: tuple[str, ...]) -> str | None:
+        """Why the gates (rule ids, or 'any') cannot pass or fail, else None: a gated rule
+        was skipped (its data is not in the export), or with 'any' every rule was. A gate
+        that looked at nothing must not pass (a CPU-only export: 0 of 8 rules found
+        something)."""
+        skipped = {r.rule: r.skipped for r in self.results if r.skipped}
+        named = [g for g in gates if g in skipped]
+        if named:
+            return f"{named[0]} could not look: skipped, {skipped[named[0]]}"
+        if "any" in gates and self.results and len(skipped) == len(self.results):
+            first = self.results[0]
+            return f"no rule could look: each was skipped ({first.rule}: {first.skipped})"
+        return None
+
     @property
     def frame(self) -> pl.DataFrame:
         """Every row of every rule, with a ``rule`` column first (columns a rule does not

@@ -134,7 +134,10 @@ def _table(result: Stakeout, title: str, shown: str, timeunit: str, tty: dict) -
 
     launches, same = _fold_constant_columns(result)
     if same:
-        shown += "; in every one: " + ", ".join(same)
+        # of the launches listed: with --limit, not a claim about the others
+        cut = result.launches.height < result.total_launches
+        every = f"in each of these {result.launches.height:,}" if cut else "in every one"
+        shown += f"; {every}: " + ", ".join(same)
     launches, early = _mark_early(launches, timeunit)
     parts = [title + "\n", r.frame(summary_frame(result), fmt="table", timeunit=timeunit, **tty)]
     if result.kernels.height > 1:

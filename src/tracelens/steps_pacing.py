@@ -90,7 +90,8 @@ def level_shift(steps: list[int], durations: list[int], at: int) -> LevelShift:
 
 def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[bool], list[bool]]:
     """(warm-up, outlier) flags for step durations in order, by the modified z-score
-    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance). The leading
+    (``robust``: z_cutoff, min_steps, max_warmup_fraction, zero_mad_tolerance,
+    min_off_share). The leading
     run of slow steps is warm-up when it ends within the first ``max_warmup_fraction`` of
     the steps; past that, step times keep changing (a trend, :func:`warmup_cap_hit` says
     so): none is set aside, and none of the run is an outlier either."""
@@ -176,11 +177,12 @@ def _off_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[boo
     steps are off and slower)."""
     med = median(durations)
     mad = _mad(durations)
+    least = robust["min_off_share"] * med  # closer to the median is never off
 
     def off(d: float) -> bool:
         if mad == 0:
             return abs(d - med) > robust["zero_mad_tolerance"] * med
-        return 0.6745 * abs(d - med) / mad > robust["z_cutoff"]
+        return abs(d - med) > least and 0.6745 * abs(d - med) / mad > robust["z_cutoff"]
 
     flags = [off(d) for d in durations]
     lead = 0

@@ -263,13 +263,28 @@ def open_trace(trace: Path | None, demo: str | None) -> Trace:
 def open_pair(a: Path | None, b: Path | None, demo: bool):
     """Traces A and B, or the demo pair (bs1, bs16) with ``--demo``."""
     if demo:
-        if a is not None or b is not None:
-            raise UsageError("give either two traces A B or --demo, not both")
+        check_pair_demo(a, b)
         a, b = _demo("bs1"), _demo("bs16")
     elif a is None or b is None:
         raise UsageError("diff needs two traces: A (baseline) and B, or --demo")
     with open_trace(a, None) as ta, open_trace(b, None) as tb:
         yield ta, tb
+
+
+def check_pair_demo(a: Path | None, b: Path | None) -> None:
+    """With a pair command's bare ``--demo`` (the pair bs1, bs16): no trace may be given; a
+    demo name given after it (``--demo bs16``, as one-trace commands take it) is told so."""
+    if a is None and b is None:
+        return
+    from ..demo import DEMO_NAMES
+
+    named = [str(p) for p in (a, b) if p is not None and not p.exists()]
+    if named and all(n in DEMO_NAMES for n in named):
+        raise UsageError(
+            f"--demo takes no name here: it means the demo pair, bs1 (A) and bs16 (B); "
+            f"drop {' '.join(named)!s}"
+        )
+    raise UsageError("give either two traces A B or --demo, not both")
 
 
 def _demo(name: str) -> Path:

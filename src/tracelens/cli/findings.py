@@ -79,6 +79,9 @@ def findings(
         # capture, a device or process without GPU work), as every command's filters do
         hint = c.empty_hint(tr, where, len(result.fired))
     out.show(render, result, tr, note=note, hint=hint)
+    if why := result.unchecked(tuple(fail_on or ())):
+        print(f"tracelens: findings: --fail-on {why}", file=sys.stderr)
+        raise typer.Exit(3)
     failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:
         print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)

@@ -92,8 +92,7 @@ def path_diff_command(
     from ..fingerprint.sources import gate_expressions, path_diff
 
     if demo:
-        if a is not None or b is not None:
-            raise UsageError("give either two traces A B or --demo, not both")
+        c.check_pair_demo(a, b)
         a, b = c._demo("bs1"), c._demo("bs16")
     elif a is None or b is None:
         raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")

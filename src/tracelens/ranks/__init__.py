@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
-from .inputs import compile_rank_regex, find_traces, rank_from_name
+from .inputs import compile_rank_regex, find_traces, one_name_pattern, rank_from_name
 from .processes import SetAside
 from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, ONLY_EXPORT, RANK_REGEX
 from .reduce import RanksResult, reduce
@@ -110,16 +110,22 @@ def analyse_ranks(
         # file's rank is unknown, not the number in its name, and is not called missing.
         failures = [(None, failure) for _, failure in failures]
     _check_unique([(rank, s.path) for rank, s in summaries])
-    return _reduce_or_fail(summaries, failures, sources, strict, set_aside)
+    # the last integers of unrelated names (a_7gpu, b_2gpu) number the ranks but their gaps
+    # are no evidence of missing ranks; names of one pattern (rank0, rank2) are
+    by_name = any(source == FILE_NAME for source in sources.values())
+    gaps_known = bool(rank_regex) or not by_name or one_name_pattern(paths, rx)
+    return _reduce_or_fail(summaries, failures, sources, strict, set_aside, gaps_known)
 
 
-def _reduce_or_fail(summaries, failures, sources, strict: bool, set_aside=()) -> RanksResult:
+def _reduce_or_fail(
+    summaries, failures, sources, strict: bool, set_aside=(), gaps_known: bool = True
+) -> RanksResult:
     if failures and (strict or not summaries):
         _, first = min(failures, key=lambda f: f[1].path)
         error = MissingDataError if first.exit_code == 3 else TraceError
         more = f" ({len(failures) - 1} more file(s) failed)" if len(failures) > 1 else ""
         raise error(first.path, first.reason + more)
-    return reduce(summaries, failures, sources, set_aside)
+    return reduce(summaries, failures, sources, set_aside, gaps_known=gaps_known)
 
 
 def _sole_rank(result):

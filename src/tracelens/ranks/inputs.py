@@ -56,6 +56,17 @@ def compile_rank_regex(pattern: str | None) -> re.Pattern[str]:
     return rx
 
 
+def one_name_pattern(paths: list[Path], rx: re.Pattern[str]) -> bool:
+    """Whether the file names that hold a rank number (``rx``'s first group) are one name
+    with that number changed (rank0.sqlite, rank2.sqlite; not a_7gpu and b_2gpu)."""
+    patterns = set()
+    for path in paths:
+        m = rx.search(path.name)
+        if m is not None and m.group(1) is not None:
+            patterns.add(path.name[: m.start(1)] + "#" + path.name[m.end(1) :])
+    return len(patterns) <= 1
+
+
 def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
     """The rank in ``path``'s file name (the regex's first group), or None."""
     m = rx.search(path.name)

@@ -127,11 +127,15 @@ def reduce(
     failures: list[tuple[int | None, RankFailure]],
     sources: dict[str, str] | None = None,
     set_aside: tuple[SetAside, ...] = (),
+    *,
+    gaps_known: bool = True,
 ) -> RanksResult:
     """Combine the summaries of one run's ranks (``(rank, summary)``) and the files that
     failed; deterministic whatever order they come in. ``sources``: path -> where its rank
     came from (the ranks table's rank_source; null when not given); ``set_aside``: the
-    processes that ran kernels but are not ranks (:mod:`.processes`)."""
+    processes that ran kernels but are not ranks (:mod:`.processes`). ``gaps_known``: the
+    numbers say which ranks are missing (False: numbers taken from file names of no one
+    pattern, whose gaps say nothing: no rank is called missing)."""
     import polars as pl
 
     summaries = sorted(summaries, key=lambda rs: rs[0])
@@ -174,7 +178,7 @@ def reduce(
             unpaired=unpaired,
         ),
         failures=_failures_frame(failures),
-        missing_ranks=_missing_ranks(ranks, failures),
+        missing_ranks=_missing_ranks(ranks, failures) if gaps_known else (),
         reference_rank=_reference(ranks, colls),
         findings=(),
         set_aside=set_aside,
