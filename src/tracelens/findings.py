@@ -68,10 +68,13 @@ class RuleResult:
     total: int
     skipped: str | None = None
     thresholds: dict[str, float] = field(default_factory=dict)
+    # rows that are listed but do not count (gpu_gaps: gaps CUDA graph replays filled), and why
+    excused: int = 0
+    excuse: str | None = None
 
     @property
     def fired(self) -> bool:
-        return self.skipped is None and self.total > 0
+        return self.skipped is None and self.total > self.excused
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,9 @@ class Findings(Result):
 
     def figures(self) -> dict[str, float]:
         """Rows per rule (``findings_<rule>``) and ``findings`` in all, for gates."""
-        out = {f"findings_{r.rule}": float(r.total) for r in self.results if r.skipped is None}
-        out["findings"] = float(sum(r.total for r in self.results if r.skipped is None))
+        ran = [r for r in self.results if r.skipped is None]
+        out = {f"findings_{r.rule}": float(r.total - r.excused) for r in ran}
+        out["findings"] = float(sum(r.total - r.excused for r in ran))
         return out
 
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -313,7 +317,8 @@ def _gpu_rule(
     from ``trace``: gpu_gaps reads the export's order where several contexts tie)."""
     if rule_id == "gpu_gaps":
         gap_ns = round(values["gap_ms"] * 1_000_000)
-        return findings_gpu.gpu_gaps(ops, gap_ns, trace, work)
+        gaps = findings_gpu.gpu_gaps(ops, gap_ns, trace, work)
+        return findings_gpu.with_replay_cover(gaps, work)
     chunks = int(values["chunks"])
     if not 1 <= chunks <= 1000:
         raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
@@ -364,9 +369,26 @@ def _util_rule(util, rule_id: str, values: dict[str, float]):
     ).sort("duration_ns", descending=True)
 
 
+def _excused(rule_id: str, frame, values: dict[str, float]) -> tuple[int, str | None]:
+    """How many of ``frame``'s rows do not count, and why (gpu_gaps: gaps that CUDA graph
+    replays filled for at least ``replay_filled_pct`` of their length)."""
+    import polars as pl
+
+    if rule_id != "gpu_gaps" or frame is None or "replay_ns" not in frame.columns:
+        return 0, None
+    share = values.get("replay_filled_pct", 100) / 100
+    filled = frame.filter(pl.col("replay_ns") >= share * pl.col("duration_ns")).height
+    why = (
+        f"{filled:,} filled by CUDA graph replays (replay_ns: the GPU ran a replay there, which "
+        "nsys analyze does not count as GPU work): listed, not counted by --fail-on"
+    )
+    return filled, why if filled else None
+
+
 def _result(rule, frame, skipped, values, limit) -> RuleResult:
     import polars as pl
 
+    excused, excuse = _excused(rule["id"], frame, values)
     total = 0 if frame is None else frame.height
     if frame is None:
         frame = pl.DataFrame()
@@ -382,6 +404,8 @@ def _result(rule, frame, skipped, values, limit) -> RuleResult:
         total=total,
         skipped=skipped,
         thresholds=values,
+        excused=excused,
+        excuse=excuse,
     )
 
 
@@ -411,6 +435,7 @@ def render(
                 "nsys": x.nsys,
                 "title": x.title,
                 "total": x.total,
+                **({"not_counted": x.excused, "why_not_counted": x.excuse} if x.excused else {}),
                 "skipped": x.skipped,
                 "thresholds": x.thresholds,
                 "why": x.why,
@@ -431,6 +456,8 @@ def render(
             continue
         shown = "" if x.frame.height == x.total else f" (first {x.frame.height}; --limit 0 for all)"
         title = f"{name}: {x.title}: {x.total:,} found{shown}"
+        if x.excuse:
+            title += f"; {x.excuse}"
         caption = f"why: {x.why} fix: {x.fix}"
         if fmt == "markdown":
             table = r.markdown(r.convert_times(x.frame, timeunit), timeunit=timeunit, title=title)

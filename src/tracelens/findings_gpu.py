@@ -194,6 +194,47 @@ def gpu_gaps(
     )
 
 
+def with_replay_cover(gaps: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """``gaps`` (rows of :func:`gpu_gaps`) with ``replay_ns``: how much of each gap CUDA
+    graph replays traced at graph level ran, on its device in its process (nsys analyze
+    does not count them as GPU work, so a replay is a gap of its own); ``gaps`` as they are
+    when ``work`` (:func:`tracelens.util.read_work`) holds no replay."""
+    import polars as pl
+
+    from .util_sweep import GRAPH
+
+    replays = work.filter(pl.col("kind") == GRAPH).select(
+        "pid", "device", pl.col("start_ns").alias("r0"), pl.col("end_ns").alias("r1")
+    )
+    if replays.is_empty() or gaps.is_empty():
+        return gaps
+    keyed = gaps.with_row_index("gap").with_columns(
+        (pl.col("start_ns") + pl.col("duration_ns")).alias("gap_end")
+    )
+    # replays of one stream do not overlap; of several they may: their union is what ran
+    pieces = (
+        keyed.join(replays, on=["pid", "device"])
+        .with_columns(
+            pl.max_horizontal("r0", "start_ns").alias("a"),
+            pl.min_horizontal("r1", "gap_end").alias("b"),
+        )
+        .filter(pl.col("b") > pl.col("a"))
+        .sort("gap", "a")
+        .with_columns(
+            pl.col("b").cum_max().shift(1).over("gap").alias("reach"),
+        )
+        .with_columns(pl.max_horizontal("a", pl.col("reach").fill_null(pl.col("a"))).alias("a"))
+        .filter(pl.col("b") > pl.col("a"))
+        .group_by("gap")
+        .agg((pl.col("b") - pl.col("a")).sum().alias("replay_ns"))
+    )
+    return (
+        keyed.join(pieces, on="gap", how="left", maintain_order="left")
+        .with_columns(pl.col("replay_ns").fill_null(0).cast(pl.Int64))
+        .select(*GAP_COLUMNS, "replay_ns")
+    )
+
+
 def gpu_low_util(ops: pl.DataFrame, chunks: int, threshold_pct: float) -> pl.DataFrame:
     """The regions of low GPU use of each process and device (:data:`LOW_UTIL_COLUMNS`),
     lowest first, as nsys analyze 2022.4 computes them: each pair's range from its first
