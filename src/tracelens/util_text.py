@@ -45,7 +45,10 @@ def render(
         )
         return body + ("\n" + notes if notes else "")
     captions = {
-        0: "busy = compute + exposed communication + exposed memory; busy + idle = span",
+        0: (
+            "busy = compute + exposed communication + exposed memory; busy + idle = span; "
+            "memory is copies, memsets and copy kernels (more than `tracelens memory`'s copies)"
+        ),
         1: "the causes add up to the idle time (`tracelens util --help` says what each means)",
     }
     body = "\n".join(
