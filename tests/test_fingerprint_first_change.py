@@ -33,10 +33,10 @@ def test_the_prefill_entry_says_where_its_launches_are(demo_docs):
     bs1, _bs16 = demo_docs
     (prefill,) = [e for e in bs1["paths"] if e["region"] == ["prefill"]]
     # its first two launches open the capture, the rest follow the 28 layers
-    assert prefill["at"] == [[0, 0], [2, 338]]
+    assert prefill["at"] == [0, 0, 2, 338]
     assert place(((0, 0), (2, 338)), 4) == 339
     (layer0,) = [e for e in bs1["paths"] if e["region"] == ["model.layers.0"]]
-    assert layer0["steps"] == [1, 2, 3, 4] and layer0["at"] == [[0, 2]]  # in its step
+    assert layer0["steps"] == [1, 2, 3, 4] and layer0["at"] == [0, 2]  # in its step
 
 
 def test_the_first_change_of_math_is_the_first_in_launch_order(demo_docs):
@@ -104,8 +104,8 @@ def test_a_version_10_baseline_is_read_and_counts_in_its_region(tmp_path, demo_d
 def test_a_bad_place_is_refused(tmp_path, demo_docs, capsys):
     bs1, _ = demo_docs
     paths = [dict(e) for e in bs1["paths"]]
-    paths[0]["at"] = [[0, -1]]
+    paths[0]["at"] = [0, -1]
     bad = tmp_path / "bad.json"
     bad.write_text(fp.dumps({**bs1, "paths": paths}))
     rc, _out, err = run_cli(["fingerprint", "--demo", "bs16", "--check", bad], capsys)
-    assert rc == 2 and "paths[0].at[0][1] is -1, less than 0" in err
+    assert rc == 2 and "paths[0].at[1] is -1, less than 0" in err

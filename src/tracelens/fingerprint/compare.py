@@ -79,7 +79,8 @@ def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
         counts = {variants[i]: n for i, n in entry.get("counts", ())}
         blocks = tuple(entry.get("blocks", ()))
         ends = (entry.get("before", 0), entry.get("after", 0))
-        at = tuple(tuple(pair) for pair in entry.get("at", ()))
+        flat = entry.get("at", ())
+        at = tuple(zip(flat[::2], flat[1::2], strict=True))
         unit = _Unit(order, entry["launches"], kernels, blocks, counts, *ends, at)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit

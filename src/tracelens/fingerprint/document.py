@@ -224,10 +224,9 @@ def _check_path(entry: Any, what: str) -> None:
             if len(pair) != 2:
                 raise _Invalid(f"{what}.counts[{i}] is {_shown(pair)}, not [variant, launches]")
     if "at" in entry:
-        for i, pair in enumerate(_list(entry["at"], f"{what}.at")):
-            _integers(pair, f"{what}.at[{i}]", 0)
-            if len(pair) != 2:
-                raise _Invalid(f"{what}.at[{i}] is {_shown(pair)}, not [offset, place]")
+        _integers(entry["at"], f"{what}.at", 0)
+        if len(entry["at"]) % 2 or entry["at"][:1] not in ([0], []):
+            raise _Invalid(f"{what}.at is not offset, place pairs from offset 0")
     _check_ends(entry, what)
 
 

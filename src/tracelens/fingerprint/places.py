@@ -4,8 +4,8 @@ come before and after other regions' (a prefill's own launches before its layers
 them), so its launch #4 may be the capture's #340 while another region's #2 is its #4.
 
 A document's entry says where its (first unit's) launches are (``at``, format version 11:
-[offset in the unit, place] at each stretch of launches consecutive in the capture, from
-0; a place counts from the first launch of the step on the device, outside the steps from
+the offset in the unit and the place of each stretch of launches consecutive in the
+capture, from 0, as one flat list of pairs; a place counts from the first launch of the step on the device, outside the steps from
 the device's first launch). A change is then keyed (device, phase, step, place): launches
 before the first step, the steps in order, launches between steps (placed after the steps:
 the document does not say which steps they fall between), then those after the last step.

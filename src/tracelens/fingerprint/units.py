@@ -349,7 +349,8 @@ def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, un
     unit, place] at each stretch of launches consecutive in the capture (the order of
     :func:`capture_index`, and the unit's order, agree inside one). A place counts from
     the first launch of the unit's step on its device (the step's launches in host launch
-    order), or, outside the steps, from the device's first launch. NULL past
+    order), or, outside the steps, from the device's first launch; the pairs one after
+    another in one flat list (offset, place, offset, place, ...). NULL past
     :data:`AT_RUNS` stretches (or on a trace read without it: ``capture`` None)."""
     import polars as pl
     import pyarrow as pa
@@ -357,7 +358,7 @@ def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, un
 
     n = pos.len()
     if capture is None:
-        return pa.nulls(starts.len(), pa.list_(pa.list_(pa.int64())))
+        return pa.nulls(starts.len(), pa.list_(pa.int64()))
     cap = capture.cast(pl.Int64)
     stretch = ((pos == 0) | (cap != cap.shift(1) + 1)).fill_null(True)
     running = pl.concat([pl.Series([0], dtype=pl.Int64), stretch.cast(pl.Int64).cum_sum()])
@@ -389,12 +390,9 @@ def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, un
         )
         .collect()
     )
-    pairs = pa.ListArray.from_arrays(
-        pa.array(range(0, 2 * kept.height + 1, 2), pa.int32()),
-        kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow(),
-    )
+    flat = kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow()
     keep = runs <= AT_RUNS
-    lists = pa.ListArray.from_arrays(_offsets(runs * keep.cast(pl.Int64)), pairs)
+    lists = pa.ListArray.from_arrays(_offsets(2 * runs * keep.cast(pl.Int64)), flat)
     return pc.if_else(keep.to_arrow(), lists, pa.nulls(len(lists), lists.type))
 
 
