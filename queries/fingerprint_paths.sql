@@ -25,6 +25,8 @@
 --                        the block digests (fingerprint_units); NULL up to $block launches
 --   counts    BIGINT[][] [variant id, launches] per variant of its first unit, by id; NULL
 --                        up to $block launches
+--   at        BIGINT[][] where its first unit's launches are in the capture
+--                        (fingerprint_units.at); NULL when not kept
 WITH entries AS (
     -- on integers only: each entry's first unit and its steps (its lists are that unit's)
     SELECT
@@ -43,7 +45,8 @@ SELECT
     CASE WHEN u.launches > $block THEN u.blocks END AS blocks,
     CASE
         WHEN u.launches > $block THEN list_transform(u.counts, lambda c: [c.vid, c.launches])
-    END AS counts
+    END AS counts,
+    u."at"
 FROM entries AS e
 JOIN fp_units AS u ON u.rank = e.first
 LEFT JOIN (

@@ -27,6 +27,12 @@
 --                                 the sum of code * (position in block + 1) mod 2^31-1
 --   counts             STRUCT(vid BIGINT, launches BIGINT)[]
 --                                 launches per variant, by id
+--   at                 BIGINT[]   where its launches are in the capture: at each stretch
+--                                 of launches consecutive in both orders, its offset in the
+--                                 unit and its place (in its step on the device, or in the
+--                                 device's capture outside the steps), both from 0, one
+--                                 pair after another; NULL past AT_RUNS stretches
+--                                 (tracelens.fingerprint.units)
 --   entry              BIGINT     the document entry (fingerprint_paths): step units of
 --                                 one device and region with the same launches, head and,
 --                                 past $block launches, the same blocks share it; a unit
@@ -42,6 +48,7 @@ SELECT
     head::BIGINT[] AS head,
     blocks::STRUCT(code_sum BIGINT, position_sum BIGINT)[] AS blocks,
     counts::STRUCT(vid BIGINT, launches BIGINT)[] AS counts,
+    "at"::BIGINT[] AS "at",
     entry::BIGINT AS entry,
     rank::BIGINT AS rank
 FROM fp_unit_rows

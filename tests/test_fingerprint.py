@@ -108,8 +108,9 @@ def test_steps_with_the_same_path_collapse_into_one_entry(tmp_path):
     (region,) = diff.regions
     assert (region.region, region.steps, region.count("variant")) == (("layers.1",), (4, 5), 1)
     assert (diff.first.region, diff.first.step, diff.first.change.position) == (("layers.1",), 4, 2)
-    assert "first divergence: layers.1, step 4, device 0, launch #2: " in fp.board.text(
-        diff, "a", "b"
+    assert (
+        "layers.1, step 4, device 0, launch #6 of step 4 (#2 of region layers.1): "
+        in fp.board.text(diff, "a", "b")
     )
 
 
@@ -216,7 +217,7 @@ def test_a_variant_switch_names_the_first_divergence_and_its_danger_rule(tmp_pat
     assert first.change.b.name == GEMM_SPLITK and "gemm_split_k" in first.change.danger_new
     text = fp.board.text(diff, "a", "b")
     assert (
-        "first divergence: layers.1, step 2, device 0, launch #2: "
+        "first divergence: layers.1, step 2, device 0, launch #6 of step 2 (#2 of region layers.1): "
         f"{GEMM_SPLITK} replaced nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT" in text
     )
 
@@ -255,8 +256,10 @@ def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
     diff = fp.compare(bs1, bs16)
     assert diff.first.region == ("prefill",) and diff.first.change.kind == "config"
     math = diff.first_math
-    assert math.region == ("prefill",) and math.change.kind == "variant"
-    assert "splitK" in math.change.b.name and math.change.danger == ("gemm_split_k",)
+    # the first in launch order (layer 0's first GEMM, the capture's launch #4), not the
+    # prefill's own launch #4 (the capture's #340: fingerprint.places)
+    assert math.region == ("prefill", "model.layers.0") and math.change.kind == "variant"
+    assert "192x192" in math.change.b.name and math.launch == 4
     merges = [
         c
         for r in diff.regions
@@ -266,6 +269,7 @@ def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
     assert len(merges) == 28  # every layer, in all 4 decode steps (steps 1-4 collapse)
     assert diff.figures["variant_changed"] >= 4 * 28
     assert {c.danger for c in merges} == {("attention_merge",)}
+    assert {c.danger_new for c in merges} == {("attention_merge",)}  # a new risk there
     assert fp.compare(bs1, bs1).identical
 
 
@@ -336,7 +340,10 @@ def test_cli_fingerprint_and_check(tmp_path, capsys):
     rc, out, _ = run_cli(["fingerprint", "--demo", "bs1", "--check", base], capsys)
     assert rc == 0 and out.startswith("numerical path: bs1.sqlite follows bs1.json exactly")
     rc, out, _ = run_cli(["fingerprint", "--demo", "bs16", "--check", base], capsys)
-    assert rc == 1 and "first change of math: prefill, device 0, launch #4:" in out
+    assert rc == 1 and (
+        "first change of math: prefill > model.layers.0, device 0, launch #4 of the capture "
+        "(#2 of region prefill > model.layers.0): nvjet_tst_192x192" in out
+    )
     rc, out, _ = run_cli(["fingerprint", "--demo", "bs16", "--check", base, "-f", "json"], capsys)
     assert rc == 1 and json.loads(out)["figures"]["path_changed"] == 1
 
@@ -377,7 +384,7 @@ def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
     after the last: a v9 baseline is refused (one line saying to regenerate it, exit 2)
     rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
-    assert doc["version"] == 10
+    assert doc["version"] == 11
     old = tmp_path / "v9.json"
     old.write_text(fp.dumps({**doc, "version": 9}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
@@ -386,7 +393,7 @@ def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
     for arg in args:
         rc, out, err = run_cli(arg, capsys)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
-        assert "version 9, this tracelens reads version 10: the baseline must be regenerated" in err
+        assert "version 9, this tracelens reads versions 10 and 11: the baseline must be" in err
 
 
 def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):

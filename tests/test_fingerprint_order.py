@@ -51,7 +51,7 @@ def test_a_reversed_region_is_one_order_change_not_kernels_added_and_removed():
     assert f["danger_added"] == 0 and f["config_changed"] == 0
     assert d.first.change == change and d.first_math is None  # the same math, reordered
     text = board.text(d, "a.json", "b.json")
-    assert "launch #3: kern_5 where A had kern_2 (the same kernels as often" in text
+    assert "launch #3 of region layer.0: kern_5 where A had kern_2 (the same kernels as" in text
     assert "    order    #3    kern_5 where A had kern_2" in text
     assert "1 launch orders changed" in text
     assert "added" not in text.replace("0 kernels added", "")
@@ -123,7 +123,7 @@ def test_check_and_diff_of_the_reviewers_pair(tmp_path, capsys):
     assert run_cli(["fingerprint", a, "-o", base], capsys)[0] == 0
     rc, out, _ = run_cli(["fingerprint", b, "--check", base], capsys)
     assert rc == 1
-    assert "launch #1: kern_5 where A had kern_0 (the same kernels as often" in out
+    assert "launch #1 of step 1: kern_5 where A had kern_0 (the same kernels as often" in out
     assert "0 kernels added, 0 removed, 6 launch orders changed" in out
     assert "    order    #1    kern_5 where A had kern_0" in out
     rc, out, _ = run_cli(["diff", base, b, "-f", "json"], capsys)

@@ -131,7 +131,7 @@ def test_a_different_kernel_set_is_named(tmp_path):
     # by the fingerprint, with the devices renumbered (rank 2 runs on GPU 2, rank 0 on GPU 0)
     detail = r.inconsistencies["detail"][1]
     assert detail.startswith("differs from rank 0's: ")
-    assert "step 1, device 0, launch #5: added sm80_xmma_gemm" in detail
+    assert "step 1, device 0, launch #5 of step 1: added sm80_xmma_gemm" in detail
     assert any(f.startswith("rank 2 differs (kernel set)") for f in r.findings)
     assert r.ranks["path_digest"].n_unique() == 2
     # the straggler is still found
@@ -153,7 +153,7 @@ def test_a_path_difference_without_nvtx_names_the_region_by_steps(tmp_path):
     detail = r.inconsistencies.filter(pl.col("what") == "path")["detail"].to_list()
     assert len(detail) == 1
     assert detail[0].startswith(
-        "differs from rank 0's: (the whole step), step 1, device 0, launch #5: added sm80_xmma"
+        "differs from rank 0's: (the whole step), step 1, device 0, launch #5 of step 1: added sm80_xmma"
     )
 
 

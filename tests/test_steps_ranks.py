@@ -107,5 +107,5 @@ def test_fingerprint_names_the_ranks_own_step(jobs, tmp_path, capsys):
     rc, out, _ = run_cli(["fingerprint", jobs["split_k"], "--check", baseline], capsys)
     assert rc == 1
     # rank 1's 4th iteration (numbered across the ranks, it was "step 8")
-    assert "step 4, device 1, launch #3: gemm2_splitK replaced gemm2" in out
+    assert "step 4, device 1, launch #3 of step 4: gemm2_splitK replaced gemm2" in out
     assert "3 kernel-variant changes" in out

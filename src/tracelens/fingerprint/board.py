@@ -70,13 +70,24 @@ def change_text(c: KernelChange, *, verb: bool = True) -> str:
 
 
 def divergence_text(d: Divergence, nvtx: bool = True) -> str:
-    """Where ``d`` is and what changed there (``nvtx``: as :func:`region_label`)."""
-    where = region_label(d.region, d.step is not None, nvtx)
-    where += "" if d.step is None else f", step {d.step}"
+    """Where ``d`` is and what changed there (``nvtx``: as :func:`region_label`), its launch
+    said as what the number counts: "launch #340 of the capture (#4 of region prefill)"
+    (outside the steps), "launch #57 of step 2 (#8 of region layers.3)" ("launch #5 of step
+    1" in a region that is the whole step), or, where the documents do not place it in
+    launch order, "launch #4 of region prefill"."""
+    label = region_label(d.region, d.step is not None, nvtx)
+    where = label + ("" if d.step is None else f", step {d.step}")
     where += f", device {d.device}"
     if d.change is None:
         return f"{where}: {d.detail}"
-    return f"{where}, launch #{d.change.position}: {change_text(d.change)}"
+    in_region = f"#{d.change.position:,} of {f'region {label}' if d.region else 'its region'}"
+    if d.launch is None:
+        return f"{where}, launch {in_region}: {change_text(d.change)}"
+    counted = "the capture" if d.step is None else f"step {d.step}"
+    # a region that is the whole step (or capture) counts as it does: said once
+    same = not d.region and d.launch == d.change.position
+    also = "" if same else f" ({in_region})"
+    return f"{where}, launch #{d.launch:,} of {counted}{also}: {change_text(d.change)}"
 
 
 def capture_text(ends: CaptureEnds) -> str:
@@ -190,6 +201,10 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
             "capture has them"
         ]
         head = "over the regions as each capture has them:"
+    if diff.unrelated:  # first: nothing below holds if they are not one program
+        unsure = [f"numerical path: {diff.unrelated}", *unsure]
+        if head == "numerical path:":
+            head = "compared as one program:"
     if diff.identical:
         how = "over the launches both captures hold" if diff.capture else "exactly"
         return [
@@ -207,7 +222,8 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     if diff.first_math is not None and diff.first_math != diff.first:
         out.append(f"first change of math: {divergence_text(diff.first_math, nvtx)}")
     # Under a path not measured the counts are the listed kernels' only (as the line above).
-    changes = f"changes {head.removesuffix(':')}" if unsure else "changes"
+    over = head.startswith("over ")  # the counts of a part only (not of another program)
+    changes = f"changes {head.removesuffix(':')}" if over else "changes"
     out += [f"{changes}: {_summary(diff)}", "", "changed regions:"]
     groups = diff.grouped()
     for regions, head in groups[: top if top else None]:

@@ -43,7 +43,7 @@ from .names import name_code, normalized_name
 from .nvtxpaths import create_paths
 from .order import launch_order, start_ties
 from .threads import thread_calls
-from .units import read_launches, with_steps, with_variants
+from .units import capture_index, read_launches, with_steps, with_variants
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -89,7 +89,11 @@ FORMAT = "tracelens-fingerprint"
 #: 10: an entry outside the steps says how many of its launches are before the first step
 #: (``before``) and after the last (``after``), so a comparison tells launches the other
 #: capture never reached from launches removed (fingerprint.ends).
-VERSION = 10
+#: 11: an entry says where its launches are in the capture (``at``, fingerprint.places), so a
+#: comparison's first divergence is the first in launch order, not the first in the first
+#: region listed (the demo's "launch #4" of the prefill was the capture's #340). A version
+#: 10 document is still read, without places.
+VERSION = 11
 # fingerprint_launches.sql raises this when a launch does not fit the packed variant.
 _BEYOND_LIMITS = "fingerprint: launch configuration beyond CUDA limits"
 _DIR = Path(__file__).resolve().parent
@@ -336,11 +340,11 @@ def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
     209k entries of the NVTX bench trace, 2.1 -> 1.0 CPU s), and an entry is built from
     the values of its row."""
     frame = trace.query("fingerprint_paths", block=block)
-    columns = ("device", "region", "steps", "launches", "sequence", "blocks", "counts")
+    columns = ("device", "region", "steps", "launches", "sequence", "blocks", "counts", "at")
     values = [frame[c].to_list() for c in columns]
     del frame
     entries = []
-    for device, region, steps, launches, sequence, blocks, counts in zip(*values, strict=True):
+    for device, region, steps, launches, sequence, blocks, counts, at in zip(*values, strict=True):
         entry = {
             "device": device,
             "region": region,
@@ -351,6 +355,8 @@ def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
         if blocks is not None:
             entry["blocks"] = [_digest(b) for b in blocks]
             entry["counts"] = counts
+        if at is not None:
+            entry["at"] = at
         entries.append(entry)
     return entries
 
@@ -379,6 +385,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
+    launches = launches.with_columns(capture=capture_index(launches, order))
     facts = _facts_meanwhile(names, variants)
     described, step_rows, host = _steps_rows(trace, launches, order, found)
     frame = with_steps(launches, None, step_rows, host)

@@ -34,6 +34,7 @@ from .model import (
     PathDiff,
     RegionChange,
 )
+from .places import first_changes
 
 __all__ = [
     "ADDED",
@@ -61,6 +62,12 @@ class _Unit:
     counts: dict[Kernel, int]
     before: int = 0  # outside the steps: launches before the first step (fingerprint.ends)
     after: int = 0  # and after the last
+    at: tuple = ()  # where its launches are in the capture (fingerprint.places); () unknown
+    # outside the steps, once its launches before and after them were set apart and put
+    # back (fingerprint.outside): its entry's (before, after, launches), and the offset in
+    # the entry of its first launch (those one capture held beyond the other left out)
+    entry_ends: tuple = ()
+    first_offset: int = 0
 
 
 def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
@@ -72,7 +79,9 @@ def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
         counts = {variants[i]: n for i, n in entry.get("counts", ())}
         blocks = tuple(entry.get("blocks", ()))
         ends = (entry.get("before", 0), entry.get("after", 0))
-        unit = _Unit(order, entry["launches"], kernels, blocks, counts, *ends)
+        flat = entry.get("at", ())
+        at = tuple(zip(flat[::2], flat[1::2], strict=True))
+        unit = _Unit(order, entry["launches"], kernels, blocks, counts, *ends, at)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
     return out
@@ -273,8 +282,11 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     (``PathDiff.ends``, in words ``PathDiff.capture``), not a change."""
     from .capture import Ends, cut_steps, lone_ends
     from .outside import beyond, known_steps, split, trim
+    from .programs import unrelated
 
     note = steps_note(a, b)
+    # two programs, not one captured apart: no launch is set aside as a capture difference
+    caveat = unrelated(a, b)
     ra, rb = _units(a), _units(b)
     shapes: tuple[dict, dict] = ({}, {})
     if note is not None:
@@ -283,17 +295,20 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         # regions only in steps one capture ended before (of one kind: the regions of NVTX
         # ranges are none of a capture's whole steps)
         counts = (a["steps"]["count"], b["steps"]["count"])
-        same = a.get("regions") == b.get("regions")
+        same = a.get("regions") == b.get("regions") and caveat is None
         cut, ends = beyond(ua, ub, shapes, counts) if same else (set(), Ends())
-    else:
+    elif caveat is None:
         ua, ub = dict(ra), dict(rb)
         cut, ends = cut_steps(ua, ub)
         # before the first step and after the last: one capture started or ended later
         sides = split(ua), split(ub)
         ends.add(trim(ua, ub, sides, known_steps(ra, rb)))
-    lone, lone_cut = lone_ends(ua, ub, ra, rb)  # a cut step's launches in no range
-    cut |= lone
-    ends.add(lone_cut)
+    else:
+        ua, ub, cut, ends = dict(ra), dict(rb), set(), Ends()
+    if caveat is None:
+        lone, lone_cut = lone_ends(ua, ub, ra, rb)  # a cut step's launches in no range
+        cut |= lone
+        ends.add(lone_cut)
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
@@ -301,7 +316,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         return (device, -1 if step is None else step, unit.order, key in ua)
 
     def whole(key: tuple):
-        if note is None:
+        if note is None or caveat is not None:
             return False
         return shapes[0].get(key), shapes[1].get(key)
 
@@ -313,14 +328,18 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             (key, *_compare_key(ua.get(key), ub.get(key), _shapes(whole(key)), ends, spent))
             for key in sorted({*ua, *ub} - cut, key=order)
         ]
-    for key, unit_a, unit_b, changes, unlisted in compared_units:
-        if not changes and unlisted is None:
-            continue
+    changed = [u for u in compared_units if u[3] or u[4] is not None]
+    placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
+    if placed is not None:  # in launch order (fingerprint.places)
+        first, first_math = (
+            None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
+        )
+    for key, unit_a, unit_b, changes, unlisted in changed:
         device, region, step = key
-        if first is None:
+        if first is None and placed is None:
             first = Divergence(device, region, step, changes[0] if changes else None, unlisted)
         math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
-        if first_math is None and math is not None:
+        if first_math is None and math is not None and placed is None:
             first_math = Divergence(device, region, step, math)
         status = "added" if unit_a is None else "removed" if unit_b is None else "changed"
         group = (device, region, tuple(changes), unlisted, status)
@@ -345,7 +364,17 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     replays = (a.get("graph_replays", 0), b.get("graph_replays", 0))
     kinds = (a.get("regions", ""), b.get("regions", ""))
     return PathDiff(
-        tuple(regions), first, first_math, figures, compared, note, capture, replays, kinds, apart
+        tuple(regions),
+        first,
+        first_math,
+        figures,
+        compared,
+        note,
+        capture,
+        replays,
+        kinds,
+        apart,
+        caveat,
     )
 
 

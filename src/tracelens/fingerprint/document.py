@@ -11,6 +11,10 @@ from typing import Any
 from ..errors import UsageError
 from .build import FORMAT, VERSION
 
+#: The versions this tracelens reads: version 10 lacks only the entries' places (``at``,
+#: fingerprint.places), so its first divergence is found region by region, as before.
+READS = (10, VERSION)
+
 SCHEMA_PATH = Path(__file__).resolve().parent / "fingerprint.schema.json"
 
 _TOP = ("format", "version", "regions", "steps", "devices", "launches", "variants", "paths")
@@ -57,7 +61,7 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     hand is one line naming what is wrong, not an internal error or a silent pass."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f'{where}: not a tracelens fingerprint (no "format": "{FORMAT}")')
-    if doc.get("version") != VERSION:
+    if doc.get("version") not in READS:
         # Version 1 kept PyTorch's per-call seq/op_id in NVTX labels (its regions do not
         # match later ones); version 2 put a launch in the step whose GPU window held its
         # start (where windows overlap, its steps hold other launches): comparing either
@@ -74,7 +78,8 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # launches outside the steps are before the first step or after the last.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
-            f"reads version {VERSION}: the baseline must be regenerated (`tracelens fingerprint` "
+            f"reads versions {' and '.join(map(str, READS))}: the baseline must be regenerated "
+            "(`tracelens fingerprint` "
             "on its trace)"
         )
     missing = [k for k in _TOP if k not in doc]
@@ -203,7 +208,7 @@ def _check_variant(variant: Any, what: str) -> None:
 
 
 def _check_path(entry: Any, what: str) -> None:
-    _object(entry, what, _PATH_KEYS, ("blocks", "counts", "before", "after"))
+    _object(entry, what, _PATH_KEYS, ("blocks", "counts", "at", "before", "after"))
     _integer(entry["device"], f"{what}.device")
     _strings(entry["region"], f"{what}.region")
     _integers(entry["steps"], f"{what}.steps", 1)
@@ -218,6 +223,10 @@ def _check_path(entry: Any, what: str) -> None:
             _integers(pair, f"{what}.counts[{i}]")
             if len(pair) != 2:
                 raise _Invalid(f"{what}.counts[{i}] is {_shown(pair)}, not [variant, launches]")
+    if "at" in entry:
+        _integers(entry["at"], f"{what}.at", 0)
+        if len(entry["at"]) % 2 or entry["at"][:1] not in ([0], []):
+            raise _Invalid(f"{what}.at is not offset, place pairs from offset 0")
     _check_ends(entry, what)
 
 

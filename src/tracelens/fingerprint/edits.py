@@ -9,17 +9,45 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
+from functools import cache
 
 from . import budget
 from .model import ADDED, CONFIG, REMOVED, VARIANT, Kernel, KernelChange
 
 
 def _change(kind: str, position: int, a: Kernel | None, b: Kernel | None) -> KernelChange:
+    """One change; its ``danger_new``: the determinism risks B's kernel brings where A ran
+    another kernel (a variant) or none (added), :func:`risky_rules`. Not the rules A's
+    kernel lacked: a split-K GEMM that replaced another split-K GEMM (or cascade
+    attention's merge that replaced a split-KV combine) fires the same rule, yet sums in
+    another order than A did there, so the result differs all the same (the demo's whole
+    story counted 0 that way)."""
     new = b if b is not None else a
-    had = set(a.danger) if a is not None and b is not None else set()
-    return KernelChange(
-        kind, position, a, b, new.danger, tuple(r for r in new.danger if r not in had)
-    )
+    brought = risky_rules(new.danger) if kind in (VARIANT, ADDED) else ()
+    return KernelChange(kind, position, a, b, new.danger, brought)
+
+
+#: The danger levels a change counts as bringing a determinism risk (``danger_added``):
+#: those ``tracelens diff`` counts in ``new_danger``. An ``info`` rule (cuBLAS's nvjet
+#: heuristic: every nvjet GEMM) says where to look, not that the sum is ordered otherwise;
+#: counted, nearly every GEMM variant change of a batch-size change would be one.
+RISK_LEVELS = ("high", "medium")
+
+
+def risky_rules(rules: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``rules`` (danger rule ids) at a :data:`RISK_LEVELS` level; an id the
+    built-in rules do not know (a user's rule, from the document) counts."""
+    if not rules:
+        return ()
+    levels = _rule_levels()
+    return tuple(r for r in rules if levels.get(r, RISK_LEVELS[0]) in RISK_LEVELS)
+
+
+@cache
+def _rule_levels() -> dict[str, str]:
+    from ..danger import load_danger_rules
+
+    return {r.id: r.level for r in load_danger_rules().rules}
 
 
 def _align(a: list[Kernel], b: list[Kernel], i0: int, j0: int, key) -> list[KernelChange]:

@@ -83,6 +83,10 @@ class Divergence:
     step: int | None
     change: KernelChange | None  # None: only the digests of unlisted launches differ
     detail: str | None = None
+    # The change's launch, from 1, in launch order (fingerprint.places): among its step's
+    # launches on the device, outside the steps (``step`` None) among the capture's; None
+    # when the documents do not say (``change.position`` counts in its region only).
+    launch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,9 @@ class PathDiff:
     regions_kinds: tuple[str, str] = ("", "")
     # Where the two captures start and end apart, as data (``capture`` says it), or None.
     ends: CaptureEnds | None = None
+    # Why A and B may be different programs (their launches share too few kernels:
+    # fingerprint.programs), or None. The board opens with it.
+    unrelated: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -202,6 +209,8 @@ class PathDiff:
             out["capture"] = self.capture
         if self.ends is not None:  # only then, as ``capture``
             out["capture_ends"] = asdict(self.ends)
+        if self.unrelated is not None:  # only then, as ``capture``
+            out["unrelated"] = self.unrelated
         if self.unrecorded is not None:  # only then, as ``capture``
             out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
         if self.unannotated is not None:  # only then, as ``capture``

@@ -47,7 +47,14 @@ def split(units: dict[tuple, Any]) -> tuple[dict[tuple, list], dict[tuple, list]
         end = len(kernels) - after
         heads[key[:2]], tails[key[:2]] = kernels[:before], kernels[end:]
         units[key] = replace(
-            unit, launches=end - before, kernels=kernels[before:end], counts={}, before=0, after=0
+            unit,
+            launches=end - before,
+            kernels=kernels[before:end],
+            counts={},
+            before=0,
+            after=0,
+            entry_ends=(before, after, unit.launches),  # where it was (fingerprint.places)
+            first_offset=before,
         )
     return heads, tails
 
@@ -115,7 +122,8 @@ def _rejoin(units: dict[tuple, Any], key: tuple, lead: list, trail: list) -> Non
         return
     kernels = [*lead, *unit.kernels, *trail]
     if kernels:
-        units[key] = replace(unit, launches=len(kernels), kernels=kernels)
+        first = unit.first_offset - len(lead)
+        units[key] = replace(unit, launches=len(kernels), kernels=kernels, first_offset=first)
     else:
         del units[key]
 

@@ -151,7 +151,7 @@ def with_steps(
 
     from ..steps_order import process_ranks
 
-    columns = ("device", "path_id", "vid", "thread", "correlation_id", "start_ns")
+    columns = ("device", "path_id", "vid", "thread", "correlation_id", "start_ns", "capture")
     # path_id: only with NVTX ranges; thread: only where a process launched from several
     keep = [c for c in columns if c in launches.columns]
     process = process_ranks(launches)
@@ -322,6 +322,80 @@ def with_variants(
     return variants, rest.with_columns(vid=vid)
 
 
+# A unit's launches in at most this many stretches of consecutive launches of its device
+# keep where they are in the capture (an entry's ``at``); more (launches of several host
+# threads taken one thread after another), and the entry keeps none: its size stays that of
+# its sequence.
+AT_RUNS = 64
+
+
+def capture_index(launches: pl.DataFrame, order: pl.Series) -> pl.Series:
+    """Each launch's place (from 0) among its device's launches in host launch order
+    (``order``: :func:`.order.launch_order`, by device first): where it is in the capture."""
+    import polars as pl
+
+    n = launches.height
+    device = launches["device"].gather(order)
+    new = (device != device.shift(1)).fill_null(True)
+    starts = new.arg_true().cast(pl.Int32)
+    place = pl.int_range(n, dtype=pl.Int32, eager=True)
+    in_order = place - starts.gather(new.cast(pl.Int32).cum_sum() - 1)
+    return pl.repeat(0, n, dtype=pl.Int32, eager=True).scatter(order, in_order)
+
+
+def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, units):
+    """Per unit (in unit order; ``starts``: each unit's first row, ``row_unit``: each row's
+    unit; ``units``: each unit's device and step), where its launches are: [offset in the
+    unit, place] at each stretch of launches consecutive in the capture (the order of
+    :func:`capture_index`, and the unit's order, agree inside one). A place counts from
+    the first launch of the unit's step on its device (the step's launches in host launch
+    order), or, outside the steps, from the device's first launch; the pairs one after
+    another in one flat list (offset, place, offset, place, ...). NULL past
+    :data:`AT_RUNS` stretches (or on a trace read without it: ``capture`` None)."""
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = pos.len()
+    if capture is None:
+        return pa.nulls(starts.len(), pa.list_(pa.int64()))
+    cap = capture.cast(pl.Int64)
+    stretch = ((pos == 0) | (cap != cap.shift(1) + 1)).fill_null(True)
+    running = pl.concat([pl.Series([0], dtype=pl.Int64), stretch.cast(pl.Int64).cum_sum()])
+    ends = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)])
+    runs = running.gather(ends) - running.gather(starts)
+    at = stretch.arg_true()
+    unit = row_unit.gather(at)
+    found = pl.DataFrame(
+        {
+            "unit": unit,
+            "device": units["device"].gather(unit),
+            "step": units["step"].gather(unit),
+            "c": cap.gather(at),
+            "keep": (runs <= AT_RUNS).gather(unit),
+        }
+    )
+    # a stretch's first launch is its lowest place: a step starts at its stretches' lowest
+    begins = found.lazy().group_by("device", "step").agg(begin=pl.col("c").min())
+    kept = (
+        found.lazy()
+        .with_columns(o=pos.gather(at))
+        .filter("keep")
+        .join(begins, on=["device", "step"], how="left", nulls_equal=True, maintain_order="left")
+        .select(
+            "o",
+            place=pl.when(pl.col("step").is_null())
+            .then(pl.col("c"))
+            .otherwise(pl.col("c") - pl.col("begin")),
+        )
+        .collect()
+    )
+    flat = kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow()
+    keep = runs <= AT_RUNS
+    lists = pa.ListArray.from_arrays(_offsets(2 * runs * keep.cast(pl.Int64)), flat)
+    return pc.if_else(keep.to_arrow(), lists, pa.nulls(len(lists), lists.type))
+
+
 def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
     """Per block of ``block`` positions of each unit, in order (a unit has its launches /
     ``block`` of them, rounded up): the sum of the codes and the sum of code * (position in
@@ -373,6 +447,8 @@ def unit_rows(
     at = order.gather(starts)
     columns = ("device", "step", "region_id", "process", "thread", "correlation_id")
     first = frame.select(pl.col(c).gather(at) for c in columns if c in frame.columns)
+    capture = frame["capture"].gather(order) if "capture" in frame.columns else None
+    in_capture = _at_runs(capture, pos, starts, run, first)
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
     head = vid.filter(pos < block).to_arrow()
     table = pa.table(
@@ -385,6 +461,7 @@ def unit_rows(
             "head": pa.ListArray.from_arrays(_offsets(lengths.clip(upper_bound=block)), head),
             "blocks": pa.ListArray.from_arrays(_offsets((lengths + block - 1) // block), blocks),
             "counts": pa.ListArray.from_arrays(_offsets(count_lengths), counts),
+            "at": in_capture,
         }
     )
     totals = per_variant.lazy().group_by("vid").agg(pl.col("launches").sum())
