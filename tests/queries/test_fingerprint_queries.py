@@ -203,7 +203,7 @@ STEPS = [
 ]
 
 
-def _inputs(trace, steps: bool | list):
+def _inputs(trace, steps: bool | list, capture: bool = False):
     """The names, the NVTX paths, fp_steps and the launches read with their steps (the
     frame units.with_steps gives); the launches' frame for fingerprint_launches' golden;
     the variants (units.with_variants). ``steps``: STEPS or none, or these rows."""
@@ -215,6 +215,9 @@ def _inputs(trace, steps: bool | list):
     order = orders.start_order(launches)
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, with_vid = units.with_variants(launches, norm_ids, names.codes)
+    if capture:  # each launch's place in host launch order: the units' "at" (build.build)
+        place = units.capture_index(with_vid, orders.launch_order(with_vid))
+        with_vid = with_vid.with_columns(capture=place)
     return launches, units.with_steps(with_vid, order, rows), variants
 
 
@@ -280,8 +283,8 @@ def test_fingerprint_path_regions_past_the_last_step(run_trace):
     _check(csv, "fingerprint_path_regions", "past_last_step")
 
 
-def _units(trace, steps: bool, block: int) -> None:
-    _, frame, variants = _inputs(trace, steps)
+def _units(trace, steps: bool, block: int, capture: bool = False) -> None:
+    _, frame, variants = _inputs(trace, steps, capture)
     units.create_units(trace, _regions(trace, frame), variants, block)
 
 
@@ -293,6 +296,22 @@ def test_fingerprint_units(run_trace, steps):
     case = "steps" if steps else "no_steps"
     order = "t.device, t.step NULLS FIRST, t.first_correlation"
     _check(_table_csv(run_trace, "fp_units", order), "fingerprint_units", case)
+
+
+@pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
+def test_fingerprint_units_at(run_trace, steps):
+    """fp_units with each launch's place in the capture (host launch order), as the
+    fingerprint builds them: "at" holds each unit's stretches (offset in the unit, place in
+    its step, or in the device's capture outside the steps)."""
+    _units(run_trace, steps, block=3, capture=True)
+    case = "steps_at" if steps else "no_steps_at"
+    order = "t.device, t.step NULLS FIRST, t.first_correlation"
+    csv = _table_csv(run_trace, "fp_units", order)
+    import csv as csv_module
+
+    rows = list(csv_module.DictReader(csv.splitlines()))
+    assert rows and all(row["at"] for row in rows)  # every unit's places are kept
+    _check(csv, "fingerprint_units", case)
 
 
 def test_fingerprint_variants(run_trace):
