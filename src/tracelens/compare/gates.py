@@ -45,7 +45,9 @@ SHIFT_FIGURES = ("level_shift", "level_shift_ratio")
 EXPOSED_FIGURES = ("exposed_communication_ms", "exposed_memory_ms")
 #: The figures that are fractions (0 to 1, not percent): a gate whose number lies outside
 #: 0..1 can never trip or always trips, and is refused as a usage error (``util<90``).
-FRACTION_FIGURES = frozenset({"util", "util_min", "time_overlap", "launch_overlap", "comparability"})
+FRACTION_FIGURES = frozenset(
+    {"util", "util_min", "time_overlap", "launch_overlap", "comparability"}
+)
 _GRAPH_HIDDEN = (
     "CUDA graph replays traced at graph level run communication and copies that the export "
     "does not list (profile with --cuda-graph-trace=node)"
