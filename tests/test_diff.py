@@ -124,7 +124,10 @@ def test_different_programs_are_not_comparable(pair, trace_copies):
         graphs = a.graph_replays()[0] or b.graph_replays()[0]
     assert not d.comparable
     # No causal clue; the work graph replays hide is the one caveat that stays.
-    expected = ["not_comparable"] + (["graph_replays_hidden"] if graphs else [])
+    # a side whose graph replays took more GPU time than its kernels: they cannot be matched
+    hidden = any(s.graph[1] > (s.totals["kernel_time_ns"] or 0) for s in d.sides)
+    expected = ["kernels_in_graphs" if hidden else "not_comparable"]
+    expected += ["graph_replays_hidden"] if graphs else []
     assert [c.id for c in d.clues] == expected
 
 
@@ -142,17 +145,45 @@ def test_not_comparable_says_the_graph_replays_are_why(graph_side, trace_copies,
     board = json.loads(out)
     assert (rc, err, board["comparable"]) == (0, "", False)
     first, caveat = board["clues"]
-    assert (first["id"], caveat["id"]) == ("not_comparable", "graph_replays_hidden")
-    assert first["evidence"].endswith(
-        f"; most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
-        "(7.81 s vs 78.27 µs of kernels): the kernels they ran cannot be matched"
+    # Not 'the traces are not comparable', strong, beside a verdict that says it cannot tell:
+    # the clue says what it knows, at the strength of what it knows.
+    assert (first["id"], caveat["id"]) == ("kernels_in_graphs", "graph_replays_hidden")
+    assert first["clue"] == (
+        f"the kernel sequences cannot be compared: {graph_side}'s kernels run inside CUDA "
+        "graphs traced at graph level"
     )
-    # The verdict follows that reason: it said 'these look like different programs or phases'.
+    assert first["strength"] == "moderate"
+    assert first["evidence"].startswith(
+        f"most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
+        "(7.81 s vs 78.27 µs of kernels): the kernels they ran are not listed; so the kernels "
+        "listed hardly match ("
+    )
     assert first["verdict"] == (
-        f"most of {graph_side}'s GPU work ran in CUDA graph replays traced at graph level, whose "
-        "kernels the export does not list: there are no kernels to match, which says nothing "
-        f"of whether these are different programs; profile {graph_side} again with nsys "
-        "--cuda-graph-trace=node to compare their kernels"
+        f"the export does not list the kernels of {graph_side}'s graph replays: there are no "
+        "kernels to match, which says nothing of whether these are different programs; "
+        f"profile {graph_side} again with nsys --cuda-graph-trace=node to compare their kernels"
+    )
+    # The HTML page's line above the board says the same (it said 'These traces do not look
+    # comparable: totals below mislead.')
+    with tracelens.open(pair[0]) as a, tracelens.open(pair[1]) as b:
+        d = diff(a, b) if graph_side == "B" else diff(b, a)
+    assert d.incomparable_note == (
+        f"The kernel sequences cannot be compared: {graph_side}'s kernels run inside CUDA "
+        "graphs traced at graph level."
+    )
+
+
+def test_a_not_comparable_page_note(tmp_path):
+    """Unrelated programs keep their strong clue and the page's warning."""
+    from tracelens.compare.model import Clue
+
+    d = diff(demo_path("bs1"), demo_path("bs16"))
+    assert d.comparable and d.incomparable_note is None
+    clue = Clue("not_comparable", "the traces are not comparable", "", "", "strong", "kernels")
+    from dataclasses import replace
+
+    assert replace(d, comparable=False, clues=(clue,)).incomparable_note == (
+        "These traces do not look comparable: totals below mislead."
     )
 
 
