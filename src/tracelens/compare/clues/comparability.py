@@ -18,9 +18,7 @@ def not_comparable(x: Context) -> list[Clue]:
     says only what it knows, that the kernel sequences cannot be compared."""
     s = x.score
     hidden = _hidden_in_graphs(x)
-    score = (
-        f"comparability {s.score:.2f} (bar {s.bar:.2f})" + (f": {s.reason}" if s.reason else "")
-    )
+    score = f"comparability {s.score:.2f} (bar {s.bar:.2f})" + (f": {s.reason}" if s.reason else "")
     if hidden:
         sides = [side for side, _n, _ns, _kernel_ns in hidden]
         return [
