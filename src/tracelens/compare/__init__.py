@@ -133,7 +133,7 @@ def _diff_traces(
     steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
     # Steps that hold only part of the work: the board comes from the diff of their own
     # work (.outside), and the tables count its steps
-    inner = _steps_own_work((a, b), (sa, sb), (where_a, where_b), name, (label_a, label_b))
+    inner = None if same_file else _steps_own_work((a, b), (sa, sb), (where_a, where_b), name)
     if inner is not None:
         steps_a, steps_b = inner.steps_a, inner.steps_b
     danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b))
@@ -198,12 +198,13 @@ def _diff_traces(
 _NO_OUTSIDE = "the steps hold most of both captures' GPU time, or a capture has none"
 
 
-def _steps_own_work(traces, sides, wheres, name: str, labels) -> TraceDiff | None:
+def _steps_own_work(traces, sides, wheres, name: str) -> TraceDiff | None:
     """The diff of the steps' own work when both runs have steps and one has work outside
     them (:func:`.outside.partial_steps`: a prefill, setup): the board and per-step figures
     then come from it, and the work outside the steps is a clue of its own
     (:mod:`.outside`); else None. Only for whole captures: a filtered side was narrowed by
-    the caller."""
+    the caller; nor for a file compared with itself, whose steps' work is the same on both
+    sides (every figure alike, read once)."""
     from . import outside
 
     if any(w is not None and not w.is_whole() for w in wheres):
@@ -213,7 +214,7 @@ def _steps_own_work(traces, sides, wheres, name: str, labels) -> TraceDiff | Non
     narrowed = outside.step_filters(traces)
     if narrowed is None:
         return None
-    return _diff_traces(*traces, name, *narrowed, *labels, (None, None), ())
+    return _diff_traces(*traces, name, *narrowed, None, None, (None, None), ())
 
 
 def _danger(sa: Side, sb: Side, by_demangled, typical, steps: tuple) -> pl.DataFrame:
