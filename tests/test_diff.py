@@ -28,45 +28,56 @@ def _clue(d, clue_id):
     return found
 
 
+def _reshape(demo_diff):
+    (c,) = [x for x in _clue(demo_diff, "per_call_outlier") if "reshape_and_cache" in x.clue]
+    return c
+
+
 def test_demo_names_the_attention_per_call_outlier(demo_diff):
-    (c,) = _clue(demo_diff, "per_call_outlier")
+    c = _reshape(demo_diff)
     assert "reshape_and_cache_flash_kernel" in c.clue and "attention-related" in c.clue
     assert "5.12× longer per call" in c.clue
-    assert "140 calls in both" in c.evidence
+    # per decode step (the steps' own work, compare/outside.py): 112 calls, not the whole
+    # capture's 140 (a prefill's among them)
+    assert "112 calls in both" in c.evidence
     assert c.strength == "strong"
 
 
 def test_demo_names_the_gemm_variant_swap(demo_diff):
     (c,) = _clue(demo_diff, "variant_swap")
     assert c.clue == "gemm: variants swapped"
-    assert c.evidence.startswith("7 gemm kernels in B (138.9 ms, 565 calls) that A does not run")
-    assert "A ran 7 others (28.05 ms" in c.evidence
+    # the decode steps' GEMMs: the prefill's (101 ms of one GEMM in B) are the outside clue
+    assert c.evidence.startswith("5 gemm kernels in B (22.25 ms, 452 calls) that A does not run")
+    assert "A ran 5 others (19.87 ms" in c.evidence
     assert "not batch-invariant" in c.verdict
 
 
 def test_demo_names_copy_and_memset_growth(demo_diff):
     copies = {c.clue: c for c in _clue(demo_diff, "copy_growth")}
-    d2d = copies["+83% device-to-device copies"]
-    assert d2d.evidence == "29 → 53 copies, 81.0 MB → 163.0 MB"
+    d2d = copies["+120% device-to-device copies"]  # in the decode steps
+    assert d2d.evidence == "20 → 44 copies, 55.1 MB → 136.9 MB"
     (m,) = _clue(demo_diff, "memset_growth")
-    assert m.clue == "+24% memsets" and m.evidence.startswith("345 → 429 memsets")
+    assert m.clue == "+30% memsets" and m.evidence.startswith("276 → 360 memsets")
 
 
 def test_demo_names_same_count_different_path(demo_diff):
     (c,) = _clue(demo_diff, "same_count_different_path")
-    assert c.clue == "same launch count (1,949 in both), different kernels"
+    assert c.clue == "same launch count (1,604 in both), different kernels"
     assert "first divergence at launch #" in c.evidence
     assert "same graph, different path" in c.verdict
 
 
 def test_demo_names_the_cascade_merge_as_the_numerical_cause(demo_diff):
-    (c,) = _clue(demo_diff, "danger_new")
-    assert "merge_attn_states_kernel" in c.clue and "high" in c.clue
-    assert "only in B" in c.evidence
+    # In the decode steps cascade attention's merge kernel replaced the split-KV combine:
+    # one attention_merge line, each side's kernel named
+    (c,) = [x for x in demo_diff.clues if "attention_merge" in x.clue]
+    assert c.id == "danger_swapped" and "high" in c.clue
+    assert c.evidence.startswith("only in B: vllm::merge_attn_states_kernel (112 calls")
+    assert "only in A: flash::flash_fwd_splitkv_combine_kernel (112 calls" in c.evidence
     assert "disable_cascade_attn=True" in c.verdict
-    # the explanation ranks before the plain copy/memset observations
+    # the explanation ranks before the observations without a time impact
     ids = [x.id for x in demo_diff.clues]
-    assert ids.index("danger_new") < ids.index("copy_growth")
+    assert ids.index("danger_swapped") < ids.index("memset_growth")
 
 
 def test_demo_evidence_is_not_weak(demo_diff):
@@ -124,7 +135,10 @@ def test_different_programs_are_not_comparable(pair, trace_copies):
         graphs = a.graph_replays()[0] or b.graph_replays()[0]
     assert not d.comparable
     # No causal clue; the work graph replays hide is the one caveat that stays.
-    expected = ["not_comparable"] + (["graph_replays_hidden"] if graphs else [])
+    # a side whose graph replays took more GPU time than its kernels: they cannot be matched
+    hidden = any(s.graph[1] > (s.totals["kernel_time_ns"] or 0) for s in d.sides)
+    expected = ["kernels_in_graphs" if hidden else "not_comparable"]
+    expected += ["graph_replays_hidden"] if graphs else []
     assert [c.id for c in d.clues] == expected
 
 
@@ -142,17 +156,45 @@ def test_not_comparable_says_the_graph_replays_are_why(graph_side, trace_copies,
     board = json.loads(out)
     assert (rc, err, board["comparable"]) == (0, "", False)
     first, caveat = board["clues"]
-    assert (first["id"], caveat["id"]) == ("not_comparable", "graph_replays_hidden")
-    assert first["evidence"].endswith(
-        f"; most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
-        "(7.81 s vs 78.27 µs of kernels): the kernels they ran cannot be matched"
+    # Not 'the traces are not comparable', strong, beside a verdict that says it cannot tell:
+    # the clue says what it knows, at the strength of what it knows.
+    assert (first["id"], caveat["id"]) == ("kernels_in_graphs", "graph_replays_hidden")
+    assert first["clue"] == (
+        f"the kernel sequences cannot be compared: {graph_side}'s kernels run inside CUDA "
+        "graphs traced at graph level"
     )
-    # The verdict follows that reason: it said 'these look like different programs or phases'.
+    assert first["strength"] == "moderate"
+    assert first["evidence"].startswith(
+        f"most of {graph_side}'s GPU time is in 10 CUDA graph replays traced at graph level "
+        "(7.81 s vs 78.27 µs of kernels): the kernels they ran are not listed; so the kernels "
+        "listed hardly match ("
+    )
     assert first["verdict"] == (
-        f"most of {graph_side}'s GPU work ran in CUDA graph replays traced at graph level, whose "
-        "kernels the export does not list: there are no kernels to match, which says nothing "
-        f"of whether these are different programs; profile {graph_side} again with nsys "
-        "--cuda-graph-trace=node to compare their kernels"
+        f"the export does not list the kernels of {graph_side}'s graph replays: there are no "
+        "kernels to match, which says nothing of whether these are different programs; "
+        f"profile {graph_side} again with nsys --cuda-graph-trace=node to compare their kernels"
+    )
+    # The HTML page's line above the board says the same (it said 'These traces do not look
+    # comparable: totals below mislead.')
+    with tracelens.open(pair[0]) as a, tracelens.open(pair[1]) as b:
+        d = diff(a, b) if graph_side == "B" else diff(b, a)
+    assert d.incomparable_note == (
+        f"The kernel sequences cannot be compared: {graph_side}'s kernels run inside CUDA "
+        "graphs traced at graph level."
+    )
+
+
+def test_a_not_comparable_page_note(tmp_path):
+    """Unrelated programs keep their strong clue and the page's warning."""
+    from tracelens.compare.model import Clue
+
+    d = diff(demo_path("bs1"), demo_path("bs16"))
+    assert d.comparable and d.incomparable_note is None
+    clue = Clue("not_comparable", "the traces are not comparable", "", "", "strong", "kernels")
+    from dataclasses import replace
+
+    assert replace(d, comparable=False, clues=(clue,)).incomparable_note == (
+        "These traces do not look comparable: totals below mislead."
     )
 
 
@@ -402,8 +444,8 @@ def test_nvtx_range_that_launched_nothing_is_a_usage_error(tmp_path, capsys):
 
 
 def test_more_blocks_per_call_is_named_as_more_work(demo_diff):
-    (c,) = _clue(demo_diff, "per_call_outlier")
-    assert "blocks per launch 55 → 883 (16.00×)" in c.evidence
+    c = _reshape(demo_diff)
+    assert "blocks per launch 1 → 16 (16.00×)" in c.evidence  # per decode step
     assert "does more (or less) work per call" in c.verdict
 
 
@@ -484,11 +526,14 @@ def test_two_files_of_one_name_are_told_apart_by_their_directories(tmp_path, cap
         assert diff(ta, tb, label_a="base").label_b == "trace.sqlite"
 
 
-def test_demo_steps_that_hold_little_of_the_gpu_time_make_no_step_clue(demo_diff):
-    """B's decode-step NVTX ranges launched 19% of its GPU time (A's 69%): their median
-    step would contradict the wall time per step, so the board states each side's steps in
-    a note and leaves the steady-step clue out (threshold step_time_coverage)."""
-    assert "step_time" not in [c.id for c in demo_diff.clues]
+def test_demo_steps_that_hold_little_of_the_gpu_time_are_compared_on_their_own_work(demo_diff):
+    """B's decode-step NVTX ranges launched 19% of its GPU time (A's 69%). The board used
+    to leave their steady-step clue out, since it contradicted a wall time per step that
+    spread the prefill over the steps; now the per-step lines count the steps' own work
+    (compare/outside.py), so the step clue and the lead line agree."""
+    lead, step = (_clue(demo_diff, i)[0] for i in ("time_accounting", "step_time"))
+    assert step.clue == "steady-state step: median 7.18 ms → 8.53 ms (+1.34 ms, 1.19×)"
+    assert lead.clue == "GPU wall time per step: 7.42 ms → 8.74 ms (+1.32 ms)"
     (note,) = [n for n in demo_diff.notes if n.startswith("steps: ")]
     assert note.startswith("steps: A 4 steps, from 4 top-level NVTX ranges like 'decode_step_1'")
     assert "that launched 69% of the GPU time; B 4 steps, from " in note
@@ -501,12 +546,12 @@ def test_per_step_clues_say_which_steps_they_count(demo_diff):
     board says so where the steps note alone does not: the motif repeats another number of
     times, or the impacts count the motif; where the counts agree, or there is no motif,
     nothing. The demo's decode-step ranges hold 19% of B's GPU time: its impacts count the
-    motif's 5 repetitions, not the 4 ranges."""
+    steps' own work, 4 steps (they counted the motif's 5 repetitions, one the prefill)."""
     from types import SimpleNamespace
 
     from tracelens.compare.notes import _motif_note
 
-    assert (demo_diff.steps_a, demo_diff.steps_b) == (5, 5)
+    assert (demo_diff.steps_a, demo_diff.steps_b) == (4, 4)
     nvtx, none = SimpleNamespace(count=4), SimpleNamespace(count=0)
     (note,) = _motif_note((4, 4), (8, 6), nvtx, nvtx)
     assert note.startswith("per-step clue impacts count the steps above; ")

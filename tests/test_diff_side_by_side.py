@@ -55,9 +55,12 @@ def test_two_exports_are_read_side_by_side_with_the_same_result(demo_pair, threa
     _limit(monkeypatch, 10_000)
     together = _diff(a, b)
     assert together == alone
-    (ident_a,) = [ident for name, ident in threads if name == a.name]
-    (ident_b,) = [ident for name, ident in threads if name == b.name]
-    assert ident_a == threading.get_ident() != ident_b
+    # each side read twice: the whole trace, then its decode steps' work (their steps hold
+    # 19% of bs16's GPU time: compare/outside.py), each time A here and B in a thread
+    idents_a = {ident for name, ident in threads if name == a.name}
+    idents_b = [ident for name, ident in threads if name == b.name]
+    assert len(idents_b) == 2 and idents_a == {threading.get_ident()}
+    assert threading.get_ident() not in idents_b
 
 
 def test_a_file_twice_is_read_in_one_thread(demo_pair, threads, monkeypatch):

@@ -425,5 +425,5 @@ def test_a_not_comparable_board_still_says_which_side_hides_work_in_graphs(
     rc, out, err = run_cli(["diff", other, decode_loop, "-f", "json"], capsys)
     board = json.loads(out)
     assert (rc, err, board["comparable"]) == (0, "", False)
-    assert [c["id"] for c in board["clues"]] == ["not_comparable", "graph_replays_hidden"]
+    assert [c["id"] for c in board["clues"]] == ["kernels_in_graphs", "graph_replays_hidden"]
     assert board["clues"][1]["evidence"].startswith("A: 0 replays (0 ns), B: 12 replays (96.00 ms)")

@@ -131,6 +131,11 @@ def _diff_traces(
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     alignment = align_devices(sa, sb)
     steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
+    # Steps that hold only part of the work: the board comes from the diff of their own
+    # work (.outside), and the tables count its steps
+    inner = None if same_file else _steps_own_work((a, b), (sa, sb), (where_a, where_b), name)
+    if inner is not None:
+        steps_a, steps_b = inner.steps_a, inner.steps_b
     danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b))
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
@@ -155,7 +160,7 @@ def _diff_traces(
     )
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
-    return TraceDiff(
+    whole = TraceDiff(
         label_a=label_a,
         label_b=label_b,
         name_kind=name,
@@ -182,6 +187,34 @@ def _diff_traces(
         **_regions(sa, sb),
         sides=(sa, sb),
     )
+    if inner is None:
+        return whole
+    from .outside import merged
+
+    return merged(whole, inner)
+
+
+# Why the outside_steps figures are not measured (compare/outside.py)
+_NO_OUTSIDE = "the steps hold most of both captures' GPU time, or a capture has none"
+
+
+def _steps_own_work(traces, sides, wheres, name: str) -> TraceDiff | None:
+    """The diff of the steps' own work when both runs have steps and one has work outside
+    them (:func:`.outside.partial_steps`: a prefill, setup): the board and per-step figures
+    then come from it, and the work outside the steps is a clue of its own
+    (:mod:`.outside`); else None. Only for whole captures: a filtered side was narrowed by
+    the caller; nor for a file compared with itself, whose steps' work is the same on both
+    sides (every figure alike, read once)."""
+    from . import outside
+
+    if any(w is not None and not w.is_whole() for w in wheres):
+        return None
+    if not outside.partial_steps(*sides):
+        return None
+    narrowed = outside.step_filters(traces)
+    if narrowed is None:
+        return None
+    return _diff_traces(*traces, name, *narrowed, None, None, (None, None), ())
 
 
 def _danger(sa: Side, sb: Side, by_demangled, typical, steps: tuple) -> pl.DataFrame:
@@ -243,6 +276,8 @@ def _figures(sa, sb, copies, kernels, danger, alignment, score, steps) -> dict[s
     figures |= side_figures(sa, sb)  # with the side figures not measured, for the gates
     figures["launch_overlap"] = score.factors["shared_launches"]
     figures["comparability"] = score.score
+    # measured when the steps hold only part of the work (.outside.merged)
+    figures.not_measured |= dict.fromkeys(("outside_steps_ms", "outside_steps_ms_a"), _NO_OUTSIDE)
     return figures
 
 

@@ -43,6 +43,11 @@ SHIFT_FIGURES = ("level_shift", "level_shift_ratio")
 #: The figures of :meth:`tracelens.util.Util.figures` that need the GPU work's kernels and
 #: copies themselves, not only when the GPU was busy.
 EXPOSED_FIGURES = ("exposed_communication_ms", "exposed_memory_ms")
+#: The figures that are fractions (0 to 1, not percent): a gate whose number lies outside
+#: 0..1 can never trip or always trips, and is refused as a usage error (``util<90``).
+FRACTION_FIGURES = frozenset(
+    {"util", "util_min", "time_overlap", "launch_overlap", "comparability"}
+)
 _GRAPH_HIDDEN = (
     "CUDA graph replays traced at graph level run communication and copies that the export "
     "does not list (profile with --cuda-graph-trace=node)"
@@ -118,9 +123,23 @@ def check_gates(d: TraceDiff | Mapping[str, float], expressions: list[str]) -> l
         if fig not in figures:
             known = f"known: {', '.join(sorted(figures))}" if figures else "this result has none"
             raise UsageError(f"{{param}}: unknown figure {fig!r}; {known}", param="gate")
+        _check_fraction(expr, fig, op, float(num))
         value = figures[fig]
         results.append(GateResult(expr.strip(), fig, value, bool(_OPS[op](value, float(num)))))
     return results
+
+
+def _check_fraction(expr: str, figure: str, op: str, number: float) -> None:
+    """A gate on a fraction figure (:data:`FRACTION_FIGURES`, a diff's A side too:
+    ``util_a``) whose number lies outside 0..1 is a usage error: ``util<90`` read as
+    percent would trip whatever the utilization."""
+    base = figure.removesuffix("_a")
+    if base in FRACTION_FIGURES and not 0.0 <= number <= 1.0:
+        raise UsageError(
+            f"{{param}} {expr.strip()!r}: {figure} is a fraction 0-1, not a percent "
+            f"(e.g. {figure}{op}{min(max(number / 100, 0), 1):g})",
+            param="gate",
+        )
 
 
 def side_figures(a: Side, b: Side) -> Figures:

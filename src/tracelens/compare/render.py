@@ -340,10 +340,13 @@ def _section_rows(d: TraceDiff, key: str, top: int, short) -> list[list[str]]:
     return _danger_rows(d, top, short)
 
 
-def impact_text(d: TraceDiff, impact_ns: float | None) -> str:
-    """A clue's impact for people: "+1.20 ms/step", "-3.4 ms" (total), "—" (none)."""
+def impact_text(d: TraceDiff, impact_ns: float | None, clue_id: str | None = None) -> str:
+    """A clue's impact for people: "+1.20 ms/step", "-3.4 ms" (total), "—" (none); the
+    work outside the steps (``outside_steps``) once per capture: "+92.3 ms once"."""
     if impact_ns is None:
         return "—"
+    if clue_id == "outside_steps":
+        return fmt_signed_ns(impact_ns) + " once"
     return fmt_signed_ns(impact_ns) + ("/step" if d.steps_b else "")
 
 
@@ -369,7 +372,7 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
     if d.clues:
         out += ["| Clue | Impact | Evidence | Verdict |", "| :--- | ---: | :--- | :--- |"]
         out += [
-            f"| {md_text(c.clue)} | {impact_text(d, c.impact_ns)} | {md_text(c.evidence)} "
+            f"| {md_text(c.clue)} | {impact_text(d, c.impact_ns, c.id)} | {md_text(c.evidence)} "
             f"| {md_text(c.verdict)} |"
             for c in d.clues
         ]
@@ -434,7 +437,7 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
         style = {"strong": "bold", "moderate": "", "weak": "dim"}[c.strength]
         board.add_row(
             Text(printable(c.clue), style=style),
-            Text(impact_text(d, c.impact_ns)),
+            Text(impact_text(d, c.impact_ns, c.id)),
             Text(printable(c.evidence)),
             Text(printable(c.verdict)),
         )

@@ -11,37 +11,49 @@ from .spec import make, prose, threshold
 
 
 def not_comparable(x: Context) -> list[Clue]:
+    """Why the runs are not compared clue by clue: their kernels are too unlike
+    (``not_comparable``, strong: the score says so), or a side's work mostly ran in CUDA
+    graph replays traced at graph level (``kernels_in_graphs``): its kernels are in no
+    table, so the score says nothing of whether these are different programs, and the clue
+    says only what it knows, that the kernel sequences cannot be compared."""
     s = x.score
     hidden = _hidden_in_graphs(x)
-    # The verdict follows the reason: a side whose work is mostly graph replays traced at
-    # graph level shows no kernels to match, which says nothing about the program it ran.
-    sides = [side for side, _n, _ns, _kernel_ns in hidden]
-    verdict = (
-        prose(
-            "not_comparable",
-            "verdict_graphs",
-            sides=f"{' and '.join(sides)}'s" if len(sides) == 1 else "both sides'",
-            again=sides[0] if len(sides) == 1 else "both",
-        )
-        if sides
-        else None
-    )
+    score = f"comparability {s.score:.2f} (bar {s.bar:.2f})" + (f": {s.reason}" if s.reason else "")
+    if hidden:
+        sides = [side for side, _n, _ns, _kernel_ns in hidden]
+        return [
+            make(
+                "kernels_in_graphs",
+                "; ".join(
+                    f"most of {side}'s GPU time is in {count(n)} CUDA graph replay"
+                    f"{'s' if n != 1 else ''} traced at graph level ({fmt_ns(ns)} vs "
+                    f"{fmt_ns(kernel_ns)} of kernels): the kernels they ran are not listed"
+                    for side, n, ns, kernel_ns in hidden
+                )
+                + f"; so the kernels listed hardly match ({count(x.launches_a)} vs "
+                f"{count(x.launches_b)} launches, {score})",
+                sides=f"{sides[0]}'s" if len(sides) == 1 else "both sides'",
+                again=sides[0] if len(sides) == 1 else "both",
+            )
+        ]
     return [
         make(
             "not_comparable",
             f"only {s.factors['shared_launches']:.0%} of kernel launches are of kernels both "
-            f"traces run ({count(x.launches_a)} vs {count(x.launches_b)} launches); "
-            f"comparability {s.score:.2f} (bar {s.bar:.2f})"
-            + (f": {s.reason}" if s.reason else "")
-            + "".join(
-                f"; most of {side}'s GPU time is in {count(n)} CUDA graph replay"
-                f"{'s' if n != 1 else ''} traced at graph level ({fmt_ns(ns)} vs "
-                f"{fmt_ns(kernel_ns)} of kernels): the kernels they ran cannot be matched"
-                for side, n, ns, kernel_ns in hidden
-            ),
-            verdict=verdict,
+            f"traces run ({count(x.launches_a)} vs {count(x.launches_b)} launches); {score}",
         )
     ]
+
+
+def incomparable_note(clues) -> str | None:
+    """The one sentence a page puts above a board whose runs were not compared clue by clue
+    (:func:`not_comparable`'s clue), as that clue knows it: None when there is none."""
+    for c in clues:
+        if c.id == "not_comparable":
+            return prose("not_comparable", "page_note")
+        if c.id == "kernels_in_graphs":
+            return c.clue[0].upper() + c.clue[1:] + "."
+    return None
 
 
 def low_comparability(x: Context) -> list[Clue]:

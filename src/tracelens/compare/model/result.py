@@ -246,6 +246,17 @@ class TraceDiff(Result):
     # Not part of the JSON.
     sides: tuple[Side, Side] | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def incomparable_note(self) -> str | None:
+        """The sentence a page puts above the board when the runs were not compared clue
+        by clue (not comparable, or their kernels hidden in CUDA graph replays), as the
+        board's clue knows it; None otherwise."""
+        if self.comparable:
+            return None
+        from ..clues.comparability import incomparable_note
+
+        return incomparable_note(self.clues)
+
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
 
