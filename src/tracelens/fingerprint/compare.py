@@ -276,28 +276,26 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
     }
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
-    """Where B's numerical path differs from A's (both fingerprint documents). Launches
-    only one capture holds at its start or end are a capture difference
-    (``PathDiff.ends``, in words ``PathDiff.capture``), not a change."""
+def _set_apart(a: dict, b: dict, units: tuple[dict, dict], steps_differ: bool, one: bool):
+    """(A's and B's units to compare, keyed (device, region, step); per side the shapes of
+    their steps when the two documents' steps differ (else empty); the keys set apart as
+    launches only one capture holds; the capture ends, :class:`.capture.Ends`). ``units``:
+    each side's units as read (:func:`_units`); ``steps_differ``: :func:`steps_note` said
+    so; ``one``: the documents may be of one program (else nothing is set apart)."""
     from .capture import Ends, cut_steps, lone_ends
     from .outside import beyond, known_steps, split, trim
-    from .programs import unrelated
 
-    note = steps_note(a, b)
-    # two programs, not one captured apart: no launch is set aside as a capture difference
-    caveat = unrelated(a, b)
-    ra, rb = _units(a), _units(b)
+    ra, rb = units
     shapes: tuple[dict, dict] = ({}, {})
-    if note is not None:
+    if steps_differ:
         (ua, shapes_a), (ub, shapes_b) = _flatten(ra), _flatten(rb)
         shapes = (shapes_a, shapes_b)
         # regions only in steps one capture ended before (of one kind: the regions of NVTX
         # ranges are none of a capture's whole steps)
         counts = (a["steps"]["count"], b["steps"]["count"])
-        same = a.get("regions") == b.get("regions") and caveat is None
+        same = a.get("regions") == b.get("regions") and one
         cut, ends = beyond(ua, ub, shapes, counts) if same else (set(), Ends())
-    elif caveat is None:
+    elif one:
         ua, ub = dict(ra), dict(rb)
         cut, ends = cut_steps(ua, ub)
         # before the first step and after the last: one capture started or ended later
@@ -305,10 +303,24 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         ends.add(trim(ua, ub, sides, known_steps(ra, rb)))
     else:
         ua, ub, cut, ends = dict(ra), dict(rb), set(), Ends()
-    if caveat is None:
+    if one:
         lone, lone_cut = lone_ends(ua, ub, ra, rb)  # a cut step's launches in no range
         cut |= lone
         ends.add(lone_cut)
+    return ua, ub, shapes, cut, ends
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
+    """Where B's numerical path differs from A's (both fingerprint documents). Launches
+    only one capture holds at its start or end are a capture difference
+    (``PathDiff.ends``, in words ``PathDiff.capture``), not a change."""
+    from .programs import unrelated
+
+    note = steps_note(a, b)
+    # two programs, not one captured apart: no launch is set aside as a capture difference
+    caveat = unrelated(a, b)
+    ra, rb = _units(a), _units(b)
+    ua, ub, shapes, cut, ends = _set_apart(a, b, (ra, rb), note is not None, caveat is None)
 
     def order(key: tuple) -> tuple:
         device, _region, step = key
