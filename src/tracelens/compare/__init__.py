@@ -130,12 +130,8 @@ def _diff_traces(
 
     typical, kernels, by_demangled = _kernel_tables(sa, sb, name)
     alignment = align_devices(sa, sb)
-    steps_a, steps_b = impact_steps(sa, sb, model.steps_of(alignment))
-    # Steps that hold only part of the work: the board comes from the diff of their own
-    # work (.outside), and the tables count its steps
     inner = None if same_file else _steps_own_work((a, b), (sa, sb), (where_a, where_b), name)
-    if inner is not None:
-        steps_a, steps_b = inner.steps_a, inner.steps_b
+    steps_a, steps_b = _steps(sa, sb, alignment, inner)
     danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b))
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
@@ -196,6 +192,17 @@ def _diff_traces(
 
 # Why the outside_steps figures are not measured (compare/outside.py)
 _NO_OUTSIDE = "the steps hold most of both captures' GPU time, or a capture has none"
+
+
+def _steps(sa: Side, sb: Side, alignment, inner: TraceDiff | None) -> tuple:
+    """The steps each run's per-step figures count (:func:`.notes.impact_steps`); those of
+    the diff of the steps' own work when there is one (``inner``: the steps hold only part
+    of the work, :func:`_steps_own_work`), whose tables count them."""
+    from . import model
+
+    if inner is not None:
+        return inner.steps_a, inner.steps_b
+    return impact_steps(sa, sb, model.steps_of(alignment))
 
 
 def _steps_own_work(traces, sides, wheres, name: str) -> TraceDiff | None:
