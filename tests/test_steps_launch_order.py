@@ -181,7 +181,7 @@ def test_read_order_is_steps_launches_order(tmp_path):
     assert expected["token"].min() <= -2  # replays are in it
     got = pl.concat(
         sequence.times(offset, count).select(
-            pl.lit(device, dtype=pl.Int32).alias("device"), pl.all()
+            pl.lit(device, dtype=pl.Int32).alias("device"), "start_ns", "end_ns", "token"
         )
         for device, offset, count in sequence.devices()
     )

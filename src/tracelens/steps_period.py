@@ -21,8 +21,10 @@ alone would make each step a few microseconds long.
    must repeat at least ``min_repeats`` times, match ``min_match`` and cover
    ``min_coverage`` of the device's kernels (``[period]`` in ``data/steps.toml``);
 4. phase: steps start at the position of the motif with the longest idle time before it
-   (a step boundary is where the host syncs, logs or prepares the next batch); only
-   complete periods are steps;
+   (a step boundary is where the host syncs, logs or prepares the next batch); when no
+   position stands out on the GPU (a GPU-bound loop: its queue never drains), the position
+   whose launch call the host made after the longest pause
+   (:func:`tracelens.steps_phase.period_phase`); only complete periods are steps;
 4b. a shorter motif whose steps may launch a few other kernels too replaces the period
    when its steps wait for the host as long, and is searched when no exact period holds
    (an optional kernel every few iterations makes the exact period a multiple of the
@@ -45,7 +47,7 @@ from .steps_order import (
     launch_tokens,
     one_process_devices,
 )
-from .steps_phase import phase_tokens
+from .steps_phase import host_gaps, period_phase, phase_tokens
 
 if TYPE_CHECKING:
     import polars as pl
@@ -81,6 +83,7 @@ def period_steps(
             lambda o=offset, c=count: sequence.times(o, c),
             conf["period"],
             tokens,
+            lambda seq, d=device: host_gaps(trace, {**params, "device": d}, seq),
         )
         if period is not None:
             found[device] = period
@@ -188,7 +191,8 @@ class LaunchSequence:
         (``util.ORDER``, as the diff reads its work) and are put in launch order
         (:func:`tracelens.steps_order.host_order`); without, they are taken as ordered, by device first (a
         stable sort keeps each device's order otherwise)."""
-        rows = launches.select("device", "start_ns", "end_ns", token=launch_tokens(launches))
+        kept = [c for c in ("device", "start_ns", "end_ns", "correlation_id") if c in launches]
+        rows = launches.select(*kept, token=launch_tokens(launches))
         if "correlation_id" in launches.columns:
             keys = ("device", "start_ns", "correlation_id", *PROCESS_COLUMNS)
             return cls(rows, host_order(launches.select(c for c in keys if c in launches.columns)))
@@ -208,8 +212,11 @@ class LaunchSequence:
         return self._tokens.slice(offset, count)
 
     def times(self, offset: int, count: int) -> pl.DataFrame:
-        """start_ns, end_ns and token of launches [offset, offset + count), in order."""
-        times = self.rows.select("start_ns", "end_ns", "token")
+        """start_ns, end_ns, token (and correlation_id when read: the host's launch call,
+        :func:`tracelens.steps_phase.host_gaps`) of launches [offset, offset + count), in
+        order."""
+        keep = [c for c in ("start_ns", "end_ns", "token", "correlation_id") if c in self.rows]
+        times = self.rows.select(keep)
         if self.order is None:
             return times.slice(offset, count)
         return times[self.order.slice(offset, count)]
@@ -309,13 +316,20 @@ def _match_share(ids: pl.Series, p: int) -> float:
 
 
 def device_period(
-    ids: pl.Series, launches, conf: dict[str, Any], start_at: frozenset[int] = frozenset()
+    ids: pl.Series,
+    launches,
+    conf: dict[str, Any],
+    start_at: frozenset[int] = frozenset(),
+    host_gaps=lambda seq: None,
 ) -> DevicePeriod | None:
     """The steps of one device's launch tokens ``ids`` in launch order, or None;
     ``launches()``: the same launches' start_ns, end_ns and token, asked for when the
     sequence has a period (or may have one with optional launches); ``start_at``: the ids of
     a kernel to start the steps at instead, when their motif launches it once
-    (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time).
+    (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time); ``host_gaps(seq)``:
+    the host's time before each of ``launches()``'s launch calls, or None
+    (:func:`tracelens.steps_phase.host_gaps`), asked for when the GPU's idle time does not
+    phase the steps (:func:`tracelens.steps_phase.period_phase`).
 
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
     launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
@@ -340,7 +354,7 @@ def device_period(
     if stretch is not None:
         seq = launches()
         idle = idle_before(seq)
-        phase, step_idle = _phase(idle, *stretch, p)
+        phase, step_idle = period_phase(idle, *stretch, p, conf, lambda: host_gaps(seq))
         first = stretch[0] + phase
         count = (stretch[1] - first) // p
         if count >= conf["min_repeats"]:
@@ -389,7 +403,9 @@ class DevicePeriod:
         first = starts[0]
         index = pl.int_range(first, end, dtype=pl.Int64, eager=True)
         step = pl.Series(starts, dtype=pl.Int64).search_sorted(index, side="right")
-        steps = seq.slice(first, end - first).with_columns(step=step.cast(pl.Int64))
+        steps = seq.slice(first, end - first).select(
+            "start_ns", "end_ns", "token", step=step.cast(pl.Int64)
+        )
         last_start = steps["start_ns"].slice(starts[-1] - first).min()
         others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(end)])
         bound = others.filter(others > last_start).min()
@@ -418,21 +434,6 @@ def _exact_stretch(ids: pl.Series, p: int, conf: dict[str, Any]) -> tuple[int, i
     ):
         return None
     return a, b
-
-
-def _phase(idle: pl.Series, a: int, b: int, p: int) -> tuple[int, float]:
-    """(the motif position with the longest mean idle time before it within [a, b), that
-    mean in ns)."""
-    import polars as pl
-
-    by_phase = (
-        pl.DataFrame({"gap": idle.slice(a, b - a)})
-        .with_columns(phase=pl.int_range(0, b - a, dtype=pl.Int64) % p)
-        .group_by("phase")
-        .agg(pl.col("gap").mean())
-        .sort("gap", "phase", descending=[True, False])
-    )
-    return int(by_phase["phase"][0]), float(by_phase["gap"][0])
 
 
 def _per_step(steps: pl.DataFrame, copies: pl.DataFrame, bound: int | None) -> pl.DataFrame:

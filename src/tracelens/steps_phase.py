@@ -1,4 +1,13 @@
-"""Period steps started at a given kernel of their motif (the diff's common phase).
+"""Where period steps start: the motif position a device's steps start at, and the same
+steps started at a given kernel of their motif (the diff's common phase).
+
+:func:`period_phase`: a step boundary is where the host synced, logged or prepared the next
+batch, so the GPU idles before the step's first launch, waiting for it. In a GPU-bound loop
+the host runs ahead and the GPU's queue never drains: it idles a few microseconds before
+every launch alike, and the longest of these is noise (a CUDA-graph decode loop of 10
+iterations, 4 launches each, gave 9 steps started at the replay, 3.5 us of idle time before
+it against 2.6 us before the iteration's first copy). The host's pause before the launch
+call (400-700 us there, against 1-60 us before the others) then tells.
 
 ``tracelens steps`` phases a device's period steps at the motif's launch with the longest
 idle time before it (:func:`tracelens.steps_period.device_period`). Two runs of one program
@@ -12,6 +21,7 @@ motif up to rotation, warm-up peeled after).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -64,3 +74,83 @@ def rephase(
         return found
     moved = list(range(first, first + count * p, p))
     return moved, first + count * p, tuple(ids.slice(first, p).to_list()), None
+
+
+def period_phase(
+    idle: pl.Series, a: int, b: int, p: int, conf: dict[str, Any], host: Callable[[], Any]
+) -> tuple[int, float]:
+    """(the motif position [0, p) the steps of the periodic stretch [a, b) start at, the mean
+    GPU idle time before its launches in ns): the position with the longest mean GPU idle
+    time before it, unless that does not stand out (:func:`_stands_out`) and the host's
+    pause before each launch call (``host()``: :func:`host_gaps`, or None) does: then the
+    position the host paused longest before."""
+    by_gpu = _by_position(idle, a, b, p)
+    phase = by_gpu[0][0]
+    if not _stands_out(by_gpu, conf["phase_idle_over_next"]):
+        gaps = host()
+        by_host = None if gaps is None else _by_position(gaps, a, b, p)
+        if by_host is not None and _stands_out(by_host, conf["phase_idle_over_next"]):
+            phase = by_host[0][0]
+    mean = {r[0]: r[1] for r in by_gpu}[phase]
+    return phase, float(mean) if mean is not None else float("nan")
+
+
+def _by_position(values: pl.Series, a: int, b: int, p: int) -> list[tuple[int, Any, Any]]:
+    """(motif position, mean, median of ``values`` at it over [a, b)), the longest mean
+    first (nulls last), positions in order among equal means."""
+    import polars as pl
+
+    value = pl.col("value")
+    return (
+        pl.DataFrame({"value": values.slice(a, b - a)})
+        .with_columns(phase=pl.int_range(0, b - a, dtype=pl.Int64) % p)
+        .group_by("phase")
+        .agg(value.mean().alias("mean"), value.median().alias("median"))
+        .sort("mean", "phase", descending=[True, False], nulls_last=True)
+        .rows()
+    )
+
+
+def _stands_out(ranked: list[tuple[int, Any, Any]], ratio: float) -> bool:
+    """Whether the first position of ``ranked`` (:func:`_by_position`) has both the
+    longest mean and the longest median, each more than 0 and at least ``ratio`` times any
+    other position's: a boundary waits at every step (one long stall, such as the
+    capture's first launch waiting for its inputs, lifts a mean, not a median), and waits
+    clearly longer (the medians of a half-idle mix, two processes' launches on one device,
+    can be noise)."""
+    first, mean, median = ranked[0]
+    if not mean or not median or mean <= 0 or median <= 0:
+        return False
+    others = ranked[1:]
+    return all(
+        (m is None or mean >= ratio * m) and (d is None or median >= ratio * d)
+        for _, m, d in others
+    )
+
+
+def host_gaps(trace: Trace, params: dict[str, Any], seq: pl.DataFrame) -> pl.Series | None:
+    """The host's pause before the launch call of each launch of ``seq`` (one device's
+    launches in launch order, with their correlation_id), ns
+    (``queries/steps_host_gaps.sql``; ``params``: the event filter, its device the one of
+    ``seq``): only the first launch of a call holds it (the kernels of one CUDA graph launch
+    share a call), the others 0. None when ``seq`` has no correlation ids, no call was
+    traced, or two processes launched on the device (their correlation ids collide)."""
+    import polars as pl
+
+    if "correlation_id" not in seq.columns:
+        return None
+    gaps = trace.query("steps_host_gaps", **params)
+    if gaps.height == 0 or gaps["correlation_id"].is_duplicated().any():
+        return None
+    cid = pl.col("correlation_id")
+    return (
+        seq.select("correlation_id")
+        .join(
+            gaps.select("correlation_id", "gap_ns"),
+            on="correlation_id",
+            how="left",
+            maintain_order="left",
+        )
+        .select(pl.when(cid.is_first_distinct()).then(pl.col("gap_ns")).otherwise(0))
+        .to_series()
+    )

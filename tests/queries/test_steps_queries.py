@@ -210,3 +210,12 @@ def test_steps_period_copies(trace_path):
     # the memcpy of step 2 (device 0, [t+600, t+610]); none on device 1
     _golden(trace_path, "steps_period_copies", "all", **NO_FILTER)
     _golden(trace_path, "steps_period_copies", "device_1", **{**NO_FILTER, "device": 1})
+
+
+def test_steps_host_gaps(trace_path):
+    # device 0's three launch calls (t+10..15, t+20..25, t+320..325) on one thread: the first
+    # has no gap, then 5 ns and 295 ns (the memcpy call at t+330 launched no kernel); device
+    # 1's one launch call has none
+    params = {**NO_FILTER}
+    _golden(trace_path, "steps_host_gaps", "device_0", **{**params, "device": 0})
+    _golden(trace_path, "steps_host_gaps", "device_1", **{**params, "device": 1})
