@@ -47,7 +47,7 @@ from .steps_order import (
     launch_tokens,
     one_process_devices,
 )
-from .steps_phase import host_gaps, period_phase, phase_tokens
+from .steps_phase import HostGaps, period_phase, phase_tokens
 
 if TYPE_CHECKING:
     import polars as pl
@@ -76,6 +76,7 @@ def period_steps(
     else:
         sequence = LaunchSequence.given(launches)
     tokens = phase_tokens(trace, phase)
+    host = HostGaps(trace, params)
     found = {}
     for device, offset, count in sequence.devices():
         period = device_period(
@@ -83,7 +84,7 @@ def period_steps(
             lambda o=offset, c=count: sequence.times(o, c),
             conf["period"],
             tokens,
-            lambda seq, d=device: host_gaps(trace, {**params, "device": d}, seq),
+            lambda seq, lo, hi, d=device: host.of(d, seq, lo, hi),
         )
         if period is not None:
             found[device] = period
@@ -213,7 +214,7 @@ class LaunchSequence:
 
     def times(self, offset: int, count: int) -> pl.DataFrame:
         """start_ns, end_ns, token (and correlation_id when read: the host's launch call,
-        :func:`tracelens.steps_phase.host_gaps`) of launches [offset, offset + count), in
+        :meth:`tracelens.steps_phase.HostGaps.of`) of launches [offset, offset + count), in
         order."""
         keep = [c for c in ("start_ns", "end_ns", "token", "correlation_id") if c in self.rows]
         times = self.rows.select(keep)
@@ -320,15 +321,15 @@ def device_period(
     launches,
     conf: dict[str, Any],
     start_at: frozenset[int] = frozenset(),
-    host_gaps=lambda seq: None,
+    host_gaps=lambda seq, lo, hi: None,
 ) -> DevicePeriod | None:
     """The steps of one device's launch tokens ``ids`` in launch order, or None;
     ``launches()``: the same launches' start_ns, end_ns and token, asked for when the
     sequence has a period (or may have one with optional launches); ``start_at``: the ids of
     a kernel to start the steps at instead, when their motif launches it once
-    (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time); ``host_gaps(seq)``:
-    the host's time before each of ``launches()``'s launch calls, or None
-    (:func:`tracelens.steps_phase.host_gaps`), asked for when the GPU's idle time does not
+    (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time); ``host_gaps(seq, lo,
+    hi)``: the host's time before the launch calls of ``launches()``'s [lo, hi), or None
+    (:meth:`tracelens.steps_phase.HostGaps.of`), asked for when the GPU's idle time does not
     phase the steps (:func:`tracelens.steps_phase.period_phase`).
 
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
@@ -354,7 +355,9 @@ def device_period(
     if stretch is not None:
         seq = launches()
         idle = idle_before(seq)
-        phase, step_idle = period_phase(idle, *stretch, p, conf, lambda: host_gaps(seq))
+        phase, step_idle = period_phase(
+            idle, *stretch, p, conf, lambda lo, hi: host_gaps(seq, lo, hi)
+        )
         first = stretch[0] + phase
         count = (stretch[1] - first) // p
         if count >= conf["min_repeats"]:

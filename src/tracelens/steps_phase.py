@@ -77,18 +77,20 @@ def rephase(
 
 
 def period_phase(
-    idle: pl.Series, a: int, b: int, p: int, conf: dict[str, Any], host: Callable[[], Any]
+    idle: pl.Series, a: int, b: int, p: int, conf: dict[str, Any], host: Callable[..., Any]
 ) -> tuple[int, float]:
     """(the motif position [0, p) the steps of the periodic stretch [a, b) start at, the mean
     GPU idle time before its launches in ns): the position with the longest mean GPU idle
     time before it, unless that does not stand out (:func:`_stands_out`) and the host's
-    pause before each launch call (``host()``: :func:`host_gaps`, or None) does: then the
+    pause before each launch call does, in the stretch's first ``phase_sample_steps``
+    periods (``host(lo, hi)``: :meth:`HostGaps.of` launches [lo, hi), or None): then the
     position the host paused longest before."""
     by_gpu = _by_position(idle, a, b, p)
     phase = by_gpu[0][0]
     if not _stands_out(by_gpu, conf["phase_idle_over_next"]):
-        gaps = host()
-        by_host = None if gaps is None else _by_position(gaps, a, b, p)
+        hi = min(b, a + p * conf["phase_sample_steps"])
+        gaps = host(a, hi)
+        by_host = None if gaps is None else _by_position(gaps, 0, hi - a, p)
         if by_host is not None and _stands_out(by_host, conf["phase_idle_over_next"]):
             phase = by_host[0][0]
     mean = {r[0]: r[1] for r in by_gpu}[phase]
@@ -128,29 +130,44 @@ def _stands_out(ranked: list[tuple[int, Any, Any]], ratio: float) -> bool:
     )
 
 
-def host_gaps(trace: Trace, params: dict[str, Any], seq: pl.DataFrame) -> pl.Series | None:
-    """The host's pause before the launch call of each launch of ``seq`` (one device's
-    launches in launch order, with their correlation_id), ns
-    (``queries/steps_host_gaps.sql``; ``params``: the event filter, its device the one of
-    ``seq``): only the first launch of a call holds it (the kernels of one CUDA graph launch
-    share a call), the others 0. None when ``seq`` has no correlation ids, no call was
-    traced, or two processes launched on the device (their correlation ids collide)."""
-    import polars as pl
+class HostGaps:
+    """The host's pause before the launch call of each launch in a sample of a device's
+    launches (``queries/steps_host_gaps.sql`` for the event filter ``params`` and the
+    sample's time window: :meth:`of`)."""
 
-    if "correlation_id" not in seq.columns:
-        return None
-    gaps = trace.query("steps_host_gaps", **params)
-    if gaps.height == 0 or gaps["correlation_id"].is_duplicated().any():
-        return None
-    cid = pl.col("correlation_id")
-    return (
-        seq.select("correlation_id")
-        .join(
-            gaps.select("correlation_id", "gap_ns"),
-            on="correlation_id",
-            how="left",
-            maintain_order="left",
+    def __init__(self, trace: Trace, params: dict[str, Any]) -> None:
+        self.trace, self.params = trace, params
+
+    def of(self, device: int, seq: pl.DataFrame, lo: int, hi: int) -> pl.Series | None:
+        """Per launch [lo, hi) of ``seq`` (``device``'s launches in launch order, with their
+        correlation_id), in order: the host's pause before its launch call, ns; only the
+        first launch of a call holds it (the kernels of one CUDA graph launch share a
+        call), the others 0. None when ``seq`` has no correlation ids, no call was traced,
+        or two processes launched there (their correlation ids collide)."""
+        import polars as pl
+
+        if "correlation_id" not in seq.columns or hi <= lo:
+            return None
+        sample = seq.slice(lo, hi - lo)
+        window = {
+            "device": device,
+            "start_ns": int(sample["start_ns"].min()),
+            "end_ns": int(sample["start_ns"].max()) + 1,
+        }
+        calls = self.trace.query("steps_host_gaps", **{**self.params, **window})
+        # each call's first row (a driver call inside it comes after)
+        gaps = calls.unique(["pid", "correlation_id"], keep="first", maintain_order=True)
+        if gaps.height == 0 or gaps["correlation_id"].is_duplicated().any():
+            return None
+        cid = pl.col("correlation_id")
+        return (
+            sample.select("correlation_id")
+            .join(
+                gaps.select("correlation_id", "gap_ns"),
+                on="correlation_id",
+                how="left",
+                maintain_order="left",
+            )
+            .select(pl.when(cid.is_first_distinct()).then(pl.col("gap_ns")).otherwise(0))
+            .to_series()
         )
-        .select(pl.when(cid.is_first_distinct()).then(pl.col("gap_ns")).otherwise(0))
-        .to_series()
-    )

@@ -213,9 +213,12 @@ def test_steps_period_copies(trace_path):
 
 
 def test_steps_host_gaps(trace_path):
-    # device 0's three launch calls (t+10..15, t+20..25, t+320..325) on one thread: the first
-    # has no gap, then 5 ns and 295 ns (the memcpy call at t+330 launched no kernel); device
-    # 1's one launch call has none
-    params = {**NO_FILTER}
-    _golden(trace_path, "steps_host_gaps", "device_0", **{**params, "device": 0})
-    _golden(trace_path, "steps_host_gaps", "device_1", **{**params, "device": 1})
+    # the main thread's launch calls, t+10..15, t+20..25, t+320..325 (device 0) and t+800
+    # (device 1): no gap before the first, then 5, 295 and 475 ns (the memcpy call at
+    # t+330 launched no kernel); device 1 alone: its one call has none
+    _golden(trace_path, "steps_host_gaps", "all", **NO_FILTER)
+    _golden(trace_path, "steps_host_gaps", "device_1", **{**NO_FILTER, "device": 1})
+    # a window of device 0's launches, [t+200, t+300): the GEMM and the fill that start in
+    # it (correlation ids 1 and 2), none after (the calls read start before t+300)
+    window = {**NO_FILTER, "device": 0, "start_ns": 1_000_200, "end_ns": 1_000_300}
+    _golden(trace_path, "steps_host_gaps", "window", **window)
