@@ -62,15 +62,24 @@ def _first_names(path) -> tuple[int, set[str]]:
     return frame.height, {names[start] for start in frame["start_ns"]}
 
 
+HOST_PHASED = "each step from the launch the host paused longest before (the GPU idled alike)"
+
+
 def test_steps_start_where_the_host_paused(tmp_path):
-    count, first = _first_names(build(tmp_path / "loop.sqlite"))
+    path = build(tmp_path / "loop.sqlite")
+    count, first = _first_names(path)
     assert (count, first) == (12, {"void copy_inputs(float*)"})
+    with tracelens.open(path) as trace:  # how the steps were found is said
+        assert HOST_PHASED in trace.steps().detail
 
 
 def test_without_host_evidence_the_gpu_idle_time_decides(tmp_path):
     # no position stands out on either side: the longest mean GPU idle time, as before
-    count, first = _first_names(build(tmp_path / "flat.sqlite", host_pause=False))
+    path = build(tmp_path / "flat.sqlite", host_pause=False)
+    count, first = _first_names(path)
     assert (count, first) == (11, {"void gemm_kernel(float*)"})
+    with tracelens.open(path) as trace:
+        assert "host paused" not in trace.steps().detail
 
 
 def test_one_stall_does_not_make_a_boundary(tmp_path):

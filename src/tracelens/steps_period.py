@@ -36,7 +36,7 @@ alone would make each step a few microseconds long.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .steps_motif import Anchored, step_shapes
@@ -114,6 +114,8 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
     """How one device's steps were found and how regular they are."""
     motif, outside = found.motif, found.outside
     text = f"device {device}: a motif of {_launch_count(motif)}"
+    if found.host_phased:
+        text += ", each step from the launch the host paused longest before (the GPU idled alike)"
     anchored = found.anchored
     if anchored is None:
         if outside:
@@ -351,11 +353,11 @@ def device_period(
     p = _choose(shares, conf["prefer_smaller_within"])
     stretch = _exact_stretch(ids, p, conf)
     seq = idle = None
-    starts, end, motif, anchored, step_idle = [], 0, (), None, None
+    starts, end, motif, anchored, step_idle, by_host = [], 0, (), None, None, False
     if stretch is not None:
         seq = launches()
         idle = idle_before(seq)
-        phase, step_idle = period_phase(
+        phase, step_idle, by_host = period_phase(
             idle, *stretch, p, conf, lambda lo, hi: host_gaps(seq, lo, hi)
         )
         first = stretch[0] + phase
@@ -370,15 +372,17 @@ def device_period(
             idle = idle_before(seq)
         anchored = anchored_steps(ids, gaps, shorter, idle, step_idle if starts else None, conf)
         if anchored is not None:
-            starts, end, motif = anchored.starts, anchored.end, anchored.motif
+            starts, end, motif, by_host = anchored.starts, anchored.end, anchored.motif, False
     if not starts:
         return None
     if start_at:
         found = (starts, end, motif, anchored)
         starts, end, motif, anchored = rephase(ids, found, stretch, start_at, conf)
+        by_host = by_host and starts == found[0]
     any_order = anchored is not None and anchored.any_order
     starts, warm, warm_extra = peel_warmup(ids, idle, starts, motif, conf, any_order)
-    return DevicePeriod.build(seq, n, starts, end, motif, anchored, warm, warm_extra)
+    found = DevicePeriod.build(seq, n, starts, end, motif, anchored, warm, warm_extra)
+    return replace(found, host_phased=by_host)
 
 
 @dataclass(frozen=True)
@@ -389,7 +393,9 @@ class DevicePeriod:
     (:func:`_per_step`); ``motif``: its tokens; ``outside``: launches in no step;
     ``anchored``: the steps of a motif with optional launches, else None (every step is
     the motif); ``warmup``: the warm-up steps' numbers and ``warm_extra`` the tokens they
-    launch besides the motif."""
+    launch besides the motif; ``host_phased``: the steps start where the host paused, the
+    GPU having idled alike before every launch
+    (:func:`tracelens.steps_phase.period_phase`)."""
 
     steps: pl.DataFrame
     bound: int | None
@@ -398,6 +404,7 @@ class DevicePeriod:
     anchored: Anchored | None
     warmup: list[int]
     warm_extra: tuple[int, ...]
+    host_phased: bool = False
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:

@@ -78,23 +78,23 @@ def rephase(
 
 def period_phase(
     idle: pl.Series, a: int, b: int, p: int, conf: dict[str, Any], host: Callable[..., Any]
-) -> tuple[int, float]:
+) -> tuple[int, float, bool]:
     """(the motif position [0, p) the steps of the periodic stretch [a, b) start at, the mean
-    GPU idle time before its launches in ns): the position with the longest mean GPU idle
+    GPU idle time before its launches in ns, whether the host's pauses chose it): the position with the longest mean GPU idle
     time before it, unless that does not stand out (:func:`_stands_out`) and the host's
     pause before each launch call does, in the stretch's first ``phase_sample_steps``
     periods (``host(lo, hi)``: :meth:`HostGaps.of` launches [lo, hi), or None): then the
     position the host paused longest before."""
     by_gpu = _by_position(idle, a, b, p)
-    phase = by_gpu[0][0]
+    phase, by_host = by_gpu[0][0], False
     if not _stands_out(by_gpu, conf["phase_idle_over_next"]):
         hi = min(b, a + p * conf["phase_sample_steps"])
         gaps = host(a, hi)
-        by_host = None if gaps is None else _by_position(gaps, 0, hi - a, p)
-        if by_host is not None and _stands_out(by_host, conf["phase_idle_over_next"]):
-            phase = by_host[0][0]
+        host_ranked = None if gaps is None else _by_position(gaps, 0, hi - a, p)
+        if host_ranked is not None and _stands_out(host_ranked, conf["phase_idle_over_next"]):
+            phase, by_host = host_ranked[0][0], True
     mean = {r[0]: r[1] for r in by_gpu}[phase]
-    return phase, float(mean) if mean is not None else float("nan")
+    return phase, float(mean) if mean is not None else float("nan"), by_host
 
 
 def _by_position(values: pl.Series, a: int, b: int, p: int) -> list[tuple[int, Any, Any]]:
