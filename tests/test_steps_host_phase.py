@@ -28,16 +28,21 @@ MOTIF = [
 ]
 
 
-def build(path, iterations: int = 12, host_pause: bool = True, stall: int = 0):
+EMA = ("void opt_ema(float*)", 5 * US, 1_000, 5 * US)
+
+
+def build(path, iterations: int = 12, host_pause: bool = True, stall: int = 0, ema: int = 0):
     """One process on device 0 looping over MOTIF; ``host_pause`` False: the host pauses as
     long before every launch call (no host evidence either); ``stall``: extra GPU idle time
-    before the fill of the capture's second iteration (one stall)."""
+    before the fill of the capture's second iteration (one stall); ``ema``: every ``ema``th
+    iteration also launches EMA at its end."""
     b = TraceBuilder("3.24.18")
     b.process(9, "python decode.py")
     b.gpu(0)
     host, gpu = 1_000 * US, 2_000 * US
     for i in range(iterations):
-        for k, (name, dur, idle, pause) in enumerate(MOTIF):
+        extra = [EMA] if ema and i % ema == ema - 1 else []
+        for k, (name, dur, idle, pause) in enumerate(MOTIF + extra):
             host += pause if host_pause else 5 * US
             c = b.runtime("cudaLaunchKernel_v7000", start=host, end=host + 2 * US, pid=9)
             host += 2 * US
@@ -87,6 +92,18 @@ def test_one_stall_does_not_make_a_boundary(tmp_path):
     # others' (its median stays 1 us): the host's pauses still phase the steps
     count, first = _first_names(build(tmp_path / "stall.sqlite", stall=300 * US))
     assert (count, first) == (12, {"void copy_inputs(float*)"})
+
+
+def test_an_optional_kernel_in_a_gpu_bound_loop(tmp_path):
+    # every 4th iteration launches an EMA update too: the exact period is 4 iterations and
+    # the EMA (13 launches), whose 4 copies wait alike on the host; the iteration is the
+    # shorter motif started where the host paused (no launch waits longer on the GPU)
+    path = build(tmp_path / "ema.sqlite", iterations=24, ema=4)
+    count, first = _first_names(path)
+    assert (count, first) == (24, {"void copy_inputs(float*)"})
+    with tracelens.open(path) as trace:
+        detail = trace.steps().detail
+    assert HOST_PHASED in detail and "with void opt_ema(float*) too in 6" in detail
 
 
 @needs_shared

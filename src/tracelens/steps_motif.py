@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ class Anchored:
     many steps launch exactly the motif, how many launch it with optional launches, and
     the tokens these launch besides it; ``reordered``: how many launch exactly the motif's
     kernels in another order (only when ``any_order``: the steps were fitted in any order,
-    the motif being their most common order)."""
+    the motif being their most common order); ``by_host``: the steps start where the host
+    paused (the GPU idled alike before every launch)."""
 
     starts: list[int]
     end: int
@@ -50,6 +51,7 @@ class Anchored:
     extra: tuple[int, ...]
     reordered: int = 0
     any_order: bool = False
+    by_host: bool = False
 
 
 def idle_before(seq: pl.DataFrame) -> pl.Series:
@@ -69,45 +71,63 @@ def anchored_steps(
     idle: pl.Series,
     step_idle: float | None,
     conf: dict[str, Any],
+    host: Callable[[], pl.Series | None] = lambda: None,
 ) -> Anchored | None:
     """The first of ``periods`` (ascending) whose motif, with optional launches, explains
     ``ids``, or None. ``gaps``: each token's most common launch spacing (name_id, gap,
     total); ``idle``: :func:`idle_before` of the launches; ``step_idle``: the mean idle time
     before the exact period's steps, when one was found (a shorter motif replaces it only
-    when its steps are bounded by idle time as long: the layers of a step are not).
+    when its steps are bounded by idle time as long: the layers of a step are not);
+    ``host()``: the host's pause before the launch calls of the first launches, or None
+    (:meth:`tracelens.steps_phase.HostGaps.of`), asked for when no launch waits on the GPU
+    long enough to start a step (a GPU-bound loop: its queue never drains), the steps then
+    starting where the host paused as long.
 
     Every period is tried with the steps' launches in order first, then in any order
     (:func:`_segments`): a motif that fits in order is never replaced by one that fits
     only in any order."""
-    import polars as pl
-
-    per_token = (
-        pl.DataFrame({"name_id": ids, "idle": idle})
-        .group_by("name_id")
-        .agg(pl.col("idle").mean())
-        .join(
-            gaps.filter(pl.col("c") * 2 >= pl.col("total")).select("name_id", "gap"), on="name_id"
-        )
-    )
     floor = float(idle.mean() or 0) * conf["boundary_idle_over_mean"]
     if step_idle is not None:
         floor = max(floor, step_idle * conf["boundary_idle_share"])
-    anchors = []
-    for q in periods:
-        # the launch that starts a step: a token spaced q apart, after the longest idle time
-        first = (
-            per_token.filter(pl.col("gap") == q, pl.col("idle") > floor)
-            .sort("idle", "name_id", descending=[True, False])
-            .head(1)
-        )
-        if first.height:
-            anchors.append(int(first["name_id"][0]))
+    anchors, by_host = _anchors(ids, idle, gaps, periods, floor), False
+    if not anchors and (pauses := host()) is not None:
+        floor = float(pauses.mean() or 0) * conf["boundary_idle_over_mean"]
+        anchors = _anchors(ids.head(pauses.len()), pauses, gaps, periods, floor)
+        by_host = True
     for any_order in (False, True):
         for anchor in anchors:
             found = _segments(ids, anchor, conf, any_order)
             if found is not None:
-                return found
+                return replace(found, by_host=by_host)
     return None
+
+
+def _anchors(
+    ids: pl.Series, waits: pl.Series, gaps: pl.DataFrame, periods: list[int], floor: float
+) -> list[int]:
+    """For each of ``periods``, the token that starts a step: spaced that far apart
+    (``gaps``, for at least half of its launches) and waited for longest before its launch
+    (``waits``: per launch of ``ids``), on average more than ``floor`` ns."""
+    import polars as pl
+
+    per_token = (
+        pl.DataFrame({"name_id": ids, "wait": waits})
+        .group_by("name_id")
+        .agg(pl.col("wait").mean())
+        .join(
+            gaps.filter(pl.col("c") * 2 >= pl.col("total")).select("name_id", "gap"), on="name_id"
+        )
+    )
+    anchors = []
+    for q in periods:
+        first = (
+            per_token.filter(pl.col("gap") == q, pl.col("wait") > floor)
+            .sort("wait", "name_id", descending=[True, False])
+            .head(1)
+        )
+        if first.height:
+            anchors.append(int(first["name_id"][0]))
+    return anchors
 
 
 def _segments(

@@ -370,9 +370,14 @@ def device_period(
         if seq is None:
             seq = launches()
             idle = idle_before(seq)
-        anchored = anchored_steps(ids, gaps, shorter, idle, step_idle if starts else None, conf)
+        sample = min(n, max(p, *shorter) * conf["phase_sample_steps"])
+        anchored = anchored_steps(
+            ids, gaps, shorter, idle, step_idle if starts else None, conf,
+            lambda: host_gaps(seq, 0, sample),
+        )  # fmt: skip
         if anchored is not None:
-            starts, end, motif, by_host = anchored.starts, anchored.end, anchored.motif, False
+            starts, end, motif = anchored.starts, anchored.end, anchored.motif
+            by_host = anchored.by_host
     if not starts:
         return None
     if start_at:
