@@ -89,3 +89,42 @@ def test_lineup_names_its_top_kernels_as_the_command_does(trace, capsys):
     assert "splitKreduce_kernel" in lib["top_kernel"].to_list()
     demangled = trace.lineup(name="demangled")["top_kernel"].to_list()
     assert any(name.startswith("void cublasLt::splitKreduce_kernel<") for name in demangled)
+
+
+def test_trace_info_shows_in_a_notebook_as_tracelens_info_does(trace, capsys):
+    # Jupyter showed TraceInfo's dataclass repr: one line of nested tuples
+    import html
+    from dataclasses import replace
+
+    rc, out, err = run_cli(["info", "--no-cache", demo_path("bs1")], capsys)
+    assert (rc, err) == (0, "")
+    assert trace.info._repr_html_() == f"<pre>{html.escape(out)}</pre>"
+    odd = replace(trace.info, path="<b>run\x1b[2J</b>.sqlite")._repr_html_()
+    assert "&lt;b&gt;run\\x1b[2J&lt;/b&gt;.sqlite" in odd and "\x1b" not in odd
+
+
+def test_steps_arguments_of_the_wrong_kind_are_usage_errors(trace):
+    # range=5: TypeError from filters.py; top_kernels=-1 ran as top_kernels=0; "3": TypeError
+    cases = [
+        (dict(range=5), "range takes an NVTX label or glob, not int"),
+        (dict(top_kernels=-1), "top_kernels must be 0 or more (got -1)"),
+        (dict(top_kernels="3"), "top_kernels takes an integer, not str ('3')"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(UsageError) as caught:
+            trace.steps(**kwargs)
+        assert str(caught.value) == message
+
+
+def test_findings_only_takes_one_rule_id_as_text(trace):
+    # only="sync_api" was read letter by letter: "unknown rule '_'"
+    one = trace.findings(only="sync_api")
+    assert [r.rule for r in one.results] == ["sync_api"] and one.fired == ("sync_api",)
+    assert trace.findings(only=["sync_api"]).fired == ("sync_api",)
+
+
+def test_a_whole_float_amount_of_ns_still_works(trace):
+    # counts must be integers now; an amount of ns written 1e5 is still one
+    assert trace.timeline(gap_ns=1e5, limit=3).events.height == 3
+    with pytest.raises(UsageError, match=r"^gap_ns takes an integer, not float \(1\.5\)$"):
+        trace.timeline(gap_ns=1.5)

@@ -52,3 +52,55 @@ def test_a_directory_of_other_parquet_files_only_is_not_an_export(tmp_path, caps
     assert err == f"tracelens: {tmp_path}: is a directory; pass the .sqlite file exported by nsys\n"
     with tracelens.open(write_parquetdir(demo_path("bs1"), tmp_path / "pq")) as trace:
         assert trace.census(top=1)["instances"].to_list() == [112]
+
+
+def test_no_private_copy_in_a_cache_path_that_is_a_file_says_why(tmp_path, capsys, monkeypatch):
+    # A trace whose path is not UTF-8 is read through a private copy in the cache directory;
+    # when that "directory" is a file, the line said "(File exists)", mkdir's word for it.
+    import os
+    import shutil
+
+    trace = tmp_path / os.fsdecode(b"run\xff.sqlite")
+    shutil.copyfile(demo_path("bs1"), trace)
+    not_a_dir = tmp_path / "cache-file"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(not_a_dir))
+    rc, out, err = run_cli(["--no-cache", "census", str(trace), "--top", "1"], capsys)
+    assert (rc, out) == (2, "") and err.count("\n") == 1
+    assert f"no private copy can be made in {not_a_dir} (Not a directory); copy the" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["cache-file", trace.name])
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path, monkeypatch):
+    # XDG_CACHE_HOME=relcache made the cache in the working directory (the trace's own, run
+    # from there): the XDG spec says a relative path is invalid and to ignore it.
+    from tracelens.cache import default_root
+
+    monkeypatch.delenv("TRACELENS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    assert default_root() == tmp_path / "home" / ".cache" / "tracelens"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_root() == tmp_path / "xdg" / "tracelens"
+    monkeypatch.setenv("XDG_CACHE_HOME", "")
+    assert default_root() == tmp_path / "home" / ".cache" / "tracelens"
+
+
+def test_an_empty_trace_path_is_refused_not_read_as_the_working_directory(
+    tmp_path, capsys, monkeypatch
+):
+    # Path("") is ".": `tracelens census "$TRACE"` with TRACE unset said ".: is a
+    # directory", and `tracelens ranks "$RUNS"` analysed every export under the working
+    # directory as a rank.
+    import shutil
+
+    import pytest
+
+    shutil.copyfile(demo_path("bs1"), tmp_path / "stray.sqlite")
+    monkeypatch.chdir(tmp_path)
+    line = "tracelens: the trace path is empty (an unset variable?); pass the export\n"
+    for argv in (["census", ""], ["ranks", ""], ["ranks", "stray.sqlite", ""]):
+        assert run_cli(argv, capsys) == (2, "", line)
+    with pytest.raises(tracelens.TraceError, match=r"^'': no trace given \(the path is empty\)$"):
+        tracelens.open("")

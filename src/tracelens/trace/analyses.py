@@ -250,8 +250,12 @@ class AnalysisMethods:
         outlier, ...; ns from session start). With ``top_kernels``, ``.top_kernels`` lists
         that many kernels per step and device (see :func:`tracelens.stepwork.step_report`).
         Filters: see :meth:`filter`."""
+        from ..errors import UsageError, check_at_least
         from ..steps import find_steps
 
+        if range is not None and not isinstance(range, str):
+            raise UsageError(f"range takes an NVTX label or glob, not {type(range).__name__}")
+        check_at_least("top_kernels", top_kernels, 0)  # -1 was taken as "none"
         where = self.filter(where, **filters)
         if top_kernels:
             from ..stepwork import step_report
@@ -263,14 +267,14 @@ class AnalysisMethods:
         self,
         where: EventFilter | None = None,
         *,
-        only: tuple[str, ...] = (),
+        only: str | tuple[str, ...] = (),
         thresholds: dict[tuple[str, str], float] | None = None,
         limit: int | None = 50,  # findings.DEFAULT_LIMIT (tests/test_api.py checks)
         **filters: Unpack[Filters],
     ) -> Findings:
-        """nsys analyze's rules and tracelens's (``only`` these rule ids when given);
-        ``thresholds`` overrides a rule's default by (rule id, key); ``limit``: rows kept per
-        rule (None or 0: all). ``Findings.frame``: one row per rule (rule, fired, rows,
+        """nsys analyze's rules and tracelens's (``only``: these rule ids, or this one, when
+        given); ``thresholds`` overrides a rule's default by (rule id, key); ``limit``: rows
+        kept per rule (None or 0: all). ``Findings.frame``: one row per rule (rule, fired, rows,
         title, why, fix); each rule's rows in ``Findings.result(rule).frame``. Filters: see
         :meth:`filter` (``nvtx``, ``step``: the rules look at that work only). See
         :func:`tracelens.findings.find_issues`."""
@@ -280,7 +284,7 @@ class AnalysisMethods:
         check_at_least("limit", limit, 0, meaning="every row")
         return find_issues(
             self,
-            only=only,
+            only=(only,) if isinstance(only, str) else tuple(only),  # one rule id, as a str
             thresholds=_checked_thresholds(thresholds),
             limit=limit,
             where=self.filter(where, **filters),
