@@ -119,11 +119,14 @@ def _env_mb(name: str, default: float) -> float:
 
 
 def default_root() -> Path:
-    """``$TRACELENS_CACHE_DIR``, ``$XDG_CACHE_HOME/tracelens`` or ``~/.cache/tracelens``."""
+    """``$TRACELENS_CACHE_DIR``, ``$XDG_CACHE_HOME/tracelens`` or ``~/.cache/tracelens``.
+    A relative ``XDG_CACHE_HOME`` is ignored, as the XDG spec says (it made the cache in the
+    working directory, which may be the trace's own)."""
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "tracelens"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME", "")).expanduser()
+    if xdg.is_absolute():
+        return xdg / "tracelens"
     return Path.home() / ".cache" / "tracelens"
 
 

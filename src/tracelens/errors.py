@@ -7,6 +7,8 @@ never prints or exits.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 
 class TracelensError(Exception):
     """Base class: a problem the user can fix, described in one line."""
@@ -89,7 +91,18 @@ def check_at_least(
 ) -> int | None:
     """``value`` if it is None or at least ``minimum``, else a UsageError naming ``param``
     (``meaning`` says what ``minimum`` stands for, e.g. ``every row`` for 0; ``unit``
-    follows the value in the message)."""
+    follows the value in the message). A value that is not an integer (``"3"``, ``2.5``)
+    is a UsageError too, not a TypeError from the comparison; an amount with a ``unit`` may
+    be a whole float (``gap_ns=1e5``)."""
+    whole = unit and isinstance(value, float) and value.is_integer()
+    if (
+        value is not None
+        and not whole
+        and (isinstance(value, bool) or not isinstance(value, Integral))
+    ):
+        raise UsageError(
+            f"{{param}} takes an integer, not {type(value).__name__} ({value!r})", param=param
+        )
     if value is not None and value < minimum:
         if meaning:
             what = f"{minimum} ({meaning}) or more"

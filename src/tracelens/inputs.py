@@ -30,16 +30,26 @@ EXPORT_S_PER_MB = 0.5
 
 
 # -- a parquetdir export --------------------------------------------------------------------
+def table_files(directory: Path) -> list[Path]:
+    """The ``<table>.parquet`` files of ``directory``, by name: those whose table name is a
+    plain identifier, as every nsys table's is (other Parquet files beside them, such as
+    ``results-2.parquet``, are not tables of the export and are left alone)."""
+    from ._schema import _IDENT
+
+    files = directory.glob(f"*{PARQUET_SUFFIX}")
+    return sorted(f for f in files if _IDENT.match(f.name[: -len(PARQUET_SUFFIX)]))
+
+
 def is_parquet_dir(path: Path) -> bool:
     """Whether ``path`` is a directory holding ``<table>.parquet`` files."""
-    return path.is_dir() and any(path.glob(f"*{PARQUET_SUFFIX}"))
+    return path.is_dir() and bool(table_files(path))
 
 
 def input_bytes(path: Path) -> int:
     """The size of an input on disk: a file's size, or for a parquetdir export the sum of
     its ``<table>.parquet`` files (the directory entry's own size, 4 kB, says nothing)."""
     if path.is_dir():
-        return sum(f.stat().st_size for f in path.glob(f"*{PARQUET_SUFFIX}"))
+        return sum(f.stat().st_size for f in table_files(path))
     return path.stat().st_size
 
 
@@ -49,7 +59,7 @@ def parquet_tables(con: duckdb.DuckDBPyConnection, directory: Path) -> dict[str,
     import duckdb
 
     tables = {}
-    for file in sorted(directory.glob(f"*{PARQUET_SUFFIX}")):
+    for file in table_files(directory):
         try:
             rows = con.execute(
                 "SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet($f))",

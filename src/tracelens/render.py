@@ -85,6 +85,9 @@ HEADERS = {
 UNIT_SUFFIXES = {"_mb": ("MB", 3), "_gbps": ("GB/s", 3), "_bytes": ("bytes", 0)}
 _WIDE_TEXT = {"name", "operation", "text", "kernel", "top_kernel", "rule", "why", "fix", "value"}
 _WIDE_TEXT |= {"meaning", "fields_summary"}  # tracelens decode
+#: Integer columns that are ids, not amounts: shown as the export and the filters write
+#: them (PID 48213, not 48,213, so that a value read in a table can be given to --pid).
+_ID_COLUMNS = {"pid", "tid", "device", "stream", "context", "correlation_id"}
 
 
 #: Decimals of a time shown in a table, per unit: at least 1 µs resolution (ns: the 0.1 of
@@ -160,7 +163,7 @@ def _cell(value: object, decimals: int, column: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
-        return f"{value:,}"
+        return str(value) if column in _ID_COLUMNS else f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.{decimals}f}"
     return printable(str(value))
@@ -170,6 +173,7 @@ def _formatter(column: str, decimals: int):
     """``_cell`` for one column, with the column's decisions taken once (a table of a
     million rows formats ten million cells)."""
     float_format = f"{{:,.{decimals}f}}"
+    int_format = "{}" if column in _ID_COLUMNS else "{:,}"
     if column.endswith("_pct"):
         float_format = "{:.1f}"
     for suffix, (_u, fixed) in UNIT_SUFFIXES.items():
@@ -181,7 +185,7 @@ def _formatter(column: str, decimals: int):
         if kind is str:
             return printable(value)
         if kind is int:
-            return f"{value:,}"
+            return int_format.format(value)
         if kind is float:
             return float_format.format(value)
         return _cell(value, decimals, column)

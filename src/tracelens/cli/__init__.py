@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     import signal
 
     _common._INPUTS.clear()  # the traces this run opens (see _common.check_output)
+    _stand_in_for_closed_streams()
     global _SIGINT_SEEN
     _SIGINT_SEEN = False
     previous = signal.getsignal(signal.SIGINT)
@@ -59,6 +60,33 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if previous is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous)
+
+
+class _ClosedStdout:
+    """Stands in for a closed stdout: results written to it fail as on any stdout that
+    cannot be written (one line, exit 1), and it is no terminal."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Run with stdout or stderr closed (``>&-``, a daemon's descriptors), Python leaves
+    ``sys.stdout``/``sys.stderr`` None: the first ``isatty()`` was an internal error (exit
+    70) and the error line went to stdout. Now a closed stderr drops tracelens's lines (the
+    exit code still says what happened) and a closed stdout is an output error."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the run's stderr
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
 
 
 def _run(argv: list[str] | None) -> None:
@@ -95,6 +123,8 @@ def _run(argv: list[str] | None) -> None:
             # handler's exception lands inside its scan (a cache build's COPY), a plain
             # RuntimeError("Query interrupted").
             _fail("interrupted", 130)
+        if isinstance(exc, OSError) and isinstance(sys.stdout, _ClosedStdout):
+            _fail("cannot write output (stdout is closed)", 1)  # click's own help, say
         if os.environ.get("TRACELENS_DEBUG"):
             raise
         # A bug: say so in one line; the traceback on request.

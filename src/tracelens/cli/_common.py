@@ -59,6 +59,8 @@ class Choice(ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if value in self.choices:
             return value
+        if value == "md" and "markdown" in self.choices:  # what people type for Markdown
+            return "markdown"
         flag = max(param.opts, key=len) if param is not None else "value"
         raise UsageError(f"unknown {flag} {value!r}; use one of: {', '.join(self.choices)}")
 
@@ -145,6 +147,19 @@ def at_least(*flags: str, minimum: int, help: str, meaning: str = "") -> Any:
     return typer.Option(*flags, help=help, click_type=AtLeast(minimum, meaning))
 
 
+class TracePath(ParamType):
+    """A trace path, as a Path; an empty one is refused: Path("") is ".", which read the
+    working directory (`tracelens census "$TRACE"` with TRACE unset: ".: is a directory";
+    `tracelens ranks "$RUNS"`: every export under it)."""
+
+    name = "trace"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value:
+            raise UsageError("the trace path is empty (an unset variable?); pass the export")
+        return value if isinstance(value, Path) else Path(value)
+
+
 # Path arguments are not checked by click (readable=False): check_file says what is wrong
 # with a trace, in tracelens's words.
 TraceArg = Annotated[
@@ -152,7 +167,7 @@ TraceArg = Annotated[
     typer.Argument(
         help="nsys SQLite export (nsys export --type sqlite); omit with --demo",
         show_default=False,
-        readable=False,
+        click_type=TracePath(),
     ),
 ]
 DemoOpt = Annotated[

@@ -39,7 +39,7 @@ def ranks(
             help="Per-rank exports: files, globs ('runs/rank_*.sqlite') or directories; "
             "one export holding every rank's process is one rank per process",
             show_default=False,
-            readable=False,
+            click_type=c.TracePath(),
         ),
     ],
     rank_regex: RankRegexOpt = None,

@@ -51,6 +51,12 @@ class AnalysisMethods:
             raise UsageError(
                 f"unknown filter {sorted(unknown)[0]!r}; use: {', '.join(Filters.__annotations__)}"
             )
+        if where is not None and not isinstance(where, EventFilter):
+            raise UsageError(
+                f"where takes an EventFilter (from Trace.filter or select_nvtx), "
+                f"not {type(where).__name__}; or give the keyword filters: "
+                f"{', '.join(Filters.__annotations__)}"
+            )
         where = where or EventFilter()
         # EventFilter checks the ids (and the window) when replace() builds the new one
         ids = {
@@ -182,7 +188,7 @@ class AnalysisMethods:
         by: str | None = None,
         rules: Any = None,
         subfamily: Any = None,
-        name: str = "demangled",
+        name: str = "short",
         top: int | None = None,
         where: EventFilter | None = None,
         **filters: Unpack[Filters],
@@ -190,7 +196,9 @@ class AnalysisMethods:
         """GPU time by kernel category (memcpys and memsets in ``memory``), one row per
         category then its subfamily rows: [by,] category, subfamily, time_pct, total_ns,
         calls, avg_ns, top_kernel_ns, top_kernel. ``by``: device, stream or pid; ``rules``:
-        extra category rules (TOML path or Rules); ``top``: largest categories. Filters: see
+        extra category rules (TOML path or Rules); ``name``: how top_kernel is shown (and so
+        which kernels it sums: short by default, as ``tracelens lineup``; categories are
+        decided on the demangled name); ``top``: largest categories. Filters: see
         :meth:`filter`."""
         from ..lineup import category_summary
 
@@ -242,8 +250,12 @@ class AnalysisMethods:
         outlier, ...; ns from session start). With ``top_kernels``, ``.top_kernels`` lists
         that many kernels per step and device (see :func:`tracelens.stepwork.step_report`).
         Filters: see :meth:`filter`."""
+        from ..errors import UsageError, check_at_least
         from ..steps import find_steps
 
+        if range is not None and not isinstance(range, str):
+            raise UsageError(f"range takes an NVTX label or glob, not {type(range).__name__}")
+        check_at_least("top_kernels", top_kernels, 0)  # -1 was taken as "none"
         where = self.filter(where, **filters)
         if top_kernels:
             from ..stepwork import step_report
@@ -255,23 +267,25 @@ class AnalysisMethods:
         self,
         where: EventFilter | None = None,
         *,
-        only: tuple[str, ...] = (),
+        only: str | tuple[str, ...] = (),
         thresholds: dict[tuple[str, str], float] | None = None,
         limit: int | None = 50,  # findings.DEFAULT_LIMIT (tests/test_api.py checks)
         **filters: Unpack[Filters],
     ) -> Findings:
-        """nsys analyze's rules and tracelens's (``only`` these rule ids when given);
-        ``thresholds`` overrides a rule's default by (rule id, key); ``limit``: rows kept per
-        rule (None or 0: all). ``Findings.frame``: one row per rule (rule, fired, rows,
+        """nsys analyze's rules and tracelens's (``only``: these rule ids, or this one, when
+        given); ``thresholds`` overrides a rule's default by (rule id, key); ``limit``: rows
+        kept per rule (None or 0: all). ``Findings.frame``: one row per rule (rule, fired, rows,
         title, why, fix); each rule's rows in ``Findings.result(rule).frame``. Filters: see
         :meth:`filter` (``nvtx``, ``step``: the rules look at that work only). See
         :func:`tracelens.findings.find_issues`."""
+        from ..errors import check_at_least
         from ..findings import find_issues
 
+        check_at_least("limit", limit, 0, meaning="every row")
         return find_issues(
             self,
-            only=only,
-            thresholds=thresholds,
+            only=(only,) if isinstance(only, str) else tuple(only),  # one rule id, as a str
+            thresholds=_checked_thresholds(thresholds),
             limit=limit,
             where=self.filter(where, **filters),
         )
@@ -327,3 +341,22 @@ class AnalysisMethods:
 
         pid = None if pid is None else id_filter("pid", pid)
         return api_report(self, exec=exec, name=name, pid=pid).frame
+
+
+def _checked_thresholds(
+    thresholds: dict[tuple[str, str], float] | None,
+) -> dict[tuple[str, str], float] | None:
+    """``thresholds`` when every key is a (rule id, threshold) pair that some rule has and
+    every value a number >= 0 (as ``findings --threshold`` checks), else a UsageError: an
+    unknown key would otherwise be ignored and the rule run with its default."""
+    from ..errors import UsageError
+    from ..findings import rules
+
+    known = {(r["id"], k) for r in rules() for k in r.get("thresholds", {})}
+    for key, value in (thresholds or {}).items():
+        if key not in known:
+            names = ", ".join(f"({r!r}, {k!r})" for r, k in sorted(known))
+            raise UsageError(f"unknown threshold {key!r}; use one of: {names}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise UsageError(f"threshold {key!r} takes a number >= 0, not {value!r}")
+    return thresholds

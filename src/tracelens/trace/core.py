@@ -47,6 +47,10 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         cache: bool | None = None,
         progress: Progress | None = None,
     ) -> None:
+        if isinstance(path, str | os.PathLike) and not os.fspath(path):
+            # Path("") is ".", which said ".: is a directory" (`tracelens census "$TRACE"`
+            # with TRACE unset)
+            raise TraceError("''", "no trace given (the path is empty)")
         self.path = Path(path)
         self._sqlite: sqlite3.Connection | None = None
         self._duck: duckdb.DuckDBPyConnection | None = None

@@ -82,6 +82,16 @@ class TraceInfo:
         d["duration_ns"] = self.duration_ns
         return d
 
+    def _repr_html_(self) -> str:
+        """In Jupyter: what ``tracelens info`` prints (the dataclass's repr is one line of
+        nested tuples), escaped (process command lines come from the profiled program)."""
+        import html
+
+        from ..escape import escape_controls
+        from ..info_text import describe_info
+
+        return f"<pre>{html.escape(escape_controls(describe_info(self)))}</pre>"
+
 
 _EVENT_KINDS = (
     ("kernel", "kernels"),

@@ -59,10 +59,12 @@ class InputMethods:
             with os.fdopen(fd, "wb") as out, self._source_file.open("rb") as src:
                 shutil.copyfileobj(src, out, 1 << 20)
         except OSError as exc:
+            # mkdir of a path that is a file says "File exists": say what is wrong with it
+            reason = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror
             raise TraceError(
                 self.path,
                 f"cannot be read in place ({why}) and no private copy can be made in {root} "
-                f"({exc.strerror}); copy the .sqlite file alone to another directory and pass "
+                f"({reason}); copy the .sqlite file alone to another directory and pass "
                 "the copy",
             ) from None
         self._copy_path = Path(name)
