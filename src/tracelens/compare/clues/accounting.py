@@ -25,7 +25,9 @@ def _per_unit(x: Context) -> tuple[dict[str, float], dict[str, float], str]:
     repetitions of the launch sequence: :func:`_times` over the repetitions."""
     if x.steps and x.steps_a:
         if _steps_counted(x):
-            return _located_times(x.sa), _located_times(x.sb), LOCATED_UNIT
+            warm = _has_warmup(x.sa) or _has_warmup(x.sb)
+            unit = f"{LOCATED_UNIT}, warm-up left out" if warm else LOCATED_UNIT
+            return _located_times(x.sa), _located_times(x.sb), unit
         fa = 1 / (x.steps_a * max(x.sa.devices, 1))
         fb = 1 / (x.steps * max(x.sb.devices, 1))
         ta = _times(x.sa, _repetition_gap(x, 0))
@@ -54,6 +56,12 @@ def _steps_counted(x: Context) -> bool:
     return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
 
 
+def _has_warmup(side) -> bool:
+    """Whether ``tracelens steps`` set warm-up steps aside in ``side`` (and kept others)."""
+    warmup = side.steps.frame["warmup"]
+    return bool(warmup.any()) and not bool(warmup.all())
+
+
 def _located_times(side) -> dict[str, float]:
     """One run's time accounting per step of the steps ``tracelens steps`` places in time,
     the mean over the devices that hold steps. Per device, a step lasts from its start (its
@@ -66,10 +74,13 @@ def _located_times(side) -> dict[str, float]:
     and two captures of one program that hold different numbers of steps read the same
     step time: exact for steps of one period. The busy time splits into compute, exposed
     communication and exposed memory in the device's proportions (util's figures over the
-    whole capture); idle is the rest of the step."""
+    whole capture); idle is the rest of the step. Warm-up steps (``tracelens steps`` sets
+    them aside, at the start) are left out, as the steady-step clue leaves them out."""
     import polars as pl
 
     frame = side.steps.frame.filter(pl.col("start_ns").is_not_null())
+    if _has_warmup(side):
+        frame = frame.filter(~pl.col("warmup"))
     per_device = frame.group_by("device").agg(
         n=pl.col("step").max() - pl.col("step").min(),
         first=pl.col("start_ns").sort_by("step").first(),
@@ -196,11 +207,13 @@ def time_accounting(x: Context) -> list[Clue]:
         fields["verdict"] = prose(
             "time_accounting", "verdict_overlap", parts=parts, unit=unit.split(",")[0], **fields
         )
+    elif unit.startswith(LOCATED_UNIT):
+        fields["verdict"] = _few_waits(x, parts, limit)
     return [
         make(
             "time_accounting",
             evidence
-            + f" ({unit}; from {'the steps and util' if unit == LOCATED_UNIT else 'util'})",
+            + f" ({unit}; from {'the steps and util' if unit.startswith(LOCATED_UNIT) else 'util'})",
             impact_ns=span_b - span_a,
             rows=("GPU busy", "wall span"),
             unit=unit.split(",")[0],
@@ -211,6 +224,17 @@ def time_accounting(x: Context) -> list[Clue]:
             verdict=fields.get("verdict"),
         )
     ]
+
+
+def _few_waits(x: Context, parts: str, limit: float) -> str | None:
+    """The lead line's verdict when the mean step moved but the median step period (start
+    to start: :func:`_period`) did not, by ``limit``: the time is in a few long steps or
+    waits between them (a host stall), not in every step; None otherwise (the verdict as
+    the rules file says it)."""
+    pa, pb = _period(x.sa.steps), _period(x.sb.steps)
+    if pa is None or pb is None or abs(pb - pa) >= limit:
+        return None
+    return prose("time_accounting", "verdict_few_waits", parts=parts, a=fmt_ns(pa), b=fmt_ns(pb))
 
 
 def _own_times(x: Context, ta: dict[str, float], tb: dict[str, float]) -> tuple[float, float]:

@@ -65,3 +65,36 @@ def _others_evidence(others) -> str:
     ]
     more = len(others) - _NAMED
     return "typical change on " + ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+
+def devices_differ(x: Context) -> list[Clue]:
+    """Devices only one run launched on (the same program on more ranks or GPUs): said
+    once, and not as a capture cut short; where the runs spread their work over different
+    numbers of devices (``Context.replicas``), the per-step counts are per step and device."""
+    alone = [al for al in x.alignment if bool(al.launches_a) != bool(al.launches_b)]
+    if not alone:
+        return []
+    used_a = sum(1 for al in x.alignment if al.launches_a)
+    used_b = sum(1 for al in x.alignment if al.launches_b)
+    only = [
+        f"only in {'B' if al.launches_b else 'A'}: device {al.device} "
+        f"({count(al.launches_a or al.launches_b)} launches)"
+        for al in alone
+    ]
+    ra, rb = x.replicas
+    per_device = (
+        ""
+        if (ra, rb) == (1, 1)
+        else f"; A runs its steps on {ra:,} device{'s' * (ra > 1)}, B on {rb:,}: the "
+        "calls and danger lines compare per step and device"
+    )
+    return [
+        make(
+            "devices_differ",
+            "; ".join(only) + per_device,
+            rows=tuple(al.device for al in alone),
+            a=count(used_a),
+            b=count(used_b),
+            devices_a="device" if used_a == 1 else "devices",
+        )
+    ]

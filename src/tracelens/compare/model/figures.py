@@ -63,6 +63,28 @@ def figures(
     }
 
 
+# A device runs the step when it launches at least this share of the busiest device's
+# launches (ranks of a data-parallel job launch alike; a device that only takes a copy or a
+# few kernels does not)
+REPLICA_SHARE = 0.5
+
+
+def replicas(sa: Side, sb: Side) -> tuple[int, int]:
+    """How many devices run each capture's work, when the captures differ in it: (1, 2) for
+    the same program on one device in A and two in B (a data-parallel job on more ranks);
+    (1, 1) when both run it on as many devices, whose per-step figures already compare
+    alike. A device runs the work when it launches at least :data:`REPLICA_SHARE` of the
+    busiest device's kernels."""
+
+    def count(side: Side) -> int:
+        launches = [len(seq) for seq in side.sequences.values()]
+        top = max(launches, default=0)
+        return max(1, sum(1 for n in launches if top and n >= REPLICA_SHARE * top))
+
+    a, b = count(sa), count(sb)
+    return (1, 1) if a == b else (a, b)
+
+
 def steps_of(alignment: tuple[SequenceAlignment, ...]) -> tuple[int | None, int | None]:
     """Steps in A and in B: those of the device with the most launches, when both of its
     sequences repeat a step."""
