@@ -74,3 +74,33 @@ def test_two_devices_in_both_runs_keep_their_per_step_figures(tmp_path):
     assert [c.id for c in d.clues] == ["capture_difference"]
     assert d.replicas == (1, 1)
     assert d.danger["a_calls_per_step"].to_list() == [4.0]
+
+
+def test_fewer_devices_in_b_reads_as_such(tmp_path):
+    d = pair(replicas(tmp_path, "a", 2), replicas(tmp_path, "b", 1))
+    assert [c.clue for c in d.clues] == ["B launches kernels on 1 device, A on 2 devices"]
+    assert d.figures["gpu_time_per_step_ratio"] == pytest.approx(1.0)
+
+
+def test_pipeline_stages_on_two_devices_are_no_replicas(tmp_path):
+    """A splits the step over two devices (the first four kernels on device 0, the rest
+    on device 1: pipeline stages), B runs it whole on one: every kernel runs as often per
+    step, so no calls clue, and the per-step figures are not halved for A's two devices;
+    nor is device 0's launch order (half of B's) another path."""
+    r = recorder()
+    r.gpu(1, "NVIDIA H100 80GB HBM3")
+    t = 1_000_000
+    for _ in range(30):
+        for i, (name, dur) in enumerate(STEP):
+            r.kernel(name, t, dur, pid=PID, device=0 if i < 4 else 1)
+            t += dur + 1_000
+        t += 20_000
+    d = pair(r.write(tmp_path, "a").path, replicas(tmp_path, "b", 1))
+    assert d.replicas == (1, 1)
+    assert "calls_per_step" not in [c.id for c in d.clues]
+    (c,) = [c for c in d.clues if c.id == "devices_differ"]
+    assert c.evidence == "only in A: device 1 (120 launches)"
+    # device 0 runs 4 of the 8 kernels in A, all 8 in B: no "same launch count, different
+    # kernels: a library chose another algorithm" (it said so, +12.50 µs/step)
+    assert c.verdict.startswith("the same launches, every kernel as often, placed on other")
+    assert not {"same_count_different_path", "launch_sequence_diverges"} & {c.id for c in d.clues}

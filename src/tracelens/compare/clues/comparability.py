@@ -127,10 +127,18 @@ def capture_difference(x: Context) -> list[Clue]:
             rows=(al.device,),
             side="B",
             how=how,
-            verdict=_part_of_a_step(al),
+            verdict=_part_of_a_step(al) or _same_steps(al, how),
             **amount,
         )
     ]
+
+
+def _same_steps(al, how: str) -> str | None:
+    """The verdict when both captures hold as many steps (windows of one run from other
+    points, relation ``capture``): not "capture the same number of steps"; else None."""
+    if al.relation != "capture" or not al.steps_a or al.steps_a != al.steps_b:
+        return None
+    return prose("capture_difference", "verdict_windows", how=how)
 
 
 def _part_of_a_step(al) -> str | None:

@@ -427,7 +427,10 @@ def variant_swaps(x: Context) -> list[Clue]:
             )
         else:
             clue_id = "new_kernels" if rest_b else "vanished_kernels"
-            verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            # the GEMM library's pick only where GEMMs went one way and others came the
+            # other (those a danger clue counts among them): not GEMM work one run dropped
+            picked = cat == "gemm" and r["only_a_kernels"] and r["only_b_kernels"]
+            verdict = prose("variant_swap", "verdict_gemm") if picked else None
             clues.append(
                 make(
                     clue_id, evidence, impact_ns=impact, rows=(cat,), category=cat, verdict=verdict
