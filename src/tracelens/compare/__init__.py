@@ -141,21 +141,9 @@ def _diff_traces(
     variant_swaps = model.variants_table(kernels)
     figures = _figures(sa, sb, copies, kernels, danger, alignment, score, (steps_a, steps_b), reps)
     context = Context(
-        sa,
-        sb,
-        copies,
-        kernels,
-        variant_swaps,
-        alignment,
-        danger,
-        typical,
-        score,
-        comparable,
-        steps_b,
-        steps_a,
-        devices,
-        reps,
-    )
+        sa, sb, copies, kernels, variant_swaps, alignment, danger, typical, score,
+        comparable, steps_b, steps_a, devices, reps,
+    )  # fmt: skip
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
     whole = TraceDiff(
@@ -174,9 +162,7 @@ def _diff_traces(
         comparable=comparable,
         notes=tuple(selected)
         + diff_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
-        + ((phased,) if phased else ())
-        + step_phase_note(clues, alignment)
-        + damage_notes(a, b, same_file),
+        + _later_notes(phased, clues, alignment, (a, b), same_file),
         typical=typical,
         comparability=score,
         steps_a=steps_a,
@@ -191,6 +177,16 @@ def _diff_traces(
     from .outside import merged
 
     return merged(whole, inner)
+
+
+def _later_notes(phased, clues, alignment, traces, same_file: bool) -> tuple[str, ...]:
+    """The notes after the steps' and selections': how the steps were phased alike, what
+    the path clue's launch numbers count, the damaged records either trace holds."""
+    return (
+        ((phased,) if phased else ())
+        + step_phase_note(clues, alignment)
+        + damage_notes(*traces, same_file)
+    )
 
 
 # Why the outside_steps figures are not measured (compare/outside.py)

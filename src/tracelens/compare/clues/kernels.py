@@ -315,6 +315,33 @@ def _calls_evidence(x: Context, busiest, ca: int, cb: int) -> tuple[str, str]:
     )
 
 
+def _renamed(x: Context, category: str) -> str | None:
+    """When one kernel of ``category`` only A runs and one only B runs, called as often,
+    with the same launch grid and the same cost per call (within ``uniform_ratio`` of the
+    typical change's half-way: 1.05×): what they share, in words (the swap reads as the
+    same kernel under another name as well as another kernel as fast); else None."""
+    import polars as pl
+
+    only = x.kernels.filter(pl.col("category") == category)
+    a, b = only.filter(pl.col("status") == "only_a"), only.filter(pl.col("status") == "only_b")
+    if a.height != 1 or b.height != 1:
+        return None
+    ra, rb = a.row(0, named=True), b.row(0, named=True)
+    calls, per_a, per_b = ra["a_instances"], ra["a_avg_ns"], rb["b_avg_ns"]
+    grid_a, grid_b = x.sa.blocks.get(ra["name"]), x.sb.blocks.get(rb["name"])
+    if calls != rb["b_instances"] or not per_a or grid_a != grid_b:
+        return None
+    cost = per_b / per_a / x.overall
+    if outside(cost, _RENAMED_COST):
+        return None
+    return f"{count(calls)} calls, {fmt_ns(per_a)} → {fmt_ns(per_b)} per call, the same grid"
+
+
+# A swapped kernel's cost per call within this factor of its predecessor's (after the
+# typical change) is "the same cost" (the kernel may be the same, renamed)
+_RENAMED_COST = 1.05
+
+
 def _variant_rows(x: Context) -> list[tuple[dict[str, Any], float]]:
     """The categories whose kernels only one side runs, with enough time to be a clue:
     (row of the variants table, share of both runs' kernel time)."""
@@ -414,6 +441,9 @@ def variant_swaps(x: Context) -> list[Clue]:
         if swapped:
             strong = share >= threshold("variant_strong_share")
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            renamed = _renamed(x, cat)
+            if renamed:
+                strong, verdict = False, prose("variant_swap", "verdict_renamed", alike=renamed)
             clues.append(
                 make(
                     "variant_swap",
