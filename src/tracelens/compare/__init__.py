@@ -132,28 +132,18 @@ def _diff_traces(
     alignment = align_devices(sa, sb)
     inner = None if same_file else _steps_own_work((a, b), (sa, sb), (where_a, where_b), name)
     steps_a, steps_b = _steps(sa, sb, alignment, inner)
-    danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b))
+    reps = model.replicas(sa, sb)  # devices running the work, where the runs differ in it
+    danger = _danger(sa, sb, by_demangled, typical, (steps_a, steps_b), reps)
     devices = model.device_changes(alignment, *per_device, threshold("typical_weight_cap"))
     score, comparable = _comparability(sa, sb, kernels, alignment)
 
     copies = model.copies_table(sa, sb)
     variant_swaps = model.variants_table(kernels)
-    figures = _figures(sa, sb, copies, kernels, danger, alignment, score, (steps_a, steps_b))
+    figures = _figures(sa, sb, copies, kernels, danger, alignment, score, (steps_a, steps_b), reps)
     context = Context(
-        sa,
-        sb,
-        copies,
-        kernels,
-        variant_swaps,
-        alignment,
-        danger,
-        typical,
-        score,
-        comparable,
-        steps_b,
-        steps_a,
-        devices,
-    )
+        sa, sb, copies, kernels, variant_swaps, alignment, danger, typical, score,
+        comparable, steps_b, steps_a, devices, reps,
+    )  # fmt: skip
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
     whole = TraceDiff(
@@ -172,13 +162,12 @@ def _diff_traces(
         comparable=comparable,
         notes=tuple(selected)
         + diff_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
-        + ((phased,) if phased else ())
-        + step_phase_note(clues, alignment)
-        + damage_notes(a, b, same_file),
+        + _later_notes(phased, clues, alignment, (a, b), same_file),
         typical=typical,
         comparability=score,
         steps_a=steps_a,
         steps_b=steps_b,
+        replicas=reps,
         nvtx_ranges=nvtx_ranges,
         **_regions(sa, sb),
         sides=(sa, sb),
@@ -188,6 +177,16 @@ def _diff_traces(
     from .outside import merged
 
     return merged(whole, inner)
+
+
+def _later_notes(phased, clues, alignment, traces, same_file: bool) -> tuple[str, ...]:
+    """The notes after the steps' and selections': how the steps were phased alike, what
+    the path clue's launch numbers count, the damaged records either trace holds."""
+    return (
+        ((phased,) if phased else ())
+        + step_phase_note(clues, alignment)
+        + damage_notes(*traces, same_file)
+    )
 
 
 # Why the outside_steps figures are not measured (compare/outside.py)
@@ -224,14 +223,18 @@ def _steps_own_work(traces, sides, wheres, name: str) -> TraceDiff | None:
     return _diff_traces(*traces, name, *narrowed, None, None, (None, None), ())
 
 
-def _danger(sa: Side, sb: Side, by_demangled, typical, steps: tuple) -> pl.DataFrame:
+def _danger(sa: Side, sb: Side, by_demangled, typical, steps: tuple, reps: tuple) -> pl.DataFrame:
     """The danger table, each kernel's growth judged per step when both sides have steps,
-    else against the work ratio of the two captures (model.work_ratio)."""
+    else against the work ratio of the two captures (model.work_ratio); per step and
+    device when the runs spread their work over different numbers of devices (``reps``:
+    :func:`.model.replicas`)."""
     from . import model
     from .clues import threshold
 
     launches = (sa.totals["kernel_launches"] or 0, sb.totals["kernel_launches"] or 0)
-    work = model.work_ratio(steps, launches)
+    work = model.work_ratio(steps, launches) * reps[1] / reps[0]
+    if all(steps):
+        steps = (steps[0] * reps[0], steps[1] * reps[1])
     return model.danger_table(by_demangled, threshold("danger_growth"), typical.ratio, work, steps)
 
 
@@ -270,16 +273,17 @@ def _kernel_tables(sa, sb, name: str):
     return typical, kernels, by_demangled
 
 
-def _figures(sa, sb, copies, kernels, danger, alignment, score, steps) -> dict[str, float]:
+def _figures(sa, sb, copies, kernels, danger, alignment, score, steps, reps) -> dict[str, float]:
     """The named figures --fail-if reads (``clues`` is added with the board). ``steps``:
-    each capture's steps as the clues count them (:func:`.notes.impact_steps`)."""
+    each capture's steps as the clues count them (:func:`.notes.impact_steps`); ``reps``:
+    the devices that run them, where the runs differ in it (:func:`.model.replicas`)."""
     from . import model
     from .gates import Figures, per_step_figures, side_figures
 
     figures = Figures(
         model.figures(sa, sb, copies, kernels, danger, alignment, score.factors["shared_time"])
     )
-    figures |= per_step_figures(sa, sb, steps)
+    figures |= per_step_figures(sa, sb, steps, reps)
     figures |= side_figures(sa, sb)  # with the side figures not measured, for the gates
     figures["launch_overlap"] = score.factors["shared_launches"]
     figures["comparability"] = score.score

@@ -320,7 +320,7 @@ def pair_devices(a: dict[int, pl.Series], b: dict[int, pl.Series]) -> list[tuple
         # The same sequences on both sides: by ordinal, each device has all its launches
         # in common, as many as any pairing can have, so pairing by work gains nothing.
         return by_ordinal
-    common = _common_launches(a, b)
+    common = common_launches(a, b)
     ranked = sorted(common, key=lambda p: (-common[p], p[0] != p[1], p[0], p[1]))
     by_work: list[tuple[int, int]] = []
     used_a: set[int] = set()
@@ -337,9 +337,7 @@ def pair_devices(a: dict[int, pl.Series], b: dict[int, pl.Series]) -> list[tuple
     return by_ordinal
 
 
-def _common_launches(
-    a: dict[int, pl.Series], b: dict[int, pl.Series]
-) -> dict[tuple[int, int], int]:
+def common_launches(a: dict[int, pl.Series], b: dict[int, pl.Series]) -> dict[tuple[int, int], int]:
     """For every device of A and every device of B: the launches they have in common by
     kernel (sum over kernels of the smaller count; 0 when they share no kernel)."""
     import polars as pl

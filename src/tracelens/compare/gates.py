@@ -164,14 +164,18 @@ def side_figures(a: Side, b: Side) -> Figures:
     return own(b) | own(a).suffixed("_a")
 
 
-def per_step_figures(a: Side, b: Side, steps: tuple[int | None, int | None]) -> Figures:
+def per_step_figures(
+    a: Side, b: Side, steps: tuple[int | None, int | None], reps: tuple[int, int] = (1, 1)
+) -> Figures:
     """``gpu_time_per_step_ratio``: B's kernel time per step over A's, ``steps`` being each
     capture's steps as the clues count them (two captures of one program that hold
     different numbers of steps compare per step, where ``gpu_time_ratio`` compares their
-    totals); not measured when either capture repeats no step."""
+    totals), and per device where the runs spread the steps over different numbers of
+    devices (``reps``: :func:`.model.replicas`); not measured when either capture repeats
+    no step."""
     from .model.totals import ratio
 
-    steps_a, steps_b = steps
+    steps_a, steps_b = steps[0] and steps[0] * reps[0], steps[1] and steps[1] * reps[1]
     if not (steps_a and steps_b):
         why = "a capture repeats no step (gpu_time_ratio compares the totals)"
         return Figures({}, {"gpu_time_per_step_ratio": why})

@@ -176,9 +176,23 @@ def _danger_rows(d: TraceDiff, top: int, short) -> list[list[str]]:
 
 
 def danger_per_step(d: TraceDiff) -> bool:
-    """Whether both captures have steps, and not as many: the danger table's totals then
-    differ by the capture lengths, and a change is judged per step."""
-    return bool(d.steps_a and d.steps_b and d.steps_a != d.steps_b)
+    """Whether both captures have steps, and not as many (or on as many devices: the
+    table is then per step and device, ``TraceDiff.replicas``): the danger table's totals
+    then differ by the capture lengths, and a change is judged per step."""
+    ra, rb = d.replicas
+    return bool(d.steps_a and d.steps_b and d.steps_a * ra != d.steps_b * rb)
+
+
+def _per_step_words(d: TraceDiff) -> str:
+    """What the danger table's per-step columns count: ``d.steps_a`` and ``d.steps_b``
+    steps, on the devices that run them where the runs differ in it."""
+    if d.replicas == (1, 1):
+        return f"per step: {d.steps_a:,} steps in A, {d.steps_b:,} in B"
+    ra, rb = d.replicas
+    return (
+        f"per step and device: {d.steps_a:,} steps on {ra:,} device{'s' * (ra > 1)} in A, "
+        f"{d.steps_b:,} on {rb:,} device{'s' * (rb > 1)} in B"
+    )
 
 
 def danger_heading(d: TraceDiff, title: str, headers: list[str]) -> tuple[str, list[str]]:
@@ -191,8 +205,7 @@ def danger_heading(d: TraceDiff, title: str, headers: list[str]) -> tuple[str, l
     if danger_per_step(d):
         per_step = ["Calls/step A", "Calls/step B", "Time/step A", "Time/step B"]
         return (
-            f"{title} (per step: {d.steps_a:,} steps in A, {d.steps_b:,} in B; each change "
-            "is judged per step)",
+            f"{title} ({_per_step_words(d)}; each change is judged per step)",
             [*headers[:4], *per_step, *headers[8:]],
         )
     f = d.figures

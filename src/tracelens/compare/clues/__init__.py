@@ -28,7 +28,7 @@ from .comparability import (
 )
 from .context import Context, short_name
 from .danger import danger_changes
-from .devices import device_change
+from .devices import device_change, devices_differ
 from .kernels import calls_per_step, per_call_outliers, uniform_change, variant_swaps
 from .memory import copy_changes, memset_changes
 from .path import launch_structure
@@ -49,6 +49,7 @@ __all__ = [
 RULES = (
     low_comparability,
     capture_difference,
+    devices_differ,
     step_time,
     time_accounting,
     exposed_communication,

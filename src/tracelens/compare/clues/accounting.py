@@ -25,7 +25,10 @@ def _per_unit(x: Context) -> tuple[dict[str, float], dict[str, float], str]:
     repetitions of the launch sequence: :func:`_times` over the repetitions."""
     if x.steps and x.steps_a:
         if _steps_counted(x):
-            return _located_times(x.sa), _located_times(x.sb), LOCATED_UNIT
+            warm = _has_warmup(x.sa) or _has_warmup(x.sb)
+            unit = f"{LOCATED_UNIT}, warm-up left out" if warm else LOCATED_UNIT
+            shares = _memory_kernel_shares(x)
+            return _located_times(x.sa, shares[0]), _located_times(x.sb, shares[1]), unit
         fa = 1 / (x.steps_a * max(x.sa.devices, 1))
         fb = 1 / (x.steps * max(x.sb.devices, 1))
         ta = _times(x.sa, _repetition_gap(x, 0))
@@ -54,7 +57,28 @@ def _steps_counted(x: Context) -> bool:
     return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
 
 
-def _located_times(side) -> dict[str, float]:
+def _has_warmup(side) -> bool:
+    """Whether ``tracelens steps`` set warm-up steps aside in ``side`` (and kept others)."""
+    warmup = side.steps.frame["warmup"]
+    return bool(warmup.any()) and not bool(warmup.all())
+
+
+def _memory_kernel_shares(x: Context) -> tuple[float, float]:
+    """Each run's share of its memory time (util's, over the whole capture) that is
+    memory-category kernels (copy kernels, which run in steps) rather than copies and
+    memsets (which may run before the first step: weights loaded); 1.0 without util's
+    figures."""
+    import polars as pl
+
+    memory = x.kernels.filter(pl.col("category") == "memory")
+    out = []
+    for side, col in ((x.sa, "a_total_ns"), (x.sb, "b_total_ns")):
+        held = float(side.util.frame["memory_ns"].sum()) if side.util is not None else 0.0
+        out.append(min(float(memory[col].sum()) / held, 1.0) if held else 1.0)
+    return out[0], out[1]
+
+
+def _located_times(side, memory_kernels: float = 0.0) -> dict[str, float]:
     """One run's time accounting per step of the steps ``tracelens steps`` places in time,
     the mean over the devices that hold steps. Per device, a step lasts from its start (its
     first GPU operation) to the next step's: n steps are timed start to start, the time
@@ -64,18 +88,25 @@ def _located_times(side) -> dict[str, float]:
     time). So the wait after a step counts as its idle time, the last step (whose wait the
     capture ends before) and the capture's edges (work before the first step) do not weigh,
     and two captures of one program that hold different numbers of steps read the same
-    step time: exact for steps of one period. The busy time splits into compute, exposed
-    communication and exposed memory in the device's proportions (util's figures over the
-    whole capture); idle is the rest of the step."""
+    step time: exact for steps of one period. The busy time splits by what the steps ran
+    (:func:`_step_parts`); idle is the rest of the step. Warm-up steps (``tracelens steps``
+    sets them aside, at the start) are left out, as the steady-step clue leaves them out.
+    ``memory_kernels``: the share of the run's memory time in copy kernels. With CUDA
+    graph replays traced at graph level (busy time no kernel row lists), the busy time
+    splits in the device's proportions (util's over the whole capture) instead."""
     import polars as pl
 
     frame = side.steps.frame.filter(pl.col("start_ns").is_not_null())
+    if _has_warmup(side):
+        frame = frame.filter(~pl.col("warmup"))
     per_device = frame.group_by("device").agg(
         n=pl.col("step").max() - pl.col("step").min(),
         first=pl.col("start_ns").sort_by("step").first(),
         last=pl.col("start_ns").sort_by("step").last(),
         busy=pl.col("busy_ns").sum(),
         last_busy=pl.col("busy_ns").sort_by("step").last(),
+        kernel=pl.col("kernel_ns").sum(),
+        last_kernel=pl.col("kernel_ns").sort_by("step").last(),
         window=pl.col("duration_ns").sum(),
     )
     parts = _device_parts(side)
@@ -85,12 +116,18 @@ def _located_times(side) -> dict[str, float]:
         if n:
             span = (row["last"] - row["first"]) / n
             busy = (row["busy"] - row["last_busy"]) / n
+            kernel = ((row["kernel"] or 0) - (row["last_kernel"] or 0)) / n
         else:
             span, busy = float(row["window"]), float(row["busy"])
+            kernel = float(row["kernel"] or 0)
         shares = parts.get(row["device"], parts[None])
-        for key, share in shares.items():
-            out[key] += busy * share
-        held = sum(busy * share for share in shares.values())
+        if side.graph[0]:  # replays traced at graph level: busy time no kernel row lists
+            split = {key: busy * share for key, share in shares.items()}
+        else:
+            split = _step_parts(busy, kernel, shares, memory_kernels)
+        for key, value in split.items():
+            out[key] += value
+        held = busy
         out["busy_ns"] += held
         out["idle_ns"] += max(span - held, 0.0)
         out["span_ns"] += max(span, held)
@@ -99,6 +136,30 @@ def _located_times(side) -> dict[str, float]:
 
 
 _BUSY_PARTS = ("compute_ns", "exposed_communication_ns", "exposed_memory_ns")
+
+
+def _step_parts(
+    busy: float, kernel: float, shares: dict[str, float], memory_kernels: float
+) -> dict[str, float]:
+    """A step's busy time (``busy``) by part, from what the step ran: the busy time its
+    kernels do not cover (``kernel``: their summed durations) is copies and memsets,
+    exposed memory; the time its kernels cover splits in the device's proportions
+    (``shares``: util's over the whole capture) of compute, exposed communication and the
+    exposed memory of copy kernels (``memory_kernels``: their share of the memory time).
+    Not the whole capture's share of exposed memory: copies outside the steps (weights
+    loaded before the first) are in no step."""
+    copies = max(busy - kernel, 0.0)
+    weights = {
+        "compute_ns": shares["compute_ns"],
+        "exposed_communication_ns": shares["exposed_communication_ns"],
+        "exposed_memory_ns": shares["exposed_memory_ns"] * memory_kernels,
+    }
+    total = sum(weights.values())
+    out = {key: (busy - copies) * w / total if total else 0.0 for key, w in weights.items()}
+    if not total:
+        out["compute_ns"] = busy - copies
+    out["exposed_memory_ns"] += copies
+    return out
 
 
 def _device_parts(side) -> dict[int | None, dict[str, float]]:
@@ -196,11 +257,13 @@ def time_accounting(x: Context) -> list[Clue]:
         fields["verdict"] = prose(
             "time_accounting", "verdict_overlap", parts=parts, unit=unit.split(",")[0], **fields
         )
+    elif unit.startswith(LOCATED_UNIT):
+        fields["verdict"] = _few_waits(x, parts, limit)
     return [
         make(
             "time_accounting",
             evidence
-            + f" ({unit}; from {'the steps and util' if unit == LOCATED_UNIT else 'util'})",
+            + f" ({unit}; from {'the steps and util' if unit.startswith(LOCATED_UNIT) else 'util'})",
             impact_ns=span_b - span_a,
             rows=("GPU busy", "wall span"),
             unit=unit.split(",")[0],
@@ -211,6 +274,17 @@ def time_accounting(x: Context) -> list[Clue]:
             verdict=fields.get("verdict"),
         )
     ]
+
+
+def _few_waits(x: Context, parts: str, limit: float) -> str | None:
+    """The lead line's verdict when the mean step moved but the median step period (start
+    to start: :func:`_period`) did not, by ``limit``: the time is in a few long steps or
+    waits between them (a host stall), not in every step; None otherwise (the verdict as
+    the rules file says it)."""
+    pa, pb = _period(x.sa.steps), _period(x.sb.steps)
+    if pa is None or pb is None or abs(pb - pa) >= limit:
+        return None
+    return prose("time_accounting", "verdict_few_waits", parts=parts, a=fmt_ns(pa), b=fmt_ns(pb))
 
 
 def _own_times(x: Context, ta: dict[str, float], tb: dict[str, float]) -> tuple[float, float]:

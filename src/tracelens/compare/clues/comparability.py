@@ -86,8 +86,9 @@ def capture_difference(x: Context) -> list[Clue]:
     """One capture is the other cut short, its end or a slice of it, or both are windows of
     one run repeating the same step (relation ``capture``): different amounts of the same
     work. Not ``shifted`` (an overlap that may as well be a path change: the path clue says
-    it is unsure)."""
-    cut = [al for al in x.alignment if al.capture_difference]
+    it is unsure), nor a device only one run launched on."""
+    # a device one run alone launched on is no shorter capture: devices_differ says it
+    cut = [al for al in x.alignment if al.capture_difference and al.launches_a and al.launches_b]
     if not cut:
         return []
     al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
@@ -99,6 +100,11 @@ def capture_difference(x: Context) -> list[Clue]:
         if fewer_b
         else {"share": fmt_ratio(al.launches_b / (al.launches_a or 1)), "fewer": "the"}
     )
+    if round(share, 2) == 0:  # "0% fewer", "1.00× the": the count says it
+        amount = {
+            "share": count(abs(al.launches_a - al.launches_b)),
+            "fewer": "fewer" if fewer_b else "more",
+        }
     steps = (
         f"; {count(al.steps_a)} → {count(al.steps_b)} steps"
         if al.steps_a and al.steps_b and al.relation != "capture"
@@ -121,10 +127,18 @@ def capture_difference(x: Context) -> list[Clue]:
             rows=(al.device,),
             side="B",
             how=how,
-            verdict=_part_of_a_step(al),
+            verdict=_part_of_a_step(al) or _same_steps(al, how),
             **amount,
         )
     ]
+
+
+def _same_steps(al, how: str) -> str | None:
+    """The verdict when both captures hold as many steps (windows of one run from other
+    points, relation ``capture``): not "capture the same number of steps"; else None."""
+    if al.relation != "capture" or not al.steps_a or al.steps_a != al.steps_b:
+        return None
+    return prose("capture_difference", "verdict_windows", how=how)
 
 
 def _part_of_a_step(al) -> str | None:

@@ -31,14 +31,18 @@ class Context:
     steps_a: int | None = None
     # The typical change of each device pair (two pairs or more; else empty)
     devices: tuple[DeviceChange, ...] = ()
+    # How many devices run each side's work, where the runs differ in it (model.replicas;
+    # else (1, 1)): per-step counts of all devices' launches are per step and device
+    replicas: tuple[int, int] = (1, 1)
 
     @property
     def overall(self) -> float:
         return self.typical.ratio
 
     def per_unit(self, ns: float) -> float:
-        """A time in B's terms, per step when steps are known."""
-        return ns / self.steps if self.steps else ns
+        """A time in B's terms, per step when steps are known (and per device where the
+        runs spread their steps over different numbers of devices: ``replicas``)."""
+        return ns / (self.steps * self.replicas[1]) if self.steps else ns
 
     @property
     def time_a(self) -> int:

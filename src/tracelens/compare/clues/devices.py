@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...units import fmt_ns
 from ..model import Clue
 from .context import Context, count, outside
-from .spec import make, threshold
+from .spec import make, prose, threshold
 
 # Other devices named one by one in a clue's evidence; past that, their range.
 _NAMED = 4
@@ -65,3 +65,60 @@ def _others_evidence(others) -> str:
     ]
     more = len(others) - _NAMED
     return "typical change on " + ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+
+def one_sided(x: Context) -> list:
+    """The devices only one run launched on (aligned with nothing)."""
+    return [al for al in x.alignment if bool(al.launches_a) != bool(al.launches_b)]
+
+
+def moved_launches(x: Context) -> bool:
+    """Whether the runs made the same launches, every kernel as often, and only placed
+    them on other devices (a device only one run launched on): no path changed then, the
+    devices' launch orders differ by where each launch ran."""
+    import polars as pl
+
+    if not one_sided(x) or not x.kernels.height:
+        return False
+    return bool(
+        x.kernels.select(
+            (pl.col("status") == "both") & (pl.col("a_instances") == pl.col("b_instances"))
+        )
+        .to_series()
+        .all()
+    )
+
+
+def devices_differ(x: Context) -> list[Clue]:
+    """Devices only one run launched on (the same program on more ranks or GPUs): said
+    once, and not as a capture cut short; where the runs spread their work over different
+    numbers of devices (``Context.replicas``), the per-step counts are per step and device."""
+    alone = one_sided(x)
+    if not alone:
+        return []
+    used_a = sum(1 for al in x.alignment if al.launches_a)
+    used_b = sum(1 for al in x.alignment if al.launches_b)
+    only = [
+        f"only in {'B' if al.launches_b else 'A'}: device {al.device} "
+        f"({count(al.launches_a or al.launches_b)} launches)"
+        for al in alone
+    ]
+    ra, rb = x.replicas
+    per_device = (
+        ""
+        if (ra, rb) == (1, 1)
+        else f"; A runs its steps on {ra:,} device{'s' * (ra > 1)}, B on {rb:,}: the "
+        "calls and danger lines compare per step and device"
+    )
+    return [
+        make(
+            "devices_differ",
+            "; ".join(only) + per_device,
+            rows=tuple(al.device for al in alone),
+            a=count(used_a),
+            b=count(used_b),
+            devices_a="device" if used_a == 1 else "devices",
+            devices_b="device" if used_b == 1 else "devices",
+            verdict=prose("devices_differ", "verdict_moved") if moved_launches(x) else None,
+        )
+    ]

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...units import fmt_ns, fmt_ratio
 from ..model import Clue, ratio
+from ..model import typical_change as model_typical
 from .context import Context, count, outside, short_name
 from .spec import make, prose, threshold
 
@@ -35,19 +36,21 @@ def per_call_outliers(x: Context) -> list[Clue]:
     )
     outliers = (
         both.filter(
-            (
-                pl.col("far")
-                & (
-                    (pl.col("a_total_ns") + pl.col("b_total_ns"))
-                    >= threshold("outlier_share") * (x.time_a + x.time_b)
+            ~pl.col("name").is_in(recalled)
+            & (
+                (
+                    pl.col("far")
+                    & (
+                        (pl.col("a_total_ns") + pl.col("b_total_ns"))
+                        >= threshold("outlier_share") * (x.time_a + x.time_b)
+                    )
                 )
-            )
-            | (
-                ((off >= heavy) | (off <= 1 / heavy))
-                & ~pl.col("name").is_in(recalled)
-                & (
-                    pl.col("impact").abs()
-                    >= threshold("outlier_heavy_impact") * max(x.time_a, x.time_b)
+                | (
+                    ((off >= heavy) | (off <= 1 / heavy))
+                    & (
+                        pl.col("impact").abs()
+                        >= threshold("outlier_heavy_impact") * max(x.time_a, x.time_b)
+                    )
                 )
             )
         )
@@ -124,19 +127,89 @@ def uniform_change(x: Context) -> list[Clue]:
     slower = t.ratio > 1
     both = x.kernels.filter(pl.col("status") == "both")
     impact = float((both["b_total_ns"] - both["a_avg_ns"] * both["b_instances"]).sum())
+    evidence = (
+        f"launch-weighted median of the per-call ratios of the {t.kernels} kernels both "
+        f"runs launch (middle half {t.q25:.2f}–{t.q75:.2f}×); kernel time "
+        f"{fmt_ns(x.time_a)} → {fmt_ns(x.time_b)} "
+        f"with launches {count(x.launches_a)} → {count(x.launches_b)}"
+    )
+    fields = {
+        "ratio": t.ratio if slower else 1 / t.ratio,
+        "word": "longer" if slower else "shorter",
+    }
+    median = model_typical(x.kernels, threshold("typical_weight_cap"), "med")
+    if median.kernels and not outside(median.ratio, threshold("uniform_ratio")):
+        return [_few_calls(x, evidence, median.ratio, x.per_unit(impact), slower, fields)]
+    verdict, strength = _uniform_verdict(x, slower)
     return [
         make(
             "uniform_change",
-            f"launch-weighted median of the per-call ratios of the {t.kernels} kernels both "
-            f"runs launch (middle half {t.q25:.2f}–{t.q75:.2f}×); kernel time "
-            f"{fmt_ns(x.time_a)} → {fmt_ns(x.time_b)} "
-            f"with launches {count(x.launches_a)} → {count(x.launches_b)}",
+            evidence,
+            strength=strength,
             impact_ns=x.per_unit(impact),
-            ratio=t.ratio if slower else 1 / t.ratio,
-            word="longer" if slower else "shorter",
-            verdict=prose("uniform_change", "verdict", word="slower" if slower else "faster"),
+            verdict=verdict,
+            **fields,
         )
     ]
+
+
+def _uniform_verdict(x: Context, slower: bool) -> tuple[str, str | None]:
+    """The uniform change's verdict and strength (None: the rules file's): the GPU's, or,
+    when the run whose calls are longer ran its compute kernels more at once
+    (``overlap_growth``: :func:`overlap_shares`), that run's own concurrency as much."""
+    shares = overlap_shares(x)
+    long, other = (1, 0) if slower else (0, 1)
+    if shares[long] - shares[other] < threshold("overlap_growth"):
+        return prose("uniform_change", "verdict", word="slower" if slower else "faster"), None
+    verdict = prose(
+        "uniform_change",
+        "verdict_concurrent",
+        which="AB"[long],
+        other="AB"[other],
+        share=shares[long],
+        other_share=shares[other],
+    )
+    return verdict, "moderate"
+
+
+def overlap_shares(x: Context) -> tuple[float, float]:
+    """Each run's share of its compute kernels' own time (the sum of their durations) that
+    ran beside another compute kernel: 1 - util's compute time (their union on each
+    device) over that sum; 0 without util's figures. The kernels util counts as compute:
+    all but the communication and memory categories, and graph replays."""
+    import polars as pl
+
+    compute = x.kernels.filter(~pl.col("category").is_in(["communication", "memory"]))
+    out = []
+    for side, col in ((x.sa, "a_total_ns"), (x.sb, "b_total_ns")):
+        union = (side.time or {}).get("compute_ns") or 0
+        own = float(compute[col].sum()) + side.graph[1]
+        out.append(max(1 - union / own, 0.0) if union and own else 0.0)
+    return out[0], out[1]
+
+
+def _few_calls(x: Context, evidence: str, median: float, impact, slower: bool, fields) -> Clue:
+    """The mean call of every kernel moved alike, but not the median call (``median``: the
+    typical change of the kernels' median calls): a few long calls of the run whose mean
+    is longer moved the means, the typical call did not change; a warm-up ``tracelens
+    steps`` set aside in that run is named."""
+    side = x.sb if slower else x.sa
+    warm = side.steps.figures().get("warmup_steps", 0) if side.steps is not None else 0
+    which = "B" if slower else "A"
+    few = (
+        f"its warm-up ({count(int(warm))} step{'s' * (warm > 1)} that tracelens steps sets aside), "
+        if warm
+        else ""
+    )
+    return make(
+        "few_calls_change",
+        f"{evidence}; the kernels' median calls: {median:.2f}×",
+        impact_ns=impact,
+        median=f"{median:.2f}",
+        few=few,
+        which=which,
+        **fields,
+    )
 
 
 def calls_per_step(x: Context) -> list[Clue]:
@@ -148,28 +221,33 @@ def calls_per_step(x: Context) -> list[Clue]:
 
     rows = []
     both = x.kernels.filter(pl.col("status") == "both")
-    avg_b = dict(zip(both["name"], both["b_avg_ns"], strict=True))
+    kernel = {r["name"]: r for r in both.iter_rows(named=True)}
     busiest = max(x.alignment, key=lambda al: al.launches_a + al.launches_b, default=None)
     unit, in_every_step = "step", busiest is not None and bool(busiest.step_calls)
+    # B's work over A's: each kernel's time moved by its total less A's scaled to B's work
+    ra, rb = x.replicas  # per step and device where the runs differ in devices
+    work = x.steps * rb / (x.steps_a * ra) if x.steps and x.steps_a else None
     if in_every_step:
         limit = threshold("calls_per_step_ratio")
         for name, ca, cb in busiest.step_calls:
-            if ca and cb and name in avg_b and outside(cb / ca, limit):
-                rows.append((name, ca, cb, (cb - ca) * avg_b[name] * (busiest.steps_b or 1)))
+            if ca and cb and name in kernel and outside(cb / ca, limit):
+                r = kernel[name]
+                rows.append((name, ca, cb, _moved(r, work or 1.0)))
     elif x.launches_a and x.launches_b:
-        unit = "step" if x.steps and x.steps_a else "launch"
+        unit = "step" if work else "launch"
         limit = threshold(f"calls_per_{unit}_ratio")
-        scale = x.steps / x.steps_a if unit == "step" else x.launches_b / x.launches_a
+        scale = work if unit == "step" else x.launches_b / x.launches_a
         for r in both.iter_rows(named=True):
             ca, cb = r["a_instances"], r["b_instances"]
             if max(ca, cb) < threshold("calls_min"):
                 continue
             if outside(cb / (ca * scale), limit):
-                rows.append((r["name"], ca, cb, (cb - ca * scale) * r["b_avg_ns"]))
+                rows.append((r["name"], ca, cb, _moved(r, scale)))
     rows.sort(key=lambda r: -abs(r[3]))
     clues = []
     for name, ca, cb, impact in rows[: int(threshold("outliers_shown"))]:
         evidence, ratio_text = _calls_evidence(x, busiest if in_every_step else None, ca, cb)
+        evidence += _mixed_calls(x, kernel[name])
         clues.append(
             make(
                 "calls_per_step",
@@ -182,6 +260,27 @@ def calls_per_step(x: Context) -> list[Clue]:
             )
         )
     return clues
+
+
+def _moved(r: dict[str, Any], work: float) -> float:
+    """The time a kernel's calls per step moved: its total in B less A's scaled to B's
+    work (``work``: B's steps over A's), ns. Its mean per call mixes the calls of the
+    step that were there with those added (removed), which may be of another kind (a
+    prefix and a suffix pass): the other calls' count times that mean is no measure."""
+    return r["b_total_ns"] - r["a_total_ns"] * work
+
+
+def _mixed_calls(x: Context, r: dict[str, Any]) -> str:
+    """The evidence's words on a kernel's mean call, when it moved beyond the uniform bar
+    from the typical change: a mean over calls of other kinds, no per-call outlier."""
+    if not r["a_avg_ns"] or not outside(
+        r["per_call_ratio"] / x.overall, threshold("uniform_ratio")
+    ):
+        return ""
+    return (
+        f"; per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])} on average, a mean "
+        "over the calls that were there and those added or removed"
+    )
 
 
 def _calls_evidence(x: Context, busiest, ca: int, cb: int) -> tuple[str, str]:
@@ -197,10 +296,15 @@ def _calls_evidence(x: Context, busiest, ca: int, cb: int) -> tuple[str, str]:
             )
         return evidence, fmt_ratio(cb / ca)
     if x.steps and x.steps_a:
-        per_a, per_b = ca / x.steps_a, cb / x.steps
+        (ra, rb), unit = x.replicas, "per step"
+        per_a, per_b = ca / (x.steps_a * ra), cb / (x.steps * rb)
+        steps = f"{count(x.steps_a)} → {count(x.steps)} steps"
+        if (ra, rb) != (1, 1):
+            steps = f"{count(x.steps_a)} steps on {ra:,} → {count(x.steps)} on {rb:,} devices"
+            unit = "per step and device"
         return (
-            f"calls {count(ca)} → {count(cb)} in {count(x.steps_a)} → {count(x.steps)} steps: "
-            f"{per_a:.2f} → {per_b:.2f} per step on average",
+            f"calls {count(ca)} → {count(cb)} in {steps}: {per_a:.2f} → {per_b:.2f} {unit} "
+            "on average",
             fmt_ratio(per_b / per_a),
         )
     share_a, share_b = ca / x.launches_a, cb / x.launches_b
@@ -209,6 +313,33 @@ def _calls_evidence(x: Context, busiest, ca: int, cb: int) -> tuple[str, str]:
         f"launches (no steps found, so normalized by launches)",
         fmt_ratio(share_b / share_a),
     )
+
+
+def _renamed(x: Context, category: str) -> str | None:
+    """When one kernel of ``category`` only A runs and one only B runs, called as often,
+    with the same launch grid and the same cost per call (within ``uniform_ratio`` of the
+    typical change's half-way: 1.05×): what they share, in words (the swap reads as the
+    same kernel under another name as well as another kernel as fast); else None."""
+    import polars as pl
+
+    only = x.kernels.filter(pl.col("category") == category)
+    a, b = only.filter(pl.col("status") == "only_a"), only.filter(pl.col("status") == "only_b")
+    if a.height != 1 or b.height != 1:
+        return None
+    ra, rb = a.row(0, named=True), b.row(0, named=True)
+    calls, per_a, per_b = ra["a_instances"], ra["a_avg_ns"], rb["b_avg_ns"]
+    grid_a, grid_b = x.sa.blocks.get(ra["name"]), x.sb.blocks.get(rb["name"])
+    if calls != rb["b_instances"] or not per_a or grid_a != grid_b:
+        return None
+    cost = per_b / per_a / x.overall
+    if outside(cost, _RENAMED_COST):
+        return None
+    return f"{count(calls)} calls, {fmt_ns(per_a)} → {fmt_ns(per_b)} per call, the same grid"
+
+
+# A swapped kernel's cost per call within this factor of its predecessor's (after the
+# typical change) is "the same cost" (the kernel may be the same, renamed)
+_RENAMED_COST = 1.05
 
 
 def _variant_rows(x: Context) -> list[tuple[dict[str, Any], float]]:
@@ -310,6 +441,9 @@ def variant_swaps(x: Context) -> list[Clue]:
         if swapped:
             strong = share >= threshold("variant_strong_share")
             verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            renamed = _renamed(x, cat)
+            if renamed:
+                strong, verdict = False, prose("variant_swap", "verdict_renamed", alike=renamed)
             clues.append(
                 make(
                     "variant_swap",
@@ -323,7 +457,10 @@ def variant_swaps(x: Context) -> list[Clue]:
             )
         else:
             clue_id = "new_kernels" if rest_b else "vanished_kernels"
-            verdict = prose("variant_swap", "verdict_gemm") if cat == "gemm" else None
+            # the GEMM library's pick only where GEMMs went one way and others came the
+            # other (those a danger clue counts among them): not GEMM work one run dropped
+            picked = cat == "gemm" and r["only_a_kernels"] and r["only_b_kernels"]
+            verdict = prose("variant_swap", "verdict_gemm") if picked else None
             clues.append(
                 make(
                     clue_id, evidence, impact_ns=impact, rows=(cat,), category=cat, verdict=verdict

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, short_name
+from .devices import moved_launches
 from .kernels import calls_per_step, danger_only_kernels, explained_by_variants
 from .spec import make, prose
 
@@ -21,7 +22,7 @@ def launch_structure(x: Context) -> list[Clue]:
     same kernels as often in another order, same count with other kernels, or sequences
     that diverge; with steps, what changed in every step."""
     al = path_alignment(x.alignment)
-    if al is None:
+    if al is None or moved_launches(x):  # launches placed on other devices: devices_differ
         return []
     at = f"launch #{al.first_divergence + 1:,}" + _step_of_a(x, al)
     where = f"first divergence at {at} on {al.where}" + (

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .comparability import FACTOR_WORDS, category_overlap, category_time_mix, comparability
 from .danger import DANGER_SCHEMA, danger_table, work_ratio
 from .devices import DeviceChange, device_changes, device_kernels
-from .figures import figures, steps_of
+from .figures import figures, replicas, steps_of
 from .kernels import (
     KERNEL_COLUMNS,
     categories_table,
@@ -64,6 +64,7 @@ __all__ = [
     "joined_kernels",
     "ranked_kernels",
     "ratio",
+    "replicas",
     "steps_of",
     "totals_table",
     "typical_change",

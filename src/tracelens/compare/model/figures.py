@@ -63,6 +63,33 @@ def figures(
     }
 
 
+# A device runs the same work as the busiest one when at least this share of the busiest
+# device's launches are of kernels it launches as often (ranks of a data-parallel job
+# launch alike; pipeline stages, or a device that takes a copy or a few kernels, do not)
+REPLICA_SHARE = 0.5
+
+
+def replicas(sa: Side, sb: Side) -> tuple[int, int]:
+    """How many devices run each capture's work, when the captures differ in it: (1, 2) for
+    the same program on one device in A and two in B (a data-parallel job on more ranks);
+    (1, 1) when both run it on as many devices, whose per-step figures already compare
+    alike. A device runs the work when it launches the busiest device's kernels as often,
+    for :data:`REPLICA_SHARE` of the busiest device's launches (by kernel, the smaller
+    count); devices that split the work (pipeline stages) count once."""
+    from ..align import common_launches
+
+    def count(side: Side) -> int:
+        if len(side.sequences) < 2:
+            return 1
+        busiest = max(side.sequences, key=lambda d: (len(side.sequences[d]), -d))
+        top = len(side.sequences[busiest])
+        common = common_launches(side.sequences, {busiest: side.sequences[busiest]})
+        return max(1, sum(1 for n in common.values() if top and n >= REPLICA_SHARE * top))
+
+    a, b = count(sa), count(sb)
+    return (1, 1) if a == b else (a, b)
+
+
 def steps_of(alignment: tuple[SequenceAlignment, ...]) -> tuple[int | None, int | None]:
     """Steps in A and in B: those of the device with the most launches, when both of its
     sequences repeat a step."""

@@ -76,17 +76,20 @@ def _weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
     return float(pairs[-1][0])
 
 
-def typical_change(kernels: pl.DataFrame, cap: float) -> TypicalChange:
+def typical_change(kernels: pl.DataFrame, cap: float, per_call: str = "avg") -> TypicalChange:
     """The typical change per call of the kernels both runs launch. Each kernel weighs its
     launches (the smaller side's), capped at ``cap`` of the total, so neither one dominant
     kernel nor a swarm of tiny ones decides it. A kernel that changes by just this much is
-    unsurprising (everything got slower or faster together); swapped kernels don't bias it."""
+    unsurprising (everything got slower or faster together); swapped kernels don't bias it.
+    ``per_call``: each kernel's mean call (``avg``) or its median call (``med``: what a
+    few long calls, a warm-up, do not move)."""
     import polars as pl
 
+    a, b = f"a_{per_call}_ns", f"b_{per_call}_ns"
     both = kernels.filter(
-        (pl.col("a_instances") > 0) & (pl.col("b_instances") > 0) & (pl.col("a_avg_ns") > 0)
+        (pl.col("a_instances") > 0) & (pl.col("b_instances") > 0) & (pl.col(a) > 0)
     ).select(
-        ratio=pl.col("b_avg_ns") / pl.col("a_avg_ns"),
+        ratio=pl.col(b) / pl.col(a),
         weight=pl.min_horizontal("a_instances", "b_instances").cast(pl.Float64),
     )
     if both.height == 0:

@@ -235,6 +235,9 @@ class TraceDiff(Result):
     # impacts in total
     steps_a: int | None = None
     steps_b: int | None = None
+    # How many devices run each side's work, where the runs differ in it (model.replicas;
+    # else (1, 1)): the danger table is then per step and device
+    replicas: tuple[int, int] = (1, 1)
     # NVTX ranges whose launched work each side compares (--nvtx), None: no selection
     nvtx_ranges: tuple[int | None, int | None] = (None, None)
     # NVTX region deltas (compare.regions) when both runs have ranges that launched work:
