@@ -195,7 +195,9 @@ def test_nsys_rep_export_is_cached_as_parquet_once(tmp_path, stub_nsys, capsys, 
     rc, out, err = run_cli(argv, capsys)
     traces = Path(os.environ["TRACELENS_CACHE_DIR"]) / "traces"
     (entry,) = [p for p in traces.iterdir() if not p.name.startswith("report-")]
-    assert rc == 0 and err.splitlines()[1].startswith("tracelens: caching export.sqlite (")
+    assert rc == 0 and err.splitlines()[1].startswith(
+        "tracelens: caching run.nsys-rep's SQLite export ("
+    )
     assert run_cli(argv, capsys) == (0, out, "")
     assert [p for p in traces.iterdir() if not p.name.startswith("report-")] == [entry]
     assert len(stub_nsys.read_text().splitlines()) == 1

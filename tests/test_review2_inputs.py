@@ -104,3 +104,22 @@ def test_an_empty_trace_path_is_refused_not_read_as_the_working_directory(
         assert run_cli(argv, capsys) == (2, "", line)
     with pytest.raises(tracelens.TraceError, match=r"^'': no trace given \(the path is empty\)$"):
         tracelens.open("")
+
+
+def test_a_parquetdir_whose_path_is_not_utf8_is_read(tmp_path, capsys, monkeypatch):
+    # DuckDB takes paths as UTF-8 text: it was "internal error: RuntimeError: Unable to cast
+    # Python instance of type <class 'str'>" (exit 70). A SQLite export there was already
+    # read through a private copy; a parquetdir is read through a link, removed on close.
+    import os
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRACELENS_CACHE_DIR", str(cache))
+    directory = tmp_path / os.fsdecode(b"pq\xffdir")
+    write_parquetdir(demo_path("bs1"), tmp_path / "pq").rename(directory)  # pyarrow needs UTF-8
+    argv = ["census", "--top", "3", "-f", "csv"]
+    rc, out, err = run_cli([argv[0], str(directory), *argv[1:]], capsys)
+    rc2, out2, _ = run_cli([argv[0], "--no-cache", str(demo_path("bs1")), *argv[1:]], capsys)
+    assert (rc, err, rc2) == (0, "", 0) and out == out2
+    assert list(cache.iterdir()) == []  # the link is gone
+    with tracelens.open(directory) as trace:
+        assert trace.census(top=1)["instances"].to_list() == [112]

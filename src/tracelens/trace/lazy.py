@@ -239,7 +239,11 @@ class LazyCache:
         progress = self.trace._progress
         if not progress:
             return
-        name = self.trace._source_file.name
+        from .. import inputs
+
+        name = self.trace._source_file.name  # export.sqlite in the cache for a report: say whose
+        if inputs.is_report(self.trace.path):
+            name = f"{self.trace.path.name}'s SQLite export"
         if not self.columns:
             size = self.ident["size"] / 1e6
             message = (

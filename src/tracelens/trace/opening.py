@@ -83,6 +83,8 @@ class InputMethods:
         from .. import _engine, inputs
 
         self._real_path = self.path.resolve()
+        if not _utf8(str(self._real_path)):
+            self._real_path = self._utf8_link(self._real_path)
         self.parquet_dir = self._real_path
         self._raw = _engine.connect(sqlite=False)
         self.tables = inputs.parquet_tables(self._raw, self._real_path)
@@ -92,6 +94,27 @@ class InputMethods:
                 f"CREATE VIEW {_schema._quote(table)} AS "
                 f"SELECT * FROM {_schema.source_sql(table, 'parquet')}"
             )
+
+    def _utf8_link(self, directory: Path) -> Path:
+        """DuckDB takes a path as UTF-8 text: a parquetdir whose path is not (it was an
+        internal error, "Unable to cast Python instance of type str") is read through a
+        symbolic link to it in the cache directory, removed on close."""
+        import uuid
+
+        root = self._cache_settings().root
+        link = root / f".link-{os.getpid()}-{uuid.uuid4().hex}"
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            os.symlink(directory, link, target_is_directory=True)
+        except OSError as exc:
+            reason = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+            raise TraceError(
+                self.path,
+                f"its path is not UTF-8, which DuckDB cannot read, and no link to it can be "
+                f"made in {root} ({reason}); rename the directory",
+            ) from None
+        self._copy_path = link  # removed by close(), as a private copy is
+        return link
 
     def _cache_settings(self):
         from .. import cache
