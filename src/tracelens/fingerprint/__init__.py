@@ -15,6 +15,7 @@ package cannot be shadowed by a function of the same name once it is imported.
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -49,8 +50,23 @@ __all__ = [
 
 
 class _CallableModule(types.ModuleType):
-    def __call__(self, trace: Trace) -> dict[str, Any]:
-        """The fingerprint document of ``trace``; see :func:`tracelens.fingerprint.build.build`."""
+    def __call__(self, trace: Trace | str | os.PathLike[str]) -> dict[str, Any]:
+        """The fingerprint document of ``trace``, an open trace or a path (opened with
+        :func:`tracelens.open` and closed again before this returns, as
+        :func:`tracelens.diff` takes one); see :func:`tracelens.fingerprint.build.build`."""
+        if isinstance(trace, str | os.PathLike):
+            from ..trace import open as open_trace
+
+            with open_trace(trace) as opened:
+                return build(opened)
+        from ..trace import Trace
+
+        if not isinstance(trace, Trace):
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"fingerprint takes an open trace or a path to one (got {type(trace).__name__})"
+            )
         return build(trace)
 
 
