@@ -100,7 +100,8 @@ def test_an_empty_trace_path_is_refused_not_read_as_the_working_directory(
     shutil.copyfile(demo_path("bs1"), tmp_path / "stray.sqlite")
     monkeypatch.chdir(tmp_path)
     line = "tracelens: the trace path is empty (an unset variable?); pass the export\n"
-    for argv in (["census", ""], ["ranks", ""], ["ranks", "stray.sqlite", ""]):
+    both = [["diff", "", "stray.sqlite"], ["diff", "stray.sqlite", ""], ["report", ""]]
+    for argv in (["census", ""], ["ranks", ""], ["ranks", "stray.sqlite", ""], *both):
         assert run_cli(argv, capsys) == (2, "", line)
     with pytest.raises(tracelens.TraceError, match=r"^'': no trace given \(the path is empty\)$"):
         tracelens.open("")

@@ -11,11 +11,12 @@ from . import _common as c
 from ._app import app
 
 TraceA = Annotated[
-    Path | None, typer.Argument(help="Baseline export (A)", show_default=False, readable=False)
+    Path | None,
+    typer.Argument(help="Baseline export (A)", show_default=False, click_type=c.TracePath()),
 ]
 TraceB = Annotated[
     Path | None,
-    typer.Argument(help="Export to compare (B)", show_default=False, readable=False),
+    typer.Argument(help="Export to compare (B)", show_default=False, click_type=c.TracePath()),
 ]
 DemoOpt = Annotated[
     bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")

@@ -19,7 +19,7 @@ def report(
         typer.Argument(
             help="nsys SQLite export (the baseline A when B is given)",
             show_default=False,
-            readable=False,
+            click_type=c.TracePath(),
         ),
     ] = None,
     b: Annotated[
@@ -27,7 +27,7 @@ def report(
         typer.Argument(
             help="Second export: compare it with A (the diff view)",
             show_default=False,
-            readable=False,
+            click_type=c.TracePath(),
         ),
     ] = None,
     demo: Annotated[
