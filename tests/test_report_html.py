@@ -156,7 +156,7 @@ def test_steps_and_utilization_section(tmp_path):
     assert "steps" in page.ids
     outliers = steps.summary()["outlier_steps"]
     assert outliers == [5], steps.frame
-    assert f"outliers: {', '.join(map(str, outliers))}" in page.text
+    assert f"outliers: step {', '.join(map(str, outliers))}" in page.text
     assert [d for tag, d in page.tags if tag == "tr" and d.get("class") == "outlier"]
     # One utilization strip per device, the shares of util's accounting.
     strips = [d for tag, d in page.tags if tag == "div" and d.get("class") == "strip"]

@@ -38,7 +38,7 @@ def test_only_the_slow_step_is_an_outlier(tmp_path, slow):
     slow_ns = 345 * US + (23 * US if slow % 4 == 0 else 0)
     assert (durations[3], durations[slow - 1]) == (138 * US, slow_ns)
     assert steps.summary()["outlier_steps"] == [slow]
-    assert steps.detail.endswith(f"; outliers: {slow}")
+    assert steps.detail.endswith(f"; outliers: step {slow}")
     assert steps.summary()["warmup_steps"] == [] and steps.median_ns == 115 * US
     assert steps.figures()["outlier_steps"] == 1
 
@@ -51,7 +51,7 @@ def test_a_shape_of_few_steps_says_what_its_steps_launched(tmp_path):
         steps = trace.steps()
     assert steps.summary()["outlier_steps"] == [5, 10, 11, 19]
     assert steps.detail.endswith(
-        f"; outliers: 5, 10, 11, 19 (steps 5, 11, 19 also launch {EMA}, which too few steps "
+        f"; outliers: steps 5, 10, 11, 19 (steps 5, 11, 19 also launch {EMA}, which too few steps "
         "do to judge them apart)"
     )
 

@@ -68,7 +68,8 @@ class RuleResult:
     total: int
     skipped: str | None = None
     thresholds: dict[str, float] = field(default_factory=dict)
-    # rows that are listed but do not count (gpu_gaps: gaps CUDA graph replays filled), and why
+    # rows that are listed but do not count (gpu_gaps: gaps CUDA graph replays filled;
+    # gpu_low_util: stretches replays kept in use), and why
     excused: int = 0
     excuse: str | None = None
 
@@ -322,7 +323,8 @@ def _gpu_rule(
     chunks = int(values["chunks"])
     if not 1 <= chunks <= 1000:
         raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
-    return findings_gpu.gpu_low_util(ops, chunks, float(values["threshold_pct"]))
+    low = findings_gpu.gpu_low_util(ops, chunks, float(values["threshold_pct"]))
+    return findings_gpu.with_replay_cover(low, work)
 
 
 def _nsys_rule(trace: Trace, rule: dict[str, Any], values: dict[str, float], where: EventFilter):
@@ -371,10 +373,16 @@ def _util_rule(util, rule_id: str, values: dict[str, float]):
 
 def _excused(rule_id: str, frame, values: dict[str, float]) -> tuple[int, str | None]:
     """How many of ``frame``'s rows do not count, and why (gpu_gaps: gaps that CUDA graph
-    replays filled for at least ``replay_filled_pct`` of their length)."""
+    replays filled for at least ``replay_filled_pct`` of their length; gpu_low_util:
+    stretches whose in-use share reaches ``threshold_pct`` once the replays run there
+    count)."""
     import polars as pl
 
-    if rule_id != "gpu_gaps" or frame is None or "replay_ns" not in frame.columns:
+    if frame is None or "replay_ns" not in frame.columns:
+        return 0, None
+    if rule_id == "gpu_low_util":
+        return findings_gpu.replay_lifted(frame, values["threshold_pct"])
+    if rule_id != "gpu_gaps":
         return 0, None
     share = values.get("replay_filled_pct", 100) / 100
     filled = frame.filter(pl.col("replay_ns") >= share * pl.col("duration_ns")).height

@@ -28,7 +28,15 @@ if TYPE_CHECKING:
 
     from .trace import Trace
 
-__all__ = ["GAP_COLUMNS", "LOW_UTIL_COLUMNS", "gpu_gaps", "gpu_low_util", "gpu_ops"]
+__all__ = [
+    "GAP_COLUMNS",
+    "LOW_UTIL_COLUMNS",
+    "gpu_gaps",
+    "gpu_low_util",
+    "gpu_ops",
+    "replay_lifted",
+    "with_replay_cover",
+]
 
 #: Columns of :func:`gpu_gaps`: duration_ns (length of the gap), start_ns (end of the
 #: operation before it), pid, device, context (the CUDA context of the operation that ends
@@ -195,10 +203,12 @@ def gpu_gaps(
 
 
 def with_replay_cover(gaps: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
-    """``gaps`` (rows of :func:`gpu_gaps`) with ``replay_ns``: how much of each gap CUDA
-    graph replays traced at graph level ran, on its device in its process (nsys analyze
-    does not count them as GPU work, so a replay is a gap of its own); ``gaps`` as they are
-    when ``work`` (:func:`tracelens.util.read_work`) holds no replay."""
+    """``gaps`` (rows of :func:`gpu_gaps` or :func:`gpu_low_util`: start_ns, duration_ns,
+    pid, device) with ``replay_ns``: how much of each row's stretch CUDA graph replays
+    traced at graph level ran, on its device in its process (nsys analyze does not count
+    them as GPU work, so a replay is a gap of its own, and a stretch of replays is in use
+    for 0%); ``gaps`` as they are when ``work`` (:func:`tracelens.util.read_work`) holds no
+    replay."""
     import polars as pl
 
     from .util_sweep import GRAPH
@@ -231,8 +241,24 @@ def with_replay_cover(gaps: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
     return (
         keyed.join(pieces, on="gap", how="left", maintain_order="left")
         .with_columns(pl.col("replay_ns").fill_null(0).cast(pl.Int64))
-        .select(*GAP_COLUMNS, "replay_ns")
+        .select(*gaps.columns, "replay_ns")
     )
+
+
+def replay_lifted(frame: pl.DataFrame, threshold_pct: float) -> tuple[int, str | None]:
+    """gpu_low_util's rows (with ``replay_ns``) that CUDA graph replays lift to
+    ``threshold_pct`` in use or more: nsys's in-use time plus the replays' (the cudagraph
+    export: one stretch of 7.03 s 0.0% in use, in which replays ran 99.9% of the time)."""
+    import polars as pl
+
+    used = pl.col("in_use_pct") / 100 * pl.col("duration_ns") + pl.col("replay_ns")
+    lifted = frame.filter(used >= threshold_pct / 100 * pl.col("duration_ns")).height
+    why = (
+        f"{lifted:,} in use for at least {threshold_pct:g}% with the CUDA graph replays that "
+        "ran there (replay_ns; nsys analyze does not count them as GPU work): listed, not "
+        "counted by --fail-on"
+    )
+    return lifted, why if lifted else None
 
 
 def gpu_low_util(ops: pl.DataFrame, chunks: int, threshold_pct: float) -> pl.DataFrame:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .steps_pacing import judge_steps, level_shift, median, warmup_cap_hit
+from .steps_pacing import judge_steps, level_shift, median, spread_words, warmup_cap_hit
 
 if TYPE_CHECKING:
     import polars as pl
@@ -81,8 +81,14 @@ def judge(
         at = shift - steady_from
         words += "; " + level_shift(steps[steady_from:], durations[steady_from:], at).words()
     odd = [s for s, o in zip(steps, outlier, strict=True) if o]
+    steady = (durations[:lead] + judged)[sum(warmup) :]
+    if not odd and shift is None and (spread := spread_words(steady, conf["robust"])):
+        words += f"; {spread}"
     if odd:
-        words += f"; outliers: {step_list(odd)}{_alone_words(odd, shapes, alone)}"
+        # 'outliers: step 38', not 'outliers: 38': a bare number reads as a count
+        words += (
+            f"; outliers: {_steps_word(odd)} {step_list(odd)}{_alone_words(odd, shapes, alone)}"
+        )
     return frame, words
 
 

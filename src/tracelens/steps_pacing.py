@@ -21,6 +21,7 @@ __all__ = [
     "median",
     "shift_fields",
     "shift_index",
+    "spread_words",
     "warmup_cap_hit",
 ]
 
@@ -78,7 +79,7 @@ def judge_steps(
         return warmup, outlier, None
     at = steady_from + shift
     parts = (durations[steady_from:at], durations[at:])
-    judged = [o for part in parts for o in _off_steps(part, conf["robust"])[0]]
+    judged = [o for part in parts for o in _rare(_off_steps(part, conf["robust"])[0], conf)]
     return warmup, outlier[:steady_from] + judged, at
 
 
@@ -100,9 +101,44 @@ def flag_steps(durations: list[int], robust: dict[str, float]) -> tuple[list[boo
         return [False] * n, [False] * n
     off, lead = _off_steps(durations, robust)
     warm = lead if lead <= int(n * robust["max_warmup_fraction"]) else 0
+    if _too_many(off[lead:], robust):
+        # step times spread (two levels, a wide distribution): no step is an outlier, and
+        # the leading slow steps are warm-up only when slower than every later step
+        later = durations[lead:]
+        warm = warm if warm and later and min(durations[:lead]) > max(later) else 0
+        return [i < warm for i in range(n)], [False] * n
     warmup = [i < warm for i in range(n)]
     outlier = [o and i >= lead for i, o in enumerate(off)]
     return warmup, outlier
+
+
+def _too_many(off: list[bool], robust: dict[str, float]) -> bool:
+    """Whether more than ``max_outlier_fraction`` of the steps are off the median: then the
+    step times spread, and no step stands out as an outlier."""
+    return sum(off) > robust["max_outlier_fraction"] * len(off)
+
+
+def _rare(off: list[bool], conf: dict[str, Any]) -> list[bool]:
+    """``off`` as outlier flags: none when too many steps are off (:func:`_too_many`)."""
+    return [False] * len(off) if _too_many(off, conf["robust"]) else off
+
+
+def spread_words(durations: list[int], robust: dict[str, float]) -> str | None:
+    """'step time varies: 15 of 37 steps are off the median (3.00 ms), too many to call
+    outliers (over 20%)' for steady step durations whose off steps are too many to be
+    outliers (:func:`_too_many`), else None."""
+    from .units import fmt_ns
+
+    if len(durations) < robust["min_steps"]:
+        return None
+    off = _off_steps(durations, robust)[0]
+    if not _too_many(off, robust):
+        return None
+    return (
+        f"step time varies: {sum(off):,} of {len(off):,} steps are off the median "
+        f"({fmt_ns(median(durations))}), too many to call outliers "
+        f"(over {robust['max_outlier_fraction']:.0%})"
+    )
 
 
 def warmup_cap_hit(durations: list[int], robust: dict[str, float]) -> str | None:
