@@ -116,6 +116,12 @@ class PathDiff:
     # Why A and B may be different programs (their launches share too few kernels:
     # fingerprint.programs), or None. The board opens with it.
     unrelated: str | None = None
+    # The units whose launches only changed device (fingerprint.devices: in their region
+    # and step, every kernel as often with the same launch configuration over all
+    # devices), as regions; not in ``regions``, not a path change. ``devices`` says which
+    # devices each side launches on when there are some, else None.
+    moved: tuple[RegionChange, ...] = ()
+    devices: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -215,6 +221,9 @@ class PathDiff:
             out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
         if self.unannotated is not None:  # only then, as ``capture``
             out["regions_kinds"] = dict(zip(("a", "b"), self.regions_kinds, strict=True))
+        if self.moved:  # only then, as ``capture``
+            out["moved"] = [asdict(r) for r in self.moved]
+            out["devices"] = self.devices
         if self.not_measured is not None:
             out["not_measured"] = self.gate_figures().not_measured
         return out

@@ -1,0 +1,95 @@
+"""Launches that changed device, not math: the comparison's units grouped by (region, step)
+over every device.
+
+*Placement*: in a region and step, A's launches over all its devices and B's over all its
+devices are the same kernels as often, each with the same launch configuration, but some
+device runs other kernels than it did in A (pipeline stages on two GPUs against the whole
+step on one, or stages swapped between GPUs). Aligned device by device, that read as
+launches added on one device and removed from another. It is no change of the numerical
+path: every kernel does the same math, with the same grid and block, on another GPU; so
+those units are set apart (``PathDiff.moved``), ``path_changed`` does not count them, and
+the board and the ``launches_moved`` figure say how many launches run on another device (a
+CI job that must also hold the placement gates on ``launches_moved``).
+
+*Matching region* of a unit only B holds (a device A launched nothing on in that region
+and step: a data-parallel replica on a second GPU): the same region and step on A's other
+devices. An added launch there brings a danger rule only when A runs no launch of that
+kernel in its matching region: B then runs math A did not. Matched by name, as a variant
+change counts (a split-K GEMM that replaced another split-K GEMM brings its rule, one with
+another grid brings none).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from .model import ADDED, Kernel, KernelChange
+
+
+def _launches(unit: Any) -> Counter:
+    """Every launch of ``unit`` by variant (its counts when only its first launches are
+    listed one by one)."""
+    return Counter(unit.counts) if unit.blocks else Counter(unit.kernels)
+
+
+def _groups(units: dict[tuple, Any], keys: set) -> dict[tuple, dict[int, Any]]:
+    out: dict[tuple, dict[int, Any]] = {}
+    for key in keys:
+        device, region, step = key
+        if key in units:
+            out.setdefault((region, step), {})[device] = units[key]
+    return out
+
+
+def moved(ua: dict[tuple, Any], ub: dict[tuple, Any], keys: set) -> dict[tuple, int]:
+    """The (region, step) groups of ``keys`` (the unit keys compared) whose launches only
+    changed device, each with how many of B's launches (per step) run on another device
+    than in A: the launches a device runs more of in B, summed over devices."""
+    ga, gb = _groups(ua, keys), _groups(ub, keys)
+    out: dict[tuple, int] = {}
+    for group in ga.keys() & gb.keys():
+        a = {d: _launches(u) for d, u in ga[group].items()}
+        b = {d: _launches(u) for d, u in gb[group].items()}
+        if sum(a.values(), Counter()) != sum(b.values(), Counter()):
+            continue  # other kernels, or as many on other grids: a change of the path
+        more = sum(sum((n - a.get(d, Counter())).values()) for d, n in b.items())
+        if more:  # else each device runs what it ran: another order is a path change
+            out[group] = more
+    return out
+
+
+def matched_danger(
+    key: tuple, changes: list[KernelChange], ua: dict[tuple, Any]
+) -> list[KernelChange]:
+    """``changes`` of the unit ``key`` (device, region, step) that only B holds, their
+    ``danger_new`` left out on an added launch whose kernel A runs in the same region and
+    step on another device (the unit's matching region)."""
+    _device, region, step = key
+    names = {
+        k.name
+        for (_d, r, s), unit in ua.items()
+        if (r, s) == (region, step)
+        for k in (*unit.kernels, *unit.counts)
+    }
+    return [
+        replace(c, danger_new=()) if c.kind == ADDED and c.danger_new and _name(c.b) in names else c
+        for c in changes
+    ]
+
+
+def _name(kernel: Kernel | None) -> str | None:
+    return None if kernel is None else kernel.name
+
+
+def devices_text(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> str:
+    """``A launches on devices 0 and 1, B on device 0`` (the devices of each side's units)."""
+
+    def of(units: dict[tuple, Any]) -> str:
+        devices = sorted({d for d, _r, _s in units})
+        if len(devices) == 1:
+            return f"device {devices[0]}"
+        return f"devices {', '.join(map(str, devices[:-1]))} and {devices[-1]}"
+
+    return f"A launches on {of(ua)}, B on {of(ub)}"
