@@ -50,10 +50,19 @@ def test_a_replica_on_a_second_device_brings_no_new_danger(tmp_path, capsys):
     text = fp.board.text(diff, "a", "b")
     assert "240 launches added, 0 removed; 0 bring a new danger rule" in text
     assert "kernels added" not in text
+    # the region only B holds is named a replica of A's device 0 (JSON: same_as)
+    assert (
+        "device 1, (the whole step), steps 1-30 (only in B: the same launches as device 0 in A)"
+        in text
+    )
+    assert [(r.device, r.status, r.same_as) for r in diff.regions] == [(1, "added", 0)]
+    back = fp.compare(fp(b), fp(a))
+    assert back.regions[0].same_as == 0 and back.figures["launches_removed"] == 240
     rc, out, err = run_cli(["diff", a, b, "--fail-if", "danger_added", "--no-cache"], capsys)
     assert rc == 0, err
     rc, out, _err = run_cli(["diff", a, b, "--fail-if", "danger_added", "-f", "json"], capsys)
-    assert json.loads(out)["figures"]["launches_added"] == 240
+    doc = json.loads(out)
+    assert doc["figures"]["launches_added"] == 240 and doc["regions"][0]["same_as"] == 0
 
 
 def test_a_second_device_running_math_a_did_not_brings_its_danger(tmp_path):
@@ -73,6 +82,8 @@ def test_a_second_device_running_math_a_did_not_brings_its_danger(tmp_path):
     assert diff.figures["danger_added"] == 2 * 30
     (region,) = diff.regions
     assert {c.danger_new for c in region.changes if c.danger_new} == {("gemm_split_k",)}
+    assert region.same_as is None  # not A's launches: no replica said
+    assert "same_as" not in diff.to_dict()["regions"][0]
 
 
 def test_pipeline_stages_against_one_device_are_the_same_launches_elsewhere(tmp_path, capsys):

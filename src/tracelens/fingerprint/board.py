@@ -250,6 +250,9 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
             last = region_label(regions[-1].region, bool(head.steps), nvtx)
             names += f" … {last} ({len(regions)} regions alike)"
         status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
+        if head.same_as is not None:  # a replica: the other side's device runs it all
+            other = "A" if head.status == "added" else "B"
+            status = f"{status[:-1]}: the same launches as device {head.same_as} in {other})"
         out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")
         for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
             if c.kind != CONFIG:

@@ -254,36 +254,42 @@ def _shapes(pair):
 
 def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
     """(``changed`` less the units whose launches only changed device, those units, how
-    many launches run on another device) (:mod:`tracelens.fingerprint.devices`); ``keys``:
+    many launches run on another device, the device of the other side each unit only one
+    side holds is a replica of, {key: device or None}) (:mod:`tracelens.fingerprint.devices`); ``keys``:
     the unit keys compared. The added launches of a unit only B holds bring a danger rule
     only where A runs no such kernel in that region and step
     (:func:`.devices.matched_danger`)."""
     from . import devices
 
-    groups = devices.moved(ua, ub, keys)
-    kept, apart = [], []
+    groups = devices.moved(ua, ub, keys, {unit[0] for unit in changed})
+    lone = {unit[0] for unit in changed if unit[1] is None or unit[2] is None}
+    others = devices.OneSided(ua, ub, lone) if lone else None
+    kept, apart, same = [], [], {}
     for key, unit_a, unit_b, changes, unlisted in changed:
         if key[1:] in groups:
             apart.append((key, unit_a, unit_b, changes, unlisted))
             continue
         if unit_a is None:
-            changes = devices.matched_danger(key, changes, ua)
+            changes = others.matched_danger(key, changes)
+        if unit_a is None or unit_b is None:
+            side, other = (unit_b, "a") if unit_a is None else (unit_a, "b")
+            same[key] = others.replica_of(key, side, other)
         kept.append((key, unit_a, unit_b, changes, unlisted))
-    return kept, apart, sum(groups.values())
+    return kept, apart, sum(groups.values()), same
 
 
-def _region_changes(changed) -> list[RegionChange]:
-    """The changed units as regions: one per (device, region, changes, status) with the
-    steps it holds them in."""
+def _region_changes(changed, same: dict | None = None) -> list[RegionChange]:
+    """The changed units as regions: one per (device, region, changes, status, the device
+    it is a replica of: ``same``) with the steps it holds them in."""
     grouped: dict[tuple, list] = {}
     for key, unit_a, unit_b, changes, unlisted in changed:
         device, region, step = key
         status = "added" if unit_a is None else "removed" if unit_b is None else "changed"
-        group = (device, region, tuple(changes), unlisted, status)
+        group = (device, region, tuple(changes), unlisted, status, (same or {}).get(key))
         grouped.setdefault(group, []).append(step)
     return [
-        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status)
-        for (dev, reg, ch, unl, status), steps in grouped.items()
+        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status, of)
+        for (dev, reg, ch, unl, status, of), steps in grouped.items()
     ]
 
 
@@ -384,7 +390,9 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             for key in sorted({*ua, *ub} - cut, key=order)
         ]
     changed = [u for u in compared_units if u[3] or u[4] is not None]
-    changed, moved, shifted = _set_apart_moved(changed, ua, ub, {u[0] for u in compared_units})
+    changed, moved, shifted, same = _set_apart_moved(
+        changed, ua, ub, {u[0] for u in compared_units}
+    )
     placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
     if placed is not None:  # in launch order (fingerprint.places)
         first, first_math = (
@@ -397,7 +405,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
         if first_math is None and math is not None and placed is None:
             first_math = Divergence(device, region, step, math)
-    regions = _region_changes(changed)
+    regions = _region_changes(changed, same)
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
     figures = _figures(regions, compared, shifted)
     devices = devices_text(ua, ub) if moved else None

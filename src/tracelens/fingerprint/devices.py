@@ -34,24 +34,34 @@ def _launches(unit: Any) -> Counter:
     return Counter(unit.counts) if unit.blocks else Counter(unit.kernels)
 
 
-def _groups(units: dict[tuple, Any], keys: set) -> dict[tuple, dict[int, Any]]:
+def _groups(units: dict[tuple, Any], keys: set, wanted: set) -> dict[tuple, dict[int, Any]]:
     out: dict[tuple, dict[int, Any]] = {}
     for key in keys:
         device, region, step = key
-        if key in units:
+        if (region, step) in wanted and key in units:
             out.setdefault((region, step), {})[device] = units[key]
     return out
 
 
-def moved(ua: dict[tuple, Any], ub: dict[tuple, Any], keys: set) -> dict[tuple, int]:
-    """The (region, step) groups of ``keys`` (the unit keys compared) whose launches only
-    changed device, each with how many of B's launches (per step) run on another device
-    than in A: the launches a device runs more of in B, summed over devices."""
-    ga, gb = _groups(ua, keys), _groups(ub, keys)
+def moved(ua: dict[tuple, Any], ub: dict[tuple, Any], keys: set, changed: set) -> dict[tuple, int]:
+    """The (region, step) groups of the ``changed`` unit keys (of ``keys``, those compared)
+    whose launches only changed device, each with how many of B's launches (per step) run
+    on another device than in A: the launches a device runs more of in B, summed over
+    devices. Only groups with a changed unit are counted (a unit shared by many steps is
+    counted once)."""
+    wanted = {key[1:] for key in changed}
+    ga, gb = _groups(ua, keys, wanted), _groups(ub, keys, wanted)
+    counted: dict[int, Counter] = {}
+
+    def launches(unit: Any) -> Counter:
+        if id(unit) not in counted:
+            counted[id(unit)] = _launches(unit)
+        return counted[id(unit)]
+
     out: dict[tuple, int] = {}
     for group in ga.keys() & gb.keys():
-        a = {d: _launches(u) for d, u in ga[group].items()}
-        b = {d: _launches(u) for d, u in gb[group].items()}
+        a = {d: launches(u) for d, u in ga[group].items()}
+        b = {d: launches(u) for d, u in gb[group].items()}
         if sum(a.values(), Counter()) != sum(b.values(), Counter()):
             continue  # other kernels, or as many on other grids: a change of the path
         more = sum(sum((n - a.get(d, Counter())).values()) for d, n in b.items())
@@ -60,23 +70,51 @@ def moved(ua: dict[tuple, Any], ub: dict[tuple, Any], keys: set) -> dict[tuple, 
     return out
 
 
-def matched_danger(
-    key: tuple, changes: list[KernelChange], ua: dict[tuple, Any]
-) -> list[KernelChange]:
-    """``changes`` of the unit ``key`` (device, region, step) that only B holds, their
-    ``danger_new`` left out on an added launch whose kernel A runs in the same region and
-    step on another device (the unit's matching region)."""
-    _device, region, step = key
-    names = {
-        k.name
-        for (_d, r, s), unit in ua.items()
-        if (r, s) == (region, step)
-        for k in (*unit.kernels, *unit.counts)
-    }
-    return [
-        replace(c, danger_new=()) if c.kind == ADDED and c.danger_new and _name(c.b) in names else c
-        for c in changes
-    ]
+class OneSided:
+    """The units of one side in the region and step of a unit only the other side holds:
+    indexed once per comparison, so that each such unit (a replica holds one per step and
+    region) looks up its own group only."""
+
+    def __init__(self, ua: dict[tuple, Any], ub: dict[tuple, Any], keys: set) -> None:
+        wanted = {key[1:] for key in keys}
+        self._sides = {
+            side: _groups(units, set(units), wanted) for side, units in (("a", ua), ("b", ub))
+        }
+        self._names: dict[tuple, set[str]] = {}
+        self._pairs: dict[tuple[int, int], bool] = {}
+
+    def matched_danger(self, key: tuple, changes: list[KernelChange]) -> list[KernelChange]:
+        """``changes`` of the unit ``key`` (device, region, step) that only B holds, their
+        ``danger_new`` left out on an added launch whose kernel A runs in the same region
+        and step on another device (the unit's matching region)."""
+        group = key[1:]
+        if group not in self._names:
+            units = self._sides["a"].get(group, {}).values()
+            self._names[group] = {k.name for u in units for k in (*u.kernels, *u.counts)}
+        names = self._names[group]
+        return [
+            replace(c, danger_new=())
+            if c.kind == ADDED and c.danger_new and _name(c.b) in names
+            else c
+            for c in changes
+        ]
+
+    def replica_of(self, key: tuple, unit: Any, other: str) -> int | None:
+        """The device whose unit on the ``other`` side ("a" or "b"), in the same region and
+        step as the unit ``key`` only one side holds, runs ``unit``'s launches launch for
+        launch (a data-parallel replica: that side runs the other's work again on another
+        device); the lowest such, or None."""
+        units = self._sides[other].get(key[1:], {})
+        return min((d for d, u in units.items() if self._same(unit, u)), default=None)
+
+    def _same(self, unit: Any, other: Any) -> bool:
+        """Whether two units run the same launches (once per pair: a unit shared by many
+        steps is one object)."""
+        pair = (id(unit), id(other))
+        if pair not in self._pairs:
+            same = (unit.launches, unit.kernels, unit.counts)
+            self._pairs[pair] = same == (other.launches, other.kernels, other.counts)
+        return self._pairs[pair]
 
 
 def _name(kernel: Kernel | None) -> str | None:
