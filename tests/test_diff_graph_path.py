@@ -53,7 +53,7 @@ def test_a_path_gate_on_graph_replays_is_not_measured(trace_copies, capsys):
     (changes,) = [line for line in out.splitlines() if line.startswith("changes")]
     assert changes == (
         "changes over the listed kernels: 0 kernel-variant changes, 0 launch-configuration-"
-        "only changes, 30 kernels added, 7,328 removed; 0 bring a new danger rule"
+        "only changes, 30 launches added, 7,328 removed; 0 bring a new danger rule"
     )
 
 

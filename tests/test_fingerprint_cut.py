@@ -140,7 +140,7 @@ def test_a_switch_inside_the_steps_both_hold_still_fails(tmp_path, capsys, nvtx)
         ["fingerprint", build_run(tmp_path / "cut.sqlite", cut), "--check", baseline], capsys
     )
     assert rc == 1 and f"{GEMM_SPLITK} replaced {GEMM}" in out
-    assert "0 kernels added, 0 removed" in out
+    assert "0 launches added, 0 removed" in out
     assert (
         ". B's capture ends earlier (it holds 4 steps, A 8): A's last 25 launches are past "
         f"its end, not compared{NOT_KNOWN}\n"
@@ -157,7 +157,7 @@ def test_a_kernel_missing_from_a_step_both_hold_whole_is_removed(tmp_path, capsy
     rc, out, _ = run_cli(
         ["fingerprint", build_run(tmp_path / "short.sqlite", short), "--check", baseline], capsys
     )
-    assert rc == 1 and "0 kernels added, 1 removed" in out, out
+    assert rc == 1 and "0 launches added, 1 removed" in out, out
     assert "removed  #15   flash::flash_fwd_splitkv_kernel" in out
     assert (
         ". B's capture ends earlier (it holds 5 steps, A 8): A's last 21 launches are past "

@@ -54,7 +54,7 @@ def test_a_reversed_region_is_one_order_change_not_kernels_added_and_removed():
     assert "launch #3 of region layer.0: kern_5 where A had kern_2 (the same kernels as" in text
     assert "    order    #3    kern_5 where A had kern_2" in text
     assert "1 launch orders changed" in text
-    assert "added" not in text.replace("0 kernels added", "")
+    assert "added" not in text.replace("0 launches added", "")
     doc = json.loads(board.to_json(d, "a.json", "b.json"))
     assert doc["figures"]["order_changed"] == 1
     assert [c["kind"] for c in doc["regions"][0]["changes"]] == ["order"]
@@ -124,7 +124,7 @@ def test_check_and_diff_of_the_reviewers_pair(tmp_path, capsys):
     rc, out, _ = run_cli(["fingerprint", b, "--check", base], capsys)
     assert rc == 1
     assert "launch #1 of step 1: kern_5 where A had kern_0 (the same kernels as often" in out
-    assert "0 kernels added, 0 removed, 6 launch orders changed" in out
+    assert "0 launches added, 0 removed, 6 launch orders changed" in out
     assert "    order    #1    kern_5 where A had kern_0" in out
     rc, out, _ = run_cli(["diff", base, b, "-f", "json"], capsys)
     assert rc == 0 and json.loads(out)["figures"]["order_changed"] == 6

@@ -161,10 +161,22 @@ def _summary(diff: PathDiff) -> str:
     f = diff.figures
     return (
         f"{f['variant_changed']:,} kernel-variant changes, {f['config_changed']:,} "
-        f"launch-configuration-only changes, {f['kernels_added']:,} kernels added, "
-        f"{f['kernels_removed']:,} removed{_reorders(f)}; {f['danger_added']:,} bring a new "
+        f"launch-configuration-only changes, {f['launches_added']:,} launches added, "
+        f"{f['launches_removed']:,} removed{_reorders(f)}; {f['danger_added']:,} bring a new "
         "danger rule"
     )
+
+
+def _moved(diff: PathDiff) -> list[str]:
+    """The line on launches that only changed device (PathDiff.moved), when some."""
+    if not diff.moved:
+        return []
+    n = diff.figures.get("launches_moved", 0)
+    return [
+        f"devices: {diff.devices}: {n:,} launch{'es' if n != 1 else ''} run on another device, "
+        "the same kernels as often with the same launch configurations in each region and "
+        "step (the same math elsewhere: not a path change; gate on launches_moved)"
+    ]
 
 
 def _reorders(f: dict[str, int]) -> str:
@@ -206,16 +218,22 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
         if head == "numerical path:":
             head = "compared as one program:"
     if diff.identical:
-        how = "over the launches both captures hold" if diff.capture else "exactly"
+        how = " over the launches both captures hold" if diff.capture else " exactly"
+        verb = "follows"
+        if diff.moved:  # the same launches, some of them on another device
+            verb = "runs the launches of"
+            how = f"{how.removeprefix(' exactly')}, placed on other devices"
         return [
             *unsure,
-            f"{head} {b} follows {a} {how} ({f['regions_compared']:,} regions)",
+            f"{head} {b} {verb} {a}{how} ({f['regions_compared']:,} regions)",
+            *_moved(diff),
             *note,
         ]
     out = [
         *unsure,
         f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
         f"{f['regions_compared']:,} regions",
+        *_moved(diff),
         *note,
         f"first divergence: {divergence_text(diff.first, nvtx)}",
     ]
@@ -232,6 +250,9 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
             last = region_label(regions[-1].region, bool(head.steps), nvtx)
             names += f" … {last} ({len(regions)} regions alike)"
         status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
+        if head.same_as is not None:  # a replica: the other side's device runs it all
+            other = "A" if head.status == "added" else "B"
+            status = f"{status[:-1]}: the same launches as device {head.same_as} in {other})"
         out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")
         for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
             if c.kind != CONFIG:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import budget
+from .devices import devices_text
 from .edits import _change, _sequence_changes
 from .model import (
     ADDED,
@@ -251,8 +252,54 @@ def _shapes(pair):
     return None if None in pair else pair
 
 
-def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
-    """Counts over every step a change happens in (a change in steps 2-4 counts 3 times)."""
+def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
+    """(``changed`` less the units whose launches only changed device, those units, how
+    many launches run on another device, the device of the other side each unit only one
+    side holds is a replica of, {key: device or None}) (:mod:`tracelens.fingerprint.devices`); ``keys``:
+    the unit keys compared. The added launches of a unit only B holds bring a danger rule
+    only where A runs no such kernel in that region and step
+    (:func:`.devices.matched_danger`)."""
+    from . import devices
+
+    groups = devices.moved(ua, ub, keys, {unit[0] for unit in changed})
+    lone = {unit[0] for unit in changed if unit[1] is None or unit[2] is None}
+    others = devices.OneSided(ua, ub, lone) if lone else None
+    kept, apart, same = [], [], {}
+    for key, unit_a, unit_b, changes, unlisted in changed:
+        if key[1:] in groups:
+            apart.append((key, unit_a, unit_b, changes, unlisted))
+            continue
+        if unit_a is None:
+            changes = others.matched_danger(key, changes)
+        if unit_a is None or unit_b is None:
+            side, other = (unit_b, "a") if unit_a is None else (unit_a, "b")
+            same[key] = others.replica_of(key, side, other)
+        kept.append((key, unit_a, unit_b, changes, unlisted))
+    return kept, apart, sum(groups.values()), same
+
+
+def _region_changes(changed, same: dict | None = None) -> list[RegionChange]:
+    """The changed units as regions: one per (device, region, changes, status, the device
+    it is a replica of: ``same``) with the steps it holds them in."""
+    grouped: dict[tuple, list] = {}
+    for key, unit_a, unit_b, changes, unlisted in changed:
+        device, region, step = key
+        status = "added" if unit_a is None else "removed" if unit_b is None else "changed"
+        group = (device, region, tuple(changes), unlisted, status, (same or {}).get(key))
+        grouped.setdefault(group, []).append(step)
+    return [
+        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status, of)
+        for (dev, reg, ch, unl, status, of), steps in grouped.items()
+    ]
+
+
+def _figures(regions: list[RegionChange], compared: int, moved: int = 0) -> dict[str, int]:
+    """Counts over every step a change happens in (a change in steps 2-4 counts 3 times).
+    ``kernels_added`` and ``kernels_removed`` are the older names of ``launches_added`` and
+    ``launches_removed`` (they always counted launches), kept for the gates written on
+    them. ``moved``: launches that only run on another device (``launches_moved``), not
+    counted in ``path_changed``: the same kernels with the same launch configurations do
+    the same math on another GPU (:mod:`tracelens.fingerprint.devices`)."""
 
     def total(kind: str | None = None, danger: bool = False) -> int:
         return sum(
@@ -271,6 +318,9 @@ def _figures(regions: list[RegionChange], compared: int) -> dict[str, int]:
         "config_changed": total(CONFIG),
         "kernels_added": total(ADDED),
         "kernels_removed": total(REMOVED),
+        "launches_added": total(ADDED),
+        "launches_removed": total(REMOVED),
+        "launches_moved": moved,
         "danger_added": total(danger=True),
         "order_changed": total(ORDER),
     }
@@ -332,7 +382,6 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             return False
         return shapes[0].get(key), shapes[1].get(key)
 
-    grouped: dict[tuple, list] = {}
     first: Divergence | None = None
     first_math: Divergence | None = None
     with budget.budgeted() as spent:
@@ -341,27 +390,25 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             for key in sorted({*ua, *ub} - cut, key=order)
         ]
     changed = [u for u in compared_units if u[3] or u[4] is not None]
+    changed, moved, shifted, same = _set_apart_moved(
+        changed, ua, ub, {u[0] for u in compared_units}
+    )
     placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
     if placed is not None:  # in launch order (fingerprint.places)
         first, first_math = (
             None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
         )
-    for key, unit_a, unit_b, changes, unlisted in changed:
+    for key, _unit_a, _unit_b, changes, unlisted in changed:
         device, region, step = key
         if first is None and placed is None:
             first = Divergence(device, region, step, changes[0] if changes else None, unlisted)
         math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
         if first_math is None and math is not None and placed is None:
             first_math = Divergence(device, region, step, math)
-        status = "added" if unit_a is None else "removed" if unit_b is None else "changed"
-        group = (device, region, tuple(changes), unlisted, status)
-        grouped.setdefault(group, []).append(step)
-    regions = [
-        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status)
-        for (dev, reg, ch, unl, status), steps in grouped.items()
-    ]
+    regions = _region_changes(changed, same)
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
-    figures = _figures(regions, compared)
+    figures = _figures(regions, compared, shifted)
+    devices = devices_text(ua, ub) if moved else None
     apart = _capture_ends(a, b, ends, (ra, rb), cut) if ends else None
     capture = None
     if apart is not None:
@@ -387,6 +434,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         kinds,
         apart,
         caveat,
+        tuple(_region_changes(moved)),
+        devices,
     )
 
 

@@ -45,9 +45,11 @@ class KernelChange:
     """One launch slot that differs. ``position`` is 1-based in B's sequence (A's for a
     removed kernel); ``a``/``b`` are None for an added/removed kernel. An ``order`` change
     stands for its whole unit: ``position`` is its first launch that differs, ``a``/``b``
-    the two kernels launched there. ``danger``: the
-    rules that fire on the new kernel (the removed one for ``removed``); ``danger_new``:
-    those of them the replaced kernel did not have (all of them for an added kernel)."""
+    the two kernels launched there. ``danger``: the rules that fire on the new kernel (the
+    removed one for ``removed``); ``danger_new``: the risky ones it brings
+    (:func:`tracelens.fingerprint.edits._change`; an added launch on a device only B holds
+    brings none where A runs that kernel in the same region and step:
+    :func:`tracelens.fingerprint.devices.matched_danger`)."""
 
     kind: str
     position: int
@@ -69,6 +71,10 @@ class RegionChange:
     # a sentence saying which launches differ, or None.
     unlisted: str | None = None
     status: str = "changed"  # changed | added (only in B) | removed (only in A)
+    # Only one side holds it, and the other side's device ``same_as`` runs its launches,
+    # launch for launch, in the same region and step (a replica: fingerprint.devices); None
+    # otherwise (and then not in the JSON).
+    same_as: int | None = None
 
     def count(self, kind: str) -> int:
         return sum(1 for c in self.changes if c.kind == kind)
@@ -116,6 +122,12 @@ class PathDiff:
     # Why A and B may be different programs (their launches share too few kernels:
     # fingerprint.programs), or None. The board opens with it.
     unrelated: str | None = None
+    # The units whose launches only changed device (fingerprint.devices: in their region
+    # and step, every kernel as often with the same launch configuration over all
+    # devices), as regions; not in ``regions``, not a path change. ``devices`` says which
+    # devices each side launches on when there are some, else None.
+    moved: tuple[RegionChange, ...] = ()
+    devices: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -187,10 +199,11 @@ class PathDiff:
         layer in every block of a model), as (the regions, the first one)."""
         out: list[tuple[list[RegionChange], RegionChange]] = []
         for r in self.regions:
-            same = (r.device, r.steps, r.changes, r.unlisted, r.status)
+            same = (r.device, r.steps, r.changes, r.unlisted, r.status, r.same_as)
             if out:
                 head = out[-1][1]
-                if (head.device, head.steps, head.changes, head.unlisted, head.status) == same:
+                were = (head.device, head.steps, head.changes, head.unlisted, head.status)
+                if (*were, head.same_as) == same:
                     out[-1][0].append(r)
                     continue
             out.append(([r], r))
@@ -203,7 +216,7 @@ class PathDiff:
             "note": self.note,
             "first": None if self.first is None else asdict(self.first),
             "first_math": None if self.first_math is None else asdict(self.first_math),
-            "regions": [asdict(r) for r in self.regions],
+            "regions": [_region_dict(r) for r in self.regions],
         }
         if self.capture is not None:  # only then, so every other comparison's JSON stays
             out["capture"] = self.capture
@@ -215,6 +228,17 @@ class PathDiff:
             out["graph_replays"] = dict(zip(("a", "b"), self.graph_replays, strict=True))
         if self.unannotated is not None:  # only then, as ``capture``
             out["regions_kinds"] = dict(zip(("a", "b"), self.regions_kinds, strict=True))
+        if self.moved:  # only then, as ``capture``
+            out["moved"] = [_region_dict(r) for r in self.moved]
+            out["devices"] = self.devices
         if self.not_measured is not None:
             out["not_measured"] = self.gate_figures().not_measured
         return out
+
+
+def _region_dict(region: RegionChange) -> dict[str, Any]:
+    """``region`` as JSON, ``same_as`` only when set (every other comparison's JSON stays)."""
+    out = asdict(region)
+    if out["same_as"] is None:
+        del out["same_as"]
+    return out

@@ -12,7 +12,13 @@ from .compare import PathDiff, compare
 from .document import load
 
 #: ``--fail-if`` names that gate on the path; a bare name means ``NAME>0``.
-PATH_GATES = ("path_changed", "variant_changed", "danger_added", "order_changed")
+PATH_GATES = (
+    "path_changed",
+    "variant_changed",
+    "danger_added",
+    "order_changed",
+    "launches_moved",
+)
 _FIGURE = re.compile(r"\s*([A-Za-z_]\w*)")
 
 
