@@ -74,8 +74,9 @@ def diff(
     output: c.OutputOpt = None,
 ) -> None:
     """Why two runs differ: evidence board, then totals, categories, kernels, launch order.
-    With a fingerprint .json on either side (or --fail-if path_changed|variant_changed|
-    danger_added): the numerical-path board instead (see `tracelens fingerprint`)."""
+    With a fingerprint .json on either side, or a --fail-if on a path gate
+    (path_changed, variant_changed, danger_added, launches_moved): the numerical-path
+    board instead (see `tracelens fingerprint`)."""
     # -- numerical-path comparison (fingerprint helper's hook; body in cli/fingerprint.py) --
     from ..fingerprint.sources import wants_path
 

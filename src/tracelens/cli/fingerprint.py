@@ -86,7 +86,8 @@ def path_diff_command(
 ) -> None:
     """``tracelens diff A B`` when a fingerprint is on either side (or a path gate is asked
     for): the path board, then the gates (``path_changed``, ``variant_changed``,
-    ``danger_added``, or any ``FIGURE OP NUMBER`` over the path figures)."""
+    ``danger_added``, ``launches_moved``, or any ``FIGURE OP NUMBER`` over the path
+    figures)."""
     from ..compare import check_gates
     from ..errors import UsageError
     from ..fingerprint.sources import gate_expressions, path_diff
