@@ -402,8 +402,6 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             return False
         return shapes[0].get(key), shapes[1].get(key)
 
-    first: Divergence | None = None
-    first_math: Divergence | None = None
     with budget.budgeted() as spent:
         compared_units = [
             (key, *_compare_key(ua.get(key), ub.get(key), _shapes(whole(key)), ends, spent))
@@ -413,19 +411,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     changed, moved, shifted, same = _set_apart_moved(
         changed, ua, ub, {u[0] for u in compared_units}
     )
-    placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
-    if placed is not None:  # in launch order (fingerprint.places)
-        first, first_math = (
-            None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
-        )
-    for key, _unit_a, _unit_b, changes, unlisted in changed:
-        device, region, step = key
-        if first is None and placed is None:
-            said = None if unlisted is None else unlisted.text
-            first = Divergence(device, region, step, changes[0] if changes else None, said)
-        math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
-        if first_math is None and math is not None and placed is None:
-            first_math = Divergence(device, region, step, math)
+    first, first_math = _firsts(changed)
     regions = _region_changes(changed, same)
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
     figures = _figures(regions, compared, shifted)
@@ -458,6 +444,29 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         tuple(_region_changes(moved)),
         devices,
     )
+
+
+def _firsts(changed: list[tuple]) -> tuple[Divergence | None, Divergence | None]:
+    """(the first divergence, the first change of the math) of the ``changed`` units: in
+    launch order where the documents place every change (fingerprint.places), else the
+    first in the units' order."""
+    placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
+    if placed is not None:
+        first, first_math = (
+            None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
+        )
+        return first, first_math
+    first = first_math = None
+    for (device, region, step), _unit_a, _unit_b, changes, unlisted in changed:
+        if first is None:
+            # the unlisted launches' sentence when no listed launch differs (a divergence
+            # with a change says that change, and equals the first change of math then)
+            said = None if unlisted is None or changes else unlisted.text
+            first = Divergence(device, region, step, changes[0] if changes else None, said)
+        math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
+        if first_math is None and math is not None:
+            first_math = Divergence(device, region, step, math)
+    return first, first_math
 
 
 def _capture_ends(a: dict[str, Any], b: dict[str, Any], ends: Any, units: tuple, cut: set):

@@ -13,8 +13,8 @@ launches as added (the board said "4,096 launches added", the listed ones, for 1
 region whose tails differ counts their launches in ``launches_added``, ``launches_removed``,
 ``variant_changed`` and ``config_changed`` (:class:`tracelens.fingerprint.model.
 CountedChange`). Tails of the same variants as often whose digests differ are one launch
-order change. A count is a lower bound of what differs there: two launches that swapped
-variants count once each way."""
+order change. A count is a lower bound of what differs there: changes that cancel out in
+the counts (two launches that traded places) are only that one order change."""
 
 from __future__ import annotations
 
