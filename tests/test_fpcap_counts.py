@@ -127,3 +127,20 @@ def test_regions_past_the_alignment_budget_count_their_launches(monkeypatch):
     assert region.changes == () and "not aligned" in region.unlisted
     # kernel_0 -> kernel_1 twice: one family ("other"), so a variant change
     assert diff.figures["variant_changed"] == 2
+
+
+def test_regions_compared_over_all_steps_count_every_launch_for_a_move():
+    """Steps found otherwise (range against marker): each region's steps are one unit. A's
+    held a long step (its counts) and a short one (listed only), and the launches per
+    variant of that unit were the long step's alone: B's same launches, the short step on
+    device 1, read as "3 launches added" on a device only B holds, not as launches moved."""
+    long = {"device": 0, "region": ["r"], "steps": [1], "launches": 10}
+    long |= {"sequence": [0, 1, 0, 1], "blocks": ["1.2", "3.4", "5.6"], "counts": [[0, 5], [1, 5]]}
+    short = {"device": 0, "region": ["r"], "steps": [2], "launches": 3, "sequence": [1, 1, 0]}
+    a, b = _long_doc([]), _long_doc([])
+    a |= {"steps": {"method": "range", "count": 2}, "paths": [long, short]}
+    b |= {"steps": {"method": "marker", "count": 2}, "paths": [long, {**short, "device": 1}]}
+    diff = fp.compare(a, b)
+    assert diff.note.startswith("the steps differ")
+    assert diff.identical and diff.figures["launches_moved"] == 3
+    assert diff.figures["launches_added"] == 0 and diff.figures["path_changed"] == 0
