@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from .compare import ADDED, CONFIG, ORDER, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
+from .model import CountedChange
 
 if TYPE_CHECKING:
     from .ends import CaptureEnds
@@ -186,15 +187,30 @@ def _reorders(f: dict[str, int]) -> str:
     return f", {n:,} launch orders changed (the same kernels as often)" if n else ""
 
 
-def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
-    """The board as lines: verdict, first divergence, first change of math, then every
-    changed region (consecutive regions with the same changes as one group), ``top``
-    groups at most (None: all): its kernel-variant changes, added and removed kernels one
-    per line, and its launch-configuration-only changes on one line (their detail is in
-    the JSON)."""
+def headline(diff: PathDiff, a: str, b: str) -> tuple[list[str], str]:
+    """(the board's first lines: why the path is not measured or may be of another
+    program, the verdict, and the launches that only changed device; how its counts are
+    qualified: "numerical path:", "over the listed kernels:", ...). The note follows."""
     f = diff.figures
-    note = [f"note: {diff.note}"] if diff.note else []
-    nvtx = diff.nvtx_regions
+    unsure, head = _unsure(diff)
+    if diff.identical:
+        how = " over the launches both captures hold" if diff.capture else " exactly"
+        verb = "follows"
+        if diff.moved:  # the same launches, some of them on another device
+            verb = "runs the launches of"
+            how = f"{how.removeprefix(' exactly')}, placed on other devices"
+        verdict = f"{head} {b} {verb} {a}{how} ({f['regions_compared']:,} regions)"
+    else:
+        verdict = (
+            f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
+            f"{f['regions_compared']:,} regions"
+        )
+    return [*unsure, verdict, *_moved(diff)], head
+
+
+def _unsure(diff: PathDiff) -> tuple[list[str], str]:
+    """(the lines that say the path is not measured, or may be another program's; the
+    verdict's opening)."""
     # A path not recorded (graph replays traced at graph level) is no changed path: the
     # board says so first, and what follows is only over the kernels the exports list.
     unsure = (
@@ -217,26 +233,21 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
         unsure = [f"numerical path: {diff.unrelated}", *unsure]
         if head == "numerical path:":
             head = "compared as one program:"
+    return unsure, head
+
+
+def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
+    """The board as lines: verdict, first divergence, first change of math, then every
+    changed region (consecutive regions with the same changes as one group), ``top``
+    groups at most (None: all): its kernel-variant changes, added and removed kernels one
+    per line, and its launch-configuration-only changes on one line (their detail is in
+    the JSON)."""
+    note = [f"note: {diff.note}"] if diff.note else []
+    nvtx = diff.nvtx_regions
+    opening, head = headline(diff, a, b)
     if diff.identical:
-        how = " over the launches both captures hold" if diff.capture else " exactly"
-        verb = "follows"
-        if diff.moved:  # the same launches, some of them on another device
-            verb = "runs the launches of"
-            how = f"{how.removeprefix(' exactly')}, placed on other devices"
-        return [
-            *unsure,
-            f"{head} {b} {verb} {a}{how} ({f['regions_compared']:,} regions)",
-            *_moved(diff),
-            *note,
-        ]
-    out = [
-        *unsure,
-        f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
-        f"{f['regions_compared']:,} regions",
-        *_moved(diff),
-        *note,
-        f"first divergence: {divergence_text(diff.first, nvtx)}",
-    ]
+        return [*opening, *note]
+    out = [*opening, *note, f"first divergence: {divergence_text(diff.first, nvtx)}"]
     if diff.first_math is not None and diff.first_math != diff.first:
         out.append(f"first change of math: {divergence_text(diff.first_math, nvtx)}")
     # Under a path not measured the counts are the listed kernels' only (as the line above).
@@ -244,31 +255,63 @@ def lines(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> list[str]:
     changes = f"changes {head.removesuffix(':')}" if over else "changes"
     out += [f"{changes}: {_summary(diff)}", "", "changed regions:"]
     groups = diff.grouped()
-    for regions, head in groups[: top if top else None]:
-        names = region_label(head.region, bool(head.steps), nvtx)
-        if len(regions) > 1:
-            last = region_label(regions[-1].region, bool(head.steps), nvtx)
-            names += f" … {last} ({len(regions)} regions alike)"
-        status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
-        if head.same_as is not None:  # a replica: the other side's device runs it all
-            other = "A" if head.status == "added" else "B"
-            status = f"{status[:-1]}: the same launches as device {head.same_as} in {other})"
-        out.append(f"  device {head.device}, {names}{_steps(head.steps)}{status}")
-        for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
-            if c.kind != CONFIG:
-                line = f"    {_KIND_LABEL[c.kind]:<8} #{c.position:<4} {change_text(c, verb=False)}"
-                out.append(line)
-        configs = [c.position for c in head.changes if c.kind == CONFIG]
-        if configs:
-            where = ", ".join(f"#{p}" for p in configs)
-            out.append(
-                f"    {'config':<8} {len(configs)} kernels kept, with another grid or block: {where}"
-            )
-        if head.unlisted:
-            out.append(f"    {'unlisted':<8}       {head.unlisted}")
+    for regions, first in groups[: top if top else None]:
+        out += _group_lines(regions, first, nvtx, top)
     if top and len(groups) > top:
         out.append(f"  … {len(groups) - top} more groups of regions (--top 0 for all)")
     return out
+
+
+def _group_lines(regions, head, nvtx: bool, top: int | None) -> list[str]:
+    """One group of alike changed regions: where, then its changes (``top``: the counted
+    changes past the listed launches shown, None: all)."""
+    names = region_label(head.region, bool(head.steps), nvtx)
+    if len(regions) > 1:
+        last = region_label(regions[-1].region, bool(head.steps), nvtx)
+        names += f" … {last} ({len(regions)} regions alike)"
+    status = {"added": " (only in B)", "removed": " (only in A)"}.get(head.status, "")
+    if head.same_as is not None:  # a replica: the other side's device runs it all
+        other = "A" if head.status == "added" else "B"
+        status = f"{status[:-1]}: the same launches as device {head.same_as} in {other})"
+    out = [f"  device {head.device}, {names}{_steps(head.steps)}{status}"]
+    for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
+        if c.kind != CONFIG:
+            out.append(
+                f"    {_KIND_LABEL[c.kind]:<8} #{c.position:<4} {change_text(c, verb=False)}"
+            )
+    configs = [c.position for c in head.changes if c.kind == CONFIG]
+    if configs:
+        where = ", ".join(f"#{p}" for p in configs)
+        out.append(
+            f"    {'config':<8} {len(configs)} kernels kept, with another grid or block: {where}"
+        )
+    if head.unlisted:
+        out.append(f"    {'unlisted':<8}       {head.unlisted}")
+    out += [f"    {line}" for line in counted_lines(head.counted, top)]
+    return out
+
+
+def counted_lines(counted: tuple[CountedChange, ...], top: int | None = 10) -> list[str]:
+    """The changes counted past the listed launches (fingerprint.counted), the most
+    launches first, ``top`` at most (None: all): ``added   ×1,245,904 X``."""
+    if not counted:
+        return []
+    ranked = sorted(counted, key=lambda c: (-c.launches, _ORDER[c.kind]))
+    out = [
+        f"{_KIND_LABEL[c.kind]:<8} ×{c.launches:<4,} {counted_text(c)}"
+        for c in ranked[: top if top else None]
+    ]
+    if top and len(ranked) > top:
+        rest = sum(c.launches for c in ranked[top:])
+        out.append(f"… {len(ranked) - top} more counted changes ({rest:,} launches; -f json)")
+    return ["past the listed launches, by variant counts:", *out]
+
+
+def counted_text(c: CountedChange) -> str:
+    """One counted change in words (:func:`change_text`'s, without a position)."""
+    if c.kind == ORDER:
+        return "the same variants as often, in another order"
+    return change_text(KernelChange(c.kind, 0, c.a, c.b, c.danger, c.danger_new), verb=False)
 
 
 def text(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -82,8 +81,9 @@ def spend(steps: int) -> None:
 def by_counts(a, b) -> str:
     """What a region compared by its variant counts (two ``compare._Unit``) says: the
     launches, and how many variants run more or less often (or none: another order)."""
-    ca = a.counts or Counter(a.kernels)
-    cb = b.counts or Counter(b.kernels)
+    from .counted import every
+
+    ca, cb = every(a), every(b)
     more = [cb.get(k, 0) - ca.get(k, 0) for k in {*ca, *cb}]
     grew, shrank = sum(1 for n in more if n > 0), sum(1 for n in more if n < 0)
     counts = (

@@ -16,10 +16,10 @@ and the note says how many. The result types are in :mod:`tracelens.fingerprint.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import budget
+from . import budget, counted
 from .devices import devices_text
 from .edits import _change, _sequence_changes
 from .model import (
@@ -69,6 +69,8 @@ class _Unit:
     # the entry of its first launch (those one capture held beyond the other left out)
     entry_ends: tuple = ()
     first_offset: int = 0
+    # the launches past the listed ones, by variant (counted.tail; empty: all listed)
+    tail: Counter = field(default_factory=Counter)
 
 
 def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
@@ -83,6 +85,7 @@ def _units(doc: dict[str, Any]) -> dict[tuple, _Unit]:
         flat = entry.get("at", ())
         at = tuple(zip(flat[::2], flat[1::2], strict=True))
         unit = _Unit(order, entry["launches"], kernels, blocks, counts, *ends, at)
+        unit.tail = counted.tail(counts, kernels)
         for step in entry["steps"] or [None]:
             out[(entry["device"], tuple(entry["region"]), step)] = unit
     return out
@@ -131,6 +134,7 @@ def _merge(flat: dict[tuple, _Unit], key: tuple, unit: _Unit) -> None:
     merged.blocks += unit.blocks
     for k, n in unit.counts.items():
         merged.counts[k] = merged.counts.get(k, 0) + n
+    merged.tail.update(unit.tail)
 
 
 def _step_order(key: tuple) -> tuple:
@@ -182,20 +186,24 @@ def _reordered(a: _Unit, b: _Unit) -> KernelChange | None:
     return KernelChange(ORDER, first + 1, a.kernels[first], b.kernels[first])
 
 
-def _compare_units(a: _Unit | None, b: _Unit | None) -> tuple[list[KernelChange], str | None]:
+def _compare_units(
+    a: _Unit | None, b: _Unit | None
+) -> tuple[list[KernelChange], counted.Unlisted | None]:
+    """The changes of the listed launches, and what differs past them (:mod:`.counted`)."""
     if a is None:
-        return [_change(ADDED, j + 1, None, k) for j, k in enumerate(b.kernels)], None
+        changes = [_change(ADDED, j + 1, None, k) for j, k in enumerate(b.kernels)]
+        return changes, counted.one_side(a, b)
     if b is None:
-        return [_change(REMOVED, i + 1, k, None) for i, k in enumerate(a.kernels)], None
+        changes = [_change(REMOVED, i + 1, k, None) for i, k in enumerate(a.kernels)]
+        return changes, counted.one_side(a, b)
     order = _reordered(a, b)
-    if order is not None:
-        return [order], _unlisted(a, b)
-    return _sequence_changes(a.kernels, b.kernels), _unlisted(a, b)
+    changes = [order] if order is not None else _sequence_changes(a.kernels, b.kernels)
+    return changes, counted.both_sides(a, b, _unlisted(a, b), changes)
 
 
 def _compare_captures(
     a: _Unit, b: _Unit, shapes: tuple[Any, Any] | None
-) -> tuple[list[KernelChange], str | None, Any]:
+) -> tuple[list[KernelChange], counted.Unlisted | None, Any]:
     """:func:`_compare_units` of one region in two runs whose steps differ: launches only
     one side holds at the start or end are left out and returned apart (capture.Ends);
     the shorter sequence being a slice of the longer is found without an alignment.
@@ -225,7 +233,7 @@ def _compare_captures(
     if order is not None and cut and changes:
         changes, ends = [order], capture.Ends()  # not a rotation: another order
     unlisted = None if capture.blocks_slice(a.blocks, b.blocks) else _unlisted(a, b)
-    return changes, unlisted, ends
+    return changes, counted.both_sides(a, b, unlisted, changes), ends
 
 
 def _compare_key(a: _Unit | None, b: _Unit | None, whole, ends, spent: budget.Budget):
@@ -242,7 +250,7 @@ def _compare_key(a: _Unit | None, b: _Unit | None, whole, ends, spent: budget.Bu
         return a, b, *_compare_units(a, b)
     except budget.OverBudget:
         spent.counted += 1
-        return a, b, [], budget.by_counts(a, b)
+        return a, b, [], counted.by_counts(a, b, budget.by_counts(a, b))
 
 
 def _shapes(pair):
@@ -271,6 +279,7 @@ def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
             continue
         if unit_a is None:
             changes = others.matched_danger(key, changes)
+            unlisted = others.matched_unlisted(key, unlisted)
         if unit_a is None or unit_b is None:
             side, other = (unit_b, "a") if unit_a is None else (unit_a, "b")
             same[key] = others.replica_of(key, side, other)
@@ -279,8 +288,9 @@ def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
 
 
 def _region_changes(changed, same: dict | None = None) -> list[RegionChange]:
-    """The changed units as regions: one per (device, region, changes, status, the device
-    it is a replica of: ``same``) with the steps it holds them in."""
+    """The changed units as regions: one per (device, region, changes, what differs past
+    the listed launches, status, the device it is a replica of: ``same``) with the steps it
+    holds them in."""
     grouped: dict[tuple, list] = {}
     for key, unit_a, unit_b, changes, unlisted in changed:
         device, region, step = key
@@ -288,7 +298,16 @@ def _region_changes(changed, same: dict | None = None) -> list[RegionChange]:
         group = (device, region, tuple(changes), unlisted, status, (same or {}).get(key))
         grouped.setdefault(group, []).append(step)
     return [
-        RegionChange(dev, reg, tuple(s for s in steps if s is not None), ch, unl, status, of)
+        RegionChange(
+            dev,
+            reg,
+            tuple(s for s in steps if s is not None),
+            ch,
+            None if unl is None else unl.text,
+            status,
+            of,
+            () if unl is None else unl.counted,
+        )
         for (dev, reg, ch, unl, status, of), steps in grouped.items()
     ]
 
@@ -299,13 +318,14 @@ def _figures(regions: list[RegionChange], compared: int, moved: int = 0) -> dict
     ``launches_removed`` (they always counted launches), kept for the gates written on
     them. ``moved``: launches that only run on another device (``launches_moved``), not
     counted in ``path_changed``: the same kernels with the same launch configurations do
-    the same math on another GPU (:mod:`tracelens.fingerprint.devices`)."""
+    the same math on another GPU (:mod:`tracelens.fingerprint.devices`). The launches
+    past a unit's listed ones count by their variants (``RegionChange.counted``)."""
 
     def total(kind: str | None = None, danger: bool = False) -> int:
         return sum(
-            max(1, len(r.steps))
+            max(1, len(r.steps)) * n
             for r in regions
-            for c in r.changes
+            for c, n in (*((c, 1) for c in r.changes), *((c, c.launches) for c in r.counted))
             if (kind is None or c.kind == kind)
             and (not danger or (c.danger_new and c.kind != REMOVED))
         )
@@ -382,8 +402,6 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
             return False
         return shapes[0].get(key), shapes[1].get(key)
 
-    first: Divergence | None = None
-    first_math: Divergence | None = None
     with budget.budgeted() as spent:
         compared_units = [
             (key, *_compare_key(ua.get(key), ub.get(key), _shapes(whole(key)), ends, spent))
@@ -393,18 +411,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
     changed, moved, shifted, same = _set_apart_moved(
         changed, ua, ub, {u[0] for u in compared_units}
     )
-    placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
-    if placed is not None:  # in launch order (fingerprint.places)
-        first, first_math = (
-            None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
-        )
-    for key, _unit_a, _unit_b, changes, unlisted in changed:
-        device, region, step = key
-        if first is None and placed is None:
-            first = Divergence(device, region, step, changes[0] if changes else None, unlisted)
-        math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
-        if first_math is None and math is not None and placed is None:
-            first_math = Divergence(device, region, step, math)
+    first, first_math = _firsts(changed)
     regions = _region_changes(changed, same)
     compared = len({(d, r) for d, r, _s in {*ua, *ub}})
     figures = _figures(regions, compared, shifted)
@@ -437,6 +444,29 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> PathDiff:
         tuple(_region_changes(moved)),
         devices,
     )
+
+
+def _firsts(changed: list[tuple]) -> tuple[Divergence | None, Divergence | None]:
+    """(the first divergence, the first change of the math) of the ``changed`` units: in
+    launch order where the documents place every change (fingerprint.places), else the
+    first in the units' order."""
+    placed = first_changes(changed, (VARIANT, ADDED, REMOVED))
+    if placed is not None:
+        first, first_math = (
+            None if p is None else Divergence(*p[0], p[1], launch=p[2]) for p in placed
+        )
+        return first, first_math
+    first = first_math = None
+    for (device, region, step), _unit_a, _unit_b, changes, unlisted in changed:
+        if first is None:
+            # the unlisted launches' sentence when no listed launch differs (a divergence
+            # with a change says that change, and equals the first change of math then)
+            said = None if unlisted is None or changes else unlisted.text
+            first = Divergence(device, region, step, changes[0] if changes else None, said)
+        math = next((c for c in changes if c.kind not in (CONFIG, ORDER)), None)
+        if first_math is None and math is not None:
+            first_math = Divergence(device, region, step, math)
+    return first, first_math
 
 
 def _capture_ends(a: dict[str, Any], b: dict[str, Any], ends: Any, units: tuple, cut: set):

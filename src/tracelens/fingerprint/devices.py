@@ -29,9 +29,11 @@ from .model import ADDED, Kernel, KernelChange
 
 
 def _launches(unit: Any) -> Counter:
-    """Every launch of ``unit`` by variant (its counts when only its first launches are
-    listed one by one)."""
-    return Counter(unit.counts) if unit.blocks else Counter(unit.kernels)
+    """Every launch of ``unit`` by variant (its listed ones and, when only its first
+    launches are listed one by one, its tail: fingerprint.counted)."""
+    from .counted import every
+
+    return every(unit)
 
 
 def _groups(units: dict[tuple, Any], keys: set, wanted: set) -> dict[tuple, dict[int, Any]]:
@@ -98,6 +100,14 @@ class OneSided:
             else c
             for c in changes
         ]
+
+    def matched_unlisted(self, key: tuple, unlisted: Any) -> Any:
+        """``unlisted`` (:class:`.counted.Unlisted` of the unit ``key`` only B holds, or
+        None) with the danger of its counted additions matched as :meth:`matched_danger`."""
+        if unlisted is None or not unlisted.counted:
+            return unlisted
+        kept = self.matched_danger(key, list(unlisted.counted))
+        return replace(unlisted, counted=tuple(kept))
 
     def replica_of(self, key: tuple, unit: Any, other: str) -> int | None:
         """The device whose unit on the ``other`` side ("a" or "b"), in the same region and

@@ -60,6 +60,24 @@ class KernelChange:
 
 
 @dataclass(frozen=True)
+class CountedChange:
+    """Launches past a unit's listed ones (a unit of more than ``block_launches`` keeps its
+    first block one by one, the rest as block digests and launches per variant) that
+    differ, found from the variant counts (:mod:`tracelens.fingerprint.counted`):
+    ``launches`` launches of ``a`` became ``b`` (``config``: same name; ``variant``: same
+    family), were added (``a`` None) or removed (``b`` None); ``order``: the same variants
+    as often in another order (one change for the unit, ``a`` and ``b`` None). ``danger``
+    and ``danger_new`` as :class:`KernelChange`'s."""
+
+    kind: str
+    launches: int
+    a: Kernel | None
+    b: Kernel | None
+    danger: tuple[str, ...] = ()
+    danger_new: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RegionChange:
     """A region whose path differs, in the listed steps (empty: no steps)."""
 
@@ -75,9 +93,14 @@ class RegionChange:
     # launch for launch, in the same region and step (a replica: fingerprint.devices); None
     # otherwise (and then not in the JSON).
     same_as: int | None = None
+    # The launches past the listed ones that differ, by variant counts (in each step of
+    # ``steps``); empty when every launch is listed or those agree (then not in the JSON).
+    counted: tuple[CountedChange, ...] = ()
 
     def count(self, kind: str) -> int:
-        return sum(1 for c in self.changes if c.kind == kind)
+        """Launches changed of ``kind``: the listed ones and those counted past them."""
+        listed = sum(1 for c in self.changes if c.kind == kind)
+        return listed + sum(c.launches for c in self.counted if c.kind == kind)
 
 
 @dataclass(frozen=True)
@@ -199,11 +222,11 @@ class PathDiff:
         layer in every block of a model), as (the regions, the first one)."""
         out: list[tuple[list[RegionChange], RegionChange]] = []
         for r in self.regions:
-            same = (r.device, r.steps, r.changes, r.unlisted, r.status, r.same_as)
+            same = (r.device, r.steps, r.changes, r.unlisted, r.status, r.same_as, r.counted)
             if out:
                 head = out[-1][1]
                 were = (head.device, head.steps, head.changes, head.unlisted, head.status)
-                if (*were, head.same_as) == same:
+                if (*were, head.same_as, head.counted) == same:
                     out[-1][0].append(r)
                     continue
             out.append(([r], r))
@@ -237,8 +260,11 @@ class PathDiff:
 
 
 def _region_dict(region: RegionChange) -> dict[str, Any]:
-    """``region`` as JSON, ``same_as`` only when set (every other comparison's JSON stays)."""
+    """``region`` as JSON, ``same_as`` and ``counted`` only when set (every other
+    comparison's JSON stays)."""
     out = asdict(region)
     if out["same_as"] is None:
         del out["same_as"]
+    if not out["counted"]:
+        del out["counted"]
     return out

@@ -17,7 +17,10 @@ REGION_GROUPS = 40  # groups of changed regions listed (consecutive alike region
 @dataclass
 class PathView:
     identical: bool
-    verdict: str
+    # the board's opening lines (tracelens.fingerprint.board.headline): why the path is not
+    # measured or may be another program's, when so; the verdict; the launches that only
+    # changed device, when some
+    verdict: list[str]
     note: str | None
     first: str | None  # the first divergence, in words
     first_math: str | None  # the first change of the math, when later
@@ -29,7 +32,7 @@ class PathView:
 
 def path_view(diff: PathDiff, label_a: str, label_b: str) -> PathView:
     """What the page shows of ``diff`` (A = ``label_a``, the baseline)."""
-    from ..fingerprint.board import divergence_text, lines
+    from ..fingerprint.board import divergence_text, headline, lines
 
     board = lines(diff, label_a, label_b, top=1)
     f = diff.figures
@@ -40,7 +43,7 @@ def path_view(diff: PathDiff, label_a: str, label_b: str) -> PathView:
     groups = diff.grouped()
     return PathView(
         identical=diff.identical,
-        verdict=board[0],
+        verdict=headline(diff, label_a, label_b)[0],
         note=diff.note,
         first=None if diff.first is None else divergence_text(diff.first, diff.nvtx_regions),
         first_math=first_math,
@@ -54,7 +57,7 @@ def path_view(diff: PathDiff, label_a: str, label_b: str) -> PathView:
 
 
 def _group(regions, head, nvtx: bool) -> dict[str, Any]:
-    from ..fingerprint.board import change_text, region_label
+    from ..fingerprint.board import change_text, counted_lines, region_label
 
     in_step = bool(head.steps)
     names = region_label(head.region, in_step, nvtx)
@@ -81,6 +84,8 @@ def _group(regions, head, nvtx: bool) -> dict[str, Any]:
         "math": [c for c in changes if c["kind"] != "config"],
         "configs": [c for c in changes if c["kind"] == "config"],
         "unlisted": head.unlisted,
+        # the launches past the listed ones that differ, by variant counts (as the board)
+        "counted": counted_lines(head.counted),
     }
 
 
