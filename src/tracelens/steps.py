@@ -315,7 +315,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    detail = f"{frame['ranges'][0]:,} NVTX ranges labelled {pattern!r}{_processes(ranges)}"
+    detail = f"{_count(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
     cut = left_open(trace, label_re, "regex", False)
     return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut)
 
@@ -333,8 +333,8 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         frame, ranges, totals = range_steps(
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
-        if frame["step"].n_unique() >= 2:
-            detail = f"{frame['ranges'][0]:,} NVTX ranges {glob!r}{_processes(ranges)}"
+        if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
+            detail = f"{_count(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
             cut = left_open(trace, label_re, "regex", False)
             return _finish(
                 "marker",
@@ -364,6 +364,18 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         cut = left_open(trace, row["family"], "family", True)
         return _finish("marker", detail, frame, ranges=ranges, kernel_totals=totals, cut=cut)
     return None
+
+
+def _one_step_holds_most(trace: Trace, frame: pl.DataFrame, conf: dict[str, Any]) -> bool:
+    """Whether ``frame`` (marker steps' rows) is one step whose kernels hold at least
+    ``[markers] single_min_coverage`` of the trace's kernel time: a capture of one profiled
+    iteration, whose one marker is its step (the launch period would find the layers
+    inside it)."""
+    if frame.is_empty() or frame["step"].n_unique() != 1:
+        return False
+    total = trace.census()["total_ns"].sum()
+    share = frame["kernel_ns"].sum() / total if total else 0.0
+    return share >= conf["markers"]["single_min_coverage"]
 
 
 def _processes(ranges: pl.DataFrame) -> str:
@@ -408,10 +420,15 @@ def _finish(
     frame = frame.select(FRAME_COLUMNS[:-2])
     frame, words = judge(frame, set_aside, shapes or {}, settings())
     steps = frame["step"].n_unique()
-    detail_text = f"{steps:,} steps from {detail}{words}{cut}"
+    detail_text = f"{_count(steps, 'step')} from {detail}{words}{cut}"
     return Steps(
         method, detail_text, frame, motif or {}, detail, ranges, kernel_totals=kernel_totals
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 step', '2 steps' (with thousands separators)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _list(steps: list[int]) -> str:
