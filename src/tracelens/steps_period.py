@@ -354,12 +354,8 @@ def device_period(
     p = _choose(shares, conf["prefer_smaller_within"])
     stretch = _exact_stretch(ids, p, conf)
     seq = idle = None
-    # the host's pauses, read once for both windows that may ask (HostPauses)
-    k = conf["phase_sample_steps"]
-    reach = min(n, max(p, *candidates) * k)
-    if stretch is not None:
-        reach = max(reach, min(stretch[1], stretch[0] + p * k))
-    host = HostPauses(lambda lo, hi: host_gaps(seq, lo, hi), reach)
+    # the host's pauses, read once for both windows that may ask
+    host = HostPauses.of(lambda lo, hi: host_gaps(seq, lo, hi), n, p, candidates, stretch, conf)
     starts, end, motif, anchored, step_idle, by_host = [], 0, (), None, None, False
     if stretch is not None:
         seq = launches()

@@ -189,6 +189,18 @@ class HostPauses:
         self.rows: pl.DataFrame | None = None
         self.end = 0
 
+    @classmethod
+    def of(cls, read, n: int, p: int, periods, stretch, conf: dict[str, Any]) -> HostPauses:
+        """For a device of ``n`` launches, exact period ``p`` over ``stretch`` ([a, b) or
+        None) and candidate ``periods``: read as far as either window may ask (the
+        stretch's first ``phase_sample_steps`` periods, and as many of the longest
+        candidate's from the first launch)."""
+        k = conf["phase_sample_steps"]
+        reach = min(n, max(p, *periods) * k)
+        if stretch is not None:
+            reach = max(reach, min(stretch[1], stretch[0] + p * k))
+        return cls(read, reach)
+
     def __call__(self, lo: int, hi: int) -> pl.Series | None:
         """:func:`first_of_call` of launches [lo, hi), or None (:meth:`HostGaps.calls`)."""
         if hi <= lo:
