@@ -8,33 +8,18 @@ from __future__ import annotations
 import json
 
 from conftest import REFERENCE, needs_shared, run_cli, shared_traces
-from fixtures.builder import add_graph_replays
+from fixtures.graph_replay import MS, write_replay_trace
 
 import tracelens
 from tracelens.findings import find_issues
-from tracelens.synth import TraceBuilder, global_pid
-
-PID = 4242
-MS = 1_000_000
-KERNEL = "void add<float>(float *, int)"
 
 
 def _build(path, *, unfilled: bool = True):
     """Kernels at 1-2 ms, 1001-1002 ms, 2600-2601 ms; a replay at 1.5-1000.5 ms fills the
     first gap (2-1001 ms: 998.5 of its 999 ms); nothing fills the second (1002-2600 ms),
     left out when not ``unfilled``."""
-    b = TraceBuilder("3.0.0")
-    b.process(PID, "python serve.py")
-    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
-    for start in (1, 1001, 2600) if unfilled else (1, 1001):
-        cid = b.runtime(
-            "cudaLaunchKernel_v7000", start=start * MS - 50_000, end=start * MS - 40_000
-        )
-        b.kernel(KERNEL, start=start * MS, end=(start + 1) * MS, pid=PID, correlation_id=cid)
-    b.write(path)
-    replay = (1_500_000, 1_000_500_000, 0, 1, None, 7, 900, global_pid(PID), 3, 4)
-    add_graph_replays(path, [replay])
-    return path
+    kernels = (1, 1001, 2600) if unfilled else (1, 1001)
+    return write_replay_trace(path, kernels, [(1_500_000, 1_000_500_000)])
 
 
 def test_gaps_replays_fill_are_listed_with_replay_ns_and_not_counted(tmp_path, capsys):

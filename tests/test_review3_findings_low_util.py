@@ -11,33 +11,17 @@ import json
 
 import pytest
 from conftest import REFERENCE, needs_shared, run_cli, shared_traces
-from fixtures.builder import add_graph_replays
+from fixtures.graph_replay import MS, write_replay_trace
 
 import tracelens
 from tracelens.findings import find_issues
-from tracelens.synth import TraceBuilder, global_pid
-
-PID = 4242
-MS = 1_000_000
-KERNEL = "void add<float>(float *, int)"
 
 
 def _build(path, replay_end_ms: int):
     """Kernels at 0-1 ms and 1000-1001 ms and one replay at 1.5 ms to ``replay_end_ms`` in
     between: every chunk of the 1001 ms is under 50% in use as nsys counts, so nsys
     lists one stretch of 1001 ms in use for 0.2% (2 ms of kernels)."""
-    b = TraceBuilder("3.0.0")
-    b.process(PID, "python serve.py")
-    b.gpu(0, "NVIDIA H100 80GB HBM3", sm_count=132)
-    for start in (1, 1001):
-        cid = b.runtime(
-            "cudaLaunchKernel_v7000", start=start * MS - 50_000, end=start * MS - 40_000
-        )
-        b.kernel(KERNEL, start=start * MS, end=(start + 1) * MS, pid=PID, correlation_id=cid)
-    b.write(path)
-    replay = (2_500_000, replay_end_ms * MS, 0, 1, None, 7, 900, global_pid(PID), 3, 4)
-    add_graph_replays(path, [replay])
-    return path
+    return write_replay_trace(path, (1, 1001), [(2_500_000, replay_end_ms * MS)])
 
 
 def test_a_stretch_replays_keep_busy_is_listed_and_not_counted(tmp_path, capsys):

@@ -13,15 +13,14 @@ its entry per rule and thresholds, and util's accounting as util keeps it
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import findings_gpu
-from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter
+from .findings_args import checked_limit, checked_only, checked_thresholds, rule_ids, rules
+from .findings_args import parse_threshold as parse_threshold
 from .render import DEFAULT_WIDTH
 from .results import Result
 from .util_workfile import bundle_name, code_version, read_kept, write_kept
@@ -40,17 +39,6 @@ _UTIL_RULES = ("exposed_communication", "launch_bound")
 
 #: Rows of each rule when not told otherwise: nsys analyze prints at most 50.
 DEFAULT_LIMIT = 50
-
-
-@lru_cache(maxsize=1)
-def rules() -> tuple[dict[str, Any], ...]:
-    """The rule tables of ``data/findings.toml``, in order."""
-    with open(data_dir() / "findings.toml", "rb") as fh:
-        return tuple(tomllib.load(fh)["rule"])
-
-
-def rule_ids() -> tuple[str, ...]:
-    return tuple(r["id"] for r in rules())
 
 
 @dataclass(frozen=True)
@@ -138,39 +126,22 @@ class Findings(Result):
         )
 
 
-def parse_threshold(text: str, param: str = "threshold") -> tuple[str, str, float]:
-    """``"gpu_gaps.gap_ms=100"`` -> ("gpu_gaps", "gap_ms", 100.0); otherwise a UsageError
-    naming ``param`` (the CLI says its flag)."""
-    known = {(r["id"], k) for r in rules() for k in r.get("thresholds", {})}
-    key, sep, value = text.partition("=")
-    rule, dot, name = key.strip().partition(".")
-    if not (sep and dot) or (rule, name) not in known:
-        names = ", ".join(f"{r}.{k}" for r, k in sorted(known))
-        raise UsageError(f"{{param}} {text!r}: use RULE.KEY=VALUE with one of {names}", param=param)
-    try:
-        number = float(value)
-    except ValueError:
-        raise UsageError(f"{{param}} {text!r}: {value!r} is not a number", param=param) from None
-    if number < 0:
-        raise UsageError(f"{{param}} {text!r}: must not be negative", param=param)
-    return rule, name, number
-
-
 def find_issues(
     trace: Trace,
     *,
-    only: tuple[str, ...] = (),
+    only: str | tuple[str, ...] = (),
     thresholds: dict[tuple[str, str], float] | None = None,
     limit: int | None = DEFAULT_LIMIT,
     where: EventFilter | None = None,
 ) -> Findings:
-    """Run the rules (``only`` these ids when given) on ``trace``; ``thresholds`` overrides
-    defaults by (rule, key); ``limit`` rows per rule (None or 0: all)."""
-    unknown = sorted(set(only) - set(rule_ids()))
-    if unknown:
-        raise UsageError(f"unknown rule {unknown[0]!r}; rules: {', '.join(rule_ids())}")
+    """Run the rules (``only`` these ids, or this one, when given) on ``trace``;
+    ``thresholds`` overrides defaults by (rule, key); ``limit`` rows per rule (None or 0:
+    all). A rule id, threshold key or limit no rule takes is a UsageError
+    (:mod:`tracelens.findings_args`), whoever calls."""
+    only = checked_only(only)
+    overrides = checked_thresholds(thresholds)
+    limit = checked_limit(limit)
     where = where or EventFilter()
-    overrides = thresholds or {}
     results = []
     selected = [r for r in rules() if not only or r["id"] in only]
     skipped = {r["id"]: _skipped(trace, r) for r in selected}

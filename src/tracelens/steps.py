@@ -34,6 +34,7 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
+from .steps_open import left_open
 from .steps_pacing import LevelShift, level_shift, shift_index
 
 # imported from here before steps_pacing
@@ -314,8 +315,9 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    detail = f"{frame['ranges'][0]:,} NVTX ranges labelled {pattern!r}{_processes(ranges)}"
-    return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals)
+    detail = f"{_count(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
+    cut = left_open(trace, label_re, "regex", False)
+    return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut)
 
 
 def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> Steps | None:
@@ -331,10 +333,16 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         frame, ranges, totals = range_steps(
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
-        if frame["step"].n_unique() >= 2:
-            detail = f"{frame['ranges'][0]:,} NVTX ranges {glob!r}{_processes(ranges)}"
+        if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
+            detail = f"{_count(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
+            cut = left_open(trace, label_re, "regex", False)
             return _finish(
-                "marker", f"{detail} (step markers)", frame, ranges=ranges, kernel_totals=totals
+                "marker",
+                f"{detail} (step markers)",
+                frame,
+                ranges=ranges,
+                kernel_totals=totals,
+                cut=cut,
             )
     # the rows of steps_range_families.sql, and the operations read for them
     families, launched = range_families(trace, params)
@@ -353,8 +361,21 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r}{processes}"
             f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
-        return _finish("marker", detail, frame, ranges=ranges, kernel_totals=totals)
+        cut = left_open(trace, row["family"], "family", True)
+        return _finish("marker", detail, frame, ranges=ranges, kernel_totals=totals, cut=cut)
     return None
+
+
+def _one_step_holds_most(trace: Trace, frame: pl.DataFrame, conf: dict[str, Any]) -> bool:
+    """Whether ``frame`` (marker steps' rows) is one step whose kernels hold at least
+    ``[markers] single_min_coverage`` of the trace's kernel time: a capture of one profiled
+    iteration, whose one marker is its step (the launch period would find the layers
+    inside it)."""
+    if frame.is_empty() or frame["step"].n_unique() != 1:
+        return False
+    total = trace.census()["total_ns"].sum()
+    share = frame["kernel_ns"].sum() / total if total else 0.0
+    return share >= conf["markers"]["single_min_coverage"]
 
 
 def _processes(ranges: pl.DataFrame) -> str:
@@ -383,6 +404,7 @@ def _finish(
     kernel_totals: pl.DataFrame | None = None,
     set_aside: tuple[dict[int, list[int]], str] = ({}, ""),
     shapes: dict[int, tuple[str, ...]] | None = None,
+    cut: str = "",
 ) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``
     (:func:`tracelens.steps_judge.judge`). ``ranges``, ``kernel_totals``: for steps from
@@ -390,16 +412,23 @@ def _finish(
     device, the leading steps known to be warm-up (period steps that launch more than the
     motif) and why; the steps after them are judged by time as any others. ``shapes``: per
     step, the kernels it launches besides the motif (period steps of a motif with optional
-    launches), judged against steps of the same shape."""
+    launches), judged against steps of the same shape. ``cut``: what the steps leave out
+    because the capture stopped inside it (:func:`tracelens.steps_open.left_open`), said
+    after the rest."""
     from .steps_judge import judge
 
     frame = frame.select(FRAME_COLUMNS[:-2])
     frame, words = judge(frame, set_aside, shapes or {}, settings())
     steps = frame["step"].n_unique()
-    detail_text = f"{steps:,} steps from {detail}{words}"
+    detail_text = f"{_count(steps, 'step')} from {detail}{words}{cut}"
     return Steps(
         method, detail_text, frame, motif or {}, detail, ranges, kernel_totals=kernel_totals
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 step', '2 steps' (with thousands separators)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _list(steps: list[int]) -> str:

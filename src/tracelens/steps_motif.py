@@ -79,7 +79,7 @@ def anchored_steps(
     before the exact period's steps, when one was found (a shorter motif replaces it only
     when its steps are bounded by idle time as long: the layers of a step are not);
     ``host()``: the host's pause before the launch calls of the first launches, or None
-    (:meth:`tracelens.steps_phase.HostGaps.of`), asked for when no launch waits on the GPU
+    (:class:`tracelens.steps_phase.HostPauses`), asked for when no launch waits on the GPU
     long enough to start a step (a GPU-bound loop: its queue never drains), the steps then
     starting where the host paused as long.
 

@@ -84,7 +84,7 @@ def period_steps(
             lambda o=offset, c=count: sequence.times(o, c),
             conf["period"],
             tokens,
-            lambda seq, lo, hi, d=device: host.of(d, seq, lo, hi),
+            lambda seq, lo, hi, d=device: host.calls(d, seq, lo, hi),
         )
         if period is not None:
             found[device] = period
@@ -216,7 +216,7 @@ class LaunchSequence:
 
     def times(self, offset: int, count: int) -> pl.DataFrame:
         """start_ns, end_ns, token (and correlation_id when read: the host's launch call,
-        :meth:`tracelens.steps_phase.HostGaps.of`) of launches [offset, offset + count), in
+        :meth:`tracelens.steps_phase.HostGaps.calls`) of launches [offset, offset + count), in
         order."""
         keep = [c for c in ("start_ns", "end_ns", "token", "correlation_id") if c in self.rows]
         times = self.rows.select(keep)
@@ -331,8 +331,9 @@ def device_period(
     a kernel to start the steps at instead, when their motif launches it once
     (:func:`tracelens.steps_phase.rephase`; empty: phased by idle time); ``host_gaps(seq, lo,
     hi)``: the host's time before the launch calls of ``launches()``'s [lo, hi), or None
-    (:meth:`tracelens.steps_phase.HostGaps.of`), asked for when the GPU's idle time does not
-    phase the steps (:func:`tracelens.steps_phase.period_phase`).
+    (:meth:`tracelens.steps_phase.HostGaps.calls`), asked for when the GPU's idle time does
+    not phase the steps (:func:`tracelens.steps_phase.period_phase`), once per device for
+    every window asked (:class:`tracelens.steps_phase.HostPauses`).
 
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
     launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
@@ -340,7 +341,7 @@ def device_period(
     leave no exact period; then the warm-up iterations before the first step
     (:func:`tracelens.steps_motif.peel_warmup`)."""
     from .steps_motif import anchored_steps, idle_before, peel_warmup
-    from .steps_phase import rephase
+    from .steps_phase import HostPauses, rephase
 
     n = ids.len()
     if n < conf["min_repeats"] * conf["min_period"]:
@@ -353,13 +354,13 @@ def device_period(
     p = _choose(shares, conf["prefer_smaller_within"])
     stretch = _exact_stretch(ids, p, conf)
     seq = idle = None
+    # the host's pauses, read once for both windows that may ask
+    host = HostPauses.of(lambda lo, hi: host_gaps(seq, lo, hi), n, p, candidates, stretch, conf)
     starts, end, motif, anchored, step_idle, by_host = [], 0, (), None, None, False
     if stretch is not None:
         seq = launches()
         idle = idle_before(seq)
-        phase, step_idle, by_host = period_phase(
-            idle, *stretch, p, conf, lambda lo, hi: host_gaps(seq, lo, hi)
-        )
+        phase, step_idle, by_host = period_phase(idle, *stretch, p, conf, host)
         first = stretch[0] + phase
         count = (stretch[1] - first) // p
         if count >= conf["min_repeats"]:
@@ -373,7 +374,7 @@ def device_period(
         sample = min(n, max(p, *shorter) * conf["phase_sample_steps"])
         anchored = anchored_steps(
             ids, gaps, shorter, idle, step_idle if starts else None, conf,
-            lambda: host_gaps(seq, 0, sample),
+            lambda: host(0, sample),
         )  # fmt: skip
         if anchored is not None:
             starts, end, motif = anchored.starts, anchored.end, anchored.motif

@@ -83,7 +83,7 @@ def period_phase(
     GPU idle time before its launches in ns, whether the host's pauses chose it): the position with the longest mean GPU idle
     time before it, unless that does not stand out (:func:`_stands_out`) and the host's
     pause before each launch call does, in the stretch's first ``phase_sample_steps``
-    periods (``host(lo, hi)``: :meth:`HostGaps.of` launches [lo, hi), or None): then the
+    periods (``host(lo, hi)``: :class:`HostPauses` of launches [lo, hi), or None): then the
     position the host paused longest before."""
     by_gpu = _by_position(idle, a, b, p)
     phase, by_host = by_gpu[0][0], False
@@ -133,19 +133,17 @@ def _stands_out(ranked: list[tuple[int, Any, Any]], ratio: float) -> bool:
 class HostGaps:
     """The host's pause before the launch call of each launch in a sample of a device's
     launches (``queries/steps_host_gaps.sql`` for the event filter ``params`` and the
-    sample's time window: :meth:`of`)."""
+    sample's time window: :meth:`calls`; :class:`HostPauses` reads one device's once)."""
 
     def __init__(self, trace: Trace, params: dict[str, Any]) -> None:
         self.trace, self.params = trace, params
 
-    def of(self, device: int, seq: pl.DataFrame, lo: int, hi: int) -> pl.Series | None:
+    def calls(self, device: int, seq: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame | None:
         """Per launch [lo, hi) of ``seq`` (``device``'s launches in launch order, with their
-        correlation_id), in order: the host's pause before its launch call, ns; only the
-        first launch of a call holds it (the kernels of one CUDA graph launch share a
-        call), the others 0. None when ``seq`` has no correlation ids, no call was traced,
-        or two processes launched there (their correlation ids collide)."""
-        import polars as pl
-
+        correlation_id), in order: correlation_id and gap_ns, the host's pause before its
+        launch call, ns (the kernels of one CUDA graph launch share a call and its gap:
+        :func:`first_of_call`). None when ``seq`` has no correlation ids, no call was
+        traced, or two processes launched there (their correlation ids collide)."""
         if "correlation_id" not in seq.columns or hi <= lo:
             return None
         sample = seq.slice(lo, hi - lo)
@@ -159,15 +157,57 @@ class HostGaps:
         gaps = calls.unique(["pid", "correlation_id"], keep="first", maintain_order=True)
         if gaps.height == 0 or gaps["correlation_id"].is_duplicated().any():
             return None
-        cid = pl.col("correlation_id")
-        return (
-            sample.select("correlation_id")
-            .join(
-                gaps.select("correlation_id", "gap_ns"),
-                on="correlation_id",
-                how="left",
-                maintain_order="left",
-            )
-            .select(pl.when(cid.is_first_distinct()).then(pl.col("gap_ns")).otherwise(0))
-            .to_series()
+        return sample.select("correlation_id").join(
+            gaps.select("correlation_id", "gap_ns"),
+            on="correlation_id",
+            how="left",
+            maintain_order="left",
         )
+
+
+def first_of_call(calls: pl.DataFrame) -> pl.Series:
+    """gap_ns of :meth:`HostGaps.calls`' rows where only the first launch of a call holds
+    it (the kernels of one CUDA graph launch share a call), the others 0."""
+    import polars as pl
+
+    cid = pl.col("correlation_id")
+    return calls.select(
+        pl.when(cid.is_first_distinct()).then(pl.col("gap_ns")).otherwise(0)
+    ).to_series()
+
+
+class HostPauses:
+    """One device's host pauses (:meth:`HostGaps.calls`) read once, for launches
+    [0, ``reach``) or as far as asked, and sliced per ask: the exact period's phase
+    (:func:`period_phase`, launches [a, hi) of its stretch) and then a shorter motif's
+    anchors (:func:`tracelens.steps_motif.anchored_steps`, launches [0, sample)) asked for
+    two windows of one device, each a scan of the calls and launches (2.5 CPU s direct on
+    the 5M-kernel trace, whatever the window's size). ``read(lo, hi)``: the rows."""
+
+    def __init__(self, read: Callable[[int, int], pl.DataFrame | None], reach: int) -> None:
+        self.read, self.reach = read, reach
+        self.rows: pl.DataFrame | None = None
+        self.end = 0
+
+    @classmethod
+    def of(cls, read, n: int, p: int, periods, stretch, conf: dict[str, Any]) -> HostPauses:
+        """For a device of ``n`` launches, exact period ``p`` over ``stretch`` ([a, b) or
+        None) and candidate ``periods``: read as far as either window may ask (the
+        stretch's first ``phase_sample_steps`` periods, and as many of the longest
+        candidate's from the first launch)."""
+        k = conf["phase_sample_steps"]
+        reach = min(n, max(p, *periods) * k)
+        if stretch is not None:
+            reach = max(reach, min(stretch[1], stretch[0] + p * k))
+        return cls(read, reach)
+
+    def __call__(self, lo: int, hi: int) -> pl.Series | None:
+        """:func:`first_of_call` of launches [lo, hi), or None (:meth:`HostGaps.calls`)."""
+        if hi <= lo:
+            return None
+        if hi > self.end:
+            self.end = max(hi, self.reach)
+            self.rows = self.read(0, self.end)
+        if self.rows is None:
+            return None
+        return first_of_call(self.rows.slice(lo, hi - lo))

@@ -110,7 +110,7 @@ def _stats_line(result: Steps) -> str:
     )
     steady = result.steady["step"].n_unique()
     if shift is None:
-        return f"steady state ({steady:,} steps): {figures}"
+        return f"steady state ({steady:,} step{'' if steady == 1 else 's'}): {figures}"
     return (
         f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
         f"{shift.after_steps:,} from it); all {steady:,} steps: {figures}"

@@ -278,16 +278,11 @@ class AnalysisMethods:
         title, why, fix); each rule's rows in ``Findings.result(rule).frame``. Filters: see
         :meth:`filter` (``nvtx``, ``step``: the rules look at that work only). See
         :func:`tracelens.findings.find_issues`."""
-        from ..errors import check_at_least
         from ..findings import find_issues
 
-        check_at_least("limit", limit, 0, meaning="every row")
+        # find_issues checks only, thresholds and limit (tracelens.findings_args)
         return find_issues(
-            self,
-            only=(only,) if isinstance(only, str) else tuple(only),  # one rule id, as a str
-            thresholds=_checked_thresholds(thresholds),
-            limit=limit,
-            where=self.filter(where, **filters),
+            self, only=only, thresholds=thresholds, limit=limit, where=self.filter(where, **filters)
         )
 
     def util(self, where: EventFilter | None = None, **filters: Unpack[Filters]) -> Util:
@@ -341,22 +336,3 @@ class AnalysisMethods:
 
         pid = None if pid is None else id_filter("pid", pid)
         return api_report(self, exec=exec, name=name, pid=pid).frame
-
-
-def _checked_thresholds(
-    thresholds: dict[tuple[str, str], float] | None,
-) -> dict[tuple[str, str], float] | None:
-    """``thresholds`` when every key is a (rule id, threshold) pair that some rule has and
-    every value a number >= 0 (as ``findings --threshold`` checks), else a UsageError: an
-    unknown key would otherwise be ignored and the rule run with its default."""
-    from ..errors import UsageError
-    from ..findings import rules
-
-    known = {(r["id"], k) for r in rules() for k in r.get("thresholds", {})}
-    for key, value in (thresholds or {}).items():
-        if key not in known:
-            names = ", ".join(f"({r!r}, {k!r})" for r, k in sorted(known))
-            raise UsageError(f"unknown threshold {key!r}; use one of: {names}")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise UsageError(f"threshold {key!r} takes a number >= 0, not {value!r}")
-    return thresholds
