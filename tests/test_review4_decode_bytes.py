@@ -13,6 +13,7 @@ import sys
 
 import pytest
 from conftest import run_cli
+from fixtures.builder import build_odd_strings
 
 SHOWN = "\\xff\\xfe bad"  # what the user sees: backslash, x, two hex digits
 
@@ -58,3 +59,24 @@ def test_strict_locale_stdin():
     assert done.returncode == 0, done.stderr
     raws = [k["raw"] for k in json.loads(done.stdout.decode("utf-8"))]
     assert raws == ["ok_kernel", SHOWN]
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory):
+    return build_odd_strings(tmp_path_factory.mktemp("odd"), "3.0.0").path
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "table"])
+def test_stakeout_pattern_bytes_that_are_not_utf8(odd, capsys, fmt):
+    """stakeout with the name's own bytes from the shell (printf 'bad_\\xff\\xfe') finds the
+    kernel whose name holds them, as its shown form 'bad_\\\\xff\\\\xfe' does. review4: internal
+    error 'Unable to cast Python instance of type str to C++ type' (DuckDB binding the
+    surrogate escapes), in every format."""
+    shown = ["stakeout", odd, "bad_\\xff\\xfe", "-f", fmt]
+    raw = ["stakeout", odd, os.fsdecode(b"bad_\xff\xfe"), "-f", fmt]
+    rc, by_shown, err = run_cli(shown, capsys)
+    assert (rc, err) == (0, "")
+    rc, by_raw, err = run_cli(raw, capsys)
+    assert (rc, err) == (0, "") and by_raw == by_shown
+    if fmt == "csv":
+        assert len(by_raw.splitlines()) == 5  # header + its 4 launches
