@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .census import check_name_kind
 from .choices import MATCHES, SORTS
 from .errors import UsageError, check_at_least, check_choice
+from .escape import encodable
 from .filters import EventFilter
 from .hints import Hint
 from .render import LAUNCH_DIMS
@@ -140,6 +141,9 @@ def stakeout(
     if not kernel:
         raise UsageError("{param} is empty; give a kernel name or part of one", param="kernel")
     trace.require_kernels()
+    # bytes that are not UTF-8 (a shell argument's surrogate escapes) as \xNN, the form the
+    # names are shown in and matched by (DuckDB cannot bind the surrogates: internal error)
+    kernel = encodable(kernel)
     where = where or EventFilter()
     pattern = {"pattern": kernel, "regex": kernel if match == "regex" else None, "match": match}
     if ignore_case:

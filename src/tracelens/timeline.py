@@ -256,10 +256,10 @@ def page_caption(result: Timeline) -> str:
 
 
 def selection_gaps_note(result: Timeline, where: EventFilter | None) -> str | None:
-    """With ``--stream``/``--pid``, a gap row is a stretch without the selected work, not
-    an idle device (util counts the selection's idle the same way): say so when the page
-    holds gap rows, else None."""
-    if where is None or (where.stream is None and where.pid is None):
+    """With ``--stream``/``--pid`` or a selection (``--nvtx``, ``--step``), a gap row is a
+    stretch without the selected work, not an idle device (util counts the selection's idle
+    the same way): say so when the page holds gap rows, else None."""
+    if where is None or (where.stream is None and where.pid is None and where.selection is None):
         return None
     events = result.events
     if hasattr(events, "data"):  # a page as plain rows
@@ -271,9 +271,17 @@ def selection_gaps_note(result: Timeline, where: EventFilter | None) -> str | No
         return None
     parts = [f"stream {where.stream}"] if where.stream is not None else []
     parts += [f"pid {where.pid}"] if where.pid is not None else []
+    work = f"GPU work of {' on '.join(parts)}" if parts else "GPU work"
+    if where.selection is None:
+        return (
+            f"gap rows are stretches without {work}; other streams "
+            "or processes may run on the device then"
+        )
+    # --nvtx/--step: the gaps are between the selected operations only; the device may run
+    # the work launched outside the ranges or steps (or by another thread) in them
     return (
-        f"gap rows are stretches without GPU work of {' on '.join(parts)}; other streams "
-        "or processes may run on the device then"
+        f"gap rows are stretches without the selected {work} (launched inside the NVTX "
+        "ranges or steps); work launched outside them may run on the device then"
     )
 
 

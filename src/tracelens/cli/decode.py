@@ -67,12 +67,25 @@ def decode(
 
 
 def _read_names(names: list[str]) -> list[str]:
+    """The names to decode: the arguments, with '-' standing for stdin's lines. Bytes that
+    are not UTF-8 (in stdin, or in an argument, where Python holds them as surrogate
+    escapes) are shown as ``\\xNN``, as a trace's names are: the surrogates could not be
+    written as csv (internal error) and json wrote them as ``\\x``, an invalid JSON escape."""
+    from ..escape import encodable
+
     out: list[str] = []
     for n in names:
         if n == "-":
-            out += [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+            out += [line.strip() for line in _stdin_text().splitlines() if line.strip()]
         else:
             out.append(n)
     if not out:
         raise UsageError("no kernel names on stdin")
-    return out
+    return [encodable(n) for n in out]
+
+
+def _stdin_text() -> str:
+    """stdin as text whatever the locale: its bytes as UTF-8, the others kept as surrogate
+    escapes (a strict decoder would stop at the first one)."""
+    raw = getattr(sys.stdin, "buffer", None)
+    return sys.stdin.read() if raw is None else raw.read().decode("utf-8", "surrogateescape")

@@ -68,8 +68,14 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
         ("processes", shown),
         ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
     ]
-    # CUDA graphs traced at graph level, damaged records: say what is not here
-    notes = [n for n in (trace.graph_note(), trace.damage_note()) if n]
+    notes = left_out_notes(trace)
     if notes:
         rows.append(("not in this report", "; ".join(notes)))
     return rows
+
+
+def left_out_notes(trace: Trace) -> list[str]:
+    """What no figure of a single trace's report holds, one sentence each (the page's 'not
+    in this report' row, the Markdown summary's notes): CUDA graph replays traced at graph
+    level (their GPU time is in no kernel or category figure) and damaged records."""
+    return [n for n in (trace.graph_note(), trace.damage_note()) if n]

@@ -116,10 +116,13 @@ def _without_kernels(trace: Trace) -> list[str]:
 
 
 def _single(trace: Trace, *, top: int, name_kind: str) -> str:
-    from ..render import md_code
+    from ..render import md_code, md_text
+    from .header import left_out_notes
 
     palette = svg.Palette()
     out = [f"## tracelens report: {md_code(trace.path.name)}", "", _header_line(trace), ""]
+    # as the page's 'not in this report' row: graph replays' GPU time is in no figure below
+    out += [line for note in left_out_notes(trace) for line in (f"_Note: {md_text(note)}._", "")]
     try:
         trace.require_kernels()
     except MissingDataError:
