@@ -4,6 +4,7 @@ Returns strings: the command line decides where they go."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from .compare import ADDED, CONFIG, ORDER, REMOVED, VARIANT, Divergence, KernelChange, PathDiff
@@ -274,20 +275,36 @@ def _group_lines(regions, head, nvtx: bool, top: int | None) -> list[str]:
         other = "A" if head.status == "added" else "B"
         status = f"{status[:-1]}: the same launches as device {head.same_as} in {other})"
     out = [f"  device {head.device}, {names}{_steps(head.steps)}{status}"]
-    for c in sorted(head.changes, key=lambda c: (_ORDER[c.kind], c.position)):
-        if c.kind != CONFIG:
-            out.append(
-                f"    {_KIND_LABEL[c.kind]:<8} #{c.position:<4} {change_text(c, verb=False)}"
-            )
-    configs = [c.position for c in head.changes if c.kind == CONFIG]
-    if configs:
-        where = ", ".join(f"#{p}" for p in configs)
-        out.append(
-            f"    {'config':<8} {len(configs)} kernels kept, with another grid or block: {where}"
-        )
+    out += [f"    {line}" for line in _listed_lines(head.changes, top)]
     if head.unlisted:
         out.append(f"    {'unlisted':<8}       {head.unlisted}")
     out += [f"    {line}" for line in counted_lines(head.counted, top)]
+    return out
+
+
+def _listed_lines(changes, top: int | None) -> list[str]:
+    """A region's changes of its listed launches, one per line in launch order, ``top`` at
+    most (None: all; a whole added device lists thousands), then its launch-configuration-
+    only changes on one line (their positions, ``top`` at most)."""
+    math = sorted(
+        (c for c in changes if c.kind != CONFIG), key=lambda c: (_ORDER[c.kind], c.position)
+    )
+    out = [
+        f"{_KIND_LABEL[c.kind]:<8} #{c.position:<4} {change_text(c, verb=False)}"
+        for c in math[: top if top else None]
+    ]
+    if top and len(math) > top:
+        rest = Counter(_KIND_LABEL[c.kind] for c in math[top:])
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in rest.items())
+        out.append(f"… {len(math) - top:,} more listed changes ({kinds}; --top 0 or -f json)")
+    configs = [c.position for c in changes if c.kind == CONFIG]
+    if configs:
+        where = ", ".join(f"#{p}" for p in configs[: top if top else None])
+        if top and len(configs) > top:
+            where += f", … {len(configs) - top:,} more"
+        out.append(
+            f"{'config':<8} {len(configs):,} kernels kept, with another grid or block: {where}"
+        )
     return out
 
 
