@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from .errors import MissingDataError, UsageError
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -281,6 +281,7 @@ def select_nvtx(
             f"{trace.path}: no NVTX range labelled {pattern!r}; closest: "
             + closest_labels(pattern, labels)
         )
+    _require_launch_calls(trace, f"the {ranges} NVTX range(s) labelled {pattern!r}")
     narrowed = select_work(trace, "nvtx_selected_work", where, label_re=label_re)
     if not trace.query_rows("_selection_size", selection=narrowed.selection).data[0][0]:
         if where is not None and where.selection is not None:
@@ -301,6 +302,20 @@ def select_nvtx(
             f"GPU work (no kernel, memcpy or memset whose API call is inside them){ended}"
         )
     return window_to_selection(trace, narrowed), int(ranges)
+
+
+def _require_launch_calls(trace: Trace, ranges: str) -> None:
+    """A MissingDataError when the export has no CUDA API calls: GPU work belongs to a range
+    through the call that launched it, so without them no work can be placed in any range
+    (the ranges did not "launch no GPU work": what they launched cannot be seen)."""
+    from .nvtx import RUNTIME_TABLE
+
+    if RUNTIME_TABLE not in trace.tables:
+        raise MissingDataError(
+            trace.path,
+            f"no CUDA API data, so no GPU work can be placed in {ranges}: was it captured "
+            "with -t cuda,nvtx?",
+        )
 
 
 def window_to_selection(trace: Trace, where: EventFilter) -> EventFilter:
