@@ -41,7 +41,7 @@ from .util_listed import busy_devices, with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, taken_by_device_start
 from .util_read import kept_whole, read_work, record_counts, unsorted_work, work_in_order
-from .util_sweep import ACCOUNTING_COLUMNS, device_sweep
+from .util_sweep import ACCOUNTING_COLUMNS, device_sweep, has_launches
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,9 +78,9 @@ _in_order, _kept_whole = in_order, kept_whole
 
 #: Idle causes, in display order, with what each means.
 IDLE_CAUSES = {
-    "sync": "the GPU waited for the next launch while the host was blocked in a "
-    "synchronizing CUDA call (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous "
-    "cudaMemcpy, ...): it could not queue work ahead",
+    "sync": "the GPU waited for the next launch while the thread that launched it was "
+    "blocked in a synchronizing CUDA call (cudaDeviceSynchronize, cudaStreamSynchronize, a "
+    "synchronous cudaMemcpy, ...): it could not queue work ahead",
     "launch_bound": "the GPU waited for the next launch: the API calls that launched the work "
     "after the gap started after the previous GPU work had ended",
     "before_first": "from the start of the window to the device's first GPU operation",
@@ -287,8 +287,8 @@ def _accounting(
 ) -> tuple[Util, dict[str, int | None] | None]:
     """:func:`accounting_and_calls` of ``where`` from its GPU work: the one frame
     ``unordered`` holds, taken out of it (freed once read, when nothing else holds it), in
-    any order (start_ns, end_ns, name_id, launch_start when it has it: the span and the
-    kernel names), ``sorted_work()`` the operations by device and start
+    any order (start_ns, end_ns, name_id, launch_start and launch_tid when it has them: the
+    span and the kernel names), ``sorted_work()`` the operations by device and start
     (:func:`read_work`); ``records``: how many of each kind they are, kept with the
     accounting when ``keep``."""
     from . import util_workfile
@@ -298,7 +298,7 @@ def _accounting(
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
     regex = sync_api_regex()
-    if "launch_start" in work.columns and window == (None, None):
+    if has_launches(work) and window == (None, None):
         # The work the diff keeps in a cache entry, with each operation's launch
         # (compare.workfile): no call by call read.
         calls = read_call_figures(trace, regex)
