@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from .util_project import inside, stretch
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -135,16 +137,17 @@ def _device_row(
     part: pl.DataFrame,
     syncs: pl.DataFrame,
     launches: LaunchIndex | None,
-    t0: int,
-    t1: int,
+    window: tuple[int, int, pl.DataFrame | None],
 ) -> tuple[tuple, list[pl.DataFrame]]:
     """One device's row of :data:`DEVICE_COLUMNS` (utilization None: the caller divides
     once for every device) and its communication islands per collective kind, from its
-    operations ``part`` (sorted by s); see :func:`device_sweep`."""
+    operations ``part`` (sorted by s); ``window``: t0, t1 and the device's projection
+    intervals (None: the whole window counts); see :func:`device_sweep`."""
     import polars as pl
 
     cls = pl.col("cls")
-    span = t1 - t0
+    t0, t1, intervals = window
+    span = t1 - t0 if intervals is None else stretch(intervals, t0, t1)
     # The latest end of the earlier operations of the device: the busy time and the
     # idle gaps (_gap_causes) both read it, computed once.
     e = pl.col("e")
@@ -179,9 +182,9 @@ def _device_row(
         None,  # utilization: as polars divides (by the reciprocal), in device_sweep
         u["first"],
         u["last"],
-        u["first"] - t0,
-        t1 - u["last"],
-        *_gap_causes(part, syncs, launches),
+        u["first"] - t0 if intervals is None else stretch(intervals, t0, u["first"]),
+        t1 - u["last"] if intervals is None else stretch(intervals, u["last"], t1),
+        *_gap_causes(part, syncs, launches, intervals),
     )
     return row, comm_parts
 
@@ -193,6 +196,7 @@ def device_sweep(
     t0: int,
     t1: int,
     kinds: list[str] | tuple[str, ...] = (),
+    projection: pl.DataFrame | None = None,
 ) -> Swept:
     """The time accounting of each device with operations and its communication per
     collective kind (:class:`Swept`), in one pass over each device's operations.
@@ -205,6 +209,10 @@ def device_sweep(
     ``launch_start`` and ``launch_tid`` columns.
     ``kinds``: ``kinds[k - 1]`` names collective ``k`` of ``ops``
     (:func:`tracelens.util_ops.collective_kinds`).
+    ``projection``: where each device's time counts (device, a, b, before:
+    :func:`tracelens.util_project.projection`, an --nvtx selection's GPU projection); a
+    device's span is the time its projection covers and each idle gap counts for its part
+    inside it; None: the whole window, t0 to t1, on every device.
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
     were launched after the gap began, by a thread that had been blocked in a
     synchronizing call during the gap ('sync': the first such call of the launching thread
@@ -225,12 +233,20 @@ def device_sweep(
     span = t1 - t0
     rows, comm_parts = [], []
     for device, part in _device_slices(ops):
-        row, parts = _device_row(device, part, syncs, launches, t0, t1)
+        intervals = None
+        if projection is not None:
+            intervals = projection.filter(pl.col("device") == device)
+        row, parts = _device_row(device, part, syncs, launches, (t0, t1, intervals))
         rows.append(row)
         comm_parts.extend(parts)
     schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
-    if span > 0:
+    if projection is not None:  # each device's own span
+        spans = pl.col("span_ns")
+        frame = frame.with_columns(
+            utilization=pl.when(spans > 0).then(pl.col("busy_ns") / spans).otherwise(None)
+        )
+    elif span > 0:
         frame = frame.with_columns(utilization=pl.col("busy_ns") / span)
     return Swept(frame, _communication_table(comm_parts, list(kinds)))
 
@@ -255,11 +271,16 @@ def _hidden(compute: pl.DataFrame, islands: pl.DataFrame) -> pl.Series:
 
 
 def _gap_causes(
-    part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex | None
+    part: pl.DataFrame,
+    syncs: pl.DataFrame,
+    launches: LaunchIndex | None,
+    intervals: pl.DataFrame | None = None,
 ) -> tuple[int, ...]:
     """The idle gaps of one device's operations (:data:`OPS_COLUMNS` and ``earlier``, the
     latest end of the earlier operations) by cause: sync_ns, sync_gaps, launch_bound_ns,
-    launch_bound_gaps, unexplained_ns, unexplained_gaps."""
+    launch_bound_gaps, unexplained_ns, unexplained_gaps. ``intervals``: the device's
+    projection (:func:`device_sweep`): each gap counts for its time inside it, and a gap
+    with none is no gap."""
     import polars as pl
 
     s = pl.col("s")
@@ -276,6 +297,11 @@ def _gap_causes(
         pl.col("earlier").filter(ends_gap).alias("gap_start"),
         (s == s.shift(-1)).fill_null(False).filter(ends_gap).alias("tied"),
     )
+    length = s - pl.col("gap_start")
+    if intervals is not None:
+        inner = inside(intervals, gaps["s"]) - inside(intervals, gaps["gap_start"])
+        gaps = gaps.with_columns(gap_len=inner).filter(pl.col("gap_len") > 0)
+        length = pl.col("gap_len")
     if launches is not None:
         gaps = pl.concat(
             [gaps.drop("pid", "correlation_id"), launches.launches(gaps)], how="horizontal"
@@ -283,7 +309,6 @@ def _gap_causes(
     if gaps["tied"].any():
         gaps = _with_peers(gaps, part, launches)
     by_host = (pl.col("launch_start") > pl.col("gap_start")).fill_null(False)
-    length = s - pl.col("gap_start")
     # Already queued when the gap began: summed where the gaps lie (on a busy trace most
     # are these; no copy of them).
     queued = gaps.select(length.filter(~by_host).sum(), (~by_host).sum().cast(pl.Int64)).row(0)
