@@ -3,7 +3,8 @@
 -- that call: tracelens.util_workfile): the synchronizing calls, and the count and span of
 -- every call (the analysis window reaches from the first call), without a row per call
 -- (util_calls.sql's 5M rows on the 5M-kernel benchmark). One row per synchronizing call,
--- or one row with sync false (and NULL pid, start and end) when there is none. Unordered.
+-- or one row with sync false (and NULL global_tid, start and end) when there is none.
+-- Unordered.
 --
 -- Parameters:
 --   $sync_regex  VARCHAR  CUDA API names (full match) that synchronize
@@ -14,7 +15,7 @@
 --   last_ns   BIGINT  latest call end, ns (NULL without calls)
 --   sync      BOOLEAN true: the row is a synchronizing call (its name full-matches
 --                     $sync_regex); false: the one row of a trace without one
---   pid       BIGINT  operating-system pid of the synchronizing call's process
+--   global_tid BIGINT nsys globalTid of the synchronizing call's thread
 --   start     BIGINT  its start, ns from session start
 --   "end"     BIGINT  its end, ns
 WITH every_call AS (
@@ -22,7 +23,7 @@ WITH every_call AS (
     FROM runtime_calls
 ),
 sync_calls AS (
-    SELECT true AS sync, pid_of(r.globalTid) AS pid, r.start, r."end"
+    SELECT true AS sync, r.globalTid AS global_tid, r.start, r."end"
     FROM runtime_calls AS r
     WHERE r.nameId IN (SELECT id FROM strings WHERE regexp_full_match(value, $sync_regex))
 )
@@ -31,7 +32,7 @@ SELECT
     e.first_ns::BIGINT AS first_ns,
     e.last_ns::BIGINT AS last_ns,
     coalesce(s.sync, false) AS sync,
-    s.pid::BIGINT AS pid,
+    s.global_tid::BIGINT AS global_tid,
     s.start::BIGINT AS start,
     s."end"::BIGINT AS "end"
 FROM every_call AS e

@@ -37,7 +37,7 @@ def _launch_starts(path: Path, work):
     from tracelens.util_calls import read_calls
 
     with tracelens.open(path, cache=False) as direct:
-        return read_calls(direct, sync_api_regex()).launches.launch_starts(work)
+        return read_calls(direct, sync_api_regex()).launches.launches(work)
 
 
 def _diffs(a: Path, b: Path, cached: bool) -> list[str]:
@@ -56,13 +56,15 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
     with tracelens.open(b) as first:
         assert workfile.kept(first, ("device",)) is None  # nothing kept yet
         kept = _sorted_work(first, EventFilter(), *READS[0])
-        assert kept.drop("launch_start").equals(expected[0])
+        assert kept.drop("launch_start", "launch_tid").equals(expected[0])
         assert _kept_file(first) is not None  # kept whole, for every later read
     # with each operation's launching call, as util's index of the calls finds it
-    assert kept["launch_start"].equals(_launch_starts(b, expected[0]))
+    # (and its thread)
+    assert kept.select("launch_start", "launch_tid").equals(_launch_starts(b, expected[0]))
     assert kept["launch_start"].null_count() < kept.height
+    assert kept["launch_tid"].null_count() == kept["launch_start"].null_count()
     with tracelens.open(b) as again:
-        reads = [x.drop("launch_start") for x in _reads(again)]
+        reads = [x.drop("launch_start", "launch_tid") for x in _reads(again)]
         assert all(x.equals(y) for x, y in zip(reads, expected, strict=True))
         with_device0 = _reads(again, EventFilter(device=0))  # read, not kept
         assert all(x.equals(y) for x, y in zip(with_device0, device0, strict=True))
@@ -73,7 +75,8 @@ def test_whole_rows_are_kept_and_read_back(pair, cache_dir):
             expected = read_work(direct, EventFilter(), name_kind, False)
             got = read_work(cached, EventFilter(), name_kind, False)
             assert workfile.kept_kernels(cached, name_kind) is not None
-            assert got[0].drop("launch_start").equals(expected[0]) and got[1].equals(expected[1])
+            got_work = got[0].drop("launch_start", "launch_tid")
+            assert got_work.equals(expected[0]) and got[1].equals(expected[1])
             assert got[3] == expected[3]
             if name_kind == "short":
                 assert got[2].equals(expected[2]) and len(got[3])

@@ -179,6 +179,10 @@ class EventFilter:
     asked_window: tuple[int | None, int | None] | None = field(
         default=None, compare=False, repr=False
     )
+    #: (utilthread) The --nvtx pattern's regex (:func:`glob_regex`) when the selection was
+    #: made by :func:`select_nvtx`: util accounts over the selected ranges' GPU projection
+    #: (:mod:`tracelens.util_project`). Not a filter of its own.
+    nvtx_label_re: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # the one check of the ids, however the filter was built (Trace.filter, the CLI, a
@@ -301,6 +305,7 @@ def select_nvtx(
             f"{trace.path}: the {ranges} NVTX range(s) labelled {pattern!r} launched no "
             f"GPU work (no kernel, memcpy or memset whose API call is inside them){ended}"
         )
+    narrowed = replace(narrowed, nvtx_label_re=label_re)  # (utilthread: util's projection)
     return window_to_selection(trace, narrowed), int(ranges)
 
 

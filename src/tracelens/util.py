@@ -1,6 +1,8 @@
 """Util: what each GPU did with its wall time, and why it was idle.
 
-Per device, over the analysis window (the capture span, or ``where``'s start/end):
+Per device, over the analysis window (the capture span, or ``where``'s start/end; for an
+``--nvtx`` selection, the part of it the selected ranges' GPU projection covers on that
+device: :mod:`tracelens.util_project`):
 
 * span, busy (the union of its kernels, memcpys, memsets and graph-level CUDA graph replays,
   across streams), idle = span - busy, utilization = busy / span;
@@ -40,8 +42,9 @@ from .util_calls import (
 from .util_listed import busy_devices, with_idle_devices
 from .util_ops import collective_kinds, kernel_classes, operations, sync_api_regex
 from .util_order import ORDER, in_order, taken_by_device_start
+from .util_project import covered_ns, projection
 from .util_read import kept_whole, read_work, record_counts, unsorted_work, work_in_order
-from .util_sweep import ACCOUNTING_COLUMNS, device_sweep
+from .util_sweep import ACCOUNTING_COLUMNS, device_sweep, has_launches
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,9 +81,9 @@ _in_order, _kept_whole = in_order, kept_whole
 
 #: Idle causes, in display order, with what each means.
 IDLE_CAUSES = {
-    "sync": "the GPU waited for the next launch while the host was blocked in a "
-    "synchronizing CUDA call (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous "
-    "cudaMemcpy, ...): it could not queue work ahead",
+    "sync": "the GPU waited for the next launch while the thread that launched it was "
+    "blocked in a synchronizing CUDA call (cudaDeviceSynchronize, cudaStreamSynchronize, a "
+    "synchronous cudaMemcpy, ...): it could not queue work ahead",
     "launch_bound": "the GPU waited for the next launch: the API calls that launched the work "
     "after the gap started after the previous GPU work had ended",
     "before_first": "from the start of the window to the device's first GPU operation",
@@ -121,6 +124,10 @@ class Util(Result):
     #: NCCL message sizes from NCCL's NVTX payloads (:func:`tracelens.nccl.message_sizes`):
     #: collective, calls, total_bytes, min_bytes, median_bytes, max_bytes; None without.
     message_sizes: pl.DataFrame | None = None
+    #: With --nvtx: the time of the window the selected ranges' GPU projection covers on
+    #: some device, ns (each device's span is its own projection's time:
+    #: :mod:`tracelens.util_project`); None: every device's span is the window.
+    covered_ns: int | None = None
 
     def figures(self) -> Figures:
         """Whole-trace figures for gates (``--fail-if``): ``util`` (busy / span over the
@@ -287,8 +294,8 @@ def _accounting(
 ) -> tuple[Util, dict[str, int | None] | None]:
     """:func:`accounting_and_calls` of ``where`` from its GPU work: the one frame
     ``unordered`` holds, taken out of it (freed once read, when nothing else holds it), in
-    any order (start_ns, end_ns, name_id, launch_start when it has it: the span and the
-    kernel names), ``sorted_work()`` the operations by device and start
+    any order (start_ns, end_ns, name_id, launch_start and launch_tid when it has them: the
+    span and the kernel names), ``sorted_work()`` the operations by device and start
     (:func:`read_work`); ``records``: how many of each kind they are, kept with the
     accounting when ``keep``."""
     from . import util_workfile
@@ -298,7 +305,7 @@ def _accounting(
     if where is None or where.selection is None:
         window = (None, None) if where is None else (where.start_ns, where.end_ns)
     regex = sync_api_regex()
-    if "launch_start" in work.columns and window == (None, None):
+    if has_launches(work) and window == (None, None):
         # The work the diff keeps in a cache entry, with each operation's launch
         # (compare.workfile): no call by call read.
         calls = read_call_figures(trace, regex)
@@ -311,7 +318,10 @@ def _accounting(
     del work
     ops = operations(sorted_work(), params)
     kinds = collective_kinds(params)
-    swept = device_sweep(ops, calls.syncs, calls.launches, params["t0"], params["t1"], kinds)
+    projected = None if where is None else projection(trace, where, params["t0"], params["t1"])
+    swept = device_sweep(
+        ops, calls.syncs, calls.launches, params["t0"], params["t1"], kinds, projected
+    )
     del calls, ops
     devices = swept.devices
     frame, causes, notes = with_idle_devices(
@@ -321,6 +331,10 @@ def _accounting(
         _idle_causes(devices),
         (params["t0"], params["t1"]),
     )
+    covered = None
+    if projected is not None:
+        covered = covered_ns(projected)
+        notes.append(_projection_note(covered, params["t1"] - params["t0"]))
     sizes = None
     has_comm = "communication" in params["work_classes"]
     if has_comm:
@@ -340,10 +354,25 @@ def _accounting(
         start_ns=params["t0"],
         end_ns=params["t1"],
         notes=tuple(notes),
+        covered_ns=covered,
     )
     if keep:
         util_workfile.keep_accounting(trace, util, in_window, records)
     return util, in_window
+
+
+def _projection_note(covered: int, span: int) -> str:
+    """What util counts of an --nvtx selection: the selected ranges' GPU projection, and
+    how much of the window it covers."""
+    from .units import fmt_ns
+
+    share = f" ({covered / span:.1%})" if span > 0 else ""
+    return (
+        f"--nvtx: busy and idle are counted inside the GPU projection of the selected NVTX "
+        f"ranges (per device, from the first GPU operation launched in a range to the end "
+        f"of the last), which covers {fmt_ns(covered)} of the {fmt_ns(span)} window"
+        f"{share}; the time between them is not the selection's idle time"
+    )
 
 
 def _idle_causes(devices: pl.DataFrame) -> pl.DataFrame:

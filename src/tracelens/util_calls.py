@@ -43,50 +43,60 @@ _FEW_PIDS = 16
 
 
 class LaunchIndex:
-    """The start of the API call of each (pid, correlation id): the earliest, should two
-    calls share one (the join it replaces matched both; util's idle causes take the
-    earliest launch of the operations that end a gap)."""
+    """The start and the thread (globalTid) of the API call of each (pid, correlation id):
+    the earliest, should two calls share one (the join it replaces matched both; util's
+    idle causes take the earliest launch of the operations that end a gap; of calls that
+    start together, the smallest thread)."""
 
     def __init__(self, calls: pl.DataFrame) -> None:
-        """``calls``: pid, correlation_id, start (nulls allowed: they match nothing)."""
+        """``calls``: global_tid, correlation_id, start (nulls allowed: they match nothing);
+        the process of each is pid_of(global_tid)."""
         import polars as pl
 
-        calls = calls.drop_nulls(["pid", "correlation_id"])
+        calls = calls.drop_nulls(["global_tid", "correlation_id"]).with_columns(
+            pid=_pid_of(pl.col("global_tid"))
+        )
         self._pids = calls["pid"].unique().sort()
         lo, hi = calls["correlation_id"].min(), calls["correlation_id"].max()
         self._lo = lo or 0
         self._width = 0 if hi is None else hi - lo + 1
         size = self._width * self._pids.len()
         self._starts: pl.Series | None = None
+        self._tids: pl.Series | None = None
         self._by_key: pl.DataFrame | None = None
         if size <= max(_SLOTS_PER_CALL * calls.height, _SLOTS_FLOOR):
-            self._starts = self._table(calls, size)
+            self._starts, self._tids = self._table(calls, size)
         else:
             key = ["pid", "correlation_id"]
-            self._by_key = calls.group_by(key).agg(pl.col("start").min())
+            self._by_key = (
+                calls.sort("start", "global_tid")
+                .group_by(key)
+                .agg(pl.col("start").first(), pl.col("global_tid").first())
+            )
 
-    def _table(self, calls: pl.DataFrame, size: int) -> pl.Series:
-        """The slot table: each slot's earliest call start (null: no call)."""
+    def _table(self, calls: pl.DataFrame, size: int) -> tuple[pl.Series, pl.Series]:
+        """The slot tables: each slot's earliest call start and that call's thread (null:
+        no call)."""
         import polars as pl
 
         slot = self._slots(calls)
-        start = calls["start"]
+        start, tid = calls["start"], calls["global_tid"]
         table = pl.repeat(None, size, dtype=pl.Int64, eager=True).scatter(slot, start)
+        tids = pl.repeat(None, size, dtype=pl.Int64, eager=True).scatter(slot, tid)
         if size - table.null_count() == slot.len() - slot.null_count():
-            return table  # each call has a slot of its own (as CUPTI numbers them)
-        # One arbitrary call of each slot won; where another of that slot started earlier,
-        # take the earliest.
-        shared = (table.gather(slot) != start).fill_null(True)
-        if shared.any():
-            lost = slot.filter(shared).unique().implode()
-            earliest = (
-                pl.DataFrame({"slot": slot, "start": start})
-                .filter(pl.col("slot").is_in(lost))
-                .group_by("slot")
-                .agg(pl.col("start").min())
-            )
-            table = table.scatter(earliest["slot"], earliest["start"])
-        return table
+            return table, tids  # each call has a slot of its own (as CUPTI numbers them)
+        # One arbitrary call of each shared slot won: take the earliest (then the smallest
+        # thread), whatever order the calls came in.
+        shared = slot.is_duplicated() & slot.is_not_null()
+        earliest = (
+            pl.DataFrame({"slot": slot, "start": start, "tid": tid})
+            .filter(shared)
+            .sort("start", "tid")
+            .group_by("slot")
+            .first()
+        )
+        table = table.scatter(earliest["slot"], earliest["start"])
+        return table, tids.scatter(earliest["slot"], earliest["tid"])
 
     def _slots(self, frame: pl.DataFrame) -> pl.Series:
         """The slot of each row of ``frame`` (pid, correlation_id); null when the calls have
@@ -117,23 +127,43 @@ class LaunchIndex:
     def launch_starts(self, ops: pl.DataFrame) -> pl.Series:
         """The start of the call that launched each row of ``ops`` (pid, correlation_id),
         in row order; null where the export has no such call."""
+        return self.launches(ops)["launch_start"]
+
+    def launches(self, ops: pl.DataFrame) -> pl.DataFrame:
+        """``launch_start`` and ``launch_tid``: the start and the thread (globalTid) of the
+        call that launched each row of ``ops`` (pid, correlation_id), in row order; null
+        where the export has no such call."""
         import polars as pl
 
-        if self._starts is not None:
+        if self._starts is not None and self._tids is not None:
             slot = self._slots(ops)
-            return self._starts.gather(slot).alias("launch_start")
+            return pl.DataFrame(
+                [
+                    self._starts.gather(slot).alias("launch_start"),
+                    self._tids.gather(slot).alias("launch_tid"),
+                ]
+            )
         found = ops.select("pid", "correlation_id").join(
             self._by_key, on=["pid", "correlation_id"], how="left", maintain_order="left"
         )
-        return found["start"].alias("launch_start").cast(pl.Int64)
+        return found.select(
+            pl.col("start").cast(pl.Int64).alias("launch_start"),
+            pl.col("global_tid").cast(pl.Int64).alias("launch_tid"),
+        )
+
+
+def _pid_of(global_tid: pl.Expr) -> pl.Expr:
+    """The operating-system pid of an nsys globalTid/globalPid (bits 24-47: pid_of in
+    ``queries/_shared.sql``)."""
+    return (global_tid // (1 << 24)) % (1 << 24)
 
 
 @dataclass(frozen=True)
 class HostCalls:
     """What util reads of the CUDA API calls (see the module docstring). ``launches``:
     the launching calls by (pid, correlation id) (None: the GPU work has each launch's start,
-    :func:`read_call_figures`); ``syncs``: pid, start, end of the calls
-    that block the host until GPU work is done, by end; ``first_ns``/``last_ns``: the
+    :func:`read_call_figures`); ``syncs``: global_tid, start, end of the calls
+    that block their thread until GPU work is done, by end; ``first_ns``/``last_ns``: the
     earliest start and latest end of any call (None without calls); ``in_window``: the
     figures of the calls in a time window (:func:`window_figures`), when asked for."""
 
@@ -159,10 +189,10 @@ def read_calls(
         in_window = window_figures(calls, *window, every=(calls.height, first, last))
     syncs = (
         calls.filter(pl.col("sync").fill_null(False))
-        .select("pid", "start", "end")
-        .sort("pid", "end", "start")
+        .select("global_tid", "start", "end")
+        .sort("global_tid", "end", "start")
     )
-    launches = LaunchIndex(calls.select("pid", "correlation_id", "start"))
+    launches = LaunchIndex(calls.select("global_tid", "correlation_id", "start"))
     return HostCalls(launches, syncs, first, last, in_window)
 
 
@@ -176,14 +206,15 @@ def read_call_figures(trace: Trace, sync_regex: str) -> HostCalls:
 
     rows = trace.query("util_call_figures", sync_regex=sync_regex)
     count, first, last = rows.select("calls", "first_ns", "last_ns").row(0)
-    syncs = rows.filter("sync").select("pid", "start", "end").sort("pid", "end", "start")
+    syncs = rows.filter("sync").select("global_tid", "start", "end")
+    syncs = syncs.sort("global_tid", "end", "start")
     figures = {"runtime_calls": count, "first_ns": first, "last_ns": last}
     return HostCalls(None, syncs, first, last, figures)
 
 
 def read_launch_calls(trace: Trace, sync_regex: str) -> HostCalls:
     """:func:`read_calls` with its window open, from two reads that each take fewer columns:
-    the launching calls (``queries/util_launch_calls.sql``: process, correlation id and
+    the launching calls (``queries/util_launch_calls.sql``: thread, correlation id and
     start) and :func:`read_call_figures`' synchronizing calls and count and span of every
     call. For a trace read from Parquet, where a column not read is not decoded (the
     5M-kernel benchmark, cached: ~0.12 CPU s less than util_calls.sql); read directly,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._resources import data_dir
 from .categories import classify_column
-from .util_sweep import COMMUNICATION, COMPUTE, GRAPH, KERNEL, MEMORY
+from .util_sweep import COMMUNICATION, COMPUTE, GRAPH, KERNEL, MEMORY, has_launches
 
 if TYPE_CHECKING:
     import polars as pl
@@ -131,8 +131,8 @@ def collective_kinds(params: dict[str, Any]) -> list[str]:
 def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
     """The input of the util sweeps from :func:`work_in_order`'s rows: each operation
     clipped to the window ``t0``..``t1`` (those left with no time dropped), with its class
-    of work and collective kind (:data:`util_sweep.OPS_COLUMNS`, and ``launch_start`` when
-    ``work`` has it), still by device and start. Clipping keeps the order: operations that start before ``t0`` all start at it."""
+    of work and collective kind (:data:`util_sweep.OPS_COLUMNS`, and ``launch_start`` and
+    ``launch_tid`` when ``work`` has them), still by device and start. Clipping keeps the order: operations that start before ``t0`` all start at it."""
     import polars as pl
 
     number = {kind: k for k, kind in enumerate(collective_kinds(params), start=1)}
@@ -171,7 +171,7 @@ def operations(work: pl.DataFrame, params: dict[str, Any]) -> pl.DataFrame:
         .alias("collective"),
         "pid",
         "correlation_id",
-        *(["launch_start"] if "launch_start" in work.columns else []),
+        *(["launch_start", "launch_tid"] if has_launches(work) else []),
     )
     return ops if inside and timed else ops.filter(pl.col("e") > pl.col("s"))
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from .util_project import inside, stretch
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -35,6 +37,7 @@ __all__ = [
     "OPS_COLUMNS",
     "Swept",
     "device_sweep",
+    "has_launches",
     "union_ns",
 ]
 
@@ -49,8 +52,8 @@ KERNEL, MEMCPY, MEMSET, GRAPH = 0, 1, 2, 3
 #: memcpys, memsets, copy kernels; graph replays are compute); collective (communication
 #: kernels: 1 + the index of their collective kind; else 0); pid (of the launching process);
 #: correlation_id (with pid, it names the launching API call: :mod:`tracelens.util_calls`);
-#: optionally launch_start (the start of that call, when the work holds it: then the sweeps
-#: look no call up).
+#: optionally launch_start and launch_tid (the start and the thread of that call, when the
+#: work holds them: then the sweeps look no call up).
 OPS_COLUMNS = ("device", "s", "e", "cls", "collective", "pid", "correlation_id")
 
 #: The time accounting of a device (times in ns), in order: what ``Util.frame`` shows.
@@ -134,16 +137,17 @@ def _device_row(
     part: pl.DataFrame,
     syncs: pl.DataFrame,
     launches: LaunchIndex | None,
-    t0: int,
-    t1: int,
+    window: tuple[int, int, pl.DataFrame | None],
 ) -> tuple[tuple, list[pl.DataFrame]]:
     """One device's row of :data:`DEVICE_COLUMNS` (utilization None: the caller divides
     once for every device) and its communication islands per collective kind, from its
-    operations ``part`` (sorted by s); see :func:`device_sweep`."""
+    operations ``part`` (sorted by s); ``window``: t0, t1 and the device's projection
+    intervals (None: the whole window counts); see :func:`device_sweep`."""
     import polars as pl
 
     cls = pl.col("cls")
-    span = t1 - t0
+    t0, t1, intervals = window
+    span = t1 - t0 if intervals is None else stretch(intervals, t0, t1)
     # The latest end of the earlier operations of the device: the busy time and the
     # idle gaps (_gap_causes) both read it, computed once.
     e = pl.col("e")
@@ -178,9 +182,9 @@ def _device_row(
         None,  # utilization: as polars divides (by the reciprocal), in device_sweep
         u["first"],
         u["last"],
-        u["first"] - t0,
-        t1 - u["last"],
-        *_gap_causes(part, syncs, launches),
+        u["first"] - t0 if intervals is None else stretch(intervals, t0, u["first"]),
+        t1 - u["last"] if intervals is None else stretch(intervals, u["last"], t1),
+        *_gap_causes(part, syncs, launches, intervals),
     )
     return row, comm_parts
 
@@ -192,22 +196,29 @@ def device_sweep(
     t0: int,
     t1: int,
     kinds: list[str] | tuple[str, ...] = (),
+    projection: pl.DataFrame | None = None,
 ) -> Swept:
     """The time accounting of each device with operations and its communication per
     collective kind (:class:`Swept`), in one pass over each device's operations.
 
     ``ops``: :data:`OPS_COLUMNS`, sorted by device and s.
-    ``sync_calls``: pid, start, end of the synchronizing API calls (``HostCalls.syncs``).
-    ``launches``: the start of each operation's launching call, looked up for the
-    operations that end a gap only (``HostCalls.launches``); None when ``ops`` has a
-    ``launch_start`` column.
+    ``sync_calls``: global_tid, start, end of the synchronizing API calls
+    (``HostCalls.syncs``).
+    ``launches``: the start and thread of each operation's launching call, looked up for
+    the operations that end a gap only (``HostCalls.launches``); None when ``ops`` has the
+    ``launch_start`` and ``launch_tid`` columns.
     ``kinds``: ``kinds[k - 1]`` names collective ``k`` of ``ops``
     (:func:`tracelens.util_ops.collective_kinds`).
+    ``projection``: where each device's time counts (device, a, b, before:
+    :func:`tracelens.util_project.projection`, an --nvtx selection's GPU projection); a
+    device's span is the time its projection covers and each idle gap counts for its part
+    inside it; None: the whole window, t0 to t1, on every device.
     Idle gaps are split by cause: the next operations (those starting when the gap ends)
-    were launched after the gap began, by a process that had been blocked in a
-    synchronizing call during the gap ('sync': the first such call of the process to end
-    after the gap began, if it started before that launch) or not ('launch_bound'); else
-    the work was already queued ('unexplained').
+    were launched after the gap began, by a thread that had been blocked in a
+    synchronizing call during the gap ('sync': the first such call of the launching thread
+    to end after the gap began, if it started before that launch; another thread's sync
+    did not hold that launch back) or not ('launch_bound'); else the work was already
+    queued ('unexplained').
 
     The union of compute and communication is not swept on its own: it is the compute
     union plus the communication no compute hid (:func:`_hidden`, from the islands of the
@@ -215,18 +226,27 @@ def device_sweep(
     benchmark a sweep of 5M rows less, and one compute sweep where there were two)."""
     import polars as pl
 
-    syncs = sync_calls.rename({"start": "sync_start", "end": "sync_end"}).sort("sync_end")
-    if "launch_start" in ops.columns:
+    renamed = {"global_tid": "launch_tid", "start": "sync_start", "end": "sync_end"}
+    syncs = sync_calls.rename(renamed).sort("sync_end")
+    if has_launches(ops):
         launches = None  # each operation has its launch already: nothing to look up
     span = t1 - t0
     rows, comm_parts = [], []
     for device, part in _device_slices(ops):
-        row, parts = _device_row(device, part, syncs, launches, t0, t1)
+        intervals = None
+        if projection is not None:
+            intervals = projection.filter(pl.col("device") == device)
+        row, parts = _device_row(device, part, syncs, launches, (t0, t1, intervals))
         rows.append(row)
         comm_parts.extend(parts)
     schema = {c: pl.Int64 for c in DEVICE_COLUMNS} | {"utilization": pl.Float64}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
-    if span > 0:
+    if projection is not None:  # each device's own span
+        spans = pl.col("span_ns")
+        frame = frame.with_columns(
+            utilization=pl.when(spans > 0).then(pl.col("busy_ns") / spans).otherwise(None)
+        )
+    elif span > 0:
         frame = frame.with_columns(utilization=pl.col("busy_ns") / span)
     return Swept(frame, _communication_table(comm_parts, list(kinds)))
 
@@ -251,50 +271,62 @@ def _hidden(compute: pl.DataFrame, islands: pl.DataFrame) -> pl.Series:
 
 
 def _gap_causes(
-    part: pl.DataFrame, syncs: pl.DataFrame, launches: LaunchIndex | None
+    part: pl.DataFrame,
+    syncs: pl.DataFrame,
+    launches: LaunchIndex | None,
+    intervals: pl.DataFrame | None = None,
 ) -> tuple[int, ...]:
     """The idle gaps of one device's operations (:data:`OPS_COLUMNS` and ``earlier``, the
     latest end of the earlier operations) by cause: sync_ns, sync_gaps, launch_bound_ns,
-    launch_bound_gaps, unexplained_ns, unexplained_gaps."""
+    launch_bound_gaps, unexplained_ns, unexplained_gaps. ``intervals``: the device's
+    projection (:func:`device_sweep`): each gap counts for its time inside it, and a gap
+    with none is no gap."""
     import polars as pl
 
     s = pl.col("s")
     # An operation that starts after the latest end of the earlier ones ends a gap. Of
     # operations that start together (peers) only the first can, and the peers launch
-    # the gap's next work together: the earliest launch and the smallest process among
-    # them. Most operations have no peer, so only tied gap ends are looked up. Only
-    # these operations need their launching call: it is looked up for them alone.
+    # the gap's next work together: the earliest launch (and of launches together, the
+    # smallest thread) among them. Most operations have no peer, so only tied gap ends are
+    # looked up. Only these operations need their launching call: it is looked up for
+    # them alone.
     ends_gap = s > pl.col("earlier")
     gaps = part.select(
         s.filter(ends_gap),
-        pl.col("pid").filter(ends_gap),
-        pl.col(_launch_column(part)).filter(ends_gap),
+        *(pl.col(c).filter(ends_gap) for c in _launch_columns(part)),
         pl.col("earlier").filter(ends_gap).alias("gap_start"),
         (s == s.shift(-1)).fill_null(False).filter(ends_gap).alias("tied"),
     )
+    length = s - pl.col("gap_start")
+    if intervals is not None:
+        inner = inside(intervals, gaps["s"]) - inside(intervals, gaps["gap_start"])
+        gaps = gaps.with_columns(gap_len=inner).filter(pl.col("gap_len") > 0)
+        length = pl.col("gap_len")
     if launches is not None:
-        gaps = gaps.with_columns(launches.launch_starts(gaps)).drop("correlation_id")
+        gaps = pl.concat(
+            [gaps.drop("pid", "correlation_id"), launches.launches(gaps)], how="horizontal"
+        )
     if gaps["tied"].any():
         gaps = _with_peers(gaps, part, launches)
     by_host = (pl.col("launch_start") > pl.col("gap_start")).fill_null(False)
-    length = s - pl.col("gap_start")
     # Already queued when the gap began: summed where the gaps lie (on a busy trace most
     # are these; no copy of them).
     queued = gaps.select(length.filter(~by_host).sum(), (~by_host).sum().cast(pl.Int64)).row(0)
     # Launched after the gap began: by the host, blocked in a sync call or not.
     host = gaps.filter(by_host).select(
-        "pid", "gap_start", "launch_start", length.alias("len"), in_sync=pl.lit(False)
+        "launch_tid", "gap_start", "launch_start", length.alias("len"), in_sync=pl.lit(False)
     )
     if syncs.height and host.height:
-        # The sync is the first of the process to end after the gap began; it blocked the
-        # launch only if it began before the launch (then it also began before the gap
-        # ended, as the work starts after its launch). A sync entered after the launch
-        # did not hold the work back: the GPU waited for the host (launch_bound).
+        # The sync is the first of the launching thread to end after the gap began; it
+        # blocked the launch only if it began before the launch (then it also began before
+        # the gap ended, as the work starts after its launch). A sync entered after the
+        # launch did not hold the work back, nor did another thread's: the GPU waited for
+        # the host (launch_bound).
         host = host.join_asof(
             syncs,
             left_on="gap_start",
             right_on="sync_end",
-            by="pid",
+            by="launch_tid",
             strategy="forward",
             check_sortedness=False,
         ).with_columns(in_sync=(pl.col("sync_start") < pl.col("launch_start")).fill_null(False))
@@ -308,19 +340,26 @@ def _gap_causes(
     return (*by_cause, *queued)
 
 
-def _launch_column(part: pl.DataFrame) -> str:
-    """The column of ``part`` that says which call launched each operation: its start
-    (``launch_start``) when the operations have it, else ``correlation_id`` to look it up."""
-    return "launch_start" if "launch_start" in part.columns else "correlation_id"
+def has_launches(work: pl.DataFrame) -> bool:
+    """Whether ``work`` holds each operation's launching call (``launch_start`` and
+    ``launch_tid``: its start and thread), so that no call need be looked up."""
+    return {"launch_start", "launch_tid"} <= set(work.columns)
+
+
+def _launch_columns(part: pl.DataFrame) -> tuple[str, str]:
+    """The columns of ``part`` that say which call launched each operation: its start and
+    thread when the operations have them, else the process and correlation id to look
+    them up."""
+    return ("launch_start", "launch_tid") if has_launches(part) else ("pid", "correlation_id")
 
 
 def _with_peers(
     gaps: pl.DataFrame, part: pl.DataFrame, launches: LaunchIndex | None
 ) -> pl.DataFrame:
-    """``gaps`` (s, pid, gap_start, tied, launch_start: the operations of ``part`` that end
-    a gap, in order) with each tied one's launch_start and pid those of its peers (the
-    operations of ``part`` that start with it): the earliest launch and the smallest
-    process. The peers are found by binary search in ``part``'s starts (sorted) and the
+    """``gaps`` (s, launch_start, launch_tid, gap_start, tied: the operations of ``part``
+    that end a gap, in order) with each tied one's launch_start and launch_tid those of its
+    peers (the operations of ``part`` that start with it): the earliest launch and its
+    thread (of launches together, the smallest). The peers are found by binary search in ``part``'s starts (sorted) and the
     few tied rows are overwritten in place: no search of every operation and no join and
     re-sort of every gap (~0.05 CPU s per million gaps)."""
     import polars as pl
@@ -331,14 +370,16 @@ def _with_peers(
     lo = starts.search_sorted(tied_s, side="left").cast(pl.Int64)
     hi = starts.search_sorted(tied_s, side="right").cast(pl.Int64)
     rows = pl.select(pl.int_ranges(lo, hi).explode()).to_series()
-    peers = part.select(pl.col("s", "pid", _launch_column(part)).gather(rows))
+    peers = part.select(pl.col("s", *_launch_columns(part)).gather(rows))
     if launches is not None:
-        peers = peers.with_columns(launches.launch_starts(peers))
-    by_start = peers.group_by("s").agg(pl.col("launch_start").min(), pl.col("pid").min())
-    found = tied_s.to_frame().join(by_start, on="s", how="left", maintain_order="left")
+        peers = pl.concat([peers.select("s"), launches.launches(peers)], how="horizontal")
+    # the earliest launch first, nulls (no call found) last: a peer without one is taken
+    # only when no peer has one
+    first = peers.sort("launch_start", "launch_tid", nulls_last=True).group_by("s").first()
+    found = tied_s.to_frame().join(first, on="s", how="left", maintain_order="left")
     return gaps.with_columns(
         gaps["launch_start"].clone().scatter(at, found["launch_start"]),
-        gaps["pid"].clone().scatter(at, found["pid"]),
+        gaps["launch_tid"].clone().scatter(at, found["launch_tid"]),
     )
 
 

@@ -71,8 +71,11 @@ def _json(result: Util, timeunit: str) -> str:
 
     from . import render as r
 
+    window: dict = {"start_ns": result.start_ns, "end_ns": result.end_ns}
+    if result.covered_ns is not None:  # --nvtx: the selected ranges' GPU projection
+        window["covered_ns"] = result.covered_ns
     doc = {
-        "window": {"start_ns": result.start_ns, "end_ns": result.end_ns},
+        "window": window,
         "devices": r.convert_times(result.frame, timeunit).to_dicts(),
         "idle_causes": r.convert_times(result.idle_causes, timeunit).to_dicts(),
         "communication": r.convert_times(result.communication, timeunit).to_dicts(),
@@ -106,6 +109,8 @@ def _sections(result: Util, source: str) -> list[tuple[pl.DataFrame, str]]:
     from .units import fmt_ns
 
     span = fmt_ns(None if result.start_ns is None else (result.end_ns or 0) - result.start_ns)
+    if result.covered_ns is not None:  # --nvtx: over the selected ranges' GPU projection
+        span = f"the selected NVTX ranges' GPU projection ({fmt_ns(result.covered_ns)} of {span})"
     devices = result.frame.with_columns(
         utilization_pct=(pl.col("utilization") * 100).round(1)
     ).drop("utilization")

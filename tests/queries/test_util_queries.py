@@ -165,7 +165,7 @@ def test_util_calls(trace_path):
 
 
 def test_util_launch_calls(trace_path):
-    """Every API call's process, correlation id and start: util_calls' first three columns
+    """Every API call's thread, correlation id and start: util_calls' first three columns
     (by start here: the query leaves the order to its reader)."""
     from queries.golden import query_csv
 
@@ -185,7 +185,7 @@ def test_launch_calls_are_those_of_the_read_of_every_call(trace_path, gaps_path,
             every = read_calls(trace, regex or sync_api_regex(), (None, None))
             fewer = read_launch_calls(trace, regex or sync_api_regex())
             work = tracelens.util.read_work(trace)
-        assert fewer.launches.launch_starts(work).equals(every.launches.launch_starts(work))
+        assert fewer.launches.launches(work).equals(every.launches.launches(work))
         assert work.height and fewer.launches.launch_starts(work).null_count() < work.height
         assert fewer.syncs.equals(every.syncs)
         assert (fewer.first_ns, fewer.last_ns) == (every.first_ns, every.last_ns)
@@ -291,24 +291,38 @@ def test_util_devices_gap_causes(gaps_path):
 
 
 def _launch_index(calls):
+    """A LaunchIndex of ``calls`` (pid, correlation_id, start, tid; None pid: a NULL
+    globalTid)."""
+    from tracelens.synth.ids import global_tid
     from tracelens.util_calls import LaunchIndex
 
-    return LaunchIndex(pl.DataFrame(calls, schema=["pid", "correlation_id", "start"], orient="row"))
+    rows = [(None if p is None else global_tid(p, t), c, s) for p, c, s, t in calls]
+    schema = ["global_tid", "correlation_id", "start"]
+    return LaunchIndex(pl.DataFrame(rows, schema=schema, orient="row"))
 
 
 @pytest.mark.parametrize("far_id", [3, 50_000_000])  # dense slots; sparse ids: hashed
 @pytest.mark.parametrize("others", [0, 20])  # processes found by comparison; by a hash join
-def test_launch_index(far_id, others):
-    """The earliest of two calls that share a (pid, correlation id); null for an id, a
-    process or a NULL the calls lack; the same answers whether the ids are dense or not,
-    and however many processes made calls."""
-    index = _launch_index(
-        [(7, 1, 100), (7, 2, 250), (7, 2, 200), (7, far_id, 300), (9, 1, 400), (None, 4, 1)]
-        + [(100 + k, 1, 500 + k) for k in range(others)]
-    )
+@pytest.mark.parametrize("reverse", [False, True])  # the calls in either order
+def test_launch_index(far_id, others, reverse):
+    """The earliest of two calls that share a (pid, correlation id), and its thread (of
+    two that start together, the smaller); null for an id, a process or a NULL the calls
+    lack; the same answers whether the ids are dense or not, however many processes made
+    calls, in whatever order the calls come."""
+    from tracelens.synth.ids import global_tid
+
+    calls = [(7, 1, 100, 7), (7, 2, 250, 71), (7, 2, 200, 72), (7, far_id, 300, 7)]
+    calls += [(9, 1, 400, 9), (9, 5, 450, 93), (9, 5, 450, 92), (None, 4, 1, 0)]
+    calls += [(100 + k, 1, 500 + k, 100 + k) for k in range(others)]
+    index = _launch_index(calls[::-1] if reverse else calls)
     ops = pl.DataFrame(
-        [(7, 2), (7, far_id), (9, 1), (9, 2), (8, 1), (7, None), (None, 1), (7, 0)],
+        [(7, 2), (7, far_id), (9, 1), (9, 2), (8, 1), (7, None), (None, 1), (7, 0), (9, 5)],
         schema=["pid", "correlation_id"],
         orient="row",
     )
-    assert index.launch_starts(ops).to_list() == [200, 300, 400, None, None, None, None, None]
+    found = index.launches(ops)
+    starts = [200, 300, 400, None, None, None, None, None, 450]
+    assert found["launch_start"].to_list() == starts
+    assert index.launch_starts(ops).to_list() == starts
+    tids = [(7, 72), (7, 7), (9, 9), *[None] * 5, (9, 92)]
+    assert found["launch_tid"].to_list() == [t and global_tid(*t) for t in tids]

@@ -25,10 +25,10 @@ def util(
     communication per collective kind (AllReduce, AllGather, ...).
 
     Idle causes, per gap in the device's work: sync (the work after the gap was launched
-    after the gap began, by a host blocked during the gap in cudaDeviceSynchronize,
-    cudaStreamSynchronize, a synchronous cudaMemcpy, ... entered before that launch),
-    launch_bound (launched after the gap began, no sync before the launch: the GPU waited
-    for the host), unexplained (the work after the gap
+    after the gap began, by a thread blocked during the gap in cudaDeviceSynchronize,
+    cudaStreamSynchronize, a synchronous cudaMemcpy, ... entered before that launch: the
+    thread whose API call launched the work), launch_bound (launched after the gap began,
+    no sync of that thread before the launch: the GPU waited for the host), unexplained (the work after the gap
     was already queued: a dependency, an event wait), and before_first / after_last (the
     window before the device's first and after its last GPU operation)."""
     from ..util import figures, gpu_time_accounting

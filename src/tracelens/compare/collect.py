@@ -348,9 +348,10 @@ def _sorted_work(
     wanted = [c for c in _WORK_ORDER_COLUMNS if stream or c != "stream"]
     whole = all(v is None for v in where.params().values())
     stored = [c for c in wanted if (short or c != "short_id") and (grid or c != "blocks")]
-    if whole and (work := workfile.kept(trace, (*stored, "launch_start"))) is not None:
+    launch = ["launch_start", "launch_tid"]  # (utilthread: and the launching thread)
+    if whole and (work := workfile.kept(trace, (*stored, *launch))) is not None:
         _kept_whole(trace, work)
-        return _null_columns(work, [*wanted, "launch_start"])
+        return _null_columns(work, [*wanted, *launch])
     keep = whole and workfile.keeps(trace)
     params = {"selection": None, **where.params(), "grid": grid or keep, "short": short or keep}
     # Sorted first, so that the unsorted read is gone before the census query runs (which
@@ -361,18 +362,19 @@ def _sorted_work(
         _kept_whole(trace, work)
     if not keep:
         return _null_columns(work.select(stored), wanted)
-    work = work.with_columns(_launch_starts(trace, work))
+    work = work.hstack(_launch_starts(trace, work))
     workfile.keep(trace, work)  # every column, for any later diff or report
-    return _null_columns(work.select(*stored, "launch_start"), [*wanted, "launch_start"])
+    return _null_columns(work.select(*stored, *launch), [*wanted, *launch])
 
 
-def _launch_starts(trace: Trace, work: pl.DataFrame) -> pl.Series:
-    """The start of the API call that launched each row of ``work`` (pid, correlation_id;
-    null where the export has none), as util looks it up (:mod:`tracelens.util_calls`)."""
+def _launch_starts(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
+    """The start and thread (launch_start, launch_tid) of the API call that launched each
+    row of ``work`` (pid, correlation_id; null where the export has none), as util looks
+    them up (:mod:`tracelens.util_calls`)."""
     from ..util import sync_api_regex
     from ..util_calls import read_calls
 
-    return read_calls(trace, sync_api_regex()).launches.launch_starts(work)
+    return read_calls(trace, sync_api_regex()).launches.launches(work)
 
 
 def _null_columns(work: pl.DataFrame, columns: list[str]) -> pl.DataFrame:

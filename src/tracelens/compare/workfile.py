@@ -6,7 +6,8 @@ and the short names) and sorts it in launch order (``util.ORDER``): on a million
 cached, ~0.2 CPU s to read and ~0.2 to sort, against ~0.35 for census of the trace. The
 rows depend on the trace alone when no event filter applies, so the first cached diff that
 reads them whole keeps them, sorted, with the start of each operation's launching call
-(``launch_start``: util then reads the figures of the API calls, not every call; ~0.1 CPU s
+(``launch_start``, and its thread ``launch_tid``: util then reads the figures of the API
+calls, not every call; ~0.1 CPU s
 per million calls), beside the cached tables (a derived file of
 :mod:`tracelens.cache`, as :mod:`tracelens.util_workfile` keeps util's), and later diffs and
 reports read back only the columns they need. The census tables of the kernels
@@ -66,7 +67,8 @@ def keeps(trace: Trace) -> bool:
 
 def kept(trace: Trace, columns: tuple[str, ...], name: str = NAME) -> pl.DataFrame | None:
     """``columns`` of the whole trace's rows (work_in_order.sql with $grid and $short, and
-    launch_start: the start of each operation's launching call; sorted by ``util.ORDER``;
+    launch_start and launch_tid: the start and thread of each operation's launching call;
+    sorted by ``util.ORDER``;
     ``name``: another file kept here, every column of it when
     ``columns`` is empty), when an earlier diff kept them; else None."""
     from ..util_workfile import read_kept
