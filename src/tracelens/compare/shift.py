@@ -71,19 +71,27 @@ def shift_kernels(
     in the steady steps of ``steps`` before their level shift and from it, per device by
     the start of the shift's step on it; ``names``: name_id → the name the diff shows
     (a launch whose id is not there is left out). None without a shift, or without
-    launches in both parts."""
+    launches in both parts, or when the steps before the shift end after it starts (their
+    windows overlap in time)."""
     import polars as pl
 
     shift = steps.level_shift
     if shift is None or not names:
         return None
     steady = steps.steady.filter(pl.col("start_ns").is_not_null())
+    before = pl.col("step") < shift.step
     bounds = steady.group_by("device").agg(
         first=pl.col("start_ns").min(),
-        at=pl.col("start_ns").filter(pl.col("step") >= shift.step).min(),
+        at=pl.col("start_ns").filter(~before).min(),
         last=pl.col("end_ns").max(),
+        before_end=pl.col("end_ns").filter(before).max(),
     )
     bounds = bounds.drop_nulls().with_columns(pl.col("device").cast(launches["device"].dtype))
+    # The parts by time need steps in time order: steps from the launch order that overlap
+    # in time (another process's launches counted as steps after the run's own) do not
+    # split the capture at one time, and the kernels of each part cannot be told
+    if bounds.is_empty() or (bounds["before_end"] > bounds["at"]).any():
+        return None
     start, duration = pl.col("start_ns"), pl.col("end_ns") - pl.col("start_ns")
     after = start >= pl.col("at")
     frame = (

@@ -288,9 +288,23 @@ def _few_waits(x: Context, parts: str, limit: float) -> str | None:
     if shifted:  # the median period is one level's: the time is in the other level's steps
         side = " and ".join(s for s, _ in shifted)
         return prose(
-            "time_accounting", "verdict_shifted", parts=parts, a=fmt_ns(pa), b=fmt_ns(pb), side=side
+            "time_accounting",
+            "verdict_shifted",
+            parts=parts,
+            a=fmt_ns(pa),
+            b=fmt_ns(pb),
+            side=side,
+            named=" and which kernels carry it" if any(_named(x, s) for s, _ in shifted) else "",
         )
     return prose("time_accounting", "verdict_few_waits", parts=parts, a=fmt_ns(pa), b=fmt_ns(pb))
+
+
+def _named(x: Context, side: str) -> bool:
+    """Whether the step line names the kernels that carry run ``side``'s level shift."""
+    from ..shift import carriers
+
+    kernels = (x.sa if side == "A" else x.sb).shift
+    return kernels is not None and not carriers(kernels).is_empty()
 
 
 def _shifts(x: Context) -> tuple:
@@ -402,7 +416,7 @@ def step_time(x: Context) -> list[Clue]:
     fields = {"a": fmt_ns(ma), "b": fmt_ns(mb), "delta": fmt_signed_ns(mb - ma)}
     fields["ratio"] = fmt_ratio(mb / ma if ma else None)
     if shifted:
-        fields["verdict"] = _shifted_verdict(shift_a, shift_b, ma, mb)
+        fields["verdict"] = _shifted_verdict(x, shift_a, shift_b, ma, mb)
     else:
         pa, pb = _period(steps_a), _period(steps_b)
         if pa and pb and abs(pb - pa) < threshold("time_share") * max(pa, pb):
@@ -420,7 +434,7 @@ def step_time(x: Context) -> list[Clue]:
     ]
 
 
-def _shifted_verdict(shift_a, shift_b, ma: float, mb: float) -> str:
+def _shifted_verdict(x: Context, shift_a, shift_b, ma: float, mb: float) -> str:
     """The step-time verdict when either run's step time shifted level part-way: for one
     side, the other's median against each of its levels (the comparison depends on the
     level taken, and one capture cannot tell which is the run's steady state)."""
@@ -436,6 +450,7 @@ def _shifted_verdict(shift_a, shift_b, ma: float, mb: float) -> str:
         side=side,
         other="AB"[side == "A"],
         step=f"{shift.step:,}",
+        named=" (the evidence says which kernels carry it)" if _named(x, side) else "",
         before=fmt_ratio(before),
         after=fmt_ratio(after),
     )
