@@ -91,9 +91,13 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         path = "verdict_path_attention" if attention else "verdict_path_other"
         cause = prose("per_call_outlier", "verdict_path", path=prose("per_call_outlier", path))
     note = kernel_note(x.sa.shift, r["name"], "A") + kernel_note(x.sb.shift, r["name"], "B")
+    few = _few_long_calls(x, r)
     if note:  # its calls changed with a run's level shift: its mean mixes the two levels
         side = "A and B" if note.count(" from it ") > 1 else note[2]
         cause = prose("per_call_outlier", "verdict_shifted", side=side)
+    elif few is not None:  # its median call did not move: a few long calls moved its mean
+        note = f"; median call {fmt_ns(r['a_med_ns'])} → {fmt_ns(r['b_med_ns'])}"
+        cause = few
     elif not r["far"]:  # under outlier_ratio: named for the time it moves
         share = max(r["a_total_ns"] / (x.time_a or 1), r["b_total_ns"] / (x.time_b or 1))
         cause = prose("per_call_outlier", "verdict_heavy", share=f"{share:.0%}", cause=cause)
@@ -112,6 +116,27 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         attention=" (attention-related)" if attention else "",
         verdict=cause,
     )
+
+
+def _few_long_calls(x: Context, r: dict[str, Any]) -> str | None:
+    """The per-call verdict when a kernel's mean call moved off the typical change but its
+    median call did not (within ``outlier_ratio_heavy`` of the kernels' typical median
+    change): a few long calls of the run whose mean is the longer moved it (its warm-up,
+    when ``tracelens steps`` set one aside there, named); None otherwise."""
+    a_med, b_med = r["a_med_ns"], r["b_med_ns"]
+    if not a_med or not b_med:
+        return None
+    typical = model_typical(x.kernels, threshold("typical_weight_cap"), "med")
+    off = (b_med / a_med) / (typical.ratio if typical.kernels else 1.0)
+    if outside(off, threshold("outlier_ratio_heavy")):
+        return None
+    which = "B" if r["b_avg_ns"] / b_med > r["a_avg_ns"] / a_med else "A"
+    side = x.sb if which == "B" else x.sa
+    warm = side.steps.figures().get("warmup_steps", 0) if side.steps is not None else 0
+    few = (
+        f"its warm-up ({count(int(warm))} step{'s' * (warm > 1)} that tracelens steps sets aside), "
+    )
+    return prose("per_call_outlier", "verdict_few", which=which, few=few if warm else "")
 
 
 def uniform_change(x: Context) -> list[Clue]:
