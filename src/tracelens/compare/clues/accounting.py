@@ -370,8 +370,8 @@ def _step_words(steps, shift, kernels=None) -> str:
     carried = f"; {shift_words(kernels, short_name)}" if kernels is not None else ""
     return (
         f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
-        f"{shift.after_steps:,} from it{carried}), {s['count']:,} steps{warmup}, median of "
-        f"all {fmt_ns(s['median_ns'])}, {figures}"
+        f"{shift.after_steps:,} from it), {s['count']:,} steps{warmup}, median of all "
+        f"{fmt_ns(s['median_ns'])}, {figures}{carried}"
     )
 
 
