@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..trace import Trace
     from ..util import Util
     from . import workfile
+    from .shift import ShiftKernels
 
 
 @dataclass
@@ -58,6 +59,10 @@ class Side:
     # A column the step search's read holds anyway (8 bytes a launch): only the few starts
     # needed are looked up, once the alignment has counted the steps
     launch_starts: pl.Series | None = None
+    # When the steps' time shifted level part-way (Steps.level_shift): each kernel's calls
+    # and time before the shift and from it (compare.shift; None: no shift, or the diff
+    # names kernels by short name: the step search's launches carry demangled ids)
+    shift: ShiftKernels | None = None
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -189,13 +194,9 @@ def collect(
     entry keeps it, say so (:attr:`Side.work_in_entry`: :func:`kept_work` reads it back);
     ``per_device``: its kernels' figures per device and name id on
     :attr:`Side.kernel_ids_by_device`."""
-
-    from ..steps_order import host_order
-    from ..util_sweep import KERNEL
     from .model.devices import device_kernel_ids
 
     trace.require_kernels()
-    window = _window(where)
     # One read of the GPU work serves the census, the totals, the launch sequences, util
     # and the step search (each read its own before: ~4 census times on a million launches).
     work, kernels, census_demangled, demangled_of = read_work(trace, where, name_kind, keep_work)
@@ -204,42 +205,22 @@ def collect(
     # (the 5M pair's memory peak: ~250 MB a side).
     in_entry = keep_work and _work_in_entry(trace, where)
     kept = work.select(WORK_COLUMNS) if keep_work and not in_entry else None
-    # The kernels, with only the columns the totals, the sequences and the steps read (in
-    # GPU order: the sequences and the steps put them in launch order, by process and
-    # correlation id).
-    name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
-    # Selected before the filter, which copies every column it keeps (6 of the read's 11)
-    launches = work.select(
-        "device", "start_ns", "end_ns", "correlation_id", *name_columns, "pid"
-    ).filter(work["kind"] == KERNEL)
-    by_device = device_kernel_ids(launches, name_kind) if per_device else None
+    read = _Read(work, *_launches(work, name_kind))
+    del work  # held by ``read`` alone, which the step search empties
+    by_device = device_kernel_ids(read.launches, name_kind) if per_device else None
     census = kernels.drop("name_id", "avg_blocks")
     if census_demangled is None:
         census_demangled = census
-    copies = {r["copy_kind"]: r for r in trace.query("copy_kinds", **window).iter_rows(named=True)}
-    # The launches in host launch order, once: the sequences and the step search read it.
-    order = host_order(launches.select("device", "start_ns", "correlation_id", "pid"))
-    launches = launches.drop("pid", "correlation_id")
-    sequences, names = launch_sequences(kernels, name_kind, launches, order)
+    copies = {
+        r["copy_kind"]: r for r in trace.query("copy_kinds", **_window(where)).iter_rows(named=True)
+    }
+    read.launches = read.launches.drop("pid", "correlation_id")
+    sequences, names = launch_sequences(kernels, name_kind, read.launches, read.order)
     graph = trace.graph_replays(where)
-    limited = launches.height > util_limit
-    util = None if limited else _util_accounting(trace, where, work)
-    # GPU busy as util counts it (kernels, copies, memsets, graph replays): util's own
-    # figure, else a sweep over the work
-    busy = work if limited else util[0]["busy_ns"]
-    totals = _kept_totals(trace, where, launches, None if limited else util[-1], busy)
-    accounting, starts = (None, 0, None, None, None), None
-    if not limited:
-        step_launches = _step_launches(work, launches, order, graph)
-        # The rest of the read (pid, correlation ids, launch starts, and the kernels in GPU
-        # order) is freed before the step search, whose peak it would add to (~350 MB of
-        # 5M operations): only Side.work's columns stay, when kept.
-        kernel_launches = launches.height
-        del work, launches, order
-        steps, regions, starts = _steps_and_regions(
-            trace, where, step_launches, kernel_launches, nvtx_limit
-        )
-        accounting = (*util[:-1], steps, regions)
+    # The names of the step search's launches (demangled name ids), for a level shift's kernels
+    named = dict(kernels.select("name_id", "name").iter_rows()) if name_kind != "short" else {}
+    limits = (util_limit, nvtx_limit)
+    totals, accounting, starts, shift = _time_and_steps(trace, where, read, graph, limits, named)
     return Side(
         totals,
         census,
@@ -257,7 +238,71 @@ def collect(
         by_device,
         in_entry,
         starts,
+        shift,
     )
+
+
+@dataclass
+class _Read:
+    """One side's GPU work read (:func:`read_work`), its kernels and their host launch
+    order (:func:`_launches`), held until the step search, which empties it: their memory
+    would add to its peak (~350 MB of 5M operations)."""
+
+    work: pl.DataFrame | None
+    launches: pl.DataFrame | None  # the kernels in GPU order (util.ORDER)
+    order: pl.Series | None  # their host launch order (row numbers of launches)
+
+
+def _launches(work: pl.DataFrame, name_kind: str) -> tuple[pl.DataFrame, pl.Series]:
+    """The kernels of ``work`` with only the columns the totals, the sequences and the steps
+    read, in GPU order (device, start_ns, end_ns, correlation_id, the name ids, pid), and
+    their host launch order (:func:`tracelens.steps_order.host_order`: by process and
+    correlation id), found once: the sequences and the step search read it."""
+    from ..steps_order import host_order
+    from ..util_sweep import KERNEL
+
+    name_columns = ("name_id", "short_id") if name_kind == "short" else ("name_id",)
+    # Selected before the filter, which copies every column it keeps (6 of the read's 11)
+    launches = work.select(
+        "device", "start_ns", "end_ns", "correlation_id", *name_columns, "pid"
+    ).filter(work["kind"] == KERNEL)
+    return launches, host_order(launches.select("device", "start_ns", "correlation_id", "pid"))
+
+
+def _time_and_steps(trace, where, read: _Read, graph, limits: tuple[int, int], names: dict):
+    """(totals, accounting, launch starts, level shift's kernels) of :class:`Side` from
+    ``read``: the GPU time accounting (util; left out above ``limits``' first, util_limit
+    kernel launches, as the step search and the NVTX regions: ``accounting`` is then
+    (None, 0, None, None, None)), the totals, the step search and the regions
+    (:func:`_steps_and_regions`, up to nvtx_limit launches: ``limits``' second), and
+    when the steps shifted level, their kernels (:func:`.shift.shift_kernels`, named by
+    ``names``). Empties ``read`` before the step search."""
+    from .shift import shift_kernels
+
+    util_limit, nvtx_limit = limits
+    work, launches = read.work, read.launches
+    limited = launches.height > util_limit
+    util = None if limited else _util_accounting(trace, where, work)
+    # GPU busy as util counts it (kernels, copies, memsets, graph replays): util's own
+    # figure, else a sweep over the work
+    busy = work if limited else util[0]["busy_ns"]
+    totals = _kept_totals(trace, where, launches, None if limited else util[-1], busy)
+    if limited:
+        return totals, (None, 0, None, None, None), None, None
+    step_launches = _step_launches(work, launches, read.order, graph)
+    # The rest of the read (pid, correlation ids, launch starts, and the kernels in GPU
+    # order) is freed before the step search, whose peak it would add to (~350 MB of
+    # 5M operations): only Side.work's columns stay, when kept.
+    kernel_launches = launches.height
+    read.work = read.launches = read.order = None
+    del work, launches
+    steps, regions, starts = _steps_and_regions(
+        trace, where, step_launches, kernel_launches, nvtx_limit
+    )
+    shift = None
+    if "graph_id" not in step_launches.columns:  # kernels alone, by name id
+        shift = shift_kernels(steps, step_launches, names)
+    return totals, (*util[:-1], steps, regions), starts, shift
 
 
 def _work_in_entry(trace: Trace, where: EventFilter) -> bool:

@@ -284,7 +284,33 @@ def _few_waits(x: Context, parts: str, limit: float) -> str | None:
     pa, pb = _period(x.sa.steps), _period(x.sb.steps)
     if pa is None or pb is None or abs(pb - pa) >= limit:
         return None
+    shifted = [(s, shift) for s, shift in zip("AB", _shifts(x), strict=True) if shift]
+    if shifted:  # the median period is one level's: the time is in the other level's steps
+        side = " and ".join(s for s, _ in shifted)
+        return prose(
+            "time_accounting",
+            "verdict_shifted",
+            parts=parts,
+            a=fmt_ns(pa),
+            b=fmt_ns(pb),
+            side=side,
+            named=" and which kernels carry it" if any(_named(x, s) for s, _ in shifted) else "",
+        )
     return prose("time_accounting", "verdict_few_waits", parts=parts, a=fmt_ns(pa), b=fmt_ns(pb))
+
+
+def _named(x: Context, side: str) -> bool:
+    """Whether the step line names the kernels that carry run ``side``'s level shift."""
+    from ..shift import carriers
+
+    kernels = (x.sa if side == "A" else x.sb).shift
+    return kernels is not None and not carriers(kernels).is_empty()
+
+
+def _shifts(x: Context) -> tuple:
+    """Each run's level shift in step time (:attr:`tracelens.steps.Steps.level_shift`), or
+    None (no shift, or no steps)."""
+    return tuple(s.steps.level_shift if s.steps is not None else None for s in (x.sa, x.sb))
 
 
 def _own_times(x: Context, ta: dict[str, float], tb: dict[str, float]) -> tuple[float, float]:
@@ -328,20 +354,24 @@ def exposed_communication(x: Context) -> list[Clue]:
     ]
 
 
-def _step_words(steps, shift) -> str:
+def _step_words(steps, shift, kernels=None) -> str:
     """One run's steps as the board says them: how many, the steady ones' median and spread;
     first, when their time shifted level part-way (``shift``:
     :attr:`tracelens.steps.Steps.level_shift`), where and each part's median, as
-    ``tracelens steps`` says it: one median of two levels is a time few steps took."""
+    ``tracelens steps`` says it: one median of two levels is a time few steps took; and
+    which kernels carry the shift (``kernels``: :attr:`..collect.Side.shift`, when read)."""
+    from ..shift import shift_words
+
     s = steps.summary()
     warmup = f" ({len(s['warmup_steps'])} warm-up)" if s["warmup_steps"] else ""
     figures = f"p90 {fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
     if shift is None:
         return f"{s['count']:,} steps{warmup}, median {fmt_ns(s['median_ns'])}, {figures}"
+    carried = f"; {shift_words(kernels, short_name)}" if kernels is not None else ""
     return (
         f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
         f"{shift.after_steps:,} from it), {s['count']:,} steps{warmup}, median of all "
-        f"{fmt_ns(s['median_ns'])}, {figures}"
+        f"{fmt_ns(s['median_ns'])}, {figures}{carried}"
     )
 
 
@@ -386,7 +416,7 @@ def step_time(x: Context) -> list[Clue]:
     fields = {"a": fmt_ns(ma), "b": fmt_ns(mb), "delta": fmt_signed_ns(mb - ma)}
     fields["ratio"] = fmt_ratio(mb / ma if ma else None)
     if shifted:
-        fields["verdict"] = prose("step_time", "verdict_shifted", sides=" and ".join(shifted))
+        fields["verdict"] = _shifted_verdict(x, shift_a, shift_b, ma, mb)
     else:
         pa, pb = _period(steps_a), _period(steps_b)
         if pa and pb and abs(pb - pa) < threshold("time_share") * max(pa, pb):
@@ -394,13 +424,36 @@ def step_time(x: Context) -> list[Clue]:
     return [
         make(
             "step_time",
-            f"A: {_step_words(steps_a, shift_a)}; B: {_step_words(steps_b, shift_b)}; steps "
+            f"A: {_step_words(steps_a, shift_a, x.sa.shift)}; "
+            f"B: {_step_words(steps_b, shift_b, x.sb.shift)}; steps "
             f"found from {steps_b.source or steps_b.method}",
             impact_ns=mb - ma,
             rows=("wall span",),
             **fields,
         )
     ]
+
+
+def _shifted_verdict(x: Context, shift_a, shift_b, ma: float, mb: float) -> str:
+    """The step-time verdict when either run's step time shifted level part-way: for one
+    side, the other's median against each of its levels (the comparison depends on the
+    level taken, and one capture cannot tell which is the run's steady state)."""
+    if shift_a and shift_b:
+        return prose("step_time", "verdict_shifted", sides="A and B")
+    side, shift, other = ("A", shift_a, mb) if shift_a else ("B", shift_b, ma)
+    levels = (shift.before_median_ns, shift.after_median_ns)
+    # as B/A: B's level over A's median, or B's median over A's level
+    before, after = (lv / other if side == "B" else other / lv for lv in levels)
+    return prose(
+        "step_time",
+        "verdict_shifted_one",
+        side=side,
+        other="AB"[side == "A"],
+        step=f"{shift.step:,}",
+        named=" (the evidence says which kernels carry it)" if _named(x, side) else "",
+        before=fmt_ratio(before),
+        after=fmt_ratio(after),
+    )
 
 
 def _period_verdict(steps_a, steps_b, a: str, b: str) -> str:

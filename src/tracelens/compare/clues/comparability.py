@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...units import fmt_ns, fmt_ratio
 from ..model import Clue, ratio
-from .context import Context, count
+from .context import Context, count, short_name
 from .spec import make, prose, threshold
 
 
@@ -93,6 +93,8 @@ def capture_difference(x: Context) -> list[Clue]:
         return []
     al = max(cut, key=lambda a: abs(a.launches_a - a.launches_b))
     fewer_b = al.launches_b <= al.launches_a
+    if other := _other_work(x, al, "A" if fewer_b else "B"):
+        return [other]
     share = abs(al.launches_a - al.launches_b) / (max(al.launches_a, al.launches_b) or 1)
     # B is the run under review: "B holds 25% fewer", or "B holds 3.00× the" launches
     amount = (
@@ -131,6 +133,40 @@ def capture_difference(x: Context) -> list[Clue]:
             **amount,
         )
     ]
+
+
+def _other_work(x: Context, al, longer: str) -> Clue | None:
+    """When the longer capture's extra launches on ``al``'s device are all of kernels the
+    other run never launches (another process on the GPU, or a new part of the program
+    beside the same steps), the clue that says so (``other_work``): not more of the same
+    sequence; else None."""
+    import polars as pl
+
+    extra = al.only_in_b if longer == "B" else al.only_in_a
+    if al.relation == "capture" or not extra:
+        return None
+    only = x.kernels.filter(pl.col("status") == f"only_{longer.lower()}")["name"].to_list()
+    names = [name for name, _ in extra]
+    if not set(names) <= set(only):
+        return None
+    launches = sum(n for _, n in extra)
+    if launches != abs(al.launches_a - al.launches_b):
+        return None
+    steps = (
+        f"; {count(al.steps_a)} → {count(al.steps_b)} steps" if al.steps_a and al.steps_b else ""
+    )
+    shown = ", ".join(f"{short_name(n)} ({count(c)})" for n, c in extra[:3])
+    return make(
+        "other_work",
+        f"{al.where}: {count(al.launches_a)} → {count(al.launches_b)} launches; "
+        f"{count(al.matched_in_order)} in common, in order{steps}; only in {longer}: {shown}"
+        + (f" and {len(extra) - 3} more" if len(extra) > 3 else ""),
+        impact_ns=None,
+        rows=(al.device,),
+        side=longer,
+        other="AB"[longer == "A"],
+        n=count(launches),
+    )
 
 
 def _same_steps(al, how: str) -> str | None:

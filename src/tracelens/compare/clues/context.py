@@ -75,6 +75,33 @@ def short_name(name: str | None, width: int = 60, *, templates: bool = False) ->
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def name_pair(a: str | None, b: str | None, width: int = 60) -> tuple[str, str]:
+    """Two kernel names for one sentence (:func:`short_name`), told apart: when both
+    shorten to the same text (a kernel renamed by a library upgrade: the same long prefix),
+    each from the scope where they differ (or a little before the first character that
+    does), '…' marking what is left out."""
+    sa, sb = short_name(a, width), short_name(b, width)
+    if sa != sb or not a or not b or a == b:
+        return sa, sb
+    from ...kernelnames import qualified_name
+
+    ta, tb = qualified_name(a), qualified_name(b)
+    if ta == tb:  # they differ in what the qualified name leaves out
+        ta, tb = a, b
+    pairs = zip(ta, tb, strict=False)
+    at = next((i for i, (x, y) in enumerate(pairs) if x != y), min(len(ta), len(tb)))
+    # from the scope the names differ in (after the last '::' before it), when it is short
+    scope = ta.rfind("::", 0, at) + 2
+    start = scope if 2 <= scope and at - scope < width - 8 else max(0, at - width // 3)
+
+    def cut(text: str) -> str:
+        part = text[start:]
+        part = part if len(part) < width else part[: width - 2] + "…"
+        return "…" + part if start else part
+
+    return cut(ta), cut(tb)
+
+
 def outside(r: float | None, limit: float) -> bool:
     """``r`` at least ``limit``× away from 1, either way."""
     return r is not None and (r >= limit or r <= 1 / limit)

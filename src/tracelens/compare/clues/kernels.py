@@ -9,6 +9,7 @@ from typing import Any
 from ...units import fmt_ns, fmt_ratio
 from ..model import Clue, ratio
 from ..model import typical_change as model_typical
+from ..shift import kernel_note, shift_words
 from .context import Context, count, outside, short_name
 from .spec import make, prose, threshold
 
@@ -89,7 +90,15 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
     else:
         path = "verdict_path_attention" if attention else "verdict_path_other"
         cause = prose("per_call_outlier", "verdict_path", path=prose("per_call_outlier", path))
-    if not r["far"]:  # under outlier_ratio: named for the time it moves
+    note = kernel_note(x.sa.shift, r["name"], "A") + kernel_note(x.sb.shift, r["name"], "B")
+    few = _few_long_calls(x, r)
+    if note:  # its calls changed with a run's level shift: its mean mixes the two levels
+        side = "A and B" if note.count(" from it ") > 1 else note[2]
+        cause = prose("per_call_outlier", "verdict_shifted", side=side)
+    elif few is not None:  # its median call did not move: a few long calls moved its mean
+        note = f"; median call {fmt_ns(r['a_med_ns'])} → {fmt_ns(r['b_med_ns'])}"
+        cause = few
+    elif not r["far"]:  # under outlier_ratio: named for the time it moves
         share = max(r["a_total_ns"] / (x.time_a or 1), r["b_total_ns"] / (x.time_b or 1))
         cause = prose("per_call_outlier", "verdict_heavy", share=f"{share:.0%}", cause=cause)
     else:
@@ -98,7 +107,7 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         "per_call_outlier",
         f"{calls}; {fmt_ns(r['a_total_ns'])} → {fmt_ns(r['b_total_ns'])} total; "
         f"per call {fmt_ns(r['a_avg_ns'])} → {fmt_ns(r['b_avg_ns'])}, while the typical "
-        f"kernel changed {fmt_ratio(x.overall)}{grid}",
+        f"kernel changed {fmt_ratio(x.overall)}{grid}{note}",
         strength=None if same_calls else "moderate",
         impact_ns=x.per_unit(r["impact"]),
         rows=(r["name"],),
@@ -107,6 +116,27 @@ def _per_call_outlier(x: Context, r: dict[str, Any]) -> Clue:
         attention=" (attention-related)" if attention else "",
         verdict=cause,
     )
+
+
+def _few_long_calls(x: Context, r: dict[str, Any]) -> str | None:
+    """The per-call verdict when a kernel's mean call moved off the typical change but its
+    median call did not (within ``outlier_ratio_heavy`` of the kernels' typical median
+    change): a few long calls of the run whose mean is the longer moved it (its warm-up,
+    when ``tracelens steps`` set one aside there, named); None otherwise."""
+    a_med, b_med = r["a_med_ns"], r["b_med_ns"]
+    if not a_med or not b_med:
+        return None
+    typical = model_typical(x.kernels, threshold("typical_weight_cap"), "med")
+    off = (b_med / a_med) / (typical.ratio if typical.kernels else 1.0)
+    if outside(off, threshold("outlier_ratio_heavy")):
+        return None
+    which = "B" if r["b_avg_ns"] / b_med > r["a_avg_ns"] / a_med else "A"
+    side = x.sb if which == "B" else x.sa
+    warm = side.steps.figures().get("warmup_steps", 0) if side.steps is not None else 0
+    few = (
+        f"its warm-up ({count(int(warm))} step{'s' * (warm > 1)} that tracelens steps sets aside), "
+    )
+    return prose("per_call_outlier", "verdict_few", which=which, few=few if warm else "")
 
 
 def uniform_change(x: Context) -> list[Clue]:
@@ -141,6 +171,19 @@ def uniform_change(x: Context) -> list[Clue]:
     if median.kernels and not outside(median.ratio, threshold("uniform_ratio")):
         return [_few_calls(x, evidence, median.ratio, x.per_unit(impact), slower, fields)]
     verdict, strength = _uniform_verdict(x, slower)
+    shifted = [
+        (s, side.shift)
+        for s, side in zip("AB", (x.sa, x.sb), strict=True)
+        if side.shift is not None
+    ]
+    if shifted:  # a run whose kernels changed part-way: the ratio mixes its two levels
+        evidence += "".join(f"; {s}: {shift_words(k, short_name)}" for s, k in shifted)
+        verdict = prose(
+            "uniform_change",
+            "verdict_shifted",
+            side=" and ".join(s for s, _ in shifted),
+            word="slower" if slower else "faster",
+        )
     return [
         make(
             "uniform_change",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...units import fmt_signed_ns
 from ..model import Clue
-from .context import Context, count, short_name
+from .context import Context, count, name_pair, short_name
 from .devices import moved_launches
 from .kernels import calls_per_step, danger_only_kernels, explained_by_variants
 from .spec import make, prose
@@ -25,18 +25,17 @@ def launch_structure(x: Context) -> list[Clue]:
     if al is None or moved_launches(x):  # launches placed on other devices: devices_differ
         return []
     at = f"launch #{al.first_divergence + 1:,}" + _step_of_a(x, al)
-    where = f"first divergence at {at} on {al.where}" + (
-        f" ({short_name(al.a_at_divergence)} in A, {short_name(al.b_at_divergence)} in B)"
-        if al.a_at_divergence and al.b_at_divergence
-        else ""
-    )
+    where = f"first divergence at {at} on {al.where}"
+    if al.a_at_divergence and al.b_at_divergence:
+        names = name_pair(al.a_at_divergence, al.b_at_divergence)
+        where += f" ({names[0]} in A, {names[1]} in B)"
     matched = _in_order(al)
     per_step = ""
     if al.step_changes and al.steps_a and al.steps_b:
         pos, was, now = al.step_changes[0]
         steps = min(al.steps_a, al.steps_b)
         change = (
-            f"{short_name(was, 40)} → {short_name(now, 40)}"
+            " → ".join(name_pair(was, now, 40))
             if was and now
             else (f"{short_name(now, 40)} added" if now else f"{short_name(was, 40)} left out")
         )
