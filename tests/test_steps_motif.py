@@ -105,3 +105,14 @@ def test_setup_before_the_loop_is_no_warm_up_step(tmp_path):
     assert s.count == 13 and s.summary()["warmup_steps"] == [1]
     assert "(2 kernels outside complete periods)" in s.detail
     assert s.frame.sort("step")["kernels"].to_list() == [10] + [4] * 12
+
+
+def test_warm_up_iterations_that_repeat_motif_kernels_say_so(tmp_path):
+    # Warm-up iterations that launch the motif's own kernels more often (no other kernel)
+    # read '(they also launch kernels outside the motif: ; set aside)': an empty list.
+    iterations = [BASE + [("a", 40 * US), ("b", 30 * US)]] * 3 + [BASE] * 20
+    with tracelens.open(build(tmp_path / "warm_again.sqlite", iterations)) as trace:
+        s = trace.steps()
+    assert s.method == "period" and s.summary()["warmup_steps"] == [1, 2, 3], s.detail
+    assert "warm-up: steps 1, 2, 3 (they launch the motif's kernels more often" in s.detail
+    assert "outside the motif" not in s.detail

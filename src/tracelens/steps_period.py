@@ -103,7 +103,13 @@ def period_steps(
     parts = "; ".join(_describe(device, f, names) for device, f in found.items())
     warm = {device: f.warmup for device, f in found.items() if f.warmup}
     extra = sorted({t for f in found.values() for t in f.warm_extra})
-    reason = f"they also launch kernels outside the motif: {_names(extra, names)}" if warm else ""
+    reason = ""
+    if warm:  # a warm-up step launches more than a step: other kernels, or the motif's more often
+        reason = (
+            f"they also launch kernels outside the motif: {_names(extra, names)}"
+            if extra
+            else "they launch the motif's kernels more often than a step does"
+        )
     detail = "the period of the kernel launch sequence (" + parts + ")"
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
