@@ -13,7 +13,7 @@ its entry per rule and thresholds, and util's accounting as util keeps it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import findings_gpu
@@ -165,6 +165,11 @@ def find_issues(
             "sync_api looks at host calls, which are in no work selection: those that overlap "
             "the selected work's GPU span",
         )
+    if where.selection is not None and any(r.rule in _GPU_RULES and not r.skipped for r in results):
+        notes += (
+            "gpu_gaps and gpu_low_util judge the devices: every GPU operation in the selected "
+            "work's span counts, selected or not (a GPU running other work is not idle)",
+        )
     narrowed = where.device is not None or where.stream is not None
     if narrowed and any(r.rule == "sync_api" and not r.skipped for r in results):
         notes += (
@@ -192,6 +197,7 @@ class _SharedWork:
         self.util_rules = {r for r in rule_ids if r in _UTIL_RULES}
         self._work: pl.DataFrame | None = None
         self._gpu: pl.DataFrame | None = None
+        self._all_work: pl.DataFrame | None = None  # under a selection: the GPU rules' work
         self._util = None
 
     def _kept_util(self):
@@ -221,6 +227,8 @@ class _SharedWork:
     def _release(self) -> None:
         if not (self.gpu_rules or self.util_rules):
             self._work = None
+        if not self.gpu_rules:
+            self._all_work = None
 
     def gpu_rule(self, rule_id: str, values: dict[str, float]) -> pl.DataFrame:
         """GPU rule ``rule_id`` with thresholds ``values`` over the work (:func:`_gpu_rule`).
@@ -229,17 +237,41 @@ class _SharedWork:
         whole = self.where.is_whole()
         frame = _kept_rows(self.trace, rule_id, values) if whole else None
         if frame is None:
+            work = self._device_work()
             ops = self._gpu
             if ops is None:
-                ops = findings_gpu.gpu_ops(self.trace, self._read())
+                ops = findings_gpu.gpu_ops(self.trace, work)
             self._gpu = ops
-            frame = _gpu_rule(ops, rule_id, values, self.trace, self._read())
+            frame = _gpu_rule(ops, rule_id, values, self.trace, work)
             if whole:
                 _keep_rows(self.trace, rule_id, values, frame)
         self.gpu_rules.discard(rule_id)
         self._gpu = self._gpu if self.gpu_rules else None
         self._release()
         return frame
+
+    def _device_work(self) -> pl.DataFrame:
+        """The work the GPU rules sweep. Under a work selection (--nvtx, --step) every GPU
+        operation in the selected work's span of the processes and devices it ran as,
+        selected or not: gpu_gaps and gpu_low_util judge a process's use of a device (as
+        nsys analyze does), and a GPU running work the selection leaves out is not idle
+        (sparse ranges with other work between them read 'in use 6.1%' while the GPU was
+        busy with that work)."""
+        import polars as pl
+
+        from .util import read_work
+
+        if self.where.selection is None:
+            return self._read()
+        if self._all_work is None:
+            pairs = self._read().select("pid", "device").unique()
+            unselected = replace(self.where, selection=None, nvtx_label_re=None)
+            columns = findings_gpu.WORK_COLUMNS
+            work = read_work(self.trace, unselected, columns=columns)
+            # the rules are per process and device: those the selected work ran as
+            ran = [(pl.col("pid") == p) & (pl.col("device") == d) for p, d in pairs.rows()]
+            self._all_work = work.filter(pl.any_horizontal(ran)) if ran else work.clear()
+        return self._all_work
 
     def util(self):
         """:func:`tracelens.util.gpu_time_accounting` of the work (of the whole trace: the
