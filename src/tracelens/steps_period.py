@@ -40,14 +40,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .steps_motif import Anchored, step_shapes
-from .steps_order import (
-    PROCESS_COLUMNS,
-    host_order,
-    launch_order,
-    launch_tokens,
-    one_process_devices,
-)
 from .steps_phase import HostGaps, period_phase, phase_tokens
+from .steps_sequence import LaunchSequence
 
 if TYPE_CHECKING:
     import polars as pl
@@ -79,13 +73,7 @@ def period_steps(
     host = HostGaps(trace, params)
     found = {}
     for device, offset, count in sequence.devices():
-        period = device_period(
-            sequence.tokens(offset, count),
-            lambda o=offset, c=count: sequence.times(o, c),
-            conf["period"],
-            tokens,
-            lambda seq, lo, hi, d=device: host.calls(d, seq, lo, hi),
-        )
+        period = _process_period(sequence, device, offset, count, conf["period"], tokens, host)
         if period is not None:
             found[device] = period
     if not found:
@@ -116,10 +104,56 @@ def period_steps(
     return _finish("period", detail, frame, motif_names, set_aside=(warm, reason), shapes=shapes)
 
 
+def _process_period(sequence, device, offset, count, conf, tokens, host) -> DevicePeriod | None:
+    """The period steps of one device's launches [offset, offset + count). When several
+    processes launched there (each one's launches come one after another in launch order:
+    :meth:`LaunchSequence.blocks`), only those that run the loop count: the processes whose
+    own steps repeat the same kernels as the process whose steps hold the most launches
+    (two workers of one job: both, as one sequence, as before). Why: another program on the
+    same GPU (a second job, a monitor) is no part of this loop, and taken as one sequence
+    with it its launches were cut into more 'steps' of the motif's length ('step time
+    changed at step 41' where the other program's 40 launches began)."""
+
+    def search(o, c):
+        return device_period(
+            sequence.tokens(o, c),
+            lambda: sequence.times(o, c),
+            conf,
+            tokens,
+            lambda seq, lo, hi: host.calls(device, seq, lo, hi),
+        )
+
+    blocks = sequence.blocks(offset, count)
+    if len(blocks) == 1:
+        return search(offset, count)
+    own = [search(o, c) for o, c in blocks]
+    held = [0 if f is None else f.steps.height for f in own]
+    if not any(held):
+        return search(offset, count)  # no process alone has a period: as one sequence
+    best = own[held.index(max(held))]
+    kernels = sorted(best.motif)
+    loop = [i for i, f in enumerate(own) if f is not None and sorted(f.motif) == kernels]
+    if len(loop) == len(blocks):
+        return search(offset, count)
+    if loop != list(range(loop[0], loop[-1] + 1)):
+        loop = [held.index(max(held))]  # the loop's processes are not one stretch: the best
+    lo, hi = blocks[loop[0]][0], blocks[loop[-1]][0] + blocks[loop[-1]][1]
+    found = search(lo, hi - lo) if len(loop) > 1 else best
+    if found is None:
+        return None
+    return replace(found, others=(count - (hi - lo), len(blocks) - len(loop)))
+
+
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
     """How one device's steps were found and how regular they are."""
     motif, outside = found.motif, found.outside
     text = f"device {device}: a motif of {_launch_count(motif)}"
+    if found.others[0]:
+        launches, processes = found.others
+        text += (
+            f" (the {launches:,} launches of {processes:,} other process"
+            f"{'es' if processes > 1 else ''} on it, which run no such loop, in no step)"
+        )
     if found.host_phased:
         text += ", each step from the launch the host paused longest before (the GPU idled alike)"
     anchored = found.anchored
@@ -144,91 +178,6 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
 def _names(tokens, names: dict[int, str]) -> str:
     shown = ", ".join(_token_name(t, names) for t in list(tokens)[:3])
     return shown + (f" and {len(tokens) - 3:,} more" if len(tokens) > 3 else "")
-
-
-class LaunchSequence:
-    """Each device's launches in launch order (device, then the host's order: the
-    launching process, by its first launch on the device, then its correlation id, then
-    start, stream, end, kernels before replays and replays by graph, as
-    ``queries/steps_launches.sql`` orders them: :func:`tracelens.steps_order.launch_order`).
-
-    ``rows``: device, start_ns, end_ns and token (:func:`tracelens.steps_order.launch_tokens`) of every launch;
-    ``order``: their row numbers in launch order (None: ``rows`` are in it). Columns are
-    gathered in that order only when asked: the tokens of every launch, the times of a
-    device that has a period (on the bench trace, gathering all four columns of the 5M
-    launches cost 0.3 CPU s; most devices of most traces have no period)."""
-
-    def __init__(self, rows: pl.DataFrame, order: pl.Series | None = None) -> None:
-        self.rows, self.order = rows, order
-        self._tokens = rows["token"] if order is None else rows["token"].gather(order)
-
-    @classmethod
-    def read(cls, trace: Trace, params: dict[str, Any]) -> LaunchSequence:
-        """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered. Read
-        without their streams, which order only launches that tie on device, process,
-        correlation id and start; read again with them when some do
-        (:func:`tracelens.steps_order.launch_order`). Without their processes too when the
-        filter names one, or when the export's context table lists one process on each
-        device read (:func:`tracelens.steps_order.one_process_devices`; a device it does not
-        list: read again with them)."""
-        single = None if params["pid"] is not None else one_process_devices(trace)
-        pids = params["pid"] is None and single is None
-        rows = trace.query("steps_launch_rows", any_order=True, **params, streams=False, pids=pids)
-        if single is not None and not rows["device"].unique().is_in(list(single)).all():
-            pids = True
-            rows = trace.query(
-                "steps_launch_rows", any_order=True, **params, streams=False, pids=pids
-            )
-        if all(value is None for value in params.values()):
-            # every kept kernel (tokens >= -1; replays below): the count of damaged records
-            # then needs no scan of its own (Trace.kept_whole)
-            trace.kept_whole({"kernel": int((rows["token"] >= -1).sum())})
-        order = launch_order(rows, streams=False)
-        if order is None:
-            del rows
-            rows = trace.query(
-                "steps_launch_rows", any_order=True, **params, streams=True, pids=pids
-            )
-            order = launch_order(rows)
-        return cls(rows.drop("pid"), order)  # the process orders them only
-
-    @classmethod
-    def given(cls, launches: pl.DataFrame) -> LaunchSequence:
-        """``launches`` as ``queries/steps_launches.sql`` lists them (or without graph_id:
-        kernels only). With a correlation_id column (and the launching process's, pid or
-        global_pid, when several processes may share a device), the rows are in GPU order
-        (``util.ORDER``, as the diff reads its work) and are put in launch order
-        (:func:`tracelens.steps_order.host_order`); without, they are taken as ordered, by device first (a
-        stable sort keeps each device's order otherwise)."""
-        kept = [c for c in ("device", "start_ns", "end_ns", "correlation_id") if c in launches]
-        rows = launches.select(*kept, token=launch_tokens(launches))
-        if "correlation_id" in launches.columns:
-            keys = ("device", "start_ns", "correlation_id", *PROCESS_COLUMNS)
-            return cls(rows, host_order(launches.select(c for c in keys if c in launches.columns)))
-        if not rows["device"].is_sorted():
-            rows = rows.sort("device", maintain_order=True)
-        return cls(rows)
-
-    def devices(self) -> list[tuple[int, int, int]]:
-        """(device, offset, count) of each device's launches, in device order."""
-        counts = self.rows.group_by("device").len().sort("device").rows()
-        offsets = [0]
-        for _, count in counts:
-            offsets.append(offsets[-1] + count)
-        return [(d, o, c) for (d, c), o in zip(counts, offsets, strict=False)]
-
-    def tokens(self, offset: int, count: int) -> pl.Series:
-        return self._tokens.slice(offset, count)
-
-    def times(self, offset: int, count: int) -> pl.DataFrame:
-        """start_ns, end_ns, token (and correlation_id when read: the host's launch call,
-        :meth:`tracelens.steps_phase.HostGaps.calls`) of launches [offset, offset + count), in
-        order."""
-        keep = [c for c in ("start_ns", "end_ns", "token", "correlation_id") if c in self.rows]
-        times = self.rows.select(keep)
-        if self.order is None:
-            return times.slice(offset, count)
-        return times[self.order.slice(offset, count)]
 
 
 def _token_name(token: int, names: dict[int, str]) -> str:
@@ -417,6 +366,9 @@ class DevicePeriod:
     warmup: list[int]
     warm_extra: tuple[int, ...]
     host_phased: bool = False
+    #: (launches, processes) of the other processes that launched on the device, whose
+    #: launches are in no step (:func:`_process_period`); (0, 0): one process launched
+    others: tuple[int, int] = (0, 0)
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:
