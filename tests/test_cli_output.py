@@ -38,7 +38,7 @@ def test_version(capsys):
         (["census", "-f", "xml"], "unknown --format 'xml'; use one of: table, csv, json, markdown"),
         (["info", "-f", "csv"], "unknown --format 'csv'; use one of: table, json"),
         (["census", "--timeunit", "min"], "unknown --timeunit 'min'; use one of: ns, us, ms, s"),
-        (["census", "--top", "0"], "--top must be at least 1 (got 0)"),
+        (["census", "--top", "-1"], "--top must be 0 (every row) or more (got -1)"),
         (["census", "--top", "x"], "--top 'x' is not a whole number"),
         (["timeline", "--limit", "-1"], "--limit must be 0 (every row) or more (got -1)"),
         (["timeline", "--gap", "soon"], "--gap 'soon' is not a time; use a number with an"),
@@ -62,8 +62,8 @@ def test_help_lists_the_choices_of_that_command(capsys):
 def test_library_errors_name_parameters_not_flags(tmp_path):
     with tracelens.open(_trace(tmp_path)) as t:
         with pytest.raises(UsageError) as exc:
-            t.census(top=0)
-        assert str(exc.value) == "top must be at least 1 (got 0)"
+            t.census(top=-1)
+        assert str(exc.value) == "top must be 0 (every row) or more (got -1)"
         with pytest.raises(UsageError) as exc:
             t.census(name="pretty")
         assert str(exc.value) == "unknown name 'pretty'; use one of: demangled, short, mangled"

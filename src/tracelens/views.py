@@ -127,7 +127,7 @@ def unclassified(
     if full.is_empty() and fmt in ("table", "markdown"):
         return NO_UNCLASSIFIED
     df = full
-    if top is not None:
+    if top:  # None or 0: every name
         rank = pl.int_range(pl.len())
         df = full.filter((rank.over(by) if by else rank) < top)
     title = f"lineup of {source}: kernels no category rule matched"
