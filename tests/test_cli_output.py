@@ -36,7 +36,7 @@ def test_version(capsys):
     "args, message",
     [
         (["census", "-f", "xml"], "unknown --format 'xml'; use one of: table, csv, json, markdown"),
-        (["info", "-f", "csv"], "unknown --format 'csv'; use one of: table, json"),
+        (["info", "-f", "csv"], "unknown --format 'csv'; use one of: table, json, markdown"),
         (["census", "--timeunit", "min"], "unknown --timeunit 'min'; use one of: ns, us, ms, s"),
         (["census", "--top", "-1"], "--top must be 0 (every row) or more (got -1)"),
         (["census", "--top", "x"], "--top 'x' is not a whole number"),
@@ -54,7 +54,7 @@ def test_the_parser_refuses_bad_values_before_opening_the_trace(args, message, c
 
 def test_help_lists_the_choices_of_that_command(capsys):
     _, out, _ = run_cli(["info", "--help"], capsys)
-    assert "table or json" in out and "markdown" not in out
+    assert "table, json or markdown" in out and "csv" not in out
     _, out, _ = run_cli(["census", "--help"], capsys)
     assert "table, csv, json or markdown" in out
 
