@@ -36,9 +36,9 @@ def test_version(capsys):
     "args, message",
     [
         (["census", "-f", "xml"], "unknown --format 'xml'; use one of: table, csv, json, markdown"),
-        (["info", "-f", "csv"], "unknown --format 'csv'; use one of: table, json"),
+        (["info", "-f", "csv"], "unknown --format 'csv'; use one of: table, json, markdown"),
         (["census", "--timeunit", "min"], "unknown --timeunit 'min'; use one of: ns, us, ms, s"),
-        (["census", "--top", "0"], "--top must be at least 1 (got 0)"),
+        (["census", "--top", "-1"], "--top must be 0 (every row) or more (got -1)"),
         (["census", "--top", "x"], "--top 'x' is not a whole number"),
         (["timeline", "--limit", "-1"], "--limit must be 0 (every row) or more (got -1)"),
         (["timeline", "--gap", "soon"], "--gap 'soon' is not a time; use a number with an"),
@@ -54,7 +54,7 @@ def test_the_parser_refuses_bad_values_before_opening_the_trace(args, message, c
 
 def test_help_lists_the_choices_of_that_command(capsys):
     _, out, _ = run_cli(["info", "--help"], capsys)
-    assert "table or json" in out and "markdown" not in out
+    assert "table, json or markdown" in out and "csv" not in out
     _, out, _ = run_cli(["census", "--help"], capsys)
     assert "table, csv, json or markdown" in out
 
@@ -62,8 +62,8 @@ def test_help_lists_the_choices_of_that_command(capsys):
 def test_library_errors_name_parameters_not_flags(tmp_path):
     with tracelens.open(_trace(tmp_path)) as t:
         with pytest.raises(UsageError) as exc:
-            t.census(top=0)
-        assert str(exc.value) == "top must be at least 1 (got 0)"
+            t.census(top=-1)
+        assert str(exc.value) == "top must be 0 (every row) or more (got -1)"
         with pytest.raises(UsageError) as exc:
             t.census(name="pretty")
         assert str(exc.value) == "unknown name 'pretty'; use one of: demangled, short, mangled"

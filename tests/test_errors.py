@@ -498,7 +498,7 @@ def test_diff_top_must_be_positive(top, capsys):
             ["--start", "2s", "--end", "1s"],
             "tracelens: --end (1000000000 ns) is before --start (2000000000 ns)\n",
         ),
-        (["--top", "0"], "tracelens: --top must be at least 1 (got 0)\n"),
+        (["--top", "-1"], "tracelens: --top must be 0 (every row) or more (got -1)\n"),
         (["--demo", "bs1"], "tracelens: give either a TRACE file or --demo NAME, not both\n"),
     ],
 )

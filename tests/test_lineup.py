@@ -339,8 +339,8 @@ def test_subfamily_everywhere_or_nowhere(gemm_trace):
 def test_top_keeps_the_largest_categories_with_their_breakdown(gemm_trace):
     with tracelens.open(gemm_trace) as trace:
         df = category_summary(trace, top=2)
-        with pytest.raises(UsageError, match="^top must be at least 1"):
-            category_summary(trace, top=0)
+        with pytest.raises(UsageError, match=r"^top must be 0 \(every row\) or more"):
+            category_summary(trace, top=-1)
     assert df.filter(df["subfamily"].is_null())["category"].to_list() == ["gemm", "attention"]
     assert df.height == 2 + len(_expected_parts(GEMMS))
 
@@ -529,7 +529,7 @@ def test_by_device_cli(mixed, capsys, tmp_path):
         (["--by", "gpu"], "unknown --by 'gpu'; use one of: device, stream, pid"),
         (["--name", "long"], "unknown --name 'long'; use one of: demangled, short, mangled"),
         (["--format", "xml"], "unknown --format 'xml'; use one of: table, csv, json, markdown"),
-        (["--top", "0"], "--top must be at least 1 (got 0)"),
+        (["--top", "-1"], "--top must be 0 (every row) or more (got -1)"),
         (["--start", "soon"], "--start 'soon' is not a time"),
     ],
 )

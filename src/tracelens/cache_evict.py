@@ -11,6 +11,7 @@ module only lists the entries by their directories and manifests, and removes th
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -54,6 +55,8 @@ class CacheInfo:
     max_bytes: int
     entries: tuple[Entry, ...]  # most recently used first
     building: int  # tables being written (or left by a killed run)
+    # why nothing new can be cached there (see :func:`unwritable`); None: it can
+    unwritable: str | None = None
 
     @property
     def size_bytes(self) -> int:
@@ -147,7 +150,31 @@ def cache_info(settings: Settings | None = None) -> CacheInfo:
         max_bytes=settings.max_bytes,
         entries=tuple(replace(e, held=is_held(e.path)) for e in entries(settings.root)),
         building=building,
+        unwritable=unwritable(settings.root),
     )
+
+
+def unwritable(root: Path) -> str | None:
+    """Why no trace can be cached in ``root`` (commands then read directly, saying so once),
+    or None when it can: ``root`` (or the directory it would be created in) is not a
+    directory or not writable, or its ``traces`` is not a directory. A read-only ``root``
+    still serves the entries it holds."""
+    existing = root
+    while not os.path.lexists(existing):  # the directory root would be created in
+        if existing.parent == existing:
+            return None
+        existing = existing.parent
+    place = str(root) if existing == root else f"{root} cannot be created: {existing}"
+    if not existing.is_dir():
+        return f"{place} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{place} is not writable"
+    traces = traces_dir(root)
+    if os.path.lexists(traces) and not traces.is_dir():
+        return f"{traces} is not a directory"
+    if traces.is_dir() and not os.access(traces, os.W_OK | os.X_OK):
+        return f"{traces} is not writable"
+    return None
 
 
 class Cleared(NamedTuple):

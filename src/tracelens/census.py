@@ -34,7 +34,8 @@ def kernel_summary(
     Columns, all times in ns: time_pct, total_ns, instances, avg_ns, med_ns, min_ns,
     max_ns, stddev_ns, [grid_x, grid_y, grid_z, block_x, block_y, block_z,] name (the
     launch configuration as integers; tables print it as nsys's GridXYZ/BlockXYZ). ``time_pct`` is the share of all kernel
-    time that passes ``where``, so it does not change with ``top``.
+    time that passes ``where``, so it does not change with ``top`` (the first rows; None or 0:
+    every row).
     """
     rows = kernel_summary_rows(
         trace, name=name, by_launch_config=by_launch_config, top=top, where=where
@@ -51,8 +52,7 @@ def kernel_summary_rows(
     where: EventFilter | None = None,
 ) -> Rows:
     """``kernel_summary`` as plain rows, for the command line (no polars/pyarrow import)."""
-    check_at_least("top", top, 1)
-    return _all_rows(trace, name, by_launch_config, where).head(top)
+    return _all_rows(trace, name, by_launch_config, where).head(_top(top))
 
 
 def census_rows(
@@ -65,9 +65,14 @@ def census_rows(
 ) -> tuple[Rows, str | None]:
     """``kernel_summary_rows`` and the note on the kernel records left out as damaged
     (:meth:`~tracelens.Trace.damage_note`; None when there are none)."""
-    check_at_least("top", top, 1)
+    top = _top(top)
     rows = _all_rows(trace, name, by_launch_config, where)
     return rows.head(top), trace.damage_note(("kernel",))
+
+
+def _top(top: int | None) -> int | None:
+    """``top`` checked: None or 0 (every row, as timeline's ``limit``) give None."""
+    return check_at_least("top", top, 0, meaning="every row") or None
 
 
 def _all_rows(trace: Trace, name: str, by_launch_config: bool, where: EventFilter | None) -> Rows:

@@ -7,45 +7,65 @@ from .units import fmt_ns
 
 
 def describe_info(info) -> str:
-    """A TraceInfo as readable text."""
+    """A TraceInfo as readable text: one ``key value`` line per fact."""
+    return "".join(f"{key:<10} {value}\n" for key, value in info_fields(info))
+
+
+def info_markdown(info) -> str:
+    """A TraceInfo as Markdown: the lines of :func:`describe_info` as a two-column table
+    (the program's process names escaped, see :func:`~tracelens.escape.md_text`)."""
+    from pathlib import Path
+
+    from .escape import md_text
+
+    rows = "".join(f"| {md_text(key)} | {md_text(value)} |\n" for key, value in info_fields(info))
+    title = f"**info of {md_text(Path(info.path).name)}**"
+    return f"{title}\n\n| Field | Value |\n| :--- | :--- |\n{rows}"
+
+
+def info_fields(info) -> list[tuple[str, str]]:
+    """The facts of a TraceInfo as (key, value) pairs, in the order ``tracelens info``
+    prints them (a GPU's key is ``gpu ID``; a kind of event's key is the kind)."""
     size_mb = info.size_bytes / 1e6
     schema = info.schema_version or "none (exports before nsys 2022.2 carry no schema version)"
-    lines = [
-        f"file       {info.path} ({size_mb:,.1f} MB)",
-        f"nsys       {info.nsys_version or 'unknown'}",
-        f"schema     {schema}" + (f" [{info.metadata_table}]" if info.metadata_table else ""),
-        f"span       {fmt_ns(info.start_ns)} → {fmt_ns(info.end_ns)} "
-        f"(duration {fmt_ns(info.duration_ns)}, from session start)",
+    fields = [
+        ("file", f"{info.path} ({size_mb:,.1f} MB)"),
+        ("nsys", f"{info.nsys_version or 'unknown'}"),
+        ("schema", schema + (f" [{info.metadata_table}]" if info.metadata_table else "")),
+        (
+            "span",
+            f"{fmt_ns(info.start_ns)} → {fmt_ns(info.end_ns)} "
+            f"(duration {fmt_ns(info.duration_ns)}, from session start)",
+        ),
     ]
     if not info.gpus:
-        lines.append("gpus       none described in the export")
-    for g in info.gpus:
-        bits = [
-            b
-            for b in (
-                f"--device {g.cuda_device}" if g.cuda_device is not None else None,
-                g.bus_location,
-                f"{g.sm_count} SMs" if g.sm_count else None,
-                f"{g.memory_bytes / 2**30:,.1f} GiB" if g.memory_bytes else None,
-                f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else None,
-            )
-            if b
-        ]
-        lines.append(
-            f"gpu {g.id!s:<6} {g.name or 'unnamed'}" + (f" ({', '.join(bits)})" if bits else "")
-        )
+        fields.append(("gpus", "none described in the export"))
+    fields += [(f"gpu {g.id}", _gpu(g)) for g in info.gpus]
     if not info.processes:
-        lines.append("processes  none with CUDA activity")
-    for p in info.processes:
-        lines.append(f"process    {p.pid} {p.name or ''}".rstrip())
+        fields.append(("processes", "none with CUDA activity"))
+    fields += [("process", f"{p.pid} {p.name or ''}".rstrip()) for p in info.processes]
     for e in info.events:
         if e.kind == "graph":  # shown only when the export has graph-level replays
             if e.present:
-                lines.append(f"{e.kind:<10} {_graph_replays(e.count, info.graph_replay_ns)}")
+                fields.append((e.kind, _graph_replays(e.count, info.graph_replay_ns)))
             continue
-        count = f"{e.count:,}" if e.present else "not captured (no table)"
-        lines.append(f"{e.kind:<10} {count}")
-    return "\n".join(lines) + "\n"
+        fields.append((e.kind, f"{e.count:,}" if e.present else "not captured (no table)"))
+    return fields
+
+
+def _gpu(g) -> str:
+    bits = [
+        b
+        for b in (
+            f"--device {g.cuda_device}" if g.cuda_device is not None else None,
+            g.bus_location,
+            f"{g.sm_count} SMs" if g.sm_count else None,
+            f"{g.memory_bytes / 2**30:,.1f} GiB" if g.memory_bytes else None,
+            f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else None,
+        )
+        if b
+    ]
+    return f"{g.name or 'unnamed'}" + (f" ({', '.join(bits)})" if bits else "")
 
 
 def _graph_replays(count: int, total_ns: int) -> str:

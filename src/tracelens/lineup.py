@@ -160,7 +160,7 @@ def category_summary(
     or a TOML file whose rules go before the built-in ones. ``name`` says how ``top_kernel``
     is spelled (``demangled``, ``short``, ``mangled``); categories are always decided on the
     demangled name. ``top`` keeps the ``top`` largest categories (per ``by`` value) with
-    their breakdown rows. ``activities``: the ``queries/lineup_activities.sql`` rows of
+    their breakdown rows (None or 0: every category). ``activities``: the ``queries/lineup_activities.sql`` rows of
     ``by``, ``name`` and ``where`` when the caller has already read them (the report takes
     the kernels' from the GPU work it reads once: ``queries/report_lineup_activities.sql``).
 
@@ -171,7 +171,7 @@ def category_summary(
     """
     import polars as pl
 
-    check_at_least("top", top, 1)
+    top = check_at_least("top", top, 0, meaning="every row") or None
     acts = _activities(trace, by, rules, where, name, activities)
     grand = int(acts["total_ns"].sum() or 0)
     acts = acts.with_columns(
@@ -268,13 +268,13 @@ def unclassified_kernels(
     Columns: [by,] time_pct (share of all GPU time, as in :func:`category_summary`),
     total_ns, calls, base (the last identifier: what a rule with ``on = "base"`` sees), name
     (the demangled name the rules were tried on). ``top`` keeps the first ``top`` names (per
-    ``by`` value).
+    ``by`` value; None or 0: every name).
     """
     import polars as pl
 
     from .kernelnames import base_name
 
-    check_at_least("top", top, 1)
+    top = check_at_least("top", top, 0, meaning="every row") or None
     acts = _activities(trace, by, rules, where, "demangled")
     grand = int(acts["total_ns"].sum() or 0)
     other = (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .census import check_name_kind
 from .choices import MATCHES, SORTS
 from .errors import UsageError, check_at_least, check_choice
-from .escape import encodable
+from .escape import encodable, printable
 from .filters import EventFilter
 from .hints import Hint
 from .render import LAUNCH_DIMS
@@ -90,8 +90,15 @@ class Stakeout(Result):
         }
 
     def _summary(self) -> str:
-        said = f"{self.pattern!r} ({self.match}): {self.total_launches:,} launches"
+        said = f"{quoted(self.pattern)} ({self.match}): {self.total_launches:,} launches"
         return f"{said}; {self.hint}" if self.hint else said
+
+
+def quoted(text: str) -> str:
+    """``text`` (a pattern or kernel name) in single quotes as the user typed or sees it:
+    not as a Python repr, which doubles backslashes (``'zz\\\\xff'`` for ``zz\\xff``) and
+    switches quotes; control characters shown as ``\\xNN``."""
+    return f"'{printable(text)}'"
 
 
 def check_match(match: str) -> str:
@@ -163,7 +170,7 @@ def stakeout(
             raise
         reason = str(exc).strip().splitlines()[0].split("Error: ", 1)[-1]
         raise UsageError(
-            f"{{param}} regex: {kernel!r} is not a valid regular expression: {reason}",
+            f"{{param}} regex: {quoted(kernel)} is not a valid regular expression: {reason}",
             param="match",
         ) from None
     hint = _explain_empty(trace, kernel, pattern, match, ignore_case) if df.is_empty() else None
@@ -353,14 +360,14 @@ def _explain_empty(
     if names["matched"].any():
         return None
     how = {"exact": "is named", "contains": "has a name containing", "regex": "has a name matching"}
-    message = f"no kernel in {trace.path.name} {how[match]} {kernel!r}"
+    message = f"no kernel in {trace.path.name} {how[match]} {quoted(kernel)}"
     if not ignore_case:
         loose = trace.query("stakeout_names", **_case_blind(kernel, match))
         hits = list(dict.fromkeys(loose.filter(loose["matched"])["name"].to_list()))
         if hits:
             return Hint(
                 f"{message}; {len(hits):,} {'name matches' if len(hits) == 1 else 'names match'} "
-                f"ignoring case ({hits[0]!r}{', ...' if len(hits) > 1 else ''}): add {{param}}",
+                f"ignoring case ({quoted(hits[0])}{', ...' if len(hits) > 1 else ''}): add {{param}}",
                 param="ignore_case",
             )
     all_names = names["name"].to_list()
@@ -369,7 +376,7 @@ def _explain_empty(
         if close not in suggestions and len(suggestions) < 3:
             suggestions.append(close)
     if suggestions:
-        message += "; closest: " + ", ".join(repr(s) for s in suggestions)
+        message += "; closest: " + ", ".join(quoted(s) for s in suggestions)
     elif all_names:
         message += (
             f"; it has {len(all_names)} kernel names (demangled and short), "

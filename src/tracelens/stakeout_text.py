@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .render import DEFAULT_WIDTH
-from .stakeout import CONFIG_COLUMNS, Stakeout, summary_frame
+from .stakeout import CONFIG_COLUMNS, Stakeout, quoted, summary_frame
 
 if TYPE_CHECKING:
     import polars as pl
@@ -83,7 +83,7 @@ def _json(result: Stakeout, timeunit: str) -> str:
 def _title(result: Stakeout, source: str) -> str:
     """'stakeout of SOURCE: 'PATTERN' (MATCH), N launches[ of NAME | of K kernels]'."""
     n = result.total_launches
-    title = f"stakeout of {source}: {result.pattern!r} ({result.match}), {n:,} launch" + (
+    title = f"stakeout of {source}: {quoted(result.pattern)} ({result.match}), {n:,} launch" + (
         "" if n == 1 else "es"
     )
     if result.kernels.height == 1:

@@ -127,7 +127,7 @@ def unclassified(
     if full.is_empty() and fmt in ("table", "markdown"):
         return NO_UNCLASSIFIED
     df = full
-    if top is not None:
+    if top:  # None or 0: every name
         rank = pl.int_range(pl.len())
         df = full.filter((rank.over(by) if by else rank) < top)
     title = f"lineup of {source}: kernels no category rule matched"
@@ -269,7 +269,12 @@ def _about(k: KernelName, markdown: bool = False) -> list[str]:
 
 
 def info(meta: TraceInfo, *, fmt: str, **_terminal: object) -> str:
-    """``tracelens info``: the export described as text (``table``) or ``json``."""
+    """``tracelens info``: the export described as text (``table``), a ``markdown`` table
+    of the same lines, or ``json``."""
     if fmt == "json":
         return json.dumps(meta.to_dict(), indent=2) + "\n"
+    if fmt == "markdown":
+        from .info_text import info_markdown
+
+        return info_markdown(meta)
     return render.describe_info(meta)

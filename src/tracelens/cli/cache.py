@@ -45,9 +45,7 @@ def clear() -> None:
 def render_info(result) -> str:
     lines = [
         f"cache      {result.root}",
-        f"state      {'on' if result.enabled else 'off (TRACELENS_NO_CACHE)'}; traces of "
-        f"{result.min_bytes / 1e6:,.0f} MB or more are cached, up to "
-        f"{result.max_bytes / 1e6:,.0f} MB in all (least recently used go first)",
+        _state(result),
         f"holds      {len(result.entries)} trace{'' if len(result.entries) == 1 else 's'}, "
         f"{result.size_bytes / 1e6:,.1f} MB"
         + (
@@ -65,3 +63,21 @@ def render_info(result) -> str:
             f"  {entry.size_bytes / 1e6:9,.1f} MB  used {used}  {entry.source}{export}{stale}{held}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _state(result) -> str:
+    """On (and what is cached), off, or on but unusable: why, and what commands do then."""
+    if not result.enabled:
+        state = "off (TRACELENS_NO_CACHE)"
+    elif result.unwritable:
+        served = "; the traces it holds are still read" if result.entries else ""
+        return (
+            f"state      unusable: {result.unwritable}; commands read traces directly "
+            f"and cache nothing{served}"
+        )
+    else:
+        state = "on"
+    return (
+        f"state      {state}; traces of {result.min_bytes / 1e6:,.0f} MB or more are cached, "
+        f"up to {result.max_bytes / 1e6:,.0f} MB in all (least recently used go first)"
+    )

@@ -35,7 +35,12 @@ def census(
             "A:B), divided by their number",
         ),
     ] = False,
-    top: c.TopOpt = None,
+    top: Annotated[
+        int | None,
+        c.at_least(
+            "--top", "-n", minimum=0, meaning="every row", help="Only the first N rows (0: all)"
+        ),
+    ] = None,
     filters: c.Filters = c.FILTERS,
     out: c.Output = c.OUTPUT,
 ) -> None:

@@ -12,7 +12,7 @@ from ._app import app
 def info(
     trace: c.TraceArg = None,
     demo: c.DemoOpt = None,
-    fmt: Annotated[str, c.format_option(("table", "json"))] = "table",
+    fmt: Annotated[str, c.format_option(("table", "json", "markdown"))] = "table",
     output: c.OutputOpt = None,
 ) -> None:
     """Versions, GPUs, processes, time span and event counts of an export."""

@@ -56,7 +56,11 @@ NameOpt = Annotated[
 TopOpt = Annotated[
     int | None,
     c.at_least(
-        "--top", "-n", minimum=1, help="Only the N largest categories (names with --show-other)"
+        "--top",
+        "-n",
+        minimum=0,
+        meaning="every row",
+        help="Only the N largest categories (names with --show-other; 0: all)",
     ),
 ]
 
