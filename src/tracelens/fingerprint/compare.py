@@ -19,9 +19,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import budget, counted
+from . import brought, budget, counted, listed
 from .devices import devices_text
-from .edits import _change, _sequence_changes
+from .edits import _change
 from .model import (
     ADDED,
     CONFIG,
@@ -197,8 +197,10 @@ def _compare_units(
         changes = [_change(REMOVED, i + 1, k, None) for i, k in enumerate(a.kernels)]
         return changes, counted.one_side(a, b)
     order = _reordered(a, b)
-    changes = [order] if order is not None else _sequence_changes(a.kernels, b.kernels)
-    return changes, counted.both_sides(a, b, _unlisted(a, b), changes)
+    if order is not None:
+        return [order], counted.both_sides(a, b, _unlisted(a, b), [order])
+    changes, tail_a, tail_b = listed.changes(a, b)
+    return changes, counted.both_sides(a, b, _unlisted(a, b), changes, (tail_a, tail_b))
 
 
 def _compare_captures(
@@ -264,9 +266,9 @@ def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
     """(``changed`` less the units whose launches only changed device, those units, how
     many launches run on another device, the device of the other side each unit only one
     side holds is a replica of, {key: device or None}) (:mod:`tracelens.fingerprint.devices`); ``keys``:
-    the unit keys compared. The added launches of a unit only B holds bring a danger rule
-    only where A runs no such kernel in that region and step
-    (:func:`.devices.matched_danger`)."""
+    the unit keys compared. Added launches bring a danger rule only where A runs no such
+    kernel in that region and step (:mod:`.brought`: in the unit, or for a unit only B
+    holds on A's other devices, :meth:`.devices.OneSided.matched_danger`)."""
     from . import devices
 
     groups = devices.moved(ua, ub, keys, {unit[0] for unit in changed})
@@ -280,6 +282,8 @@ def _set_apart_moved(changed: list[tuple], ua: dict, ub: dict, keys: set):
         if unit_a is None:
             changes = others.matched_danger(key, changes)
             unlisted = others.matched_unlisted(key, unlisted)
+        else:
+            changes, unlisted = brought.in_unit(unit_a, changes, unlisted)
         if unit_a is None or unit_b is None:
             side, other = (unit_b, "a") if unit_a is None else (unit_a, "b")
             same[key] = others.replica_of(key, side, other)

@@ -4,7 +4,8 @@ A unit of more than ``block_launches`` launches (fingerprint.toml; a capture wit
 NVTX ranges nor steps is one unit per device: 1.25M launches on the 5M-kernel bench trace)
 lists its first block one by one and keeps, for the rest, a digest per block and the
 launches of each variant (the entry's ``counts``). The listed launches are aligned
-(:mod:`tracelens.fingerprint.edits`); those past them (the unit's *tail*: its counts less
+(:mod:`tracelens.fingerprint.edits`, up to the last launch the two lists share:
+:mod:`tracelens.fingerprint.listed`); those past them (the unit's *tail*: its counts less
 its listed launches) are compared here, by variant: a variant B's tail runs more often than
 A's and one it runs less often of the same name are a launch-configuration change, of the
 same family a variant change (as the alignment pairs a replaced launch: by name, then by
@@ -47,13 +48,17 @@ def one_side(a: Any, b: Any) -> Unlisted | None:
     return Unlisted(text, one_sided(unit, kind))
 
 
-def both_sides(a: Any, b: Any, text: str | None, listed: list) -> Unlisted | None:
+def both_sides(
+    a: Any, b: Any, text: str | None, listed: list, tails: tuple[Counter, Counter] | None = None
+) -> Unlisted | None:
     """The launches past the listed ones of a unit both sides hold (``text``: what
     compare._unlisted says of their digests, None when they agree or are left out as a
-    capture difference; ``listed``: the listed launches' changes)."""
+    capture difference; ``listed``: the listed launches' changes; ``tails``: A's and B's
+    launches per variant to compare, when not their tails: :func:`.listed.changes`)."""
     if text is None:
         return None
-    return Unlisted(text, beyond(a.tail, b.tail, digests_differ=not listed))
+    ta, tb = (a.tail, b.tail) if tails is None else tails
+    return Unlisted(text, beyond(ta, tb, digests_differ=not listed))
 
 
 def by_counts(a: Any, b: Any, text: str) -> Unlisted:

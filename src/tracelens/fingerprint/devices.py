@@ -25,7 +25,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from .model import ADDED, Kernel, KernelChange
+from .brought import unmatched
+from .model import KernelChange
 
 
 def _launches(unit: Any) -> Counter:
@@ -93,13 +94,7 @@ class OneSided:
         if group not in self._names:
             units = self._sides["a"].get(group, {}).values()
             self._names[group] = {k.name for u in units for k in (*u.kernels, *u.counts)}
-        names = self._names[group]
-        return [
-            replace(c, danger_new=())
-            if c.kind == ADDED and c.danger_new and _name(c.b) in names
-            else c
-            for c in changes
-        ]
+        return unmatched(changes, self._names[group])
 
     def matched_unlisted(self, key: tuple, unlisted: Any) -> Any:
         """``unlisted`` (:class:`.counted.Unlisted` of the unit ``key`` only B holds, or
@@ -125,10 +120,6 @@ class OneSided:
             same = (unit.launches, unit.kernels, unit.counts)
             self._pairs[pair] = same == (other.launches, other.kernels, other.counts)
         return self._pairs[pair]
-
-
-def _name(kernel: Kernel | None) -> str | None:
-    return None if kernel is None else kernel.name
 
 
 def devices_text(ua: dict[tuple, Any], ub: dict[tuple, Any]) -> str:

@@ -122,6 +122,23 @@ def _sequence_changes(a: list[Kernel], b: list[Kernel]) -> list[KernelChange]:
     return _align_windows(a, b)
 
 
+def open_end(a: list[Kernel], b: list[Kernel]) -> tuple[list[KernelChange], int, int]:
+    """As :func:`_sequence_changes`, up to the last launch the two sequences share by name
+    only: (the changes before it, how many launches of ``a`` and of ``b`` that covers). What
+    lies past it is left out (the launches of two lists that end where a longer sequence
+    goes on, :mod:`tracelens.fingerprint.listed`). Sequences aligned window by window (past
+    _EXACT_PAIRS) are aligned to their ends."""
+    keys = ([k.name for k in a], [k.name for k in b])
+    blocks = _matching_blocks(*keys)
+    if blocks is None:
+        if len(a) * len(b) > _EXACT_PAIRS:
+            return _align_windows(a, b), len(a), len(b)
+        blocks = _difflib_blocks(*keys)
+    runs = [block for block in blocks if block[2]]
+    i, j = (runs[-1][0] + runs[-1][2], runs[-1][1] + runs[-1][2]) if runs else (0, 0)
+    return _block_changes(a[:i], b[:j], 0, 0, _by_name, [*runs, (i, j, 0)]), i, j
+
+
 def _difflib_blocks(ka: list, kb: list) -> list[tuple[int, int, int]]:
     budget.spend(len(ka) * len(kb) // budget.DIFFLIB_PAIRS)
     matcher = difflib.SequenceMatcher(None, ka, kb, False)

@@ -47,9 +47,9 @@ class KernelChange:
     stands for its whole unit: ``position`` is its first launch that differs, ``a``/``b``
     the two kernels launched there. ``danger``: the rules that fire on the new kernel (the
     removed one for ``removed``); ``danger_new``: the risky ones it brings
-    (:func:`tracelens.fingerprint.edits._change`; an added launch on a device only B holds
-    brings none where A runs that kernel in the same region and step:
-    :func:`tracelens.fingerprint.devices.matched_danger`)."""
+    (:func:`tracelens.fingerprint.edits._change`; an added launch brings none where A runs
+    that kernel in the same region and step, on that device or, on a device only B holds,
+    on A's others: :mod:`tracelens.fingerprint.brought`)."""
 
     kind: str
     position: int
