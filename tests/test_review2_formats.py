@@ -50,8 +50,10 @@ def test_md_is_markdown(capsys):
     rc, out, err = run_cli(["diff", "--demo", "-f", "md", "--top", "1"], capsys)
     assert rc == 0 and out.startswith("## tracelens diff:")
     rc, out, err = run_cli(["info", "--demo", "bs1", "-f", "md"], capsys)
+    assert rc == 0 and out.startswith("**info of bs1.sqlite**\n")  # info takes md too
+    rc, out, err = run_cli(["info", "--demo", "bs1", "-f", "csv"], capsys)
     assert (rc, out) == (2, "") and err == (
-        "tracelens: unknown --format 'md'; use one of: table, json\n"
+        "tracelens: unknown --format 'csv'; use one of: table, json, markdown\n"
     )
 
 
