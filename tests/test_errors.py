@@ -40,7 +40,11 @@ def make_missing(tmp):
 def make_directory(tmp):
     d = tmp / "dir.sqlite"
     d.mkdir()
-    return d, "dir.sqlite: is a directory; pass the .sqlite file exported by nsys", 2
+    return (
+        d,
+        "dir.sqlite: is a directory without nsys tables; pass an nsys export (.sqlite or parquetdir)",
+        2,
+    )
 
 
 def make_empty(tmp):

@@ -113,7 +113,10 @@ def test_parquetdir_size_is_its_files(tmp_path, capsys):
 def test_a_directory_without_parquet_files(tmp_path, capsys):
     rc, out, err = run_cli(["census", str(tmp_path)], capsys)
     assert (rc, out) == (2, "")
-    assert err == f"tracelens: {tmp_path}: is a directory; pass the .sqlite file exported by nsys\n"
+    assert (
+        err
+        == f"tracelens: {tmp_path}: is a directory without nsys tables; pass an nsys export (.sqlite or parquetdir)\n"
+    )
 
 
 def test_a_broken_parquet_file(tmp_path, capsys):

@@ -49,7 +49,10 @@ def test_a_directory_of_other_parquet_files_only_is_not_an_export(tmp_path, caps
     pq.write_table(pa.table({"x": [1]}), tmp_path / "results-2.parquet")
     rc, out, err = run_cli(["census", str(tmp_path)], capsys)
     assert (rc, out) == (2, "")
-    assert err == f"tracelens: {tmp_path}: is a directory; pass the .sqlite file exported by nsys\n"
+    assert (
+        err
+        == f"tracelens: {tmp_path}: is a directory without nsys tables; pass an nsys export (.sqlite or parquetdir)\n"
+    )
     with tracelens.open(write_parquetdir(demo_path("bs1"), tmp_path / "pq")) as trace:
         assert trace.census(top=1)["instances"].to_list() == [112]
 

@@ -41,7 +41,9 @@ def check_file(path: Path) -> None:
     if not path.exists():
         raise TraceError(path, "no such file")
     if path.is_dir():
-        raise TraceError(path, "is a directory; pass the .sqlite file exported by nsys")
+        raise TraceError(
+            path, "is a directory without nsys tables; pass an nsys export (.sqlite or parquetdir)"
+        )
     try:
         st = path.stat()
     except OSError as exc:
