@@ -252,7 +252,7 @@ def test_bad_rules_file_is_one_line_and_exit_2(tmp_path, capsys, content, proble
     ("args", "message"),
     [
         (["--fail-on", "critical"], "unknown --fail-on 'critical'; use one of: high, medium, info"),
-        (["--top", "0"], "--top must be at least 1 (got 0)"),
+        (["--top", "-1"], "--top must be 0 (every row) or more (got -1)"),
         (["--format", "html"], "unknown --format 'html'; use one of: table, csv, json, markdown"),
     ],
 )
@@ -273,8 +273,9 @@ def test_library_function_and_trace_method(tmp_path):
         )
         assert danger_kernels(trace, top=3).equals(df.head(3))
         assert danger_kernels(trace, where=EventFilter(device=7)).is_empty()
-        with pytest.raises(UsageError, match="^top must be at least 1"):
-            danger_kernels(trace, top=0)
+        assert danger_kernels(trace, top=0).equals(df)  # every row, as census
+        with pytest.raises(UsageError, match=r"^top must be 0 \(every row\) or more"):
+            danger_kernels(trace, top=-1)
     assert df.columns == [
         "rule_id", "level", "name", "instances", "total_ns", "time_pct", "why", "fix", "source"
     ]  # fmt: skip

@@ -464,21 +464,29 @@ def test_report_top_names_the_parameter():
     from tracelens.report.page import check_top
 
     with pytest.raises(UsageError) as exc:
-        check_top(0)
-    assert str(exc.value) == "top must be at least 1 (got 0)"
-    assert exc.value.naming("--top") == "--top must be at least 1 (got 0)"
+        check_top(-1)
+    assert str(exc.value) == "top must be 0 (every row) or more (got -1)"
+    assert exc.value.naming("--top") == "--top must be 0 (every row) or more (got -1)"
 
 
-@pytest.mark.parametrize("top", ["0", "-1"])
-def test_report_top_must_be_positive(top, capsys):
+@pytest.mark.parametrize("top", ["-1", "-20"])
+def test_report_top_must_not_be_negative(top, capsys):
     rc, out, err = run_cli(["report", "--demo", "--top", top], capsys)
-    assert (rc, out, err) == (2, "", f"tracelens: --top must be at least 1 (got {top})\n")
+    assert (rc, out, err) == (
+        2,
+        "",
+        f"tracelens: --top must be 0 (every row) or more (got {top})\n",
+    )
 
 
-@pytest.mark.parametrize("top", ["0", "-1"])
-def test_diff_top_must_be_positive(top, capsys):
+@pytest.mark.parametrize("top", ["-1", "-20"])
+def test_diff_top_must_not_be_negative(top, capsys):
     rc, out, err = run_cli(["diff", "--demo", "--top", top], capsys)
-    assert (rc, out, err) == (2, "", f"tracelens: --top must be at least 1 (got {top})\n")
+    assert (rc, out, err) == (
+        2,
+        "",
+        f"tracelens: --top must be 0 (every row) or more (got {top})\n",
+    )
 
 
 @needs_shared

@@ -537,7 +537,7 @@ def test_cli_report_single_and_errors(tmp_path, capsys):
     assert code == 2 and "missing TRACE" in err
     code, _, err = run_cli(["report", path, "-f", "pdf"], capsys)
     assert code == 2 and "--format" in err
-    code, _, err = run_cli(["report", path, "--top", "0"], capsys)
+    code, _, err = run_cli(["report", path, "--top", "-1"], capsys)
     assert code == 2 and "--top" in err
     code, _, err = run_cli(["report", tmp_path / "missing.sqlite"], capsys)
     assert code == 2 and "no such file" in err

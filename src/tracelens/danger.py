@@ -226,11 +226,12 @@ def danger_kernels(
     built-in ones). One row per (kernel, rule that fires), as :func:`danger_table`: rule_id,
     level, name, instances (launches), total_ns, time_pct (share of all kernel GPU time that
     passes ``where``, as census), why, fix, source; high first, then by time. Empty, with
-    that schema, when nothing fires. ``top`` keeps the first ``top`` rows.
+    that schema, when nothing fires. ``top`` keeps the first ``top`` rows (None or 0:
+    every row, as census).
     """
     from .census import kernel_summary
 
-    check_at_least("top", top, 1)
+    top = check_at_least("top", top, 0, meaning="every row") or None
     if not isinstance(rules, DangerRules):
         rules = load_danger_rules(rules)
     df = danger_table(kernel_summary(trace, where=where), rules)

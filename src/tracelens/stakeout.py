@@ -138,41 +138,14 @@ def stakeout(
     invalid; returns an empty Stakeout when names match but no launch passes ``where``,
     and one with ``hint`` set when names match only ignoring case.
     """
-    import duckdb
     import polars as pl
 
-    check_match(match)
-    check_name_kind(name)
-    check_sort(sort)
-    check_limit(limit)
-    if not kernel:
-        raise UsageError("{param} is empty; give a kernel name or part of one", param="kernel")
-    trace.require_kernels()
-    # bytes that are not UTF-8 (a shell argument's surrogate escapes) as \xNN, the form the
-    # names are shown in and matched by (DuckDB cannot bind the surrogates: internal error)
-    kernel = encodable(kernel)
+    kernel = _checked_kernel(trace, kernel, match=match, name=name, sort=sort, limit=limit)
     where = where or EventFilter()
     pattern = {"pattern": kernel, "regex": kernel if match == "regex" else None, "match": match}
     if ignore_case:
         pattern = _case_blind(kernel, match)
-    try:
-        name_ids = [row[0] for row in trace.query_rows("stakeout_name_ids", **pattern).iter_rows()]
-        with trace._kernels_named(name_ids):
-            df = trace.query(
-                "stakeout_launches",
-                name_kind=name,
-                origin_ns=_ORIGIN_NS,
-                **pattern,
-                **where.params(),
-            )
-    except duckdb.InvalidInputException as exc:
-        if match != "regex":
-            raise
-        reason = str(exc).strip().splitlines()[0].split("Error: ", 1)[-1]
-        raise UsageError(
-            f"{{param}} regex: {quoted(kernel)} is not a valid regular expression: {reason}",
-            param="match",
-        ) from None
+    df = _matching_launches(trace, kernel, match, pattern, name=name, where=where)
     hint = _explain_empty(trace, kernel, pattern, match, ignore_case) if df.is_empty() else None
 
     # kernels, stats, configurations and histogram cover every launch, before --limit
@@ -196,6 +169,50 @@ def stakeout(
         launches=_with_nvtx(trace, with_calls(trace, df, _ORIGIN_NS)),
         hint=hint,
     )
+
+
+def _checked_kernel(
+    trace: Trace, kernel: str, *, match: str, name: str, sort: str, limit: int | None
+) -> str:
+    """:func:`stakeout`'s arguments checked, and ``kernel`` as it is matched: bytes that are
+    not UTF-8 (a shell argument's surrogate escapes) as \\xNN, the form the names are shown
+    in and matched by (DuckDB cannot bind the surrogates: internal error)."""
+    check_match(match)
+    check_name_kind(name)
+    check_sort(sort)
+    check_limit(limit)
+    if not kernel:
+        raise UsageError("{param} is empty; give a kernel name or part of one", param="kernel")
+    trace.require_kernels()
+    return encodable(kernel)
+
+
+def _matching_launches(
+    trace: Trace, kernel: str, match: str, pattern: dict[str, Any], *, name: str, where: EventFilter
+) -> pl.DataFrame:
+    """Every launch (passing ``where``) of the kernels whose names match ``pattern`` (the
+    query's pattern, regex and match: ``kernel`` as ``match`` says), with its kernel_id; an
+    invalid ``--match regex`` is a UsageError that quotes it."""
+    import duckdb
+
+    try:
+        name_ids = [row[0] for row in trace.query_rows("stakeout_name_ids", **pattern).iter_rows()]
+        with trace._kernels_named(name_ids):
+            return trace.query(
+                "stakeout_launches",
+                name_kind=name,
+                origin_ns=_ORIGIN_NS,
+                **pattern,
+                **where.params(),
+            )
+    except duckdb.InvalidInputException as exc:
+        if match != "regex":
+            raise
+        reason = str(exc).strip().splitlines()[0].split("Error: ", 1)[-1]
+        raise UsageError(
+            f"{{param}} regex: {quoted(kernel)} is not a valid regular expression: {reason}",
+            param="match",
+        ) from None
 
 
 def _kernels(trace: Trace, df: pl.DataFrame, name: str) -> pl.DataFrame:

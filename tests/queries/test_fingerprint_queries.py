@@ -18,6 +18,7 @@ from tracelens.fingerprint import nvtxpaths
 
 build_module = importlib.import_module("tracelens.fingerprint.build")
 units = importlib.import_module("tracelens.fingerprint.units")
+unitrows = importlib.import_module("tracelens.fingerprint.unitrows")
 orders = importlib.import_module("tracelens.fingerprint.order")
 
 
@@ -216,7 +217,7 @@ def _inputs(trace, steps: bool | list, capture: bool = False):
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, with_vid = units.with_variants(launches, norm_ids, names.codes)
     if capture:  # each launch's place in host launch order: the units' "at" (build.build)
-        place = units.capture_index(with_vid, orders.launch_order(with_vid))
+        place = unitrows.capture_index(with_vid, orders.launch_order(with_vid))
         with_vid = with_vid.with_columns(capture=place)
     return launches, units.with_steps(with_vid, order, rows), variants
 
@@ -285,12 +286,12 @@ def test_fingerprint_path_regions_past_the_last_step(run_trace):
 
 def _units(trace, steps: bool, block: int, capture: bool = False) -> None:
     _, frame, variants = _inputs(trace, steps, capture)
-    units.create_units(trace, _regions(trace, frame), variants, block)
+    unitrows.create_units(trace, _regions(trace, frame), variants, block)
 
 
 @pytest.mark.parametrize("steps", [False, True], ids=["no_steps", "steps"])
 def test_fingerprint_units(run_trace, steps):
-    """fp_units as the library builds it (units.unit_rows, fingerprint_units): the golden
+    """fp_units as the library builds it (unitrows.unit_rows, fingerprint_units): the golden
     the one-query version of it gave."""
     _units(run_trace, steps, block=3)
     case = "steps" if steps else "no_steps"

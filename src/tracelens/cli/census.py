@@ -35,12 +35,7 @@ def census(
             "A:B), divided by their number",
         ),
     ] = False,
-    top: Annotated[
-        int | None,
-        c.at_least(
-            "--top", "-n", minimum=0, meaning="every row", help="Only the first N rows (0: all)"
-        ),
-    ] = None,
+    top: c.TopOpt = None,
     filters: c.Filters = c.FILTERS,
     out: c.Output = c.OUTPUT,
 ) -> None:

@@ -24,9 +24,7 @@ DemoOpt = Annotated[
 NameOpt = Annotated[
     str, typer.Option("--name", help="Match kernels by demangled or short name", metavar="KIND")
 ]
-TopOpt = Annotated[
-    int, typer.Option("--top", "-n", help="Kernel rows (and danger-zone rows) to show")
-]
+TopOpt = Annotated[int, c.top_option("kernel rows, danger-zone rows and NVTX regions")]
 
 
 def _time(flag: str, help: str):  # noqa: A002
@@ -86,11 +84,9 @@ def diff(
         return path_diff_command(a, b, demo, fail_if, fmt, top, output)
     # -- end of the hook ------------------------------------------------------------------
     from ..compare import diff as compute
-    from ..errors import UsageError
     from ..filters import select_nvtx
 
-    if top < 1:
-        raise UsageError(f"--top must be at least 1 (got {top})")
+    top = c.every(top)  # --top 0: every row
     where_a = c.event_filter(None, None, None, a_start, a_end)
     where_b = c.event_filter(None, None, None, b_start, b_end)
     ranges_a = ranges_b = None

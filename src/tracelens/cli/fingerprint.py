@@ -30,9 +30,7 @@ def fingerprint(
             readable=False,
         ),
     ] = None,
-    top: Annotated[
-        int, typer.Option("--top", "-n", help="With --check: groups of changed regions shown")
-    ] = 10,
+    top: Annotated[int, c.top_option("groups of changed regions and changes (with --check)")] = 10,
     fmt: Annotated[
         str,
         c.choice(

@@ -53,16 +53,7 @@ NameOpt = Annotated[
         metavar="KIND",
     ),
 ]
-TopOpt = Annotated[
-    int | None,
-    c.at_least(
-        "--top",
-        "-n",
-        minimum=0,
-        meaning="every row",
-        help="Only the N largest categories (names with --show-other; 0: all)",
-    ),
-]
+TopOpt = Annotated[int | None, c.top_option("categories, largest first (names, with --show-other)")]
 
 
 @app.command()

@@ -33,7 +33,7 @@ def report(
     demo: Annotated[
         bool, typer.Option("--demo", help="Report on the bundled demo pair: A = bs1, B = bs16")
     ] = False,
-    top: Annotated[int, typer.Option("--top", "-n", help="Kernel rows per table")] = 20,
+    top: Annotated[int, c.top_option("rows per table (kernels, categories, danger zone)")] = 20,
     name: Annotated[
         str,
         c.choice(

@@ -43,7 +43,8 @@ from .names import name_code, normalized_name
 from .nvtxpaths import create_paths
 from .order import launch_order, start_ties
 from .threads import thread_calls
-from .units import capture_index, read_launches, with_steps, with_variants
+from .unitrows import capture_index
+from .units import read_launches, with_steps, with_variants
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -248,7 +249,7 @@ def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: b
     region (:func:`.ends.outside_counts`)."""
     import polars as pl
 
-    from . import units
+    from . import unitrows, units
     from .ends import outside_counts
 
     step_columns = ("device", "step", "start_ns", "end_ns", "cpu_start_ns", "cpu_end_ns")
@@ -261,7 +262,7 @@ def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: b
             "path_id BIGINT, region_id BIGINT, region VARCHAR[])"
         )
         frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
-    units.create_units(trace, frame, variants, settings().block_launches, launched)
+    unitrows.create_units(trace, frame, variants, settings().block_launches, launched)
     return outside_counts(frame)
 
 

@@ -9,7 +9,7 @@ capture, from 0, as one flat list of pairs; a place counts from the first launch
 the device's first launch). A change is then keyed (device, phase, step, place): launches
 before the first step, the steps in order, launches between steps (placed after the steps:
 the document does not say which steps they fall between), then those after the last step.
-Without ``at`` (a version 10 document, a unit of more than units.AT_RUNS stretches, or
+Without ``at`` (a version 10 document, a unit of more than unitrows.AT_RUNS stretches, or
 regions compared over all their steps at once) no change has a place, and the first is
 found region by region in the document's order, as before."""
 

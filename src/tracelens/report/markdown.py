@@ -31,7 +31,7 @@ def build_markdown(
 ) -> str:
     """A compact Markdown summary: the diff's (evidence board first) for two traces; header,
     time by category, top kernels and danger-zone kernels for one."""
-    check_top(top)
+    top = check_top(top)
     if trace_b is not None:
         from ..compare import diff as compute
         from ..compare.render import markdown

@@ -4,6 +4,7 @@ Content-Security-Policy forbids every network request."""
 
 from __future__ import annotations
 
+import sys
 from copy import copy
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -64,9 +65,10 @@ def _asset(name: str) -> Markup:
     return Markup((templates_dir() / name).read_text(encoding="utf-8"))
 
 
-def check_top(top: int) -> int:
-    check_at_least("top", top, 1)
-    return top
+def check_top(top: int | None) -> int:
+    """``top`` checked, as the row count the page's tables take: None or 0 (every row, as
+    census) is :data:`sys.maxsize`, which no table reaches."""
+    return check_at_least("top", top, 0, meaning="every row") or sys.maxsize
 
 
 def build_report(
@@ -83,7 +85,7 @@ def build_report(
     (:mod:`.kept`)."""
     from . import kept
 
-    check_top(top)
+    top = check_top(top)
     traces = [trace_a] if trace_b is None else [trace_a, trace_b]
     options = {"top": top, "name": name, "title": title}
     page = kept.read(traces, options)

@@ -1,0 +1,28 @@
+"""``--fail-if``: the gates over a command's figures, checked before any output and
+reported (exit 1) after it."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+
+def check_gates(figures: Any, expressions: list[str] | None):
+    """The ``--fail-if`` gates over ``figures`` (a mapping, or a TraceDiff), evaluated now
+    so that a bad expression fails before any output; see :func:`fail_if_tripped`."""
+    from ..compare.gates import check_gates as evaluate
+
+    return evaluate(figures, expressions or [])
+
+
+def fail_if_tripped(gates) -> None:
+    """After the output: one stderr line per tripped gate, and exit 1 when there is one."""
+    tripped = [g for g in gates if g.tripped]
+    for g in tripped:
+        print(
+            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:.4g})", file=sys.stderr
+        )
+    if tripped:
+        raise typer.Exit(1)

@@ -1,0 +1,60 @@
+"""The filter options as the library takes them: the common options' :class:`EventFilter`
+(:func:`event_filter`, the window checked) and that filter narrowed by ``--nvtx`` and
+``--step`` (:func:`nvtx_filter`), with the note that says what was kept."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..filters import EventFilter
+    from ..trace import Trace
+
+
+def event_filter(
+    device: int | None,
+    pid: int | None,
+    stream: int | None,
+    start: int | str | None,
+    end: int | str | None,
+    flags: tuple[str, str] = ("--start", "--end"),
+) -> EventFilter:
+    """The filter of the common options (``start``/``end``: ns from session start, as the
+    parser gives them, or still text); ``flags`` name the window's options in messages."""
+    from ..filters import EventFilter, parse_time_ns
+
+    try:
+        start, end = parse_time_ns(start, param="start"), parse_time_ns(end, param="end")
+    except UsageError as exc:
+        raise UsageError(exc.naming(flags[exc.param == "end"])) from None
+
+    if start is not None and end is not None and end < start:
+        raise UsageError(f"{flags[1]} ({end} ns) is before {flags[0]} ({start} ns)")
+    return EventFilter(device=device, pid=pid, stream=stream, start_ns=start, end_ns=end)
+
+
+def nvtx_filter(
+    trace: Trace, pattern: str | None, where: EventFilter, step: tuple[int, int] | None = None
+):
+    """``where`` narrowed by ``--nvtx`` then ``--step``, and the note that says how many
+    ranges matched and which steps were kept (None without either)."""
+    from ._notes import join_notes
+
+    note = None
+    if pattern is not None:
+        from ..filters import select_nvtx
+
+        where, ranges = select_nvtx(trace, pattern, where)
+        one = ranges == 1
+        note = (
+            f"only the GPU work launched inside the {ranges:,} NVTX range{'' if one else 's'} "
+            f"matching {pattern!r}"
+        )
+    if step is not None:
+        from ..stepwork import select_steps
+
+        chosen = select_steps(trace, step, where)
+        where, note = chosen.where, join_notes(note, chosen.note())
+    return where, note

@@ -1,0 +1,266 @@
+"""The units' rows of a fingerprint (``fp_unit_rows``, ``fingerprint_units``' input) from
+the launches with their variant, step and region (:mod:`.units`).
+
+The launches in unit and launch order (the host launch order itself where the units
+follow one another in it, else a second sort on a packed key, :func:`.order.unit_order`):
+each unit is a contiguous run, so positions are row numbers minus the run's start, block
+digests are differences of running sums at block boundaries, and heads, digests and
+per-variant counts become list columns by offsets (pyarrow), handed to DuckDB as
+``fp_unit_rows`` (``fingerprint_units``); where a unit's launches were in the capture
+(``at``) from each launch's place among its device's (:func:`capture_index`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .order import unit_order
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
+
+    from ..trace import Trace
+
+# The digests' modulus (a variant's code is below it).
+_MODULUS = 2147483647
+
+
+def _offsets(lengths: pl.Series) -> pa.Array:
+    """List offsets (int32, from 0) for lists of ``lengths``."""
+    import polars as pl
+    import pyarrow as pa
+
+    ends = lengths.cast(pl.Int32).cum_sum()
+    return pa.concat_arrays([pa.array([0], pa.int32()), ends.to_arrow().cast(pa.int32())])
+
+
+# A unit's launches in at most this many stretches of consecutive launches of its device
+# keep where they are in the capture (an entry's ``at``); more (launches of several host
+# threads taken one thread after another), and the entry keeps none: its size stays that of
+# its sequence.
+AT_RUNS = 64
+
+
+def capture_index(launches: pl.DataFrame, order: pl.Series) -> pl.Series:
+    """Each launch's place (from 0) among its device's launches in host launch order
+    (``order``: :func:`.order.launch_order`, by device first): where it is in the capture."""
+    import polars as pl
+
+    n = launches.height
+    device = launches["device"].gather(order)
+    new = (device != device.shift(1)).fill_null(True)
+    starts = new.arg_true().cast(pl.Int32)
+    place = pl.int_range(n, dtype=pl.Int32, eager=True)
+    in_order = place - starts.gather(new.cast(pl.Int32).cum_sum() - 1)
+    return pl.repeat(0, n, dtype=pl.Int32, eager=True).scatter(order, in_order)
+
+
+def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, units):
+    """Per unit (in unit order; ``starts``: each unit's first row, ``row_unit``: each row's
+    unit; ``units``: each unit's device and step), where its launches are: [offset in the
+    unit, place] at each stretch of launches consecutive in the capture (the order of
+    :func:`capture_index`, and the unit's order, agree inside one). A place counts from
+    the first launch of the unit's step on its device (the step's launches in host launch
+    order), or, outside the steps, from the device's first launch; the pairs one after
+    another in one flat list (offset, place, offset, place, ...). NULL past
+    :data:`AT_RUNS` stretches (or on a trace read without it: ``capture`` None)."""
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = pos.len()
+    if capture is None:
+        return pa.nulls(starts.len(), pa.list_(pa.int64()))
+    cap = capture.cast(pl.Int64)
+    stretch = ((pos == 0) | (cap != cap.shift(1) + 1)).fill_null(True)
+    running = pl.concat([pl.Series([0], dtype=pl.Int64), stretch.cast(pl.Int64).cum_sum()])
+    ends = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)])
+    runs = running.gather(ends) - running.gather(starts)
+    at = stretch.arg_true()
+    unit = row_unit.gather(at)
+    found = pl.DataFrame(
+        {
+            "unit": unit,
+            "device": units["device"].gather(unit),
+            "step": units["step"].gather(unit),
+            "c": cap.gather(at),
+            "keep": (runs <= AT_RUNS).gather(unit),
+        }
+    )
+    # a stretch's first launch is its lowest place: a step starts at its stretches' lowest
+    begins = found.lazy().group_by("device", "step").agg(begin=pl.col("c").min())
+    kept = (
+        found.lazy()
+        .with_columns(o=pos.gather(at))
+        .filter("keep")
+        .join(begins, on=["device", "step"], how="left", nulls_equal=True, maintain_order="left")
+        .select(
+            "o",
+            place=pl.when(pl.col("step").is_null())
+            .then(pl.col("c"))
+            .otherwise(pl.col("c") - pl.col("begin")),
+        )
+        .collect()
+    )
+    flat = kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow()
+    keep = runs <= AT_RUNS
+    lists = pa.ListArray.from_arrays(_offsets(2 * runs * keep.cast(pl.Int64)), flat)
+    return pc.if_else(keep.to_arrow(), lists, pa.nulls(len(lists), lists.type))
+
+
+def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
+    """Per block of ``block`` positions of each unit, in order (a unit has its launches /
+    ``block`` of them, rounded up): the sum of the codes and the sum of code * (position in
+    block + 1) mod 2^31-1. Differences of running sums at the blocks' bounds: no group-by."""
+    import polars as pl
+    import pyarrow as pa
+
+    n = code.len()
+    in_block = pos % block
+    weighted = (code * (in_block + 1)) % _MODULUS
+    starts = (in_block == 0).arg_true().cast(pl.Int64)
+    ends = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)])
+
+    def sums(values: pl.Series) -> pa.Array:
+        running = pl.concat([pl.Series([0], dtype=pl.Int64), values.cum_sum()])
+        return (running.gather(ends) - running.gather(starts)).to_arrow()
+
+    return pa.StructArray.from_arrays(
+        [sums(code), sums(weighted)], names=["code_sum", "position_sum"]
+    )
+
+
+def unit_rows(
+    frame: pl.DataFrame, variants: pl.DataFrame, block: int, launched: pl.Series | None = None
+) -> tuple[pa.Table, pl.DataFrame]:
+    """(fp_unit_rows, ``fingerprint_units``'s input: one row per unit; fp_variants, one row
+    per variant: vid, variant_hi, variant_lo, launches) from the launches with their vid,
+    step and region id, and the variants (``with_variants``). ``launched``: the rows of
+    ``frame`` in host launch order, when known (:func:`.order.unit_order`)."""
+    import polars as pl
+    import pyarrow as pa
+
+    codes = variants["code"]
+    order, unit = unit_order(frame.with_columns(code=codes.gather(frame["vid"])), launched)
+    vid = frame["vid"].gather(order)
+    code = codes.gather(vid)  # vid: the variant's row (a gather from a small table)
+    n = frame.height
+    new = (unit != unit.shift(1)).fill_null(True)
+    starts = new.arg_true().cast(pl.Int64)
+    run = new.cast(pl.Int64).cum_sum() - 1
+    lengths = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)]) - starts
+    pos = pl.int_range(n, dtype=pl.Int64, eager=True) - starts.gather(run)
+    blocks = _block_digests(code.cast(pl.Int64), pos, block)
+    per_variant = _variant_counts(run, vid, variants.height)
+    counts = pa.StructArray.from_arrays(
+        [per_variant["vid"].to_arrow(), per_variant["launches"].to_arrow()],
+        names=["vid", "launches"],
+    )
+    at = order.gather(starts)
+    columns = ("device", "step", "region_id", "process", "thread", "correlation_id")
+    first = frame.select(pl.col(c).gather(at) for c in columns if c in frame.columns)
+    capture = frame["capture"].gather(order) if "capture" in frame.columns else None
+    in_capture = _at_runs(capture, pos, starts, run, first)
+    count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
+    head = vid.filter(pos < block).to_arrow()
+    table = pa.table(
+        {
+            "device": first["device"].to_arrow(),
+            "step": first["step"].to_arrow(),
+            "region_id": first["region_id"].to_arrow(),
+            "launches": lengths.to_arrow(),
+            "first_correlation": first["correlation_id"].to_arrow(),
+            "head": pa.ListArray.from_arrays(_offsets(lengths.clip(upper_bound=block)), head),
+            "blocks": pa.ListArray.from_arrays(_offsets((lengths + block - 1) // block), blocks),
+            "counts": pa.ListArray.from_arrays(_offsets(count_lengths), counts),
+            "at": in_capture,
+        }
+    )
+    totals = per_variant.lazy().group_by("vid").agg(pl.col("launches").sum())
+    counted = variants.lazy().select("vid", "variant_hi", "variant_lo")
+    variants = counted.join(totals, on="vid", how="left").sort("vid").collect()
+    table = table.append_column("entry", _entries(table, block))
+    return table.append_column("rank", _ranks(first)), variants
+
+
+def _ranks(first: pl.DataFrame) -> pa.Array:
+    """Each unit's place, from 1, in the order of (device, step NULLS FIRST, the process of
+    its first launch (with several on a device), its thread (with several in a process),
+    its correlation id NULLS LAST): the document's order of entries (by their first unit)."""
+    import polars as pl
+
+    columns = ("device", "step", "process", "thread", "correlation_id")
+    keys = [c for c in columns if c in first.columns]
+    nulls_last = [c == "correlation_id" for c in keys]
+    order = first.select(pl.arg_sort_by(keys, nulls_last=nulls_last)).to_series()
+    rank = pl.repeat(0, first.height, dtype=pl.Int64, eager=True)
+    return rank.scatter(order, pl.int_range(1, first.height + 1, eager=True)).to_arrow()
+
+
+def _entries(units: pa.Table, block: int) -> pa.Array:
+    """Each unit's entry of the document, numbered from 0: step units of one device and
+    region with the same launches, head and, past ``block`` launches, the same block
+    digests share one (grouped here on the lists, once; DuckDB's group-by on them cost
+    seconds on 200k units). A unit outside the steps (step NULL: the launches before the
+    first step, between steps or after the last, one per device and region) is an entry
+    of its own: merged into a step's entry it had no step to say so, and the entries'
+    launches no longer added up to the document's (format version 6)."""
+    import polars as pl
+
+    columns = ["device", "region_id", "step", "head", "blocks", "launches"]
+    keys = pl.from_arrow(units.select(columns)).with_columns(
+        pl.when(pl.col("launches") > block).then(pl.col("blocks")).alias("blocks"),
+        outside=pl.col("step").is_null(),
+    )
+    groups = (
+        keys.lazy()
+        .with_row_index("unit")
+        .group_by(
+            "device", "region_id", "outside", "launches", "head", "blocks", maintain_order=True
+        )
+        .agg("unit")
+        .with_row_index("entry")
+        .select(pl.col("entry").cast(pl.Int64), "unit")
+        .explode("unit")
+        .sort("unit")
+        .collect()
+    )
+    return groups["entry"].to_arrow()
+
+
+def _variant_counts(run: pl.Series, vid: pl.Series, variants: int) -> pl.DataFrame:
+    """Launches per (run, variant id), by run then id: the packed key run * variants + id
+    sorted (the rows are in run order already) and run-length encoded; a group-by of the
+    5M launches of the NVTX bench trace, nearly one group each, cost 4x more."""
+    import polars as pl
+
+    counted = (run * variants + vid).sort().rle().struct.unnest()
+    k = counted["value"]
+    launches = counted["len"].cast(pl.Int64)
+    return pl.DataFrame({"run": k // variants, "vid": k % variants, "launches": launches})
+
+
+def create_units(
+    trace: Trace,
+    frame: pl.DataFrame,
+    variants: pl.DataFrame,
+    block: int,
+    launched: pl.Series | None = None,
+) -> None:
+    """The temp tables fp_units (``fingerprint_units``) and fp_variants (vid, variant_hi,
+    variant_lo, launches: ``fingerprint_variants``' input) from the launches with their
+    vid, step and region id, and the variants (``with_variants``). ``launched``: the rows
+    of ``frame`` in host launch order, when known (:func:`.order.launch_order`)."""
+    from .._resources import query
+
+    con = trace.db
+    units, variants = unit_rows(frame, variants, block, launched)
+    con.register("fp_unit_rows", units)
+    con.register("fp_variant_rows", variants.to_arrow())
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_units AS " + query("fingerprint_units"))
+        con.execute("CREATE OR REPLACE TEMP TABLE fp_variants AS SELECT * FROM fp_variant_rows")
+    finally:
+        con.unregister("fp_unit_rows")
+        con.unregister("fp_variant_rows")
