@@ -100,6 +100,11 @@ def test_nvtx_ranges_torch_label(trace_path):
     assert_golden(trace_path, "_nvtx_ranges", "torch_label", tracelens.Trace.load_nvtx_text)
 
 
+def test_nvtx_ranges_nvtx_group(trace_path):
+    # --group's key: 'path' the path (NULL under a range without a name), 'torch' the op
+    # without its per-call arguments, 'name' (and anything else) the name as it is.
+    assert_golden(trace_path, "_nvtx_ranges", "nvtx_group", tracelens.Trace.load_nvtx_text)
+
 
 def test_nvtx_spans(trace_path):
     # Read from the export without nvtx_text: the nine closed ranges but handoff (8, ended on
