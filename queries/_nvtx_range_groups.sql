@@ -1,7 +1,8 @@
 -- _nvtx_range_groups: creates the temp table nvtx_range_groups: every NVTX range that holds
 -- GPU work (nvtx_paths) with the group it counts in for `nvtx --kernels`, numbered so that
 -- tracelens.nvtx_kernels can aggregate by one integer and nvtx_kernel_summary can sort by
--- the group's rank rather than by its string, row by row. Needs nvtx_paths.
+-- the group's rank rather than by its string, row by row. Needs nvtx_paths and
+-- nvtx_group (queries/_nvtx_ranges.sql).
 --
 -- Parameters:
 --   $group_by  VARCHAR  'name' | 'path' | 'torch' (see nvtx_gpu_projection_summary)
@@ -14,12 +15,7 @@
 --   range_rank  BIGINT   place of `range` in sorted order (NULL where range is NULL)
 CREATE OR REPLACE TEMP TABLE nvtx_range_groups AS
 WITH grouped AS (
-    SELECT range_id, style,
-           CASE $group_by
-               WHEN 'path' THEN path
-               WHEN 'torch' THEN torch_label(name)
-               ELSE name
-           END AS range
+    SELECT range_id, style, nvtx_group($group_by, name, path) AS range
     FROM nvtx_paths
 )
 SELECT range_id,

@@ -12,6 +12,9 @@
 -- Also the scalar macro torch_label(name): a PyTorch range label without its per-call
 -- arguments, the op itself ('aten::mm, seq = 12, op_id = 991065, sizes = [[2, 3]]' ->
 -- 'aten::mm', as torch.autograd.profiler.emit_nvtx writes them); other labels unchanged.
+-- And nvtx_group(group_by, name, path): the group a range counts in for nvtx's --group
+-- (nvtx_gpu_projection_summary, _nvtx_range_groups): its path for 'path', its op
+-- (torch_label of its name) for 'torch', else its name.
 --
 -- nvtx_ranges(source := 'nvtx_text') reads the table named `source`, one with nvtx_text's
 -- columns: nvtx_held_text (Trace.load_nvtx_held_text) names the ranges that hold GPU work
@@ -58,6 +61,8 @@ CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text') AS TABLE
     WHERE "end" IS NOT NULL;
 CREATE OR REPLACE TEMP MACRO torch_label(name) AS
     regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
+CREATE OR REPLACE TEMP MACRO nvtx_group(group_by, name, path) AS
+    CASE group_by WHEN 'path' THEN path WHEN 'torch' THEN torch_label(name) ELSE name END;
 CREATE OR REPLACE TEMP MACRO nvtx_ranges(source := 'nvtx_text') AS TABLE
     WITH domains AS (
         SELECT domainId AS id, pid_of(globalTid) AS pid, arg_min(text, start) AS domain

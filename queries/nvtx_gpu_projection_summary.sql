@@ -1,7 +1,8 @@
 -- nvtx_gpu_projection_summary: GPU time per NVTX range group, the semantics of `nsys stats
 -- --report nvtx_gpu_proj_sum` (nsys 2023+; grouped by range name and style there): each
 -- range's projection (nvtx_projection: first to last GPU operation it launched) summed per
--- group. Ranges that launched no GPU work are not counted. Needs nvtx_projection.
+-- group. Ranges that launched no GPU work are not counted. Needs nvtx_projection and
+-- nvtx_group (queries/_nvtx_ranges.sql).
 -- Ordered by total projected time, largest first.
 --
 -- Parameters:
@@ -29,11 +30,7 @@
 --   range             VARCHAR  the group: name, path or PyTorch op
 WITH keyed AS (
     SELECT
-        CASE $group_by
-            WHEN 'path' THEN path
-            WHEN 'torch' THEN torch_label(name)
-            ELSE name
-        END AS range,
+        nvtx_group($group_by, name, path) AS range,
         style, proj_duration_ns, duration_ns, gpu_ops, level, children
     FROM nvtx_projection
 ),

@@ -19,7 +19,7 @@ FROM nvtx_range_groups
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, name_id, name, dense_rank() OVER (ORDER BY name)
 FROM (
-    SELECT k.name_id, coalesce(s.value, '<unknown string id ' || k.name_id || '>') AS name
+    SELECT k.name_id, string_or_id(s.value, k.name_id) AS name
     FROM (SELECT DISTINCT name_id FROM nvtx_kernel_stats WHERE name_id IS NOT NULL) AS k
     LEFT JOIN strings AS s ON s.id = k.name_id
 )

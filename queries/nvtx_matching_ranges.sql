@@ -1,5 +1,5 @@
 -- nvtx_matching_ranges: how many NVTX ranges a --nvtx pattern matches. One row.
--- Needs nvtx_ranges() (Trace.load_nvtx_text).
+-- Needs nvtx_ranges() and nvtx_label_matches (tracelens.filters.load_nvtx_matching).
 -- Parameters:
 --   $label_re  VARCHAR  as nvtx_selected_work
 -- Columns:
@@ -8,4 +8,4 @@
 --                          these select GPU work, as in nsys's projection)
 SELECT count(*) AS ranges, count(*) FILTER (WHERE same_thread) AS projectable
 FROM nvtx_ranges()
-WHERE regexp_full_match(label, $label_re) OR regexp_full_match(name, $label_re)
+WHERE nvtx_label_matches(label, name, $label_re)

@@ -4,12 +4,9 @@
 -- correlationId) lies wholly inside the range on the range's thread; union over the
 -- matching ranges. Kernels, memcpys, memsets and CUDA graph replays traced at graph level
 -- (a cudaGraphLaunch inside a range selects the graph's work either way).
--- Needs nvtx_ranges() (Trace.load_nvtx_text).
---
--- One sorted pass per thread, never a range x call join: per thread the matching ranges by
--- start, each with the latest end among the ranges that start no later ("reach"); a call
--- [s, e] is inside some range exactly when the reach of the last range starting at or
--- before s is >= e (an ASOF join).
+-- Needs nvtx_matched_ranges() (tracelens.filters.load_nvtx_matching): one sorted pass per
+-- thread, never a range x call join (a call [s, e] is inside some range exactly when the
+-- reach of the last range starting at or before s is >= e: an ASOF join).
 --
 -- Parameters:
 --   $label_re  VARCHAR  an RE2 regex matched in full against the range's label and its
@@ -18,22 +15,11 @@
 -- Columns (ordered by both):
 --   globalPid      BIGINT  the GPU operation's globalPid
 --   correlationId  BIGINT  its correlationId
-WITH ranges AS (
-    SELECT global_tid, start, max("end") AS "end"
-    FROM nvtx_ranges()
-    WHERE same_thread AND (regexp_full_match(label, $label_re) OR regexp_full_match(name, $label_re))
-    GROUP BY global_tid, start
-),
-reach AS (
-    SELECT global_tid, start,
-           max("end") OVER (PARTITION BY global_tid ORDER BY start ROWS UNBOUNDED PRECEDING)
-               AS reach_end
-    FROM ranges
-),
-calls AS (
+WITH calls AS (
     SELECT r.globalTid - tid_of(r.globalTid) AS global_pid, r.correlationId
     FROM runtime_calls AS r
-    ASOF JOIN reach AS g ON r.globalTid = g.global_tid AND r.start >= g.start
+    ASOF JOIN nvtx_matched_ranges($label_re) AS g
+        ON r.globalTid = g.global_tid AND r.start >= g.start
     WHERE r."end" <= g.reach_end
 ),
 gpu AS (

@@ -5,7 +5,7 @@
 --   name_id  BIGINT   StringIds id of the demangled name (kernels.demangledName)
 --   name     VARCHAR  the demangled name
 WITH ids AS (SELECT DISTINCT demangledName AS name_id FROM kernels)
-SELECT ids.name_id, coalesce(s.value, '<unknown string id ' || ids.name_id || '>') AS name
+SELECT ids.name_id, string_or_id(s.value, ids.name_id) AS name
 FROM ids
 LEFT JOIN strings AS s ON s.id = ids.name_id
 ORDER BY ids.name_id

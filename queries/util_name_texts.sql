@@ -14,7 +14,7 @@
 --   name_id  BIGINT   the id
 --   name     VARCHAR  the demangled name ('<unknown string id N>' when StringIds lacks it)
 WITH ids AS (SELECT DISTINCT TRY_CAST(unnest(string_split($ids, ',')) AS BIGINT) AS name_id)
-SELECT ids.name_id, coalesce(s.value, '<unknown string id ' || ids.name_id || '>') AS name
+SELECT ids.name_id, string_or_id(s.value, ids.name_id) AS name
 FROM ids
 LEFT JOIN strings AS s ON s.id = ids.name_id
 WHERE ids.name_id IS NOT NULL

@@ -6,8 +6,9 @@
 -- on the range's thread: nvtx_selected_work.sql's rule) to the end of the last. Nested or
 -- overlapping matching ranges of one thread count as one (the projection of a nested range
 -- lies inside its parent's; ranges that overlap without nesting are joined). Only the
--- operations that pass the event filter and are in $selection count. Needs nvtx_ranges()
--- (Trace.load_nvtx_text). Unordered: tracelens.util_project merges the intervals.
+-- operations that pass the event filter and are in $selection count. Needs
+-- nvtx_matched_ranges() (tracelens.filters.load_nvtx_matching). Unordered:
+-- tracelens.util_project merges the intervals.
 --
 -- Parameters:
 --   $label_re  VARCHAR  the --nvtx pattern as filters.glob_regex made it (full match on the
@@ -19,19 +20,10 @@
 --   start_ns  BIGINT  start of the first operation launched in the ranges, ns from session
 --                     start
 --   end_ns    BIGINT  end of the last of them, ns
-WITH ranges AS (
-    SELECT global_tid, start, max("end") AS "end"
-    FROM nvtx_ranges()
-    WHERE same_thread AND (regexp_full_match(label, $label_re) OR regexp_full_match(name, $label_re))
-    GROUP BY global_tid, start
-),
-reach AS (
-    SELECT global_tid, start,
-           max("end") OVER (PARTITION BY global_tid ORDER BY start ROWS UNBOUNDED PRECEDING)
-               AS reach_end,
-           max("end") OVER (PARTITION BY global_tid ORDER BY start
-                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_end
-    FROM ranges
+WITH reach AS (
+    SELECT global_tid, start, reach_end,
+           lag(reach_end) OVER (PARTITION BY global_tid ORDER BY start) AS before_end
+    FROM nvtx_matched_ranges($label_re)
 ),
 clusters AS (
     -- a cluster: ranges of one thread joined while each starts before the ones before

@@ -17,7 +17,7 @@ from conftest import run_cli
 from queries.golden import GOLDEN, assert_golden
 
 import tracelens
-from tracelens import nvtx, nvtx_kernels, nvtx_sweep
+from tracelens import nvtx, nvtx_held, nvtx_kernels, nvtx_sweep
 from tracelens.api import api_summary
 from tracelens.errors import MissingDataError, UsageError
 from tracelens.nvtx import (
@@ -161,7 +161,7 @@ def test_enclosing_range_written_after_its_children(tmp_path, monkeypatch, dense
     # be larger than every id below it: the held ranges' ancestors are still found (the
     # walk up indexed by RangeId once read past its table's end)
     if not dense:
-        monkeypatch.setattr(nvtx_sweep, "DENSE_IDS_PER_LINK", 0)
+        monkeypatch.setattr(nvtx_held, "DENSE_IDS_PER_LINK", 0)
         monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
     b = TraceBuilder("3.25.0")
     b.process(PID, "p")

@@ -11,8 +11,8 @@ import pytest
 from test_nvtx import build_shapes
 
 import tracelens
-from tracelens import _resources, nvtx, nvtx_held, nvtx_sweep
-from tracelens.filters import glob_regex
+from tracelens import _resources, nvtx, nvtx_held, nvtx_sweep, nvtx_tree
+from tracelens.filters import glob_regex, load_nvtx_matching
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
 # end at.)
@@ -61,7 +61,7 @@ def _build_before(trace, query: str) -> None:
     trace.load_nvtx_spans()
     for step in STEPS[: STEPS.index(query)] if query in STEPS else STEPS:
         if step == "_nvtx_tree":
-            nvtx._build_tree(trace, [EVERY_THREAD])
+            nvtx_tree.build(trace, [EVERY_THREAD])
             continue
         if step == "_nvtx_marks":
             nvtx_sweep.attribute(trace, [EVERY_THREAD])
@@ -69,7 +69,7 @@ def _build_before(trace, query: str) -> None:
         if step in SELECTS:
             continue
         if step == "_nvtx_held":
-            nvtx_sweep.register_held(con)
+            nvtx_held.register_held(con)
         if step == "_nvtx_held_names":
             nvtx._build_paths(trace)  # nvtx_paths, from the names this selects
             nvtx_held.register_totals(con)  # nvtx_held_totals, which the projection reads
@@ -82,7 +82,7 @@ def _build_before(trace, query: str) -> None:
 @pytest.mark.parametrize("query", [*STEPS, "nvtx_selected_work"])
 def test_no_quadratic_join_in_the_plan(shapes, query):
     with tracelens.open(shapes) as t:
-        t.load_nvtx_text()
+        load_nvtx_matching(t)
         con = t.db
         # Plan as for real sizes: DuckDB runs joins of a few rows as nested loops
         # (asof_loop_join_threshold 64, merge_join_threshold 1000, nested_loop 5).
@@ -91,9 +91,9 @@ def test_no_quadratic_join_in_the_plan(shapes, query):
         _build_before(t, query)
         if query == "_nvtx_tree":
             spans = con.execute(_resources.query("_nvtx_chunk_spans"), EVERY_THREAD).pl()
-            con.register("nvtx_depths", nvtx_sweep.depths(spans))
+            con.register("nvtx_depths", nvtx_tree.depths(spans))
         if query == "_nvtx_held":
-            nvtx_sweep.register_held(con)
+            nvtx_held.register_held(con)
         if query in CHUNKED:
             ops = _operators(con, _select(query), EVERY_THREAD)
         elif query.startswith("_"):

@@ -14,7 +14,13 @@ from queries.golden import assert_golden
 
 import tracelens
 from tracelens.errors import UsageError
-from tracelens.filters import EventFilter, glob_regex, select_nvtx, select_work
+from tracelens.filters import (
+    EventFilter,
+    glob_regex,
+    load_nvtx_matching,
+    select_nvtx,
+    select_work,
+)
 from tracelens.synth import TraceBuilder, global_pid, global_tid
 
 PID = 100
@@ -151,7 +157,7 @@ def test_golden_selected_work(selection_trace, pattern):
         selection_trace,
         "nvtx_selected_work",
         pattern,
-        prepare=tracelens.Trace.load_nvtx_text,
+        prepare=load_nvtx_matching,
         label_re=glob_regex(pattern),
     )
 
@@ -161,7 +167,7 @@ def test_golden_matching_ranges(selection_trace):
         selection_trace,
         "nvtx_matching_ranges",
         "async",
-        prepare=tracelens.Trace.load_nvtx_text,
+        prepare=load_nvtx_matching,
         label_re=glob_regex("async"),
     )
 

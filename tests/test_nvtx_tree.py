@@ -11,7 +11,7 @@ import pytest
 from test_nvtx import build_shapes
 
 import tracelens
-from tracelens import _engine, _resources, nvtx, nvtx_sweep, nvtx_tree
+from tracelens import _engine, _resources, nvtx, nvtx_tree
 from tracelens.synth import TraceBuilder
 
 PID = 4242
@@ -66,7 +66,7 @@ def _rows(frame: pl.DataFrame) -> list[tuple]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_nested_gives_the_rows_of_the_query(seed):
-    ranges = nvtx_sweep.depths(_nested_ranges(seed))
+    ranges = nvtx_tree.depths(_nested_ranges(seed))
     rows = nvtx_tree.nested(ranges)
     assert rows is not None
     assert rows.height == ranges.height > 100
@@ -80,13 +80,13 @@ def test_nested_declines_overlapping_ranges_and_ranges_without_a_thread():
     overlap = pl.DataFrame(
         {"range_id": [1, 2], "global_tid": [tid, tid], "start": [0, 5], "end": [10, 20]}
     )
-    assert nvtx_tree.nested(nvtx_sweep.depths(overlap)) is None
+    assert nvtx_tree.nested(nvtx_tree.depths(overlap)) is None
     # ranges without a thread: left to the query (which gives them no parent)
     threadless = overlap.with_columns(pl.lit(None, pl.Int64).alias("global_tid"))
-    assert nvtx_tree.nested(nvtx_sweep.depths(threadless)) is None
+    assert nvtx_tree.nested(nvtx_tree.depths(threadless)) is None
     # nested, the same ranges are taken
     nested = overlap.with_columns(pl.Series("end", [30, 20]))
-    rows = nvtx_tree.nested(nvtx_sweep.depths(nested))
+    rows = nvtx_tree.nested(nvtx_tree.depths(nested))
     assert rows is not None
     assert _rows(rows) == [(1, tid, 0, 30, None, 0, 0), (2, tid, 5, 20, 1, 1, 1)]
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import has_cuda_work, needs_shared, run_cli, shared_traces
 
 import tracelens
-from tracelens import nvtx_sweep
+from tracelens import nvtx_sweep, nvtx_tree
 from tracelens._engine import limits
 from tracelens.synth import TraceBuilder
 from tracelens.trace import prefetch
@@ -125,7 +125,7 @@ def test_failure_before_taking_stops_the_reads(tmp_path, monkeypatch, always):
     def broken(*args, **kwargs):
         raise RuntimeError("the tree failed")
 
-    monkeypatch.setattr(tracelens.nvtx, "_build_tree", broken)
+    monkeypatch.setattr(nvtx_tree, "build", broken)
     with tracelens.open(path, cache=False) as trace, pytest.raises(RuntimeError, match="tree"):
         tracelens.nvtx.build_sweep(trace)
     assert len(always) == 1

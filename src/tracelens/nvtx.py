@@ -151,17 +151,17 @@ def build_sweep(trace: Trace, *, with_ops: bool = False, keep_tree: bool = True)
 
 
 def _build_attribution(trace: Trace, reads, with_ops: bool, keep_tree: bool) -> None:
-    from . import _resources, nvtx_sweep
+    from . import _resources, nvtx_held, nvtx_sweep, nvtx_tree
 
     if _few_events(trace):
         # the spans and the held ranges' labels are then taken from it (see NVTX_TEXT_EVENTS)
         trace.load_nvtx_text()
     trace.load_nvtx_spans()
-    chunks = _thread_chunks(trace)
-    _build_tree(trace, chunks)  # which frees nvtx_spans (0.5 GB on 10M ranges)
+    chunks = nvtx_tree.thread_chunks(trace)
+    nvtx_tree.build(trace, chunks)  # which frees nvtx_spans (0.5 GB on 10M ranges)
     nvtx_sweep.attribute(trace, chunks, with_ops=with_ops, reads=reads)
     trace.db.execute(_resources.query("_nvtx_overlap_holders"))
-    nvtx_sweep.register_held(trace.db)
+    nvtx_held.register_held(trace.db)
     trace.db.execute(_resources.query("_nvtx_held"))
     trace.db.unregister("nvtx_held_ids")
     if not keep_tree:
@@ -181,7 +181,9 @@ def release_tree(trace: Trace) -> None:
 def _rebuild_tree(trace: Trace) -> None:
     """nvtx_tree again, as :func:`_build_attribution` made it, after :func:`release_tree`."""
     trace.load_nvtx_spans()
-    _build_tree(trace, _thread_chunks(trace))
+    from . import nvtx_tree
+
+    nvtx_tree.build(trace, nvtx_tree.thread_chunks(trace))
 
 
 def _held_text(trace: Trace) -> None:
@@ -250,98 +252,6 @@ def _build_paths(trace: Trace) -> None:
             pl.concat_str("above_path", pl.lit(" / "), pl.col("name").fill_null("")).alias("path"),
         )
         del above
-
-
-# The sweeps (_nvtx_tree, _nvtx_marks) run over this many ranges at a time at most
-# (threads are never split: one with more ranges is a chunk of its own), so that their sorts
-# and joins need memory for one chunk, not for every range of the trace (10M ranges at once
-# took 7.9 GB).
-TREE_CHUNK_RANGES = 1_000_000
-
-
-def _thread_chunks(trace: Trace) -> list[dict]:
-    """The chunks of threads the sweeps run over, as the parameters of in_thread_chunk
-    (queries/_shared.sql): consecutive ranges of globalTid that together cover every thread
-    (calls on threads without ranges too), each holding at most TREE_CHUNK_RANGES ranges or
-    one thread; the ranges and calls without a thread go with the first."""
-    counts = trace.db.execute(
-        "SELECT global_tid, count(*) FROM nvtx_spans WHERE global_tid IS NOT NULL "
-        "GROUP BY global_tid ORDER BY global_tid"
-    ).fetchall()
-    starts: list[int | None] = [None]  # the first chunk starts below every thread
-    size = 0
-    for tid, ranges in counts:
-        if size and size + ranges > TREE_CHUNK_RANGES:
-            starts.append(tid)
-            size = 0
-        size += ranges
-    ends = [*starts[1:], None]
-    return [
-        {"from_tid": lo, "to_tid": hi, "null_tid": i == 0}
-        for i, (lo, hi) in enumerate(zip(starts, ends, strict=True))
-    ]
-
-
-def _build_tree(trace: Trace, chunks: list[dict]) -> None:
-    """The temp table nvtx_tree, one chunk of threads at a time: the chunk's ranges
-    (``queries/_nvtx_chunk_spans.sql``) with their depths
-    (:func:`tracelens.nvtx_sweep.depths`), then their parents and levels by
-    :func:`tracelens.nvtx_tree.nested` when they nest, else by ``queries/_nvtx_tree.sql``.
-    Drops nvtx_spans, which only this reads."""
-    from . import _resources, nvtx_sweep, nvtx_tree
-
-    con = trace.db
-    con.execute("DROP TABLE IF EXISTS nvtx_tree")
-    con.execute(_tree_table(con))
-    # every chunk's spans are taken out first and nvtx_spans freed, and each chunk's frame
-    # is let go once its depths are made: the spans are not held whole while the tree
-    # grows (10M ranges: 0.4 GB of table beside the 0.63 GB tree at the end of this step)
-    query = _resources.query("_nvtx_chunk_spans")
-    spans = [con.execute(query, params).pl() for params in chunks]
-    con.execute("DROP TABLE nvtx_spans")
-    for i in range(len(spans)):
-        chunk, spans[i] = spans[i], None
-        ranges = nvtx_sweep.depths(chunk)
-        del chunk
-        # properly nested ranges (every push/pop range) need none of the query's joins
-        rows = nvtx_tree.nested(ranges)
-        if rows is not None:
-            del ranges
-            nvtx_sweep.register(con, "_nvtx_nested", rows)
-            del rows
-            con.execute("INSERT INTO nvtx_tree SELECT * FROM _nvtx_nested")
-            con.unregister("_nvtx_nested")
-            continue
-        # a table, not the registered frame: DuckDB plans its ASOF self-join from the
-        # table's row count (over a frame it may pick a nested loop: minutes on 400k ranges)
-        con.register("_nvtx_depths", ranges)
-        del ranges
-        con.execute("CREATE OR REPLACE TEMP TABLE nvtx_depths AS SELECT * FROM _nvtx_depths")
-        con.unregister("_nvtx_depths")
-        sweep = _resources.query("_nvtx_tree")
-        con.execute("INSERT INTO nvtx_tree SELECT * FROM (" + sweep + ")")
-    con.execute("DROP TABLE IF EXISTS nvtx_depths")
-
-
-# nvtx_tree's columns (queries/_nvtx_tree.sql says what each holds). Range ids are
-# NVTX_EVENTS rowids, numbered from 1 by SQLite: 32 bits hold them unless an export has
-# more than 4 billion rows or ids set by hand (then BIGINT); nesting levels fit in 32 bits.
-# 40 bytes a range rather than 56: on 10M ranges the table holds 0.63 GB, not 0.79, through
-# every NVTX step.
-TREE_COLUMNS = (
-    'range_id {id}, global_tid BIGINT, start BIGINT, "end" BIGINT, parent_id {id}, '
-    "level INTEGER, depth INTEGER"
-)
-NARROW_RANGE_IDS = range(1 << 32)  # UINTEGER's
-
-
-def _tree_table(con) -> str:
-    """The CREATE of the empty nvtx_tree, its range ids as narrow as nvtx_spans' allow."""
-    sql = "SELECT coalesce(min(range_id), 0), coalesce(max(range_id), 0) FROM nvtx_spans"
-    low, high = con.execute(sql).fetchone()
-    narrow = low in NARROW_RANGE_IDS and high in NARROW_RANGE_IDS
-    columns = TREE_COLUMNS.format(id="UINTEGER" if narrow else "BIGINT")
-    return f"CREATE TEMP TABLE nvtx_tree ({columns})"
 
 
 def build_projection(trace: Trace, *, keep_tree: bool = True) -> None:

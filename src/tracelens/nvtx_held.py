@@ -10,6 +10,9 @@ The totals (first start, last end, operations) are carried up the parent links o
 (min, max and sum combine in any grouping). DuckDB's recursive join carried every range's
 own row to each of its ancestors and combined them at the end: on the 5M-kernel benchmark
 (250k ranges, 622k rows carried) about 0.3 CPU s of the summary query.
+
+Which ranges are held (the seeds of ``queries/_nvtx_held_seeds.sql`` and their ancestors)
+is found here too, before the totals: :func:`register_held`.
 """
 
 from __future__ import annotations
@@ -74,3 +77,46 @@ def _combined(rows: pl.DataFrame, key: str) -> pl.DataFrame:
     return rows.group_by(key).agg(
         pl.col("first_ns").min(), pl.col("last_ns").max(), pl.col("ops").sum()
     )
+
+
+# The held ranges' ancestors are followed through a table indexed by RangeId while the
+# largest id is at most this many per parent link (or under nvtx_sweep.DENSE_SLOTS_FLOOR):
+# RangeIds are NVTX_EVENTS rowids, dense unless the export holds far more other events than
+# ranges. Otherwise every link is tested for membership, one level at a time.
+DENSE_IDS_PER_LINK = 4
+
+
+def register_held(con) -> None:
+    """Register ``nvtx_held_ids`` (one column, range_id): the ranges of
+    ``queries/_nvtx_held_seeds.sql`` and every ancestor of one, by nvtx_tree's parent links
+    (``queries/_nvtx_tree_links.sql``) followed up one level per step. The 10M-range
+    fixture's links are 80 MB here; DuckDB's recursive join over the tree held 0.5 GB."""
+    import polars as pl
+
+    from . import _resources, nvtx_sweep
+
+    seeds = con.execute(_resources.query("_nvtx_held_seeds")).pl()["range_id"].drop_nulls()
+    links = con.execute(_resources.query("_nvtx_tree_links")).pl()
+    ids, parents = links["range_id"], links["parent_id"]
+    del links
+    # a parent's id may be the larger (a range is written when it ends: an enclosing one later)
+    top = max(ids.max() or 0, parents.max() or 0, seeds.max() or 0)
+    if top < max(DENSE_IDS_PER_LINK * ids.len(), nvtx_sweep.DENSE_SLOTS_FLOOR):
+        parent_of = pl.repeat(None, top + 1, dtype=parents.dtype, eager=True)
+        parent_of = parent_of.scatter(ids, parents)
+        del ids, parents
+        held = pl.repeat(False, top + 1, eager=True)
+        frontier = seeds.unique()
+        while frontier.len():
+            held = held.scatter(frontier, True)
+            up = parent_of.gather(frontier).drop_nulls().unique()
+            frontier = up.filter(~held.gather(up))
+        found = held.arg_true().cast(pl.Int64)
+    else:
+        ids, parents = ids.cast(pl.Int64), parents.cast(pl.Int64)
+        found = frontier = seeds.unique()
+        while frontier.len():
+            up = parents.filter(ids.is_in(frontier.implode())).unique()
+            frontier = up.filter(~up.is_in(found.implode()))
+            found = pl.concat([found, frontier])
+    nvtx_sweep.register(con, "nvtx_held_ids", pl.DataFrame({"range_id": found}))

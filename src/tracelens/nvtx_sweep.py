@@ -57,7 +57,7 @@ def attribute(
     innermost) and ``nvtx_overlap_calls`` (the calls of operations launched on threads whose
     ranges overlap) on the trace's DuckDB connection; with ``with_ops``, also
     :func:`add_op_ranges`'s relations from the same read of the operations. ``nvtx_tree``
-    must be built; ``chunks`` are the thread chunks of :func:`tracelens.nvtx._thread_chunks`
+    must be built; ``chunks`` are the thread chunks of :func:`tracelens.nvtx_tree.thread_chunks`
     (one chunk's marks at a time). ``reads``: the calls and operations, read already or
     being read (:func:`prefetch`); None: read them here."""
     import polars as pl
@@ -258,92 +258,6 @@ def _range_ops(con, ops: pl.DataFrame, call: pl.Series, calls: int, mine: pl.Ser
         con.execute(_resources.query("_nvtx_range_ops"))
     finally:
         con.unregister("nvtx_op_holds")
-
-
-# The held ranges' ancestors are followed through a table indexed by RangeId while the
-# largest id is at most this many per parent link (or under DENSE_SLOTS_FLOOR): RangeIds are
-# NVTX_EVENTS rowids, dense unless the export holds far more other events than ranges.
-# Otherwise every link is tested for membership, one level at a time.
-DENSE_IDS_PER_LINK = 4
-
-
-def register_held(con) -> None:
-    """Register ``nvtx_held_ids`` (one column, range_id): the ranges of
-    ``queries/_nvtx_held_seeds.sql`` and every ancestor of one, by nvtx_tree's parent links
-    (``queries/_nvtx_tree_links.sql``) followed up one level per step. The 10M-range
-    fixture's links are 80 MB here; DuckDB's recursive join over the tree held 0.5 GB."""
-    import polars as pl
-
-    seeds = con.execute(_resources.query("_nvtx_held_seeds")).pl()["range_id"].drop_nulls()
-    links = con.execute(_resources.query("_nvtx_tree_links")).pl()
-    ids, parents = links["range_id"], links["parent_id"]
-    del links
-    # a parent's id may be the larger (a range is written when it ends: an enclosing one later)
-    top = max(ids.max() or 0, parents.max() or 0, seeds.max() or 0)
-    if top < max(DENSE_IDS_PER_LINK * ids.len(), DENSE_SLOTS_FLOOR):
-        parent_of = pl.repeat(None, top + 1, dtype=parents.dtype, eager=True)
-        parent_of = parent_of.scatter(ids, parents)
-        del ids, parents
-        held = pl.repeat(False, top + 1, eager=True)
-        frontier = seeds.unique()
-        while frontier.len():
-            held = held.scatter(frontier, True)
-            up = parent_of.gather(frontier).drop_nulls().unique()
-            frontier = up.filter(~held.gather(up))
-        found = held.arg_true().cast(pl.Int64)
-    else:
-        ids, parents = ids.cast(pl.Int64), parents.cast(pl.Int64)
-        found = frontier = seeds.unique()
-        while frontier.len():
-            up = parents.filter(ids.is_in(frontier.implode())).unique()
-            frontier = up.filter(~up.is_in(found.implode()))
-            found = pl.concat([found, frontier])
-    register(con, "nvtx_held_ids", pl.DataFrame({"range_id": found}))
-
-
-def depths(spans: pl.DataFrame) -> pl.DataFrame:
-    """The ranges of one chunk of threads (the rows of ``queries/_nvtx_chunk_spans.sql``)
-    with depth: how many ranges of the thread were open when it started. A running count over the start (+1) and end (-1) events sorted per thread: at
-    one instant ends first, then starts longest first, then the ends of empty ranges. A
-    sort of two events per range in polars, where DuckDB's window over them needed ~0.5 GB
-    per million ranges (10M ranges on 8 threads peaked at 2.3 GB in that step)."""
-    import polars as pl
-
-    # each event's range and kind in one column: row + 1 for a start, -(row + 1) for an end
-    # (a chunk's rows fit in 32 bits: it holds one thread's ranges or at most 1M)
-    event = pl.int_range(1, spans.height + 1, dtype=pl.Int32)
-    starts = spans.select(
-        "global_tid",
-        pl.col("start").alias("t"),
-        pl.lit(1, pl.Int8).alias("phase"),
-        (-pl.col("end")).alias("tie"),
-        "range_id",
-        event.alias("event"),
-    )
-    ends = spans.select(
-        "global_tid",
-        pl.col("end").alias("t"),
-        pl.when(pl.col("end") == pl.col("start")).then(2).otherwise(0).cast(pl.Int8).alias("phase"),
-        (-pl.col("start")).alias("tie"),
-        "range_id",
-        (-event).alias("event"),
-    )
-    order = ["global_tid", "t", "phase", "tie", "range_id"]
-    events = pl.concat([starts, ends])
-    # only the event column is put in that order, the sort keys are not gathered with it
-    # (on 1.25M ranges a sorted copy of every column held ~0.1 GB more)
-    at = events.select(pl.arg_sort_by(order, nulls_last=True)).to_series()
-    in_order = pl.DataFrame({"event": events["event"].gather(at)})
-    del events, at
-    # every thread's events sum to zero, so one running sum restarts at each thread
-    open_before = in_order.select(
-        (pl.col("event") - 1).alias("row"),
-        (pl.col("event").sign().cum_sum() - 1).cast(pl.Int32).alias("depth"),
-    ).filter(pl.col("row") >= 0)
-    depth = pl.repeat(0, spans.height, dtype=pl.Int32, eager=True).scatter(
-        open_before["row"], open_before["depth"]
-    )
-    return spans.with_columns(depth.alias("depth"))
 
 
 class _Slots:

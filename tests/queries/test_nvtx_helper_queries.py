@@ -33,7 +33,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import GOLDEN, assert_golden
-from tracelens import _resources, nvtx, nvtx_kernels, nvtx_sweep
+from tracelens import _resources, nvtx, nvtx_held, nvtx_kernels, nvtx_sweep, nvtx_tree
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -100,6 +100,12 @@ def test_nvtx_ranges_torch_label(trace_path):
     assert_golden(trace_path, "_nvtx_ranges", "torch_label", tracelens.Trace.load_nvtx_text)
 
 
+def test_nvtx_ranges_nvtx_group(trace_path):
+    # --group's key: 'path' the path (NULL under a range without a name), 'torch' the op
+    # without its per-call arguments, 'name' (and anything else) the name as it is.
+    assert_golden(trace_path, "_nvtx_ranges", "nvtx_group", tracelens.Trace.load_nvtx_text)
+
+
 def test_nvtx_spans(trace_path):
     # Read from the export without nvtx_text: the nine closed ranges but handoff (8, ended on
     # another thread), and open (10) until the mark's 12000, the last NVTX time; not the
@@ -130,13 +136,13 @@ def test_nvtx_tree(trace_path):
 def test_nvtx_tree_in_chunks(trace_path, monkeypatch):
     # One thread per chunk (the sweeps never split a thread): the same tree, and the same
     # ranges for the calls (those on thread 5557, which has no ranges, in the last chunk).
-    monkeypatch.setattr(nvtx, "TREE_CHUNK_RANGES", 1)
+    monkeypatch.setattr(nvtx_tree, "TREE_CHUNK_RANGES", 1)
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
     assert_golden(trace_path, "_nvtx_marks", "call_ranges", build_projection)
     assert_golden(trace_path, "_nvtx_op_ranges", "all", _with_ops)
 
 
-NARROW = nvtx.NARROW_RANGE_IDS
+NARROW = nvtx_tree.NARROW_RANGE_IDS
 
 
 def _with_ops(trace) -> None:
@@ -162,13 +168,13 @@ def test_nvtx_tree_types(trace_path, monkeypatch):
     assert [narrow[c] for c in ("range_id", "parent_id", "level", "depth")] == [
         "UINTEGER", "UINTEGER", "INTEGER", "INTEGER"
     ]  # fmt: skip
-    monkeypatch.setattr(nvtx, "NARROW_RANGE_IDS", range(0))
+    monkeypatch.setattr(nvtx_tree, "NARROW_RANGE_IDS", range(0))
     wide = _tree_types(trace_path)
     assert (wide["range_id"], wide["parent_id"]) == ("BIGINT", "BIGINT")
     assert_golden(trace_path, "_nvtx_tree", "all", build_projection)
     assert_golden(trace_path, "_nvtx_projection", "all", build_projection)
     for ids in (NARROW, range(0)):
-        monkeypatch.setattr(nvtx, "NARROW_RANGE_IDS", ids)
+        monkeypatch.setattr(nvtx_tree, "NARROW_RANGE_IDS", ids)
         with tracelens.open(trace_path) as trace:
             frame = nvtx.gpu_projection(trace)
         assert {frame.schema[c] for c in ("level", "range_id", "parent_id")} == {pl.Int64}
@@ -226,7 +232,7 @@ def test_nvtx_call_ranges(trace_path):
 
 def _tree_only(trace: tracelens.Trace) -> None:
     trace.load_nvtx_spans()
-    nvtx._build_tree(trace, nvtx._thread_chunks(trace))
+    nvtx_tree.build(trace, nvtx_tree.thread_chunks(trace))
 
 
 def test_nvtx_marks(trace_path):
@@ -341,11 +347,11 @@ def test_register_held_either_way(trace_path, monkeypatch, dense):
     # The ancestors found through the table indexed by RangeId or, where ids are sparse,
     # by membership tests: the same ranges as nvtx_held's golden.
     if not dense:
-        monkeypatch.setattr(nvtx_sweep, "DENSE_IDS_PER_LINK", 0)
+        monkeypatch.setattr(nvtx_held, "DENSE_IDS_PER_LINK", 0)
         monkeypatch.setattr(nvtx_sweep, "DENSE_SLOTS_FLOOR", 0)
     with tracelens.Trace(trace_path) as trace:
         build_projection(trace)
-        nvtx_sweep.register_held(trace.db)
+        nvtx_held.register_held(trace.db)
         held = trace.db.execute("SELECT range_id FROM nvtx_held_ids ORDER BY 1").fetchall()
     assert [r for (r,) in held] == [1, 2, 3, 4, 5, 6, 7, 10]
 

@@ -21,7 +21,7 @@ from fixtures.builder import XMMA_GEMM
 
 import tracelens
 from queries.golden import assert_golden
-from tracelens import nvtx
+from tracelens import nvtx_tree
 from tracelens.nvtx import build_projection
 from tracelens.synth import TraceBuilder, global_tid
 
@@ -50,7 +50,7 @@ def trace_path(tmp_path_factory):
 
 def _tree_only(trace: tracelens.Trace) -> None:
     trace.load_nvtx_spans()
-    nvtx._build_tree(trace, nvtx._thread_chunks(trace))
+    nvtx_tree.build(trace, nvtx_tree.thread_chunks(trace))
 
 
 def test_nvtx_tree_of_identical_ranges(trace_path):
