@@ -42,8 +42,8 @@ CREATE OR REPLACE TEMP MACRO lineup_activity_rows(per_kernel, group_by, device, 
     SELECT
         p.group_key,
         'kernel' AS kind,
-        coalesce(n.value, '<unknown string id ' || p.name_id || '>') AS name,
-        coalesce(d.value, '<unknown string id ' || p.display_id || '>') AS display,
+        string_or_id(n.value, p.name_id) AS name,
+        string_or_id(d.value, p.display_id) AS display,
         p.calls,
         p.total_ns
     FROM query_table(per_kernel) AS p

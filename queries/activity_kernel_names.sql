@@ -16,7 +16,7 @@ ids AS (
     FROM query_table(CASE $work WHEN 'trace' THEN 'trace_kernels' ELSE $work END)
     WHERE kind = 0
 )
-SELECT ids.name_id, coalesce(s.value, '<unknown string id ' || ids.name_id || '>') AS name
+SELECT ids.name_id, string_or_id(s.value, ids.name_id) AS name
 FROM ids
 LEFT JOIN strings AS s ON s.id = ids.name_id
 ORDER BY ids.name_id

@@ -37,7 +37,7 @@ per_id AS (
 )
 SELECT
     unnest(nsys_stats(stats)),
-    coalesce(s.value, '<unknown string id ' || name_id || '>') AS name,
+    string_or_id(s.value, name_id) AS name,
     name_id::BIGINT AS name_id,
     avg_blocks
 FROM per_id

@@ -57,7 +57,7 @@ SELECT
     unnest(nsys_stats(stats)),
     grid_x, grid_y, grid_z,
     block_x, block_y, block_z,
-    coalesce(s.value, '<unknown string id ' || name_id || '>') AS name
+    string_or_id(s.value, name_id) AS name
 FROM per_id
 LEFT JOIN strings AS s ON s.id = per_id.name_id
 ORDER BY stats.total_ns DESC, name, grid_x, grid_y, grid_z, block_x, block_y, block_z

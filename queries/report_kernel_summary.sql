@@ -29,7 +29,7 @@ WITH per_id AS (
 )
 SELECT
     unnest(nsys_stats(stats)),
-    coalesce(s.value, '<unknown string id ' || name_id || '>') AS name,
+    string_or_id(s.value, name_id) AS name,
     name_id::BIGINT AS name_id,
     launches::BIGINT AS launches,
     summed_ns::BIGINT AS summed_ns
