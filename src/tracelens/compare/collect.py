@@ -60,9 +60,13 @@ class Side:
     # needed are looked up, once the alignment has counted the steps
     launch_starts: pl.Series | None = None
     # When the steps' time shifted level part-way (Steps.level_shift): each kernel's calls
-    # and time before the shift and from it (compare.shift; None: no shift, or the diff
-    # names kernels by short name: the step search's launches carry demangled ids)
+    # and time before the shift and from it (compare.shift; None: no shift, or graph
+    # replays among the step search's launches); found again when the steps are re-phased
+    # (compare.phase), from ``shift_names``
     shift: ShiftKernels | None = None
+    # The name the diff shows for each demangled name id (the step search's launches carry
+    # demangled ids): what a level shift's kernels are named by, in the name kind asked for
+    shift_names: dict[int, str] | None = None
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -218,7 +222,7 @@ def collect(
     sequences, names = launch_sequences(kernels, name_kind, read.launches, read.order)
     graph = trace.graph_replays(where)
     # The names of the step search's launches (demangled name ids), for a level shift's kernels
-    named = dict(kernels.select("name_id", "name").iter_rows()) if name_kind != "short" else {}
+    named = _shift_names(kernels, read.launches, name_kind)
     limits = (util_limit, nvtx_limit)
     totals, accounting, starts, shift = _time_and_steps(trace, where, read, graph, limits, named)
     return Side(
@@ -239,7 +243,19 @@ def collect(
         in_entry,
         starts,
         shift,
+        named,
     )
+
+
+def _shift_names(kernels: pl.DataFrame, launches: pl.DataFrame, name_kind: str) -> dict[int, str]:
+    """The name the diff shows (``kernels``' names, by ``name_kind``) of each demangled name
+    id of ``launches`` (the kernels read: name_id, and short_id for short names, each
+    demangled name's one short name)."""
+    names = dict(kernels.select("name_id", "name").iter_rows())
+    if name_kind != "short":
+        return names
+    pairs = launches.select("name_id", "short_id").unique()
+    return {d: names[s] for d, s in pairs.iter_rows() if d is not None and s in names}
 
 
 @dataclass
