@@ -171,9 +171,9 @@ def test_the_accounting_is_kept_for_later_diffs_and_util(pair, cache_dir, monkey
 
 
 def test_the_totals_are_kept_for_later_diffs(pair, cache_dir, monkeypatch):
-    """A cached diff of whole traces keeps each side's totals (collect.trace_totals, one
+    """A cached diff of whole traces keeps each side's totals (headline.trace_totals, one
     row); a later diff reads them back, with the same board."""
-    from tracelens.compare import collect
+    from tracelens.compare import headline
 
     a, b = pair
     _whole_only(monkeypatch)
@@ -182,12 +182,12 @@ def test_the_totals_are_kept_for_later_diffs(pair, cache_dir, monkeypatch):
     with tracelens.open(b) as cached:
         kept = workfile.kept(cached, (), workfile.TOTALS)
     with tracelens.open(b, cache=False) as direct:
-        assert kept.row(0, named=True) == collect.trace_totals(direct)
+        assert kept.row(0, named=True) == headline.trace_totals(direct)
 
     def summed(*args, **kwargs):
         raise AssertionError("summed again")
 
-    monkeypatch.setattr(collect, "trace_totals", summed)
+    monkeypatch.setattr(headline, "trace_totals", summed)
     assert _diffs(a, b, cached=True) == boards
     with tracelens.open(b) as cached, pytest.raises(AssertionError, match="summed again"):
         tracelens.diff(cached, cached, where_a=EventFilter(device=0), where_b=EventFilter(device=0))

@@ -5,26 +5,9 @@ sequence, not a longer capture of it)."""
 from __future__ import annotations
 
 import pytest
-from fixtures.builder import FLASH_FWD, XMMA_GEMM
+from fixtures.builder import XMMA_GEMM
 from test_diff_unseen_pairs import PID, TRAIN, clue, ids, pair, recorder
-
-OTHER = "void other_proc_kernel(float*)"
-
-
-def run(tmp_path, stem, *, neighbour=False):
-    """40 training steps; ``neighbour``: a second process launches a 20 µs kernel on the
-    same GPU (another stream) beside every attention call."""
-    r, t = recorder(), 1_000_000
-    if neighbour:
-        r.process(PID + 1, "python other.py")
-    for _ in range(40):
-        for name, dur in TRAIN:
-            r.kernel(name, t, dur, pid=PID)
-            if neighbour and name == FLASH_FWD:
-                r.kernel(OTHER, t + 100, 20_000, pid=PID + 1, stream=9)
-            t += dur + 1_000
-        t += 20_000
-    return r.write(tmp_path, stem).path
+from test_diffshift_level import run
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +39,15 @@ def test_steps_that_overlap_in_time_name_no_kernel_for_their_shift(neighbour_pai
     assert "which kernels carry it" not in step.verdict
 
 
-def warm_then_steady(tmp_path, stem, steps, warm):
+def warm_then_steady(tmp_path, stem, steps, warm, renamed=None):
     """``warm`` warm-up steps (every call 3x, one more GEMM call of 600 µs) then the
-    steady steps, ``steps`` in all."""
+    steady steps, ``steps`` in all; ``renamed``: {name: the name B launches it by}."""
     r, t = recorder(), 1_000_000
     for i in range(steps):
         extra = [(XMMA_GEMM, 200_000)] if i < warm else []
         for name, dur in TRAIN + extra:
             d = dur * (3 if i < warm else 1)
-            r.kernel(name, t, d, pid=PID)
+            r.kernel((renamed or {}).get(name, name), t, d, pid=PID)
             t += d + 1_000
         t += 20_000
     return r.write(tmp_path, stem).path
@@ -95,13 +78,7 @@ def test_a_renamed_kernel_reads_as_two_names_in_the_path_clue(tmp_path):
 
     renamed = LAYERNORM.replace("vectorized_layer_norm_kernel", "vectorized_layer_norm_kernel_v2")
     a = warm_then_steady(tmp_path, "a", 20, 0)
-    r, t = recorder(), 1_000_000
-    for _ in range(20):
-        for name, dur in TRAIN:
-            r.kernel(renamed if name == LAYERNORM else name, t, dur, pid=PID)
-            t += dur + 1_000
-        t += 20_000
-    d = pair(a, r.write(tmp_path, "b").path)
+    d = pair(a, warm_then_steady(tmp_path, "b", 20, 0, {LAYERNORM: renamed}))
     path = clue(d, "same_count_different_path")
     assert (
         "changed: …vectorized_layer_norm_kernel → …vectorized_layer_norm_kernel_v2 (20 steps)"

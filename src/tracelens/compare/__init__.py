@@ -11,6 +11,9 @@ function ``tracelens.diff`` as soon as it was imported. Layout:
 
     sides.py    the two sides: how they are named, and read (side by side when small)
     collect.py  what is read from one trace (query files, public functions)
+    headline.py one side's totals and GPU time accounting (the headline figures)
+    phase.py    both runs' period steps started at the same kernel
+    shift.py    the kernels that carry a run's level shift in step time
     model/      TraceDiff, Clue, SequenceAlignment (result.py); one builder per table
                 (totals, kernels, comparability, danger, figures)
     align.py    the launch sequences of two runs, aligned per device; devices paired
@@ -20,10 +23,11 @@ function ``tracelens.diff`` as soon as it was imported. Layout:
     repetitions.py  what a step costs when the steps are the launch sequence's repetitions
     regions.py  NVTX region deltas: GPU time per range path, per step, A vs B
     clues/      the evidence board: one function per clue, a module per family
-                (comparability, accounting, kernels, memory, path, danger); rules and
+                (comparability, accounting, kernels, variants, memory, path, danger); rules and
                 board order in data/clues.toml (spec.py reads them)
     notes.py    the notes under the board: steps, selections, what was left out
     gates.py    --fail-if
+    sections.py the tables as rows of text, with their headings (every view's)
     render.py   terminal, Markdown and JSON views
 
 Nothing here prints; the CLI and the report render a ``TraceDiff``.

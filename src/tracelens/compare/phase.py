@@ -84,6 +84,7 @@ def phase_alike(
         was = phase_kernels(sides[i].steps)
         sides[i].steps = steps
         _recount_regions(traces[i], wheres[i], sides[i], nvtx_limit)
+        _reshift(traces[i], wheres[i], sides[i])
         moved[i] = was
     return _note(target, moved)
 
@@ -97,6 +98,14 @@ def _recount_regions(trace: Trace, where, side: Side, nvtx_limit: int) -> None:
     from .regions import region_times
 
     side.regions = region_times(trace, where or EventFilter(), side.steps)
+
+
+def _reshift(trace: Trace, where, side: Side) -> None:
+    """The side's level shift's kernels found again over its re-phased steps: the step the
+    shift is at, and the parts, are those steps' (the board numbers steps by them)."""
+    from .shift import read_shift
+
+    side.shift = read_shift(trace, where, side.steps, side.shift_names or {})
 
 
 def _note(target: str, moved: dict[int, frozenset[str]]) -> str:

@@ -6,6 +6,8 @@ what the comparison is against each level.
 
     shift_kernels   per kernel: calls and time in the steady steps before the shift and
                     from it (read with the side, from the step search's launches)
+    read_shift      the same for steps found after the side was read (re-phased:
+                    compare.phase), from a read of the kernels' starts, ends and names
     carriers        the kernels that carry the shift, largest change per step first
     shift_words     the evidence's words for them
 """
@@ -20,7 +22,9 @@ from ..units import fmt_ns, fmt_ratio, fmt_signed_ns
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..filters import EventFilter
     from ..steps import Steps
+    from ..trace import Trace
 
 
 @dataclass(frozen=True)
@@ -78,20 +82,10 @@ def shift_kernels(
     shift = steps.level_shift
     if shift is None or not names:
         return None
-    steady = steps.steady.filter(pl.col("start_ns").is_not_null())
-    before = pl.col("step") < shift.step
-    bounds = steady.group_by("device").agg(
-        first=pl.col("start_ns").min(),
-        at=pl.col("start_ns").filter(~before).min(),
-        last=pl.col("end_ns").max(),
-        before_end=pl.col("end_ns").filter(before).max(),
-    )
-    bounds = bounds.drop_nulls().with_columns(pl.col("device").cast(launches["device"].dtype))
-    # The parts by time need steps in time order: steps from the launch order that overlap
-    # in time (another process's launches counted as steps after the run's own) do not
-    # split the capture at one time, and the kernels of each part cannot be told
-    if bounds.is_empty() or (bounds["before_end"] > bounds["at"]).any():
+    bounds = _bounds(steps, shift.step)
+    if bounds.is_empty() or overlap(steps):
         return None
+    bounds = bounds.with_columns(pl.col("device").cast(launches["device"].dtype))
     start, duration = pl.col("start_ns"), pl.col("end_ns") - pl.col("start_ns")
     after = start >= pl.col("at")
     frame = (
@@ -113,6 +107,67 @@ def shift_kernels(
     if frame.is_empty() or not frame["before_calls"].sum() or not frame["after_calls"].sum():
         return None
     return ShiftKernels(shift.step, shift.before_steps, shift.after_steps, frame.sort("name"))
+
+
+def _bounds(steps: Steps, at: int) -> pl.DataFrame:
+    """Per device the steady steps' first start, the start of step ``at`` (at), their last
+    end, and the last end of the steps before ``at`` (before_end)."""
+    import polars as pl
+
+    steady = steps.steady.filter(pl.col("start_ns").is_not_null())
+    before = pl.col("step") < at
+    bounds = steady.group_by("device").agg(
+        first=pl.col("start_ns").min(),
+        at=pl.col("start_ns").filter(~before).min(),
+        last=pl.col("end_ns").max(),
+        before_end=pl.col("end_ns").filter(before).max(),
+    )
+    return bounds.drop_nulls()
+
+
+def overlap(steps: Steps) -> bool:
+    """Whether the steady steps before the level shift of ``steps`` end after the shift's
+    step starts on some device. The parts by time need steps in time order: steps from the
+    launch order that overlap in time (a step's GPU work running on past the next one's
+    start, on another stream) do not split the capture at one time, and the kernels of
+    each part cannot be told."""
+    shift = steps.level_shift
+    if shift is None:
+        return False
+    bounds = _bounds(steps, shift.step)
+    return bool((bounds["before_end"] > bounds["at"]).any())
+
+
+def untold_words(steps: Steps) -> str:
+    """What the step line says when the level shift's kernels cannot be told because the
+    steps overlap in time (:func:`overlap`), else ''."""
+    if not overlap(steps):
+        return ""
+    return (
+        "; which kernels carry the shift cannot be told: the steps overlap in time (a "
+        "step's GPU work runs on past the next one's start)"
+    )
+
+
+def read_shift(
+    trace: Trace, where: EventFilter | None, steps: Steps, names: dict[int, str]
+) -> ShiftKernels | None:
+    """:func:`shift_kernels` of ``steps`` found after the side was read (the diff re-phased
+    them): the kernels of ``where`` read again (``queries/steps_launch_rows.sql``, their
+    device, start, end and demangled name id, in any order: the parts are sums) when the
+    steps shifted level; None when they did not (no read)."""
+    import polars as pl
+
+    from ..filters import EventFilter
+
+    if steps.level_shift is None or not names:
+        return None
+    params = {"selection": None, **(where or EventFilter()).params()}
+    rows = trace.query("steps_launch_rows", any_order=True, **params, streams=False, pids=False)
+    launches = rows.filter(pl.col("token") >= 0).select(
+        "device", "start_ns", "end_ns", name_id="token"
+    )
+    return shift_kernels(steps, launches, names)
 
 
 def carriers(shift: ShiftKernels) -> pl.DataFrame:

@@ -12,7 +12,7 @@ per million calls), beside the cached tables (a derived file of
 :mod:`tracelens.cache`, as :mod:`tracelens.util_workfile` keeps util's), and later diffs and
 reports read back only the columns they need. The census tables of the kernels
 (``queries/diff_kernels.sql`` by each name kind, ``queries/kernel_name_pairs.sql``: ~0.1 CPU
-s each per million launches) and the trace's totals (``collect.trace_totals``: one row) are
+s each per million launches) and the trace's totals (``headline.trace_totals``: one row) are
 kept the same way, each a small file. Only a trace read
 through the cache keeps them; direct reads and filtered ones read the export as before. The
 files' version hashes the SQL and the view definitions that make them, so a tracelens whose
@@ -36,7 +36,7 @@ NAME = "tracelens_diff_work"
 # diff_kernels.sql's rows by name kind, and kernel_name_pairs.sql's
 KERNELS = "tracelens_diff_kernels_{}"
 PAIRS = "tracelens_diff_name_pairs"
-# collect.trace_totals of the whole trace: one row
+# headline.trace_totals of the whole trace: one row
 TOTALS = "tracelens_diff_totals"
 
 # (diff_kernels by the diff's name kind, by demangled name, kernel_name_pairs): the last
@@ -46,7 +46,7 @@ KernelTables = tuple["pl.DataFrame", "pl.DataFrame | None", "pl.DataFrame | None
 
 def _version() -> str:
     """The kept tables' version: :func:`tracelens._resources.code_digest` (the rows come
-    from work_in_order.sql and the macros under it, util's sort, compare/collect.py's sums:
+    from work_in_order.sql and the macros under it, util's sort, compare/headline.py's sums:
     any change to tracelens makes them anew, so none of those can be left out by mistake)."""
     from .._resources import code_digest
 

@@ -8,7 +8,8 @@ the diff's tables into rows of the board. Thresholds, order, strength and prose 
                       weak evidence
     accounting.py     GPU time accounting: the steady step, wall time per step, exposed
                       communication
-    kernels.py        per-call outliers, uniform change, calls per step, variants
+    kernels.py        per-call outliers, uniform change, calls per step
+    variants.py       variants: kernels of a category only one run launches
     devices.py        a device that changed unlike the others
     memory.py         copies and memsets
     path.py           launch order
@@ -29,10 +30,11 @@ from .comparability import (
 from .context import Context, short_name
 from .danger import danger_changes
 from .devices import device_change, devices_differ
-from .kernels import calls_per_step, per_call_outliers, uniform_change, variant_swaps
+from .kernels import calls_per_step, per_call_outliers, uniform_change
 from .memory import copy_changes, memset_changes
 from .path import launch_structure
 from .spec import board_order, comparability_weights, make, prose, threshold
+from .variants import variant_swaps
 
 __all__ = [
     "RULES",

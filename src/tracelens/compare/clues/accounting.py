@@ -360,14 +360,14 @@ def _step_words(steps, shift, kernels=None) -> str:
     :attr:`tracelens.steps.Steps.level_shift`), where and each part's median, as
     ``tracelens steps`` says it: one median of two levels is a time few steps took; and
     which kernels carry the shift (``kernels``: :attr:`..collect.Side.shift`, when read)."""
-    from ..shift import shift_words
+    from ..shift import shift_words, untold_words
 
     s = steps.summary()
     warmup = f" ({len(s['warmup_steps'])} warm-up)" if s["warmup_steps"] else ""
     figures = f"p90 {fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
     if shift is None:
         return f"{s['count']:,} steps{warmup}, median {fmt_ns(s['median_ns'])}, {figures}"
-    carried = f"; {shift_words(kernels, short_name)}" if kernels is not None else ""
+    carried = f"; {shift_words(kernels, short_name)}" if kernels else untold_words(steps)
     return (
         f"not steady: {shift.words()} ({shift.before_steps:,} steps before, "
         f"{shift.after_steps:,} from it), {s['count']:,} steps{warmup}, median of all "

@@ -10,8 +10,9 @@ from ...units import fmt_signed_ns
 from ..model import Clue
 from .context import Context, count, name_pair, short_name
 from .devices import moved_launches
-from .kernels import calls_per_step, danger_only_kernels, explained_by_variants
+from .kernels import calls_per_step
 from .spec import make, prose
+from .variants import danger_only_kernels, explained_by_variants
 
 if TYPE_CHECKING:
     from ..model import SequenceAlignment
