@@ -134,3 +134,16 @@ def test_library_negative_top_names_the_parameter(call):
         call(trace, top=-1)
     assert str(exc.value) == "top must be 0 (every row) or more (got -1)"
     assert exc.value.naming("--top") == "--top must be 0 (every row) or more (got -1)"
+
+
+def test_library_diff_renderers_take_top_zero_as_every_row():
+    """compare.render's table and markdown, called from a notebook, read top=0 as the CLI
+    does (every row), not as 'no rows'."""
+    import tracelens
+    from tracelens.compare import diff
+    from tracelens.compare.render import markdown, table
+
+    with tracelens.open(demo_path("bs1")) as a, tracelens.open(demo_path("bs16")) as b:
+        d = diff(a, b)
+    assert markdown(d, top=0) == markdown(d, top=100_000) != markdown(d, top=1)
+    assert table(d, top=0) == table(d, top=100_000) != table(d, top=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import TYPE_CHECKING
 
 from ..units import fmt_signed_ns
@@ -43,7 +44,10 @@ def _table_name(name: str | None, width: int = 70) -> str:
 
 
 def markdown(d: TraceDiff, *, top: int = 15) -> str:
+    """The evidence board and tables as Markdown, ``top`` rows per table (0: every row)."""
     from ..render import md_code, md_text
+
+    top = top or sys.maxsize
 
     short = _table_name
 
@@ -89,7 +93,8 @@ def markdown(d: TraceDiff, *, top: int = 15) -> str:
 
 
 def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False) -> str:
-    """The terminal view, ``width`` columns wide, with bold/dim styles when ``color``."""
+    """The terminal view, ``width`` columns wide, with bold/dim styles when ``color``;
+    ``top`` rows per table (0: every row)."""
     import io
 
     from rich import box
@@ -97,6 +102,8 @@ def table(d: TraceDiff, *, top: int = 15, width: int = 160, color: bool = False)
     from rich.text import Text
 
     from ..render import printable, rich_console
+
+    top = top or sys.maxsize
 
     # Kernel names, NVTX text and labels come from the traces: control characters (an ESC
     # sequence in a kernel name) are shown as \xNN, as every other text output does.
