@@ -126,7 +126,14 @@ def test_library_top_zero_is_every_row():
     assert check_top(0) == check_top(None) == sys.maxsize and check_top(3) == 3
 
 
-@pytest.mark.parametrize("call", [danger_kernels, lambda trace, top: check_top(top)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        danger_kernels,
+        lambda trace, top: check_top(top),
+        lambda trace, top: tracelens.nvtx.nvtx_report(trace, kernels=True, top=top),
+    ],
+)
 def test_library_negative_top_names_the_parameter(call):
     from tracelens.errors import UsageError
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .choices import NVTX_GROUPS as GROUPS
-from .errors import MissingDataError, UsageError
+from .errors import MissingDataError, UsageError, check_at_least
 from .results import Result
 
 if TYPE_CHECKING:
@@ -383,6 +383,7 @@ def nvtx_report(
     rows only, and ``rows`` says how many there are). The GPU projections free the ranges'
     tree once it has served (``keep_tree`` of :func:`gpu_summary`)."""
     check_group(group)
+    top = check_at_least("top", top, 0, meaning="every row")
     if each and not gpu:
         raise UsageError(EACH_NEEDS_GPU.format(each="each", gpu="gpu"))
     if kernels:
