@@ -15,17 +15,21 @@ to digits, with the GPU time launched inside them) is done the same way from the
 of the operations (:func:`range_families`), which the chosen family's steps then reuse.
 ``tests/test_steps_ranges.py`` holds both to the queries' rows.
 
-Step numbers are per process (step N is the Nth step range of each process, by start), as
+Step numbers are per thread (step N is the Nth step range of its thread, by start), as
 period steps are per device: the ranks of a multi-process job share them, whichever rank
-started first, so ``--step 7`` is every rank's 7th iteration. Each range keeps a number of
-its own (``range``, by start over every process) for the marks, which tell nested ranges
-apart on one thread.
+started first, so ``--step 7`` is every rank's 7th iteration. In a process whose threads
+run step ranges of their own, the thread whose ranges launched the most defines the steps
+and the others' ranges are left out, counted (:mod:`tracelens.steps_outside`). Each range
+keeps a number of its own (``range``, by start over every thread) for the marks, which
+tell nested ranges apart on one thread.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .steps_outside import Outside, launching_threads, range_outside
 
 if TYPE_CHECKING:
     import polars as pl
@@ -73,12 +77,11 @@ def _step_list(
 ) -> pl.DataFrame:
     """The rows of ``queries/steps_range_list.sql``; those of a family of top-level ranges
     from ``launched.tops`` when read (ranges numbered by start, thread, the longer first;
-    steps the same way within each process)."""
+    steps the same way within each thread)."""
     import polars as pl
 
     if launched is None or launched.tops is None or match != "family" or not top_level:
         return trace.query("steps_range_list", pattern=pattern, match=match, top_level=top_level)
-    process = pl.col("globalTid") // (1 << 24)  # the globalPid's bits, as `globalTid >> 24`
     return (
         launched.tops.filter(pl.col("family") == pattern)
         .sort(["start", "globalTid", "end"], descending=[False, False, True])
@@ -86,7 +89,7 @@ def _step_list(
         .with_row_index("range", offset=1)
         .select(
             pl.col("range").cast(pl.Int64),
-            step=(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).over(process),
+            step=(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).over("globalTid"),
             start="start",
             end="end",
             globalTid="globalTid",
@@ -152,6 +155,20 @@ def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, 
     return found, launched
 
 
+class RangeSteps(NamedTuple):
+    """What :func:`range_steps` found: ``frame``, the rows of ``queries/steps_by_range.sql``;
+    ``ranges``, the ranges of the steps that hold work (one row per range: step,
+    global_tid, cpu_start_ns, cpu_end_ns, by step and start), what ``Steps.ranges`` holds;
+    ``totals``, with ``count_kernels`` the steps' kernel totals of :func:`_kernel_totals`
+    (``Steps.kernel_totals``), else None; ``outside``, the launches in no step and the
+    ranges left out (:class:`tracelens.steps_outside.Outside`)."""
+
+    frame: pl.DataFrame
+    ranges: pl.DataFrame
+    totals: pl.DataFrame | None
+    outside: Outside
+
+
 def range_steps(
     trace: Trace,
     pattern: str,
@@ -161,22 +178,18 @@ def range_steps(
     launched: Launched | None = None,
     *,
     count_kernels: bool = False,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
-    """(the rows of ``queries/steps_by_range.sql``, the ranges of the steps that hold work:
-    one row per range, step, global_tid, cpu_start_ns, cpu_end_ns, by step and start, what
-    ``Steps.ranges`` holds, and with ``count_kernels`` the steps' kernel totals of
-    :func:`_kernel_totals`, what ``Steps.kernel_totals`` holds, else None). ``launched``: the operations of ``params`` already read
-    (:func:`range_families`), used when they cover the steps' threads. Needs
+) -> RangeSteps:
+    """The steps of the ranges ``pattern`` matches (:class:`RangeSteps`). Of each process,
+    the steps are those of its thread whose ranges launched the most (numbered per thread:
+    :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
+    read (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
 
     steps = _step_list(trace, pattern, match, top_level, launched)
     ranges_schema = dict.fromkeys(("step", "global_tid", "cpu_start_ns", "cpu_end_ns"), pl.Int64)
-    nothing = (
-        pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64)),
-        pl.DataFrame(schema=ranges_schema),
-        None,
-    )
+    empty = pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
+    nothing = RangeSteps(empty, pl.DataFrame(schema=ranges_schema), None, Outside())
     if steps.is_empty():
         return nothing
     tids = sorted(set(steps["globalTid"].to_list()))
@@ -186,15 +199,38 @@ def range_steps(
     if ops.is_empty():
         return nothing
     ops = _with_ranges(trace, ops, steps, launched.tids)
+    kept, outside = _kept_threads(steps, ops, launched.tids)
+    if outside.left_ranges:  # one filter (a copy of every column): in a kept thread's range
+        owner = steps["globalTid"].gather(ops["range"] - 1)
+        ops = ops.filter(owner.is_in(kept.implode()).fill_null(False))
+        steps_kept = steps.filter(pl.col("globalTid").is_in(kept.implode()))
+    else:
+        ops, steps_kept = _without_nulls(ops, "range"), steps
+    ops = _stepped(ops, steps)
     if ops.is_empty():
-        return nothing
-    frame = _per_device(ops, steps)
-    held = steps.filter(pl.col("step").is_in(frame["step"].unique().implode()))
+        return nothing._replace(outside=outside)
+    frame = _per_device(ops, steps, steps_kept.height)
+    held = steps_kept.filter(pl.col("step").is_in(frame["step"].unique().implode()))
     ranges = held.sort("step", "range").select(
         "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
     )
-    totals = _kernel_totals(ops, steps) if count_kernels else None
-    return frame, ranges.cast(ranges_schema), totals
+    totals = _kernel_totals(ops, steps_kept) if count_kernels else None
+    return RangeSteps(frame, ranges.cast(ranges_schema), totals, outside)
+
+
+def _kept_threads(
+    steps: pl.DataFrame, ops: pl.DataFrame, tids: list[int]
+) -> tuple[pl.Series, Outside]:
+    """The threads that define the steps (every thread with steps when each process has
+    one: :func:`tracelens.steps_outside.launching_threads`) and what is left out."""
+    import polars as pl
+
+    threads = steps["globalTid"].unique().sort()
+    if (threads // (1 << 24)).n_unique() < threads.len():
+        kept = launching_threads(steps, ops.select(pl.col("range").drop_nulls()))
+    else:
+        kept = threads
+    return kept, range_outside(steps, ops, tids, kept)
 
 
 def _kernel_totals(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame | None:
@@ -265,10 +301,9 @@ def ranked_kernels(trace: Trace, kernel_totals: pl.DataFrame, top: int) -> pl.Da
 def _with_ranges(
     trace: Trace, ops: pl.DataFrame, steps: pl.DataFrame, tids: list[int]
 ) -> pl.DataFrame:
-    """``ops`` (launched from the threads ``tids``) with the step of their launching call
-    (``step``) and, where a step is several ranges (several processes), its range
-    (``range``); those in none left out. ``steps``: the rows of ``steps_range_list.sql``
-    (by range)."""
+    """``ops`` (launched from the threads ``tids``) with the range of their launching call
+    (``range``: a 1-based row of ``steps``, the rows of ``steps_range_list.sql`` by range;
+    NULL in none)."""
     import polars as pl
 
     con = trace.db
@@ -284,10 +319,13 @@ def _with_ranges(
         key="key",
         range="range",
     ).sort("thread", "key")
-    ops = _without_nulls(
-        ops.with_columns(range=marks["range"].gather(_latest_marks(ops, marks))), "range"
-    )
-    if _one_range_per_step(steps):  # one process
+    return ops.with_columns(range=marks["range"].gather(_latest_marks(ops, marks)))
+
+
+def _stepped(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """``ops`` in some step range (``range`` not null) with their step, and their range where
+    a step is several ranges (several threads)."""
+    if _one_range_per_step(steps):  # one thread
         return ops.rename({"range": "step"})
     return ops.with_columns(step=steps["step"].gather(ops["range"] - 1))
 
@@ -296,9 +334,10 @@ def _one_range_per_step(steps: pl.DataFrame) -> bool:
     return bool((steps["step"] == steps["range"]).all())
 
 
-def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+def _per_device(ops: pl.DataFrame, steps: pl.DataFrame, counted: int) -> pl.DataFrame:
     """The rows of ``steps_by_range.sql`` from ``ops`` with their step (and range:
-    :func:`_with_ranges`) and the step list (``steps``)."""
+    :func:`_stepped`), the step list (``steps``) and the steps' ranges counted (those of
+    the threads that define the steps, and of processes whose ranges launched nothing)."""
     import polars as pl
 
     kernel, start, end = pl.col("is_kernel"), pl.col("start"), pl.col("end")
@@ -326,7 +365,7 @@ def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     return (
         per_device.join(_busy(ops), on=["step", "device"])
         .with_columns(
-            ranges=pl.lit(steps.height, dtype=pl.Int64),
+            ranges=pl.lit(counted, dtype=pl.Int64),
             duration_ns=pl.col("end_ns") - pl.col("start_ns"),
         )
         .select(pl.col(c).cast(pl.Int64) for c in COLUMNS)
