@@ -32,7 +32,7 @@ def test_a_loader_threads_step_ranges_are_left_out_not_interleaved(tmp_path, lau
     assert steps.frame["kernels"].to_list() == [3] * 6  # the main thread's 3 kernels each
     assert steps.outside.left_ranges == 6 and steps.outside.left_threads == 1
     assert steps.outside.left_launches == (6 if launches else 0)
-    assert "6 matching ranges of 1 other thread of the steps' process" in steps.detail
+    assert "6 matching ranges of 1 other thread" in steps.detail
     assert set(steps.ranges["global_tid"].to_list()) == {steps.ranges["global_tid"][0]}
 
 
@@ -85,3 +85,16 @@ def test_period_steps_count_the_launches_before_and_after_them(tmp_path):
         steps = trace.steps()
     assert steps.method == "period", steps.detail
     assert (steps.outside.before, steps.outside.after) == (2, 1), steps.detail
+
+
+def test_the_words_name_what_is_counted_first():
+    from tracelens.steps_outside import Outside
+
+    assert Outside().words() == ""
+    assert Outside(between=3, after=4).words() == (
+        "; 3 launches between steps, 4 after the last step: in no step"
+    )
+    assert Outside(before=1).words() == "; 1 launch before step 1's range: in no step"
+    two = Outside(left_ranges=4, left_threads=2, left_launches=1).words()
+    assert two.startswith("; 4 matching ranges of 2 other threads, ")
+    assert "which launched 1 GPU operation in them (in no step), left out" in two

@@ -46,14 +46,16 @@ class Outside:
         no step' (a capture that started inside an iteration, or the set-up before the
         loop; the work after it) and the ranges left out; '' when nothing is."""
         text = ""
-        parts = []
-        if self.before:
-            parts.append(f"{_count(self.before, 'launch')} before step 1's range")
-        if self.between:
-            parts.append(f"{self.between:,} between steps")
-        if self.after:
-            parts.append(f"{self.after:,} after the last step")
+        where = [
+            (self.before, "before step 1's range"),
+            (self.between, "between steps"),
+            (self.after, "after the last step"),
+        ]
+        # the first count says what is counted: '3 launches between steps, 4 after the last'
+        parts = [f"{n:,} {place}" for n, place in where if n]
         if parts:
+            first = next(n for n, _ in where if n)
+            parts[0] = f"{_count(first, 'launch')} {parts[0].split(' ', 1)[1]}"
             text += "; " + ", ".join(parts) + ": in no step"
         if self.left_ranges:
             plural = "s" if self.left_threads > 1 else ""
@@ -64,8 +66,8 @@ class Outside:
             )
             text += (
                 f"; {_count(self.left_ranges, 'matching range')} of {self.left_threads:,} "
-                f"other thread{plural} of the steps' process{launched}, left out: each "
-                "process's steps are those of its thread whose ranges launched the most"
+                f"other thread{plural}{launched}, left out: a process's steps are those of "
+                "its thread whose ranges launched the most"
             )
         return text
 
