@@ -102,14 +102,12 @@ def period_steps(
     detail = "the period of the kernel launch sequence (" + parts + ")"
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
-    outside = Outside(
-        before=sum(f.before for f in found.values()),
-        after=sum(f.outside - f.before for f in found.values()),
-    )
+    before = sum(f.before for f in found.values())
+    outside = Outside(before=before, after=sum(f.outside for f in found.values()) - before)
+    aside = (warm, reason)
     return _finish(
-        "period", detail, frame, motif_names, set_aside=(warm, reason), shapes=shapes,
-        outside=outside,
-    )  # fmt: skip
+        "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside
+    )
 
 
 def _process_period(sequence, device, offset, count, conf, tokens, host) -> DevicePeriod | None:
@@ -393,8 +391,7 @@ class DevicePeriod:
         last_start = steps["start_ns"].slice(starts[-1] - first).min()
         others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(end)])
         bound = others.filter(others > last_start).min()
-        outside = n - (end - first)
-        return cls(steps, bound, motif, outside, anchored, warm, warm_extra, before=first)
+        return cls(steps, bound, motif, n - (end - first), anchored, warm, warm_extra, before=first)
 
 
 def _exact_stretch(ids: pl.Series, p: int, conf: dict[str, Any]) -> tuple[int, int] | None:
