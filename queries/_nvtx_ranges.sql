@@ -39,16 +39,19 @@
 -- that starts earlier, or at the same time and is longer, ends at or after its end).
 -- A range left open encloses as in nvtx_ranges() (to the latest NVTX timestamp), so a
 -- capture cut inside 'generate' finds the steps the full capture finds; it is not listed
--- itself: cut by the capture end, it is no complete step (as the period route drops the
--- incomplete period after the last complete one).
-CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text') AS TABLE
+-- itself (cut by the capture end, it is no complete step, as the period route drops the
+-- incomplete period after the last complete one) unless open := true, which lists it
+-- with that end and closed false (steps_range_open names such step ranges as left out).
+-- Column closed (BOOLEAN): false for a range left open.
+CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text', open := false) AS TABLE
     WITH last_ts AS (
         SELECT greatest(max(start), max("end")) AS ts FROM query_table(source)
     )
     SELECT start, "end", globalTid, label,
-           enclosing_end IS NULL OR enclosing_end < "end" AS top_level
+           enclosing_end IS NULL OR enclosing_end < "end" AS top_level, closed
     FROM (
-        SELECT n.start, n."end", n.globalTid, coalesce(n.text, s.value) AS label,
+        SELECT n.start, coalesce(n."end", (SELECT ts FROM last_ts)) AS "end",
+               n."end" IS NOT NULL AS closed, n.globalTid, coalesce(n.text, s.value) AS label,
                max(coalesce(n."end", (SELECT ts FROM last_ts))) OVER (
                    PARTITION BY n.globalTid
                    ORDER BY n.start, coalesce(n."end", (SELECT ts FROM last_ts)) DESC,
@@ -58,7 +61,7 @@ CREATE OR REPLACE TEMP MACRO thread_ranges(source := 'nvtx_text') AS TABLE
         LEFT JOIN strings AS s ON s.id = n.textId
         WHERE is_nvtx_range_type(n.eventType) AND n.globalTid IS NOT NULL
     )
-    WHERE "end" IS NOT NULL;
+    WHERE open OR closed;
 CREATE OR REPLACE TEMP MACRO torch_label(name) AS
     regexp_replace(name, ',\s*(seq|op_id|sizes|input_op_ids|input_dims|stack)\s*=.*$', '', 's');
 CREATE OR REPLACE TEMP MACRO nvtx_group(group_by, name, path) AS

@@ -1,6 +1,6 @@
 -- _step_marks: where the calls of steps found from NVTX ranges go, for steps_range_marks (over
--- the steps tracelens.steps_ranges registers) and steps_by_range (over its own). Installed
--- by the loader after _shared.sql.
+-- the steps tracelens.steps_ranges registers) and steps_by_range (over its own, listed by
+-- step_ranges of _step_ranges.sql). Installed by the loader after _shared.sql.
 --
 -- Table macro step_marks(steps): for the relation named `steps` (a table or a CTE of the
 -- calling query: step, start, "end" (ns), globalTid; ranges of a thread may nest), per
@@ -71,21 +71,3 @@ CREATE OR REPLACE TEMP MACRO step_marks(steps) AS TABLE
         GROUP BY globalTid, key
     )
     SELECT globalTid, key, step FROM marks;
--- Table macro outer_step_ranges(ranges): the ranges of the relation named `ranges` (a CTE
--- of the calling query: start, "end" (ns), globalTid, label; the NVTX ranges whose label
--- matches the steps' pattern) that are steps: those inside no earlier (or equal) range of
--- their thread with the same label. Such a range is part of the step around it, not a step
--- of its own: PyTorch can open ProfilerStep#N twice, one inside the other, and numbered
--- apart they doubled the step numbers while each call went to the inner range and left
--- the outer one empty. Matching ranges with other labels may nest (step_marks: a call
--- goes to the innermost). Columns: start, "end", globalTid. Rows in no order.
-CREATE OR REPLACE TEMP MACRO outer_step_ranges(ranges) AS TABLE
-    SELECT start, "end", globalTid
-    FROM (
-        SELECT start, "end", globalTid,
-               max("end") OVER (
-                   PARTITION BY globalTid, label ORDER BY start, "end" DESC
-                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS same_label_end
-        FROM query_table(ranges)
-    )
-    WHERE same_label_end IS NULL OR same_label_end < "end";

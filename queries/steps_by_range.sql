@@ -1,8 +1,8 @@
--- steps_by_range: the steps of the matching NVTX ranges, numbered per process (by start,
--- 1-based: step N is the Nth matching range of each process, so the ranks of a
--- multi-process job share step numbers whichever started first; in one process every
--- range is a step; a range inside another of its thread with the same label is part of it:
--- outer_step_ranges in _step_marks.sql), projected on the GPU per device: the GPU
+-- steps_by_range: the steps of the matching NVTX ranges, numbered per thread (by start,
+-- 1-based: step N is the Nth matching range of each thread, so the ranks of a
+-- multi-process job share step numbers whichever started first, and two threads of one
+-- process with their own step ranges are not interleaved; a range inside another of its
+-- thread with the same label is part of it: step_ranges in _step_ranges.sql), projected on the GPU per device: the GPU
 -- operations (kernels, memcpys, memsets, graph replays) whose launching API call starts
 -- inside one of the step's ranges on the range's thread (when matching ranges nest, inside
 -- the innermost: the latest-starting one still open). One row per step and device that
@@ -18,36 +18,24 @@
 --   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter
 --
 -- Columns (times in ns from session start):
---   step          BIGINT  1-based index of the range among its process's matching ranges
---   ranges        BIGINT  steps' ranges (with or without GPU work), of every process
+--   step          BIGINT  1-based index of the range among its thread's matching ranges
+--   ranges        BIGINT  steps' ranges (with or without GPU work), of every process, but
+--                         for those of a thread other than the one whose ranges launched
+--                         the most in its process (left out: a data loader's own 'step N'
+--                         ranges)
 --   device        BIGINT  CUDA device ordinal
 --   start_ns      BIGINT  start of the step's first GPU operation on the device
 --   end_ns        BIGINT  end of its last GPU operation on the device
 --   cpu_start_ns  BIGINT  start of the NVTX range (of the step's ranges that launched work
---                         on the device, the earliest start: one range in one process)
+--                         on the device, the earliest start)
 --   cpu_end_ns    BIGINT  end of the NVTX range (of those ranges, the latest end)
 --   duration_ns   BIGINT  end_ns - start_ns
 --   busy_ns       BIGINT  union of the step's GPU operations on the device
 --   kernels       BIGINT  kernels of the step on the device
 --   kernel_ns     BIGINT  their summed duration
 --   global_tid    BIGINT  the range's thread (globalTid; of those ranges, the first's)
-WITH matching AS (
-    SELECT start, "end", globalTid, label
-    FROM thread_ranges()
-    WHERE (NOT $top_level OR top_level)
-      AND CASE $match
-          WHEN 'family' THEN regexp_replace(label, '[0-9]+', '#', 'g') = $pattern
-          ELSE regexp_full_match(label, $pattern)
-      END
-),
--- range: one number per range (step_marks keys on it); step: per process (globalTid >> 24,
--- the globalPid's bits), in the same order
-steps AS (
-    SELECT row_number() OVER (ORDER BY start, globalTid, "end" DESC) AS range,
-           row_number() OVER (PARTITION BY globalTid >> 24 ORDER BY start, globalTid, "end" DESC)
-               AS step,
-           start, "end", globalTid
-    FROM outer_step_ranges('matching')
+WITH steps AS (
+    SELECT range, step, start, "end", globalTid FROM step_ranges($pattern, $match, $top_level)
 ),
 keyed_ranges AS (SELECT range AS step, start, "end", globalTid FROM steps),
 -- a call goes to the latest-starting step range of its thread open when it starts (ranges
@@ -61,12 +49,29 @@ calls AS (
 ),
 -- part: one number per (step, device): DuckDB sorts a window partitioned by one key many
 -- times faster than one partitioned by two.
-ops AS (
+launched AS (
     SELECT s.step, c.range, w.deviceId AS device, s.step * 1048576 + w.deviceId AS part,
            w.kind, w.start, w."end"
     FROM gpu_work($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS w
     JOIN calls AS c ON c.correlationId = w.correlationId AND c.pid = pid_of(w.globalPid)
     JOIN steps AS s ON s.range = c.range
+),
+-- of each process, the thread whose step ranges launched the most work defines the steps
+-- (the first-starting of equals); its other threads' ranges are left out
+launching AS (
+    SELECT globalTid
+    FROM (
+        SELECT s.globalTid, count(*) AS held
+        FROM launched AS o
+        JOIN steps AS s ON s.range = o.range
+        GROUP BY s.globalTid
+    ) AS t
+    JOIN (SELECT globalTid, min(range) AS first FROM steps GROUP BY globalTid) USING (globalTid)
+    QUALIFY row_number() OVER (PARTITION BY globalTid >> 24 ORDER BY held DESC, first) = 1
+),
+ops AS (
+    SELECT * FROM launched
+    WHERE range IN (SELECT range FROM steps WHERE globalTid IN (SELECT globalTid FROM launching))
 ),
 -- Busy time: in start order, an operation adds what it runs past the latest end of the
 -- step's earlier operations on the device (their union, in one pass).
@@ -95,10 +100,18 @@ cpu AS (
     FROM (SELECT DISTINCT step, device, range FROM ops) AS o
     JOIN steps AS s ON s.range = o.range
     GROUP BY o.step, o.device
+),
+-- the ranges of the threads that define the steps, and of processes none of whose
+-- ranges launched work
+counted AS (
+    SELECT count(*) AS ranges
+    FROM steps
+    WHERE globalTid IN (SELECT globalTid FROM launching)
+       OR globalTid >> 24 NOT IN (SELECT globalTid >> 24 FROM launching)
 )
 SELECT
     p.step,
-    (SELECT count(*) FROM steps) AS ranges,
+    (SELECT ranges FROM counted) AS ranges,
     p.device,
     p.start_ns,
     p.end_ns,

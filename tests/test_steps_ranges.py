@@ -1,8 +1,9 @@
 """tracelens.steps_ranges: steps from NVTX ranges computed from three reads and polars must be
 exactly the rows of queries/steps_by_range.sql (the statement of what a step holds): on a
-trace with nested and crossing matching ranges, several threads (or processes: step numbers
-are per process, a step's ranges several), devices, streams, memcpys and filters, through
-both ways of finding each call's step and of the busy time."""
+trace with nested and crossing matching ranges, several threads (of one process: the thread
+whose ranges launched the most defines the steps, the other's ranges are left out) or
+processes (step numbers are per thread, a step's ranges several), devices, streams, memcpys
+and filters, through both ways of finding each call's step and of the busy time."""
 
 from __future__ import annotations
 
@@ -161,15 +162,24 @@ def test_steps_use_it(trace_path):
 
 def test_steps_ranges_list_every_range_of_a_step(trace_path):
     """Steps.ranges (what --step selects a step's work by) holds every range of a step that
-    launched work: one per step in one process, one per process and step in two."""
+    launched work: one per step in one process (of its thread whose ranges launched the
+    most), one per process and step in two."""
     with tracelens.open(trace_path) as trace:
         found = trace.steps(range="iter ?")
         trace.load_nvtx_text()
         listed = trace.query(
             "steps_range_list", pattern=glob_regex("iter ?"), match="regex", top_level=False
         )
-    held = listed.filter(pl.col("step").is_in(found.frame["step"].unique().implode()))
     assert found.ranges is not None
+    # of one process's two threads, the one whose ranges launched more: the other's left out
+    kept = found.ranges["global_tid"].unique()
+    assert kept.len() == (2 if "processes" in trace_path.name else 1)
+    left = listed.filter(~pl.col("globalTid").is_in(kept.implode()))
+    assert found.outside.left_ranges == left.height
+    held = listed.filter(
+        pl.col("step").is_in(found.frame["step"].unique().implode()),
+        pl.col("globalTid").is_in(kept.implode()),
+    )
     assert found.ranges.equals(
         held.sort("step", "range").select(
             "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
@@ -200,7 +210,7 @@ def test_kernel_totals_rank_as_steps_range_top_kernels(trace_path, case):
         for params in _filters(trace):
             args = (trace, case["pattern"], case["match"], case["top_level"], params)
             assert steps_ranges.range_steps(*args)[2] is None  # not asked for
-            frame, ranges, totals = steps_ranges.range_steps(*args, count_kernels=True)
+            frame, ranges, totals, _ = steps_ranges.range_steps(*args, count_kernels=True)
             if totals is None:
                 continue
             counted += 1
@@ -240,7 +250,7 @@ def test_a_call_recorded_twice_is_counted_once(tmp_path):
     with tracelens.open(path) as trace:
         trace.load_nvtx_text()
         args = (trace, "step_#", "family", True, NO_FILTER)
-        _frame, ranges, totals = steps_ranges.range_steps(*args, count_kernels=True)
+        _frame, ranges, totals, _ = steps_ranges.range_steps(*args, count_kernels=True)
         assert totals is None
         found = step_report(trace, range="step_*", top_kernels=2)
         assert found.top_kernels.equals(_top_kernels_by_query(trace, ranges, 2, NO_FILTER))

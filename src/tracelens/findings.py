@@ -264,14 +264,22 @@ class _SharedWork:
         if self.where.selection is None:
             return self._read()
         if self._all_work is None:
-            pairs = self._read().select("pid", "device").unique()
             unselected = replace(self.where, selection=None, nvtx_label_re=None)
             columns = findings_gpu.WORK_COLUMNS
             work = read_work(self.trace, unselected, columns=columns)
             # the rules are per process and device: those the selected work ran as
-            ran = [(pl.col("pid") == p) & (pl.col("device") == d) for p, d in pairs.rows()]
+            ran = [(pl.col("pid") == p) & (pl.col("device") == d) for p, d in self._pairs()]
             self._all_work = work.filter(pl.any_horizontal(ran)) if ran else work.clear()
         return self._all_work
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        """The (pid, device) pairs the selected work ran as: from the work when read (or to
+        be read for the util rules), else ``queries/findings_selected_pairs.sql`` (the
+        selected work was read only to learn them)."""
+        if self._work is None and not self.util_rules:
+            params = {"selection": None, **self.where.params()}
+            return self.trace.query_rows("findings_selected_pairs", **params).data
+        return self._read().select("pid", "device").unique().rows()
 
     def util(self):
         """:func:`tracelens.util.gpu_time_accounting` of the work (of the whole trace: the

@@ -35,6 +35,7 @@ from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
 from .steps_open import left_open
+from .steps_outside import Outside
 from .steps_pacing import LevelShift, level_shift, shift_index
 
 # imported from here before steps_pacing
@@ -103,6 +104,9 @@ class Steps(Result):
     #: ``find_steps(count_kernels=...)``; overlapping ranges:
     #: :func:`tracelens.steps_ranges.range_steps`; kept steps searched without them).
     kernel_totals: pl.DataFrame | None = field(default=None, repr=False)
+    #: The launches in no step (before the first step, between steps, after the last) and
+    #: the step ranges left out (other threads': :class:`tracelens.steps_outside.Outside`).
+    outside: Outside = field(default_factory=Outside)
 
     @property
     def count(self) -> int:
@@ -303,7 +307,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
         )
     trace.load_nvtx_text()
     label_re = glob_regex(pattern)
-    frame, ranges, kernel_totals = range_steps(
+    frame, ranges, kernel_totals, outside = range_steps(
         trace, label_re, "regex", False, params, count_kernels=count_kernels
     )
     if frame.is_empty():
@@ -317,7 +321,10 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
         )
     detail = f"{_count(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
     cut = left_open(trace, label_re, "regex", False)
-    return _finish("range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut)
+    return _finish(
+        "range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut,
+        outside=outside,
+    )  # fmt: skip
 
 
 def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> Steps | None:
@@ -330,7 +337,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         label_re = glob_regex(glob)
         if not trace.query_rows("steps_range_count", label_re=label_re).data[0][0]:
             continue
-        frame, ranges, totals = range_steps(
+        frame, ranges, totals, outside = range_steps(
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
         if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
@@ -343,6 +350,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
                 ranges=ranges,
                 kernel_totals=totals,
                 cut=cut,
+                outside=outside,
             )
     # the rows of steps_range_families.sql, and the operations read for them
     families, launched = range_families(trace, params)
@@ -351,7 +359,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         share = row["gpu_ns"] / row["total_gpu_ns"] if row["total_gpu_ns"] else 0.0
         if row["ranges"] < rules["min_repeats"] or share < rules["min_coverage"]:
             continue
-        frame, ranges, totals = range_steps(
+        frame, ranges, totals, outside = range_steps(
             trace, row["family"], "family", True, params, launched, count_kernels=count_kernels
         )
         if frame["step"].n_unique() < 2:
@@ -362,7 +370,10 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
         cut = left_open(trace, row["family"], "family", True)
-        return _finish("marker", detail, frame, ranges=ranges, kernel_totals=totals, cut=cut)
+        return _finish(
+            "marker", detail, frame, ranges=ranges, kernel_totals=totals, cut=cut,
+            outside=outside,
+        )  # fmt: skip
     return None
 
 
@@ -380,7 +391,8 @@ def _one_step_holds_most(trace: Trace, frame: pl.DataFrame, conf: dict[str, Any]
 
 def _processes(ranges: pl.DataFrame) -> str:
     """' in N processes, numbered per process' when the steps' ranges are in more than one
-    process (step N is each one's Nth range), else ''."""
+    process (step N is each one's Nth range: of its thread that defines the steps), else
+    ''."""
     import polars as pl
 
     n = ranges.select((pl.col("global_tid") // (1 << 24)).n_unique()).item()
@@ -405,6 +417,7 @@ def _finish(
     set_aside: tuple[dict[int, list[int]], str] = ({}, ""),
     shapes: dict[int, tuple[str, ...]] | None = None,
     cut: str = "",
+    outside: Outside | None = None,
 ) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``
     (:func:`tracelens.steps_judge.judge`). ``ranges``, ``kernel_totals``: for steps from
@@ -414,15 +427,25 @@ def _finish(
     step, the kernels it launches besides the motif (period steps of a motif with optional
     launches), judged against steps of the same shape. ``cut``: what the steps leave out
     because the capture stopped inside it (:func:`tracelens.steps_open.left_open`), said
-    after the rest."""
+    after the rest. ``outside``: for steps from NVTX ranges, the launches in no step and the
+    ranges left out (:class:`tracelens.steps_outside.Outside`), said before ``cut``; period
+    steps say theirs per device in ``detail``."""
     from .steps_judge import judge
 
     frame = frame.select(FRAME_COLUMNS[:-2])
     frame, words = judge(frame, set_aside, shapes or {}, settings())
     steps = frame["step"].n_unique()
-    detail_text = f"{_count(steps, 'step')} from {detail}{words}{cut}"
+    said = outside.words() if outside is not None and ranges is not None else ""
+    detail_text = f"{_count(steps, 'step')} from {detail}{words}{said}{cut}"
     return Steps(
-        method, detail_text, frame, motif or {}, detail, ranges, kernel_totals=kernel_totals
+        method,
+        detail_text,
+        frame,
+        motif or {},
+        detail,
+        ranges,
+        kernel_totals=kernel_totals,
+        outside=outside or Outside(),
     )
 
 

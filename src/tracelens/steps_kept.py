@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from .steps_outside import Outside
 from .util_workfile import read_bundle, write_bundle
 
 if TYPE_CHECKING:
@@ -51,8 +52,16 @@ def kept_steps(trace: Trace) -> Steps | None:
     # floating-point sums (the std of the step times) come out to the same last digit.
     frame = frame.with_columns(pl.col("step").set_sorted())
     totals = tables["kernel_totals"]
+    outside = Outside(**json.loads(row["outside"]))
     return Steps(
-        row["method"], row["detail"], frame, motif, row["source"], ranges, kernel_totals=totals
+        row["method"],
+        row["detail"],
+        frame,
+        motif,
+        row["source"],
+        ranges,
+        kernel_totals=totals,
+        outside=outside,
     )
 
 
@@ -72,6 +81,7 @@ def keep_steps(trace: Trace, steps: Steps) -> None:
             "detail": [steps.detail],
             "source": [steps.source],
             "motif": [json.dumps(motif, ensure_ascii=False)],
+            "outside": [json.dumps(steps.outside.as_dict())],
             "has_ranges": [steps.ranges is not None],
             "has_kernel_totals": [steps.kernel_totals is not None],
         }

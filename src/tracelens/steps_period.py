@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .steps_motif import Anchored, step_shapes
+from .steps_outside import Outside
 from .steps_phase import HostGaps, period_phase, phase_tokens
 from .steps_sequence import LaunchSequence
 
@@ -101,7 +102,12 @@ def period_steps(
     detail = "the period of the kernel launch sequence (" + parts + ")"
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
-    return _finish("period", detail, frame, motif_names, set_aside=(warm, reason), shapes=shapes)
+    before = sum(f.before for f in found.values())
+    outside = Outside(before=before, after=sum(f.outside for f in found.values()) - before)
+    aside = (warm, reason)
+    return _finish(
+        "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside
+    )
 
 
 def _process_period(sequence, device, offset, count, conf, tokens, host) -> DevicePeriod | None:
@@ -369,6 +375,8 @@ class DevicePeriod:
     #: (launches, processes) of the other processes that launched on the device, whose
     #: launches are in no step (:func:`_process_period`); (0, 0): one process launched
     others: tuple[int, int] = (0, 0)
+    #: of ``outside``, the launches before the first step (the others are after the last)
+    before: int = 0
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:
@@ -383,7 +391,7 @@ class DevicePeriod:
         last_start = steps["start_ns"].slice(starts[-1] - first).min()
         others = pl.concat([seq["start_ns"].head(first), seq["start_ns"].slice(end)])
         bound = others.filter(others > last_start).min()
-        return cls(steps, bound, motif, n - (end - first), anchored, warm, warm_extra)
+        return cls(steps, bound, motif, n - (end - first), anchored, warm, warm_extra, before=first)
 
 
 def _exact_stretch(ids: pl.Series, p: int, conf: dict[str, Any]) -> tuple[int, int] | None:

@@ -15,17 +15,21 @@ to digits, with the GPU time launched inside them) is done the same way from the
 of the operations (:func:`range_families`), which the chosen family's steps then reuse.
 ``tests/test_steps_ranges.py`` holds both to the queries' rows.
 
-Step numbers are per process (step N is the Nth step range of each process, by start), as
+Step numbers are per thread (step N is the Nth step range of its thread, by start), as
 period steps are per device: the ranks of a multi-process job share them, whichever rank
-started first, so ``--step 7`` is every rank's 7th iteration. Each range keeps a number of
-its own (``range``, by start over every process) for the marks, which tell nested ranges
-apart on one thread.
+started first, so ``--step 7`` is every rank's 7th iteration. In a process whose threads
+run step ranges of their own, the thread whose ranges launched the most defines the steps
+and the others' ranges are left out, counted (:mod:`tracelens.steps_outside`). Each range
+keeps a number of its own (``range``, by start over every thread) for the marks, which
+tell nested ranges apart on one thread.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .steps_outside import Outside, launching_threads, range_outside
 
 if TYPE_CHECKING:
     import polars as pl
@@ -73,12 +77,11 @@ def _step_list(
 ) -> pl.DataFrame:
     """The rows of ``queries/steps_range_list.sql``; those of a family of top-level ranges
     from ``launched.tops`` when read (ranges numbered by start, thread, the longer first;
-    steps the same way within each process)."""
+    steps the same way within each thread)."""
     import polars as pl
 
     if launched is None or launched.tops is None or match != "family" or not top_level:
         return trace.query("steps_range_list", pattern=pattern, match=match, top_level=top_level)
-    process = pl.col("globalTid") // (1 << 24)  # the globalPid's bits, as `globalTid >> 24`
     return (
         launched.tops.filter(pl.col("family") == pattern)
         .sort(["start", "globalTid", "end"], descending=[False, False, True])
@@ -86,7 +89,7 @@ def _step_list(
         .with_row_index("range", offset=1)
         .select(
             pl.col("range").cast(pl.Int64),
-            step=(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).over(process),
+            step=(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).over("globalTid"),
             start="start",
             end="end",
             globalTid="globalTid",
@@ -152,6 +155,20 @@ def range_families(trace: Trace, params: dict[str, Any]) -> tuple[pl.DataFrame, 
     return found, launched
 
 
+class RangeSteps(NamedTuple):
+    """What :func:`range_steps` found: ``frame``, the rows of ``queries/steps_by_range.sql``;
+    ``ranges``, the ranges of the steps that hold work (one row per range: step,
+    global_tid, cpu_start_ns, cpu_end_ns, by step and start), what ``Steps.ranges`` holds;
+    ``totals``, with ``count_kernels`` the steps' kernel totals of :func:`_kernel_totals`
+    (``Steps.kernel_totals``), else None; ``outside``, the launches in no step and the
+    ranges left out (:class:`tracelens.steps_outside.Outside`)."""
+
+    frame: pl.DataFrame
+    ranges: pl.DataFrame
+    totals: pl.DataFrame | None
+    outside: Outside
+
+
 def range_steps(
     trace: Trace,
     pattern: str,
@@ -161,22 +178,18 @@ def range_steps(
     launched: Launched | None = None,
     *,
     count_kernels: bool = False,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
-    """(the rows of ``queries/steps_by_range.sql``, the ranges of the steps that hold work:
-    one row per range, step, global_tid, cpu_start_ns, cpu_end_ns, by step and start, what
-    ``Steps.ranges`` holds, and with ``count_kernels`` the steps' kernel totals of
-    :func:`_kernel_totals`, what ``Steps.kernel_totals`` holds, else None). ``launched``: the operations of ``params`` already read
-    (:func:`range_families`), used when they cover the steps' threads. Needs
+) -> RangeSteps:
+    """The steps of the ranges ``pattern`` matches (:class:`RangeSteps`). Of each process,
+    the steps are those of its thread whose ranges launched the most (numbered per thread:
+    :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
+    read (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
 
     steps = _step_list(trace, pattern, match, top_level, launched)
     ranges_schema = dict.fromkeys(("step", "global_tid", "cpu_start_ns", "cpu_end_ns"), pl.Int64)
-    nothing = (
-        pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64)),
-        pl.DataFrame(schema=ranges_schema),
-        None,
-    )
+    empty = pl.DataFrame(schema=dict.fromkeys(COLUMNS, pl.Int64))
+    nothing = RangeSteps(empty, pl.DataFrame(schema=ranges_schema), None, Outside())
     if steps.is_empty():
         return nothing
     tids = sorted(set(steps["globalTid"].to_list()))
@@ -186,15 +199,41 @@ def range_steps(
     if ops.is_empty():
         return nothing
     ops = _with_ranges(trace, ops, steps, launched.tids)
-    if ops.is_empty():
-        return nothing
-    frame = _per_device(ops, steps)
-    held = steps.filter(pl.col("step").is_in(frame["step"].unique().implode()))
+    kept, outside = _kept_threads(steps, ops, launched.tids)
+    # Operations in no step keep their rows, their range NULL (those of the threads left out
+    # too): the figures skip them lazily, never copying every column (a filter copied ~200 MB
+    # of 5M operations where some launch lies outside the steps)
+    steps_kept = steps
+    if outside.left_ranges:
+        owner = steps["globalTid"].gather(ops["range"] - 1)
+        in_kept = owner.is_in(kept.implode()).fill_null(False)
+        ops = ops.with_columns(range=pl.select(pl.when(in_kept).then(ops["range"])).to_series())
+        steps_kept = steps.filter(pl.col("globalTid").is_in(kept.implode()))
+    ops = _stepped(ops, steps)
+    if ops["step"].null_count() == ops.height:
+        return nothing._replace(outside=outside)
+    frame = _per_device(ops, steps, steps_kept.height)
+    held = steps_kept.filter(pl.col("step").is_in(frame["step"].unique().implode()))
     ranges = held.sort("step", "range").select(
         "step", global_tid="globalTid", cpu_start_ns="start", cpu_end_ns="end"
     )
-    totals = _kernel_totals(ops, steps) if count_kernels else None
-    return frame, ranges.cast(ranges_schema), totals
+    totals = _kernel_totals(ops, steps_kept) if count_kernels else None
+    return RangeSteps(frame, ranges.cast(ranges_schema), totals, outside)
+
+
+def _kept_threads(
+    steps: pl.DataFrame, ops: pl.DataFrame, tids: list[int]
+) -> tuple[pl.Series, Outside]:
+    """The threads that define the steps (every thread with steps when each process has
+    one: :func:`tracelens.steps_outside.launching_threads`) and what is left out."""
+    import polars as pl
+
+    threads = steps["globalTid"].unique().sort()
+    if (threads // (1 << 24)).n_unique() < threads.len():
+        kept = launching_threads(steps, ops.select(pl.col("range").drop_nulls()))
+    else:
+        kept = threads
+    return kept, range_outside(steps, ops, tids, kept)
 
 
 def _kernel_totals(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame | None:
@@ -209,7 +248,7 @@ def _kernel_totals(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame | Non
 
     if _ranges_overlap(steps):
         return None
-    kernels = ops.lazy().filter(pl.col("is_kernel"))
+    kernels = _in_steps(ops).filter(pl.col("is_kernel"))
     if _listed_twice(kernels):
         return None
     return (
@@ -265,10 +304,9 @@ def ranked_kernels(trace: Trace, kernel_totals: pl.DataFrame, top: int) -> pl.Da
 def _with_ranges(
     trace: Trace, ops: pl.DataFrame, steps: pl.DataFrame, tids: list[int]
 ) -> pl.DataFrame:
-    """``ops`` (launched from the threads ``tids``) with the step of their launching call
-    (``step``) and, where a step is several ranges (several processes), its range
-    (``range``); those in none left out. ``steps``: the rows of ``steps_range_list.sql``
-    (by range)."""
+    """``ops`` (launched from the threads ``tids``) with the range of their launching call
+    (``range``: a 1-based row of ``steps``, the rows of ``steps_range_list.sql`` by range;
+    NULL in none)."""
     import polars as pl
 
     con = trace.db
@@ -284,10 +322,13 @@ def _with_ranges(
         key="key",
         range="range",
     ).sort("thread", "key")
-    ops = _without_nulls(
-        ops.with_columns(range=marks["range"].gather(_latest_marks(ops, marks))), "range"
-    )
-    if _one_range_per_step(steps):  # one process
+    return ops.with_columns(range=marks["range"].gather(_latest_marks(ops, marks)))
+
+
+def _stepped(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """``ops`` with their step (NULL where ``range`` is: in none), and their range where a
+    step is several ranges (several threads)."""
+    if _one_range_per_step(steps):  # one thread
         return ops.rename({"range": "step"})
     return ops.with_columns(step=steps["step"].gather(ops["range"] - 1))
 
@@ -296,9 +337,10 @@ def _one_range_per_step(steps: pl.DataFrame) -> bool:
     return bool((steps["step"] == steps["range"]).all())
 
 
-def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+def _per_device(ops: pl.DataFrame, steps: pl.DataFrame, counted: int) -> pl.DataFrame:
     """The rows of ``steps_by_range.sql`` from ``ops`` with their step (and range:
-    :func:`_with_ranges`) and the step list (``steps``)."""
+    :func:`_stepped`), the step list (``steps``) and the steps' ranges counted (those of
+    the threads that define the steps, and of processes whose ranges launched nothing)."""
     import polars as pl
 
     kernel, start, end = pl.col("is_kernel"), pl.col("start"), pl.col("end")
@@ -314,7 +356,7 @@ def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         # the same group-by (a unique of every (range, device) pair cost 0.3 CPU s on 5M)
         ops = ops.with_columns(range_end=steps["end"].gather(ops["range"] - 1))
         figures |= {"first": pl.col("range").min() - 1, "cpu_end_ns": pl.col("range_end").max()}
-    per_device = ops.group_by("step", "device").agg(**figures)
+    per_device = _in_steps(ops).group_by("step", "device").agg(**figures).collect()
     if "range" in ops.columns:
         first = per_device["first"]
         per_device = per_device.with_columns(
@@ -326,12 +368,20 @@ def _per_device(ops: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     return (
         per_device.join(_busy(ops), on=["step", "device"])
         .with_columns(
-            ranges=pl.lit(steps.height, dtype=pl.Int64),
+            ranges=pl.lit(counted, dtype=pl.Int64),
             duration_ns=pl.col("end_ns") - pl.col("start_ns"),
         )
         .select(pl.col(c).cast(pl.Int64) for c in COLUMNS)
         .sort("step", "device")
     )
+
+
+def _in_steps(ops: pl.DataFrame) -> pl.LazyFrame:
+    """``ops`` in some step (``step`` not NULL), lazily: a query over it reads the columns it
+    needs of those rows only (no copy of every column)."""
+    import polars as pl
+
+    return ops.lazy().filter(pl.col("step").is_not_null())
 
 
 def _without_nulls(frame: pl.DataFrame, column: str) -> pl.DataFrame:
@@ -389,21 +439,29 @@ def _busy(ops: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
     step, device, start, end = (pl.col(c) for c in ("step", "device", "start", "end"))
-    s0, e0, e1, d0, d1, last = ops.select(
-        s0=start.min(),
-        e0=end.min(),
-        e1=end.max(),
-        d0=device.min(),
-        d1=device.max(),
-        last=step.max(),
-    ).row(0)
+    held = _in_steps(ops)
+    s0, s1, e0, e1, d0, d1, last = (
+        held.select(
+            s0=start.min(),
+            s1=start.max(),
+            e0=end.min(),
+            e1=end.max(),
+            d0=device.min(),
+            d1=device.max(),
+            last=step.max(),
+        )
+        .collect()
+        .row(0)
+    )
     device_bits = (d1 - d0).bit_length()
     part_bits = (last << device_bits).bit_length()
-    time_bits = (max(e1, ops["start"].max()) - s0).bit_length()
+    time_bits = (max(e1, s1) - s0).bit_length()
     if s0 < 0 or e0 < s0 or part_bits + time_bits > 63:
         return _busy_by_group(ops)
     part = (step.cast(pl.Int64) * (1 << device_bits) + (device - d0)) * (1 << time_bits)
-    keys = ops.select(part.alias("part"), (start - s0).alias("start"), (end - s0).alias("end"))
+    keys = held.select(
+        part.alias("part"), (start - s0).alias("start"), (end - s0).alias("end")
+    ).collect()
     keys = keys[(keys["part"] + keys["start"]).arg_sort()]
     part, start, end = pl.col("part"), pl.col("start"), pl.col("end")
     seen = (part + end).cum_max().shift(1)
@@ -425,7 +483,9 @@ def _busy_by_group(ops: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
     start, end = pl.col("start"), pl.col("end")
-    ordered = ops.select("step", "device", "start", "end").sort("step", "device", "start")
+    ordered = (
+        _in_steps(ops).select("step", "device", "start", "end").sort("step", "device", "start")
+    ).collect()
     prev_end = end.cum_max().shift(1).over("step", "device")
     return (
         ordered.with_columns(prev_end=prev_end)

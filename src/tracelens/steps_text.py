@@ -91,6 +91,7 @@ def _json_text(result: Steps, timeunit: str) -> str:
         | {"level_shift": shift_fields(result.level_shift, timeunit)},
         "steps": r.convert_times(result.frame, timeunit).to_dicts(),
         "motif": {str(d): list(names) for d, names in result.motif.items()},
+        "outside": result.outside.as_dict(),
         "pacing": pacing(result),
         "top_kernels": None if top is None else r.convert_times(top, timeunit).to_dicts(),
     }

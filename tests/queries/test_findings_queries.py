@@ -106,3 +106,10 @@ def test_issued_transfers(trace_path, macro, pattern):
     """The helper macros of queries/_issued_transfers.sql, every column: each copy or memset
     with the call that issued it (synchronous and asynchronous alike)."""
     assert_golden(trace_path, "_issued_transfers", macro, pattern=pattern)
+
+
+def test_selected_pairs(trace_path):
+    # the one process on device 0; a window before any work: none
+    assert_golden(trace_path, "findings_selected_pairs", "all", **FILTER)
+    before = {**FILTER, "start_ns": 0, "end_ns": 1_000}
+    assert_golden(trace_path, "findings_selected_pairs", "none", **before)

@@ -203,7 +203,7 @@ def test_step_range_calls(trace_path):
 def test_outer_step_ranges(trace_path):
     # A matching range inside an earlier one of its thread with the same label is no step
     # of its own (made-up ranges: the probe).
-    assert_golden(trace_path, "_step_marks", "outer")
+    assert_golden(trace_path, "_step_ranges", "outer", tracelens.Trace.load_nvtx_text)
 
 
 def test_steps_period_copies(trace_path):

@@ -230,6 +230,7 @@ class TextMethods:
             self._load_nvtx_text_slowly(con, names, export_sql, table, where)
         if with_ranges:
             con.execute(_resources.query("_nvtx_ranges"))
+            con.execute(_resources.query("_step_ranges"))  # steps' rule, over thread_ranges
 
     def _load_nvtx_text_slowly(
         self, con, names: list[str], sql: str, table: str, where: str
