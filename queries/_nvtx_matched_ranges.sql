@@ -1,7 +1,7 @@
 -- _nvtx_matched_ranges: what an --nvtx pattern matches, one definition for every query
 -- over the matched ranges (nvtx_matching_ranges counts them, nvtx_selected_work selects
--- the work launched in them, util_projection projects them onto the GPU); installed by
--- tracelens.filters.load_nvtx_matching, after nvtx_ranges() (Trace.load_nvtx_text).
+-- the work launched in them, util_projection projects them onto the GPU); installed with
+-- nvtx_ranges() by Trace.load_nvtx_text().
 --
 -- Scalar macro:
 --   nvtx_label_matches(label, name, label_re)  BOOLEAN  the range's label or its

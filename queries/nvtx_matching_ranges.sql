@@ -1,5 +1,5 @@
 -- nvtx_matching_ranges: how many NVTX ranges a --nvtx pattern matches. One row.
--- Needs nvtx_ranges() and nvtx_label_matches (tracelens.filters.load_nvtx_matching).
+-- Needs nvtx_ranges() and nvtx_label_matches (Trace.load_nvtx_text).
 -- Parameters:
 --   $label_re  VARCHAR  as nvtx_selected_work
 -- Columns:

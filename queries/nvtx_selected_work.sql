@@ -4,7 +4,7 @@
 -- correlationId) lies wholly inside the range on the range's thread; union over the
 -- matching ranges. Kernels, memcpys, memsets and CUDA graph replays traced at graph level
 -- (a cudaGraphLaunch inside a range selects the graph's work either way).
--- Needs nvtx_matched_ranges() (tracelens.filters.load_nvtx_matching): one sorted pass per
+-- Needs nvtx_matched_ranges() (Trace.load_nvtx_text): one sorted pass per
 -- thread, never a range x call join (a call [s, e] is inside some range exactly when the
 -- reach of the last range starting at or before s is >= e: an ASOF join).
 --

@@ -7,7 +7,7 @@
 -- overlapping matching ranges of one thread count as one (the projection of a nested range
 -- lies inside its parent's; ranges that overlap without nesting are joined). Only the
 -- operations that pass the event filter and are in $selection count. Needs
--- nvtx_matched_ranges() (tracelens.filters.load_nvtx_matching). Unordered:
+-- nvtx_matched_ranges() (Trace.load_nvtx_text). Unordered:
 -- tracelens.util_project merges the intervals.
 --
 -- Parameters:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import tracelens
 from tracelens import _resources
 from tracelens.errors import MissingDataError, UsageError
-from tracelens.filters import MAX_GLOB_CHARS, glob_regex, load_nvtx_matching, select_nvtx
+from tracelens.filters import MAX_GLOB_CHARS, glob_regex, select_nvtx
 from tracelens.synth import TraceBuilder
 
 # the characters that mean something to GLOB, a newline, and RE2's metacharacters
@@ -109,7 +109,7 @@ def _long_label_trace(path, length: int, labels: int = 200):
 
 def _best_match_time(path, pattern: str, reps: int = 3) -> float:
     with tracelens.open(path) as t:
-        load_nvtx_matching(t)
+        t.load_nvtx_text()
         label_re = glob_regex(pattern)
         best = float("inf")
         for _ in range(reps):

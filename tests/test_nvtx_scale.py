@@ -12,7 +12,7 @@ from test_nvtx import build_shapes
 
 import tracelens
 from tracelens import _resources, nvtx, nvtx_held, nvtx_sweep, nvtx_tree
-from tracelens.filters import glob_regex, load_nvtx_matching
+from tracelens.filters import glob_regex
 
 # (A CROSS_PRODUCT does appear: with the one-row "latest NVTX timestamp" that open ranges
 # end at.)
@@ -82,7 +82,7 @@ def _build_before(trace, query: str) -> None:
 @pytest.mark.parametrize("query", [*STEPS, "nvtx_selected_work"])
 def test_no_quadratic_join_in_the_plan(shapes, query):
     with tracelens.open(shapes) as t:
-        load_nvtx_matching(t)
+        t.load_nvtx_text()
         con = t.db
         # Plan as for real sizes: DuckDB runs joins of a few rows as nested loops
         # (asof_loop_join_threshold 64, merge_join_threshold 1000, nested_loop 5).

@@ -17,7 +17,6 @@ from tracelens.errors import UsageError
 from tracelens.filters import (
     EventFilter,
     glob_regex,
-    load_nvtx_matching,
     select_nvtx,
     select_work,
 )
@@ -157,7 +156,7 @@ def test_golden_selected_work(selection_trace, pattern):
         selection_trace,
         "nvtx_selected_work",
         pattern,
-        prepare=load_nvtx_matching,
+        prepare=tracelens.Trace.load_nvtx_text,
         label_re=glob_regex(pattern),
     )
 
@@ -167,7 +166,7 @@ def test_golden_matching_ranges(selection_trace):
         selection_trace,
         "nvtx_matching_ranges",
         "async",
-        prepare=load_nvtx_matching,
+        prepare=tracelens.Trace.load_nvtx_text,
         label_re=glob_regex("async"),
     )
 

@@ -275,7 +275,7 @@ def select_nvtx(
     naming the closest labels.
     """
     label_re = glob_regex(pattern)
-    load_nvtx_matching(trace)
+    trace.load_nvtx_text()
     ranges, projectable = trace.query_rows("nvtx_matching_ranges", label_re=label_re).data[0]
     if not ranges:
         labels = trace.query("nvtx_labels")["label"].to_list()
@@ -307,16 +307,6 @@ def select_nvtx(
         )
     narrowed = replace(narrowed, nvtx_label_re=label_re)  # (utilthread: util's projection)
     return window_to_selection(trace, narrowed), int(ranges)
-
-
-def load_nvtx_matching(trace: Trace) -> None:
-    """Install what the queries over an --nvtx pattern's ranges call
-    (``queries/_nvtx_matched_ranges.sql``: nvtx_label_matches, nvtx_matched_ranges()), with
-    the NVTX ranges they read (:meth:`Trace.load_nvtx_text`)."""
-    from . import _resources
-
-    trace.load_nvtx_text()
-    trace.db.execute(_resources.query("_nvtx_matched_ranges"))
 
 
 def _require_launch_calls(trace: Trace, ranges: str) -> None:

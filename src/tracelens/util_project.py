@@ -31,12 +31,10 @@ def projection(trace: Trace, where: EventFilter, t0: int, t1: int) -> pl.DataFra
     (no --nvtx: util accounts over the whole window)."""
     import polars as pl
 
-    from .filters import load_nvtx_matching
-
     label_re = where.nvtx_label_re
     if where.selection is None or label_re is None:
         return None
-    load_nvtx_matching(trace)
+    trace.load_nvtx_text()
     rows = trace.query("util_projection", any_order=True, label_re=label_re, **where.params())
     clipped = rows.select(
         "device",

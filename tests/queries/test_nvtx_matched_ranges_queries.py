@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import pytest
 
+import tracelens
 from queries.golden import assert_golden
-from tracelens.filters import glob_regex, load_nvtx_matching
+from tracelens.filters import glob_regex
 from tracelens.synth import TraceBuilder, global_tid
 
 PID = 7000
@@ -54,7 +55,7 @@ def test_matched_ranges(trace_path):
     # (reach 2500), 5 after them (reach 4000); not 'other' or 'layer'. Thread 7001: not 7
     # (ended on thread 7000: nsys does not project it), 8, and 9 open until the mark's 9000.
     assert_golden(
-        trace_path, "_nvtx_matched_ranges", "ranges_sel", load_nvtx_matching,
+        trace_path, "_nvtx_matched_ranges", "ranges_sel", tracelens.Trace.load_nvtx_text,
         probe="ranges", label_re=glob_regex("sel"),
     )  # fmt: skip
 
@@ -64,7 +65,7 @@ def test_matched_ranges_by_label_or_domain_name(trace_path, pattern):
     # 'layer' is matched by its own label and by its domain-qualified name 'dom:layer'
     # alike: the one row [3500, 3600].
     assert_golden(
-        trace_path, "_nvtx_matched_ranges", "ranges_layer", load_nvtx_matching,
+        trace_path, "_nvtx_matched_ranges", "ranges_layer", tracelens.Trace.load_nvtx_text,
         probe="ranges", label_re=glob_regex(pattern),
     )  # fmt: skip
 
@@ -72,7 +73,7 @@ def test_matched_ranges_by_label_or_domain_name(trace_path, pattern):
 def test_matched_ranges_none(trace_path):
     # A pattern no range matches: no rows (the header only).
     assert_golden(
-        trace_path, "_nvtx_matched_ranges", "ranges_none", load_nvtx_matching,
+        trace_path, "_nvtx_matched_ranges", "ranges_none", tracelens.Trace.load_nvtx_text,
         probe="ranges", label_re=glob_regex("dom:sel"),
     )  # fmt: skip
 
@@ -80,4 +81,6 @@ def test_matched_ranges_none(trace_path):
 def test_label_matches(trace_path):
     # A full match of the label or of the name: 'layer' and 'dom:layer' and 'dom:.*' match,
     # 'lay' and 'dom' (parts) do not; a range without a label matches nothing (NULL).
-    assert_golden(trace_path, "_nvtx_matched_ranges", "label_matches", load_nvtx_matching)
+    assert_golden(
+        trace_path, "_nvtx_matched_ranges", "label_matches", tracelens.Trace.load_nvtx_text
+    )

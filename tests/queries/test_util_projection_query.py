@@ -12,7 +12,7 @@ from test_utilthread_nvtx import _sparse
 
 import tracelens
 from queries.golden import GOLDEN
-from tracelens.filters import glob_regex, load_nvtx_matching
+from tracelens.filters import glob_regex
 
 
 def test_util_projection(tmp_path):
@@ -20,7 +20,7 @@ def test_util_projection(tmp_path):
     _sparse(path, nested=True)
     params = dict.fromkeys(("device", "pid", "stream", "start_ns", "end_ns", "selection"))
     with tracelens.open(path, cache=False) as trace:
-        load_nvtx_matching(trace)
+        trace.load_nvtx_text()
         rows = trace.query("util_projection", label_re=glob_regex("sel"), **params)
     actual = rows.sort("device", "start_ns").write_csv()
     expected = GOLDEN / "util_projection__sparse_nested.csv"

@@ -231,6 +231,8 @@ class TextMethods:
         if with_ranges:
             con.execute(_resources.query("_nvtx_ranges"))
             con.execute(_resources.query("_step_ranges"))  # steps' rule, over thread_ranges
+            # what an --nvtx pattern matches, over nvtx_ranges()
+            con.execute(_resources.query("_nvtx_matched_ranges"))
 
     def _load_nvtx_text_slowly(
         self, con, names: list[str], sql: str, table: str, where: str
