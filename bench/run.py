@@ -426,7 +426,8 @@ def build_commands(trace: Path, tmp: Path, investigate: bool, use_nsys: bool) ->
 
 
 # Commands that keep nothing derived in the cache entry: their cached row is all there is.
-_KEEPS_NOTHING = ("census", "lineup", "danger", "memory", "info", "timeline", "timeline_10ms")
+# (census, lineup and danger read the whole-trace kernel summary census keeps: census_kept.)
+_KEEPS_NOTHING = ("memory", "info", "timeline", "timeline_10ms")
 
 
 def _drop_kept(cache_dir: Path) -> list[str]:

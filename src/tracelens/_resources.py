@@ -7,6 +7,7 @@ or tests run from the tree) they live at the repository root; we look there seco
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -77,8 +78,22 @@ def code_digest() -> str:
             digest.update(f"{lib} ?\n".encode())
     roots = (_PACKAGE_DIR, queries_dir().resolve(), templates_dir().resolve())
     for root in dict.fromkeys(roots):
-        files = (p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and p.is_file())
-        for path in sorted(files):
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            digest.update(path.read_bytes())
+        for relative in _code_files(str(root)):
+            digest.update(relative.encode() + b"\0")
+            with open(os.path.join(root, relative), "rb") as file:
+                digest.update(file.read())
     return digest.hexdigest()[:16]
+
+
+def _code_files(root: str) -> list[str]:
+    """The files under ``root`` with a suffix of ``_CODE_SUFFIXES``, as paths relative to it
+    ("/"-separated), in the order of their parts (as sorted pathlib paths). os.walk and
+    strings, not pathlib: ~0.06 s less for the ~430 files, which each kept-file read pays
+    (a cached census's whole run is ~0.3 s)."""
+    found = []
+    for folder, _dirs, names in os.walk(root):
+        prefix = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            if os.path.splitext(name)[1] in _CODE_SUFFIXES and not name.startswith("."):
+                found.append(name if prefix == "." else f"{prefix}/{name}")
+    return sorted(found, key=lambda relative: relative.split("/"))

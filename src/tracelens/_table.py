@@ -13,6 +13,7 @@ rows cost about 10x the time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -89,18 +90,26 @@ def _wrapped(text: str, width: int, column: ColumnSpec) -> list[str]:
     """A cell wider than its column, as rich shows it: wide text word-wrapped (long words
     folded), other text cut (render.table sizes the console so that this does not
     happen)."""
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(width=max(width, 1), color_system=None, highlight=False, emoji=False)
     lines = Text(text).wrap(
-        console,
+        _console(max(width, 1)),
         width,
         justify="right" if column.right else "left",
         overflow="fold",
         no_wrap=not column.wrap,
     )
     return [line.plain for line in lines]
+
+
+@lru_cache(maxsize=16)
+def _console(width: int):
+    """A plain console ``width`` wide, made once per width: a table wraps many cells to
+    the same few widths, and making a rich Console costs ~0.15 ms (a census of 300 kernels
+    with long names wrapped 250 cells: ~0.04 s). Wrapping only measures text with it."""
+    from rich.console import Console
+
+    return Console(width=width, color_system=None, highlight=False, emoji=False)
 
 
 def _annotation(text: str, width: int) -> list[str]:

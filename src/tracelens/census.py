@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import census_kept
 from .choices import NAME_KINDS
 from .errors import check_at_least, check_choice
 from .filters import EventFilter
@@ -79,10 +80,16 @@ def _all_rows(trace: Trace, name: str, by_launch_config: bool, where: EventFilte
     check_name_kind(name)
     trace.require_kernels()
     where = where or EventFilter()
-    rows = trace.query_rows(
-        "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
-    )
-    if where.is_whole():  # every kept kernel: spares the damage count a second scan
+    whole = where.is_whole()
+    # the whole trace's rows, kept in its cache entry by an earlier run (census_kept)
+    rows = census_kept.read(trace, name, by_launch_config) if whole else None
+    if rows is None:
+        rows = trace.query_rows(
+            "kernel_summary", name_kind=name, by_launch_config=by_launch_config, **where.params()
+        )
+        if whole:
+            census_kept.write(trace, name, by_launch_config, rows)
+    if whole:  # every kept kernel: spares the damage count a second scan
         at = rows.columns.index("instances")
         trace.kept_whole({"kernel": sum(row[at] for row in rows.data)})
     return rows if by_launch_config else rows.drop(*LAUNCH_DIMS)
