@@ -197,13 +197,19 @@ def test_cli_steps_name_the_carriers_of_the_selected_steps(pair, capsys):
     rc, out, _ = run_cli(["diff", *pair, "--steps", "11:30", "-f", "json"], capsys)
     assert rc == 0
     data = json.loads(out)
-    (step,) = [c for c in data["clues"] if c["id"] == "step_time"]
-    assert (
-        "B: not steady: step time changed at step 21: 1.05 ms -> 1.75 ms median (9 "
-        in (step["evidence"])
-    )
-    assert (
-        "from step 21 on, per call: optimizer_update_kernel 50.00 µs → 500.0 µs"
-        in (step["evidence"])
-    )
+    (step,) = [c["evidence"] for c in data["clues"] if c["id"] == "step_time"]
+    assert "B: not steady: step time changed at step 21: 1.05 ms -> 1.75 ms median (9 " in step
+    assert "from step 21 on, per call: optimizer_update_kernel 50.00 µs → 500.0 µs" in step
+    assert "left out of its steps" in data["notes"][-1]
     assert data["figures"]["level_shift"] == 21.0
+
+
+def test_a_step_selected_alone_is_not_cut_in_two(pair):
+    """--step 20: re-phased, B's step 20 would be two parts of steps (the end of one, the
+    start of the next), counted as two steps of half the time (B/A 0.67×, B's step slower
+    as it is): no whole step is left, so B's steps stay as found, phased unlike A's."""
+    d = steps_diff(*pair, "20")
+    assert not [n for n in d.notes if "phased alike" in n]
+    step = clue(d, "step_time")
+    assert step.clue == "steady-state step: median 860.0 µs → 1.15 ms (+290.0 µs, 1.34×)"
+    assert "B: 1 steps, median 1.15 ms" in step.evidence
