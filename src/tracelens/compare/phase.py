@@ -9,11 +9,15 @@ steps, and the step time, the per-step parts and the per-step impacts compare un
 Where both runs' steps come from the launch period and one kernel is launched once in
 every motif of both, the diff phases them on it (the other run's own phase kernel first),
 with :func:`tracelens.steps.period_steps_at`; otherwise the steps stay as found and the
-step-time clue says it is unsure where the period did not move.
+step-time clue says it is unsure where the period did not move. Under a selection
+(--steps, --nvtx, a window) the re-phased steps at the selected work's ends that it holds
+only part of are left out (:func:`_whole_steps`): --steps 11:30 re-phased would start
+inside step 11 and end inside step 31.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,8 +64,8 @@ def phase_alike(
     (:func:`_common_phase`) on it, in place (``Side.steps``, and its NVTX region times,
     which count per step), and say so (a note for the board); None when the runs are
     phased alike already, either's steps are not period steps, no kernel is launched once
-    in every motif, or re-phasing did not start every device's steps at it (then nothing
-    changes)."""
+    in every motif, re-phasing did not start every device's steps at it, or left a device
+    no whole step under a selection (then nothing changes)."""
     sa, sb = sides
     if sa is sb or not (phase_kernels(sa.steps) and phase_kernels(sb.steps)):
         return None
@@ -70,7 +74,7 @@ def phase_alike(
     target = _common_phase(sa.steps, sb.steps)
     if target is None:
         return None
-    moved = {}
+    moved, cut = {}, {}
     for i, side in enumerate(sides):
         if phase_kernels(side.steps) == {target}:
             continue
@@ -79,6 +83,9 @@ def phase_alike(
         steps = period_steps_at(traces[i], target, wheres[i])
         if phase_kernels(steps) != {target} or set(steps.motif) != set(side.steps.motif):
             return None
+        steps, cut[i] = _whole_steps(side.steps, steps, wheres[i])
+        if steps is None:
+            return None
         moved[i] = steps
     for i, steps in moved.items():
         was = phase_kernels(sides[i].steps)
@@ -86,7 +93,57 @@ def phase_alike(
         _recount_regions(traces[i], wheres[i], sides[i], nvtx_limit)
         _reshift(traces[i], wheres[i], sides[i])
         moved[i] = was
-    return _note(target, moved)
+    return _note(target, moved) + _cut_words(cut)
+
+
+def _whole_steps(
+    was: Steps, steps: Steps, where: EventFilter | None
+) -> tuple[Steps | None, list[int]]:
+    """``steps`` (re-phased, restricted to the side's filter) without the parts of steps
+    the re-phasing cut off at the filtered work's ends, and the numbers of those steps.
+    A selection of whole steps (--steps 11:30) re-phased starts inside one step and ends
+    inside another: those two parts are no steps, and counted as steps they made the level
+    shift's parts hold other calls per step, and a step selected alone (--step 20) two
+    half steps. So per device the first and the last step are left out when they hold
+    fewer kernels than the steps ``was`` (the side's steps before re-phasing, restricted
+    alike) hold there (median): with --nvtx each step holds the same part of its kernels
+    either way. A whole trace's steps are left as they are (``where`` None or whole: no
+    selection to cut). None when a device would be left without steps (the side's steps
+    then stay as found)."""
+    import polars as pl
+
+    frame = steps.frame
+    if where is None or where.is_whole() or not frame.height:
+        return steps, []
+    held = was.frame.group_by("device").agg(held=pl.col("kernels").median())
+    step = pl.col("step")
+    end = (step == step.min().over("device")) | (step == step.max().over("device"))
+    rows = frame.join(held, on="device", how="left")
+    part = end & (pl.col("kernels") < pl.col("held")).fill_null(False)
+    cut = rows.filter(part)
+    if cut.is_empty():
+        return steps, []
+    kept = rows.filter(~part).select(frame.columns)
+    if kept["device"].n_unique() < frame["device"].n_unique():
+        return None, []
+    return replace(steps, frame=kept), sorted(cut["step"].unique().to_list())
+
+
+def _cut_words(cut: dict[int, list[int]]) -> str:
+    """'; B's steps 11 and 31 left out of its steps: …' for the steps :func:`_whole_steps`
+    left out of each side's, else ''."""
+    from ..steps import _list
+
+    def listed(numbers: list[int]) -> str:
+        return " and ".join(map(str, numbers)) if len(numbers) <= 2 else _list(numbers)
+
+    return "".join(
+        f"; {'AB'[i]}'s step{'s' if len(numbers) > 1 else ''} {listed(numbers)} left out of "
+        "its steps: once re-phased, the selected work holds only part of "
+        f"{'them' if len(numbers) > 1 else 'it'}"
+        for i, numbers in sorted(cut.items())
+        if numbers
+    )
 
 
 def _recount_regions(trace: Trace, where, side: Side, nvtx_limit: int) -> None:
