@@ -212,4 +212,4 @@ def test_a_step_selected_alone_is_not_cut_in_two(pair):
     assert not [n for n in d.notes if "phased alike" in n]
     step = clue(d, "step_time")
     assert step.clue == "steady-state step: median 860.0 µs → 1.15 ms (+290.0 µs, 1.34×)"
-    assert "B: 1 steps, median 1.15 ms" in step.evidence
+    assert "B: 1 step, median 1.15 ms" in step.evidence
