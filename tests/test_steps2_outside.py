@@ -98,3 +98,46 @@ def test_the_words_name_what_is_counted_first():
     two = Outside(left_ranges=4, left_threads=2, left_launches=1).words()
     assert two.startswith("; 4 matching ranges of 2 other threads, ")
     assert "which launched 1 GPU operation in them (in no step), left out" in two
+
+
+def test_a_thread_driving_its_own_gpu_keeps_its_steps(tmp_path, capsys):
+    """One process, a training loop per GPU on threads of its own: each loop's steps are
+    kept, on its device (step N of each thread is step N, as the ranks of a multi-process
+    job share them); nothing is left out. The busier thread alone was kept before (the
+    second GPU's work was in no step)."""
+    path = build(tmp_path / "t.sqlite", second_loop=True)
+    with tracelens.open(path, cache=False) as trace:
+        steps = trace.steps()
+    frame = steps.frame.sort("step", "device")
+    assert frame["step"].to_list() == [s for s in range(1, 7) for _ in (0, 1)]
+    assert frame["device"].to_list() == [0, 1] * 6
+    assert frame["kernels"].to_list() == [3, 2] * 6  # each thread's own kernels
+    assert steps.outside == tracelens.steps.Outside()
+    assert len(set(steps.ranges["global_tid"].to_list())) == 2
+    rc, out, err = run_cli(["steps", str(path), "-f", "json", "--no-cache"], capsys)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["outside"]["left_ranges"] == 0
+    assert sorted({(s["step"], s["device"]) for s in doc["steps"]}) == [
+        (s, d) for s in range(1, 7) for d in (0, 1)
+    ]
+
+
+@pytest.mark.parametrize("device", [0, 1], ids=["same_gpu", "other_gpu"])
+def test_a_loader_is_left_out_only_when_it_shares_the_loops_gpu(tmp_path, device):
+    """A prefetching thread whose copies go to the loop's GPU is the loop's helper: its
+    ranges are left out. One whose copies go to a GPU the loop never touches drives that
+    GPU on its own: its ranges are that GPU's steps."""
+    path = build(tmp_path / "t.sqlite", loader=True, loader_launches=True, loader_device=device)
+    with tracelens.open(path, cache=False) as trace:
+        steps = trace.steps()
+    devices = sorted(set(steps.frame["device"].to_list()))
+    if device == 0:
+        assert devices == [0] and steps.outside.left_ranges == 6
+        assert steps.detail.endswith(
+            "left out: on each GPU, a process's steps are those of its thread whose ranges "
+            "launched the most there"
+        ), steps.detail
+    else:
+        assert devices == [0, 1] and steps.outside.left_ranges == 0
+        assert steps.frame.filter(device=1)["kernels"].to_list() == [0] * 6  # copies only

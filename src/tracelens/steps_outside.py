@@ -6,9 +6,12 @@ threads that do not define the steps.
 
 Steps from NVTX ranges are numbered per thread (``queries/_step_ranges.sql``). In one
 process the thread whose step ranges launched the most GPU work defines the steps; the
-matching ranges of its other threads (a data loader's own ``step N`` ranges, run beside
-the training loop's) are left out and counted, rather than numbered into one sequence
-with the launching thread's (which interleaved them: 12 'steps' of 6 iterations).
+matching ranges of its other threads that launched to the same GPUs (a data loader's own
+``step N`` ranges, run beside the training loop's) are left out and counted, rather than
+numbered into one sequence with the launching thread's (which interleaved them: 12
+'steps' of 6 iterations). A thread whose ranges launched only to GPUs the kept threads
+did not (a process that drives each GPU from a loop thread of its own) defines the steps
+of those GPUs, as each rank of a multi-process job defines its own.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ class Outside:
     before the first step, between two steps and after the last one (for NVTX steps, those
     launched from the steps' threads: before the first step range of their thread, ...).
     ``left_ranges``, ``left_threads``: step ranges of threads that do not define the steps
-    (another thread of the process launched more in its own), and how many threads;
+    (another thread of the process launched more in its own, to the same GPUs), and how
+    many threads;
     ``left_launches``: the GPU launches made inside those ranges (in no step)."""
 
     before: int = 0
@@ -66,8 +70,8 @@ class Outside:
             )
             text += (
                 f"; {_count(self.left_ranges, 'matching range')} of {self.left_threads:,} "
-                f"other thread{plural}{launched}, left out: a process's steps are those of "
-                "its thread whose ranges launched the most"
+                f"other thread{plural}{launched}, left out: on each GPU, a process's steps "
+                "are those of its thread whose ranges launched the most there"
             )
         return text
 
@@ -79,29 +83,36 @@ def _count(n: int, noun: str) -> str:
 
 def launching_threads(steps: pl.DataFrame, ops: pl.DataFrame) -> pl.Series:
     """The threads (globalTids) that define the steps: per process (globalTid >> 24), the
-    thread whose step ranges hold the most of ``ops`` (their ``range`` alone, none NULL: a
-    1-based row of ``steps``, steps_range_list's rows; the first-starting thread of equals). A process
-    none of whose ranges holds work keeps all its threads (nothing to choose by)."""
+    thread whose step ranges hold the most of ``ops`` (their ``range``, none NULL: a 1-based
+    row of ``steps``, steps_range_list's rows; and ``device``; the first-starting thread of
+    equals), then, busiest first, each other thread whose ranges launched work only on
+    devices none of the threads kept so far launched to: a process that drives each GPU
+    from a thread of its own (one training loop per GPU) keeps every loop, each on its
+    device, where a data loader's ranges beside the loop (work on the loop's device) stay
+    out. A process none of whose ranges holds work keeps all its threads (nothing to choose
+    by)."""
     import polars as pl
 
     tid = pl.col("globalTid")
-    held = (
-        ops.select(globalTid=steps["globalTid"].gather(ops["range"] - 1))
-        .group_by("globalTid")
-        .agg(held=pl.len())
-    )
+    owner = ops.select(globalTid=steps["globalTid"].gather(ops["range"] - 1), device="device")
+    held = owner.group_by("globalTid").agg(held=pl.len(), devices=pl.col("device").unique())
     first = steps.group_by("globalTid").agg(first=pl.col("range").min())
-    threads = first.join(held, on="globalTid", how="left").with_columns(
-        pl.col("held").fill_null(0), process=tid // (1 << 24)
+    threads = (
+        first.join(held, on="globalTid", how="left")
+        .with_columns(pl.col("held").fill_null(0), process=tid // (1 << 24))
+        .sort(["held", "first"], descending=[True, False])
     )
-    best = (
-        threads.sort(["held", "first"], descending=[True, False])
-        .group_by("process", maintain_order=True)
-        .first()
-    )
-    chosen = best.filter(pl.col("held") > 0)["globalTid"]
-    idle = threads.filter(~pl.col("process").is_in((chosen // (1 << 24)).implode()))
-    return pl.concat([chosen, idle["globalTid"]]).sort()
+    # a Python loop over the threads that hold work (a few per process), not over work
+    chosen, processes, taken = [], set(), set()  # taken: (process, device) of those kept
+    for row in threads.filter(pl.col("held") > 0).iter_rows(named=True):
+        devices = {(row["process"], d) for d in row["devices"] if d is not None}
+        if row["process"] not in processes or (devices and not devices & taken):
+            chosen.append(row["globalTid"])
+            processes.add(row["process"])
+            taken |= devices
+    kept = pl.Series("globalTid", chosen, dtype=pl.Int64)
+    idle = threads.filter(~pl.col("process").is_in((kept // (1 << 24)).implode()))
+    return pl.concat([kept, idle["globalTid"]]).sort()
 
 
 def range_outside(

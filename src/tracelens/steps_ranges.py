@@ -19,7 +19,8 @@ Step numbers are per thread (step N is the Nth step range of its thread, by star
 period steps are per device: the ranks of a multi-process job share them, whichever rank
 started first, so ``--step 7`` is every rank's 7th iteration. In a process whose threads
 run step ranges of their own, the thread whose ranges launched the most defines the steps
-and the others' ranges are left out, counted (:mod:`tracelens.steps_outside`). Each range
+and the others' ranges are left out, counted, but for threads that drive GPUs of their
+own, which define those GPUs' steps (:mod:`tracelens.steps_outside`). Each range
 keeps a number of its own (``range``, by start over every thread) for the marks, which
 tell nested ranges apart on one thread.
 """
@@ -180,8 +181,8 @@ def range_steps(
     count_kernels: bool = False,
 ) -> RangeSteps:
     """The steps of the ranges ``pattern`` matches (:class:`RangeSteps`). Of each process,
-    the steps are those of its thread whose ranges launched the most (numbered per thread:
-    :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
+    the steps are those of its thread whose ranges launched the most, and of its threads
+    that launched only to other GPUs (numbered per thread: :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
     read (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
@@ -226,11 +227,10 @@ def _kept_threads(
 ) -> tuple[pl.Series, Outside]:
     """The threads that define the steps (every thread with steps when each process has
     one: :func:`tracelens.steps_outside.launching_threads`) and what is left out."""
-    import polars as pl
 
     threads = steps["globalTid"].unique().sort()
     if (threads // (1 << 24)).n_unique() < threads.len():
-        kept = launching_threads(steps, ops.select(pl.col("range").drop_nulls()))
+        kept = launching_threads(steps, ops.select("range", "device").drop_nulls("range"))
     else:
         kept = threads
     return kept, range_outside(steps, ops, tids, kept)
