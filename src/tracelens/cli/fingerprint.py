@@ -3,7 +3,6 @@ the path board that ``diff`` shows when a fingerprint is on either side."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -98,10 +97,4 @@ def path_diff_command(
     diff = path_diff(a, b)
     c.emit(_board(diff, fmt, a.name, b.name, top), output)
     gates = check_gates(diff.gate_figures(), gate_expressions(fail_if))
-    tripped = [g for g in gates if g.tripped]
-    for g in tripped:
-        print(
-            f"tracelens: gate tripped: {g.expression} ({g.figure} = {g.value:g})", file=sys.stderr
-        )
-    if tripped:
-        raise typer.Exit(1)
+    c.fail_if_tripped(gates)
