@@ -92,3 +92,15 @@ def test_a_path_figure_of_a_million_is_printed_whole(tmp_path, capsys, monkeypat
         1,
         "tracelens: gate tripped: launches_moved>0 (launches_moved = 1234567)\n",
     )
+
+
+def test_a_path_gate_that_cannot_be_read_prints_no_board(tmp_path, capsys):
+    """As every command: a bad --fail-if is one error line and exit 2, before any output
+    (the path board was printed first, then the error)."""
+    base = tmp_path / "bs1.json"
+    with tracelens.open(demo_path("bs1")) as trace:
+        base.write_text(fp.dumps(tracelens.fingerprint(trace)))
+    rc, out, err = run_cli(["diff", base, demo_path("bs16"), "--fail-if", "no_such>1"], capsys)
+    assert (rc, out) == (2, "")
+    assert err.startswith("tracelens: ") and err.count("\n") == 1
+    assert "unknown figure 'no_such'" in err

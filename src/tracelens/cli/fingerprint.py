@@ -95,6 +95,8 @@ def path_diff_command(
     elif a is None or b is None:
         raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")
     diff = path_diff(a, b)
-    c.emit(_board(diff, fmt, a.name, b.name, top), output)
+    # the gates are checked before the board is printed, as every command does: a gate
+    # that cannot be read is one error line, not a board and then the error
     gates = check_gates(diff.gate_figures(), gate_expressions(fail_if))
+    c.emit(_board(diff, fmt, a.name, b.name, top), output)
     c.fail_if_tripped(gates)
