@@ -82,37 +82,48 @@ def _count(n: int, noun: str) -> str:
 
 
 def launching_threads(steps: pl.DataFrame, ops: pl.DataFrame) -> pl.Series:
-    """The threads (globalTids) that define the steps: per process (globalTid >> 24), the
-    thread whose step ranges hold the most of ``ops`` (their ``range``, none NULL: a 1-based
-    row of ``steps``, steps_range_list's rows; and ``device``; the first-starting thread of
-    equals), then, busiest first, each other thread whose ranges launched work only on
-    devices none of the threads kept so far launched to: a process that drives each GPU
-    from a thread of its own (one training loop per GPU) keeps every loop, each on its
-    device, where a data loader's ranges beside the loop (work on the loop's device) stay
-    out. A process none of whose ranges holds work keeps all its threads (nothing to choose
-    by)."""
+    """The threads (globalTids) that define the steps: per process (globalTid >> 24) and
+    device, the thread whose step ranges hold the most of ``ops`` launched to it (their
+    ``range``, none NULL: a 1-based row of ``steps``, steps_range_list's rows; and
+    ``device``; the first-starting thread of equals). A process that drives each GPU from
+    a thread of its own (one training loop per GPU) keeps every loop, each on its device,
+    also when a loop launches a little to another loop's GPU; a data loader's ranges beside
+    the loop (less work on the loop's device) stay out. A process whose ranges hold work on
+    no known device keeps the thread whose ranges hold the most; one none of whose ranges
+    holds work keeps all its threads (nothing to choose by)."""
     import polars as pl
 
     tid = pl.col("globalTid")
     owner = ops.select(globalTid=steps["globalTid"].gather(ops["range"] - 1), device="device")
-    held = owner.group_by("globalTid").agg(held=pl.len(), devices=pl.col("device").unique())
     first = steps.group_by("globalTid").agg(first=pl.col("range").min())
-    threads = (
-        first.join(held, on="globalTid", how="left")
-        .with_columns(pl.col("held").fill_null(0), process=tid // (1 << 24))
-        .sort(["held", "first"], descending=[True, False])
-    )
-    # a Python loop over the threads that hold work (a few per process), not over work
-    chosen, processes, taken = [], set(), set()  # taken: (process, device) of those kept
-    for row in threads.filter(pl.col("held") > 0).iter_rows(named=True):
-        devices = {(row["process"], d) for d in row["devices"] if d is not None}
-        if row["process"] not in processes or (devices and not devices & taken):
-            chosen.append(row["globalTid"])
-            processes.add(row["process"])
-            taken |= devices
-    kept = pl.Series("globalTid", chosen, dtype=pl.Int64)
+
+    def busiest(work: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        # per ``keys``, the thread whose ranges hold the most of ``work``
+        held = work.group_by("globalTid", *keys[1:]).agg(held=pl.len())
+        return (
+            held.join(first, on="globalTid", how="left")
+            .with_columns(process=tid // (1 << 24))
+            .sort(["held", "first"], descending=[True, False])  # equals: the first to start
+            .group_by(keys, maintain_order=True)
+            .first()
+        )
+
+    # not "the busiest thread, then those launching only to other GPUs": a loop that also
+    # launched to the other loop's GPU took that GPU's steps, the other loop left out
+    per_device = busiest(owner.drop_nulls("device"), ["process", "device"])
+    per_process = busiest(owner, ["process"])
+    chosen = pl.concat(
+        [
+            per_device["globalTid"],
+            per_process.filter(~pl.col("process").is_in(per_device["process"].implode()))[
+                "globalTid"
+            ],
+        ]
+    ).unique()
+    kept = chosen.cast(pl.Int64)
+    threads = first.with_columns(process=tid // (1 << 24))
     idle = threads.filter(~pl.col("process").is_in((kept // (1 << 24)).implode()))
-    return pl.concat([kept, idle["globalTid"]]).sort()
+    return pl.concat([kept, idle["globalTid"].cast(pl.Int64)]).sort()
 
 
 def range_outside(
