@@ -33,17 +33,12 @@ def test_steps_cut_at_the_ends_say_which(pair, spec):
     assert d.figures["steps_a"] == last - first + 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="advrev: the per-step figures divide the selection's whole kernel time by the "
-    "whole steps left (n - 1 for n steps' work): the cut parts are left out of the steps "
-    "but not of the totals (compare.notes.impact_steps counts Steps.count)",
-)
 @pytest.mark.parametrize("spec", ["5:8", "1:19"])
 def test_gpu_time_per_step_ratio_counts_the_work_of_the_selected_steps(pair, spec):
     """--steps 5:8 selects 4 iterations of each run: B's kernel time per step is
     880/685 = 1.28x A's. B re-phased holds 3 whole steps and two parts that together hold
     a fourth iteration's kernels; the ratio divided B's 4 iterations by 3 steps (1.71x;
-    before aa43a5b by 5, 1.03x)."""
+    before aa43a5b by 5, 1.03x). Now the parts count as the step's worth they hold
+    (compare.notes.impact_steps, Side.cut_steps)."""
     d = steps_diff(*pair, spec)
     assert d.figures["gpu_time_per_step_ratio"] == pytest.approx(PER_STEP, rel=0.01)

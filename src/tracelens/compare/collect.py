@@ -72,6 +72,12 @@ class Side:
     # The name the diff shows for each demangled name id (the step search's launches carry
     # demangled ids): what a level shift's kernels are named by, in the name kind asked for
     shift_names: dict[int, str] | None = None
+    # The re-phased end steps a selection held only part of, left out of ``steps``
+    # (compare.phase._whole_steps): how many steps' kernels they hold together (rounded)
+    # and their GPU busy time, ns. The per-step figures count them (notes.impact_steps,
+    # step_coverage): the selected work is the same, whole steps or not
+    cut_steps: int = 0
+    cut_busy_ns: int = 0
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.

@@ -46,7 +46,7 @@ def impact_steps(sa, sb, motif: tuple[int | None, int | None]) -> tuple[int | No
     from .clues import threshold
     from .clues.accounting import step_coverage
 
-    counts = _step_counts(sa.steps, sb.steps)
+    counts = _work_counts(sa.steps, sb.steps, (sa.cut_steps, sb.cut_steps))
     if None in counts:
         return motif
     if min(step_coverage(sa), step_coverage(sb)) < threshold("step_time_coverage"):
@@ -58,13 +58,21 @@ def _step_counts(steps_a, steps_b) -> tuple[int | None, int | None]:
     return tuple(s.count if s is not None and s.count else None for s in (steps_a, steps_b))
 
 
-def _motif_note(used, motif, steps_a, steps_b) -> list[str]:
+def _work_counts(steps_a, steps_b, cut: tuple[int, int]) -> tuple[int | None, int | None]:
+    """Each side's steps, with the steps' worth of work in the re-phased end steps left
+    out (``cut``: each ``Side.cut_steps``): --steps 5:8 re-phased holds 3 whole steps and
+    two parts that hold a fourth step's kernels, and its kernel time is 4 steps'."""
+    counts = _step_counts(steps_a, steps_b)
+    return tuple(c and c + k for c, k in zip(counts, cut, strict=True))
+
+
+def _motif_note(used, motif, steps_a, steps_b, cut: tuple[int, int] = (0, 0)) -> list[str]:
     """Which steps the clues' per-step impacts count (``used``: :func:`impact_steps`), said
     where the steps note above (``trace.steps``) does not say it alone: where they are
     those steps and the launch sequence (``motif``) repeats another number of times (the
     calls per step count calls per repetition), and where they are the motif's
-    repetitions."""
-    counts = _step_counts(steps_a, steps_b)
+    repetitions. ``cut``: each side's ``Side.cut_steps`` (:func:`_work_counts`)."""
+    counts = _work_counts(steps_a, steps_b, cut)
     if None not in counts and used == counts:
         if None in motif or motif == counts:
             return []
@@ -184,7 +192,8 @@ def diff_notes(
         )
     notes += _step_notes(sa.steps, sb.steps)
     motif = model.steps_of(alignment)
-    notes += _motif_note(impact_steps(sa, sb, motif), motif, sa.steps, sb.steps)
+    used = impact_steps(sa, sb, motif)
+    notes += _motif_note(used, motif, sa.steps, sb.steps, (sa.cut_steps, sb.cut_steps))
     if sa.time is None or sb.time is None:
         notes.append(
             f"GPU time accounting (compute, exposed communication, idle) left out above "

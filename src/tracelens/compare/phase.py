@@ -83,13 +83,15 @@ def phase_alike(
         steps = period_steps_at(traces[i], target, wheres[i])
         if phase_kernels(steps) != {target} or set(steps.motif) != set(side.steps.motif):
             return None
-        steps, cut[i] = _whole_steps(side.steps, steps, wheres[i])
+        steps, cut[i], parts = _whole_steps(side.steps, steps, wheres[i])
         if steps is None:
             return None
-        moved[i] = steps
-    for i, steps in moved.items():
+        moved[i] = steps, parts
+    for i, (steps, parts) in moved.items():
         was = phase_kernels(sides[i].steps)
         sides[i].steps = steps
+        # the cut parts' work is still the side's: its per-step figures count it
+        sides[i].cut_steps, sides[i].cut_busy_ns = parts
         _recount_regions(traces[i], wheres[i], sides[i], nvtx_limit)
         _reshift(traces[i], wheres[i], sides[i])
         moved[i] = was
@@ -98,7 +100,7 @@ def phase_alike(
 
 def _whole_steps(
     was: Steps, steps: Steps, where: EventFilter | None
-) -> tuple[Steps | None, list[int]]:
+) -> tuple[Steps | None, list[int], tuple[int, int]]:
     """``steps`` (re-phased, restricted to the side's filter) without the parts of steps
     the re-phasing cut off at the filtered work's ends, and the numbers of those steps.
     A selection of whole steps (--steps 11:30) re-phased starts inside one step and ends
@@ -109,12 +111,14 @@ def _whole_steps(
     alike) hold there (median): with --nvtx each step holds the same part of its kernels
     either way. A whole trace's steps are left as they are (``where`` None or whole: no
     selection to cut). None when a device would be left without steps (the side's steps
-    then stay as found)."""
+    then stay as found). Also the steps' worth of kernels the parts left out hold together
+    (rounded; the most of any device: --steps 11:30's two parts hold one step's) and their
+    GPU busy time, ns: the side's work still holds them (``Side.cut_steps``)."""
     import polars as pl
 
     frame = steps.frame
     if where is None or where.is_whole() or not frame.height:
-        return steps, []
+        return steps, [], (0, 0)
     held = was.frame.group_by("device").agg(held=pl.col("kernels").median())
     step = pl.col("step")
     end = (step == step.min().over("device")) | (step == step.max().over("device"))
@@ -122,11 +126,13 @@ def _whole_steps(
     part = end & (pl.col("kernels") < pl.col("held")).fill_null(False)
     cut = rows.filter(part)
     if cut.is_empty():
-        return steps, []
+        return steps, [], (0, 0)
     kept = rows.filter(~part).select(frame.columns)
     if kept["device"].n_unique() < frame["device"].n_unique():
-        return None, []
-    return replace(steps, frame=kept), sorted(cut["step"].unique().to_list())
+        return None, [], (0, 0)
+    worth = cut.group_by("device").agg(worth=pl.col("kernels").sum() / pl.col("held").first())
+    parts = round(worth["worth"].max()), int(cut["busy_ns"].sum())
+    return replace(steps, frame=kept), sorted(cut["step"].unique().to_list()), parts
 
 
 def _cut_words(cut: dict[int, list[int]]) -> str:

@@ -382,7 +382,8 @@ def _steps(n: int) -> str:
 def step_coverage(side) -> float:
     """The share of one run's GPU busy time its steps hold (1 without the accounting)."""
     busy = (side.time or {}).get("busy_ns")
-    return float(side.steps.frame["busy_ns"].sum()) / busy if busy else 1.0
+    held = side.steps.frame["busy_ns"].sum() + side.cut_busy_ns  # cut: compare.phase
+    return float(held) / busy if busy else 1.0
 
 
 def _period(steps) -> float | None:
