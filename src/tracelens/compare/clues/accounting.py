@@ -380,10 +380,9 @@ def _steps(n: int) -> str:
 
 
 def step_coverage(side) -> float:
-    """The share of one run's GPU busy time its steps hold (1 without the accounting)."""
+    """The share of a run's GPU busy time its steps (+ Side.cut_busy_ns) hold; 1 if unknown."""
     busy = (side.time or {}).get("busy_ns")
-    held = side.steps.frame["busy_ns"].sum() + side.cut_busy_ns  # cut: compare.phase
-    return float(held) / busy if busy else 1.0
+    return float(side.steps.frame["busy_ns"].sum() + side.cut_busy_ns) / busy if busy else 1.0
 
 
 def _period(steps) -> float | None:
