@@ -5,13 +5,13 @@ last step (the work after the loop: an evaluation, a checkpoint), and the step r
 threads that do not define the steps.
 
 Steps from NVTX ranges are numbered per thread (``queries/_step_ranges.sql``). In one
-process the thread whose step ranges launched the most GPU work defines the steps; the
-matching ranges of its other threads that launched to the same GPUs (a data loader's own
-``step N`` ranges, run beside the training loop's) are left out and counted, rather than
-numbered into one sequence with the launching thread's (which interleaved them: 12
-'steps' of 6 iterations). A thread whose ranges launched only to GPUs the kept threads
-did not (a process that drives each GPU from a loop thread of its own) defines the steps
-of those GPUs, as each rank of a multi-process job defines its own.
+process, on each GPU, the thread whose step ranges launched the most GPU work there
+defines the steps; the matching ranges of its other threads that launched less there (a
+data loader's own ``step N`` ranges, run beside the training loop's) are left out and
+counted, rather than numbered into one sequence with the launching thread's (which
+interleaved them: 12 'steps' of 6 iterations). A process that drives each GPU from a loop
+thread of its own keeps every loop, each defining its GPU's steps, as each rank of a
+multi-process job defines its own.
 """
 
 from __future__ import annotations

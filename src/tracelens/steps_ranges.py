@@ -18,9 +18,9 @@ of the operations (:func:`range_families`), which the chosen family's steps then
 Step numbers are per thread (step N is the Nth step range of its thread, by start), as
 period steps are per device: the ranks of a multi-process job share them, whichever rank
 started first, so ``--step 7`` is every rank's 7th iteration. In a process whose threads
-run step ranges of their own, the thread whose ranges launched the most defines the steps
-and the others' ranges are left out, counted, but for threads that drive GPUs of their
-own, which define those GPUs' steps (:mod:`tracelens.steps_outside`). Each range
+run step ranges of their own, on each GPU the thread whose ranges launched the most there
+defines the steps and the others' ranges are left out, counted (a loop thread per GPU:
+each defines its GPU's steps; :mod:`tracelens.steps_outside`). Each range
 keeps a number of its own (``range``, by start over every thread) for the marks, which
 tell nested ranges apart on one thread.
 """
@@ -180,9 +180,9 @@ def range_steps(
     *,
     count_kernels: bool = False,
 ) -> RangeSteps:
-    """The steps of the ranges ``pattern`` matches (:class:`RangeSteps`). Of each process,
-    the steps are those of its thread whose ranges launched the most, and of its threads
-    that launched only to other GPUs (numbered per thread: :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
+    """The steps of the ranges ``pattern`` matches (:class:`RangeSteps`). Of each process
+    and GPU, the steps are those of its thread whose ranges launched the most there
+    (numbered per thread: :mod:`tracelens.steps_outside`). ``launched``: the operations of ``params`` already
     read (:func:`range_families`), used when they cover the steps' threads. Needs
     ``trace.load_nvtx_text()``."""
     import polars as pl
