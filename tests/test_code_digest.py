@@ -74,3 +74,9 @@ def test_a_change_to_a_nested_module_changes_it(fresh_digest, monkeypatch, tmp_p
     path.write_text(path.read_text() + "\n# changed\n")
     _resources.code_digest.cache_clear()
     assert fresh_digest() != before
+
+
+def test_a_broken_link_is_left_out_not_read(tmp_path):
+    (tmp_path / "a.py").write_text("a")
+    (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")
+    assert _resources._code_files(str(tmp_path)) == ["a.py"]

@@ -94,6 +94,9 @@ def _code_files(root: str) -> list[str]:
     for folder, _dirs, names in os.walk(root):
         prefix = os.path.relpath(folder, root).replace(os.sep, "/")
         for name in names:
+            relative = name if prefix == "." else f"{prefix}/{name}"
+            # files only, as pathlib's is_file(): a broken link is left out, not read
             if os.path.splitext(name)[1] in _CODE_SUFFIXES and not name.startswith("."):
-                found.append(name if prefix == "." else f"{prefix}/{name}")
+                if os.path.isfile(os.path.join(root, relative)):
+                    found.append(relative)
     return sorted(found, key=lambda relative: relative.split("/"))
