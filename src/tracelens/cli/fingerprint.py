@@ -95,8 +95,10 @@ def path_diff_command(
     elif a is None or b is None:
         raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")
     diff = path_diff(a, b)
-    # the gates are checked before the board is printed, as every command does: a gate
-    # that cannot be read is one error line, not a board and then the error
-    gates = check_gates(diff.gate_figures(), gate_expressions(fail_if))
+    expressions = gate_expressions(fail_if)
+    # A gate that cannot be read (not FIGURE OP NUMBER, no such figure) fails before any
+    # output, as on every command; one on a path the traces did not record fails after the
+    # board, which says why (as fingerprint --check does: neither a pass nor a change).
+    check_gates(diff.figures, expressions)
     c.emit(_board(diff, fmt, a.name, b.name, top), output)
-    c.fail_if_tripped(gates)
+    c.fail_if_tripped(check_gates(diff.gate_figures(), expressions))
