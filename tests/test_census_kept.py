@@ -124,3 +124,19 @@ def test_the_damage_note_holds_when_the_rows_are_read_back(demo, cache_dir, monk
     _no_summary_query(monkeypatch)
     with tracelens.open(demo) as again:
         assert census_rows(again) == (rows, note)
+
+
+def test_a_summary_of_more_rows_than_the_cap_is_not_kept(demo, cache_dir, monkeypatch):
+    """Past census_kept.MAX_ROWS rows (10^6 distinct names) JSON costs more than the
+    aggregation it saves: nothing is kept, every run aggregates."""
+    with tracelens.open(demo, cache=False) as direct:
+        expected = kernel_summary_rows(direct)
+    monkeypatch.setattr(census_kept, "MAX_ROWS", expected.height - 1)
+    for _ in range(2):
+        with tracelens.open(demo) as trace:
+            assert kernel_summary_rows(trace) == expected
+            assert _kept_file(trace) is None
+    monkeypatch.setattr(census_kept, "MAX_ROWS", expected.height)
+    with tracelens.open(demo) as trace:
+        kernel_summary_rows(trace)
+        assert _kept_file(trace) is not None
