@@ -20,9 +20,9 @@
 -- Columns (times in ns from session start):
 --   step          BIGINT  1-based index of the range among its thread's matching ranges
 --   ranges        BIGINT  steps' ranges (with or without GPU work), of every process, but
---                         for those of a thread other than the one whose ranges launched
---                         the most in its process (left out: a data loader's own 'step N'
---                         ranges)
+--                         for those of a thread that, on no GPU, is the one whose ranges
+--                         launched the most there in its process (left out: a data
+--                         loader's own 'step N' ranges)
 --   device        BIGINT  CUDA device ordinal
 --   start_ns      BIGINT  start of the step's first GPU operation on the device
 --   end_ns        BIGINT  end of its last GPU operation on the device
@@ -56,18 +56,33 @@ launched AS (
     JOIN calls AS c ON c.correlationId = w.correlationId AND c.pid = pid_of(w.globalPid)
     JOIN steps AS s ON s.range = c.range
 ),
--- of each process, the thread whose step ranges launched the most work defines the steps
--- (the first-starting of equals); its other threads' ranges are left out
+-- on each GPU, of each process, the thread whose step ranges launched the most work there
+-- defines the steps (the first-starting of equals); the process's other threads' ranges
+-- are left out, unless they define another GPU's (a loop thread per GPU). A process none of
+-- whose work has a known device: its thread whose ranges launched the most.
+held AS (
+    SELECT s.globalTid, o.device, count(*) AS held
+    FROM launched AS o
+    JOIN steps AS s ON s.range = o.range
+    GROUP BY s.globalTid, o.device
+),
+firsts AS (SELECT globalTid, min(range) AS first FROM steps GROUP BY globalTid),
 launching AS (
-    SELECT globalTid
+    SELECT DISTINCT globalTid
     FROM (
-        SELECT s.globalTid, count(*) AS held
-        FROM launched AS o
-        JOIN steps AS s ON s.range = o.range
-        GROUP BY s.globalTid
-    ) AS t
-    JOIN (SELECT globalTid, min(range) AS first FROM steps GROUP BY globalTid) USING (globalTid)
-    QUALIFY row_number() OVER (PARTITION BY globalTid >> 24 ORDER BY held DESC, first) = 1
+        SELECT globalTid
+        FROM held JOIN firsts USING (globalTid)
+        WHERE device IS NOT NULL
+        QUALIFY row_number() OVER (
+            PARTITION BY globalTid >> 24, device ORDER BY held DESC, first) = 1
+        UNION ALL
+        SELECT globalTid
+        FROM (SELECT globalTid, sum(held) AS held FROM held GROUP BY globalTid)
+        JOIN firsts USING (globalTid)
+        WHERE globalTid >> 24 NOT IN (
+            SELECT globalTid >> 24 FROM held WHERE device IS NOT NULL)
+        QUALIFY row_number() OVER (PARTITION BY globalTid >> 24 ORDER BY held DESC, first) = 1
+    )
 ),
 ops AS (
     SELECT * FROM launched
