@@ -363,8 +363,8 @@ def build_commands(trace: Path, tmp: Path, investigate: bool, use_nsys: bool) ->
         cmds.append(
             Command(
                 "nvtx_gpu",
-                "tracelens nvtx TRACE --gpu --format csv",
-                [tl, "nvtx", t, "--gpu", "--format", "csv"],
+                "tracelens nvtx TRACE --gpu --format csv --no-cache",
+                [tl, "nvtx", t, "--gpu", "--format", "csv", "--no-cache"],
                 note="every NVTX range projected onto the GPU (bench/make_nvtx.py nest)",
             )
         )
