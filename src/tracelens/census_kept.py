@@ -18,7 +18,6 @@ differ in any way never reads another's. A direct read (no cache entry) keeps no
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import TYPE_CHECKING
 
@@ -52,16 +51,10 @@ def _name(name_kind: str, by_launch_config: bool) -> str:
 def read(trace: Trace, name_kind: str, by_launch_config: bool) -> Rows | None:
     """The whole-trace kernel summary an earlier run kept for ``trace``, or None (none kept,
     another version, a direct read, or a file removed or damaged meanwhile)."""
-    from .cache import derived_path
     from .rows import Rows
-    from .util_workfile import keeps
+    from .util_workfile import kept_path
 
-    entry = trace._lazy.entry if keeps(trace) else None  # None too before the first table
-    path = (
-        None
-        if entry is None
-        else derived_path(entry, _name(name_kind, by_launch_config), _version())
-    )
+    path = kept_path(trace, _name(name_kind, by_launch_config), _version())
     if path is None:
         return None
     try:
@@ -78,10 +71,9 @@ def write(trace: Trace, name_kind: str, by_launch_config: bool, rows: Rows) -> N
     """Keep ``rows`` (``trace``'s whole-trace kernel summary) in its cache entry, when it
     reads one that can be written and they are at most :data:`MAX_ROWS`; nothing otherwise
     (this run has its rows either way)."""
-    from .cache import add_derived
-    from .util_workfile import keeps
+    from .util_workfile import keep_file
 
-    if rows.height > MAX_ROWS or not keeps(trace):
+    if rows.height > MAX_ROWS:
         return
     text = json.dumps(
         {"columns": list(rows.columns), "kinds": list(rows.kinds), "data": list(rows.data)},
@@ -92,7 +84,4 @@ def write(trace: Trace, name_kind: str, by_launch_config: bool, rows: Rows) -> N
     def write_json(path: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
-    lazy = trace._lazy
-    name = _name(name_kind, by_launch_config)
-    with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, name, _version(), write_json)
+    keep_file(trace, _name(name_kind, by_launch_config), _version(), write_json)

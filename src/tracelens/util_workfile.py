@@ -20,6 +20,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     import polars as pl
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "keep_accounting",
+    "keep_file",
+    "kept_path",
     "keeps",
     "code_version",
     "kept_accounting",
@@ -52,6 +55,15 @@ def _entry(trace: Trace) -> Path | None:
     return trace._lazy.entry if keeps(trace) else None
 
 
+def kept_path(trace: Trace, name: str, version: str) -> Path | None:
+    """The derived file ``name`` of the trace's cache entry, when it is listed there at
+    ``version``; else None."""
+    from .cache import derived_path
+
+    entry = _entry(trace)
+    return None if entry is None else derived_path(entry, name, version)
+
+
 def read_kept(
     trace: Trace, name: str, version: str, columns: tuple[str, ...] = ()
 ) -> pl.DataFrame | None:
@@ -60,10 +72,7 @@ def read_kept(
     damaged meanwhile: the caller reads the trace again)."""
     import polars as pl
 
-    from .cache import derived_path
-
-    entry = _entry(trace)
-    path = None if entry is None else derived_path(entry, name, version)
+    path = kept_path(trace, name, version)
     if path is None:
         return None
     try:
@@ -76,15 +85,21 @@ def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> No
     """Keep ``frame`` as the derived file ``name`` at ``version`` of the trace's cache entry;
     nothing when the trace reads no cache entry or the cache cannot be written (this run
     has its rows either way)."""
+
+    def write(path: Path) -> None:
+        frame.write_parquet(path, compression="snappy", statistics=False)
+
+    keep_file(trace, name, version, write)
+
+
+def keep_file(trace: Trace, name: str, version: str, write: Callable[[Path], None]) -> None:
+    """:func:`write_kept` of a file ``write(path)`` writes, in any format (census keeps
+    JSON: :mod:`tracelens.census_kept`)."""
     from .cache import add_derived
 
     if _entry(trace) is None:
         return
     lazy = trace._lazy
-
-    def write(path: Path) -> None:
-        frame.write_parquet(path, compression="snappy", statistics=False)
-
     with contextlib.suppress(OSError):
         add_derived(lazy.settings, lazy.ident, trace._source_file, name, version, write)
 

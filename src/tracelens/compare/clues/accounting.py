@@ -360,23 +360,20 @@ def _step_words(steps, shift, kernels=None) -> str:
     :attr:`tracelens.steps.Steps.level_shift`), where and each part's median, as
     ``tracelens steps`` says it: one median of two levels is a time few steps took; and
     which kernels carry the shift (``kernels``: :attr:`..collect.Side.shift`, when read)."""
+    from ...views import plural
     from ..shift import shift_words, untold_words
 
     s = steps.summary()
     warmup = f" ({len(s['warmup_steps'])} warm-up)" if s["warmup_steps"] else ""
     figures = f"p90 {fmt_ns(s['p90_ns'])}, std {fmt_ns(s['std_ns'])}"
     if shift is None:
-        return f"{_steps(s['count'])}{warmup}, median {fmt_ns(s['median_ns'])}, {figures}"
+        return f"{plural(s['count'], 'step')}{warmup}, median {fmt_ns(s['median_ns'])}, {figures}"
     carried = f"; {shift_words(kernels, short_name)}" if kernels else untold_words(steps)
     return (
-        f"not steady: {shift.words()} ({_steps(shift.before_steps)} before, "
-        f"{shift.after_steps:,} from it), {_steps(s['count'])}{warmup}, median of all "
+        f"not steady: {shift.words()} ({plural(shift.before_steps, 'step')} before, "
+        f"{shift.after_steps:,} from it), {plural(s['count'], 'step')}{warmup}, median of all "
         f"{fmt_ns(s['median_ns'])}, {figures}{carried}"
     )
-
-
-def _steps(n: int) -> str:
-    return f"{n:,} step{'' if n == 1 else 's'}"
 
 
 def step_coverage(side) -> float:
