@@ -42,3 +42,15 @@ def test_gpu_time_per_step_ratio_counts_the_work_of_the_selected_steps(pair, spe
     (compare.notes.impact_steps, Side.cut_steps)."""
     d = steps_diff(*pair, spec)
     assert d.figures["gpu_time_per_step_ratio"] == pytest.approx(PER_STEP, rel=0.01)
+
+
+def test_the_steps_note_says_no_count_of_the_whole_trace_beside_the_selected_steps(pair):
+    """B re-phased under --steps 5:8 holds 3 steps; the steps note said they were found
+    'exactly in 39 of its 39 steps' (the whole trace's re-phased search), beside '3 steps'.
+    What the steps were found from (Steps.source) holds no counts: the motif alone."""
+    d = steps_diff(*pair, "5:8")
+    steps_note = next(n for n in d.notes if n.startswith("steps: "))
+    assert steps_note == (
+        "steps: A 4 steps, B 3 steps, from the period of the kernel launch sequence "
+        "(device 0: a motif of 7 kernels)"
+    )

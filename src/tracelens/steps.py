@@ -42,6 +42,7 @@ from .steps_pacing import LevelShift, level_shift, shift_index
 from .steps_pacing import flag_steps as flag_steps
 from .steps_pacing import warmup_cap_hit as warmup_cap_hit
 from .steps_ranges import range_families, range_steps
+from .views import plural
 
 if TYPE_CHECKING:
     import polars as pl
@@ -319,7 +320,7 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    detail = f"{_count(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
+    detail = f"{plural(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
     cut = left_open(trace, label_re, "regex", False)
     return _finish(
         "range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut,
@@ -341,7 +342,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
         if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
-            detail = f"{_count(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
+            detail = f"{plural(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
             cut = left_open(trace, label_re, "regex", False)
             return _finish(
                 "marker",
@@ -418,6 +419,7 @@ def _finish(
     shapes: dict[int, tuple[str, ...]] | None = None,
     cut: str = "",
     outside: Outside | None = None,
+    source: str | None = None,
 ) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``
     (:func:`tracelens.steps_judge.judge`). ``ranges``, ``kernel_totals``: for steps from
@@ -429,29 +431,27 @@ def _finish(
     because the capture stopped inside it (:func:`tracelens.steps_open.left_open`), said
     after the rest. ``outside``: for steps from NVTX ranges, the launches in no step and the
     ranges left out (:class:`tracelens.steps_outside.Outside`), said before ``cut``; period
-    steps say theirs per device in ``detail``."""
+    steps say theirs per device in ``detail``. ``source``: :attr:`Steps.source`, when
+    ``detail`` holds counts of the whole trace's steps (period steps: 'exactly in 39 of its
+    39 steps', which a diff of selected steps would print beside '3 steps'); else
+    ``detail``."""
     from .steps_judge import judge
 
     frame = frame.select(FRAME_COLUMNS[:-2])
     frame, words = judge(frame, set_aside, shapes or {}, settings())
     steps = frame["step"].n_unique()
     said = outside.words() if outside is not None and ranges is not None else ""
-    detail_text = f"{_count(steps, 'step')} from {detail}{words}{said}{cut}"
+    detail_text = f"{plural(steps, 'step')} from {detail}{words}{said}{cut}"
     return Steps(
         method,
         detail_text,
         frame,
         motif or {},
-        detail,
+        detail if source is None else source,
         ranges,
         kernel_totals=kernel_totals,
         outside=outside or Outside(),
     )
-
-
-def _count(n: int, noun: str) -> str:
-    """'1 step', '2 steps' (with thousands separators)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _list(steps: list[int]) -> str:

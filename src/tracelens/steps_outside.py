@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from .views import plural
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -59,26 +61,22 @@ class Outside:
         parts = [f"{n:,} {place}" for n, place in where if n]
         if parts:
             first = next(n for n, _ in where if n)
-            parts[0] = f"{_count(first, 'launch')} {parts[0].split(' ', 1)[1]}"
+            parts[0] = f"{plural(first, 'launch', 'launches')} {parts[0].split(' ', 1)[1]}"
             text += "; " + ", ".join(parts) + ": in no step"
         if self.left_ranges:
-            plural = "s" if self.left_threads > 1 else ""
             launched = (
-                f", which launched {_count(self.left_launches, 'GPU operation')} in them (in no step)"
+                f", which launched {plural(self.left_launches, 'GPU operation')} in them "
+                "(in no step)"
                 if self.left_launches
                 else ", which launched no GPU work in them"
             )
             text += (
-                f"; {_count(self.left_ranges, 'matching range')} of {self.left_threads:,} "
-                f"other thread{plural}{launched}, left out: on each GPU, a process's steps "
-                "are those of its thread whose ranges launched the most there"
+                f"; {plural(self.left_ranges, 'matching range')} of "
+                f"{plural(self.left_threads, 'other thread')}{launched}, left out: on each "
+                "GPU, a process's steps are those of its thread whose ranges launched the most "
+                "there"
             )
         return text
-
-
-def _count(n: int, noun: str) -> str:
-    plural = "es" if noun.endswith("ch") else "s"
-    return f"{n:,} {noun}{'' if n == 1 else plural}"
 
 
 def launching_threads(steps: pl.DataFrame, ops: pl.DataFrame) -> pl.Series:

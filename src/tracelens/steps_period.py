@@ -107,9 +107,18 @@ def period_steps(
     before = sum(f.before for f in found.values())
     outside = Outside(before=before, after=sum(f.outside for f in found.values()) - before)
     aside = (warm, reason)
-    return _finish(
-        "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside
+    # what the steps were found from, without the whole trace's step and launch counts
+    source = (
+        "the period of the kernel launch sequence ("
+        + "; ".join(
+            f"device {device}: a motif of {_launch_count(f.motif)}" for device, f in found.items()
+        )
+        + ")"
     )
+    return _finish(
+        "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside,
+        source=source,
+    )  # fmt: skip
 
 
 def _process_period(sequence, device, offset, count, conf, tokens, host) -> DevicePeriod | None:
