@@ -1,10 +1,11 @@
 """`tracelens nvtx` against the real `nsys stats` 2022.4 on NVTX domains (a dev check that
 skips without nsys, as test_advnvtx_threads.py, whose capture and CSV helpers it uses):
-named domains with registered strings, categories, colors and payloads, a range with no
-message in a domain and out of one (both a NULL name, one row, as in nsys), the same label
-in a named and the default domain, a registered string of the default domain and the same
-free text (one row), a wide registered string, a wide-character message, marks, a
-domain destroyed and another created after it, and worker threads pushing ranges in a
+named domains with registered strings, categories, colors and payloads; a range with no
+message in a domain and out of one (both a NULL name, one row, as in nsys); the same label
+in a named and the default domain; a registered string of the default domain and the same
+free text (one row); a wide registered string and a wide message; a domain and label that
+join to the name of another ('a:b' + 'c', 'a' + 'b:c': one row); a NULL domain handle;
+marks; a domain destroyed and another created after it; worker threads pushing ranges in a
 domain main created. Every report equals nsys's row for row.
 
 One program, two captures: with an argument, each worker thread creates the domain 'io'
@@ -105,6 +106,13 @@ int main(int argc, char **argv) {
   pthread_t th[3];
   for (long t = 0; t < 3; t++) pthread_create(&th[t], NULL, worker, (void *)t);
   for (int t = 0; t < 3; t++) pthread_join(th[t], NULL);
+  /* 'a:b' + 'c' and 'a' + 'b:c' are one name, 'a:b:c'; a NULL handle is the default domain */
+  nvtxDomainHandle_t ab = nvtxDomainCreateA("a:b"), a_ = nvtxDomainCreateA("a");
+  { nvtxEventAttributes_t a = attr(); a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "c"; nvtxDomainRangePushEx(ab, &a); spin(2100); nvtxDomainRangePop(ab);
+    a.message.ascii = "b:c"; nvtxDomainRangePushEx(a_, &a); spin(2200); nvtxDomainRangePop(a_);
+    a.message.ascii = "null handle"; nvtxDomainRangePushEx(NULL, &a); spin(2300);
+    nvtxDomainRangePop(NULL); }
   nvtxMarkA("done");
   nvtxDomainDestroy(model);
   model = nvtxDomainCreateA("model again");
@@ -125,6 +133,8 @@ NAMES = {  # name -> (instances, style), in both captures
     "model:wide registered \u2713": (1, "PushPop"),
     "": (2, "PushPop"),
     "model again:after destroy": (1, "PushPop"),
+    "a:b:c": (2, "PushPop"),
+    "null handle": (1, "PushPop"),
 }
 
 
