@@ -17,11 +17,13 @@ a name's newline unquoted, which breaks its row in two (``nsys_rows`` joins them
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -229,6 +231,26 @@ def test_the_capture_holds_what_the_program_did(run, capsys):
     # is not NULL), so the open ranges run past the program's last 5 us and end together
     open_main = int(rows["pushed never popped (main)"][1])
     assert 5000 <= open_main < int(rows["started never ended"][1])
+
+
+def test_statistics_of_ranges_of_an_hour_round_as_nsys_does(run, tmp_path, capsys):
+    """The 'many' ranges of the capture made an hour longer each, unevenly (a copy of the
+    export): averages of ~4.0e12 ns, half of them exact .x5 decimals, round as nsys's do.
+    (Past 2^42 ns, 73 minutes, nsys's SQLite 3.36 rounds through printf in long double and
+    its tenths can differ from a correct rounding; below, they agree.)"""
+    _rep, sqlite = run
+    longer = tmp_path / "longer.sqlite"
+    shutil.copy(sqlite, longer)
+    with contextlib.closing(sqlite3.connect(longer)) as con, con:
+        con.execute(
+            'UPDATE NVTX_EVENTS SET "end" = "end" + 4000000000000 + (rowid % 997) * 1000003 '
+            "WHERE eventType IN (59, 60) AND text LIKE 'many%'"
+        )
+    for report in sorted(REPORTS):
+        ours = tracelens_rows(capsys, longer, report, "--no-cache")
+        assert_same(ours, nsys_rows(longer, report))
+    many = [float(r[3]) for r in ours if r[-1].startswith("many")]
+    assert len(many) == 120 and 4.0e12 < min(many) and max(many) < 2**42
 
 
 def test_the_cache_entry_reads_as_nsys_does(run, cache_dir, capsys):
