@@ -236,8 +236,10 @@ def test_the_capture_holds_what_the_program_did(run, capsys):
 def test_statistics_of_ranges_of_an_hour_round_as_nsys_does(run, tmp_path, capsys):
     """The 'many' ranges of the capture made an hour longer each, unevenly (a copy of the
     export): averages of ~4.0e12 ns, half of them exact .x5 decimals, round as nsys's do.
-    (Past 2^42 ns, 73 minutes, nsys's SQLite 3.36 rounds through printf in long double and
-    its tenths can differ from a correct rounding; below, they agree.)"""
+    (nsys's bundled SQLite 3.36 rounds through printf: below 2^42 ns, 73 minutes, it adds
+    3e-16 of the value first, so a value that far or less under a .x5 rounds up, which
+    DuckDB's round does not; past 2^42 its tenths can differ either way. Exact .x5 averages
+    agree below 2^42, as here.)"""
     _rep, sqlite = run
     longer = tmp_path / "longer.sqlite"
     shutil.copy(sqlite, longer)
