@@ -31,8 +31,8 @@ The package, by concept: :mod:`.ddl` (the vendored DDL and which table a schema 
 :mod:`.vocab` (what nsys writes: product versions, copy and memory kinds, ``ENUM_*``
 rows), :mod:`.ids` (globalPid/globalTid), :mod:`.kernel_names` (``shortName``),
 :mod:`.builder` (:class:`TraceBuilder`: rows, strings, processes), :mod:`.events`
-(kernels, copies, memsets, API calls, NVTX), :mod:`.hardware` (GPUs, system environment)
-and :mod:`.writer` (the implicit tables and the SQLite file).
+(kernels, copies, memsets, API calls, NVTX, OS runtime calls), :mod:`.hardware` (GPUs,
+system environment) and :mod:`.writer` (the implicit tables and the SQLite file).
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ EVENT_TABLES = frozenset(
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
         "NVTX_EVENTS",
+        "OSRT_API",
     }
 )
 

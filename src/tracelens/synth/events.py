@@ -1,5 +1,6 @@
-"""The events of an export: GPU activity (kernels, copies, memsets), CUDA API calls and
-NVTX ranges and marks, as :class:`~tracelens.synth.TraceBuilder` methods."""
+"""The events of an export: GPU activity (kernels, copies, memsets), CUDA API calls, NVTX
+ranges and marks, and OS runtime calls, as :class:`~tracelens.synth.TraceBuilder`
+methods."""
 
 from __future__ import annotations
 
@@ -282,3 +283,32 @@ class EventMethods:
             "globalTid": self._gtid(pid, tid),
         }
         self._add_event("NVTX_EVENTS", row, extra)
+
+    def osrt_call(
+        self,
+        name: str | bytes,
+        *,
+        start: int,
+        end: int,
+        pid: int | None = None,
+        tid: int | None = None,
+        event_class: int = 27,
+        return_value: int = 0,
+        **extra: Any,
+    ) -> None:
+        """An OS runtime library call nsys traced with -t osrt (``poll``, ``ioctl``...) in
+        OSRT_API. ``event_class`` 27 is a call; nsys also writes a row of class 31 ('OS
+        runtime libraries profiling started') and 32 ('... finished') per process, of no
+        duration, which nsys stats' osrt_sum leaves out."""
+        _check_span(start, end)
+        row = {
+            "start": start,
+            "end": end,
+            "eventClass": event_class,
+            "globalTid": self._gtid(pid, tid),
+            "nameId": self.string(name),
+            "returnValue": return_value,
+            "nestingLevel": 0,
+            "callchainId": 0,
+        }
+        self._add_event("OSRT_API", row, extra)
