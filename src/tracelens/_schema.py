@@ -92,6 +92,18 @@ VIEWS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
             ("returnValue", "BIGINT"),
         ),
     ),
+    # OS runtime library calls nsys traced with -t osrt (poll, pthread_cond_wait, ioctl...):
+    # eventClass 27 is a call; 31 and 32 mark where that tracing started and finished.
+    "osrt_calls": (
+        "OSRT_API",
+        (
+            ("start", "BIGINT"),
+            ("end", "BIGINT"),
+            ("eventClass", "BIGINT"),
+            ("globalTid", "BIGINT"),
+            ("nameId", "BIGINT"),
+        ),
+    ),
     "nvtx_events": (
         # The free-text `text` column is deliberately not here: the profiled program may
         # write bytes that are not UTF-8, which DuckDB's scanner rejects. Labels are

@@ -325,14 +325,17 @@ class AnalysisMethods:
         self,
         exec: bool = False,  # noqa: A002 - the CLI's --exec
         *,
+        osrt: bool = False,
         name: str = "demangled",
         pid: int | None = None,
     ) -> pl.DataFrame:
-        """CUDA API time per function (nsys cuda_api_sum), or with ``exec`` API, queue and
+        """CUDA API time per function (nsys cuda_api_sum), with ``exec`` API, queue and
         kernel time per kernel (cuda_kern_exec_sum; kernels named by ``name``: demangled,
-        short or mangled); ``pid``: one process only. Times in ns. See :mod:`tracelens.api`."""
+        short or mangled), or with ``osrt`` time per OS runtime function (osrt_sum: poll,
+        pthread_cond_wait, ioctl...); ``pid``: one process only. Times in ns. See
+        :mod:`tracelens.api`."""
         from ..api import api_report
         from ..filters import id_filter
 
         pid = None if pid is None else id_filter("pid", pid)
-        return api_report(self, exec=exec, name=name, pid=pid).frame
+        return api_report(self, exec=exec, osrt=osrt, name=name, pid=pid).frame
