@@ -255,8 +255,9 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         return self._execute(_resources.query(name), params, Rows.from_cursor)
 
     def sql(self, text: str, **params: Any) -> pl.DataFrame:
-        """Run SQL against the normalized views (kernels, memcpys, memsets, runtime_calls,
-        nvtx_events, syncs, strings) with named parameters (``$name``).
+        """Run SQL against the normalized views (kernels, memcpys, memsets, graph_replays,
+        runtime_calls, osrt_calls, nvtx_events, profiler_overhead, syncs, strings) with named
+        parameters (``$name``).
 
         SQL that DuckDB rejects (unknown table or column, syntax, a missing parameter)
         raises QueryError with the first line of DuckDB's message."""
