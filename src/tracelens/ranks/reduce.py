@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..results import Result
+from .comms import match_communicators
 from .consistency import inconsistencies
 from .findings import findings
 from .rules import ranks_rules
@@ -141,7 +142,10 @@ def reduce(
     summaries = sorted(summaries, key=lambda rs: rs[0])
     ranks = _ranks_frame(summaries, sources or {})
     colls = _collectives(summaries)
-    # captures that started at other calls: renumber before pairing the k-th calls
+    # a capture that started inside a step numbers its streams in another order: its
+    # communicators take the reference's numbers first (:mod:`.comms`); then the captures
+    # that started at other calls are renumbered, before the k-th calls are paired
+    colls = match_communicators(colls, _reference(ranks, colls))
     shifts = ranks_call_shifts(ranks, colls, _reference(ranks, colls))
     colls = renumber(colls, shifts)
     clock = _clock(ranks, colls)
