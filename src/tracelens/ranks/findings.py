@@ -67,7 +67,28 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
 
 
 def _missing(missing) -> list[str]:
-    return [f"missing ranks: {', '.join(map(str, missing))} (not analysed)"] if missing else []
+    return [f"missing ranks: {rank_list(missing)} (not analysed)"] if missing else []
+
+
+#: Up to this many missing ranks are listed one by one; more are said as ranges.
+MISSING_LISTED = 20
+
+
+def rank_list(ranks) -> str:
+    """'4, 5, 6'; past :data:`MISSING_LISTED` ranks, their runs as ranges and the count
+    ('12346-12376, 12378-4012344: 3,999,998 ranks'). File names numbered otherwise than
+    by rank (nsys -o report_%p: process ids) leave millions between two numbers, which
+    listed one by one made a 70 MB headline."""
+    if len(ranks) <= MISSING_LISTED:
+        return ", ".join(map(str, ranks))
+    runs: list[list[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    text = ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+    return f"{text}: {len(ranks):,} ranks"
 
 
 def _clock_findings(clock, reference: int, unpaired) -> list[str]:

@@ -35,7 +35,12 @@ def find_traces(args: list[str | os.PathLike[str]]) -> list[Path]:
             found += matched
         else:
             found.append(path)  # a missing file is reported by its rank's summary
-    unique = list(dict.fromkeys(found))
+    # one file named twice (runs/ and /abs/runs/rank_0.sqlite, or a link to it) is one
+    # rank, not two ranks that ran alike (or "rank 0 is both ..."): the first name is kept
+    named: dict[str, Path] = {}
+    for path in found:
+        named.setdefault(os.path.realpath(path), path)
+    unique = list(named.values())
     if not unique:
         raise UsageError("no traces given: pass rank exports, a glob or a directory")
     return unique

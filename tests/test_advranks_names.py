@@ -1,0 +1,46 @@
+"""tracelens ranks on file names numbered otherwise than by rank (nsys -o report_%p: the
+process ids): the ranks between two numbers are hundreds of thousands, which the headline
+and the finding listed one by one (a 70 MB headline for pids 12345 and 4012345), and on
+inputs that name one file twice (adversarial review, advranks)."""
+
+from __future__ import annotations
+
+from fixtures.ranks import build_rank_set
+
+from tracelens.ranks import analyse_ranks
+from tracelens.ranks.findings import rank_list
+from tracelens.ranks.render import render_ranks
+
+
+def test_many_missing_ranks_are_said_as_ranges(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=None, stem="r{rank}")
+    for path, pid in zip(rs.paths, (12345, 12377, 212345), strict=True):
+        path.rename(tmp_path / f"report_{pid}.sqlite")
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert len(r.missing_ranks) == 199_998
+    assert r.findings[-1] == (
+        "missing ranks: 12346-12376, 12378-212344: 199,998 ranks (not analysed)"
+    )
+    text = render_ranks(r, fmt="table")
+    assert text.startswith(
+        "ranks: 3 ranks analysed (rank numbers from: file name); missing: 12346-12376, "
+        "12378-212344: 199,998 ranks\n"
+    )
+    assert len(text) < 10_000
+
+
+def test_a_few_missing_ranks_are_listed_one_by_one():
+    assert rank_list((4, 5, 6)) == "4, 5, 6"
+    assert rank_list(tuple(range(1, 21))) == ", ".join(map(str, range(1, 21)))
+    assert rank_list((*range(1, 21), 40)) == "1-20, 40: 21 ranks"
+
+
+def test_one_file_named_twice_is_one_rank(tmp_path, monkeypatch):
+    rs = build_rank_set(tmp_path / "runs", ranks=2, steps=2, slow_rank=None)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "rank_3.sqlite").symlink_to(rs.paths[0])
+    # the directory, its file by an absolute name, and a link to that file
+    r = analyse_ranks(["runs", rs.paths[0].resolve()], jobs=1)
+    assert r.ranks.select("rank", "path").rows() == [
+        (0, "runs/rank_0.sqlite"), (1, "runs/rank_1.sqlite")
+    ]  # fmt: skip
