@@ -110,6 +110,7 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
         )
     else:
         out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
+    out += _unaligned(clock, reference)
     for row in clock.filter(pl.col("rank").is_in(list(unpaired))).iter_rows(named=True):
         out.append(
             f"rank {row['rank']}'s collective ends still differ from rank {reference}'s by up "
@@ -118,3 +119,28 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
             "its calls are left out of the waits"
         )
     return out
+
+
+def _unaligned(clock, reference: int) -> list[str]:
+    """The ranks none of whose collective calls paired with the reference's (a rank that
+    ran no collective): their clocks were not aligned, which "clocks agree" must not
+    claim of them."""
+    import polars as pl
+
+    ranks = clock.filter(pl.col("correction_ns").is_null())["rank"].to_list()
+    if not ranks:
+        return []
+    if len(ranks) == 1:
+        return [
+            f"rank {ranks[0]}'s clock is not aligned: none of its collective calls pairs "
+            f"with rank {reference}'s (it ran none, or only other ones), so its correction "
+            "is unknown"
+        ]
+    names = rank_list(ranks) if len(ranks) > MISSING_LISTED else (
+        ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    )  # fmt: skip
+    return [
+        f"ranks {names}'s clocks are not aligned: none of their collective calls pairs with "
+        f"rank {reference}'s (they ran none, or only other ones), so their corrections are "
+        "unknown"
+    ]

@@ -63,8 +63,9 @@ class RanksResult(Result):
     - ``waits``: rank x collective kind: late_calls, caused_ns, caused_per_step_ns,
       waited_ns.
     - ``clock``: rank, session_offset_ns (from the recorded session starts),
-      correction_ns (added after that, from collective ends), matched (instances used),
-      residual_ns (largest end disagreement left).
+      correction_ns (added after that, from collective ends; null when none of its calls
+      paired with the reference's), matched (instances used), residual_ns (largest end
+      disagreement left).
     - ``inconsistencies``: rank, what ('kernel set', 'collectives'), detail.
     - ``failures``: path, rank (from its file name; null when the names do not carry the
       ranks), reason (files that could not be analysed).
@@ -281,8 +282,9 @@ def _collectives(summaries) -> pl.DataFrame:
 
 def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
     """Per rank: session_offset_ns (session start minus the earliest one, 0 when any rank
-    lacks it), correction_ns (median of reference end - own end over shared instances),
-    matched, residual_ns, and shift_ns = the two summed (what to add to its times)."""
+    lacks it), correction_ns (median of reference end - own end over shared instances;
+    null when none is shared: not measured, not 0), matched, residual_ns, and shift_ns =
+    the two summed (what to add to its times; the offset alone without a correction)."""
     import polars as pl
 
     offsets = session_offsets(ranks)
@@ -292,7 +294,7 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
     ref = _reference(ranks, colls)
     if ref is None:
         return offsets.with_columns(
-            correction_ns=pl.lit(0, pl.Int64),
+            correction_ns=pl.lit(None, pl.Int64),
             matched=pl.lit(0, pl.Int64),
             residual_ns=pl.lit(None, pl.Int64),
             shift_ns=pl.col("session_offset_ns"),
@@ -319,8 +321,8 @@ def _clock(ranks: pl.DataFrame, colls: pl.DataFrame) -> pl.DataFrame:
     return (
         offsets.join(corr, on="rank", how="left")
         .join(resid, on="rank", how="left")
-        .with_columns(pl.col("correction_ns").fill_null(0), pl.col("matched").fill_null(0))
-        .with_columns(shift_ns=pl.col("session_offset_ns") + pl.col("correction_ns"))
+        .with_columns(pl.col("matched").fill_null(0))
+        .with_columns(shift_ns=pl.col("session_offset_ns") + pl.col("correction_ns").fill_null(0))
         .sort("rank")
     )
 

@@ -1,0 +1,62 @@
+"""tracelens ranks with a rank that ran no collective (its NCCL kernels not captured): its
+clock cannot be aligned on collective ends, so its correction is unknown, not 0, and
+"clocks agree" is not said of it without a word (adversarial review, advranks)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import polars as pl
+from fixtures.ranks import build_rank_set
+
+from tracelens.ranks import analyse_ranks
+from tracelens.ranks.render import render_ranks
+
+
+def _drop_collectives(path) -> None:
+    con = sqlite3.connect(path)
+    con.execute(
+        "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE demangledName IN "
+        "(SELECT id FROM StringIds WHERE value LIKE 'ncclDevKernel%')"
+    )
+    con.commit()
+    con.close()
+
+
+def test_a_rank_without_collectives_has_no_clock_correction(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=None, skew_ns={r: 0 for r in range(4)})
+    _drop_collectives(rs.paths[2])
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.clock.select("rank", "correction_ns", "matched").rows() == [
+        (0, 0, 8), (1, 0, 8), (2, None, 0), (3, 0, 8)
+    ]  # fmt: skip
+    assert r.ranks["clock_correction_ns"].to_list() == [0, 0, None, 0]
+    assert r.findings[1:3] == (
+        "clocks agree: collective ends match rank 0's as recorded",
+        "rank 2's clock is not aligned: none of its collective calls pairs with rank 0's (it "
+        "ran none, or only other ones), so its correction is unknown",
+    )
+    # its steps stay on the session base: they are still in the matrix
+    assert r.steps.filter(pl.col("rank") == 2).height == rs.steps
+    assert "\n| 2 | 2,000,000 | — | 0 | — |\n" in render_ranks(r, fmt="markdown")
+
+
+def test_ranks_without_collectives_are_named_once(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=4, slow_rank=1)
+    for k in (2, 3):
+        _drop_collectives(rs.paths[k])
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.clock["correction_ns"].to_list() == [0, rs.correction_ns(1), None, None]
+    assert (
+        "ranks 2 and 3's clocks are not aligned: none of their collective calls pairs with "
+        "rank 0's (they ran none, or only other ones), so their corrections are unknown"
+    ) in r.findings
+
+
+def test_without_any_collective_no_rank_has_a_correction(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=2, slow_rank=None)
+    for path in rs.paths:
+        _drop_collectives(path)
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.clock["correction_ns"].to_list() == [None, None]
+    assert r.ranks["clock_correction_ns"].to_list() == [None, None]
