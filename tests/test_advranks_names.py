@@ -44,3 +44,33 @@ def test_one_file_named_twice_is_one_rank(tmp_path, monkeypatch):
     assert r.ranks.select("rank", "path").rows() == [
         (0, "runs/rank_0.sqlite"), (1, "runs/rank_1.sqlite")
     ]  # fmt: skip
+
+
+def test_a_name_the_rank_regex_does_not_match_keeps_what_the_export_records(tmp_path):
+    # the failure said the export records no rank (MPI_RANKS, ...) while it recorded one,
+    # and advised --rank-regex, which was given
+    rs = build_rank_set(tmp_path, ranks=3, steps=2, mpi_ranks=True, stem="node{rank}")
+    rs.paths[2].rename(tmp_path / "other_2.sqlite")
+    (tmp_path / "stray.sqlite").write_bytes(rs.paths[0].read_bytes())
+    plain = build_rank_set(tmp_path / "plain", ranks=1, steps=2, slow_rank=None)
+    plain.paths[0].rename(tmp_path / "plain.sqlite")
+    r = analyse_ranks([tmp_path], jobs=1, rank_regex=r"node(\d+)")
+    assert r.ranks["rank"].to_list() == [0, 1]
+    assert r.failures.select("path", "reason").rows() == [
+        (
+            str(tmp_path / "other_2.sqlite"),
+            "has no rank: its file name does not match --rank-regex 'node(\\d+)' (the export "
+            "records rank 2, from MPI_RANKS, which --rank-regex overrides: without it the "
+            "exports' records give the ranks)",
+        ),
+        (
+            str(tmp_path / "plain.sqlite"),
+            "has no rank: its file name does not match --rank-regex 'node(\\d+)'",
+        ),
+        (
+            str(tmp_path / "stray.sqlite"),
+            "has no rank: its file name does not match --rank-regex 'node(\\d+)' (the export "
+            "records rank 0, from MPI_RANKS, which --rank-regex overrides: without it the "
+            "exports' records give the ranks)",
+        ),
+    ]

@@ -96,11 +96,7 @@ def analyse_ranks(
             # one export, no rank anywhere: there is nothing to number it against
             rank, source = 0, ONLY_EXPORT
         if rank is None:
-            reason = (
-                "has no rank: no integer in its file name matches the rank regex and the "
-                "export records none (MPI_RANKS, NCCL, environment); pass --rank-regex"
-            )
-            failures.append((None, RankFailure(result.path, reason)))
+            failures.append((None, RankFailure(result.path, _no_rank(result, rank_regex))))
         else:
             summaries.append((rank, result))
             sources[result.path] = source
@@ -168,6 +164,24 @@ def _rank_of(
     if summary.recorded_rank is not None:
         return summary.recorded_rank, summary.recorded_rank_source or ""
     return name_rank, FILE_NAME
+
+
+def _no_rank(summary: RankSummary, rank_regex: str | None) -> str:
+    """Why a file has no rank. With --rank-regex its name alone gives the rank: a rank
+    the export records is not used, and is named (it was said to record none)."""
+    if not rank_regex:
+        return (
+            "has no rank: no integer in its file name matches the rank regex and the "
+            "export records none (MPI_RANKS, NCCL, environment); pass --rank-regex"
+        )
+    said = f"has no rank: its file name does not match --rank-regex '{rank_regex}'"
+    if summary.recorded_rank is not None:
+        said += (
+            f" (the export records rank {summary.recorded_rank}, from "
+            f"{summary.recorded_rank_source}, which --rank-regex overrides: without it the "
+            "exports' records give the ranks)"
+        )
+    return said
 
 
 def _check_unique(ranked_paths: list[tuple[int, str]]) -> None:
