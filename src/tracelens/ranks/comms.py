@@ -28,13 +28,15 @@ def match_communicators(colls: pl.DataFrame, reference: int | None) -> pl.DataFr
     if reference is None or not colls.height:
         return colls
     kinds = colls.group_by("rank", "comm").agg(kinds=pl.col("kind").cast(pl.String).unique().sort())
-    classes = {
-        (rank, comm): tuple(names) for rank, comm, names in kinds.sort("rank", "comm").iter_rows()
-    }
-    ref = [(comm, names) for (rank, comm), names in classes.items() if rank == reference]
+    # per rank, its communicators in first-use order with the collectives each runs
+    classes: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+    for rank, comm, names in kinds.sort("rank", "comm").iter_rows():
+        classes.setdefault(rank, []).append((comm, tuple(names)))
+    ref = classes.get(reference, [])
     moves: dict[tuple[int, int], int] = {}
-    for rank in sorted({rank for rank, _ in classes} - {reference}):
-        own = [(comm, names) for (r, comm), names in classes.items() if r == rank]
+    for rank, own in classes.items():
+        if rank == reference:
+            continue
         found = _assign(own, ref)
         if found is not None:
             moves |= {(rank, comm): new for comm, new in found.items() if comm != new}
