@@ -5,8 +5,10 @@ inputs that name one file twice (adversarial review, advranks)."""
 
 from __future__ import annotations
 
+import pytest
 from fixtures.ranks import build_rank_set
 
+from tracelens.errors import UsageError
 from tracelens.ranks import analyse_ranks
 from tracelens.ranks.findings import rank_list
 from tracelens.ranks.render import render_ranks
@@ -27,6 +29,34 @@ def test_many_missing_ranks_are_said_as_ranges(tmp_path):
         "12378-212344: 199,998 ranks\n"
     )
     assert len(text) < 10_000
+
+
+def test_numbers_further_apart_than_any_runs_ranks_leave_none_missing(tmp_path):
+    # millisecond stamps a day apart: 86.4M numbers between them, which were listed (a
+    # tuple of ints, then a headline) for minutes; process ids up to 4,194,304 likewise
+    rs = build_rank_set(tmp_path, ranks=2, steps=2, slow_rank=None, stem="r{rank}")
+    for path, stamp in zip(rs.paths, (1733500000000, 1733586400000), strict=True):
+        path.rename(tmp_path / f"prof_{stamp}.sqlite")
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert r.ranks["rank"].to_list() == [1733500000000, 1733586400000]
+    assert r.missing_ranks == ()
+    assert not any(f.startswith("missing ranks") for f in r.findings)
+    assert render_ranks(r, fmt="table").startswith(
+        "ranks: 2 ranks analysed (rank numbers from: file name)\n"
+    )
+
+
+def test_a_number_too_large_for_a_rank_is_a_usage_error_not_a_traceback(tmp_path):
+    # 20 digits overflowed the rank column: polars' InvalidOperationError (i128 to i64)
+    rs = build_rank_set(tmp_path, ranks=2, steps=2, slow_rank=None, stem="r{rank}")
+    rs.paths[0].rename(tmp_path / "run_99999999999999999999.sqlite")
+    with pytest.raises(UsageError) as err:
+        analyse_ranks([tmp_path], jobs=1)
+    assert err.value.naming("--rank-regex") == (
+        f"{tmp_path / 'run_99999999999999999999.sqlite'}: --rank-regex matched "
+        "'99999999999999999999', too large for a rank number; pass --rank-regex to say "
+        "where the rank is in the file names"
+    )
 
 
 def test_a_few_missing_ranks_are_listed_one_by_one():

@@ -78,9 +78,19 @@ def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
     if m is None:
         return None
     try:
-        return int(m.group(1))
+        rank = int(m.group(1))
     except (TypeError, ValueError):
         raise UsageError(
             f"{path}: {{param}} matched {m.group(0)!r}, whose first group is not a number",
             param="rank_regex",
         ) from None
+    if rank > _LARGEST_RANK:  # the ranks are 64-bit columns: a 20-digit stamp is no rank
+        raise UsageError(
+            f"{path}: {{param}} matched {m.group(1)!r}, too large for a rank number; pass "
+            "{param} to say where the rank is in the file names",
+            param="rank_regex",
+        )
+    return rank
+
+
+_LARGEST_RANK = 2**63 - 1

@@ -217,10 +217,13 @@ def _missing_ranks(
     ranks: pl.DataFrame, failures: list[tuple[int | None, RankFailure]]
 ) -> tuple[int, ...]:
     """The ranks between the lowest and the highest seen (analysed, or named by a failed
-    file) that were not analysed."""
+    file) that were not analysed; none when those are further apart than any run's ranks
+    (``ranks.toml`` ``[missing] max_span``: process ids or time stamps, not ranks)."""
     found = set(ranks["rank"].to_list())
     expected = found | {r for r, _ in failures if r is not None}
     span = range(min(expected), max(expected) + 1) if expected else range(0)
+    if len(span) > ranks_rules().missing_max_span:
+        return ()
     return tuple(r for r in span if r not in found)
 
 
