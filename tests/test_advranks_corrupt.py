@@ -33,3 +33,24 @@ def test_a_schema_damaged_by_non_utf8_bytes_is_a_corrupt_file(tmp_path):
         )
     ]
     assert r.missing_ranks == (1,)
+
+
+def test_a_session_start_damaged_into_bytes_is_a_corrupt_file(tmp_path):
+    # one of 120 random damages to a rank file: the session start read back as bytes, and
+    # packing it into the overview failed ("internal error: ArrowInvalid ... (please
+    # report it)")
+    rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=None)
+    con = sqlite3.connect(rs.paths[2])
+    con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = X'EF003C'")
+    con.commit()
+    con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.ranks["rank"].to_list() == [0, 1]
+    assert r.failures.rows() == [
+        (
+            str(rs.paths[2]),
+            2,
+            "is corrupt: its session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs) is "
+            "bytes, not a number; copy or export it again",
+        )
+    ]
