@@ -53,9 +53,9 @@ def test_a_number_too_large_for_a_rank_is_a_usage_error_not_a_traceback(tmp_path
     with pytest.raises(UsageError) as err:
         analyse_ranks([tmp_path], jobs=1)
     assert err.value.naming("--rank-regex") == (
-        f"{tmp_path / 'run_99999999999999999999.sqlite'}: --rank-regex matched "
-        "'99999999999999999999', too large for a rank number; pass --rank-regex to say "
-        "where the rank is in the file names"
+        f"{tmp_path / 'run_99999999999999999999.sqlite'}: the number 99999999999999999999 "
+        "its name gives is too large for a rank; pass --rank-regex to say where the rank is "
+        "in the file names"
     )
 
 

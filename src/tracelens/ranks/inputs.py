@@ -86,7 +86,7 @@ def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
         ) from None
     if rank > _LARGEST_RANK:  # the ranks are 64-bit columns: a 20-digit stamp is no rank
         raise UsageError(
-            f"{path}: {{param}} matched {m.group(1)!r}, too large for a rank number; pass "
+            f"{path}: the number {m.group(1)} its name gives is too large for a rank; pass "
             "{param} to say where the rank is in the file names",
             param="rank_regex",
         )
