@@ -57,7 +57,8 @@ class RanksResult(Result):
       wait), caused_ns; :meth:`step_matrix` pivots it.
     - ``step_stragglers``: per step, the rank the others waited for (straggler_rank,
       caused_ns = its lateness summed over the step's collectives; null when on time) and
-      the spread of active time (slowest_active_ns - median_active_ns).
+      the spread of active time (slowest_active_ns - median_active_ns; slowest_active_rank
+      null when no rank is slower than the median).
     - ``collectives``: one row per instance: comm, seq, kind, ranks, first_rank,
       late_rank (null when on time), spread_ns, total_wait_ns (summed over ranks).
     - ``waits``: rank x collective kind: late_calls, caused_ns, caused_per_step_ns,
