@@ -48,3 +48,14 @@ def test_a_straggler_in_the_second_half_only(tmp_path):
     ]
     waited = r.steps.filter(pl.col("rank") == 0).sort("step")["wait_ns"].to_list()
     assert waited == [0] * 4 + [slow_ns] * 4
+
+
+def test_on_time_collectives_name_no_first_rank(tmp_path):
+    # the AllGathers start together on every rank: rank 0 was named first of each
+    rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=1)
+    r = analyse_ranks([rs.dest], jobs=1)
+    c = r.collectives.select("kind", "first_rank", "late_rank", "spread_ns")
+    assert c.rows() == [
+        ("AllGather", None, None, 0), ("AllReduce", 0, 1, rs.slow_ns),
+        ("AllGather", None, None, 0), ("AllReduce", 0, 1, rs.slow_ns),
+    ]  # fmt: skip

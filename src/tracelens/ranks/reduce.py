@@ -59,7 +59,7 @@ class RanksResult(Result):
       caused_ns = its lateness summed over the step's collectives; null when on time) and
       the spread of active time (slowest_active_ns - median_active_ns; slowest_active_rank
       null when no rank is slower than the median).
-    - ``collectives``: one row per instance: comm, seq, kind, ranks, first_rank,
+    - ``collectives``: one row per instance: comm, seq, kind, ranks, first_rank and
       late_rank (null when on time), spread_ns, total_wait_ns (summed over ranks).
     - ``waits``: rank x collective kind: late_calls, caused_ns, caused_per_step_ns,
       waited_ns.
@@ -381,8 +381,10 @@ def _instances(colls: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .group_by(key)
         .agg(late_rank=pl.col("rank").min())
     )
+    # The first rank to arrive likewise: on time, every rank started together, and the
+    # lowest of them would be named first of every call of a run without a straggler.
     first = (
-        calls.filter(pl.col("start_a") == pl.col("first_start"))
+        calls.filter(late & (pl.col("start_a") == pl.col("first_start")))
         .group_by(key)
         .agg(first_rank=pl.col("rank").min())
     )
