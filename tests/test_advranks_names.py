@@ -104,3 +104,22 @@ def test_a_name_the_rank_regex_does_not_match_keeps_what_the_export_records(tmp_
             "exports' records give the ranks)",
         ),
     ]
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path):
+    # polars cannot hold the surrogate escapes Python keeps such bytes as: the whole run
+    # was an internal error (UnicodeEncodeError) in the ranks frame
+    import json
+    import os
+
+    rs = build_rank_set(tmp_path, ranks=2, steps=2, slow_rank=None)
+    odd = tmp_path / os.fsdecode(b"rank_\xff_1.sqlite")
+    rs.paths[1].rename(odd)
+    (tmp_path / os.fsdecode(b"rank_\xfe_2.sqlite")).write_bytes(b"junk" * 100)
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert r.ranks.select("rank", "path").rows() == [
+        (0, str(rs.paths[0])), (1, f"{tmp_path}/rank_\\xff_1.sqlite")
+    ]  # fmt: skip
+    assert r.failures["path"].to_list() == [f"{tmp_path}/rank_\\xfe_2.sqlite"]
+    doc = json.loads(render_ranks(r, fmt="json"))
+    assert [row["path"] for row in doc["ranks"]] == r.ranks["path"].to_list()

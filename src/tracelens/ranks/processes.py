@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..escape import encodable
 from .rules import ranks_rules
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def set_aside_frame(set_aside: tuple[SetAside, ...]) -> pl.DataFrame:
         "path": pl.String, "pid": pl.Int64, "kernels": pl.Int64, "device": pl.Int64,
         "reason": pl.String,
     }  # fmt: skip
-    rows = [(a.path, a.pid, a.kernels, a.device, a.reason) for a in set_aside]
+    rows = [(encodable(a.path), a.pid, a.kernels, a.device, a.reason) for a in set_aside]
     return pl.DataFrame(rows, schema=schema, orient="row").sort("path", "pid")
 
 

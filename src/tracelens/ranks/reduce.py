@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..escape import encodable
 from ..results import Result
 from .comms import match_communicators
 from .consistency import inconsistencies
@@ -233,7 +234,7 @@ def _failures_frame(failures: list[tuple[int | None, RankFailure]]) -> pl.DataFr
 
     return pl.DataFrame(
         {
-            "path": [f.path for _, f in failures],
+            "path": [encodable(f.path) for _, f in failures],
             "rank": [r for r, _ in failures],
             "reason": [f.reason for _, f in failures],
         },
@@ -247,7 +248,9 @@ def _ranks_frame(summaries, sources: dict[str, str]) -> pl.DataFrame:
     rows = []
     for rank, s in summaries:
         row = s.overview.to_pylist()[0]
-        rows.append({"rank": rank, "path": s.path, "rank_source": sources.get(s.path), **row})
+        # a file name that is not UTF-8 (surrogate escapes) as \xNN: polars cannot hold it
+        path = encodable(s.path)
+        rows.append({"rank": rank, "path": path, "rank_source": sources.get(s.path), **row})
     if not rows:
         from .summary import OVERVIEW_COLUMNS, TEXT_COLUMNS
 
