@@ -60,3 +60,20 @@ def test_without_any_collective_no_rank_has_a_correction(tmp_path):
     r = analyse_ranks([rs.dest], jobs=1)
     assert r.clock["correction_ns"].to_list() == [None, None]
     assert r.ranks["clock_correction_ns"].to_list() == [None, None]
+
+
+def test_clocks_do_not_agree_with_the_reference_alone(tmp_path):
+    # only rank 0 ran collectives: no other rank's ends were compared with its own ("clocks
+    # agree" was said), and its calls alone have no straggler ("no straggler: every
+    # collective started within 10.00 µs on all ranks" was said)
+    rs = build_rank_set(tmp_path, ranks=3, slow_rank=None)
+    for k in (1, 2):
+        _drop_collectives(rs.paths[k])
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.findings[:2] == (
+        "only rank 0's collective calls pair (the others ran none, or theirs do not pair): "
+        "who waited for whom cannot be measured",
+        "ranks 1 and 2's clocks are not aligned: none of their collective calls pairs with "
+        "rank 0's (they ran none, or only other ones), so their corrections are unknown",
+    )
+    assert r.findings[2].startswith("rank 0 differs (kernel set): ")

@@ -48,8 +48,15 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
             f"rank {row['rank']} made the others wait {per} in {row['kind']} "
             f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
         )
-    if not culprits.height and waits.height:
+    measured = waits["rank"].unique().sort().to_list()
+    if not culprits.height and len(measured) > 1:
         out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
+    elif len(measured) == 1:
+        # one rank's calls alone start "together" with themselves: no straggler is no claim
+        out.append(
+            f"only rank {measured[0]}'s collective calls pair (the others ran none, or theirs "
+            "do not pair): who waited for whom cannot be measured"
+        )
     if reference is None:
         # no rank ran a collective: nothing to pair, so neither waits nor clocks
         out.append(
@@ -108,7 +115,8 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
             f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within "
             f"{fmt_ns(clock['residual_ns'].max())}"
         )
-    else:
+    elif clock.filter(pl.col("correction_ns").is_not_null()).height > 1:
+        # (said only when another rank's ends were compared with the reference's)
         out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
     out += _unaligned(clock, reference)
     for row in clock.filter(pl.col("rank").is_in(list(unpaired))).iter_rows(named=True):
