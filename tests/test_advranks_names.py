@@ -46,6 +46,16 @@ def test_numbers_further_apart_than_any_runs_ranks_leave_none_missing(tmp_path):
     )
 
 
+def test_the_widest_span_of_rank_numbers_leaves_none_missing():
+    import polars as pl
+
+    from tracelens.ranks.reduce import _missing_ranks
+
+    assert _missing_ranks(pl.DataFrame({"rank": [0, 2**63 - 1]}), []) == ()
+    assert _missing_ranks(pl.DataFrame({"rank": [0, 2**20]}), []) == ()
+    assert len(_missing_ranks(pl.DataFrame({"rank": [0, 2**20 - 1]}), [])) == 2**20 - 2
+
+
 def test_a_number_too_large_for_a_rank_is_a_usage_error_not_a_traceback(tmp_path):
     # 20 digits overflowed the rank column: polars' InvalidOperationError (i128 to i64)
     rs = build_rank_set(tmp_path, ranks=2, steps=2, slow_rank=None, stem="r{rank}")

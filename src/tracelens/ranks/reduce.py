@@ -223,10 +223,9 @@ def _missing_ranks(
     (``ranks.toml`` ``[missing] max_span``: process ids or time stamps, not ranks)."""
     found = set(ranks["rank"].to_list())
     expected = found | {r for r, _ in failures if r is not None}
-    span = range(min(expected), max(expected) + 1) if expected else range(0)
-    if len(span) > ranks_rules().missing_max_span:
-        return ()
-    return tuple(r for r in span if r not in found)
+    if not expected or max(expected) - min(expected) >= ranks_rules().missing_max_span:
+        return ()  # (not len(range): past 2**63 numbers it overflows)
+    return tuple(r for r in range(min(expected), max(expected) + 1) if r not in found)
 
 
 def _failures_frame(failures: list[tuple[int | None, RankFailure]]) -> pl.DataFrame:
