@@ -59,3 +59,29 @@ def test_on_time_collectives_name_no_first_rank(tmp_path):
         ("AllGather", None, None, 0), ("AllReduce", 0, 1, rs.slow_ns),
         ("AllGather", None, None, 0), ("AllReduce", 0, 1, rs.slow_ns),
     ]  # fmt: skip
+
+
+def test_a_straggler_whose_capture_ended_early_is_late_per_step_it_was_seen(tmp_path):
+    # rank 3 (the straggler) holds 2 of the 6 steps: its 76 ms were divided by the run's 6
+    # steps ("12.67 ms per step"), as if it had been on time in the 4 steps not captured
+    import sqlite3
+
+    from fixtures.ranks import FIRST_STEP_NS, STEP_PERIOD_NS
+
+    rs = build_rank_set(tmp_path, ranks=4, steps=6, slow_rank=3)
+    con = sqlite3.connect(rs.paths[3])
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        con.execute(
+            f"DELETE FROM {table} WHERE start >= ?", (FIRST_STEP_NS + 2 * STEP_PERIOD_NS - 10**7,)
+        )
+    con.commit()
+    con.close()
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.findings[0] == (
+        "rank 3 made the others wait 38.00 ms per step in AllReduce (last to arrive in 2 of 2 "
+        "calls)"
+    )
+    late = r.waits.filter(pl.col("caused_ns") > 0)
+    assert late.select("rank", "calls", "caused_ns", "caused_per_step_ns").rows() == [
+        (3, 2, 2 * rs.slow_ns, rs.slow_ns)
+    ]
