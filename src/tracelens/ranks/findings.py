@@ -106,16 +106,19 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
     from ..units import fmt_ns, fmt_signed_ns
 
     out = []
-    moved = clock.filter(pl.col("correction_ns") != 0)
+    # the corrections said first are the trusted ones: an unpaired rank's is said apart,
+    # as unreliable, not as the largest correction whose ends "then agree within" its gap
+    trusted = clock.filter(~pl.col("rank").is_in(list(unpaired)))
+    moved = trusted.filter(pl.col("correction_ns") != 0)
     if moved.height:
         big = moved.sort(pl.col("correction_ns").abs(), descending=True).row(0, named=True)
         out.append(
             f"clocks aligned on collective ends (reference rank {reference}): "
             f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
             f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within "
-            f"{fmt_ns(clock['residual_ns'].max())}"
+            f"{fmt_ns(trusted['residual_ns'].max())}"
         )
-    elif clock.filter(pl.col("correction_ns").is_not_null()).height > 1:
+    elif trusted.filter(pl.col("correction_ns").is_not_null()).height > 1:
         # (said only when another rank's ends were compared with the reference's)
         out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
     out += _unaligned(clock, reference)
