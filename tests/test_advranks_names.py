@@ -133,3 +133,24 @@ def test_a_file_name_that_is_not_utf8_is_shown_as_its_bytes(tmp_path):
     assert r.failures["path"].to_list() == [f"{tmp_path}/rank_\\xfe_2.sqlite"]
     doc = json.loads(render_ranks(r, fmt="json"))
     assert [row["path"] for row in doc["ranks"]] == r.ranks["path"].to_list()
+
+
+def test_a_failed_whole_node_export_before_another_is_said(tmp_path):
+    # node0's export (ranks 0-1) failed: node1's processes were numbered 0 and 1 as if they
+    # were the job's first ranks, and nothing said so
+    from fixtures.ranks import build_one_export
+
+    build_one_export(tmp_path / "node0.sqlite", ranks=2, steps=3, slow_rank=None)
+    build_one_export(tmp_path / "node1.sqlite", ranks=2, steps=3, pids={0: 50000, 1: 50001})
+    (tmp_path / "node0.sqlite").write_bytes(b"junk" * 100)
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert r.ranks.select("rank", "pid").rows() == [(0, 50000), (1, 50001)]
+    assert r.findings[-1] == (
+        "rank numbers count the processes of the exports analysed only: node0.sqlite failed "
+        "and comes before node1.sqlite in file order, so the ranks numbered from there on are "
+        "lower than the job's"
+    )
+    # a failed export after the analysed ones moves no number: nothing said
+    (tmp_path / "node0.sqlite").rename(tmp_path / "node2.sqlite")
+    r = analyse_ranks([tmp_path], jobs=1)
+    assert not any(f.startswith("rank numbers count") for f in r.findings)

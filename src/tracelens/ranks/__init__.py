@@ -81,7 +81,8 @@ def analyse_ranks(
     results = [_sole_rank(r) for r in results]
     if any(isinstance(r, SharedExport) for r in results):
         summaries, failures, sources = _in_process_order(named, results)
-        return _reduce_or_fail(summaries, failures, sources, strict, set_aside)
+        result = _reduce_or_fail(summaries, failures, sources, strict, set_aside)
+        return _with_findings(result, _failed_before(named, results))
     summaries: list[tuple[int, RankSummary]] = []
     sources: dict[str, str] = {}
     failures: list[tuple[int | None, RankFailure]] = []
@@ -152,6 +153,36 @@ def _in_process_order(named: list[int | None], results: list) -> tuple[list, lis
     sources = {s.path: source for _, s in summaries}
     failures = [(None, r) for r in results if isinstance(r, RankFailure)]
     return summaries, failures, sources
+
+
+def _failed_before(named: list[int | None], results: list) -> list[str]:
+    """When exports are numbered process by process (:func:`_in_process_order`) and one
+    that failed comes before an analysed one in file order: the ranks it held are not
+    counted, so the numbers from there on are lower than the job's; said, not hidden."""
+    from pathlib import Path
+
+    def key(i: int) -> tuple:
+        return (named[i] is None, named[i] or 0, results[i].path)
+
+    failed = [i for i, r in enumerate(results) if isinstance(r, RankFailure)]
+    analysed = [i for i, r in enumerate(results) if not isinstance(r, RankFailure)]
+    before = sorted((i for i in failed if any(key(i) < key(j) for j in analysed)), key=key)
+    if not before or not analysed:
+        return []
+    first = min((j for j in analysed if key(j) > key(before[0])), key=key)
+    names = ", ".join(Path(results[i].path).name for i in before)
+    comes = "comes" if len(before) == 1 else "come"
+    return [
+        f"rank numbers count the processes of the exports analysed only: {names} failed and "
+        f"{comes} before {Path(results[first].path).name} in file order, so the ranks "
+        "numbered from there on are lower than the job's"
+    ]
+
+
+def _with_findings(result: RanksResult, more: list[str]) -> RanksResult:
+    from dataclasses import replace
+
+    return replace(result, findings=(*result.findings, *more)) if more else result
 
 
 def _rank_of(
