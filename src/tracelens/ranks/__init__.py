@@ -138,8 +138,9 @@ def _in_process_order(named: list[int | None], results: list) -> tuple[list, lis
     single-node job profiled as one report): the export records no rank per process (nsys
     keeps the launched process's environment, not that of the ranks it starts), and a
     rank drives the GPU of its local rank (torchrun's convention), so the processes are
-    numbered in the order of their lowest GPU, the exports in the order of their names'
-    ranks (else their paths). Failed files have no rank here."""
+    numbered in the order of the lowest GPU of their collectives (else of their kernels),
+    the exports in the order of their names' ranks (else their paths). Failed files have
+    no rank here."""
     order = sorted(
         (i for i, r in enumerate(results) if not isinstance(r, RankFailure)),
         key=lambda i: (named[i] is None, named[i] or 0, results[i].path),

@@ -34,8 +34,8 @@ class SetAside:
 
 def split_ranks(path: str, processes: pl.DataFrame) -> tuple[pl.DataFrame, tuple[SetAside, ...]]:
     """(the rows of ``processes`` that are ranks, the others set aside with the reason).
-    ``processes``: ``queries/ranks_processes.sql``'s rows (pid, first_device, kernels,
-    kernel_ns, collectives)."""
+    ``processes``: ``queries/ranks_processes.sql``'s rows (pid, first_device, rank_device,
+    kernels, kernel_ns, collectives), in rank order."""
     import polars as pl
 
     talkers = processes.filter(pl.col("collectives") > 0)
