@@ -114,6 +114,13 @@ def connect_readonly(path: Path, shown_as: Path | None = None) -> sqlite3.Connec
         raise TraceError(
             shown_as or path, f"is corrupt or not a database (sqlite: {exc})"
         ) from None
+    except UnicodeDecodeError as exc:
+        # A corrupt schema's error quotes its bytes, which need not be UTF-8: Python cannot
+        # decode SQLite's message and raises this instead of the DatabaseError.
+        said = decode_text(exc.object) if isinstance(exc.object, bytes) else str(exc)
+        raise TraceError(
+            shown_as or path, f"is corrupt or not a database (sqlite: {said})"
+        ) from None
     return con
 
 

@@ -81,7 +81,8 @@ def analyse_ranks(
     results = [_sole_rank(r) for r in results]
     if any(isinstance(r, SharedExport) for r in results):
         summaries, failures, sources = _in_process_order(named, results)
-        return _reduce_or_fail(summaries, failures, sources, strict, set_aside)
+        result = _reduce_or_fail(summaries, failures, sources, strict, set_aside)
+        return _with_findings(result, _failed_before(named, results))
     summaries: list[tuple[int, RankSummary]] = []
     sources: dict[str, str] = {}
     failures: list[tuple[int | None, RankFailure]] = []
@@ -96,11 +97,7 @@ def analyse_ranks(
             # one export, no rank anywhere: there is nothing to number it against
             rank, source = 0, ONLY_EXPORT
         if rank is None:
-            reason = (
-                "has no rank: no integer in its file name matches the rank regex and the "
-                "export records none (MPI_RANKS, NCCL, environment); pass --rank-regex"
-            )
-            failures.append((None, RankFailure(result.path, reason)))
+            failures.append((None, RankFailure(result.path, _no_rank(result, rank_regex))))
         else:
             summaries.append((rank, result))
             sources[result.path] = source
@@ -141,8 +138,9 @@ def _in_process_order(named: list[int | None], results: list) -> tuple[list, lis
     single-node job profiled as one report): the export records no rank per process (nsys
     keeps the launched process's environment, not that of the ranks it starts), and a
     rank drives the GPU of its local rank (torchrun's convention), so the processes are
-    numbered in the order of their lowest GPU, the exports in the order of their names'
-    ranks (else their paths). Failed files have no rank here."""
+    numbered in the order of the lowest GPU of their collectives (else of their kernels),
+    the exports in the order of their names' ranks (else their paths). Failed files have
+    no rank here."""
     order = sorted(
         (i for i, r in enumerate(results) if not isinstance(r, RankFailure)),
         key=lambda i: (named[i] is None, named[i] or 0, results[i].path),
@@ -158,6 +156,36 @@ def _in_process_order(named: list[int | None], results: list) -> tuple[list, lis
     return summaries, failures, sources
 
 
+def _failed_before(named: list[int | None], results: list) -> list[str]:
+    """When exports are numbered process by process (:func:`_in_process_order`) and one
+    that failed comes before an analysed one in file order: the ranks it held are not
+    counted, so the numbers from there on are lower than the job's; said, not hidden."""
+    from pathlib import Path
+
+    def key(i: int) -> tuple:
+        return (named[i] is None, named[i] or 0, results[i].path)
+
+    failed = [i for i, r in enumerate(results) if isinstance(r, RankFailure)]
+    analysed = [i for i, r in enumerate(results) if not isinstance(r, RankFailure)]
+    before = sorted((i for i in failed if any(key(i) < key(j) for j in analysed)), key=key)
+    if not before or not analysed:
+        return []
+    first = min((j for j in analysed if key(j) > key(before[0])), key=key)
+    names = ", ".join(Path(results[i].path).name for i in before)
+    comes = "comes" if len(before) == 1 else "come"
+    return [
+        f"rank numbers count the processes of the exports analysed only: {names} failed and "
+        f"{comes} before {Path(results[first].path).name} in file order, so the ranks "
+        "numbered from there on are lower than the job's"
+    ]
+
+
+def _with_findings(result: RanksResult, more: list[str]) -> RanksResult:
+    from dataclasses import replace
+
+    return replace(result, findings=(*result.findings, *more)) if more else result
+
+
 def _rank_of(
     summary: RankSummary, name_rank: int | None, rank_regex: str | None
 ) -> tuple[int | None, str]:
@@ -168,6 +196,24 @@ def _rank_of(
     if summary.recorded_rank is not None:
         return summary.recorded_rank, summary.recorded_rank_source or ""
     return name_rank, FILE_NAME
+
+
+def _no_rank(summary: RankSummary, rank_regex: str | None) -> str:
+    """Why a file has no rank. With --rank-regex its name alone gives the rank: a rank
+    the export records is not used, and is named (it was said to record none)."""
+    if not rank_regex:
+        return (
+            "has no rank: no integer in its file name matches the rank regex and the "
+            "export records none (MPI_RANKS, NCCL, environment); pass --rank-regex"
+        )
+    said = f"has no rank: its file name does not match --rank-regex '{rank_regex}'"
+    if summary.recorded_rank is not None:
+        said += (
+            f" (the export records rank {summary.recorded_rank}, from "
+            f"{summary.recorded_rank_source}, which --rank-regex overrides: without it the "
+            "exports' records give the ranks)"
+        )
+    return said
 
 
 def _check_unique(ranked_paths: list[tuple[int, str]]) -> None:

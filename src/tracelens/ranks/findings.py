@@ -48,8 +48,15 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
             f"rank {row['rank']} made the others wait {per} in {row['kind']} "
             f"(last to arrive in {row['late_calls']} of {row['calls']} calls)"
         )
-    if not culprits.height and waits.height:
+    measured = waits["rank"].unique().sort().to_list()
+    if not culprits.height and len(measured) > 1:
         out.append(f"no straggler: every collective started within {fmt_ns(on_time)} on all ranks")
+    elif len(measured) == 1:
+        # one rank's calls alone start "together" with themselves: no straggler is no claim
+        out.append(
+            f"only rank {measured[0]}'s collective calls pair (the others ran none, or theirs "
+            "do not pair): who waited for whom cannot be measured"
+        )
     if reference is None:
         # no rank ran a collective: nothing to pair, so neither waits nor clocks
         out.append(
@@ -67,7 +74,28 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
 
 
 def _missing(missing) -> list[str]:
-    return [f"missing ranks: {', '.join(map(str, missing))} (not analysed)"] if missing else []
+    return [f"missing ranks: {rank_list(missing)} (not analysed)"] if missing else []
+
+
+#: Up to this many missing ranks are listed one by one; more are said as ranges.
+MISSING_LISTED = 20
+
+
+def rank_list(ranks) -> str:
+    """'4, 5, 6'; past :data:`MISSING_LISTED` ranks, their runs as ranges and the count
+    ('12346-12376, 12378-4012344: 3,999,998 ranks'). File names numbered otherwise than
+    by rank (nsys -o report_%p: process ids) leave millions between two numbers, which
+    listed one by one made a 70 MB headline."""
+    if len(ranks) <= MISSING_LISTED:
+        return ", ".join(map(str, ranks))
+    runs: list[list[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    text = ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+    return f"{text}: {len(ranks):,} ranks"
 
 
 def _clock_findings(clock, reference: int, unpaired) -> list[str]:
@@ -78,17 +106,22 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
     from ..units import fmt_ns, fmt_signed_ns
 
     out = []
-    moved = clock.filter(pl.col("correction_ns") != 0)
+    # the corrections said first are the trusted ones: an unpaired rank's is said apart,
+    # as unreliable, not as the largest correction whose ends "then agree within" its gap
+    trusted = clock.filter(~pl.col("rank").is_in(list(unpaired)))
+    moved = trusted.filter(pl.col("correction_ns") != 0)
     if moved.height:
         big = moved.sort(pl.col("correction_ns").abs(), descending=True).row(0, named=True)
         out.append(
             f"clocks aligned on collective ends (reference rank {reference}): "
             f"{moved.height} rank(s) corrected, the most rank {big['rank']} by "
             f"{fmt_signed_ns(big['correction_ns'])}; ends then agree within "
-            f"{fmt_ns(clock['residual_ns'].max())}"
+            f"{fmt_ns(trusted['residual_ns'].max())}"
         )
-    else:
+    elif trusted.filter(pl.col("correction_ns").is_not_null()).height > 1:
+        # (said only when another rank's ends were compared with the reference's)
         out.append(f"clocks agree: collective ends match rank {reference}'s as recorded")
+    out += _unaligned(clock, reference)
     for row in clock.filter(pl.col("rank").is_in(list(unpaired))).iter_rows(named=True):
         out.append(
             f"rank {row['rank']}'s collective ends still differ from rank {reference}'s by up "
@@ -97,3 +130,28 @@ def _clock_findings(clock, reference: int, unpaired) -> list[str]:
             "its calls are left out of the waits"
         )
     return out
+
+
+def _unaligned(clock, reference: int) -> list[str]:
+    """The ranks none of whose collective calls paired with the reference's (a rank that
+    ran no collective): their clocks were not aligned, which "clocks agree" must not
+    claim of them."""
+    import polars as pl
+
+    ranks = clock.filter(pl.col("correction_ns").is_null())["rank"].to_list()
+    if not ranks:
+        return []
+    if len(ranks) == 1:
+        return [
+            f"rank {ranks[0]}'s clock is not aligned: none of its collective calls pairs "
+            f"with rank {reference}'s (it ran none, or only other ones), so its correction "
+            "is unknown"
+        ]
+    names = rank_list(ranks) if len(ranks) > MISSING_LISTED else (
+        ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    )  # fmt: skip
+    return [
+        f"ranks {names}'s clocks are not aligned: none of their collective calls pairs with "
+        f"rank {reference}'s (they ran none, or only other ones), so their corrections are "
+        "unknown"
+    ]

@@ -35,7 +35,12 @@ def find_traces(args: list[str | os.PathLike[str]]) -> list[Path]:
             found += matched
         else:
             found.append(path)  # a missing file is reported by its rank's summary
-    unique = list(dict.fromkeys(found))
+    # one file named twice (runs/ and /abs/runs/rank_0.sqlite, or a link to it) is one
+    # rank, not two ranks that ran alike (or "rank 0 is both ..."): the first name is kept
+    named: dict[str, Path] = {}
+    for path in found:
+        named.setdefault(os.path.realpath(path), path)
+    unique = list(named.values())
     if not unique:
         raise UsageError("no traces given: pass rank exports, a glob or a directory")
     return unique
@@ -73,9 +78,19 @@ def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
     if m is None:
         return None
     try:
-        return int(m.group(1))
+        rank = int(m.group(1))
     except (TypeError, ValueError):
         raise UsageError(
             f"{path}: {{param}} matched {m.group(0)!r}, whose first group is not a number",
             param="rank_regex",
         ) from None
+    if rank > _LARGEST_RANK:  # the ranks are 64-bit columns: a 20-digit stamp is no rank
+        raise UsageError(
+            f"{path}: the number {m.group(1)} its name gives is too large for a rank; pass "
+            "{param} to say where the rank is in the file names",
+            param="rank_regex",
+        )
+    return rank
+
+
+_LARGEST_RANK = 2**63 - 1

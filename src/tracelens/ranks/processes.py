@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..escape import encodable
 from .rules import ranks_rules
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ class SetAside:
 
 def split_ranks(path: str, processes: pl.DataFrame) -> tuple[pl.DataFrame, tuple[SetAside, ...]]:
     """(the rows of ``processes`` that are ranks, the others set aside with the reason).
-    ``processes``: ``queries/ranks_processes.sql``'s rows (pid, first_device, kernels,
-    kernel_ns, collectives)."""
+    ``processes``: ``queries/ranks_processes.sql``'s rows (pid, first_device, rank_device,
+    kernels, kernel_ns, collectives), in rank order."""
     import polars as pl
 
     talkers = processes.filter(pl.col("collectives") > 0)
@@ -72,7 +73,7 @@ def set_aside_frame(set_aside: tuple[SetAside, ...]) -> pl.DataFrame:
         "path": pl.String, "pid": pl.Int64, "kernels": pl.Int64, "device": pl.Int64,
         "reason": pl.String,
     }  # fmt: skip
-    rows = [(a.path, a.pid, a.kernels, a.device, a.reason) for a in set_aside]
+    rows = [(encodable(a.path), a.pid, a.kernels, a.device, a.reason) for a in set_aside]
     return pl.DataFrame(rows, schema=schema, orient="row").sort("path", "pid")
 
 

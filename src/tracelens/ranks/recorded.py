@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 #: What the ranks table's rank_source says for each source.
 MPI, NCCL, ENVIRONMENT = "MPI_RANKS", "NCCL ncclCommInitRank", "environment"
 FILE_NAME, RANK_REGEX = "file name", "--rank-regex"
-#: An export holding several ranks' processes: its processes numbered by their lowest GPU
-#: (and, with several exports, the exports by their names' ranks first).
+#: An export holding several ranks' processes: its processes numbered by their GPU (the
+#: lowest of their collectives; with several exports, the exports by their names' ranks
+#: first).
 GPU_ORDER, FILE_GPU_ORDER = "GPU order", "file, then GPU order"
 #: The one export given, which neither records a rank nor has one in its name: rank 0.
 ONLY_EXPORT = "the only export"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import render
 from ..choices import RANK_VIEWS
+from .findings import rank_list
 from .reduce import every_rank
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _headline(result: RanksResult) -> str:
         named = ", ".join(f"{s} ({k})" if len(sources) > 1 else s for s, k in sources)
         text += f" (rank numbers from: {named})"
     if result.missing_ranks:
-        text += f"; missing: {', '.join(map(str, result.missing_ranks))}"
+        text += f"; missing: {rank_list(result.missing_ranks)}"
     return text
 
 

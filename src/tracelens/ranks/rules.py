@@ -19,6 +19,7 @@ class RanksRules:
     clock_error_max_ns: int  # larger corrections on UTC session starts: other calls paired
     path_alignment_pairs: int  # launch pairs a rank's path may be aligned on, at most
     min_kernel_share: float  # without collectives: a rank's kernel time over the busiest's
+    missing_max_span: int  # rank numbers further apart are no ranks of one run
 
 
 @cache
@@ -32,4 +33,5 @@ def ranks_rules() -> RanksRules:
         clock_error_max_ns=int(doc["clocks"]["error_max_ns"]),
         path_alignment_pairs=int(doc["consistency"]["path_alignment_pairs"]),
         min_kernel_share=float(doc["processes"]["min_kernel_share"]),
+        missing_max_span=int(doc["missing"]["max_span"]),
     )

@@ -87,9 +87,11 @@ def step_stragglers(steps: pl.DataFrame) -> pl.DataFrame:
                 pl.col("rank").filter(worst).min()
             ),
             caused_ns=pl.col("caused_ns").max(),
-            slowest_active_rank=pl.col("rank")
-            .filter(pl.col("active_ns") == pl.col("active_ns").max())
-            .min(),
+            # none when no rank is slower than the median (every rank as active: naming the
+            # lowest of equals would call rank 0 the slowest of a run without one)
+            slowest_active_rank=pl.when(
+                pl.col("active_ns").max() > pl.col("active_ns").median()
+            ).then(pl.col("rank").filter(pl.col("active_ns") == pl.col("active_ns").max()).min()),
             slowest_active_ns=pl.col("active_ns").max(),
             median_active_ns=pl.col("active_ns").median().round().cast(pl.Int64),
             median_duration_ns=pl.col("duration_ns").median().round().cast(pl.Int64),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import _resources
-from ..errors import TracelensError
+from ..errors import TraceError, TracelensError
 from .processes import SetAside, split_ranks
 
 if TYPE_CHECKING:
@@ -67,8 +67,8 @@ class RankSummary:
 class SharedExport:
     """One export holding several processes' kernels (a single-node job profiled as one
     report: ``nsys profile torchrun --nproc-per-node N``): one summary per process that is
-    a rank, in the order of the lowest GPU each ran its kernels on, and the processes that
-    ran kernels but are not ranks (:mod:`.processes`)."""
+    a rank, in the order of the lowest GPU each ran its collectives on (else its kernels),
+    and the processes that ran kernels but are not ranks (:mod:`.processes`)."""
 
     path: str
     ranks: tuple[RankSummary, ...]
@@ -159,7 +159,7 @@ def summarise_export(
         sole = ranks.height == 1
         summaries = tuple(
             replace(_summarise(trace, pid, device, sole=sole), duckdb_settings=settings)
-            for pid, device in ranks.select("pid", "first_device").iter_rows()
+            for pid, device in ranks.select("pid", "rank_device").iter_rows()
         )
         return SharedExport(str(trace.path), summaries, set_aside)
 
@@ -202,8 +202,8 @@ def _summarise(
     trace: Trace, pid: int | None = None, device: int | None = None, *, sole: bool = False
 ) -> RankSummary:
     """The summary of the whole trace, or (``pid``) of one process's work in it, whose
-    lowest GPU is ``device``; ``load_comm_kernels`` has run. One process of several has no
-    recorded rank (the export records the job's, see :mod:`.recorded`), unless it is the
+    GPU is ``device`` (that of its collectives); ``load_comm_kernels`` has run. One process
+    of several has no recorded rank (the export records the job's, see :mod:`.recorded`), unless it is the
     export's ``sole`` rank (the others were set aside: the export is that rank's), and no
     path fingerprint (the fingerprint covers the whole export)."""
     import pyarrow as pa
@@ -229,7 +229,7 @@ def _summarise(
         "recorded_rank": recorded,
         "recorded_rank_source": source,
         "pid": pid,
-        "session_start_utc_ns": trace.session_start_utc_ns(),
+        "session_start_utc_ns": _session_start(trace),
         "devices": devices,
         "gpu": gpus[0].name if gpus else None,
         "span_ns": span,
@@ -265,6 +265,19 @@ def _summarise(
         kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
         fingerprint=doc,
     )
+
+
+def _session_start(trace: Trace) -> int | None:
+    """The recorded session start (ns since the epoch), which a damaged export may hold as
+    bytes: a corrupt file, not a worker's internal error when the overview is packed."""
+    start = trace.session_start_utc_ns()
+    if start is not None and not isinstance(start, int):
+        raise TraceError(
+            trace.path,
+            "is corrupt: its session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs) is "
+            f"{type(start).__name__}, not a number; copy or export it again",
+        )
+    return start
 
 
 def _path_fingerprint(trace: Trace) -> str | None:
