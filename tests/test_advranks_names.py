@@ -154,3 +154,17 @@ def test_a_failed_whole_node_export_before_another_is_said(tmp_path):
     (tmp_path / "node0.sqlite").rename(tmp_path / "node2.sqlite")
     r = analyse_ranks([tmp_path], jobs=1)
     assert not any(f.startswith("rank numbers count") for f in r.findings)
+
+
+def test_the_report_page_says_many_missing_ranks_as_ranges(tmp_path):
+    """The HTML page's 'missing ranks' line listed every number (199,998 of them here,
+    1.4 MB of the page) where the command says ranges and a count."""
+    from tracelens.report import build_ranks_report
+
+    rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=None, stem="r{rank}")
+    for path, pid in zip(rs.paths, (12345, 12377, 212345), strict=True):
+        path.rename(tmp_path / f"report_{pid}.sqlite")
+    page = build_ranks_report(analyse_ranks([tmp_path], jobs=1))
+    assert "12346-12376, 12378-212344: 199,998 ranks" in page
+    assert "12346, 12347" not in page
+    assert len(page) < 1_000_000

@@ -249,7 +249,10 @@ def build_ranks_report(result: RanksResult, *, title: str | None = None) -> str:
         ("steps", f"{view.steps_total:,} (rank x step matrix)"),
     ]
     if view.missing:
-        files.append(("missing ranks", ", ".join(map(str, view.missing))))
+        from ..ranks.findings import rank_list
+
+        # past 20, as ranges and a count, as the command says them (not every number)
+        files.append(("missing ranks", rank_list(view.missing)))
     context = _base_context(
         mode="ranks",
         title=title or f"tracelens ranks: {n} rank{'s' if n != 1 else ''}",
