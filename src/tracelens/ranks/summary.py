@@ -203,9 +203,9 @@ def _summarise(
 ) -> RankSummary:
     """The summary of the whole trace, or (``pid``) of one process's work in it, whose
     GPU is ``device`` (that of its collectives); ``load_comm_kernels`` has run. One process
-    of several has no recorded rank (the export records the job's, see :mod:`.recorded`), unless it is the
-    export's ``sole`` rank (the others were set aside: the export is that rank's), and no
-    path fingerprint (the fingerprint covers the whole export)."""
+    of several has no recorded rank (the export records the job's, see :mod:`.recorded`),
+    unless it is the export's ``sole`` rank (the others were set aside: the export is that
+    rank's), and no path fingerprint (the fingerprint covers the whole export)."""
     import pyarrow as pa
 
     from ..danger import danger_table
