@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import _resources
-from ..errors import TraceError, TracelensError
+from ..errors import TracelensError
 from .processes import SetAside, split_ranks
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ def _summarise(
         "recorded_rank": recorded,
         "recorded_rank_source": source,
         "pid": pid,
-        "session_start_utc_ns": _session_start(trace),
+        "session_start_utc_ns": trace.session_start_utc_ns(),
         "devices": devices,
         "gpu": gpus[0].name if gpus else None,
         "span_ns": span,
@@ -265,19 +265,6 @@ def _summarise(
         kernels=kernels.select("name", "instances", "total_ns").to_arrow(),
         fingerprint=doc,
     )
-
-
-def _session_start(trace: Trace) -> int | None:
-    """The recorded session start (ns since the epoch), which a damaged export may hold as
-    bytes: a corrupt file, not a worker's internal error when the overview is packed."""
-    start = trace.session_start_utc_ns()
-    if start is not None and not isinstance(start, int):
-        raise TraceError(
-            trace.path,
-            "is corrupt: its session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs) is "
-            f"{type(start).__name__}, not a number; copy or export it again",
-        )
-    return start
 
 
 def _path_fingerprint(trace: Trace) -> str | None:

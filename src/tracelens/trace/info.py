@@ -299,11 +299,22 @@ class InfoMethods:
 
     def session_start_utc_ns(self) -> int | None:
         """When the profiling session started, ns since the epoch (the base of every time in
-        the export), without reading the events as ``info`` does; None when unrecorded."""
+        the export), without reading the events as ``info`` does; None when unrecorded.
+        Raises TraceError when the value is no integer (a damaged file: SQLite hands back
+        what the page holds, bytes or text, which info, the report and ranks cannot use)."""
         if "TARGET_INFO_SESSION_START_TIME" not in self.tables:
             return None
         rows = self._sqlite_rows("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
-        return rows[0][0] if rows else None
+        start = rows[0][0] if rows else None
+        if start is None or (isinstance(start, int) and not isinstance(start, bool)):
+            return start
+        from ..errors import TraceError
+
+        raise TraceError(
+            self.path,
+            "is corrupt: its session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs) is "
+            f"{type(start).__name__}, not a number; copy or export it again",
+        )
 
     def table_rows(self, table: str) -> int:
         """How many rows the export's table ``table`` (its nsys name) has; 0 when absent.
