@@ -15,13 +15,14 @@ joins) took 6.5 CPU s of nvtx --gpu's 10.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from . import _resources
 from ._fetch import unordered_frame
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     import polars as pl
 
@@ -63,7 +64,8 @@ def attribute(
     import polars as pl
 
     con = trace.db
-    calls = _calls(con, reads)
+    with _explained(trace):
+        calls = _calls(con, reads)
     slots = _Slots(calls)
     calls = calls.filter(slots.first_calls(calls, lambda rows: _call_classes(con, rows)))
     found = pl.DataFrame(schema={"range_id": pl.Int64, "range_end": pl.Int64}).clear(calls.height)
@@ -81,7 +83,8 @@ def attribute(
     # (kind, device, kernel names) are read when asked for (2.1 CPU s for the 5M kernels of
     # the benchmark, the four columns 1.1)
     query = "_nvtx_op_ranges" if with_ops else "_nvtx_op_spans"
-    ops = reads.take("ops") if reads is not None else _operations(con, query)
+    with _explained(trace):
+        ops = reads.take("ops") if reads is not None else _operations(con, query)
     ops, call = _with_calls(ops, call_ranges, slots)
     register(con, "nvtx_call_ranges", call_ranges)
     on_overlapping = ops["global_tid"].is_in(overlapping).fill_null(False)
@@ -89,6 +92,19 @@ def attribute(
     register(con, "nvtx_overlap_calls", _overlap_calls(ops, call, calls, on_overlapping))
     if with_ops:
         _register_op_ranges(con, ops, on_overlapping)
+
+
+@contextmanager
+def _explained(trace: Trace) -> Iterator[None]:
+    """The two big reads (here or prefetched) go to DuckDB directly, not through
+    ``Trace.query``: a DuckDB error the export's content caused (a damaged page: 'database
+    disk image is malformed') is raised as its one TraceError line, as every query's is."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise trace._explain(exc) or exc from None
 
 
 def _calls(con, reads: Prefetch | None = None) -> pl.DataFrame:
