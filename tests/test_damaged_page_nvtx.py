@@ -1,8 +1,9 @@
 """A damaged page of the CUDA API calls' table read by the NVTX sweep (`nvtx --gpu`,
 `nvtx --kernels`, `fingerprint`, which read the calls with DuckDB directly, not through
-Trace.query) is 'is corrupt (database disk image is malformed)', one line, exit 2, as every
-other read of the file says it: it was 'internal error: Error: database disk image is
-malformed ... please report it' (found by damaging random pages of a shared export)."""
+Trace.query), or of NVTX_EVENTS read into the NVTX text table (`nvtx`, `timeline`), is 'is
+corrupt (database disk image is malformed)', one line, exit 2, as every other read of the
+file says it: it was 'internal error: Error: database disk image is malformed ... please
+report it' (found by damaging random pages of shared exports)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ from tracelens.synth import TraceBuilder
 PID = 100
 
 
-@pytest.fixture(scope="module")
-def damaged(tmp_path_factory):
+def _build(tmp_path_factory, table: str):
     b = TraceBuilder("3.25.0")
     b.gpu(0)
     b.process(PID, "python train.py")
@@ -30,6 +30,9 @@ def damaged(tmp_path_factory):
                      correlation_id=cid)  # fmt: skip
             t += 6_000
         b.nvtx_range(f"step {step}", start=start - 500, end=t, pid=PID, tid=PID)
+        for i in range(100):  # enough ranges for NVTX_EVENTS to span several pages
+            b.nvtx_range(f"op {step}.{i}", start=start + i * 6_000, end=start + i * 6_000 + 2_500,
+                         pid=PID, tid=PID)  # fmt: skip
     path = b.write(tmp_path_factory.mktemp("damaged") / "t.sqlite")
     con = sqlite3.connect(path)
     # a leaf in the middle of the table (in key order): opening the file reads its first
@@ -37,8 +40,8 @@ def damaged(tmp_path_factory):
     leaves = [
         row[0]
         for row in con.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'CUPTI_ACTIVITY_KIND_RUNTIME' "
-            "AND pagetype = 'leaf' ORDER BY path"
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path",
+            (table,),
         )
     ]
     assert len(leaves) >= 5
@@ -51,10 +54,29 @@ def damaged(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def damaged_calls(tmp_path_factory):
+    return _build(tmp_path_factory, "CUPTI_ACTIVITY_KIND_RUNTIME")
+
+
+@pytest.fixture(scope="module")
+def damaged_nvtx(tmp_path_factory):
+    return _build(tmp_path_factory, "NVTX_EVENTS")
+
+
 @pytest.mark.parametrize(
     "args", [["nvtx", "--gpu"], ["nvtx", "--kernels"], ["fingerprint", "-o", "-"]]
 )
-def test_the_sweep_says_the_file_is_corrupt(damaged, args, capsys, monkeypatch):
+def test_the_sweep_says_the_file_is_corrupt(damaged_calls, args, capsys, monkeypatch):
+    _corrupt(damaged_calls, args, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("args", [["nvtx"], ["timeline"]])
+def test_the_nvtx_text_says_the_file_is_corrupt(damaged_nvtx, args, capsys, monkeypatch):
+    _corrupt(damaged_nvtx, args, capsys, monkeypatch)
+
+
+def _corrupt(damaged, args, capsys, monkeypatch):
     monkeypatch.setenv("TRACELENS_NO_CACHE", "1")
     code, out, err = run_cli([args[0], damaged, *args[1:]], capsys)
     assert (code, out) == (2, "")

@@ -54,7 +54,7 @@ class TextMethods:
             )
         except duckdb.Error as exc:
             if "unicode" not in str(exc).lower():
-                raise
+                raise self._explain(exc) or exc from None
             # Real exports can hold bytes that are not UTF-8, which fail DuckDB's scan: read
             # them through Python's sqlite3 instead, where they become \xNN escapes.
             self._load_strings_slowly(con)
@@ -222,7 +222,8 @@ class TextMethods:
                 con.execute(create)
         except duckdb.Error as exc:
             if "utf" not in str(exc).lower() and "unicode" not in str(exc).lower():
-                raise
+                # a damaged page ('database disk image is malformed'): the file's one line
+                raise self._explain(exc) or exc from None
             # Bytes that are not UTF-8 in a label: read through Python instead.
             con.execute(f"DROP TABLE IF EXISTS {table}")
             typed = ", ".join(f"{_schema._quote(n)} BIGINT" for n in names[:-1])
