@@ -88,8 +88,40 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
     def __enter__(self) -> Trace:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        # A DuckDB error that reached the end of the block from a statement run on ``db``
+        # directly (not through query/sql, which explain their own) and that this export
+        # caused (a damaged page, a value of the wrong type) leaves as its one TraceError
+        # line, not as DuckDB's error: a command would call it an internal error.
+        try:
+            explained = self._escaped_error(exc) if exc is not None else None
+            if explained is not None:
+                raise explained from None
+        finally:
+            self.close()
+
+    def _escaped_error(self, exc: BaseException) -> TraceError | None:
+        """:meth:`_explain` of ``exc`` when it is a DuckDB error this export caused: with two
+        traces open (a diff), the error may be the other's, so a corrupt-file message needs
+        this file to fail SQLite's quick check, and a bad value to be found in it."""
+        import sys
+
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is None or not isinstance(exc, duckdb.Error) or self._closed:
+            return None
+        explained = self._explain(exc)
+        if explained is None or self._sqlite is None:
+            return explained
+        said = str(explained)
+        if "is corrupt (" in said:
+            try:
+                ok = self._sqlite.execute("PRAGMA quick_check(1)").fetchone()[0] == "ok"
+            except sqlite3.DatabaseError:
+                ok = False
+            return None if ok else explained
+        if "is damaged: a table." in said:  # the bad value is in no table of this file
+            return None
+        return explained
 
     def close(self) -> None:
         """Release the connections; any later use of this Trace raises TraceError."""
