@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _resources
-from .._sqlite import NSYS_MARKER_TABLES, explain_scan_error
+from .._sqlite import NSYS_MARKER_TABLES, decode_text, explain_scan_error
 from ..errors import MissingDataError, QueryError, TraceError
 from .analyses import AnalysisMethods
 from .damage import DamageMethods
@@ -229,6 +229,15 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         except sqlite3.DatabaseError as exc:
             raise TraceError(
                 self.path, f"is corrupt (sqlite: {exc}); copy or export it again"
+            ) from None
+        except UnicodeDecodeError as exc:
+            # a column name damaged into bytes that are not UTF-8 (Python decodes the names
+            # of a result's columns itself, whatever the text factory)
+            said = decode_text(exc.object) if isinstance(exc.object, bytes) else str(exc)
+            raise TraceError(
+                self.path,
+                f"is corrupt (a name in its schema is not UTF-8: '{said}'); copy or "
+                "export it again",
             ) from None
 
     def _sqlite_batches(self, sql: str, size: int):
