@@ -12,18 +12,16 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from fixtures.nsys_live import CC, NSYS, NVTX_INCLUDE, imported, needs_nsys
 from test_advnvtx_threads import (
-    CC,
-    IMPORTER,
-    NSYS,
-    NVTX_INCLUDE,
     REPORTS,
     assert_same,
     export,
     nsys_rows,
-    pytestmark,  # noqa: F401 (the same skip: nsys, its importer, the NVTX headers, gcc)
     tracelens_rows,
 )
+
+pytestmark = needs_nsys()
 
 PROGRAM = r"""
 #include <nvtx3/nvToolsExt.h>
@@ -79,12 +77,7 @@ def sqlite(tmp_path_factory):
         capture_output=True, timeout=600,
     )  # fmt: skip
     assert (build / "run.qdstrm").is_file() or (build / "run.nsys-rep").is_file(), done.stderr
-    rep = build / "run.nsys-rep"
-    if not rep.is_file():
-        subprocess.run(
-            [str(IMPORTER), "-i", str(build / "run.qdstrm")],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    rep = imported(build)
     return export(rep)
 
 

@@ -22,16 +22,17 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from fixtures.nsys_live import NSYS, imported, needs_nsys
 from test_advnvtx_threads import (
-    NSYS,
     REPORTS,
     assert_same,
     capture,
     export,
     nsys_rows,
-    pytestmark,  # noqa: F401 (the same skip: nsys, its importer, the NVTX headers, gcc)
     tracelens_rows,
 )
+
+pytestmark = needs_nsys()
 
 PROGRAM = r"""
 #include <nvtx3/nvToolsExt.h>
@@ -151,14 +152,7 @@ def exports(tmp_path_factory) -> dict[str, object]:
         [*profile, "-o", str(threads / "run"), str(prog), "per-thread"],
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip
-    rep = threads / "run.nsys-rep"
-    if not rep.is_file():
-        from test_advnvtx_threads import IMPORTER
-
-        subprocess.run(
-            [str(IMPORTER), "-i", str(threads / "run.qdstrm")],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    rep = imported(threads)
     return {"once": once, "per_thread": export(rep)}
 
 

@@ -12,18 +12,16 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from fixtures.nsys_live import CC, NSYS, NVTX_INCLUDE, imported, needs_nsys
 from test_advnvtx_threads import (
-    CC,
-    IMPORTER,
-    NSYS,
-    NVTX_INCLUDE,
     REPORTS,
     assert_same,
     export,
     nsys_rows,
-    pytestmark,  # noqa: F401 (the same skip: nsys, its importer, the NVTX headers, gcc)
     tracelens_rows,
 )
+
+pytestmark = needs_nsys()
 
 PROGRAM = r"""
 #include <nvtx3/nvToolsExt.h>
@@ -65,12 +63,7 @@ def sqlite(tmp_path_factory):
         [*profile, "-o", str(build / "run"), "sh", "-c", script],
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip
-    rep = build / "run.nsys-rep"
-    if not rep.is_file():
-        subprocess.run(
-            [str(IMPORTER), "-i", str(build / "run.qdstrm")],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    rep = imported(build)
     return export(rep)
 
 

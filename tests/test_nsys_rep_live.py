@@ -17,17 +17,9 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli, sha256
+from fixtures.nsys_live import CC, NSYS, NVTX_INCLUDE, imported, needs_nsys
 
-NSYS = shutil.which("nsys")
-IMPORTER = Path("/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter")
-NVTX_INCLUDE = Path("/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include")
-CC = shutil.which("gcc") or shutil.which("cc")
-
-pytestmark = pytest.mark.skipif(
-    NSYS is None or not IMPORTER.is_file() or not NVTX_INCLUDE.is_dir() or CC is None,
-    reason="needs nsys 2022.4 with its QdstrmImporter and NVTX headers (../shared/nsys/"
-    "INSTALL.md) and a C compiler",
-)
+pytestmark = needs_nsys()
 
 PROGRAM = r"""
 #include <nvtx3/nvToolsExt.h>
@@ -62,12 +54,7 @@ def report(tmp_path_factory) -> Path:
         [*profile, "-f", "true", "-o", str(build / "run"), str(prog)],
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip
-    rep = build / "run.nsys-rep"
-    if not rep.is_file():  # the importer step nsys could not run by itself
-        subprocess.run(
-            [str(IMPORTER), "-i", str(build / "run.qdstrm")],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
+    rep = imported(build)
     alone = tmp_path_factory.mktemp("nsys_report") / "run.nsys-rep"
     shutil.copy(rep, alone)
     return alone

@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from fixtures.nsys_live import CC, NSYS, imported, needs_nsys
 
-NSYS = shutil.which("nsys")
-IMPORTER = Path("/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter")
-CC = shutil.which("gcc") or shutil.which("cc")
-
-pytestmark = pytest.mark.skipif(
-    NSYS is None or not IMPORTER.is_file() or CC is None,
-    reason="needs nsys 2022.4 with its QdstrmImporter (../shared/nsys/INSTALL.md) and a C compiler",
-)
+pytestmark = needs_nsys(nvtx_headers=False)
 
 PROGRAM = r"""
 #include <poll.h>
@@ -88,8 +81,7 @@ def export(tmp_path_factory) -> Path:
     _run([CC, "-O1", build / "prog.c", "-o", build / "prog", "-lpthread"])
     _run([NSYS, "profile", "-t", "osrt,nvtx", "-s", "none", "--cpuctxsw=none", "-f", "true",
           "-o", build / "run", build / "prog"])  # fmt: skip
-    if not (build / "run.nsys-rep").is_file():  # the importer step nsys could not run itself
-        _run([IMPORTER, "-i", build / "run.qdstrm"])
+    imported(build)  # the importer step, where nsys could not run it itself
     _run([NSYS, "export", "--type", "sqlite", "-f", "true", "-o", build / "run.sqlite",
           build / "run.nsys-rep"])  # fmt: skip
     return build / "run.sqlite"
