@@ -64,7 +64,9 @@ def test_a_slower_steady_state_beside_a_warm_up_is_still_named(tmp_path):
     ids = [c.id for c in d.clues]
     assert "uniform_change" in ids and "few_calls_change" not in ids
     (lead,) = [c for c in d.clues if c.id == "time_accounting"]
-    assert "(per step, start to start, warm-up left out; from the steps and util)" in lead.evidence
+    assert (
+        "(per step, start to start, B's warm-up left out; from the steps and util)" in lead.evidence
+    )
     # 8 kernels 1.3x: 126.5 µs of kernels per step -> 164.45 µs (+37.95 µs), no more
     assert lead.clue == "GPU wall time per step: 154.5 µs → 192.4 µs (+37.95 µs)"
 
@@ -86,4 +88,22 @@ def test_one_host_stall_is_no_slower_step(tmp_path):
     assert lead.verdict.startswith(
         "what moved it: idle +172.4 µs, a mean over the steps; the median step period did "
         "not move (154.5 µs → 154.5 µs): the time is in a few long steps or waits between them"
+    )
+
+
+def test_the_unit_names_whose_warm_up_was_left_out(tmp_path):
+    """A sets one warm-up step aside; B starts with 2 slow steps of 7, more than steps sets
+    aside, so they count. The evidence said "warm-up left out" as if of both runs."""
+    a = with_warmup(tmp_path, "a", 30)
+    r, t = recorder(), 1_000_000
+    for k in range(7):
+        for name, dur in STEP:
+            d = int(dur * (3.0 if k < 2 else 1.0))
+            r.kernel(name, t, d, pid=PID)
+            t += d + 1_000
+        t += 20_000
+    d = pair(a, r.write(tmp_path, "b").path)
+    (lead,) = [c for c in d.clues if c.id == "time_accounting"]
+    assert "(per step, start to start, A's warm-up left out; from the steps and util)" in (
+        lead.evidence
     )

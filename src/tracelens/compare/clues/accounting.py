@@ -25,8 +25,7 @@ def _per_unit(x: Context) -> tuple[dict[str, float], dict[str, float], str]:
     repetitions of the launch sequence: :func:`_times` over the repetitions."""
     if x.steps and x.steps_a:
         if _steps_counted(x):
-            warm = _has_warmup(x.sa) or _has_warmup(x.sb)
-            unit = f"{LOCATED_UNIT}, warm-up left out" if warm else LOCATED_UNIT
+            unit = LOCATED_UNIT + _warmup_words(_has_warmup(x.sa), _has_warmup(x.sb))
             shares = _memory_kernel_shares(x)
             return _located_times(x.sa, shares[0]), _located_times(x.sb, shares[1]), unit
         fa = 1 / (x.steps_a * max(x.sa.devices, 1))
@@ -55,6 +54,16 @@ def _steps_counted(x: Context) -> bool:
     if sa is None or sb is None or (sa.count, sb.count) != (x.steps_a, x.steps):
         return False
     return min(step_coverage(x.sa), step_coverage(x.sb)) >= threshold("step_time_coverage")
+
+
+def _warmup_words(in_a: bool, in_b: bool) -> str:
+    """What the per-step unit says of warm-up steps set aside: whose, when only one run had
+    any (the other run's steps all count, a slow start it did not set aside included)."""
+    if in_a and in_b:
+        return ", warm-up left out"
+    if in_a or in_b:
+        return f", {'A' if in_a else 'B'}'s warm-up left out"
+    return ""
 
 
 def _has_warmup(side) -> bool:
