@@ -36,6 +36,63 @@ def session_offsets(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.select("rank", pl.lit(0, pl.Int64).alias("session_offset_ns"))
 
 
+def separate_sessions(ranks: pl.DataFrame) -> list[int]:
+    """The ranks whose session is not the run's: where every rank recorded its session
+    start, the starts are cut into sessions wherever two in start order are more than
+    ``session_gap_max_ns`` apart; the session of most ranks (of equals, the one holding the
+    lowest rank) is the run, and the ranks of the others are returned, in rank order."""
+    starts = ranks["session_start_utc_ns"] if ranks.height else None
+    if starts is None or starts.null_count():
+        return []
+    gap = ranks_rules().session_gap_max_ns
+    sessions: list[list[tuple[int, int]]] = []
+    for start, rank in sorted(zip(starts.to_list(), ranks["rank"].to_list(), strict=True)):
+        if sessions and start - sessions[-1][-1][0] <= gap:
+            sessions[-1].append((start, rank))
+        else:
+            sessions.append([(start, rank)])
+    run = max(sessions, key=lambda s: (len(s), -min(rank for _, rank in s)))
+    return sorted(rank for s in sessions if s is not run for _, rank in s)
+
+
+def separate_sessions_finding(ranks: pl.DataFrame, separate: list[int]) -> list[str]:
+    """One line naming the ranks of other sessions than the run's (:func:`separate_sessions`)
+    and how far from the run's sessions theirs started."""
+    import polars as pl
+
+    from .findings import rank_list
+
+    if not separate:
+        return []
+    starts = dict(ranks.select("rank", "session_start_utc_ns").iter_rows())
+    run = ranks.filter(~pl.col("rank").is_in(separate))["session_start_utc_ns"]
+    first, last = run.min(), run.max()
+    hours = [
+        f"{(starts[r] - last) / _HOUR_NS:,.1f} h after" if starts[r] > last
+        else f"{(first - starts[r]) / _HOUR_NS:,.1f} h before"
+        for r in separate
+    ]  # fmt: skip
+    hours = list(dict.fromkeys(hours))
+    when = " and ".join(hours) if len(hours) <= 3 else f"{hours[0]} to {hours[-1]}"
+    one, n = len(separate) == 1, run.len()
+    names = rank_list(separate) if len(separate) > 20 else (
+        ", ".join(map(str, separate[:-1])) + f" and {separate[-1]}"
+    )  # fmt: skip
+    who = f"rank {separate[0]}" if one else f"ranks {names}"
+    its = "its" if one else "their"
+    return [
+        f"{who} {'is a separate session' if one else 'are separate sessions'}: started "
+        f"{when} the session{'s' if n > 1 else ''} of the other {n} rank{'s' if n > 1 else ''} "
+        f"(the ranks of one run start within {ranks_rules().session_gap_max_ns / _HOUR_NS:g} h "
+        f"of each other), as another run's capture or a host clock off by as much would, so "
+        f"{its} clock{' is' if one else 's are'} not aligned and {its} collectives are not "
+        "paired with the run's"
+    ]
+
+
+_HOUR_NS = 3_600_000_000_000
+
+
 def ranks_call_shifts(
     ranks: pl.DataFrame, colls: pl.DataFrame, reference: int | None
 ) -> pl.DataFrame:
