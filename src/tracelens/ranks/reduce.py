@@ -198,7 +198,7 @@ def reduce(
         findings=(),
         set_aside=set_aside,
     )
-    captures = capture_findings(shifts, steps, step_moves, result.reference_rank)
+    captures = capture_findings(shifts, steps, step_moves, result.reference_rank, colls)
     return replace(result, findings=findings(result, n_steps, unpaired, captures, separate))
 
 
