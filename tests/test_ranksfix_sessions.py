@@ -69,3 +69,17 @@ def test_sessions_within_the_gap_are_one_run(tmp_path):
     r = analyse_ranks([rs.dest], jobs=1)
     assert not any("separate session" in f for f in r.findings)
     assert r.clock["matched"].to_list() == [8, 8]
+
+
+def test_two_ranks_hours_apart(tmp_path):
+    rs = build_rank_set(tmp_path, ranks=2, steps=4, slow_rank=1)
+    _later(rs.paths[1], HOURS_3)
+    r = analyse_ranks([rs.dest], jobs=1)
+    assert r.findings[:2] == (
+        "only rank 0's collective calls pair (the others ran none, or theirs do not pair): "
+        "who waited for whom cannot be measured",
+        "rank 1 is a separate session: started 3.0 h after the other rank's session (the "
+        "ranks of one run start within 1 h of each other), as another run's capture or a host "
+        "clock off by as much would, so its clock is not aligned and its collectives are not "
+        "paired with the run's",
+    )

@@ -80,9 +80,10 @@ def separate_sessions_finding(ranks: pl.DataFrame, separate: list[int]) -> list[
     )  # fmt: skip
     who = f"rank {separate[0]}" if one else f"ranks {names}"
     its = "its" if one else "their"
+    theirs = f"the sessions of the other {n} ranks" if n > 1 else "the other rank's session"
     return [
         f"{who} {'is a separate session' if one else 'are separate sessions'}: started "
-        f"{when} the session{'s' if n > 1 else ''} of the other {n} rank{'s' if n > 1 else ''} "
+        f"{when} {theirs} "
         f"(the ranks of one run start within {ranks_rules().session_gap_max_ns / _HOUR_NS:g} h "
         f"of each other), as another run's capture or a host clock off by as much would, so "
         f"{its} clock{' is' if one else 's are'} not aligned and {its} collectives are not "
