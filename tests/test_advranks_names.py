@@ -18,14 +18,15 @@ def test_many_missing_ranks_are_said_as_ranges(tmp_path):
     rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=None, stem="r{rank}")
     for path, pid in zip(rs.paths, (12345, 12377, 212345), strict=True):
         path.rename(tmp_path / f"report_{pid}.sqlite")
-    r = analyse_ranks([tmp_path], jobs=1)
+    # taken as ranks by --rank-regex (the last integers alone look like pids: ranksfix)
+    r = analyse_ranks([tmp_path], jobs=1, rank_regex=r"report_(\d+)")
     assert len(r.missing_ranks) == 199_998
     assert r.findings[-1] == (
         "missing ranks: 12346-12376, 12378-212344: 199,998 ranks (not analysed)"
     )
     text = render_ranks(r, fmt="table")
     assert text.startswith(
-        "ranks: 3 ranks analysed (rank numbers from: file name); missing: 12346-12376, "
+        "ranks: 3 ranks analysed (rank numbers from: --rank-regex); missing: 12346-12376, "
         "12378-212344: 199,998 ranks\n"
     )
     assert len(text) < 10_000
@@ -164,7 +165,7 @@ def test_the_report_page_says_many_missing_ranks_as_ranges(tmp_path):
     rs = build_rank_set(tmp_path, ranks=3, steps=2, slow_rank=None, stem="r{rank}")
     for path, pid in zip(rs.paths, (12345, 12377, 212345), strict=True):
         path.rename(tmp_path / f"report_{pid}.sqlite")
-    page = build_ranks_report(analyse_ranks([tmp_path], jobs=1))
+    page = build_ranks_report(analyse_ranks([tmp_path], jobs=1, rank_regex=r"report_(\d+)"))
     assert "12346-12376, 12378-212344: 199,998 ranks" in page
     assert "12346, 12347" not in page
     assert len(page) < 1_000_000

@@ -19,7 +19,13 @@ from collections.abc import Sequence
 
 from ..errors import MissingDataError, TraceError, UsageError
 from .engine import ENGINES, Progress, map_traces
-from .inputs import compile_rank_regex, find_traces, one_name_pattern, rank_from_name
+from .inputs import (
+    compile_rank_regex,
+    find_traces,
+    one_name_pattern,
+    rank_from_name,
+    unsure_numbers,
+)
 from .processes import SetAside
 from .recorded import FILE_GPU_ORDER, FILE_NAME, GPU_ORDER, ONLY_EXPORT, RANK_REGEX
 from .reduce import RanksResult, reduce
@@ -107,11 +113,25 @@ def analyse_ranks(
         # file's rank is unknown, not the number in its name, and is not called missing.
         failures = [(None, failure) for _, failure in failures]
     _check_unique([(rank, s.path) for rank, s in summaries])
+    gaps_known, unsure = _gaps_said(paths, rx, rank_regex, sources, summaries, failures)
+    result = _reduce_or_fail(summaries, failures, sources, strict, set_aside, gaps_known)
+    return _with_findings(result, unsure)
+
+
+def _gaps_said(paths, rx, rank_regex, sources, summaries, failures) -> tuple[bool, list[str]]:
+    """(whether the rank numbers' gaps are missing ranks, the finding that says why not
+    when the numbers look like no ranks)."""
     # the last integers of unrelated names (a_7gpu, b_2gpu) number the ranks but their gaps
-    # are no evidence of missing ranks; names of one pattern (rank0, rank2) are
+    # are no evidence of missing ranks; names of one pattern (rank0, rank2) are, unless
+    # their numbers are no ranks' (pids 12345 and 12391), which is said
     by_name = any(source == FILE_NAME for source in sources.values())
-    gaps_known = bool(rank_regex) or not by_name or one_name_pattern(paths, rx)
-    return _reduce_or_fail(summaries, failures, sources, strict, set_aside, gaps_known)
+    if rank_regex or not by_name:
+        return True, []
+    if not one_name_pattern(paths, rx):
+        return False, []
+    numbers = [r for r, _ in summaries] + [r for r, _ in failures if r is not None]
+    unsure = unsure_numbers(numbers)
+    return unsure is None, [unsure] if unsure else []
 
 
 def _reduce_or_fail(

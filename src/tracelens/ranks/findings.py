@@ -8,17 +8,22 @@ from typing import TYPE_CHECKING
 
 from .processes import set_aside_finding
 from .rules import ranks_rules
+from .sequence import separate_sessions_finding
 
 if TYPE_CHECKING:
     from .reduce import RanksResult
 
 
-def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tuple[str, ...]:
+def findings(
+    result: RanksResult, n_steps: int, unpaired=(), captures=(), separate=()
+) -> tuple[str, ...]:
     """The headline sentences of ``result`` (its findings aside), most important first
     (``n_steps``: the run's step count, what the waits per step divide by; ``unpaired``:
     the ranks left out of the waits because their calls do not pair with the reference's;
     ``captures``: where the captures that started at other calls were placed, said after
-    the clocks). The processes set aside are said before the missing ranks."""
+    the clocks; ``separate``: the ranks of other sessions than the run's, whose calls were
+    not paired, said with the clocks). The processes set aside are said before the
+    missing ranks."""
     import polars as pl
 
     from ..units import fmt_ns
@@ -63,8 +68,11 @@ def findings(result: RanksResult, n_steps: int, unpaired=(), captures=()) -> tup
             "no rank ran a collective (no NCCL kernels in the exports): who waited for whom "
             "cannot be measured, and the clocks are not aligned"
         )
+    out += separate_sessions_finding(result.ranks, list(separate))
     if reference is not None and clock.height > 1:
-        out += _clock_findings(clock, reference, unpaired)
+        out += _clock_findings(
+            clock.filter(~pl.col("rank").is_in(list(separate))), reference, unpaired
+        )
     out += captures
     for row in result.inconsistencies.iter_rows(named=True):
         out.append(f"rank {row['rank']} differs ({row['what']}): {row['detail']}")

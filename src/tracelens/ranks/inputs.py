@@ -72,6 +72,28 @@ def one_name_pattern(paths: list[Path], rx: re.Pattern[str]) -> bool:
     return len(patterns) <= 1
 
 
+def unsure_numbers(numbers: list[int]) -> str | None:
+    """Why the numbers file names give (the last integers, analysed and failed files' alike)
+    are not taken to say which ranks are missing, or None when they look like ranks: a
+    job's ranks count from 0, and a set of some of them (a node's) leaves few numbers
+    between them unused. Numbers that do neither are as likely process ids (nsys -o
+    report_%p: 12345, 12391) or time stamps, whose gaps are no ranks."""
+    seen = sorted(set(numbers))
+    if not seen:
+        return None
+    lo, hi = seen[0], seen[-1]
+    span = hi - lo + 1
+    if lo == 0 or 2 * len(seen) >= span:
+        return None
+    unused = span - len(seen)
+    return (
+        f"rank numbers taken from the last integers of the file names ({lo} to {hi}): they "
+        f"do not count from 0 and leave {unused:,} of the {span:,} numbers from the lowest to "
+        "the highest unused, as process ids or time stamps would (nsys -o report_%p), so "
+        f"those {unused:,} are not called missing ranks; pass --rank-regex to take them as ranks"
+    )
+
+
 def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
     """The rank in ``path``'s file name (the regex's first group), or None."""
     m = rx.search(path.name)

@@ -32,7 +32,13 @@ from .comms import match_communicators
 from .consistency import inconsistencies
 from .findings import findings
 from .rules import ranks_rules
-from .sequence import capture_findings, ranks_call_shifts, renumber, session_offsets
+from .sequence import (
+    capture_findings,
+    ranks_call_shifts,
+    renumber,
+    separate_sessions,
+    session_offsets,
+)
 from .step_waits import run_step_count, step_stragglers, steps_with_waits
 from .summary import stack_ranks
 
@@ -144,7 +150,9 @@ def reduce(
 
     summaries = sorted(summaries, key=lambda rs: rs[0])
     ranks = _ranks_frame(summaries, sources or {})
-    colls = _collectives(summaries)
+    # another run's capture (a session hours apart) has no call in common with this run's
+    separate = separate_sessions(ranks)
+    colls = _collectives(summaries).filter(~pl.col("rank").is_in(separate))
     # a capture that started inside a step numbers its streams in another order: its
     # communicators take the reference's numbers first (:mod:`.comms`); then the captures
     # that started at other calls are renumbered, before the k-th calls are paired
@@ -190,8 +198,8 @@ def reduce(
         findings=(),
         set_aside=set_aside,
     )
-    captures = capture_findings(shifts, steps, step_moves, result.reference_rank)
-    return replace(result, findings=findings(result, n_steps, unpaired, captures))
+    captures = capture_findings(shifts, steps, step_moves, result.reference_rank, colls)
+    return replace(result, findings=findings(result, n_steps, unpaired, captures, separate))
 
 
 def _with_waits_and_clock(

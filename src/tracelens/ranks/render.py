@@ -25,6 +25,11 @@ _OVERVIEW = (
     "rank", "steps", "steady_step_ns", "compute_ns", "exposed_communication_ns", "waited_ns",
     "caused_ns", "clock_correction_ns", "danger_high", "top_kernel",
 )  # fmt: skip
+# Instants, not durations: ns since the epoch (1.7e18) divided into ms or s is a float of 16
+# significant digits, which rounds off the ns (in s, the tenths of a µs) and writes digits
+# the export never held (1735732800123.4568 ms for ...123456789 ns). They stay integer ns,
+# under their ns name, whatever --timeunit converts the durations to.
+_INSTANTS = ("session_start_utc_ns",)
 
 
 def view_frame(result: RanksResult, view: str, timeunit: str = "ns") -> pl.DataFrame:
@@ -87,12 +92,36 @@ def render_ranks(
     look = {"width": width, "color": color}
     if table is not None:
         frame = view_frame(result, table, timeunit)
-        return render.frame(frame, fmt=fmt, timeunit=timeunit, title=table, **look)
+        return _frame(frame, fmt=fmt, timeunit=timeunit, title=table, **look)
     if fmt == "csv":
-        return render.frame(result.ranks, fmt="csv", timeunit=timeunit)
+        return _frame(result.ranks, fmt="csv", timeunit=timeunit)
     if fmt == "json":
         return _json(result, timeunit)
     return _sections(result, fmt, timeunit, look)
+
+
+def _frame(df: pl.DataFrame, *, fmt: str, timeunit: str, title: str | None = None, **look) -> str:
+    """``render.frame``, with the :data:`_INSTANTS` of ``df`` kept in ns."""
+    if timeunit == "ns" or not any(c in df.columns for c in _INSTANTS):
+        return render.frame(df, fmt=fmt, timeunit=timeunit, title=title, **look)
+    data = _in_unit(df, timeunit)
+    if fmt in ("csv", "json"):
+        return render.csv(data) if fmt == "csv" else render.json(data)
+    if fmt == "markdown":
+        return render.markdown(data, timeunit=timeunit, title=title)
+    return render.table(data, timeunit=timeunit, title=title, **look)
+
+
+def _in_unit(df: pl.DataFrame, timeunit: str) -> pl.DataFrame:
+    """``render.convert_times`` of ``df`` but for its :data:`_INSTANTS`, left as they are
+    (integer ns), in their places."""
+    kept = [(i, c) for i, c in enumerate(df.columns) if c in _INSTANTS]
+    if timeunit == "ns" or not kept:
+        return render.convert_times(df, timeunit)
+    data = render.convert_times(df.drop(c for _, c in kept), timeunit)
+    for i, c in kept:
+        data.insert_column(i, df[c])
+    return data
 
 
 def _headline(result: RanksResult) -> str:
@@ -172,7 +201,5 @@ def _json(result: RanksResult, timeunit: str) -> str:
         "findings": list(result.findings),
     }
     for view in _JSON_FRAMES:
-        doc[view] = json.loads(
-            render.json(render.convert_times(view_frame(result, view, timeunit), timeunit))
-        )
+        doc[view] = json.loads(render.json(_in_unit(view_frame(result, view, timeunit), timeunit)))
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"

@@ -36,6 +36,64 @@ def session_offsets(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.select("rank", pl.lit(0, pl.Int64).alias("session_offset_ns"))
 
 
+def separate_sessions(ranks: pl.DataFrame) -> list[int]:
+    """The ranks whose session is not the run's: where every rank recorded its session
+    start, the starts are cut into sessions wherever two in start order are more than
+    ``session_gap_max_ns`` apart; the session of most ranks (of equals, the one holding the
+    lowest rank) is the run, and the ranks of the others are returned, in rank order."""
+    starts = ranks["session_start_utc_ns"] if ranks.height else None
+    if starts is None or starts.null_count():
+        return []
+    gap = ranks_rules().session_gap_max_ns
+    sessions: list[list[tuple[int, int]]] = []
+    for start, rank in sorted(zip(starts.to_list(), ranks["rank"].to_list(), strict=True)):
+        if sessions and start - sessions[-1][-1][0] <= gap:
+            sessions[-1].append((start, rank))
+        else:
+            sessions.append([(start, rank)])
+    run = max(sessions, key=lambda s: (len(s), -min(rank for _, rank in s)))
+    return sorted(rank for s in sessions if s is not run for _, rank in s)
+
+
+def separate_sessions_finding(ranks: pl.DataFrame, separate: list[int]) -> list[str]:
+    """One line naming the ranks of other sessions than the run's (:func:`separate_sessions`)
+    and how far from the run's sessions theirs started."""
+    import polars as pl
+
+    from .findings import rank_list
+
+    if not separate:
+        return []
+    starts = dict(ranks.select("rank", "session_start_utc_ns").iter_rows())
+    run = ranks.filter(~pl.col("rank").is_in(separate))["session_start_utc_ns"]
+    first, last = run.min(), run.max()
+    hours = [
+        f"{(starts[r] - last) / _HOUR_NS:,.1f} h after" if starts[r] > last
+        else f"{(first - starts[r]) / _HOUR_NS:,.1f} h before"
+        for r in separate
+    ]  # fmt: skip
+    hours = list(dict.fromkeys(hours))
+    when = " and ".join(hours) if len(hours) <= 3 else f"{hours[0]} to {hours[-1]}"
+    one, n = len(separate) == 1, run.len()
+    names = rank_list(separate) if len(separate) > 20 else (
+        ", ".join(map(str, separate[:-1])) + f" and {separate[-1]}"
+    )  # fmt: skip
+    who = f"rank {separate[0]}" if one else f"ranks {names}"
+    its = "its" if one else "their"
+    theirs = f"the sessions of the other {n} ranks" if n > 1 else "the other rank's session"
+    return [
+        f"{who} {'is a separate session' if one else 'are separate sessions'}: started "
+        f"{when} {theirs} "
+        f"(the ranks of one run start within {ranks_rules().session_gap_max_ns / _HOUR_NS:g} h "
+        f"of each other), as another run's capture or a host clock off by as much would, so "
+        f"{its} clock{' is' if one else 's are'} not aligned and {its} collectives are not "
+        "paired with the run's"
+    ]
+
+
+_HOUR_NS = 3_600_000_000_000
+
+
 def ranks_call_shifts(
     ranks: pl.DataFrame, colls: pl.DataFrame, reference: int | None
 ) -> pl.DataFrame:
@@ -52,12 +110,14 @@ def ranks_call_shifts(
 
 
 def call_shifts(based: pl.DataFrame, reference: int | None) -> pl.DataFrame:
-    """(rank, comm, shift): what to add to a rank's call numbers on a communicator so that
-    they number its calls as the reference's do, for the calls that need it. ``based``:
-    every call (rank, comm, seq, kind, end_b) with ``end_b`` on the UTC session base."""
+    """(rank, comm, shift, clock_ns): what to add to a rank's call numbers on a
+    communicator so that they number its calls as the reference's do, for the calls that
+    need it, and the clock correction its calls as numbered would have taken instead (what
+    its clock would be off by, were its capture not elsewhere). ``based``: every call
+    (rank, comm, seq, kind, end_b) with ``end_b`` on the UTC session base."""
     import polars as pl
 
-    schema = {"rank": pl.Int64, "comm": pl.Int16, "shift": pl.Int64}
+    schema = {"rank": pl.Int64, "comm": pl.Int16, "shift": pl.Int64, "clock_ns": pl.Int64}
     if reference is None or not based.height:
         return pl.DataFrame(schema=schema)
     rules = ranks_rules()
@@ -94,8 +154,11 @@ def call_shifts(based: pl.DataFrame, reference: int | None) -> pl.DataFrame:
         & (pl.col("spread") <= rules.clock_suspect_ns)
         & (pl.col("pairs") == pl.col("calls"))
     )
-    return nearest.join(fits.select("rank", "comm"), on=["rank", "comm"]).select(
-        "rank", pl.col("comm").cast(pl.Int16), "shift"
+    clock = far.select("rank", "comm", clock_ns=pl.col("correction").round().cast(pl.Int64))
+    return (
+        nearest.join(fits.select("rank", "comm"), on=["rank", "comm"])
+        .join(clock, on=["rank", "comm"])
+        .select("rank", pl.col("comm").cast(pl.Int16), "shift", "clock_ns")
     )
 
 
@@ -131,7 +194,7 @@ def renumber(colls: pl.DataFrame, shifts: pl.DataFrame) -> pl.DataFrame:
         return colls
     base = shifts.group_by("comm").agg(base=pl.col("shift").min().clip(upper_bound=0))
     return (
-        colls.join(shifts, on=["rank", "comm"], how="left")
+        colls.join(shifts.select("rank", "comm", "shift"), on=["rank", "comm"], how="left")
         .join(base, on="comm", how="left")
         .with_columns(
             seq=(pl.col("seq") + pl.col("shift").fill_null(0) - pl.col("base").fill_null(0)).cast(
@@ -167,12 +230,18 @@ def step_shifts(
 
 
 def capture_findings(
-    shifts: pl.DataFrame, steps: pl.DataFrame, step_moves: dict[int, int], reference
+    shifts: pl.DataFrame,
+    steps: pl.DataFrame,
+    step_moves: dict[int, int],
+    reference,
+    colls: pl.DataFrame | None = None,
 ) -> tuple[str, ...]:
     """Where the captures that started at other calls than the reference's were placed in
     the run (``shifts``: :func:`call_shifts`; ``steps``: the rank x step matrix, steps
-    renumbered by ``step_moves``). When every other rank's capture started earlier by
-    the same calls, the reference's started later: said of it once."""
+    renumbered by ``step_moves``; ``colls``: every call, renumbered). When every other
+    rank's capture started earlier by the same calls, the reference's started later: said
+    of it once. A capture placed with both ends on the same side of the reference's is
+    what a clock off by that many calls looks like too: said as unsure (:func:`_unsure`)."""
     import polars as pl
 
     def placed(rank: int) -> str:
@@ -185,25 +254,67 @@ def capture_findings(
     others = steps["rank"].n_unique() - 1
     if firsts.height == others > 1 and firsts["shift"].n_unique() == 1 and firsts["shift"][0] < 0:
         comm, shift = firsts["comm"][0], firsts["shift"][0]
+        where = f"its first collective is their call #{1 - shift} (communicator {comm})"
+        if _both_sides(colls, reference, firsts["rank"][0], comm):
+            clock = -int(firsts["clock_ns"].median())
+            return (_unsure(reference, "the other ranks'", where, "later", clock, "theirs")
+                    + placed(reference),)  # fmt: skip
         return (
-            f"rank {reference}'s capture started later than the other ranks': its first "
-            f"collective is their call #{1 - shift} (communicator {comm}), paired from "
-            f"there{placed(reference)}",
+            f"rank {reference}'s capture started later than the other ranks': {where}, "
+            f"paired from there{placed(reference)}",
         )
     out = []
-    for rank, comm, shift in firsts.rows():
+    for rank, comm, shift, clock in firsts.rows():
         if shift > 0:
-            said = (
-                f"later than rank {reference}'s: its first collective is rank "
-                f"{reference}'s call #{shift + 1}"
-            )
+            said = f"its first collective is rank {reference}'s call #{shift + 1}"
         else:
-            said = (
-                f"earlier than rank {reference}'s: its call #{1 - shift} is rank "
-                f"{reference}'s first collective"
-            )
+            said = f"its call #{1 - shift} is rank {reference}'s first collective"
+        said += f" (communicator {comm})"
+        later = "later" if shift > 0 else "earlier"
+        if _both_sides(colls, rank, reference, comm):
+            whose = f"rank {reference}'s"
+            out.append(_unsure(rank, whose, said, later, clock, whose) + placed(rank))
+            continue
         out.append(
-            f"rank {rank}'s capture started {said} (communicator {comm}), paired from "
-            f"there{placed(rank)}"
+            f"rank {rank}'s capture started {later} than rank {reference}'s: {said}, paired "
+            f"from there{placed(rank)}"
         )
     return tuple(out)
+
+
+def _unsure(rank: int, whose: str, where: str, later: str, clock_ns: int, theirs: str) -> str:
+    """The words for a capture whose calls pair with ``whose`` by time at ``where`` and
+    that holds calls past both ends of theirs on one side (``later``): a capture that
+    started and ended ``later``, or the same capture with a clock off by ``clock_ns`` (the
+    correction its calls as numbered take: a clock off by whole steps pairs each call with
+    another of the same collective, and the exports tell the two apart by nothing)."""
+    from ..units import fmt_ns
+
+    ahead = "ahead of" if clock_ns < 0 else "behind"
+    return (
+        f"rank {rank}'s collectives pair with {whose} by their times, where {where}: its "
+        f"capture started and ended {later} than {theirs}, or its clock runs "
+        f"{fmt_ns(abs(clock_ns))} {ahead} {theirs} (about a whole number of steps: each call "
+        "then ends with another of the same collective); the exports cannot tell which, and "
+        f"its calls are paired as a capture that started {later}"
+    )
+
+
+def _both_sides(colls, rank: int, other: int, comm: int) -> bool:
+    """Whether ``rank``'s calls on ``comm`` (renumbered: ``colls``) start and end on the
+    same side of ``other``'s (later, or earlier, at both ends)."""
+    import polars as pl
+
+    if colls is None:
+        return False
+    held = (
+        colls.filter((pl.col("comm") == comm) & pl.col("rank").is_in([rank, other]))
+        .group_by("rank")
+        .agg(lo=pl.col("seq").min(), hi=pl.col("seq").max())
+    )
+    ends = {r: (lo, hi) for r, lo, hi in held.iter_rows()}
+    if len(ends) < 2:
+        return False
+    (lo, hi), (other_lo, other_hi) = ends[rank], ends[other]
+    # one end shared, or one capture inside the other: started (or ended) elsewhere only
+    return (lo - other_lo) * (hi - other_hi) > 0
