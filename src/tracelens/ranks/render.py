@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import render
 from ..choices import RANK_VIEWS
+from ..escape import printable
 from .findings import rank_list
 from .reduce import every_rank
 
@@ -141,7 +142,8 @@ def _sections(result: RanksResult, fmt: str, timeunit: str, look: dict) -> str:
     for finding in result.findings:
         out.append(f"- {render.md_text(finding) if md else finding}\n")
     for row in result.failures.iter_rows(named=True):
-        line = f"failed: {row['path']}: {row['reason']}"
+        # a file name can hold line breaks: shown as \x0a, as the escapes of the rest
+        line = f"failed: {printable(row['path'])}: {row['reason']}"
         out.append(f"- {render.md_text(line)}\n" if md else f"{line}\n")
     shown = [c for c in _OVERVIEW if c in result.ranks.columns]
     sections = [
