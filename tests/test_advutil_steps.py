@@ -70,3 +70,31 @@ def test_the_steps_table_says_so(shared, capsys):
     assert [line.split(",")[2:4] for line in lines[1:]] == [
         [str(10_000 + i * STEP), str(16_500 + i * STEP)] for i in range(8)
     ]
+
+
+def test_a_window_over_the_whole_capture_changes_nothing(shared):
+    """steps --start/--end recounts the steps from their work in the window
+    (queries/steps_window_work.sql), which took every operation on the device in a step's
+    window: the other program's SendRecv was a third kernel of steps 1, 2, 4, 6 and 8."""
+    from tracelens.filters import EventFilter
+
+    with tracelens.open(shared, cache=False) as trace:
+        whole = trace.steps().frame
+        windowed = trace.steps(where=EventFilter(start_ns=0, end_ns=1_000_000)).frame
+    columns = ["step", "start_ns", "end_ns", "busy_ns", "kernels", "kernel_ns"]
+    assert windowed.select(columns).rows() == whole.select(columns).rows()
+
+
+def test_util_of_a_step_is_the_loops_work(shared, capsys):
+    """util --step 2 selects step 2's work (the same windows): it held the other program's
+    3 µs SendRecv (exposed communication the loop never launched) and its copy."""
+    rc, out, _ = run_cli(["util", shared, "--step", "2", "-f", "csv"], capsys)
+    assert rc == 0
+    header, row = out.splitlines()
+    got = dict(zip(header.split(","), row.split(","), strict=True))
+    assert {k: got[k] for k in ("span_ns", "busy_ns", "communication_ns", "memory_ns")} == {
+        "span_ns": "6500",
+        "busy_ns": "6500",
+        "communication_ns": "0",
+        "memory_ns": "500",
+    }

@@ -123,7 +123,7 @@ def period_steps(
     )
     return _finish(
         "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside,
-        source=source,
+        source=source, processes={d: f.pids for d, f in found.items() if f.pids is not None},
     )  # fmt: skip
 
 
