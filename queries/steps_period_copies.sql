@@ -10,11 +10,14 @@
 --
 -- Columns:
 --   device    BIGINT  CUDA device ordinal
+--   pid       INTEGER the process that issued it (a device another program used too: the
+--                     loop's processes' copies only are its steps')
 --   start_ns  BIGINT  start, ns from session start
 --   end_ns    BIGINT  end, ns
-SELECT deviceId::BIGINT AS device, start::BIGINT AS start_ns, "end"::BIGINT AS end_ns
+SELECT deviceId::BIGINT AS device, pid_of(globalPid)::INTEGER AS pid, start::BIGINT AS start_ns,
+       "end"::BIGINT AS end_ns
 FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 UNION ALL
-SELECT deviceId::BIGINT, start::BIGINT, "end"::BIGINT
+SELECT deviceId::BIGINT, pid_of(globalPid)::INTEGER, start::BIGINT, "end"::BIGINT
 FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ORDER BY device, start_ns, end_ns

@@ -9,7 +9,8 @@
 --
 -- Needs the relation step_bounds: one window per step and device (windows of a device do
 -- not overlap), device, step, start (inclusive) and "end" (exclusive), ns from session
--- start, which tracelens.stepwork registers (list parameters cost ~0.2 CPU s per 1,000
+-- start, and pids (BIGINT[]: the loop's processes on a device another program used too,
+-- whose operations alone are its steps'; NULL: every process's), which tracelens.stepwork registers (list parameters cost ~0.2 CPU s per 1,000
 -- elements to bind).
 --
 -- Parameters:
@@ -29,13 +30,13 @@
 --   step           BIGINT  the step it is in
 WITH windows AS (
     SELECT device::BIGINT AS device, step::BIGINT AS step, start::BIGINT AS start,
-           "end"::BIGINT AS "end"
+           "end"::BIGINT AS "end", pids::BIGINT[] AS pids
     FROM step_bounds
 )
 SELECT op.globalPid, op.correlationId, w.step
 FROM gpu_operations() AS op
 ASOF JOIN windows AS w ON op.device = w.device AND op.start >= w.start
-WHERE op.start < w."end"
+WHERE op.start < w."end" AND (w.pids IS NULL OR list_contains(w.pids, pid_of(op.globalPid)))
   AND ($device IS NULL OR op.device = $device) AND ($stream IS NULL OR op.stream = $stream)
   AND of_process(op.globalPid, $pid) AND in_window(op.start, op."end", $start_ns, $end_ns)
 ORDER BY op.globalPid, op.correlationId, w.step

@@ -39,6 +39,8 @@ _UTIL_RULES = ("exposed_communication", "launch_bound")
 
 #: Rows of each rule when not told otherwise: nsys analyze prints at most 50.
 DEFAULT_LIMIT = 50
+#: The longest time an int64 of ns holds.
+_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -328,12 +330,17 @@ def _gpu_rule(
     """gpu_gaps or gpu_low_util over ``ops`` (:func:`findings_gpu.gpu_ops` of ``work``, read
     from ``trace``: gpu_gaps reads the export's order where several contexts tie)."""
     if rule_id == "gpu_gaps":
-        gap_ns = round(values["gap_ms"] * 1_000_000)
+        # no gap is longer than an int64 of ns: a larger threshold finds none (polars
+        # refuses a Python int past int64)
+        gap_ns = min(round(values["gap_ms"] * 1_000_000), _INT64_MAX)
         gaps = findings_gpu.gpu_gaps(ops, gap_ns, trace, work)
         return findings_gpu.with_replay_cover(gaps, work)
     chunks = int(values["chunks"])
-    if not 1 <= chunks <= 1000:
-        raise UsageError(f"gpu_low_util.chunks must be between 1 and 1000 (got {chunks})")
+    if chunks != values["chunks"] or not 1 <= chunks <= 1000:  # 2.5 ran with 2 chunks
+        raise UsageError(
+            f"gpu_low_util.chunks must be a whole number between 1 and 1000 "
+            f"(got {values['chunks']:g})"
+        )
     low = findings_gpu.gpu_low_util(ops, chunks, float(values["threshold_pct"]))
     return findings_gpu.with_replay_cover(low, work)
 

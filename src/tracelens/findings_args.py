@@ -6,6 +6,7 @@ input with the same message (a UsageError), never run with a default in its plac
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import lru_cache
 from typing import Any
@@ -42,6 +43,8 @@ def parse_threshold(text: str, param: str = "threshold") -> tuple[str, str, floa
         number = float(value)
     except ValueError:
         raise UsageError(f"{{param}} {text!r}: {value!r} is not a number", param=param) from None
+    if not math.isfinite(number):  # float() takes nan and inf (1e400 too): no rule can use them
+        raise UsageError(f"{{param}} {text!r}: {value!r} is not a finite number", param=param)
     if number < 0:
         raise UsageError(f"{{param}} {text!r}: must not be negative", param=param)
     return rule, name, number
@@ -68,6 +71,8 @@ def checked_thresholds(thresholds: Any) -> dict[tuple[str, str], float]:
             raise UsageError(f"unknown threshold {key!r}; use one of: {names}")
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise UsageError(f"threshold {key!r} takes a number >= 0, not {value!r}")
+        if not math.isfinite(value):
+            raise UsageError(f"threshold {key!r} takes a finite number, not {value!r}")
     return dict(thresholds or {})
 
 

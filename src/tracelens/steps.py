@@ -108,6 +108,9 @@ class Steps(Result):
     #: The launches in no step (before the first step, between steps, after the last) and
     #: the step ranges left out (other threads': :class:`tracelens.steps_outside.Outside`).
     outside: Outside = field(default_factory=Outside)
+    #: For period steps: per device another program launched on too, the loop's processes
+    #: (pids), whose work alone is its steps' (a device not listed: every process's).
+    processes: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -420,6 +423,7 @@ def _finish(
     cut: str = "",
     outside: Outside | None = None,
     source: str | None = None,
+    processes: dict[int, tuple[int, ...]] | None = None,
 ) -> Steps:
     """Flag warm-up and outlier steps and say so in ``detail``
     (:func:`tracelens.steps_judge.judge`). ``ranges``, ``kernel_totals``: for steps from
@@ -434,7 +438,7 @@ def _finish(
     steps say theirs per device in ``detail``. ``source``: :attr:`Steps.source`, when
     ``detail`` holds counts of the whole trace's steps (period steps: 'exactly in 39 of its
     39 steps', which a diff of selected steps would print beside '3 steps'); else
-    ``detail``."""
+    ``detail``. ``processes``: :attr:`Steps.processes`."""
     from .steps_judge import judge
 
     frame = frame.select(FRAME_COLUMNS[:-2])
@@ -451,6 +455,7 @@ def _finish(
         ranges,
         kernel_totals=kernel_totals,
         outside=outside or Outside(),
+        processes=processes or {},
     )
 
 

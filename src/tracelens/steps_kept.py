@@ -53,6 +53,7 @@ def kept_steps(trace: Trace) -> Steps | None:
     frame = frame.with_columns(pl.col("step").set_sorted())
     totals = tables["kernel_totals"]
     outside = Outside(**json.loads(row["outside"]))
+    processes = {int(d): tuple(pids) for d, pids in json.loads(row["processes"]).items()}
     return Steps(
         row["method"],
         row["detail"],
@@ -62,6 +63,7 @@ def kept_steps(trace: Trace) -> Steps | None:
         ranges,
         kernel_totals=totals,
         outside=outside,
+        processes=processes,
     )
 
 
@@ -82,6 +84,7 @@ def keep_steps(trace: Trace, steps: Steps) -> None:
             "source": [steps.source],
             "motif": [json.dumps(motif, ensure_ascii=False)],
             "outside": [json.dumps(steps.outside.as_dict())],
+            "processes": [json.dumps({str(d): list(p) for d, p in steps.processes.items()})],
             "has_ranges": [steps.ranges is not None],
             "has_kernel_totals": [steps.kernel_totals is not None],
         }

@@ -82,11 +82,17 @@ def period_steps(
     if not found:
         return None
     # A step holds its device's copies and memsets too (its end and busy time count them).
+    # On a device another program used too, the loop's processes' (f.pids) only: the other
+    # program's launches are in no step, and neither are its copies.
     copies = trace.query("steps_period_copies", **params)
     frames = [
-        _per_step(f.steps, copies.filter(pl.col("device") == device), f.bound).with_columns(
-            device=pl.lit(device, dtype=pl.Int64)
-        )
+        _per_step(
+            f.steps,
+            copies.filter(
+                pl.col("device") == device, True if f.pids is None else pl.col("pid").is_in(f.pids)
+            ),
+            f.bound,
+        ).with_columns(device=pl.lit(device, dtype=pl.Int64))
         for device, f in found.items()
     ]
     names = dict(trace.query_rows("util_kernel_names").data)
@@ -117,7 +123,7 @@ def period_steps(
     )
     return _finish(
         "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside,
-        source=source,
+        source=source, processes={d: f.pids for d, f in found.items() if f.pids is not None},
     )  # fmt: skip
 
 
@@ -158,7 +164,8 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     found = search(lo, hi - lo) if len(loop) > 1 else best
     if found is None:
         return None
-    return replace(found, others=(count - (hi - lo), len(blocks) - len(loop)))
+    others = (count - (hi - lo), len(blocks) - len(loop))
+    return replace(found, others=others, pids=tuple(sequence.pids(lo, hi - lo)))
 
 
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
@@ -388,6 +395,8 @@ class DevicePeriod:
     others: tuple[int, int] = (0, 0)
     #: of ``outside``, the launches before the first step (the others are after the last)
     before: int = 0
+    #: the loop's processes when ``others`` launched on the device too; None: every process
+    pids: tuple[int, ...] | None = None
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:

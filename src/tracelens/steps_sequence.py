@@ -122,6 +122,13 @@ class LaunchSequence:
         ends = [*firsts[1:], count]
         return [(offset + a, b - a) for a, b in zip(firsts, ends, strict=True)]
 
+    def pids(self, offset: int, count: int) -> list[int]:
+        """The processes that launched [offset, offset + count) (read: :meth:`blocks`)."""
+        pids = self.rows["pid"]
+        if self.order is not None:
+            return pids.gather(self.order.slice(offset, count)).unique().to_list()
+        return pids.slice(offset, count).unique().to_list()
+
     def times(self, offset: int, count: int) -> pl.DataFrame:
         """start_ns, end_ns, token (and correlation_id when read: the host's launch call,
         :meth:`tracelens.steps_phase.HostGaps.calls`) of launches [offset, offset + count), in

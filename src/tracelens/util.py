@@ -45,6 +45,7 @@ from .util_order import ORDER, in_order, taken_by_device_start
 from .util_project import covered_ns, projection
 from .util_read import kept_whole, read_work, record_counts, unsorted_work, work_in_order
 from .util_sweep import ACCOUNTING_COLUMNS, device_sweep, has_launches
+from .views import plural
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -342,9 +343,11 @@ def _accounting(
         notes.append(note)
     replays = trace.graph_replays(where)[0]
     if replays:
+        one = replays == 1
         notes.append(
-            f"{replays:,} CUDA graph replays traced at graph level count as compute: the "
-            "export does not list their kernels (profile with --cuda-graph-trace=node)"
+            f"{plural(replays, 'CUDA graph replay')} traced at graph level "
+            f"{'counts' if one else 'count'} as compute: the export does not list "
+            f"{'its' if one else 'their'} kernels (profile with --cuda-graph-trace=node)"
         )
     util = Util(
         frame=frame,

@@ -44,8 +44,8 @@ IDLE_DEVICE_CAUSE = "before_first"
 #: Why, in the note util adds for such a device.
 IDLE_DEVICE_REASON = (
     "a traced process had a CUDA context on it but it ran no kernel, memcpy or memset in "
-    "the window: its whole span is idle (counted as before_first); util_min counts it, "
-    "util, busy and idle do not"
+    "the window (or only ones of 0 ns): its whole span is idle (counted as before_first); "
+    "util_min counts it, util, busy and idle do not"
 )
 
 #: The export tables with one row per CUDA context, newest first, and the query that

@@ -54,6 +54,10 @@ RANGES = pl.DataFrame(
 
 
 def _bounds(frame):
+    if "device" in frame.columns and "pids" not in frame.columns:
+        # period windows: no loop's processes (NULL), every process's work is the step's
+        frame = frame.with_columns(pids=pl.lit(None, dtype=pl.List(pl.Int64)))
+
     def register(trace):
         trace.db.register("step_bounds", frame)
 
