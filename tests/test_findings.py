@@ -235,9 +235,12 @@ def test_cli_csv_and_fail_on(tripped, capsys):
                 "json",
             ]
         )
-    assert exit_info.value.code == 0
-    doc = json.loads(capsys.readouterr().out)
+    # the gated rule was not run: the gate looked at nothing, so it does not pass
+    assert exit_info.value.code == 3
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
     assert [d["rule"] for d in doc] == ["sync_memset"] and doc[0]["total"] == 1
+    assert "sync_api could not look: it was not run (the rules run: sync_memset)" in captured.err
     with pytest.raises(SystemExit) as exit_info:
         main(["findings", str(tripped), "--fail-on", "nope"])
     assert exit_info.value.code == 2

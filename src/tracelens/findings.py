@@ -86,6 +86,10 @@ class Findings(Result):
         was skipped (its data is not in the export), or with 'any' every rule was. A gate
         that looked at nothing must not pass (a CPU-only export: 0 of 8 rules found
         something)."""
+        run = [r.rule for r in self.results]
+        # a gate on a rule --rule left out: it looked at nothing, so it must not pass
+        if not_run := [g for g in gates if g != "any" and g not in run]:
+            return f"{not_run[0]} could not look: it was not run (the rules run: {', '.join(run)})"
         skipped = {r.rule: r.skipped for r in self.results if r.skipped}
         named = [g for g in gates if g in skipped]
         if named:
