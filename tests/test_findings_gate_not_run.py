@@ -37,3 +37,28 @@ def test_a_gate_on_a_rule_not_run_does_not_pass(tmp_path):
         .exit_code
         == 0
     )
+
+
+def test_a_gate_whose_filters_select_no_gpu_work_does_not_pass(tmp_path):
+    """--device 7 on a one-GPU trace, or a window past the capture: no GPU rule looked at
+    anything, and the gate passed (exit 0; the hint, when there was one, on stderr only)."""
+    trace = str(_with_sync(tmp_path / "t.sqlite"))
+    for flags, why in (
+        (["--device", "7"], "no GPU work on device 7; devices present: 0"),
+        (
+            ["--start", "1s"],
+            "window from 1.00 s is outside the trace's span 1.00 µs–51.00 µs from session start",
+        ),
+    ):
+        r = CliRunner().invoke(app, ["findings", trace, "--fail-on", "gpu_gaps", *flags])
+        assert r.exit_code == 3, flags
+        # one line: the hint is not said twice
+        assert r.stderr.strip().splitlines() == [
+            f"tracelens: findings: --fail-on gpu_gaps could not look: {why}"
+        ]
+    # what the host rules find still fails the gate: a finding is a finding
+    r = CliRunner().invoke(app, ["findings", trace, "--fail-on", "sync_api", "--device", "7"])
+    assert r.exit_code == 1
+    # the filters select work: the gate passes on what it saw
+    r = CliRunner().invoke(app, ["findings", trace, "--fail-on", "gpu_gaps", "--device", "0"])
+    assert r.exit_code == 0

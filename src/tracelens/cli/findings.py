@@ -78,11 +78,18 @@ def findings(
         # no rule found anything: say so when the filters explain it (a window outside the
         # capture, a device or process without GPU work), as every command's filters do
         hint = c.empty_hint(tr, where, len(result.fired))
-    out.show(render, result, tr, note=note, hint=hint)
+        # a gate whose filters select no GPU work looked at nothing, whatever else fired
+        blind = (hint if not result.fired else c.empty_hint(tr, where, 0)) if fail_on else None
+    failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
+    blind = None if failing else blind
+    out.show(render, result, tr, note=note, hint=None if blind else hint)  # blind: said below
     if why := result.unchecked(tuple(fail_on or ())):
         print(f"tracelens: findings: --fail-on {why}", file=sys.stderr)
         raise typer.Exit(3)
-    failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
     if failing:
         print(f"tracelens: findings: {', '.join(failing)} found something", file=sys.stderr)
         raise typer.Exit(1)
+    if blind:
+        gates = ", ".join(fail_on or ())
+        print(f"tracelens: findings: --fail-on {gates} could not look: {blind}", file=sys.stderr)
+        raise typer.Exit(3)
