@@ -62,3 +62,29 @@ def test_a_gate_whose_filters_select_no_gpu_work_does_not_pass(tmp_path):
     # the filters select work: the gate passes on what it saw
     r = CliRunner().invoke(app, ["findings", trace, "--fail-on", "gpu_gaps", "--device", "0"])
     assert r.exit_code == 0
+
+
+def test_a_threshold_of_a_rule_not_run_is_refused(tmp_path, capsys):
+    """--threshold gpu_gaps.gap_ms=1 with --rule sync_api: the threshold applied to nothing,
+    silently; the library's thresholds= alike."""
+    import pytest
+
+    import tracelens
+    from tracelens.cli import main
+    from tracelens.errors import UsageError
+
+    trace = _with_sync(tmp_path / "t.sqlite")
+    flags = ["--rule", "sync_api", "--threshold", "gpu_gaps.gap_ms=1"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["findings", str(trace), *flags])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "tracelens: threshold gpu_gaps.gap_ms is of rule gpu_gaps, which is not run (the rules "
+        "run: sync_api)"
+    ]
+    with tracelens.open(trace) as t, pytest.raises(UsageError, match="which is not run"):
+        t.findings(only=("sync_api",), thresholds={("gpu_gaps", "gap_ms"): 1.0})
+    # with its rule run, it applies
+    with pytest.raises(SystemExit) as exit_info:
+        main(["findings", str(trace), *flags, "--rule", "gpu_gaps"])
+    assert exit_info.value.code == 0

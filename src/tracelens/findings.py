@@ -19,9 +19,15 @@ from typing import TYPE_CHECKING, Any
 from . import findings_gpu
 from .errors import UsageError
 from .filters import EventFilter
-from .findings_args import checked_limit, checked_only, checked_thresholds, rule_ids, rules
+from .findings_args import (
+    check_thresholds_run,
+    checked_limit,
+    checked_only,
+    checked_thresholds,
+    rule_ids,
+    rules,
+)
 from .findings_args import parse_threshold as parse_threshold
-from .render import DEFAULT_WIDTH
 from .results import Result
 from .util_workfile import bundle_name, code_version, read_kept, write_kept
 
@@ -146,6 +152,7 @@ def find_issues(
     (:mod:`tracelens.findings_args`), whoever calls."""
     only = checked_only(only)
     overrides = checked_thresholds(thresholds)
+    check_thresholds_run(overrides, only)
     limit = checked_limit(limit)
     where = where or EventFilter()
     results = []
@@ -437,73 +444,3 @@ def _result(rule, frame, skipped, values, limit) -> RuleResult:
         excused=excused,
         excuse=excuse,
     )
-
-
-def render(
-    result: Findings,
-    *,
-    fmt: str,
-    timeunit: str,
-    source: str,
-    width: int = DEFAULT_WIDTH,
-    color: bool = False,
-) -> str:
-    """``table``/``markdown``: per rule, what it found (or that it found nothing or was
-    skipped), its rows, why it matters and the fix; ``csv``: every row with a ``rule``
-    column; ``json``: one object per rule (rule, nsys, title, total, skipped, thresholds,
-    why, fix, rows)."""
-    import json
-
-    from . import render as r
-
-    if fmt == "csv":
-        return r.frame(result.frame, fmt="csv", timeunit=timeunit)
-    if fmt == "json":
-        doc = [
-            {
-                "rule": x.rule,
-                "nsys": x.nsys,
-                "title": x.title,
-                "total": x.total,
-                **({"not_counted": x.excused, "why_not_counted": x.excuse} if x.excused else {}),
-                "skipped": x.skipped,
-                "thresholds": x.thresholds,
-                "why": x.why,
-                "fix": x.fix,
-                "rows": r.convert_times(x.frame, timeunit).to_dicts(),
-            }
-            for x in result.results
-        ]
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    out = []
-    for x in result.results:
-        name = x.rule + (f" [nsys {x.nsys}]" if x.nsys else "")
-        if x.skipped:
-            out.append(f"{name}: skipped: {x.skipped}\n")
-            continue
-        if not x.total:
-            out.append(f"{name}: nothing found\n")
-            continue
-        shown = "" if x.frame.height == x.total else f" (first {x.frame.height}; --limit 0 for all)"
-        title = f"{name}: {x.title}: {x.total:,} found{shown}"
-        if x.excuse:
-            title += f"; {x.excuse}"
-        caption = f"why: {x.why} fix: {x.fix}"
-        if fmt == "markdown":
-            table = r.markdown(r.convert_times(x.frame, timeunit), timeunit=timeunit, title=title)
-            out.append(table + f"\n{r.md_text(caption)}\n")
-        else:
-            out.append(
-                r.frame(
-                    x.frame,
-                    fmt="table",
-                    timeunit=timeunit,
-                    title=title,
-                    caption=caption,
-                    width=width,
-                    color=color,
-                )
-            )
-    head = f"findings of {source}: {len(result.fired)} of {len(result.results)} rules found something\n"
-    notes = "".join(f"note: {n}\n" for n in result.notes)
-    return head + ("\n" if fmt == "markdown" else "").join(out) + notes

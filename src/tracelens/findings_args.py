@@ -76,6 +76,17 @@ def checked_thresholds(thresholds: Any) -> dict[tuple[str, str], float]:
     return dict(thresholds or {})
 
 
+def check_thresholds_run(overrides: dict[tuple[str, str], float], only: tuple[str, ...]) -> None:
+    """A UsageError when ``overrides`` sets a threshold of a rule that ``only`` leaves out:
+    it would be ignored, and whoever set it believe it applied."""
+    for rule, key in overrides:
+        if only and rule not in only:
+            raise UsageError(
+                f"threshold {rule}.{key} is of rule {rule}, which is not run (the rules run: "
+                f"{', '.join(only)})"
+            )
+
+
 def checked_limit(limit: Any) -> int | None:
     """``limit`` (rows per rule; None or 0: every row) when an integer >= 0, else a
     UsageError (-1 kept all rows but the last of every rule)."""

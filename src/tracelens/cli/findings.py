@@ -60,7 +60,8 @@ def findings(
     [cuda-sync-memset], sync_api [cuda-sync-api], pageable_async_memcpy [cuda-async-memcpy];
     then exposed_communication and launch_bound (from tracelens util). A rule whose data the
     export lacks is skipped, as nsys skips it."""
-    from ..findings import find_issues, parse_threshold, render, rule_ids
+    from ..findings import find_issues, parse_threshold, rule_ids
+    from ..findings_text import render
 
     for name in fail_on or ():
         if name != "any":
