@@ -139,7 +139,8 @@ def _other_work(x: Context, al, longer: str) -> Clue | None:
     """When the longer capture's extra launches on ``al``'s device are all of kernels the
     other run never launches (another process on the GPU, or a new part of the program
     beside the same steps), the clue that says so (``other_work``): not more of the same
-    sequence; else None."""
+    sequence, and which of the two when the processes that launched them tell
+    (:func:`_extra_source`); else None."""
     import polars as pl
 
     extra = al.only_in_b if longer == "B" else al.only_in_a
