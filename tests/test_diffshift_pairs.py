@@ -20,13 +20,16 @@ def test_a_second_process_on_the_gpu_is_other_work_not_a_longer_capture(neighbou
     d = neighbour_pair
     assert "capture_difference" not in ids(d)
     c = clue(d, "other_work")
-    assert c.clue == "B holds 40 more launches, all of kernels A never launches"
+    assert c.clue == (
+        "B holds 40 more launches, all of kernels A never launches, from another process: "
+        f"python other.py (pid {PID + 1})"
+    )
     assert c.evidence == (
         "device 0: 320 → 360 launches; 320 in common, in order; 40 → 40 steps; "
         "only in B: other_proc_kernel (40)"
     )
     assert "cut short" not in c.verdict
-    assert "another process on the same GPU" in c.verdict
+    assert "another process's work on the same GPU" in c.verdict
 
 
 def test_steps_that_overlap_in_time_name_no_kernel_for_their_shift(neighbour_pair):

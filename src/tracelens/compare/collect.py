@@ -3,7 +3,7 @@ grids and hidden CUDA graph replays, all through query files and public function
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .headline import kept_totals, util_accounting, window
@@ -78,6 +78,11 @@ class Side:
     # step_coverage): the selected work is the same, whole steps or not
     cut_steps: int = 0
     cut_busy_ns: int = 0
+    # Launches per device, kernel name and process (launchers.kernel_launchers: device,
+    # name, pid, launches) and the name of each of those processes (None: the export names
+    # none): who launched the kernels only one run has (the other_work clue)
+    launchers: pl.DataFrame | None = None
+    process_names: dict[int, str | None] = field(default_factory=dict)
 
 
 # The columns of Side.work: what the report's census, line-up and timeline read.
@@ -98,6 +103,7 @@ def collect(
     entry keeps it, say so (:attr:`Side.work_in_entry`: :func:`kept_work` reads it back);
     ``per_device``: its kernels' figures per device and name id on
     :attr:`Side.kernel_ids_by_device`."""
+    from .launchers import kernel_launchers, process_names
     from .model.devices import device_kernel_ids
 
     trace.require_kernels()
@@ -112,6 +118,7 @@ def collect(
     read = _Read(work, *_launches(work, name_kind))
     del work  # held by ``read`` alone, which the step search empties
     by_device = device_kernel_ids(read.launches, name_kind) if per_device else None
+    launchers = kernel_launchers(read.launches, kernels, name_kind)
     census = kernels.drop("name_id", "avg_blocks")
     if census_demangled is None:
         census_demangled = census
@@ -144,6 +151,8 @@ def collect(
         starts,
         shift,
         named,
+        launchers=launchers,
+        process_names=process_names(trace, launchers["pid"].unique().to_list()),
     )
 
 

@@ -139,7 +139,8 @@ def _other_work(x: Context, al, longer: str) -> Clue | None:
     """When the longer capture's extra launches on ``al``'s device are all of kernels the
     other run never launches (another process on the GPU, or a new part of the program
     beside the same steps), the clue that says so (``other_work``): not more of the same
-    sequence; else None."""
+    sequence, and which of the two when the processes that launched them tell
+    (:func:`_extra_source`); else None."""
     import polars as pl
 
     extra = al.only_in_b if longer == "B" else al.only_in_a
@@ -156,6 +157,9 @@ def _other_work(x: Context, al, longer: str) -> Clue | None:
         f"; {count(al.steps_a)} → {count(al.steps_b)} steps" if al.steps_a and al.steps_b else ""
     )
     shown = ", ".join(f"{short_name(n)} ({count(c)})" for n, c in extra[:3])
+    # the longer side's device (B's own when the two runs' one devices were paired)
+    device = al.device_b if longer == "B" and al.device_b is not None else al.device
+    source, verdict = _extra_source(x, longer, names, device)
     return make(
         "other_work",
         f"{al.where}: {count(al.launches_a)} → {count(al.launches_b)} launches; "
@@ -166,7 +170,46 @@ def _other_work(x: Context, al, longer: str) -> Clue | None:
         side=longer,
         other="AB"[longer == "A"],
         n=count(launches),
+        source=source,
+        verdict=verdict,
     )
+
+
+def _extra_source(x: Context, longer: str, names: list[str], device) -> tuple[str, str | None]:
+    """(what the ``other_work`` clue adds after its kernels, its verdict) when the data
+    tells who launched the ``longer`` side's extra kernels ``names`` on ``device``:
+    processes that launch none of the kernels both runs share (another process on the GPU),
+    or the process that launches them (a new part of the program); ("", None) when it
+    cannot tell (no process ids, both kinds, or CUDA graph replays traced at graph level,
+    whose kernels no table lists: the shared kernels' processes are not all known)."""
+    import polars as pl
+
+    from ..launchers import extra_launchers, process_list
+
+    side = x.sb if longer == "B" else x.sa
+    if x.sa.graph[0] or x.sb.graph[0]:
+        return "", None
+    shared = x.kernels.filter(pl.col("status") == "both")["name"].to_list()
+    who = extra_launchers(side.launchers, side.process_names, names, shared, device)
+    if who is None:
+        return "", None
+    listed = process_list(who.processes)
+    several = len(who.processes) > 1
+    if who.own:
+        key = "verdict_own_process"
+        source = f", from the program's own process{'es' if several else ''} {listed}: "
+        source += "a new part of the program"
+    else:
+        key = "verdict_other_process"
+        lead = f"{count(len(who.processes))} other processes" if several else "another process"
+        source = f", from {lead}: {listed}"
+    verdict = prose(
+        "other_work",
+        key,
+        side=longer,
+        who="those processes launch" if several else "that process launches",
+    )
+    return source, verdict
 
 
 def _same_steps(al, how: str) -> str | None:
