@@ -44,7 +44,7 @@ def impact_steps(sa, sb, motif: tuple[int | None, int | None]) -> tuple[int | No
     sequence's motif on the busiest device (``motif``: ``model.steps_of``) when both repeat
     one; else none (impacts in total)."""
     from .clues import threshold
-    from .clues.accounting import step_coverage
+    from .clues.step_units import step_coverage
 
     counts = _work_counts(sa.steps, sb.steps, (sa.cut_steps, sb.cut_steps))
     if None in counts:

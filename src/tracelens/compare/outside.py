@@ -54,7 +54,7 @@ def _work_outside(side: Side) -> bool:
     per-step unit then, :mod:`.repetitions`)."""
     import polars as pl
 
-    from .clues.accounting import step_coverage
+    from .clues.step_units import step_coverage
 
     limit = threshold("step_time_coverage")
     if step_coverage(side) >= limit:
