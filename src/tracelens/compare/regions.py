@@ -54,7 +54,8 @@ def region_times(trace: Trace, where: EventFilter, steps: Steps | None) -> pl.Da
 
 
 def _with_steps(ops: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
-    """``ops`` (sorted by start) with the step of its device each one starts in."""
+    """``ops`` (sorted by start) with the step of its device each one starts in (none for
+    another program's work on a device the loop shares: :attr:`Steps.processes`)."""
     import polars as pl
 
     if steps is None or not steps.count:
@@ -63,9 +64,18 @@ def _with_steps(ops: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
     joined = ops.join_asof(
         bounds, left_on="start", right_on="start_ns", by="device", check_sortedness=False
     )
-    return joined.with_columns(
-        step=pl.when(pl.col("start") < pl.col("end_ns")).then(pl.col("step"))
-    ).drop("start_ns", "end_ns")
+    inside = pl.col("start") < pl.col("end_ns")
+    if steps.processes:
+        # a device another program used too: the loop's processes' work alone is in its
+        # steps (the steps say the other's launches are in no step); pid_of a globalPid
+        loop = pl.col("device").replace_strict(
+            {d: list(p) for d, p in steps.processes.items()},
+            default=None,
+            return_dtype=pl.List(pl.Int64),
+        )
+        pid = (pl.col("globalPid") // (1 << 24)) % (1 << 24)
+        inside = inside & (loop.is_null() | loop.list.contains(pid))
+    return joined.with_columns(step=pl.when(inside).then(pl.col("step"))).drop("start_ns", "end_ns")
 
 
 # Path separator (Trace.nvtx_paths), and what stands for the number of a range that is a
