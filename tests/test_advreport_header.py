@@ -61,3 +61,18 @@ def test_header_gpu_memory_is_infos(tmp_path):
         gpu = dict(info_fields(t.info))["gpu 0"]
     assert "9.8 GiB" in gpu
     assert header(html)["GPUs"] == "GPU 0: NVIDIA GeForce RTX 3080 (68 SMs, 9.8 GiB, sm 8.6)"
+
+
+def test_header_numbers_a_gpu_as_the_tables_do(tmp_path):
+    """nsys numbers GPUs in TARGET_INFO_GPU (``id``) apart from the CUDA ordinal the GPU
+    work records (``cuDevice``: what --device, util's table and the timeline's lanes
+    say); the header said 'GPU 1' of the GPU every other part of the page calls GPU 0."""
+    b = TraceBuilder("3.23.3")
+    b.process(11, "./app")
+    b.gpu(1, "NVIDIA H100 80GB HBM3", cuda_device=0)
+    cid = b.runtime("cudaLaunchKernel", start=1_000, end=2_000, pid=11)
+    b.kernel("k", start=3_000, end=8_000, correlation_id=cid, pid=11, device=0)
+    with tracelens.open(b.write(tmp_path / "d.sqlite")) as t:
+        html = build_report(t)
+        assert t.util().frame["device"].to_list() == [0]
+    assert header(html)["GPUs"] == "GPU 0: NVIDIA H100 80GB HBM3 (132 SMs, 79.6 GiB, sm 9.0)"

@@ -27,7 +27,9 @@ def gpu_kinds(trace: Trace) -> list[str]:
         if g.compute_capability:
             bits.append(f"sm {g.compute_capability}")
         text = (g.name or "unknown GPU") + (f" ({', '.join(bits)})" if bits else "")
-        kinds.setdefault(text, []).append(g.id)
+        # the CUDA ordinal, as --device and the page's tables and lanes number the GPU
+        # (nsys's own id of it can differ)
+        kinds.setdefault(text, []).append(g.id if g.cuda_device is None else g.cuda_device)
     return [
         (f"{len(ids)} × " if len(ids) > 1 else f"GPU {ids[0]}: ") + text
         for text, ids in kinds.items()
