@@ -58,7 +58,9 @@ CREATE OR REPLACE TEMP MACRO step_ranges(
         WHERE (NOT top_only OR top_level)
           AND CASE match
               WHEN 'family' THEN regexp_replace(label, '[0-9]+', '#', 'g') = pattern
-              ELSE regexp_full_match(label, pattern)
+              -- the regex only when matching by one: DuckDB compiles a constant pattern
+              -- whichever branch runs, and a family ('\x1b[#m...') need not be a regex
+              ELSE regexp_full_match(label, CASE match WHEN 'regex' THEN pattern ELSE '' END)
           END
     )
     SELECT row_number() OVER (ORDER BY start, globalTid, "end" DESC, closed) AS range,

@@ -163,6 +163,8 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
         no_kernels, categories, util = _without_kernels(
             trace, label, name_kind, palette, kept_omitted, notes
         )
+        if util is not None:  # the header's busy time, as the utilization table's
+            busy_ns = int(util.frame["busy_ns"].sum())
     picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, early)
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps

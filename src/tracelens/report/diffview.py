@@ -36,6 +36,7 @@ class DiffView:
     # per clue (same order): the link to its evidence, the first row that backs it (or its
     # table when it names no row)
     clue_links: list[str]
+    impacts: list[str]  # per clue: its impact as the text board writes it ("+1.32 ms/step")
     summary: list[tuple[str, str, str]]  # (label, value, css class)
     totals: list[dict[str, Any]]  # cells, row_id, clues (numbers of the clues it backs)
     categories: list[dict[str, Any]]
@@ -274,7 +275,7 @@ def diff_view(
 ) -> DiffView:
     """The diff's sections of the page. ``profiles``: each trace's profiles of
     :func:`stakeout_picks`'s kernels, already read (None: read here)."""
-    from ..compare.render import totals_caveat, totals_rows
+    from ..compare.render import impact_text, totals_caveat, totals_rows
 
     categories = [
         {**r, "color": palette(r["category"])} for r in d.categories.iter_rows(named=True)
@@ -311,6 +312,7 @@ def diff_view(
         d=d,
         clues=clues,
         clue_links=link_evidence(clues, tables),
+        impacts=[impact_text(d, c.impact_ns, c.id) for c in clues],
         summary=_summary(d),
         totals=tables["totals"],
         categories=categories,

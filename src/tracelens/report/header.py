@@ -23,11 +23,13 @@ def gpu_kinds(trace: Trace) -> list[str]:
         if g.sm_count:
             bits.append(f"{g.sm_count} SMs")
         if g.memory_bytes:
-            bits.append(f"{g.memory_bytes / 2**30:.0f} GiB")
+            bits.append(f"{g.memory_bytes / 2**30:,.1f} GiB")  # info's figure
         if g.compute_capability:
             bits.append(f"sm {g.compute_capability}")
         text = (g.name or "unknown GPU") + (f" ({', '.join(bits)})" if bits else "")
-        kinds.setdefault(text, []).append(g.id)
+        # the CUDA ordinal, as --device and the page's tables and lanes number the GPU
+        # (nsys's own id of it can differ)
+        kinds.setdefault(text, []).append(g.id if g.cuda_device is None else g.cuda_device)
     return [
         (f"{len(ids)} × " if len(ids) > 1 else f"GPU {ids[0]}: ") + text
         for text, ids in kinds.items()
@@ -58,12 +60,12 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
         ("span", span),
         (
             "GPU events",
-            f"{info.count('kernel'):,} kernels · {info.count('memcpy'):,} memcpys · "
-            f"{info.count('memset'):,} memsets",
+            f"{event_count(info, 'kernel', 'kernels')} · {event_count(info, 'memcpy', 'memcpys')} · "
+            f"{event_count(info, 'memset', 'memsets')}",
         ),
         (
             "CPU events",
-            f"{info.count('runtime'):,} CUDA API calls · {info.count('nvtx'):,} NVTX events",
+            f"{event_count(info, 'runtime', 'CUDA API calls')} · {event_count(info, 'nvtx', 'NVTX events')}",
         ),
         ("processes", shown),
         ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
@@ -72,6 +74,15 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
     if notes:
         rows.append(("not in this report", "; ".join(notes)))
     return rows
+
+
+def event_count(info: Any, kind: str, label: str) -> str:
+    """'N label', or, when the export has no table of the kind, that it was not captured
+    (as info says): 0 would read as 'nothing happened', which nobody looked for."""
+    event = next((e for e in info.events if e.kind == kind), None)
+    if event is not None and not event.present:
+        return f"{label.removesuffix(' events')} not captured"
+    return f"{info.count(kind):,} {label}"
 
 
 def left_out_notes(trace: Trace) -> list[str]:

@@ -11,6 +11,7 @@ from ..errors import MissingDataError
 from ..units import fmt_ns
 from . import svg
 from .dangerview import danger_rows
+from .header import event_count
 from .kernelview import category_rows, kernel_rows
 from .page import check_top
 from .text import pct, share_pct, short
@@ -85,9 +86,10 @@ def _header_line(trace: Trace) -> str:
     return (
         f"nsys {md_text(info.nsys_version or 'unknown')}, "
         f"schema {md_text(info.schema_version or '—')} · "
-        f"{md_text(gpus)} · span {fmt_ns(info.duration_ns)} · {info.count('kernel'):,} kernels, "
-        f"{info.count('memcpy'):,} memcpys, {info.count('memset'):,} memsets, "
-        f"{info.count('runtime'):,} CUDA API calls"
+        f"{md_text(gpus)} · span {fmt_ns(info.duration_ns)} · "
+        f"{event_count(info, 'kernel', 'kernels')}, {event_count(info, 'memcpy', 'memcpys')}, "
+        f"{event_count(info, 'memset', 'memsets')}, "
+        f"{event_count(info, 'runtime', 'CUDA API calls')}"
     )
 
 

@@ -166,7 +166,12 @@ def _base_context(**extra: Any) -> dict[str, Any]:
 
 
 def _render(context: dict[str, Any]) -> str:
-    return _environment().get_template("report.html.j2").render(**context)
+    from ..escape import escape_controls
+
+    # Names from the profiled program may hold control characters: raw, each is an HTML
+    # parse error and shows as nothing; as \xNN they read as the text outputs show them.
+    # The page's own markup, CSS and script hold none (JSON data escapes its own).
+    return escape_controls(_environment().get_template("report.html.j2").render(**context))
 
 
 def _path(
