@@ -76,3 +76,34 @@ def test_header_numbers_a_gpu_as_the_tables_do(tmp_path):
         html = build_report(t)
         assert t.util().frame["device"].to_list() == [0]
     assert header(html)["GPUs"] == "GPU 0: NVIDIA H100 80GB HBM3 (132 SMs, 79.6 GiB, sm 9.0)"
+
+
+def test_one_of_a_kind_is_singular(tmp_path):
+    """'1 kernels' and '1 CUDA API calls' read as a slip; the counts past 999 have commas."""
+    b = TraceBuilder("3.23.3")
+    b.process(77, "./app")
+    b.gpu(0, "NVIDIA GeForce RTX 3080", sm_count=68, total_memory=RTX3080_BYTES,
+          compute_capability=(8, 6))  # fmt: skip
+    cid = b.runtime("cudaLaunchKernel", start=1_000, end=2_000)
+    b.kernel("k", start=3_000, end=8_000, correlation_id=cid)
+    with tracelens.open(b.write(tmp_path / "one.sqlite")) as t:
+        rows = header(build_report(t))
+    assert rows["GPU events"] == "1 kernel · memcpys not captured · memsets not captured"
+    assert rows["CPU events"] == "1 CUDA API call · NVTX not captured"
+
+
+def test_the_timeline_caption_counts_steps_with_commas(tmp_path):
+    """'step 1 of 4095' read as a code; 'step 1 of 4,095', and '1 kernel' for one."""
+    from tracelens.report.layout import step_window
+
+    b = TraceBuilder("3.23.3")
+    b.process(77, "./app")
+    for i in range(1_200):
+        t = 10_000 + i * 10_000
+        b.nvtx_range(f"step {i + 1}", start=t, end=t + 9_000, pid=77, tid=77)
+        cid = b.runtime("cudaLaunchKernel", start=t + 100, end=t + 200, pid=77, tid=77)
+        b.kernel("k", start=t + 300, end=t + 5_000, correlation_id=cid, pid=77)
+    with tracelens.open(b.write(tmp_path / "many.sqlite")) as t:
+        _, why = step_window(t.steps())
+    assert why.startswith("step 1 of 1,200 (marker steps: ")
+    assert why.endswith(", with the 1 kernel it ran")

@@ -82,7 +82,8 @@ def event_count(info: Any, kind: str, label: str) -> str:
     event = next((e for e in info.events if e.kind == kind), None)
     if event is not None and not event.present:
         return f"{label.removesuffix(' events')} not captured"
-    return f"{info.count(kind):,} {label}"
+    n = info.count(kind)
+    return f"{n:,} {label.removesuffix('s') if n == 1 else label}"  # '1 kernel'
 
 
 def left_out_notes(trace: Trace) -> list[str]:

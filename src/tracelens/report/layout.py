@@ -15,6 +15,7 @@ from markupsafe import Markup
 from .. import activity
 from ..compare import COPY_KIND_LABELS
 from ..units import fmt_bytes, fmt_ns
+from ..views import plural
 from . import svg
 from .text import pct, short
 
@@ -196,8 +197,8 @@ def step_window(steps: Steps | None) -> tuple[tuple[int, int], str] | None:
     # frame, so "of" counts to the last number, not the steps with work (as stepwork.note)
     last = int(steps.frame["step"].max())
     why = (
-        f"step {n} of {last}{warm} ({steps.method} steps: {steps.detail}), with the "
-        f"{int(rows['kernels'].sum()):,} kernels it ran"
+        f"step {n:,} of {last:,}{warm} ({steps.method} steps: {steps.detail}), with the "
+        f"{plural(int(rows['kernels'].sum()), 'kernel')} it ran"
     )
     return (s - pad, e + pad), why
 
