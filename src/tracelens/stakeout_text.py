@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .escape import printable
 from .render import DEFAULT_WIDTH
 from .stakeout import CONFIG_COLUMNS, Stakeout, quoted, summary_frame
 
@@ -87,7 +88,9 @@ def _title(result: Stakeout, source: str) -> str:
         "" if n == 1 else "es"
     )
     if result.kernels.height == 1:
-        title += f" of {result.kernels['name'][0]}"
+        # a name from the program: a line break in it would split the title (as \xNN, as the
+        # launch rows and the hints show it)
+        title += f" of {printable(result.kernels['name'][0])}"
     elif result.kernels.height:
         title += f" of {result.kernels.height} kernels"
     return title
@@ -179,7 +182,7 @@ def _fold_constant_columns(result: Stakeout) -> tuple[pl.DataFrame, list[str]]:
         if launches.height > 1 and len(values) == 1 or values.null_count() == len(values):
             launches = launches.drop(col)
             if values[0] is not None and not (col == "name" and result.kernels.height == 1):
-                same.append(f"{r.HEADERS.get(col, col)} {values[0]}")
+                same.append(f"{r.HEADERS.get(col, col)} {printable(str(values[0]))}")
     return launches, same
 
 
