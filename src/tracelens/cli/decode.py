@@ -77,6 +77,10 @@ def _read_names(names: list[str]) -> list[str]:
     for n in names:
         if n == "-":
             out += [line.strip() for line in _stdin_text().splitlines() if line.strip()]
+        elif not n.strip():
+            # stdin's blank lines are skipped; a blank argument is a mistake (an unset
+            # shell variable, say), not a kernel to decode under a blank heading
+            raise UsageError("a NAME is empty; give kernel names, or '-' to read them from stdin")
         else:
             out.append(n)
     if not out:
