@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 # Why an export whose kernel table has no row, and no copy or memset, has no GPU work
 _EMPTY_KERNELS = "the export's kernel table is empty (no kernel ran in this capture)"
@@ -170,8 +171,7 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         self.check_kernel_columns()
         if self.has_kernels() or MEMCPY_TABLE in self.tables or MEMSET_TABLE in self.tables:
             return
-        empty = KERNEL_TABLE in self.tables
-        why = _EMPTY_KERNELS if empty else "was it captured with -t cuda?"
+        why = self._why_no_kernels()  # no copy or memset table: the reasons without them
         raise MissingDataError(self.path, f"no CUDA kernel, memcpy or memset data: {why}")
 
     def has_kernels(self) -> bool:
@@ -207,6 +207,13 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         if not (copies or sets):
             if KERNEL_TABLE in self.tables:
                 return _EMPTY_KERNELS
+            # nsys writes no kernel, memcpy or memset table when none ran: API calls then
+            # say CUDA was traced (a program that only allocated, or failed early)
+            if calls := self.table_rows(RUNTIME_TABLE):
+                return (
+                    "CUDA was traced and no kernel, copy or memset ran (it holds "
+                    f"{calls:,} CUDA API {'call' if calls == 1 else 'calls'}: see `tracelens api`)"
+                )
             return "was it captured with -t cuda?"
         held = " and ".join(
             f"{n:,} {one if n == 1 else many}"
