@@ -3,6 +3,7 @@ nsys and schema versions, span, GPUs, processes and event counts."""
 
 from __future__ import annotations
 
+from .escape import printable
 from .units import fmt_ns
 
 
@@ -43,7 +44,8 @@ def info_fields(info) -> list[tuple[str, str]]:
     fields += [(f"gpu {g.id}", _gpu(g)) for g in info.gpus]
     if not info.processes:
         fields.append(("processes", "none with CUDA activity"))
-    fields += [("process", f"{p.pid} {p.name or ''}".rstrip()) for p in info.processes]
+    # the program's names: a line break in one would start a line without a key
+    fields += [("process", f"{p.pid} {printable(p.name or '')}".rstrip()) for p in info.processes]
     for e in info.events:
         if e.kind == "graph":  # shown only when the export has graph-level replays
             if e.present:
@@ -65,7 +67,9 @@ def _gpu(g) -> str:
         )
         if b
     ]
-    return f"{g.name or 'unnamed'}" + (f" ({', '.join(bits)})" if bits else "")
+    # nsys 2021.3 wrote 'NVIDIA GeForce RTX 3060 Laptop ' (a trailing space)
+    name = printable((g.name or "").strip()) or "unnamed"
+    return name + (f" ({', '.join(bits)})" if bits else "")
 
 
 def _graph_replays(count: int, total_ns: int) -> str:
