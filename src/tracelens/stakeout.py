@@ -392,8 +392,17 @@ def _explain_empty(
     for close in difflib.get_close_matches(kernel, all_names, n=3, cutoff=0.5):
         if close not in suggestions and len(suggestions) < 3:
             suggestions.append(close)
+    param = None
     if suggestions:
         message += "; closest: " + ", ".join(quoted(s) for s in suggestions)
+        if match == "regex" and _in_a_name(kernel, all_names, ignore_case):
+            # a name pasted as a regex: its . * + [ ] ( ) are operators, and the closest
+            # name would read as the pattern itself, with nothing on why it missed
+            message += (
+                "; as a regex it matches none, but the text is in a name as written: "
+                "{param} contains reads it literally"
+            )
+            param = "match"
     elif all_names:
         message += (
             f"; it has {len(all_names)} kernel names (demangled and short), "
@@ -403,7 +412,15 @@ def _explain_empty(
         from .trace import graph_level_reason
 
         message += f"; but {graph_level_reason(replays)}"
-    raise UsageError(message)
+    raise UsageError(message, param=param)
+
+
+def _in_a_name(text: str, names: list[str], ignore_case: bool) -> bool:
+    """Whether ``text`` is in one of ``names`` as written (without regard to case when
+    ``ignore_case``)."""
+    if ignore_case:
+        text, names = text.lower(), [n.lower() for n in names]
+    return any(text in n for n in names)
 
 
 def summary_frame(result: Stakeout) -> pl.DataFrame:
