@@ -135,7 +135,14 @@ def demangle(name: str) -> str | None:
     return _DEMANGLER(name)
 
 
-_SOURCE_NAME = re.compile(r"(\d{1,3})")
+# A source name is <length><identifier>; numbers that are not lengths are read whole and
+# passed over: a literal's value (``Li64E``, ``Lf3f800000E``), a substitution or template
+# parameter (``S4_``, ``T0_``), a vector size (``Dv4_``), an enum literal's value after its
+# type's name (``LNS_15FloatRoundStyleE2EE``). Read as lengths they made identifiers of
+# the text after them ('ELi3EEENS0_4' from ``ILi12ELi3EEENS0_4arch``, 'EE').
+_SOURCE_NAME = re.compile(
+    r"L[a-z]n?[0-9a-f]+E|[ST][0-9A-Z]*_|Dv\d+_|(?<=E)\d+E(?=[EIJLN])|(?<!\d)(\d{1,3})(?!\d)"
+)
 
 
 def _partial_demangle(name: str) -> tuple[str, tuple[str, ...]] | None:
@@ -165,6 +172,9 @@ def _partial_demangle(name: str) -> tuple[str, tuple[str, ...]] | None:
         m = _SOURCE_NAME.search(s, pos)
         if not m:
             break
+        if m.group(1) is None:  # not a length
+            pos = m.end()
+            continue
         n = int(m.group(1))
         ident = s[m.end() : m.end() + n]
         if n >= 2 and len(ident) == n and _is_identifier(ident):
