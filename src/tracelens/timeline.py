@@ -242,6 +242,15 @@ def _total(trace: Trace, where: EventFilter, api: bool, gap_ns: int) -> int:
     return _first(rows, "total_rows") if rows.height else 0
 
 
+def api_calls_only(trace: Trace) -> int:
+    """How many CUDA API calls the export holds when they are its only events (no kernel,
+    copy, memset or NVTX row), else 0: without ``api`` its timeline has no row at all."""
+    tables = _EVENT_TABLES[:3] + _EVENT_TABLES[4:]
+    if any(trace.table_rows(t) for t in tables):
+        return 0
+    return trace.table_rows(_EVENT_TABLES[3])
+
+
 def page_caption(result: Timeline) -> str:
     """Which rows of how many the page holds, and the --offset of the next page: the table's
     caption, e.g. 'rows 1-100 of 2,615; --offset 100 for the next'."""

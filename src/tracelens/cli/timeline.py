@@ -60,4 +60,9 @@ def timeline(
         gaps = analysis.selection_gaps_note(result, where)
         note = join_notes(note, tr.damage_note(), gaps, cut)
         hint = c.empty_hint(tr, where, result.total)
+        if not (hint or result.total or api) and (calls := analysis.api_calls_only(tr)):
+            hint = (
+                f"no GPU work or NVTX range in {tr.path.name}, only {calls:,} CUDA API "
+                f"{'call' if calls == 1 else 'calls'}: --api lists {'it' if calls == 1 else 'them'}"
+            )
     out.show(analysis.render, result, tr, note=note, hint=hint)
