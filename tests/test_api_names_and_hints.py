@@ -51,11 +51,18 @@ def test_an_unknown_api_name_reads_alike_everywhere(trace_path, capsys):
     assert code == 0 and [r["api"] for r in _rows(out)] == [name]
 
 
-@pytest.mark.parametrize("exec_", [[], ["--exec"]])
-def test_api_for_a_process_without_work_says_why(trace_path, capsys, exec_):
+@pytest.mark.parametrize(
+    ("exec_", "why"),
+    [
+        # the API summary by the processes that made calls (advcmds), --exec by GPU work
+        ([], "no CUDA API calls of pid 99; processes with CUDA API calls: 10, 20"),
+        (["--exec"], "no GPU work on pid 99; processes present: 10, 20"),
+    ],
+)
+def test_api_for_a_process_without_work_says_why(trace_path, capsys, exec_, why):
     code, out, err = run_cli(["api", trace_path, "--pid", "99", *exec_, "-f", "csv"], capsys)
     assert code == 0
     assert len(out.strip().splitlines()) == 1  # the header only
-    assert err == "tracelens: no GPU work on pid 99; processes present: 10, 20\n"
+    assert err == f"tracelens: {why}\n"
     code, out, err = run_cli(["api", trace_path, "--pid", "20", *exec_, "-f", "csv"], capsys)
     assert code == 0 and len(out.strip().splitlines()) == 2 and err == ""

@@ -77,17 +77,28 @@ def osrt_summary(trace: Trace, *, pid: int | None = None) -> pl.DataFrame:
     return trace.query("osrt_summary", pid=pid)
 
 
+def why_no_api(trace: Trace, pid: int | None) -> str | None:
+    """Why :func:`api_summary` of process ``pid`` is empty, when ``pid`` explains it: the
+    processes that did call CUDA API functions. None without a ``pid``, or when ``pid`` is
+    one of them."""
+    return _why_no_calls(trace, pid, "api_processes", "CUDA API calls")
+
+
 def why_no_osrt(trace: Trace, pid: int | None) -> str | None:
     """Why :func:`osrt_summary` of process ``pid`` is empty, when ``pid`` explains it: the
     processes that did call OS runtime functions. None without a ``pid``, or when
     ``pid`` is one of them."""
+    return _why_no_calls(trace, pid, "osrt_processes", "OS runtime calls")
+
+
+def _why_no_calls(trace: Trace, pid: int | None, query: str, calls: str) -> str | None:
     if pid is None:
         return None
-    pids = [row[0] for row in trace.query_rows("osrt_processes").data]
+    pids = [row[0] for row in trace.query_rows(query).data]
     if pid in pids:
         return None
     listed = ", ".join(str(p) for p in pids) or "none"
-    return f"no OS runtime calls of pid {pid}; processes with OS runtime calls: {listed}"
+    return f"no {calls} of pid {pid}; processes with {calls}: {listed}"
 
 
 def api_report(

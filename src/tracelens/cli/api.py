@@ -55,11 +55,14 @@ def api(
         raise UsageError(lib.EXEC_OR_OSRT.format(exec="--exec", osrt="--osrt"))
     with c.open_trace(trace, demo) as tr:
         report = lib.api_report(tr, exec=exec_, osrt=osrt, name=name, pid=pid)
-        # an empty --pid says why, as every command's filters do
+        # an empty --pid says why, as every command's filters do: by the processes that
+        # made the calls listed (--exec lists kernels: by their GPU work)
         if osrt:
             hint = None if report.frame.height else lib.why_no_osrt(tr, pid)
-        else:
+        elif exec_:
             hint = c.empty_hint(tr, EventFilter(pid=pid), report.frame.height)
+        else:
+            hint = None if report.frame.height else lib.why_no_api(tr, pid)
         # --exec lists kernels: graph replays traced at graph level are left out
         note = tr.graph_note(EventFilter(pid=pid)) if exec_ else None
     c.show(
