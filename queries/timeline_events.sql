@@ -62,10 +62,10 @@
 --   correlation_id    BIGINT   CUPTI correlation id (GPU rows, API calls; per process)
 --   bytes             BIGINT   bytes copied or set (memcpy, memset)
 --   throughput_gbps   DOUBLE   bytes / duration, GB/s (10^9 bytes/s = bytes/ns), 0.001
---   name              VARCHAR  kernel name; memcpy label (memcpy_labels, or 'copy kind N');
---                              'memset'; 'CUDA graph <graphId>' (a replay, as the steps
---                              name it; 'CUDA graph replay' without an id); NVTX range
---                              label; API
+--   name              VARCHAR  kernel name; memcpy label (memcpy_labels, or '[CUDA memcpy
+--                              kind N]' as memory names it); 'memset'; 'CUDA graph
+--                              <graphId>' (a replay, as the steps name it; 'CUDA graph
+--                              replay' without an id); NVTX range label; API
 --                              call (version suffix _vNNNN removed, as nsys); 'idle';
 --                              '<unknown string id N>' for a kernel or API call whose
 --                              name id StringIds lacks (string_or_id, as every command)
@@ -97,7 +97,7 @@ WITH gpu AS (
     UNION ALL
     SELECT
         m.start, m."end", 'memcpy', m.deviceId, m.streamId, m.globalPid, m.correlationId,
-        m.bytes, NULL, coalesce(l.label, 'copy kind ' || m.copyKind)
+        m.bytes, NULL, coalesce(l.label, '[CUDA memcpy kind ' || m.copyKind || ']')
     FROM filtered_memcpys(
         $device, $pid, $stream,
         CASE WHEN $edge_devices IS NOT NULL THEN $from_ns END,
