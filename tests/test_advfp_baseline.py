@@ -1,0 +1,62 @@
+"""A baseline fingerprint a user hands to ``--check`` that is JSON nested past Python's
+recursion limit, or that lists a step twice in one region: one line and exit 2, never an
+internal error or a comparison of steps the file holds twice (found by advfp)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from conftest import run_cli
+from fixtures.fingerprint_runs import build_run
+
+import tracelens
+
+
+def _write(tmp_path, capsys, edit) -> tuple:
+    trace = build_run(tmp_path / "base.sqlite")
+    code, out, _ = run_cli(["fingerprint", trace], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    edit(doc)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(doc))
+    return trace, baseline
+
+
+def test_json_nested_too_deeply_is_one_line(tmp_path, capsys):
+    trace = build_run(tmp_path / "base.sqlite")
+    baseline = tmp_path / "deep.json"
+    baseline.write_text("[" * 200_000)
+    code, out, err = run_cli(["fingerprint", trace, "--check", baseline], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"tracelens: {baseline}: not valid JSON (nested too deeply)\n"
+
+
+def test_a_step_listed_twice_in_an_entry_is_refused(tmp_path, capsys):
+    def edit(doc):
+        doc["paths"][0]["steps"] = [1, 1, 2]
+
+    trace, baseline = _write(tmp_path, capsys, edit)
+    code, out, err = run_cli(["fingerprint", trace, "--check", baseline], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tracelens: {baseline}: not a valid fingerprint (paths[0].steps lists step 1 twice)\n"
+    )
+    schema = json.loads(tracelens.fingerprint.SCHEMA_PATH.read_text())
+    with pytest.raises(jsonschema.ValidationError, match="non-unique"):
+        jsonschema.validate(json.loads(baseline.read_text()), schema)
+
+
+def test_a_step_in_two_entries_of_a_region_is_refused(tmp_path, capsys):
+    def edit(doc):
+        doc["paths"].append(dict(doc["paths"][1]))
+
+    trace, baseline = _write(tmp_path, capsys, edit)
+    code, out, err = run_cli(["fingerprint", trace, "--check", baseline], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tracelens: {baseline}: not a valid fingerprint (paths[3] has step 1 of its "
+        "device and region, as paths[1] has)\n"
+    )
