@@ -197,7 +197,25 @@ def cached_columns(entry: Path) -> dict[str, tuple[str, ...]]:
     lists them (a file is listed only once it is complete)."""
     manifest = _read_manifest(entry) or {}
     tables = manifest.get("tables")
-    return {t: tuple(c) for t, c in tables.items()} if isinstance(tables, dict) else {}
+    if not isinstance(tables, dict):
+        return {}
+    # A listed file that is gone or is not whole Parquet (emptied or cut short by hand, or by
+    # a disk that failed under it) is not cached: written again when a statement needs it,
+    # where reading it was an internal error ("too small to be a Parquet file").
+    return {t: tuple(c) for t, c in tables.items() if _whole_parquet(entry / f"{t}.parquet")}
+
+
+def _whole_parquet(path: Path) -> bool:
+    """``path`` ends as a Parquet file does (its footer's magic): 4 bytes read, not the file."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() < 12:  # magic, footer length, magic: the smallest Parquet file
+                return False
+            f.seek(-4, os.SEEK_END)
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
