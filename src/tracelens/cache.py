@@ -46,6 +46,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -391,10 +392,28 @@ def add_derived(
         try:
             write(partial)
             os.replace(partial, entry / name)
-        except BaseException:
+        except BaseException as exc:
             partial.unlink(missing_ok=True)
-            raise
+            wrapped = _as_os_error(exc)
+            if wrapped is exc:
+                raise
+            raise wrapped from exc
         manifest = _read_manifest(entry) or {}
         manifest.setdefault(DERIVED, {})[name] = version
         manifest["built_s"] = round(manifest.get("built_s", 0.0) + time.perf_counter() - started, 3)
         _write_manifest(entry, manifest)
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def _as_os_error(exc: BaseException) -> BaseException:
+    """``exc`` as the OSError it wraps (add_derived's callers give up keeping the file on an
+    OSError, as the docstring says it raises): polars reports a write that failed (a full disk)
+    as a ComputeError ending "(os error 28)", which was an internal error; any other
+    exception is itself."""
+    match = None if isinstance(exc, OSError) else _OS_ERROR.search(str(exc))
+    if match is None:
+        return exc
+    code = int(match.group(1))
+    return OSError(code, os.strerror(code))
