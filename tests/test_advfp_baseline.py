@@ -1,6 +1,7 @@
 """A baseline fingerprint a user hands to ``--check`` that is JSON nested past Python's
-recursion limit, or that lists a step twice in one region: one line and exit 2, never an
-internal error or a comparison of steps the file holds twice (found by advfp)."""
+recursion limit, that lists a step twice in one region or a variant id twice: one line and
+exit 2, never an internal error or a comparison of what the file holds twice (found by
+advfp)."""
 
 from __future__ import annotations
 
@@ -59,4 +60,22 @@ def test_a_step_in_two_entries_of_a_region_is_refused(tmp_path, capsys):
     assert err == (
         f"tracelens: {baseline}: not a valid fingerprint (paths[3] has step 1 of its "
         "device and region, as paths[1] has)\n"
+    )
+
+
+def test_a_variant_id_listed_twice_is_refused(tmp_path, capsys):
+    """Two variants with one id: the comparison took the last, and the board said the
+    run's scale_kernel "replaced vllm::rms_norm_kernel" where the baseline meant it."""
+
+    def edit(doc):
+        doc["variants"][3]["id"] = 2
+        for entry in doc["paths"]:
+            entry["sequence"] = [2 if v == 3 else v for v in entry["sequence"]]
+
+    trace, baseline = _write(tmp_path, capsys, edit)
+    code, out, err = run_cli(["fingerprint", trace, "--check", baseline], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tracelens: {baseline}: not a valid fingerprint (variants[3].id is 2, as "
+        "variants[2].id is)\n"
     )

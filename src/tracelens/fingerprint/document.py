@@ -169,8 +169,12 @@ def _check_shape(doc: dict[str, Any]) -> None:
         _strings(doc["notes"], '"notes"')
     if "graph_replays" in doc:
         _integer(doc["graph_replays"], '"graph_replays"', 1)
+    first: dict[int, int] = {}  # variant id -> its index: an id listed twice is ambiguous
     for i, variant in enumerate(_list(doc["variants"], '"variants"')):
         _check_variant(variant, f"variants[{i}]")
+        other = first.setdefault(variant["id"], i)
+        if other != i:
+            raise _Invalid(f"variants[{i}].id is {variant['id']}, as variants[{other}].id is")
     for i, entry in enumerate(_list(doc["paths"], '"paths"')):
         if not _plain_path(entry):  # a baseline has up to ~10^5 of them: the quick test first
             _check_path(entry, f"paths[{i}]")
