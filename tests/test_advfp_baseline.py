@@ -79,3 +79,16 @@ def test_a_variant_id_listed_twice_is_refused(tmp_path, capsys):
         f"tracelens: {baseline}: not a valid fingerprint (variants[3].id is 2, as "
         "variants[2].id is)\n"
     )
+
+
+def test_a_baseline_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    """Saved by an editor or PowerShell with a UTF-8 BOM: the same document; it was
+    "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig), line 1)", exit 2."""
+    trace, baseline = _write(tmp_path, capsys, lambda doc: None)
+    baseline.write_bytes(b"\xef\xbb\xbf" + baseline.read_bytes())
+    code, out, err = run_cli(["fingerprint", trace, "--check", baseline], capsys)
+    assert (code, err) == (0, "")
+    assert out == "numerical path: base.sqlite follows baseline.json exactly (3 regions)\n"
+    code, out, err = run_cli(["diff", baseline, trace], capsys)
+    assert (code, err) == (0, "")
+    assert out == "numerical path: base.sqlite follows baseline.json exactly (3 regions)\n"

@@ -110,7 +110,8 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and check a fingerprint file; UsageError with the file's name when it is not."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (an editor's, PowerShell's) is not the JSON's text
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except UnicodeDecodeError:
