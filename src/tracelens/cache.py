@@ -46,6 +46,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -197,7 +198,25 @@ def cached_columns(entry: Path) -> dict[str, tuple[str, ...]]:
     lists them (a file is listed only once it is complete)."""
     manifest = _read_manifest(entry) or {}
     tables = manifest.get("tables")
-    return {t: tuple(c) for t, c in tables.items()} if isinstance(tables, dict) else {}
+    if not isinstance(tables, dict):
+        return {}
+    # A listed file that is gone or is not whole Parquet (emptied or cut short by hand, or by
+    # a disk that failed under it) is not cached: written again when a statement needs it,
+    # where reading it was an internal error ("too small to be a Parquet file").
+    return {t: tuple(c) for t, c in tables.items() if _whole_parquet(entry / f"{t}.parquet")}
+
+
+def _whole_parquet(path: Path) -> bool:
+    """``path`` ends as a Parquet file does (its footer's magic): 4 bytes read, not the file."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() < 12:  # magic, footer length, magic: the smallest Parquet file
+                return False
+            f.seek(-4, os.SEEK_END)
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -373,10 +392,28 @@ def add_derived(
         try:
             write(partial)
             os.replace(partial, entry / name)
-        except BaseException:
+        except BaseException as exc:
             partial.unlink(missing_ok=True)
-            raise
+            wrapped = _as_os_error(exc)
+            if wrapped is exc:
+                raise
+            raise wrapped from exc
         manifest = _read_manifest(entry) or {}
         manifest.setdefault(DERIVED, {})[name] = version
         manifest["built_s"] = round(manifest.get("built_s", 0.0) + time.perf_counter() - started, 3)
         _write_manifest(entry, manifest)
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def _as_os_error(exc: BaseException) -> BaseException:
+    """``exc`` as the OSError it wraps (add_derived's callers give up keeping the file on an
+    OSError, as the docstring says it raises): polars reports a write that failed (a full disk)
+    as a ComputeError ending "(os error 28)", which was an internal error; any other
+    exception is itself."""
+    match = None if isinstance(exc, OSError) else _OS_ERROR.search(str(exc))
+    if match is None:
+        return exc
+    code = int(match.group(1))
+    return OSError(code, os.strerror(code))

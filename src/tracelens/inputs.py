@@ -45,6 +45,12 @@ def is_parquet_dir(path: Path) -> bool:
     return path.is_dir() and bool(table_files(path))
 
 
+def input_files(path: Path) -> list[Path]:
+    """The files an input is read from: a file itself, a parquetdir export's table files
+    (``-o`` onto one of those replaced a table of the export)."""
+    return table_files(path) if path.is_dir() else [path]
+
+
 def input_bytes(path: Path) -> int:
     """The size of an input on disk: a file's size, or for a parquetdir export the sum of
     its ``<table>.parquet`` files (the directory entry's own size, 4 kB, says nothing)."""

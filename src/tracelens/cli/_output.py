@@ -24,10 +24,13 @@ _INPUTS: list[Path] = []
 
 
 def check_output(output: Path | None) -> None:
-    """Refuse ``-o FILE`` when FILE is one of the traces this command read."""
+    """Refuse ``-o FILE`` when FILE is one of the traces this command read (a table file of
+    a parquetdir export too)."""
+    from ..inputs import input_files
+
     if output is None or not output.exists():
         return
-    for path in _INPUTS:
+    for path in (f for p in _INPUTS for f in input_files(p)):
         try:
             same = os.path.samefile(output, path)
         except OSError:

@@ -43,6 +43,7 @@ def fingerprint(
     danger rules; no timing. The same trace always gives the same bytes."""
     from ..fingerprint import build, compare, dumps, load
 
+    _not_onto_inputs(output, check)
     baseline = load(check) if check is not None else None
     with c.open_trace(trace, demo) as tr:
         doc = build(tr)
@@ -94,6 +95,7 @@ def path_diff_command(
         a, b = c._demo("bs1"), c._demo("bs16")
     elif a is None or b is None:
         raise UsageError("diff needs two inputs: A (baseline) and B, or --demo")
+    _not_onto_inputs(output, a, b)
     diff = path_diff(a, b)
     expressions = gate_expressions(fail_if)
     # A gate that cannot be read (not FIGURE OP NUMBER, no such figure) fails before any
@@ -102,3 +104,22 @@ def path_diff_command(
     check_gates(diff.figures, expressions)
     c.emit(_board(diff, fmt, a.name, b.name, top), output)
     c.fail_if_tripped(check_gates(diff.gate_figures(), expressions))
+
+
+def _not_onto_inputs(output: Path | None, *inputs: Path | None) -> None:
+    """Refuse ``-o`` onto a baseline or a side of ``diff``: they are read by path (not
+    opened as a command's traces, which emit guards), so the board was written over them
+    (``diff run.sqlite base.json -o run.sqlite`` replaced the trace)."""
+    import os
+
+    from ..errors import UsageError
+
+    if output is None or str(output) == "-" or not output.exists():
+        return
+    for path in inputs:
+        try:
+            same = path is not None and os.path.samefile(output, path)
+        except OSError:
+            continue
+        if same:
+            raise UsageError(f"-o {output} is one of the inputs; choose another file")

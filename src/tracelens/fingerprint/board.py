@@ -332,12 +332,20 @@ def counted_text(c: CountedChange) -> str:
 
 
 def text(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> str:
-    return "\n".join(lines(diff, a, b, top=top)) + "\n"
+    return "\n".join(_printable_lines(diff, a, b, top)) + "\n"
 
 
 def markdown(diff: PathDiff, a: str, b: str, *, top: int | None = 10) -> str:
-    body = lines(diff, a, b, top=top)
+    body = _printable_lines(diff, a, b, top)
     return "\n".join(["```text", *body, "```"]) + "\n"
+
+
+def _printable_lines(diff: PathDiff, a: str, b: str, top: int | None) -> list[str]:
+    """The board's lines with the control characters of file names and NVTX labels (a line
+    break too) as ``\\xNN``, as every other board shows them: one split the board's lines."""
+    from ..escape import printable
+
+    return [printable(line) for line in lines(diff, a, b, top=top)]
 
 
 def to_json(diff: PathDiff, a: str, b: str) -> str:

@@ -101,6 +101,8 @@ def loads(text: str, where: str = "fingerprint") -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:  # arrays or objects nested thousands deep: no document is
+        raise UsageError(f"{where}: not valid JSON (nested too deeply)") from None
     return validate(doc, where)
 
 
@@ -108,7 +110,8 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and check a fingerprint file; UsageError with the file's name when it is not."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (an editor's, PowerShell's) is not the JSON's text
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except UnicodeDecodeError:
@@ -167,11 +170,40 @@ def _check_shape(doc: dict[str, Any]) -> None:
         _strings(doc["notes"], '"notes"')
     if "graph_replays" in doc:
         _integer(doc["graph_replays"], '"graph_replays"', 1)
+    first: dict[int, int] = {}  # variant id -> its index: an id listed twice is ambiguous
     for i, variant in enumerate(_list(doc["variants"], '"variants"')):
         _check_variant(variant, f"variants[{i}]")
+        other = first.setdefault(variant["id"], i)
+        if other != i:
+            raise _Invalid(f"variants[{i}].id is {variant['id']}, as variants[{other}].id is")
     for i, entry in enumerate(_list(doc["paths"], '"paths"')):
         if not _plain_path(entry):  # a baseline has up to ~10^5 of them: the quick test first
             _check_path(entry, f"paths[{i}]")
+    _check_steps_once(doc["paths"])
+
+
+def _check_steps_once(paths: list[dict[str, Any]]) -> None:
+    """Each step of a device's region in one entry at most: a file edited by hand that lists
+    one twice was compared as if the run had the step twice ("A's capture ends earlier (it
+    holds 3 steps, B 3)")."""
+    entries: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for i, entry in enumerate(paths):
+        if len(set(entry["steps"])) != len(entry["steps"]):
+            twice = next(s for s in entry["steps"] if entry["steps"].count(s) > 1)
+            raise _Invalid(f"paths[{i}].steps lists step {twice} twice")
+        entries.setdefault((entry["device"], tuple(entry["region"])), []).append(i)
+    for indices in entries.values():
+        if len(indices) == 1:  # most regions: one entry, checked above
+            continue
+        seen: dict[int, int] = {}
+        for i in indices:
+            for step in paths[i]["steps"]:
+                other = seen.setdefault(step, i)
+                if other != i:
+                    raise _Invalid(
+                        f"paths[{i}] has step {step} of its device and region, as "
+                        f"paths[{other}] has"
+                    )
 
 
 def _plain_path(entry: Any) -> bool:

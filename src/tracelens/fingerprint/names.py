@@ -10,7 +10,10 @@ import re
 # What is not numerical in a kernel name, on top of tracelens's normalization (argument
 # list cut, casts and spaces canonical): addresses (a pointer template argument is printed
 # as the address, different in every process) and process ids some JIT kernels embed.
-_POINTER_ARG = re.compile(r"\(([^()<>]*\*)\)\d+")  # (float*)140737488355328
+# (float*)140737488355328, (float*)0x7f3a2c000000, (Foo<int>*)140737488355328: the hex
+# form first (a decimal match took its "0" and kept "x7f3a2c000000"), and a type with
+# template arguments too.
+_POINTER_ARG = re.compile(r"\(([^()]*\*)\)(?:0[xX][0-9a-fA-F]+|\d+)")
 _HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _PID = re.compile(r"(?<![A-Za-z0-9])pid[_=]?\d+")
 

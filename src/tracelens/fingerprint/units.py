@@ -220,8 +220,10 @@ def with_regions(trace: Trace, frame: pl.DataFrame) -> pl.DataFrame:
     ids = con.execute("SELECT device, step, path_id, region_id FROM fp_path_regions").pl()
     ids = ids.with_columns(pl.col("device").cast(pl.Int32))
     if key is not None:
-        known = ids.select(key).to_series()
-        region = frame.select(key).to_series()
+        # with_columns, not select: a key of no column (every one NULL or no launch at all,
+        # as in an export without StringIds) is a literal, which select makes one row of.
+        known = ids.with_columns(key=key)["key"]
+        region = frame.with_columns(key=key)["key"]
         region = region.replace_strict(known, ids["region_id"], default=None, return_dtype=pl.Int64)
         return frame.with_columns(region_id=region)
     joined = frame.lazy().join(ids.lazy(), on=on, how="left", nulls_equal=True).collect()
