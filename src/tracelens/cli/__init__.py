@@ -97,9 +97,10 @@ def _run(argv: list[str] | None) -> None:
         code = app(args=argv, prog_name="tracelens", standalone_mode=False)
     except UsageError as exc:
         # The library names its parameter (``top``); say the flag (``--top``).
-        _fail(exc.naming(_flag(exc.param)) if exc.param else str(exc), exc.exit_code)
+        message = exc.naming(_flag(exc.param)) if exc.param else str(exc)
+        _fail(_one_line(message), exc.exit_code)
     except TracelensError as exc:
-        _fail(str(exc), exc.exit_code)
+        _fail(_one_line(str(exc)), exc.exit_code)
     except BrokenPipeError:
         # `tracelens census big.sqlite | head`: stop quietly.
         sys.stderr.close()
@@ -144,6 +145,14 @@ def _take_no_cache(argv: list[str]) -> tuple[list[str], bool]:
     end = argv.index("--") if "--" in argv else len(argv)
     head = [a for a in argv[:end] if a != "--no-cache"]
     return head + argv[end:], len(head) < end
+
+
+def _one_line(message: str) -> str:
+    """A library error's message (one line by contract: errors.py) with the line breaks of
+    what it quotes (a file name, a kernel name) shown as \\x0a: a raw one split the line."""
+    from ..escape import printable
+
+    return printable(message)
 
 
 def _fail(message: str, code: int) -> None:
