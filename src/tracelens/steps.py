@@ -116,6 +116,15 @@ class Steps(Result):
     def count(self) -> int:
         return self.frame["step"].n_unique() if self.frame.height else 0
 
+    def loop_pids(self) -> pl.Expr:
+        """Per row's ``device``: the loop's processes (a list of pids) where another program
+        launched on that device too (:attr:`processes`), else null (every process's work is
+        the steps')."""
+        import polars as pl
+
+        loop = {d: list(p) for d, p in self.processes.items()}
+        return pl.col("device").replace_strict(loop, default=None, return_dtype=pl.List(pl.Int64))
+
     @property
     def steady(self) -> pl.DataFrame:
         """The frame without warm-up steps."""

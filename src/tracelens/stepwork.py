@@ -316,23 +316,18 @@ def _window_text(t0: int | None, t1: int | None) -> str:
     return f"window {fmt_ns(t0)}–{fmt_ns(t1)}"
 
 
-def _period_windows(
-    frame: pl.DataFrame, first: int, last: int, processes: dict[int, tuple[int, ...]]
-) -> pl.DataFrame:
+def _period_windows(frame: pl.DataFrame, first: int, last: int, loop_pids: pl.Expr) -> pl.DataFrame:
     """One window per device and step in [first, last] (device, step, start, end, pids): from the
     step's first kernel start to the next step's first kernel start on that device, in
     time (the step's end + 1 when none follows). In time, not by number: with several
     processes on a device their steps are numbered one process after another
     (:func:`tracelens.steps_order.process_ranks`) and run at once, and the windows of a
     device must not overlap (a process's last step would end where the next process's
-    first began, before it: an empty window). pids: the loop's processes on a device another
-    program used too (:attr:`Steps.processes`), whose work alone is the steps'; NULL: every
-    process's."""
+    first began, before it: an empty window). pids: ``loop_pids`` (:meth:`Steps.loop_pids`),
+    the loop's processes on a device another program used too, whose work alone is the
+    steps'; NULL: every process's."""
     import polars as pl
 
-    pids = pl.col("device").replace_strict(
-        {d: list(p) for d, p in processes.items()}, default=None, return_dtype=pl.List(pl.Int64)
-    )
     return (
         frame.sort("device", "start_ns", "step")
         .with_columns(next_start=pl.col("start_ns").shift(-1).over("device"))
@@ -342,7 +337,7 @@ def _period_windows(
             "step",
             start="start_ns",
             end=pl.coalesce("next_start", pl.col("end_ns") + 1),
-            pids=pids,
+            pids=loop_pids,
         )
     )
 
@@ -364,7 +359,7 @@ def _step_work(
     if window and where is not None:
         ids |= {"start_ns": where.start_ns, "end_ns": where.end_ns}
     if found.ranges is None:
-        windows = _period_windows(found.frame, first, last, found.processes)
+        windows = _period_windows(found.frame, first, last, found.loop_pids())
         return "steps_window_work", windows, ids
     bounds = found.ranges.select(
         "step", globalTid="global_tid", start="cpu_start_ns", end="cpu_end_ns"

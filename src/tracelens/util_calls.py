@@ -27,6 +27,7 @@ __all__ = [
     "HostCalls",
     "calls_in_columns",
     "LaunchIndex",
+    "pid_of",
     "read_call_figures",
     "read_calls",
     "read_launch_calls",
@@ -54,7 +55,7 @@ class LaunchIndex:
         import polars as pl
 
         calls = calls.drop_nulls(["global_tid", "correlation_id"]).with_columns(
-            pid=_pid_of(pl.col("global_tid"))
+            pid=pid_of(pl.col("global_tid"))
         )
         self._pids = calls["pid"].unique().sort()
         lo, hi = calls["correlation_id"].min(), calls["correlation_id"].max()
@@ -152,7 +153,7 @@ class LaunchIndex:
         )
 
 
-def _pid_of(global_tid: pl.Expr) -> pl.Expr:
+def pid_of(global_tid: pl.Expr) -> pl.Expr:
     """The operating-system pid of an nsys globalTid/globalPid (bits 24-47: pid_of in
     ``queries/_shared.sql``)."""
     return (global_tid // (1 << 24)) % (1 << 24)

@@ -79,10 +79,12 @@ def findings(
         # no rule found anything: say so when the filters explain it (a window outside the
         # capture, a device or process without GPU work), as every command's filters do
         hint = c.empty_hint(tr, where, len(result.fired))
+        failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
         # a gate whose filters select no GPU work looked at nothing, whatever else fired
-        blind = (hint if not result.fired else c.empty_hint(tr, where, 0)) if fail_on else None
-    failing = [r for r in result.fired if r in (fail_on or ()) or "any" in (fail_on or ())]
-    blind = None if failing else blind
+        # (asked only when no gated rule fired: a window's reason reads the trace's span)
+        blind = None
+        if fail_on and not failing:
+            blind = hint if not result.fired else c.empty_hint(tr, where, 0)
     out.show(render, result, tr, note=note, hint=None if blind else hint)  # blind: said below
     if why := result.unchecked(tuple(fail_on or ())):
         print(f"tracelens: findings: --fail-on {why}", file=sys.stderr)

@@ -67,14 +67,11 @@ def _with_steps(ops: pl.DataFrame, steps: Steps | None) -> pl.DataFrame:
     inside = pl.col("start") < pl.col("end_ns")
     if steps.processes:
         # a device another program used too: the loop's processes' work alone is in its
-        # steps (the steps say the other's launches are in no step); pid_of a globalPid
-        loop = pl.col("device").replace_strict(
-            {d: list(p) for d, p in steps.processes.items()},
-            default=None,
-            return_dtype=pl.List(pl.Int64),
-        )
-        pid = (pl.col("globalPid") // (1 << 24)) % (1 << 24)
-        inside = inside & (loop.is_null() | loop.list.contains(pid))
+        # steps (the steps say the other's launches are in no step)
+        from ..util_calls import pid_of
+
+        loop = steps.loop_pids()
+        inside = inside & (loop.is_null() | loop.list.contains(pid_of(pl.col("globalPid"))))
     return joined.with_columns(step=pl.when(inside).then(pl.col("step"))).drop("start_ns", "end_ns")
 
 
