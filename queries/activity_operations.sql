@@ -7,6 +7,8 @@
 --   $t0, $t1    BIGINT   window, ns from session start
 --   $limit      BIGINT   maximum rows
 --   $name_kind  VARCHAR  'demangled' | 'short'
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all),
+--               as the page's other sections apply it (a report narrowed by --nvtx, ...)
 --
 -- Columns:
 --   kind      VARCHAR  'kernel' | 'memcpy' | 'memset'
@@ -26,13 +28,16 @@ WITH ops AS (
            NULL::BIGINT AS detail, NULL::BIGINT AS bytes,
            gridX || '×' || gridY || '×' || gridZ AS grid,
            blockX || '×' || blockY || '×' || blockZ AS block
-    FROM kernels WHERE in_window(start, "end", $t0, $t1)
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    WHERE in_window(start, "end", $t0, $t1)
     UNION ALL
     SELECT 'memcpy', deviceId, streamId, start, "end", NULL, copyKind, bytes, NULL, NULL
-    FROM memcpys WHERE in_window(start, "end", $t0, $t1)
+    FROM filtered_memcpys($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    WHERE in_window(start, "end", $t0, $t1)
     UNION ALL
     SELECT 'memset', deviceId, streamId, start, "end", NULL, NULL, bytes, NULL, NULL
-    FROM memsets WHERE in_window(start, "end", $t0, $t1)
+    FROM filtered_memsets($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
+    WHERE in_window(start, "end", $t0, $t1)
 ),
 firsts AS (
     SELECT * FROM ops ORDER BY start, device, stream, "end" LIMIT $limit

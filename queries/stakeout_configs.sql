@@ -5,6 +5,9 @@
 --   $names      VARCHAR    kernel names (of $name_kind), as one JSON list
 --                          (tracelens.trace.list_param)
 --   $name_kind  VARCHAR    'demangled' | 'short'
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all;
+--                          a launch is kept when it ends at or after $start_ns and starts
+--                          before $end_ns: in_window, nsys's rule)
 --
 -- Columns:
 --   name           VARCHAR
@@ -28,7 +31,7 @@ SELECT
     count(*) AS launches,
     sum(k."end" - k.start)::BIGINT AS total_ns,
     avg(k."end" - k.start) AS avg_ns
-FROM kernels AS k
+FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS k
 JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
 GROUP BY ALL
 ORDER BY sel.name, launches DESC, total_ns DESC, grid, block

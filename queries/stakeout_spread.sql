@@ -5,6 +5,9 @@
 --   $names      VARCHAR    kernel names (of $name_kind), as one JSON list
 --                          (tracelens.trace.list_param)
 --   $name_kind  VARCHAR    'demangled' | 'short'
+--   $device, $pid, $stream, $start_ns, $end_ns, $selection  the event filter (NULL: all;
+--                          a launch is kept when it ends at or after $start_ns and starts
+--                          before $end_ns: in_window, nsys's rule)
 --
 -- Columns (ns):
 --   name       VARCHAR
@@ -20,7 +23,7 @@ WITH sel AS (
 ),
 d AS (
     SELECT sel.name, k."end" - k.start AS dur, k.deviceId, k.streamId
-    FROM kernels AS k
+    FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection) AS k
     JOIN sel ON sel.id = (CASE $name_kind WHEN 'short' THEN k.shortName ELSE k.demangledName END)
 ),
 per_name AS (

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
+    from .filters import EventFilter
     from .trace import Trace
 
     # GPU operations already read: a frame, or an Arrow table of it (DuckDB scans a table
@@ -160,12 +161,19 @@ def _install_categories(trace: Trace, cats: KernelCategories) -> None:
 
 
 def gpu_operations(
-    trace: Trace, t0: int, t1: int, *, limit: int, name: str = "demangled"
+    trace: Trace,
+    t0: int,
+    t1: int,
+    *,
+    limit: int,
+    name: str = "demangled",
+    where: EventFilter | None = None,
 ) -> pl.DataFrame:
     """The first ``limit`` GPU operations in the window [t0, t1) (nsys's rule,
-    :func:`tracelens.filters.in_window`), one row each (kind, device, stream, start, end,
-    name_id, name, detail, bytes, grid, block; see ``queries/activity_operations.sql``)."""
-    from .filters import in_window_sql
+    :func:`tracelens.filters.in_window`) that pass ``where`` (default: all), one row each
+    (kind, device, stream, start, end, name_id, name, detail, bytes, grid, block; see
+    ``queries/activity_operations.sql``)."""
+    from .filters import EventFilter, in_window_sql
 
     check_name_kind(name)
     # Read directly, SQLite picks the window's kernels out (their rows as in_window keeps
@@ -173,7 +181,10 @@ def gpu_operations(
     # columns (a steady step of the 5M-kernel trace: ~2 CPU s otherwise).
     window = in_window_sql(t0, t1)
     with trace._kernels_where(window):
-        return trace.query("activity_operations", t0=t0, t1=t1, limit=limit, name_kind=name)
+        return trace.query(
+            "activity_operations", t0=t0, t1=t1, limit=limit, name_kind=name,
+            **(where or EventFilter()).params(),
+        )  # fmt: skip
 
 
 def nvtx_ranges(trace: Trace, t0: int, t1: int, *, min_ns: int = 0, limit: int) -> NvtxRanges:

@@ -460,13 +460,20 @@ class KernelProfiles(Result):
 
 
 def kernel_profiles(
-    trace: Trace, names: list[str], *, name: str = "demangled", per_octave: int = 4
+    trace: Trace,
+    names: list[str],
+    *,
+    name: str = "demangled",
+    per_octave: int = 4,
+    where: EventFilter | None = None,
 ) -> KernelProfiles:
     """Duration spread, log-binned durations and launch configurations of every launch of
-    each kernel in ``names`` (exact names of kind ``name``: demangled or short)."""
+    each kernel in ``names`` (exact names of kind ``name``: demangled or short) that passes
+    ``where`` (default: every launch)."""
     check_name_kind(name)
     trace.require_kernels()
-    args = {"names": list_param(names), "name_kind": name}
+    where = where or EventFilter()
+    args = {"names": list_param(names), "name_kind": name, **where.params()}
     return KernelProfiles(
         names=tuple(names),
         per_octave=per_octave,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from queries.golden import assert_golden
+from tracelens.filters import EventFilter
 from tracelens.synth import TraceBuilder
 from tracelens.trace import list_param
 
@@ -61,8 +62,27 @@ def test_activity_bins(steps_trace):
 def test_activity_operations_window_and_limit(steps_trace):
     assert_golden(
         steps_trace, "activity_operations", "window", t0=40_000, t1=80_050, limit=4,
-        name_kind="demangled",
+        name_kind="demangled", **EventFilter().params(),
     )  # fmt: skip
+
+
+def test_activity_operations_filtered(steps_trace):
+    # A page narrowed to stream 8 (report --stream 8): only fill_kernel's launches of the
+    # window; gemm_kernel (stream 7) and the copies (stream 0) are left out.
+    assert_golden(
+        steps_trace, "activity_operations", "stream_8", t0=0, t1=100_000, limit=10,
+        name_kind="demangled", **EventFilter(stream=8).params(),
+    )  # fmt: skip
+
+
+def test_stakeout_profile_queries_filtered(steps_trace):
+    # From 40 µs on (report --start 40us): each kernel's second launch alone, gemm_kernel's
+    # 8 µs one; the kernels before the window are in no spread, bin or configuration.
+    args = {"names": list_param([GEMM, FILL]), "name_kind": "demangled"}
+    late = args | EventFilter(start_ns=40_000).params()
+    assert_golden(steps_trace, "stakeout_spread", "from_40us", **late)
+    assert_golden(steps_trace, "stakeout_log_histogram", "from_40us", per_octave=4, **late)
+    assert_golden(steps_trace, "stakeout_configs", "from_40us", **late)
 
 
 def test_activity_kernel_names(steps_trace):
@@ -99,9 +119,10 @@ def test_activity_nvtx_ranges(steps_trace):
 
 def test_stakeout_profile_queries(steps_trace):
     args = {"names": list_param([GEMM, FILL, "not launched"]), "name_kind": "demangled"}
-    assert_golden(steps_trace, "stakeout_spread", "two_kernels", **args)
-    assert_golden(steps_trace, "stakeout_log_histogram", "two_kernels", per_octave=4, **args)
-    assert_golden(steps_trace, "stakeout_configs", "two_kernels", **args)
+    whole = args | EventFilter().params()
+    assert_golden(steps_trace, "stakeout_spread", "two_kernels", **whole)
+    assert_golden(steps_trace, "stakeout_log_histogram", "two_kernels", per_octave=4, **whole)
+    assert_golden(steps_trace, "stakeout_configs", "two_kernels", **whole)
     # The three at once, from one read (the report's): each part as its query above.
     assert_golden(steps_trace, "stakeout_profiles", "two_kernels", per_octave=4, **args)
 
