@@ -575,14 +575,15 @@ def test_window_operations_read_from_sqlite_are_the_views(trace_path):
     exactly at its end is out (the kernel (s, e) below is in or out as the rule says)."""
     import polars as pl
 
-    from tracelens.filters import in_window
+    from tracelens.filters import EventFilter, in_window
 
     with tracelens.open(trace_path, cache=False) as t:
         kernels = t.sql('SELECT start, "end" FROM kernels ORDER BY start').rows()
         s, e = kernels[len(kernels) // 2]
         for t0, t1 in ((e, e + 50_000), (s - 20_000, s), (s + 1, e - 1), (s, s + 1), (s, s)):
             got = activity.gpu_operations(t, t0, t1, limit=4001)
-            want = t.query("activity_operations", t0=t0, t1=t1, limit=4001, name_kind="demangled")
+            want = t.query("activity_operations", t0=t0, t1=t1, limit=4001,
+                           name_kind="demangled", **EventFilter().params())  # fmt: skip
             assert got.equals(want), (t0, t1)
             held = got.filter((pl.col("start") == s) & (pl.col("end") == e)).height > 0
             assert held == in_window(s, e, t0, t1), (t0, t1)

@@ -13,6 +13,7 @@ from .ranks import JobsOpt, RankRegexOpt, StrictOpt
 
 
 @app.command()
+@c.grouped
 def report(
     a: Annotated[
         Path | None,
@@ -58,17 +59,28 @@ def report(
     rank_regex: RankRegexOpt = None,
     jobs: JobsOpt = None,
     strict: StrictOpt = False,
+    filters: c.Filters = c.FILTERS,
     output: c.OutputOpt = None,
 ) -> None:
     """One self-contained HTML page (works offline): evidence board, census, lineup, stakeout,
     timeline, danger zone. Two traces: the diff view on top, with the numerical-path
     comparison; a fingerprint .json on either side: the path comparison alone. --ranks:
     many ranks of one run (with --rank-regex, --jobs, --strict as `tracelens ranks`).
-    --format markdown: a compact summary for CI job summaries and PR comments."""
+    --format markdown: a compact summary for CI job summaries and PR comments.
+
+    --nvtx, --step, --device, --pid, --stream, --start/--end: every section shows only the
+    selected GPU work (the header says what was selected); with two traces, the same
+    --nvtx, --step or window in each (--device, --pid, --stream: one trace only)."""
     from ..errors import UsageError
     from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report, require_gpu_work
 
+    filtered = filters != c.Filters()
+    if filtered and (ranks or is_fingerprint_file(a) or is_fingerprint_file(b)):
+        raise UsageError(
+            "the filters (--nvtx, --step, --device, --pid, --stream, --start, --end) narrow a "
+            "trace's page: not --ranks or a fingerprint"
+        )
     if ranks:
         if a is not None or b is not None or demo:
             raise UsageError("--ranks takes the rank files itself: no TRACE arguments")
@@ -82,15 +94,29 @@ def report(
     render = build_report if fmt == "html" else build_markdown
     if demo or b is not None:
         with c.open_pair(a, b, demo) as (ta, tb):
+            if any(v is not None for v in (filters.device, filters.pid, filters.stream)):
+                raise UsageError(
+                    "--device, --pid and --stream narrow the page of one trace; two traces "
+                    "are compared whole or by --nvtx, --step or --start/--end"
+                )
             # exit 3, as census, for a side without kernels, copies or memsets; a side with
             # copies or memsets alone gets the page that says there is no diff
             require_gpu_work(ta), require_gpu_work(tb)
-            text = render(ta, tb, top=top, name=name)
+            (where_a, note_a), (where_b, note_b) = (_selection(t, filters) for t in (ta, tb))
+            text = render(ta, tb, top=top, name=name, where_a=where_a, where_b=where_b,
+                          selected=(note_a, note_b))  # fmt: skip
     else:
         with c.open_trace(a, None) as ta:
             require_gpu_work(ta)  # exit 3, as census, without kernels, copies or memsets
-            text = render(ta, top=top, name=name)
+            where, note = _selection(ta, filters)
+            text = render(ta, top=top, name=name, where_a=where, selected=(note, None))
     c.emit(text, output)
+
+
+def _selection(trace, filters: c.Filters):
+    """The filter of ``filters`` on ``trace`` (--nvtx and --step select its own ranges and
+    steps) and the note that says what --nvtx and --step selected (None without them)."""
+    return c.nvtx_filter(trace, filters.nvtx, filters.event_filter(), filters.step)
 
 
 def _ranks_page(ranks: list[str], fmt: str, output: Path | None, **options: Any) -> None:

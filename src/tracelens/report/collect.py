@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..compare.collect import Side as DiffSide
+    from ..filters import EventFilter
     from ..stakeout import KernelProfiles
     from ..steps import Steps
     from ..trace import Trace
@@ -77,10 +78,10 @@ class Side:
     no_kernels: str | None = None
 
 
-def memory_rows(trace: Trace) -> list[dict[str, Any]]:
+def memory_rows(trace: Trace, where: EventFilter | None = None) -> list[dict[str, Any]]:
     try:
-        t = trace.memory_time()
-        s = trace.memory_size()
+        t = trace.memory_time(where=where)
+        s = trace.memory_size(where=where)
     except MissingDataError:
         return []
     sizes = {r["operation"]: r for r in s.iter_rows(named=True)}
@@ -128,58 +129,86 @@ def collect_side(
     stakeout: bool = True,
     read: DiffSide | None = None,
     profile: tuple[list[str], int] | None = None,
+    where: EventFilter | None = None,
+    selected: str | None = None,
 ) -> Side:
     """Everything the page shows about one trace. ``read``: what :func:`tracelens.diff`
     read from it (its census, totals and util are not read again). ``profile``: kernel
     names and their launches here, whose profiles (:func:`.stakeoutview.profiles`) are
     read from the page's read while it is held: the diff's stakeout. SQLite's aggregates
-    of an export read directly run beside the rest (:mod:`.aside`)."""
+    of an export read directly run beside the rest (:mod:`.aside`). ``where``: the GPU work
+    every section shows (None: all; the diff's ``read`` was made with it), ``selected``:
+    the sentence that says what it selects (the header's 'selected' row)."""
     from .aside import Aside
+    from .selection import Selection
 
+    chosen = Selection.of(where, selected)
     with Aside(trace) as aside:
         return _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read,
-                        profile, aside)  # fmt: skip
+                        profile, aside, chosen)  # fmt: skip
 
 
-def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read, profile, aside):
-    """:func:`collect_side`, its SQLite aggregates on ``aside``."""
+def _collect(
+    trace, key, label, top, name_kind, palette, omitted, stakeout, read, profile, aside, chosen
+):
+    """:func:`collect_side`, its SQLite aggregates on ``aside``, of ``chosen``'s work."""
     from .layout import build_timeline
 
     notes: list[str] = []
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
-    early = EarlyStakeout(trace, name_kind, top, aside) if stakeout else None
-    has_kernels, kept, work = _read_work(trace, label, name_kind, kept_omitted, read, aside, early)
+    # SQLite's aggregates of the top kernels' configurations read the whole export: a
+    # selection's are read with the rest (kernel_profiles with its filter)
+    early = EarlyStakeout(trace, name_kind, top, aside) if stakeout and chosen.whole else None
+    has_kernels, kept, work = _read_work(
+        trace, label, name_kind, kept_omitted, read, aside, early, chosen.where
+    )
     busy_ns, util, steps, no_kernels = None, None, None, None
     if has_kernels:
-        census = _census(trace, name_kind, read, work, kept)
+        census = _census(trace, name_kind, read, work, kept, chosen.where)
+        chosen.require_work(trace, census.height if work is None else work.num_rows)
         line_up = early.kernels if early is not None else None
         categories, kernels, danger = _kernel_sections(
-            trace, census, label, top, name_kind, palette, omitted, work, line_up
+            trace, census, label, top, name_kind, palette, omitted, work, line_up, chosen.where
         )
         kernels_total, kernel_time = census.height, int(census["total_ns"].sum())
     else:
         census, kernels, danger = None, [], []
         kernels_total = kernel_time = 0
         no_kernels, categories, util = _without_kernels(
-            trace, label, name_kind, palette, kept_omitted, notes
+            trace, label, name_kind, palette, kept_omitted, notes, chosen.where
         )
+        if no_kernels is not None:
+            chosen.require_work(trace, sum(c.calls for c in categories))
         if util is not None:  # the header's busy time, as the utilization table's
             busy_ns = int(util.frame["busy_ns"].sum())
-    picks = _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, early)
+    # a selection's profiles are read with its filter (kernel_profiles), not from SQLite's
+    # aggregates of the whole export beside the page's read
+    work_for_profiles = work if chosen.whole else None
+    picks = _stakeout_picks(
+        trace, kernels, name_kind, work_for_profiles, stakeout, profile, aside, early
+    )
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     omitted += kept_omitted
     tree = _nvtx_tree(trace, label, omitted) if has_kernels or no_kernels else None
+    if tree is not None and not chosen.whole:
+        omitted.append(Omitted(f"{label}: NVTX tree", chosen.TREE_NOTE))
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
     # before the stakeouts: SQLite's aggregate of their launch configurations runs meanwhile
-    timeline = build_timeline(
-        trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work
-    )
+    timeline = None
+    if chosen.whole or work is not None:
+        timeline = build_timeline(
+            trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work,
+            where=chosen.where,
+        )  # fmt: skip
+    else:  # a selection's timeline is drawn from its work, not read (left out with util)
+        omitted.append(Omitted(f"{label}: timeline", chosen.TIMELINE_NOTE))
     stake, profiles = [], None
     if has_kernels:
-        stake, profiles = _stakeouts(trace, name_kind, palette, work, picks)
+        stake, profiles = _stakeouts(trace, name_kind, palette, work_for_profiles, picks,
+                                     chosen.where)  # fmt: skip
     return Side(
         key=key,
         label=label,
@@ -196,8 +225,8 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
         timeline=timeline,
         danger=danger,
         danger_rules=danger_rule_notes(danger),
-        memory=memory_rows(trace),
-        header=header_rows(trace, busy_ns),
+        memory=memory_rows(trace, chosen.where),
+        header=header_rows(trace, busy_ns, chosen.where, chosen.note),
         gpus=gpu_kinds(trace),
         notes=notes,
         no_kernels=no_kernels,
@@ -211,11 +240,11 @@ def _collect(trace, key, label, top, name_kind, palette, omitted, stakeout, read
     )
 
 
-def _without_kernels(trace, label, name_kind, palette, omitted, notes):
+def _without_kernels(trace, label, name_kind, palette, omitted, notes, where=None):
     """What the page shows of a trace without kernels: with GPU memory work, why its kernel
     sections are empty (:func:`.kernelview.no_kernels_reason`), its line-up (copies and
-    memsets) and util of that work (:func:`.timekeeping.memory_util`); without any, a note
-    appended to ``notes`` and nothing (None, [], None)."""
+    memsets) and util of that work (:func:`.timekeeping.memory_util`), of ``where``'s work;
+    without any, a note appended to ``notes`` and nothing (None, [], None)."""
     reason = no_kernels_reason(trace)
     if reason is None:
         notes.append(
@@ -223,8 +252,8 @@ def _without_kernels(trace, label, name_kind, palette, omitted, notes):
             "nothing to chart"
         )
         return None, [], None
-    categories = category_rows(trace, palette, name_kind)
-    return reason, categories, memory_util(trace, label, omitted)
+    categories = category_rows(trace, palette, name_kind, where=where)
+    return reason, categories, memory_util(trace, label, omitted, where)
 
 
 def _read_work(
@@ -235,26 +264,29 @@ def _read_work(
     read: DiffSide | None,
     aside: Aside,
     early: EarlyStakeout | None = None,
+    where: EventFilter | None = None,
 ):
     """Whether the trace has kernels, what :func:`timekeeping` kept of it (None: no
     kernels, or none kept), and the GPU work it read, for DuckDB to scan (None: not read).
     Without the diff's ``read``, the info's GPU figures come from the page's read of the
     work and its CUDA API calls' from util's (:mod:`.infoshare`; their processes read on
     ``aside``'s thread meanwhile). ``early``: hears of the page's own read as soon as it
-    is made (:class:`EarlyStakeout`)."""
+    is made (:class:`EarlyStakeout`). ``where``: the work read (None: all); the info's
+    figures stay the whole trace's."""
     from .infoshare import gpu_operation_counts, share_info, start_runtime_threads
 
+    whole = where is None or where.is_whole()
     counts = gpu_operation_counts(trace) if read is None else None
     has_kernels = _has_kernels(trace, counts)
-    threads = start_runtime_threads(trace, aside) if has_kernels and counts else None
+    threads = start_runtime_threads(trace, aside) if has_kernels and counts and whole else None
     kept = None
     if has_kernels:
-        kept = timekeeping(trace, label, omitted, read, counts, name_kind, early)
+        kept = timekeeping(trace, label, omitted, read, counts, name_kind, early, where)
     work = None
     if kept is not None and kept.work is not None:
         from .sharedread import for_duckdb
 
-        if counts is not None:
+        if counts is not None and whole:
             share_info(trace, kept.work, counts, kept.calls, threads)
         work = for_duckdb(kept.work)
         kept.work = None  # the columns for_duckdb leaves out are freed
@@ -315,12 +347,12 @@ def _stakeout_picks(trace, kernels, name_kind, work, stakeout, profile, aside, e
     return [(names, n, started(names), page) for names, n, page in picks]
 
 
-def _stakeouts(trace, name_kind, palette, work, picks):
+def _stakeouts(trace, name_kind, palette, work, picks, where=None):
     """The page's stakeout rows of its top kernels and the diff's stakeout profiles (None:
-    none), of :func:`_stakeout_picks`'s kernels."""
+    none), of :func:`_stakeout_picks`'s kernels, of their launches ``where`` selects."""
     stake, profiles = [], None
     for names, launches, pending, page in picks:
-        found = stakeout_profiles(trace, names, name_kind, launches, work, pending)
+        found = stakeout_profiles(trace, names, name_kind, launches, work, pending, where)
         if page:
             stake = stakeout_rows([trace], names, name_kind, palette, None, [launches],
                                   [work], given=[found])  # fmt: skip
@@ -339,15 +371,17 @@ def _kernel_sections(
     omitted: list[Omitted],
     work: pa.Table | None,
     line_up: pl.DataFrame | None = None,
+    where: EventFilter | None = None,
 ) -> tuple[list[CategoryRow], list[KernelRow], list[dict[str, Any]]]:
     """The line-up's categories, the top kernels and the danger rows of a trace with
     kernels (``census``: its census; ``line_up``: each of its name ids' launches and time,
     when computed with it: :func:`.sharedread.census_and_kernels`); what each table leaves
-    out is appended to ``omitted``, kernels first."""
+    out is appended to ``omitted``, kernels first. ``where``: the work shown (None: all)."""
     kernel_time = int(census["total_ns"].sum())
-    categories = category_rows(
-        trace, palette, name_kind, activities=_lineup_activities(trace, name_kind, work, line_up)
-    )
+    # the shared read's line-up takes its copies and memsets from the whole trace
+    whole = where is None or where.is_whole()
+    activities = _lineup_activities(trace, name_kind, work, line_up) if whole else None
+    categories = category_rows(trace, palette, name_kind, activities=activities, where=where)
     kernels = kernel_rows(census.head(top), palette, kernel_time)
     kernels_left_out(census, top, label, omitted)
     danger, danger_total = danger_rows(census, top)
@@ -361,6 +395,7 @@ def _census(
     read: DiffSide | None,
     work: pa.Table | None,
     kept: TimeKeeping | None,
+    where: EventFilter | None = None,
 ) -> pl.DataFrame:
     """:meth:`Trace.census`: what the diff read, or the page's read brought (``kept``),
     else from the GPU work the page read (:func:`.sharedread.census`), else read."""
@@ -372,7 +407,7 @@ def _census(
         return kept.census
     if work is not None and name_kind in SHARED_NAME_KINDS:
         return census(trace, work, name_kind)
-    return trace.census(name=name_kind)
+    return trace.census(name=name_kind, where=where)
 
 
 def _lineup_activities(

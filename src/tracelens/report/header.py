@@ -10,6 +10,7 @@ from ..units import fmt_bytes, fmt_ns
 from . import svg
 
 if TYPE_CHECKING:
+    from ..filters import EventFilter
     from ..trace import Trace
 
 HEADER_PROCESSES = 4  # processes named in the header
@@ -36,8 +37,15 @@ def gpu_kinds(trace: Trace) -> list[str]:
     ]
 
 
-def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
-    """(label, value) rows describing the export."""
+def header_rows(
+    trace: Trace,
+    busy_ns: int | None,
+    where: EventFilter | None = None,
+    selected: str | None = None,
+) -> list[tuple[str, str]]:
+    """(label, value) rows describing the export; ``busy_ns``: the GPU busy time of the work
+    shown, ``where`` (None: all) and ``selected``, what it selects in words (the 'selected'
+    row: every other section shows that work alone)."""
     info = trace.info
     started = "—"
     if info.session_start_utc_ns:
@@ -45,12 +53,13 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
         started = t.strftime("%Y-%m-%d %H:%M:%S UTC")
     span = fmt_ns(info.duration_ns)
     if busy_ns:
-        span += f" (GPU busy {fmt_ns(busy_ns)})"
+        span += f" (GPU busy {fmt_ns(busy_ns)}{' in the selection' if selected else ''})"
     procs = [f"{p.pid} {p.name or ''}".strip() for p in info.processes]
     shown = "; ".join(svg.clip_text(p, 90) for p in procs[:HEADER_PROCESSES]) or "—"
     if len(procs) > HEADER_PROCESSES:
         shown += f"; +{len(procs) - HEADER_PROCESSES} more"
-    rows = [
+    rows = [("selected", selected)] if selected else []
+    rows += [
         ("file", f"{trace.path.name} ({fmt_bytes(info.size_bytes)})"),
         (
             "nsys / schema",
@@ -70,7 +79,7 @@ def header_rows(trace: Trace, busy_ns: int | None) -> list[tuple[str, str]]:
         ("processes", shown),
         ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
     ]
-    notes = left_out_notes(trace)
+    notes = left_out_notes(trace, where)
     if notes:
         rows.append(("not in this report", "; ".join(notes)))
     return rows
@@ -86,8 +95,8 @@ def event_count(info: Any, kind: str, label: str) -> str:
     return f"{n:,} {label.removesuffix('s') if n == 1 else label}"  # '1 kernel'
 
 
-def left_out_notes(trace: Trace) -> list[str]:
+def left_out_notes(trace: Trace, where: EventFilter | None = None) -> list[str]:
     """What no figure of a single trace's report holds, one sentence each (the page's 'not
     in this report' row, the Markdown summary's notes): CUDA graph replays traced at graph
     level (their GPU time is in no kernel or category figure) and damaged records."""
-    return [n for n in (trace.graph_note(), trace.damage_note()) if n]
+    return [n for n in (trace.graph_note(where), trace.damage_note()) if n]

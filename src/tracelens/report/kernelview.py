@@ -16,6 +16,7 @@ from .text import DecodedField, category_of, danger_hits, decode, labels, pct, s
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..filters import EventFilter
     from ..trace import Trace
 
 CHART_ROWS = 12  # bars in a chart
@@ -88,14 +89,18 @@ def category_rows(
     *,
     subfamily: bool | None = None,
     activities: pl.DataFrame | None = None,
+    where: EventFilter | None = None,
 ) -> list[CategoryRow]:
     """The trace's ``tracelens lineup``: the one source of its numbers, memcpy and memset
     time included (in ``memory``). ``subfamily``: as :func:`~tracelens.lineup.category_summary`
     (None breaks down gemm and memory); ``activities``: its input already read
-    (:func:`.sharedread.lineup_activities`)."""
+    (:func:`.sharedread.lineup_activities`, of the whole trace); ``where``: the work it
+    sums (None: all)."""
     from ..lineup import category_summary
 
-    df = category_summary(trace, name=name_kind, subfamily=subfamily, activities=activities)
+    df = category_summary(
+        trace, name=name_kind, subfamily=subfamily, activities=activities, where=where
+    )
     return [
         CategoryRow(
             category=r["category"],

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
+    from ..filters import EventFilter
     from ..steps import Steps
     from ..trace import Trace
 
@@ -177,9 +178,11 @@ def busiest_window(per_bin_busy: list[float], per_bin_events: list[int]) -> tupl
         k = max(1, k // 2)
 
 
-def step_window(steps: Steps | None) -> tuple[tuple[int, int], str] | None:
+def step_window(steps: Steps | None, selected: bool = False) -> tuple[tuple[int, int], str] | None:
     """The first steady step (after warm-up) of ``steps`` (:meth:`tracelens.Trace.steps`),
-    CPU range and GPU work, on every device; None when the trace has no steps."""
+    CPU range and GPU work, on every device; None when the trace has no steps.
+    ``selected``: the steps of a selection (the trace's, restricted to it), whose last
+    number is not the trace's last step: not said."""
     import polars as pl
 
     if steps is None or not steps.count:
@@ -195,19 +198,20 @@ def step_window(steps: Steps | None) -> tuple[tuple[int, int], str] | None:
     warm = ", the first after warm-up" if frame.height < steps.frame.height else ""
     # steps are numbered 1 to the last; a number whose step held no GPU work is not in the
     # frame, so "of" counts to the last number, not the steps with work (as stepwork.note)
-    last = int(steps.frame["step"].max())
+    last = "" if selected else f" of {int(steps.frame['step'].max()):,}"
     why = (
-        f"step {n:,} of {last:,}{warm} ({steps.method} steps: {steps.detail}), with the "
+        f"step {n:,}{last}{warm} ({steps.method} steps: {steps.detail}), with the "
         f"{plural(int(rows['kernels'].sum()), 'kernel')} it ran"
     )
     return (s - pad, e + pad), why
 
 
 def choose_window(
-    g0: int, g1: int, ov: pl.DataFrame, steps: Steps | None
+    g0: int, g1: int, ov: pl.DataFrame, steps: Steps | None, selected: bool = False
 ) -> tuple[tuple[int, int], str]:
-    """The detail window: the first steady step, else the busiest stretch of the GPU span."""
-    step = step_window(steps)
+    """The detail window: the first steady step (``selected``: as :func:`step_window`'s),
+    else the busiest stretch of the GPU span."""
+    step = step_window(steps, selected)
     if step is not None:
         return step
     per_busy = [0.0] * OVERVIEW_BINS
@@ -288,13 +292,16 @@ def build_timeline(
     window: tuple[int, int] | None = None,
     steps: Steps | None = None,
     work: pa.Table | None = None,
+    where: EventFilter | None = None,
 ) -> TimelineView | None:
     """The overview (whole GPU span, binned) and a detail window (events one by one when
     there are few enough, else finer bins), with NVTX ranges. The default window is the
     first steady step of ``steps``, else the busiest stretch. ``work``: the trace's GPU
     operations, already read (:func:`.sharedread.for_duckdb`): the kernel categories and
-    the bins come from it instead of the trace."""
-    span = activity.gpu_span(trace)
+    the bins come from it instead of the trace. ``where``: the operations drawn (None: all),
+    those of ``work``, which is then required: the overview spans them."""
+    selected = where is not None and not where.is_whole()
+    span = _work_span(work) if selected else activity.gpu_span(trace)
     if span is None:
         return None
     g0, g1 = span
@@ -316,13 +323,13 @@ def build_timeline(
 
     ov_nvtx_lanes, ov_spans = _overview_spans(trace, (g0, g1), ov, keys, palette)
     if window is None:
-        window, reason = choose_window(g0, g1, ov, steps)
+        window, reason = choose_window(g0, g1, ov, steps, selected)
     else:
         reason = "the requested window"
     w0, w1 = window
     w1 = max(w1, w0 + 1)
-    detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes, work)
-    _undrawn_note(trace, detail.drawn, notes)
+    detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes, work, where)
+    _undrawn_note(trace, detail.drawn, notes, _operations(work) if selected else None)
     overview_svg = svg.timeline(
         svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
         width=WIDTH,
@@ -334,9 +341,10 @@ def build_timeline(
         zoomable=True,
         uid=f"{key}-dt",
     )
+    spanned = "the selected GPU work's span" if selected else "the whole GPU span"
     caption = (
         f"Detail window {fmt_ns(w0)} → {fmt_ns(w1)} ({fmt_ns(w1 - w0)}): {reason}; "
-        f"{detail.how}. Overview: the whole GPU span, {fmt_ns(g0)} → {fmt_ns(g1)}, in "
+        f"{detail.how}. Overview: {spanned}, {fmt_ns(g0)} → {fmt_ns(g1)}, in "
         f"{OVERVIEW_BINS} bins per lane."
     )
     legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
@@ -378,6 +386,7 @@ def _detail(
     name_kind: str,
     notes: list[str],
     work: pa.Table | None = None,
+    where: EventFilter | None = None,
 ) -> _Detail:
     """The detail window's NVTX lanes and GPU operations: one by one when there are at most
     DETAIL_MAX_EVENTS, else DETAIL_BINS bins per lane."""
@@ -391,7 +400,9 @@ def _detail(
     lane_index = {k: i + len(nvtx_lanes) for i, k in enumerate(keys)}
     ops = None
     if not _more_than(work, w0, w1, DETAIL_MAX_EVENTS):
-        ops = activity.gpu_operations(trace, w0, w1, limit=DETAIL_MAX_EVENTS + 1, name=name_kind)
+        ops = activity.gpu_operations(
+            trace, w0, w1, limit=DETAIL_MAX_EVENTS + 1, name=name_kind, where=where
+        )
     if ops is not None and ops.height <= DETAIL_MAX_EVENTS:
         category_of_id = dict(zip(cats.name_ids, cats.categories, strict=True))
         spans = nvtx_spans + operation_spans(ops, lane_index, palette, category_of_id)
@@ -428,13 +439,20 @@ def _more_than(work: pa.Table | None, w0: int, w1: int, limit: int) -> bool:
     return frame.filter(window).select(pl.len()).collect().item() > limit
 
 
-def _undrawn_note(trace: Trace, drawn: int, notes: list[str]) -> None:
-    info = trace.info
-    total_ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+def _undrawn_note(
+    trace: Trace, drawn: int, notes: list[str], selected_ops: int | None = None
+) -> None:
+    """Say how many GPU operations are not drawn one by one: of a selection's
+    ``selected_ops``, else of the trace's kernels, memcpys and memsets."""
+    total_ops, what = selected_ops, "the selected work"
+    if total_ops is None:
+        info = trace.info
+        total_ops = info.count("kernel") + info.count("memcpy") + info.count("memset")
+        what = "the whole trace"
     if total_ops > drawn:
         notes.append(
             f"{total_ops - drawn:,} of the {total_ops:,} GPU operations are not drawn one by one: "
-            f"the overview aggregates the whole trace into {OVERVIEW_BINS} time bins per lane"
+            f"the overview aggregates {what} into {OVERVIEW_BINS} time bins per lane"
         )
 
 
@@ -454,6 +472,26 @@ def _bins(
     from .bins import work_bins
 
     return work_bins(work, t0, t1, bins, cats, name_kind)
+
+
+def _work_span(work: pa.Table) -> tuple[int, int] | None:
+    """:func:`tracelens.activity.gpu_span` of the kernels, memcpys and memsets in ``work``
+    (a selection's): their first start and last end (at least 1 µs); None without any."""
+    import polars as pl
+
+    ops = pl.from_arrow(work, rechunk=False).lazy().filter(pl.col("kind") <= 2)
+    t0, t1 = ops.select(pl.col("start_ns").min(), pl.col("end_ns").max()).collect().row(0)
+    if t0 is None:
+        return None
+    return (t0, t1) if t1 > t0 else (t0, t0 + 1000)
+
+
+def _operations(work: pa.Table) -> int:
+    """The kernels, memcpys and memsets in ``work``."""
+    import polars as pl
+
+    ops = pl.from_arrow(work, rechunk=False).lazy().filter(pl.col("kind") <= 2)
+    return ops.select(pl.len()).collect().item()
 
 
 def _kernel_ids(work: pa.Table | None) -> pl.DataFrame | None:

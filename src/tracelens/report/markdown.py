@@ -17,7 +17,9 @@ from .page import check_top
 from .text import pct, share_pct, short
 
 if TYPE_CHECKING:
+    from ..filters import EventFilter
     from ..trace import Trace
+    from .selection import Selection
 
 DEFAULT_TOP = 10  # rows per table
 _NO_KERNELS = "_No CUDA kernels in this export: nothing to summarize._"
@@ -29,23 +31,43 @@ def build_markdown(
     *,
     top: int = DEFAULT_TOP,
     name: str = "demangled",
+    where_a: EventFilter | None = None,
+    where_b: EventFilter | None = None,
+    selected: tuple[str | None, str | None] = (None, None),
 ) -> str:
     """A compact Markdown summary: the diff's (evidence board first) for two traces; header,
-    time by category, top kernels and danger-zone kernels for one."""
+    time by category, top kernels and danger-zone kernels for one. ``where_a``,
+    ``where_b``, ``selected``: as :func:`.page.build_report`'s."""
+    from .selection import Selection
+
     top = check_top(top)
+    chosen = [Selection.of(w, n) for w, n in zip((where_a, where_b), selected, strict=True)]
     if trace_b is not None:
         from ..compare import diff as compute
         from ..compare.render import markdown
         from .nodiff import without_kernels
 
         if notes := without_kernels(trace_a, trace_b):
-            return _pair_without_diff(trace_a, trace_b, notes, top=top, name_kind=name)
-        return markdown(compute(trace_a, trace_b, name=name), top=top)
-    return _single(trace_a, top=top, name_kind=name)
+            return _pair_without_diff(
+                trace_a, trace_b, notes, top=top, name_kind=name, chosen=chosen
+            )
+        said = tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
+        d = compute(
+            trace_a, trace_b, name=name, where_a=chosen[0].where, where_b=chosen[1].where,
+            selected=said,
+        )  # fmt: skip
+        return markdown(d, top=top)
+    return _single(trace_a, top=top, name_kind=name, chosen=chosen[0])
 
 
 def _pair_without_diff(
-    trace_a: Trace, trace_b: Trace, notes: list[str], *, top: int, name_kind: str
+    trace_a: Trace,
+    trace_b: Trace,
+    notes: list[str],
+    *,
+    top: int,
+    name_kind: str,
+    chosen: list[Selection],
 ) -> str:
     """Two traces, either without kernels (``notes``: :func:`.nodiff.without_kernels`): no
     diff (it compares kernels), that said plainly, then each trace's summary."""
@@ -56,7 +78,10 @@ def _pair_without_diff(
     label_a, label_b, _ = side_labels(trace_a.path, trace_b.path)
     out = [f"## tracelens report: {md_code(label_a)} → {md_code(label_b)}"]
     out += ["", *(f"_{md_text(n)}._" for n in notes), "", f"_{md_text(CANNOT_COMPARE)}._", ""]
-    sides = [_single(t, top=top, name_kind=name_kind) for t in (trace_a, trace_b)]
+    sides = [
+        _single(t, top=top, name_kind=name_kind, chosen=c)
+        for t, c in zip((trace_a, trace_b), chosen, strict=True)
+    ]
     return "\n".join(out) + "\n" + "\n".join(sides)
 
 
@@ -93,10 +118,11 @@ def _header_line(trace: Trace) -> str:
     )
 
 
-def _without_kernels(trace: Trace) -> list[str]:
+def _without_kernels(trace: Trace, chosen: Selection) -> list[str]:
     """The summary's lines after the header for a trace without kernels: with copies or
     memsets, why there are no kernels (:func:`.kernelview.no_kernels_reason`) and the
-    memory operations' table (as the page's); else that there is nothing to summarize."""
+    memory operations' table (as the page's, of ``chosen``'s work); else that there is
+    nothing to summarize."""
     from ..units import fmt_bytes
     from .collect import memory_rows
     from .kernelview import no_kernels_reason
@@ -104,6 +130,8 @@ def _without_kernels(trace: Trace) -> list[str]:
     reason = no_kernels_reason(trace)
     if reason is None:
         return [_NO_KERNELS]
+    rows = memory_rows(trace, chosen.where)
+    chosen.require_work(trace, sum(m["count"] for m in rows))
     out = [f"_{reason}._", "", "### Memory operations", ""]
     columns = [("operation", "str"), ("count", "int"), ("time", "num"), ("share", "num")]
     columns += [("Avg", "num"), ("bytes", "num")]
@@ -112,30 +140,35 @@ def _without_kernels(trace: Trace) -> list[str]:
         [
             [m["operation"], m["count"], fmt_ns(m["total_ns"]), share_pct(m["time_pct"])]
             + [fmt_ns(m["avg_ns"]), fmt_bytes(m["bytes"])]
-            for m in memory_rows(trace)
+            for m in rows
         ],
     )
 
 
-def _single(trace: Trace, *, top: int, name_kind: str) -> str:
+def _single(trace: Trace, *, top: int, name_kind: str, chosen: Selection) -> str:
     from ..render import md_code, md_text
     from .header import left_out_notes
 
     palette = svg.Palette()
     out = [f"## tracelens report: {md_code(trace.path.name)}", "", _header_line(trace), ""]
+    if chosen.note:  # as the page's 'selected' row: every figure below is of that work
+        out += [f"_Selected: {md_text(chosen.note)}._", ""]
     # as the page's 'not in this report' row: graph replays' GPU time is in no figure below
-    out += [line for note in left_out_notes(trace) for line in (f"_Note: {md_text(note)}._", "")]
+    notes = left_out_notes(trace, chosen.where)
+    out += [line for note in notes for line in (f"_Note: {md_text(note)}._", "")]
     try:
         trace.require_kernels()
     except MissingDataError:
-        return "\n".join([*out, *_without_kernels(trace), ""])
+        return "\n".join([*out, *_without_kernels(trace, chosen), ""])
     if trace.info.count("kernel") == 0:
         return "\n".join([*out, _NO_KERNELS, ""])
-    census = trace.census(name=name_kind)
+    census = trace.census(name=name_kind, where=chosen.where)
+    # categories include copies and memsets: a selection of those alone still has rows
+    cats = category_rows(trace, palette, name_kind, subfamily=False, where=chosen.where)
+    chosen.require_work(trace, sum(c.calls for c in cats))
     total = int(census["total_ns"].sum())
     out += [f"Kernel time {fmt_ns(total)} in {census.height:,} distinct kernels.", ""]
     # The numbers of `tracelens lineup`: memcpy and memset time is in memory.
-    cats = category_rows(trace, palette, name_kind, subfamily=False)
     gpu_time = sum(c.total_ns for c in cats)
     out += [
         "### Time by category",

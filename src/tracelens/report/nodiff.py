@@ -54,17 +54,24 @@ def _no_gpu_work(trace: Trace) -> bool:
 
 
 def pair_context(
-    trace_a: Trace, trace_b: Trace, notes: list[str], title: str | None, side_args: dict[str, Any]
+    trace_a: Trace,
+    trace_b: Trace,
+    notes: list[str],
+    title: str | None,
+    side_args: dict[str, Any],
+    per_side: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What the page of two traces shows without a diff (``notes``: :func:`without_kernels`):
-    the notes and each trace's sections, as a page of one trace shows them."""
+    the notes and each trace's sections, as a page of one trace shows them (``per_side``:
+    :func:`.collect.collect_side`'s ``where`` and ``selected`` of A, of B)."""
     from ..compare import side_labels
     from .collect import collect_side
 
     label_a, label_b, _ = side_labels(trace_a.path, trace_b.path)
+    a, b = per_side or ({}, {})
     sides = [
-        collect_side(trace_a, key="a", label=label_a, **side_args),
-        collect_side(trace_b, key="b", label=label_b, **side_args),
+        collect_side(trace_a, key="a", label=label_a, **side_args, **a),
+        collect_side(trace_b, key="b", label=label_b, **side_args, **b),
     ]
     return {
         "mode": "pair",

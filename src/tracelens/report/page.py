@@ -20,8 +20,14 @@ from .stakeoutview import PER_OCTAVE
 from .text import count, pct, ratio_class, short, signed_ns
 
 if TYPE_CHECKING:
+    from ..filters import EventFilter
     from ..ranks import RanksResult
     from ..trace import Trace
+
+# Per side (A, B): the filter its sections are read with (None: the whole trace) and the
+# sentence that says what it selects (None: said generically, report/selection.py).
+Wheres = tuple["EventFilter | None", "EventFilter | None"]
+Selected = tuple[str | None, str | None]
 
 DEFAULT_TOP = 20  # rows of the kernel tables
 
@@ -78,31 +84,48 @@ def build_report(
     top: int = DEFAULT_TOP,
     name: str = "demangled",
     title: str | None = None,
+    where_a: EventFilter | None = None,
+    where_b: EventFilter | None = None,
+    selected: Selected = (None, None),
 ) -> str:
     """The HTML page: one trace (census, lineup, stakeout, timeline, danger, memory) or two
     (the diff's evidence board and tables on top, each trace's detail below). Through the
     cache, a page an earlier run built with the same traces and options is read back
-    (:mod:`.kept`)."""
+    (:mod:`.kept`). ``where_a``, ``where_b``: the GPU work each trace's sections and the
+    diff show (:meth:`Trace.filter`; None: all of it), ``selected``: what each selects, in
+    words, said in its header and on the board."""
     from . import kept
 
     top = check_top(top)
     traces = [trace_a] if trace_b is None else [trace_a, trace_b]
+    wheres = (where_a, where_b)
+    whole = all(w is None or w.is_whole() for w in wheres)
     options = {"top": top, "name": name, "title": title}
-    page = kept.read(traces, options)
+    page = kept.read(traces, options) if whole else None
     if page is None:
-        page = _build(trace_a, trace_b, top, name, title)
-        kept.write(traces, options, page)
+        page = _build(trace_a, trace_b, top, name, title, wheres, selected)
+        if whole:  # a selection is the trace's own (its NVTX ranges, its steps): not kept
+            kept.write(traces, options, page)
     return page
 
 
-def _build(trace_a: Trace, trace_b: Trace | None, top: int, name: str, title: str | None) -> str:
+def _build(
+    trace_a: Trace,
+    trace_b: Trace | None,
+    top: int,
+    name: str,
+    title: str | None,
+    wheres: Wheres = (None, None),
+    selected: Selected = (None, None),
+) -> str:
     """:func:`build_report`'s page, built."""
     palette = svg.Palette()
     omitted: list[Omitted] = []
     context = _base_context(top=top)
     side_args = {"top": top, "name_kind": name, "palette": palette, "omitted": omitted}
     if trace_b is None:
-        side = collect_side(trace_a, key="t", label=trace_a.path.name, **side_args)
+        side = collect_side(trace_a, key="t", label=trace_a.path.name, **side_args,
+                            where=wheres[0], selected=selected[0])  # fmt: skip
         context.update(
             mode="single",
             title=title or f"tracelens report: {side.label}",
@@ -110,7 +133,7 @@ def _build(trace_a: Trace, trace_b: Trace | None, top: int, name: str, title: st
             diff=None,
         )
     else:
-        context.update(_pair(trace_a, trace_b, name, title, side_args))
+        context.update(_pair(trace_a, trace_b, name, title, side_args, wheres, selected))
     for side in context["sides"]:
         if side.timeline:
             for n in side.timeline.notes:
@@ -122,7 +145,13 @@ def _build(trace_a: Trace, trace_b: Trace | None, top: int, name: str, title: st
 
 
 def _pair(
-    trace_a: Trace, trace_b: Trace, name: str, title: str | None, side_args: dict[str, Any]
+    trace_a: Trace,
+    trace_b: Trace,
+    name: str,
+    title: str | None,
+    side_args: dict[str, Any],
+    wheres: Wheres = (None, None),
+    selected: Selected = (None, None),
 ) -> dict[str, Any]:
     """What the page of two traces shows: the diff (:func:`tracelens.diff`, whose read of
     each trace's GPU work its side's sections share) and each trace's sections; when either
@@ -130,10 +159,17 @@ def _pair(
     from ..compare import diff as compute
     from .diffview import diff_view, stakeout_picks
     from .nodiff import pair_context, without_kernels
+    from .selection import Selection
 
+    chosen = [Selection.of(w, n) for w, n in zip(wheres, selected, strict=True)]
     if notes := without_kernels(trace_a, trace_b):
-        return pair_context(trace_a, trace_b, notes, title, side_args)
-    d = compute(trace_a, trace_b, name=name, keep_work=True)
+        per_side = [{"where": c.where, "selected": c.note} for c in chosen]
+        return pair_context(trace_a, trace_b, notes, title, side_args, per_side)
+    said = tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
+    d = compute(
+        trace_a, trace_b, name=name, keep_work=True, where_a=chosen[0].where,
+        where_b=chosen[1].where, selected=said,
+    )  # fmt: skip
     read_a, read_b = d.sides
     same = read_b is read_a  # a trace with itself, read once: each side takes that read
     read_b = copy(read_a) if same else read_b
@@ -141,9 +177,11 @@ def _pair(
     names, launches = stakeout_picks(d)
     args = {**side_args, "stakeout": False}
     sa = collect_side(trace_a, key="a", label=d.label_a, read=read_a,
-                      profile=(names, launches[0]), **args)  # fmt: skip
+                      profile=(names, launches[0]), where=chosen[0].where,
+                      selected=chosen[0].note, **args)  # fmt: skip
     profile_b = None if same else (names, launches[1])
-    sb = collect_side(trace_b, key="b", label=d.label_b, read=read_b, profile=profile_b, **args)
+    sb = collect_side(trace_b, key="b", label=d.label_b, read=read_b, profile=profile_b,
+                      where=chosen[1].where, selected=chosen[1].note, **args)  # fmt: skip
     view = diff_view(
         d, trace_a, trace_b, top=side_args["top"], name_kind=name,
         palette=side_args["palette"], omitted=side_args["omitted"],
@@ -154,8 +192,22 @@ def _pair(
         "title": title or f"tracelens report: {d.label_a} → {d.label_b}",
         "sides": [sa, sb],
         "diff": view,
-        "path": _path(trace_a, trace_b, d.label_a, d.label_b, side_args["omitted"], sa, sb, same),
+        "path": _path(trace_a, trace_b, d.label_a, d.label_b, side_args["omitted"], sa, sb, same)
+        if all(c.whole for c in chosen)
+        else _path_left_out(side_args["omitted"]),
     }
+
+
+def _path_left_out(omitted: list[Omitted]) -> None:
+    """The numerical path of a page narrowed by filters: not drawn (it fingerprints whole
+    captures), and ``omitted`` says so."""
+    omitted.append(
+        Omitted(
+            "numerical path",
+            "left out with filters: it compares whole captures (`tracelens diff A B "
+            "--fail-if path_changed`)",
+        )
+    )
 
 
 def _base_context(**extra: Any) -> dict[str, Any]:

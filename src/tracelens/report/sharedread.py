@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
+    from ..filters import EventFilter
     from ..trace import Trace
 
 # The census from the work read: kernel_summary's name kinds that work_in_order carries
@@ -19,19 +20,20 @@ if TYPE_CHECKING:
 SHARED_NAME_KINDS = ("demangled", "short")
 
 
-def read_work(trace: Trace, short: bool = True) -> pl.DataFrame:
+def read_work(trace: Trace, short: bool = True, where: EventFilter | None = None) -> pl.DataFrame:
     """Every GPU operation of the trace (:func:`tracelens.util.work_in_order`), with the
     stream kept: the timeline's lanes are (device, stream). Hand ``work.drop("stream")`` to
     util and the step search. ``short``: read the kernels' short name ids, which only a
     page by short name reads (else short_id is NULL: the 5M-kernel export's shortName
-    column, read directly, is ~0.25 CPU s of the read's ~2)."""
+    column, read directly, is ~0.25 CPU s of the read's ~2). ``where``: the operations it
+    selects (None: all)."""
     from ..filters import EventFilter
     from ..util import _kept_whole, in_order
 
-    rows = trace.query(
-        "work_in_order", any_order=True, **EventFilter().params(), grid=False, short=short
-    )
-    _kept_whole(trace, rows)  # as work_in_order tells the trace of a whole read
+    where = where or EventFilter()
+    rows = trace.query("work_in_order", any_order=True, **where.params(), grid=False, short=short)
+    if where.is_whole():
+        _kept_whole(trace, rows)  # as work_in_order tells the trace of a whole read
     return in_order(rows, drop=("blocks",))
 
 
@@ -77,7 +79,8 @@ def for_duckdb(work: pl.DataFrame) -> pa.Table:
     import pyarrow as pa
 
     table = work.select(SHARED_COLUMNS).to_arrow()
-    return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS))
+    # (the schema: a selection may hold no operation, and no batch)
+    return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS), schema=table.schema)
 
 
 def reads_export(trace: Trace, table: str, columns: tuple[str, ...]) -> bool:

@@ -18,6 +18,7 @@ from .text import DecodedField, category_of, decode, labels
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..filters import EventFilter
     from ..stakeout import KernelProfiles
     from ..trace import Trace
     from .stakeoutread import PendingConfigs
@@ -80,12 +81,14 @@ def profiles(
     launches: int | None = None,
     work: pa.Table | None = None,
     pending: PendingConfigs | None = None,
+    where: EventFilter | None = None,
 ) -> KernelProfiles:
     """:func:`tracelens.stakeout.kernel_profiles` of ``names``: on an export read directly,
     from ``work`` (the GPU work the page read, :func:`.sharedread.for_duckdb`) and SQLite
     (:func:`.stakeoutread.direct_profiles`, with SQLite's aggregate ``pending`` when
     started); else from one read of their launches when the census says they have at most
-    HELD_LAUNCHES (``launches``), else (or when not said) from kernel_profiles's three."""
+    HELD_LAUNCHES (``launches``), else (or when not said) from kernel_profiles's three;
+    of the launches ``where`` selects (None: all) from kernel_profiles with that filter."""
     import polars as pl
 
     from ..stakeout import KernelProfiles, kernel_profiles
@@ -95,8 +98,8 @@ def profiles(
         found = direct_profiles(trace, names, name_kind, work, PER_OCTAVE, pending)
         if found is not None:
             return found
-    if launches is None or launches > HELD_LAUNCHES:
-        return kernel_profiles(trace, names, name=name_kind, per_octave=PER_OCTAVE)
+    if launches is None or launches > HELD_LAUNCHES or (where is not None and not where.is_whole()):
+        return kernel_profiles(trace, names, name=name_kind, per_octave=PER_OCTAVE, where=where)
     rows = trace.query(
         "stakeout_profiles", names=list_param(names), name_kind=name_kind, per_octave=PER_OCTAVE
     )

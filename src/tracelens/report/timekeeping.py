@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..compare.collect import Side as DiffSide
+    from ..filters import EventFilter
     from ..steps import Steps
     from ..trace import Trace
     from ..util import Util
@@ -91,6 +92,7 @@ def timekeeping(
     counts: dict[str, int] | None = None,
     name_kind: str = "demangled",
     on_read: OnRead | None = None,
+    where: EventFilter | None = None,
 ) -> TimeKeeping:
     """The GPU busy time, trace.util() and trace.steps() (those the diff read,
     ``read``, when it did), from one sorted read of the GPU work
@@ -101,27 +103,30 @@ def timekeeping(
     trace's info. ``name_kind``: the page's names (a cached read brings their census).
     ``on_read(work, census)``: called with the page's own read as soon as it is made
     (before the step search and util; census None where the read brings none), returns
-    the census (or None)."""
+    the census (or None). ``where``: the page's selection (None: the whole trace; the diff's
+    ``read`` was made with it)."""
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
     if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted):
-        busy = read.totals if read is not None else trace_totals(trace)
+        busy = read.totals if read is not None else trace_totals(trace, where)
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(trace, read))
     if read is not None and read.util is not None and read.steps is not None:
         work = _taken_work(trace, read)
         return TimeKeeping(read.totals["gpu_busy_ns"], read.util, read.steps, work)
-    return _read_once(trace, name_kind, on_read)
+    return _read_once(trace, name_kind, on_read, where)
 
 
-def memory_util(trace: Trace, label: str, omitted: list[Omitted]) -> Util | None:
+def memory_util(
+    trace: Trace, label: str, omitted: list[Omitted], where: EventFilter | None = None
+) -> Util | None:
     """:meth:`Trace.util` of a trace with memory copies or memsets but no kernel (no steps:
     the step search reads kernel launches); None above threshold.util_max_launches GPU
     operations, said in ``omitted`` as :func:`timekeeping` does."""
     info = trace.info
     if _left_out(info.count("memcpy") + info.count("memset"), label, omitted):
         return None
-    return trace.util()
+    return trace.util(where)
 
 
 def _left_out(ops: int, label: str, omitted: list[Omitted]) -> bool:
@@ -156,11 +161,15 @@ def _taken_work(trace: Trace, read: DiffSide | None) -> pl.DataFrame | None:
     return work
 
 
-def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeeping:
+def _read_once(
+    trace: Trace, name_kind: str, on_read: OnRead | None, where: EventFilter | None = None
+) -> TimeKeeping:
     """Busy time, util and steps from one read of the GPU work, as the diff's
     :func:`tracelens.compare.collect.collect` shares it; the read is kept for the census
     and the timeline. A trace whose cache entry keeps the diff's read of it reads that back
-    (:func:`.sharedread.cached_read`), with the census by ``name_kind``."""
+    (:func:`.sharedread.cached_read`), with the census by ``name_kind``. ``where``: the
+    work it selects (None: all), whose steps are the whole trace's restricted to it
+    (:func:`tracelens.steps.find_steps`) and whose accounting is not kept."""
     import polars as pl
 
     from ..steps import find_steps
@@ -168,9 +177,10 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
     from ..util_sweep import KERNEL
     from .sharedread import cached_read, read_work
 
-    cached = cached_read(trace, name_kind)
+    whole = where is None or where.is_whole()
+    cached = cached_read(trace, name_kind) if whole else None
     if cached is None:
-        cached = read_work(trace, short=name_kind == "short"), None
+        cached = read_work(trace, short=name_kind == "short", where=where), None
     work_with_streams, census = cached
     if on_read is not None:
         census = on_read(work_with_streams, census)
@@ -183,11 +193,12 @@ def _read_once(trace: Trace, name_kind: str, on_read: OnRead | None) -> TimeKeep
     # The step search counts graph replays as launches: on a trace that has them it reads
     # its own sequence (the kernels alone would make each step microseconds long).
     replays = trace.graph_replays()[0]
-    steps = find_steps(trace, launches=None if replays else launches)
+    # a selection's steps: the whole trace's (found from its own read), restricted to it
+    steps = find_steps(trace, where=where, launches=None if replays or not whole else launches)
     del launches  # before util's sweeps, which hold their own copy of the work: peak RSS
     # the whole trace's work: through a cache entry its accounting is kept, or read back
     # where util, findings or a diff kept it (util_workfile.keep_accounting)
-    util, calls = accounting_and_calls(trace, None, work, keep=True)
+    util, calls = accounting_and_calls(trace, where, work, keep=whole)
     # GPU busy as util counts it (kernels, copies, memsets, graph replays), as the diff does
     busy_ns = int(util.frame["busy_ns"].sum())
     return TimeKeeping(busy_ns, util, steps, work_with_streams, calls, census)

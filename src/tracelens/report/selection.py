@@ -1,0 +1,92 @@
+"""What a page narrowed by filters (``report --nvtx``, ``--step``, ``--device``, a window)
+shows of a trace: the :class:`~tracelens.filters.EventFilter` every section is read with,
+and the sentence the header says it with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ..errors import MissingDataError
+
+if TYPE_CHECKING:
+    from ..filters import EventFilter
+    from ..trace import Trace
+
+# What the header says of a selection made without a sentence of its own (a library
+# caller's EventFilter): it is still said, never shown as the whole trace.
+SELECTED = "only the GPU work the filters select"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """``where``: the work the page's sections show (None: the whole trace); ``note``: what
+    it selects, in words (None for the whole trace)."""
+
+    where: EventFilter | None
+    note: str | None
+
+    # The NVTX tree is of every range (its GPU projection takes no filter): said, so that
+    # its times are not read as the selection's.
+    TREE_NOTE: ClassVar[str] = (
+        "drawn for the whole capture, not only the selected work (the GPU projection of "
+        "every range, as `tracelens nvtx --gpu --group path`)"
+    )
+
+    TIMELINE_NOTE: ClassVar[str] = (
+        "left out with steps and utilization: run `tracelens timeline` with the same filters"
+    )
+
+    @classmethod
+    def of(cls, where: EventFilter | None, note: str | None) -> Selection:
+        """``where``'s selection; ``note``: what its NVTX ranges or steps select (the CLI's
+        :func:`nvtx_filter` note), completed with its device, process, stream and window."""
+        if where is None or where.is_whole():
+            return cls(None, None)
+        if note is None and where.selection is not None:
+            note = SELECTED  # NVTX ranges or steps selected the work, not said in words
+        narrowed = describe(where)
+        if narrowed is None:
+            return cls(where, note or SELECTED)
+        return cls(where, f"{note}, {narrowed}" if note else f"only the GPU work {narrowed}")
+
+    @property
+    def whole(self) -> bool:
+        return self.where is None
+
+    def require_work(self, trace: Trace, operations: int) -> None:
+        """Raise MissingDataError when the selection holds no GPU operation (``operations``
+        of it were read): a page of empty sections would say nothing; why, when the filters
+        explain it (:func:`tracelens.hints.why_empty`)."""
+        if self.whole or operations:
+            return
+        from ..hints import why_empty
+
+        why = why_empty(trace, self.where)
+        raise MissingDataError(
+            trace.path, f"nothing to report: the filters select no GPU work ({why or self.note})"
+        )
+
+
+def describe(where: EventFilter) -> str | None:
+    """``where``'s device, process, stream and window in words, to follow 'only the GPU
+    work' ('on GPU 0 on stream 7 ending at or after 1,000 ns'; times from session start, as
+    asked: an NVTX or step selection narrows the window to its work's span itself); None
+    without any."""
+    parts = [
+        f"{words} {value}"
+        for words, value in (
+            ("on GPU", where.device),
+            ("of process", where.pid),
+            ("on stream", where.stream),
+        )
+        if value is not None
+    ]
+    start, end = where.asked_window or (where.start_ns, where.end_ns)
+    if start is not None and end is not None:
+        parts.append(f"in the window {start:,} ns → {end:,} ns")
+    elif start is not None:
+        parts.append(f"ending at or after {start:,} ns")
+    elif end is not None:
+        parts.append(f"starting before {end:,} ns")
+    return " ".join(parts) or None
