@@ -83,9 +83,7 @@ def test_every_section_shows_the_selected_work_alone(trace_path):
     # the busy time, util and the timeline: of GPU 0's decode work, 2.01 ms to 2.125 ms
     assert decode.totals == {"gpu_busy_ns": 20_000}
     assert [(r["device"], r["busy_ns"]) for r in decode.util] == [(0, 20_000)]
-    assert "Overview: the selected GPU work's span, 2.01 ms → 2.12 ms" in (
-        decode.timeline.caption
-    )
+    assert "Overview: the selected GPU work's span, 2.01 ms → 2.12 ms" in (decode.timeline.caption)
     # (a library caller's filter comes without words: the page still says there is one)
     assert decode.header[0] == ("selected", "only the GPU work the filters select")
     assert ("span", "2.04 ms (GPU busy 20.00 µs in the selection)") in decode.header
@@ -114,12 +112,16 @@ def test_cli_report_nvtx_page_and_markdown(trace_path, tmp_path, capsys):
     code, out, err = run_cli(["report", trace_path, "--nvtx", "prefill", "-o", page], capsys)
     assert (code, err) == (0, "")
     rows = header(page.read_text())
-    assert rows["selected"] == "only the GPU work launched inside the 1 NVTX range matching 'prefill'"
+    assert (
+        rows["selected"] == "only the GPU work launched inside the 1 NVTX range matching 'prefill'"
+    )
     census = [r for r in SectionRows(page.read_text(), "census").rows if r]
     assert [r[0].split()[-1] for r in census] == ["prefill_gemm<bf16>(int)"], census
     code, out, err = run_cli(["report", trace_path, "--nvtx", "prefill", "-f", "markdown"], capsys)
     assert code == 0
-    assert "_Selected: only the GPU work launched inside the 1 NVTX range matching 'prefill'._" in out
+    assert (
+        "_Selected: only the GPU work launched inside the 1 NVTX range matching 'prefill'._" in out
+    )
     assert "| `prefill_gemm<bf16>` | gemm | 3 | 120.0 µs | 40.00 µs | 100.0% |" in out
     assert "decode_attn" not in out and "other_gpu_kernel" not in out
 
