@@ -8,6 +8,11 @@ import typer
 
 from . import _common as c
 from ._app import app
+from ._notes import join_notes
+
+# every filter but --step: the steps are what this command finds (`--nvtx` narrows each
+# step's work to what the matching ranges launched)
+STEP_FILTERS = c.filter_options(step=False)
 
 
 @app.command()
@@ -23,7 +28,7 @@ def steps(
             metavar="GLOB",
         ),
     ] = None,
-    filters: c.Filters = c.WINDOW_FILTERS,
+    filters: c.Filters = STEP_FILTERS,
     top_kernels: Annotated[
         int,
         c.at_least(
@@ -43,15 +48,18 @@ def steps(
     outliers) and outliers (median absolute deviation) are flagged; the summary gives the
     steady state's median, mean, std and p90, and the pacing (step time in order, as a
     sparkline); then the kernels with the most time in each step (--kernels; not in CSV,
-    which is the steps table alone)."""
+    which is the steps table alone).
+
+    --nvtx GLOB: the same steps (numbered as without it), each counting only the GPU work
+    launched inside the matching NVTX ranges (the time a step spends in attention, say)."""
     from ..steps_text import render, renders_top_kernels
     from ..steps_within import steps_within
 
     if not renders_top_kernels(out.fmt):
         top_kernels = 0
-    with c.open_filtered(trace, demo, filters) as (tr, where, _):
+    with c.open_filtered(trace, demo, filters) as (tr, where, nvtx_note):
         result = steps_within(tr, range=range_glob, where=where, top_kernels=top_kernels)
-        note = tr.damage_note()
+        note = join_notes(nvtx_note, tr.damage_note())
     gates = c.check_gates(result.figures(), fail_if)
     out.show(render, result, tr, note=note)
     c.fail_if_tripped(gates)
