@@ -384,7 +384,7 @@ def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
     after the last: a v9 baseline is refused (one line saying to regenerate it, exit 2)
     rather than compared, with --check and on either side of diff."""
     doc = _doc(demo_path("bs1"))
-    assert doc["version"] == 11
+    assert doc["version"] == 12
     old = tmp_path / "v9.json"
     old.write_text(fp.dumps({**doc, "version": 9}))
     args = [["fingerprint", "--demo", "bs1", "--check", old]]
@@ -393,7 +393,7 @@ def test_a_version_9_baseline_must_be_regenerated(tmp_path, capsys, command):
     for arg in args:
         rc, out, err = run_cli(arg, capsys)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
-        assert "version 9, this tracelens reads versions 10 and 11: the baseline must be" in err
+        assert "version 9, this tracelens reads versions 10, 11 and 12: the baseline must" in err
 
 
 def _program(steps: int, changed: dict[tuple[int, int], tuple[str, int]], added: set[int]):

@@ -137,7 +137,7 @@ def test_a_capture_cut_mid_step_has_its_cut_launches_in_an_entry_of_their_own(tm
     held = _build(tmp_path / "cut.sqlite", job)
     with tracelens.open(tmp_path / "cut.sqlite", cache=False) as trace:
         doc = tracelens.fingerprint(trace)
-    assert doc["version"] == 11
+    assert doc["version"] == 12
     assert doc["steps"]["count"] == 3
     forward = [e for e in doc["paths"] if e["region"] == ["forward"]]
     assert [(e["steps"], e["launches"]) for e in forward] == [([], 4), ([1, 2, 3], 4)]

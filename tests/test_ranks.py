@@ -379,7 +379,7 @@ def test_a_path_too_long_to_align_is_named_without_the_alignment(eight, monkeypa
     from tracelens.ranks.consistency import _path_differences, alignment_pairs
 
     limit = ranks_rules().path_alignment_pairs
-    doc = json.loads(summarise(eight.paths[0]).fingerprint)
+    doc = fingerprint.loads(summarise(eight.paths[0]).fingerprint)
     (entry,) = doc["paths"]  # 5 launches a step, in each of the 4 steps
     assert alignment_pairs(doc, doc) == 4 * 5 * 5
 

@@ -12,8 +12,15 @@ from ..errors import UsageError
 from .build import FORMAT, VERSION
 
 #: The versions this tracelens reads: version 10 lacks only the entries' places (``at``,
-#: fingerprint.places), so its first divergence is found region by region, as before.
-READS = (10, VERSION)
+#: fingerprint.places), so its first divergence is found region by region, as before;
+#: version 11 lists every step of an entry (12 writes runs of them, :func:`step_runs`).
+READS = (10, 11, VERSION)
+
+#: Steps a document's runs may stand for, in all: ``[1, 1e12]`` in a file edited by hand
+#: would otherwise be listed step by step (a million steps of 8 regions is 8M entries).
+MAX_RUN_STEPS = 10_000_000
+#: The first version that writes steps as runs.
+RUNS_VERSION = 12
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "fingerprint.schema.json"
 
@@ -42,6 +49,8 @@ def dumps(doc: dict[str, Any]) -> str:
             if not value:
                 lines.append(f"  {one(key)}: []{comma}")
                 continue
+            if key == "paths" and doc.get("version", RUNS_VERSION) >= RUNS_VERSION:
+                value = [_with_runs(entry) for entry in value]
             lines.append(f"  {one(key)}: [")
             lines.extend(
                 f"    {one(item)}{',' if j < len(value) - 1 else ''}"
@@ -54,11 +63,72 @@ def dumps(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def step_runs(steps: list[int]) -> list[int | list[int]]:
+    """``steps`` as version 12 writes them: each stretch of three or more consecutive steps
+    as ``[first, last]``, the others as they are (``[1, 3, 4, 5, 9]`` -> ``[1, [3, 5], 9]``)."""
+    out: list[int | list[int]] = []
+    i, n = 0, len(steps)
+    while i < n:
+        j = i
+        while j + 1 < n and steps[j + 1] == steps[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append([steps[i], steps[j]])
+        else:
+            out.extend(steps[i : j + 1])
+        i = j + 1
+    return out
+
+
+def _with_runs(entry: dict[str, Any]) -> dict[str, Any]:
+    """A path entry as written: its steps as runs (the same keys, in order)."""
+    steps = entry.get("steps")
+    if not isinstance(steps, list) or len(steps) < 3:
+        return entry
+    return {**entry, "steps": step_runs(steps)}
+
+
+def _expand_runs(doc: Any) -> None:
+    """List again every step a version 12 document writes as a run (in place); a run that
+    is not two integers ``1 <= first <= last``, or runs standing for more than
+    MAX_RUN_STEPS steps, are _Invalid. Anything else that is wrong is validate's to say."""
+    if not isinstance(doc, dict) or doc.get("version") != RUNS_VERSION:
+        return
+    paths = doc.get("paths")
+    if not isinstance(paths, list):
+        return
+    total = 0
+    for i, entry in enumerate(paths):
+        steps = entry.get("steps") if isinstance(entry, dict) else None
+        if not isinstance(steps, list) or all(type(s) is int for s in steps):
+            continue
+        listed: list[Any] = []
+        for j, step in enumerate(steps):
+            if type(step) is not list:
+                listed.append(step)
+                continue
+            if (
+                len(step) != 2
+                or not all(type(s) is int for s in step)
+                or not 1 <= step[0] <= step[1]
+            ):
+                raise _Invalid(
+                    f"paths[{i}].steps[{j}] is {_shown(step)}, not a step or a run "
+                    "[first, last] of steps"
+                )
+            total += step[1] - step[0] + 1
+            if total > MAX_RUN_STEPS:
+                raise _Invalid(f"its step runs stand for more than {MAX_RUN_STEPS:,} steps")
+            listed.extend(range(step[0], step[1] + 1))
+        entry["steps"] = listed
+
+
 def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     """``doc`` if it is a fingerprint document this version reads; UsageError otherwise:
     format and version first, then the shape fingerprint.schema.json states (checked by
     hand: every key, type and minimum, and each path's variant ids), so a file edited by
-    hand is one line naming what is wrong, not an internal error or a silent pass."""
+    hand is one line naming what is wrong, not an internal error or a silent pass. Version
+    12's step runs are listed step by step again, in ``doc`` itself."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f'{where}: not a tracelens fingerprint (no "format": "{FORMAT}")')
     if doc.get("version") not in READS:
@@ -78,7 +148,8 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
         # launches outside the steps are before the first step or after the last.
         raise UsageError(
             f"{where}: fingerprint format version {doc.get('version')!r}, this tracelens "
-            f"reads versions {' and '.join(map(str, READS))}: the baseline must be regenerated "
+            f"reads versions {', '.join(map(str, READS[:-1]))} and {READS[-1]}: the baseline "
+            "must be regenerated "
             "(`tracelens fingerprint` "
             "on its trace)"
         )
@@ -86,6 +157,7 @@ def validate(doc: Any, where: str = "fingerprint") -> dict[str, Any]:
     if missing:
         raise UsageError(f"{where}: fingerprint lacks {', '.join(missing)}")
     try:
+        _expand_runs(doc)
         _check_shape(doc)
     except _Invalid as exc:
         raise UsageError(f"{where}: not a valid fingerprint ({exc})") from None
