@@ -58,3 +58,22 @@ def test_steps_takes_no_step_filter(tmp_path, capsys):
     code, out, err = run_cli(["steps", path, "--step", "2"], capsys)
     assert (code, out) == (2, "")
     assert "No such option: --step" in err
+
+
+def test_the_selections_span_is_not_called_a_window(tmp_path, capsys):
+    # --nvtx narrows the filter's window to the selected work's span (110 µs to 414 µs
+    # here): the title said 'restricted to the selected GPU work and the window 110.0
+    # µs–414.0 µs ... (step 4 only in part)', a window nobody asked for, cutting through
+    # no step's selected work. A window that is asked is still said.
+    path = nested_steps(tmp_path / "t.sqlite")
+    code, out, err = run_cli(["steps", path, "--nvtx", "attn", "--kernels", "0"], capsys)
+    assert code == 0
+    assert out.splitlines()[0] + " " + out.splitlines()[1] == (
+        "steps of t.sqlite: 4 steps from 4 top-level NVTX ranges like 'step' that launched "
+        "100% of the GPU time; restricted to the selected GPU work: each step's GPU work there"
+    )
+    code, out, err = run_cli(["steps", path, "--nvtx", "attn", "--start", "150us",
+                              "--kernels", "0", "-f", "json"], capsys)  # fmt: skip
+    assert code == 0
+    assert out.count("restricted to the selected GPU work and the window from 150.0 µs: each "
+                     "step's GPU work there (step 1 holds none, left out)") == 1  # fmt: skip

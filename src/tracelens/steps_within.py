@@ -116,8 +116,9 @@ def _restriction(found: Steps, frame: pl.DataFrame, where: EventFilter) -> str:
     ]  # fmt: skip
     if where.selection is not None:
         what.append("the selected GPU work")
-    if where.start_ns is not None or where.end_ns is not None:
-        what.append(f"the {_window_text(where.start_ns, where.end_ns)}")
+    t0, t1 = _asked_window(where)
+    if t0 is not None or t1 is not None:
+        what.append(f"the {_window_text(t0, t1)}")
     on = " and ".join(what)
     every = sorted(found.frame["step"].unique().to_list())
     held = set(frame["step"].unique().to_list())
@@ -139,10 +140,10 @@ def _steps(numbers: list[int]) -> str:
 
 def _in_part(found: Steps, where: EventFilter, held: set[int]) -> list[int]:
     """The steps of ``held`` whose GPU span (on ``where``'s device, if any) reaches out of
-    ``where``'s window: the window holds only part of their work."""
+    ``where``'s window as asked: the window holds only part of their work."""
     import polars as pl
 
-    t0, t1 = where.start_ns, where.end_ns
+    t0, t1 = _asked_window(where)
     if t0 is None and t1 is None:
         return []
     rows = found.frame.filter(pl.col("step").is_in(list(held)))
@@ -154,6 +155,15 @@ def _in_part(found: Steps, where: EventFilter, held: set[int]) -> list[int]:
     if t1 is not None:
         out = out | (pl.col("end_ns") > t1)
     return sorted(rows.filter(out)["step"].unique().to_list())
+
+
+def _asked_window(where: EventFilter) -> tuple[int | None, int | None]:
+    """``where``'s window as the caller asked it: an NVTX or step selection narrows the
+    filter's window to the selected work's span (filters.window_to_selection), which is
+    neither asked nor a cut through any step's selected work."""
+    if where.asked_window is not None:
+        return where.asked_window
+    return where.start_ns, where.end_ns
 
 
 def _candidates(found: Steps, where: EventFilter) -> list[int]:
