@@ -1,7 +1,8 @@
 -- lineup_activities: GPU time per activity name, the input of `tracelens lineup` (GPU time by
 -- kernel category). One row per kernel name (per demangled name and displayed name) and per
 -- memory operation, per $by group; kernels, memcpys and memsets together are the GPU time
--- the line-up's shares are computed over. Ordered by group, then total time, largest first.
+-- the line-up's shares are computed over. Ordered by group (by stream: device, process, then
+-- stream), then total time, largest first.
 --
 -- Memory operations are labelled exactly as `memory_time_summary` labels them (nsys 2022.4
 -- labels from memcpys.copyKind): '[CUDA memcpy HtoD]', ..., '[CUDA Unified Memory memcpy
@@ -23,6 +24,9 @@
 --
 -- Columns:
 --   group_key  BIGINT   device ordinal, stream id or process id, as $by says; NULL without $by
+--   stream_device  BIGINT  with $by 'stream': the device ordinal of the stream (a stream id
+--                          is a stream's only within one device and process); NULL otherwise
+--   stream_pid     BIGINT  with $by 'stream': the process id of the stream; NULL otherwise
 --   kind       VARCHAR  'kernel', 'memcpy' or 'memset'
 --   name       VARCHAR  demangled kernel name (what categories are decided on), or the
 --                       memory operation label
@@ -37,6 +41,8 @@ WITH kernel_launches AS (
             WHEN 'stream' THEN streamId
             WHEN 'pid' THEN pid_of(globalPid)
         END AS group_key,
+        CASE WHEN $by = 'stream' THEN deviceId END AS stream_device,
+        CASE WHEN $by = 'stream' THEN pid_of(globalPid) END AS stream_pid,
         demangledName AS name_id,
         CASE $name_kind
             WHEN 'short' THEN shortName
@@ -47,11 +53,14 @@ WITH kernel_launches AS (
     FROM filtered_kernels($device, $pid, $stream, $start_ns, $end_ns, selection := $selection)
 ),
 per_kernel AS (
-    SELECT group_key, name_id, display_id, count(*) AS calls, sum(dur_ns) AS total_ns
+    SELECT group_key, stream_device, stream_pid, name_id, display_id, count(*) AS calls,
+           sum(dur_ns) AS total_ns
     FROM kernel_launches
     GROUP BY ALL
 )
-SELECT group_key, kind, name, display, calls, total_ns::BIGINT AS total_ns
+SELECT group_key, stream_device, stream_pid, kind, name, display, calls,
+       total_ns::BIGINT AS total_ns
 FROM lineup_activity_rows('per_kernel', $by, $device, $pid, $stream, $start_ns, $end_ns,
                           selection := $selection)
-ORDER BY group_key NULLS LAST, total_ns DESC, kind, name, display
+ORDER BY stream_device NULLS LAST, stream_pid NULLS LAST, group_key NULLS LAST, total_ns DESC,
+         kind, name, display

@@ -13,6 +13,7 @@
 --
 -- Columns:
 --   group_key  BIGINT   NULL (no $by)
+--   stream_device, stream_pid  BIGINT  NULL (no $by 'stream')
 --   kind       VARCHAR  'kernel', 'memcpy' or 'memset'
 --   name       VARCHAR  demangled kernel name (what categories are decided on), or the
 --                       memory operation label
@@ -22,6 +23,8 @@
 --   total_ns   BIGINT   sum of durations, ns
 WITH per_kernel AS (
     SELECT NULL::BIGINT AS group_key,
+           NULL::BIGINT AS stream_device,
+           NULL::BIGINT AS stream_pid,
            name_id,
            CASE $name_kind WHEN 'short' THEN short_id ELSE name_id END AS display_id,
            count(*) AS calls,
@@ -30,6 +33,7 @@ WITH per_kernel AS (
     WHERE kind = 0
     GROUP BY ALL
 )
-SELECT group_key, kind, name, display, calls, total_ns::BIGINT AS total_ns
+SELECT group_key, stream_device, stream_pid, kind, name, display, calls,
+       total_ns::BIGINT AS total_ns
 FROM lineup_activity_rows('per_kernel', NULL, NULL, NULL, NULL, NULL, NULL, selection := NULL)
 ORDER BY group_key NULLS LAST, total_ns DESC, kind, name, display

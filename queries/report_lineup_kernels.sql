@@ -12,6 +12,7 @@
 --
 -- Columns:
 --   group_key  BIGINT   NULL (no $by)
+--   stream_device, stream_pid  BIGINT  NULL (no $by 'stream')
 --   kind       VARCHAR  'kernel', 'memcpy' or 'memset'
 --   name       VARCHAR  demangled kernel name, or the memory operation label
 --   display    VARCHAR  the demangled kernel name; the label for memory operations
@@ -19,12 +20,15 @@
 --   total_ns   BIGINT   sum of durations, ns
 WITH per_kernel AS (
     SELECT NULL::BIGINT AS group_key,
+           NULL::BIGINT AS stream_device,
+           NULL::BIGINT AS stream_pid,
            name_id,
            name_id AS display_id,
            launches AS calls,
            summed_ns AS total_ns
     FROM query_table($kernels)
 )
-SELECT group_key, kind, name, display, calls, total_ns::BIGINT AS total_ns
+SELECT group_key, stream_device, stream_pid, kind, name, display, calls,
+       total_ns::BIGINT AS total_ns
 FROM lineup_activity_rows('per_kernel', NULL, NULL, NULL, NULL, NULL, NULL, selection := NULL)
 ORDER BY group_key NULLS LAST, total_ns DESC, kind, name, display

@@ -225,6 +225,7 @@ def test_info_json(trace_copies, capsys):
         "memset": 2,
         "runtime": 202,
         "nvtx": 0,
+        "osrt": 959,
         "graph": 0,
     }
     assert info["processes"] == [{"pid": 433104, "name": "build/test1"}]

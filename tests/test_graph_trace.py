@@ -150,7 +150,7 @@ def test_info_json_has_count_and_time_and_keeps_its_keys(graphs, capsys):
         "last_ns": LAST_END,
     }
     assert [e["kind"] for e in d["events"]] == [
-        "kernel", "memcpy", "memset", "runtime", "nvtx", "graph"
+        "kernel", "memcpy", "memset", "runtime", "nvtx", "osrt", "graph"
     ]  # fmt: skip
 
 

@@ -212,12 +212,13 @@ def test_by_pid_and_stream(mixed):
     assert got == _expected_by(mixed, lambda e: e.pid)
     assert set(by_pid["pid"]) == {builder.TRAIN_PID, builder.EVAL_PID}
     got = {
-        (r["stream"], r["category"]): (r["calls"], r["total_ns"])
+        ((r["device"], r["pid"], r["stream"]), r["category"]): (r["calls"], r["total_ns"])
         for r in by_stream.iter_rows(named=True)
     }
-    # the builder leaves copies and memsets on TraceBuilder's default stream, 7
-    assert got == _expected_by(mixed, lambda e: getattr(e, "stream", 7))
-    assert {s for s, _ in got} == {7, 13, 14}
+    # the builder leaves copies and memsets on TraceBuilder's default stream, 7; a stream is
+    # a stream id of one device and process (stream 7 of each process is its own)
+    assert got == _expected_by(mixed, lambda e: (e.device, e.pid, getattr(e, "stream", 7)))
+    assert {s for (_, _, s), _ in got} == {7, 13, 14}
 
 
 def test_filters_apply_to_kernels_and_memory(mixed):

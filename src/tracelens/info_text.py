@@ -51,8 +51,19 @@ def info_fields(info) -> list[tuple[str, str]]:
             if e.present:
                 fields.append((e.kind, _graph_replays(e.count, info.graph_replay_ns)))
             continue
+        if e.kind == "osrt":  # shown only when captured (-t osrt), so other exports read as before
+            if e.present:
+                fields.append((e.kind, _osrt_calls(e.count)))
+            continue
         fields.append((e.kind, f"{e.count:,}" if e.present else "not captured (no table)"))
     return fields
+
+
+def _osrt_calls(count: int) -> str:
+    # where to read them: an export with only these calls otherwise looks empty
+    if not count:
+        return "0 OS runtime calls"
+    return f"{count:,} OS runtime {'call' if count == 1 else 'calls'} (by function: tracelens api --osrt)"
 
 
 def _gpu(g) -> str:

@@ -37,7 +37,9 @@ __all__ = [
     "NO_SUBFAMILY",
     "category_summary",
     "check_by",
+    "by_columns",
     "decoded_kernels",
+    "shown_streams",
     "unclassified_kernels",
 ]
 
@@ -49,6 +51,10 @@ BY = LINEUP_BY
 DEFAULT_BREAKDOWN = ("gemm", "memory")
 #: The breakdown row of kernels whose category rule names no subfamily.
 NO_SUBFAMILY = "(none)"
+# What a group is, in lineup_activities' columns, in sort order: a stream id is a stream's
+# only within one device and process (stream 7 of GPU 0 and of GPU 1 are two streams), so
+# by stream the group is all three; by device or pid the stream_* columns are NULL.
+_GROUP = ["stream_device", "stream_pid", "group_key"]
 
 
 def check_by(by: str | None) -> str | None:
@@ -156,7 +162,8 @@ def category_summary(
     single :data:`NO_SUBFAMILY` row is left out.
 
     ``by`` (``device``, ``stream`` or ``pid``) adds that leading column and repeats the
-    line-up per value (ordered by value). ``rules``: a :class:`~tracelens.categories.Rules`,
+    line-up per value (ordered by value); by stream the leading columns are device, pid and
+    stream, a stream id being a stream's only within one device and process. ``rules``: a :class:`~tracelens.categories.Rules`,
     or a TOML file whose rules go before the built-in ones. ``name`` says how ``top_kernel``
     is spelled (``demangled``, ``short``, ``mangled``); categories are always decided on the
     demangled name. ``top`` keeps the ``top`` largest categories (per ``by`` value) with
@@ -164,7 +171,7 @@ def category_summary(
     ``by``, ``name`` and ``where`` when the caller has already read them (the report takes
     the kernels' from the GPU work it reads once: ``queries/report_lineup_activities.sql``).
 
-    Columns: [by,] category, subfamily, time_pct (share of all GPU time, kernels + memcpy +
+    Columns: [by (device, pid, stream by stream),] category, subfamily, time_pct (share of all GPU time, kernels + memcpy +
     memset, that passes ``where``, %, 0.1), total_ns, calls (launches or operations), avg_ns
     (ns, 0.1), top_kernel_ns (time of the top kernel), top_kernel (the kernel, or memory
     operation, with the most time in the row).
@@ -179,17 +186,15 @@ def category_summary(
         .then(pl.col("subfamily").fill_null(NO_SUBFAMILY))
         .otherwise(pl.col("name"))
     )
-    cats = _summarise(acts, ["group_key", "category"]).with_columns(
-        part=pl.lit(None, dtype=pl.String)
-    )
-    parts = _summarise(acts, ["group_key", "category", "part"])
+    cats = _summarise(acts, [*_GROUP, "category"]).with_columns(part=pl.lit(None, dtype=pl.String))
+    parts = _summarise(acts, [*_GROUP, "category", "part"])
     parts = parts.filter(
         pl.col("category").is_in(sorted(_broken_down(subfamily)))
-        & (pl.col("part") != NO_SUBFAMILY).any().over("group_key", "category")
+        & (pl.col("part") != NO_SUBFAMILY).any().over(*_GROUP, "category")
     )
     rows = _in_order(cats.select(parts.columns), parts)
     if top is not None:
-        rows = rows.filter((~pl.col("_is_part")).cast(pl.Int64).cum_sum().over("group_key") <= top)
+        rows = rows.filter((~pl.col("_is_part")).cast(pl.Int64).cum_sum().over(_GROUP) <= top)
     return _finish_by(_summary_columns(rows, grand), by)
 
 
@@ -217,26 +222,26 @@ def _in_order(cats: pl.DataFrame, parts: pl.DataFrame) -> pl.DataFrame:
             _cat_total=pl.col("total_ns")
             .filter(pl.col("part").is_null())
             .first()
-            .over("group_key", "category"),
+            .over(*_GROUP, "category"),
             _cat_order=pl.col("category").replace_strict(
                 order, default=len(order), return_dtype=pl.Int64
             ),
             _is_part=pl.col("part").is_not_null(),
         )
         .sort(
-            ["group_key", "_cat_total", "_cat_order", "category", "_is_part", "total_ns", "part"],
-            descending=[False, True, False, False, False, True, False],
+            [*_GROUP, "_cat_total", "_cat_order", "category", "_is_part", "total_ns", "part"],
+            descending=[False, False, False, True, False, False, False, True, False],
             nulls_last=True,
         )
     )
 
 
 def _summary_columns(rows: pl.DataFrame, grand: int) -> pl.DataFrame:
-    """The columns of :func:`category_summary` (``group_key`` still first)."""
+    """The columns of :func:`category_summary` (the group's columns still first)."""
     import polars as pl
 
     return rows.select(
-        "group_key",
+        *_GROUP,
         "category",
         pl.col("part").alias("subfamily"),
         _share(grand).alias("time_pct"),
@@ -250,8 +255,29 @@ def _summary_columns(rows: pl.DataFrame, grand: int) -> pl.DataFrame:
 
 def _finish_by(df: pl.DataFrame, by: str | None) -> pl.DataFrame:
     if by is None:
-        return df.drop("group_key")
-    return df.rename({"group_key": by})
+        return df.drop(_GROUP)
+    if by == "stream":
+        return df.rename({"stream_device": "device", "stream_pid": "pid", "group_key": "stream"})
+    return df.drop("stream_device", "stream_pid").rename({"group_key": by})
+
+
+def by_columns(df: pl.DataFrame, by: str | None) -> list[str]:
+    """The leading columns of a :func:`category_summary` or :func:`unclassified_kernels`
+    result of ``by`` that say its group: ``[by]``, or by stream the device, pid and stream
+    (those of them ``df`` still has: see :func:`shown_streams`); [] without ``by``."""
+    if by != "stream":
+        return [by] if by else []
+    return [c for c in ("device", "pid", "stream") if c in df.columns]
+
+
+def shown_streams(df: pl.DataFrame, by: str | None) -> pl.DataFrame:
+    """``df`` (a result of ``by``) as ``tracelens lineup`` shows it: by stream, without its
+    device and pid columns when every row has the same device and process, where the
+    stream id alone names the stream (the command's output before streams were told apart
+    by device and process); otherwise ``df`` itself."""
+    if by != "stream" or df.select("device", "pid").n_unique() > 1:
+        return df
+    return df.drop("device", "pid")
 
 
 def unclassified_kernels(
@@ -265,7 +291,7 @@ def unclassified_kernels(
     """The kernels no category rule matches (category ``other``), largest first: what to
     write a rule for.
 
-    Columns: [by,] time_pct (share of all GPU time, as in :func:`category_summary`),
+    Columns: [by (device, pid, stream by stream),] time_pct (share of all GPU time, as in :func:`category_summary`),
     total_ns, calls, base (the last identifier: what a rule with ``on = "base"`` sees), name
     (the demangled name the rules were tried on). ``top`` keeps the first ``top`` names (per
     ``by`` value; None or 0: every name).
@@ -279,19 +305,19 @@ def unclassified_kernels(
     grand = int(acts["total_ns"].sum() or 0)
     other = (
         acts.filter((pl.col("kind") == "kernel") & (pl.col("category") == "other"))
-        .group_by("group_key", "name")
+        .group_by(*_GROUP, "name")
         .agg(pl.col("calls").sum(), pl.col("total_ns").sum())
         .sort(
-            ["group_key", "total_ns", "name"],
-            descending=[False, True, False],
+            [*_GROUP, "total_ns", "name"],
+            descending=[False, False, False, True, False],
             nulls_last=True,
         )
     )
     if top is not None:
-        other = other.filter(pl.int_range(pl.len()).over("group_key") < top)
+        other = other.filter(pl.int_range(pl.len()).over(_GROUP) < top)
     bases = {n: base_name(n) for n in other["name"].unique().to_list()}
     out = other.select(
-        "group_key",
+        *_GROUP,
         _share(grand).alias("time_pct"),
         pl.col("total_ns").cast(pl.Int64),
         pl.col("calls").cast(pl.Int64),

@@ -83,11 +83,14 @@ def lineup(
     """``tracelens lineup``: categories with their subfamily rows (``category_summary``)."""
     import polars as pl
 
+    from .lineup import by_columns, shown_streams
+
+    df = shown_streams(df, by)
     title = f"lineup of {source}: GPU time by category"
     cats = df.filter(pl.col("subfamily").is_null())
     caption = plural(cats.height, "category row")
     if by and cats.height:
-        groups = cats[by].n_unique()
+        groups = cats.select(by_columns(df, by)).n_unique()
         caption += f" over {plural(groups, by)}"
     if top:
         # Only some categories are shown: their sum is not the whole.
@@ -124,12 +127,14 @@ def unclassified(
     and the caption says how many there are in all)."""
     import polars as pl
 
+    from .lineup import by_columns, shown_streams
+
     if full.is_empty() and fmt in ("table", "markdown"):
         return NO_UNCLASSIFIED
-    df = full
+    df = full = shown_streams(full, by)
     if top:  # None or 0: every name
         rank = pl.int_range(pl.len())
-        df = full.filter((rank.over(by) if by else rank) < top)
+        df = full.filter((rank.over(by_columns(full, by)) if by else rank) < top)
     title = f"lineup of {source}: kernels no category rule matched"
     names = full["name"].n_unique()
     caption = f"{plural(names, 'kernel name')} matched no rule"

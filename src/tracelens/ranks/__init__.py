@@ -23,6 +23,7 @@ from .inputs import (
     compile_rank_regex,
     find_traces,
     one_name_pattern,
+    pid_numbers,
     rank_from_name,
     unsure_numbers,
 )
@@ -130,7 +131,10 @@ def _gaps_said(paths, rx, rank_regex, sources, summaries, failures) -> tuple[boo
     if not one_name_pattern(paths, rx):
         return False, []
     numbers = [r for r, _ in summaries] + [r for r, _ in failures if r is not None]
-    unsure = unsure_numbers(numbers)
+    by_pid = pid_numbers(
+        [(rank, s.pids) for rank, s in summaries if sources.get(s.path) == FILE_NAME]
+    )
+    unsure = by_pid or unsure_numbers(numbers)
     return unsure is None, [unsure] if unsure else []
 
 

@@ -94,6 +94,27 @@ def unsure_numbers(numbers: list[int]) -> str | None:
     )
 
 
+def pid_numbers(named: list[tuple[int, tuple[int, ...]]]) -> str | None:
+    """Why the numbers file names give are not taken to say which ranks are missing when
+    they are process ids, or None: ``named`` holds each analysed file's number with the
+    processes its export holds, and every number is one of its own file's processes (nsys
+    -o report_%p names a file by the profiled process's id). Processes started together
+    have near numbers (12345, 12346, 12348), which look like ranks by their numbers alone
+    (:func:`unsure_numbers`); a rank number is the id of its file's own process only by
+    chance, and not for every file."""
+    if not named or not all(number in pids for number, pids in named):
+        return None
+    numbers = sorted({number for number, _ in named})
+    if len(numbers) < 2:  # one number leaves no gap to call missing ranks or not
+        return None
+    return (
+        f"rank numbers taken from the last integers of the file names ({numbers[0]} to "
+        f"{numbers[-1]}) are the ids of processes in their own exports, as nsys -o "
+        "report_%p names them, not ranks: no number between them is called a missing rank; "
+        "pass --rank-regex to take them as ranks"
+    )
+
+
 def rank_from_name(path: Path, rx: re.Pattern[str]) -> int | None:
     """The rank in ``path``'s file name (the regex's first group), or None."""
     m = rx.search(path.name)

@@ -47,6 +47,11 @@ class RankSummary:
     # "3.7 GiB"}, as DuckDB reports them): what --worker-threads/--worker-memory became.
     duckdb_settings: dict[str, object] | None = None
 
+    # The processes whose work the export holds (those with a CUDA context, else those that
+    # ran kernels), () when unknown: a file name numbered by one of them is numbered by
+    # process id (nsys -o report_%p), not by rank (see ranks._gaps_said).
+    pids: tuple[int, ...] = ()
+
     @property
     def recorded_rank(self) -> int | None:
         """The rank the export records (:mod:`.recorded`), or None."""
@@ -153,12 +158,15 @@ def summarise_export(
         settings = {"threads": row[0], "memory_limit": row[1]}
         load_comm_kernels(trace)
         processes = trace.query("ranks_processes") if split and _may_share(trace) else None
+        pids = _context_pids(trace)
+        if not pids and processes is not None:
+            pids = tuple(processes["pid"].to_list())
         if processes is None or processes.height < 2:
-            return replace(_summarise(trace), duckdb_settings=settings)
+            return replace(_summarise(trace), duckdb_settings=settings, pids=pids)
         ranks, set_aside = split_ranks(str(trace.path), processes)
         sole = ranks.height == 1
         summaries = tuple(
-            replace(_summarise(trace, pid, device, sole=sole), duckdb_settings=settings)
+            replace(_summarise(trace, pid, device, sole=sole), duckdb_settings=settings, pids=pids)
             for pid, device in ranks.select("pid", "rank_device").iter_rows()
         )
         return SharedExport(str(trace.path), summaries, set_aside)
@@ -170,6 +178,25 @@ _CONTEXT_PROCESSES = (
     ("TARGET_INFO_CUDA_CONTEXT_INFO", "ranks_context_processes"),
     ("TARGET_INFO_CUDA_NULL_STREAM", "ranks_null_stream_processes"),
 )
+
+
+#: The same tables, and the query that lists the processes they hold.
+_CONTEXT_PIDS = (
+    ("TARGET_INFO_CUDA_CONTEXT_INFO", "ranks_context_pids"),
+    ("TARGET_INFO_CUDA_NULL_STREAM", "ranks_null_stream_pids"),
+)
+
+
+def _context_pids(trace: Trace) -> tuple[int, ...]:
+    """The processes the export's context table lists (a small metadata table: no kernel
+    is read); () without one or with an empty one (a synthetic trace)."""
+    for table, name in _CONTEXT_PIDS:
+        if trace.has_table(table):
+            rows = trace._sqlite_rows(_resources.query(name))
+            if rows:
+                # a damaged page can hold text: such a row names no process
+                return tuple(pid for (pid,) in rows if isinstance(pid, int))
+    return ()
 
 
 def _may_share(trace: Trace) -> bool:

@@ -39,7 +39,8 @@ class ProcessInfo:
 
 @dataclass(frozen=True)
 class EventCount:
-    kind: str  # kernel, memcpy, memset, runtime, nvtx, graph (CUDA graph replays)
+    # kernel, memcpy, memset, runtime, nvtx, osrt (OS runtime calls), graph (CUDA graph replays)
+    kind: str
     table: str  # the nsys table it comes from
     present: bool  # False when the export has no such table (nothing was captured)
     count: int
@@ -99,8 +100,12 @@ _EVENT_KINDS = (
     ("memset", "memsets"),
     ("runtime", "runtime_calls"),
     ("nvtx", "nvtx_events"),
+    ("osrt", "osrt_calls"),
     ("graph", "graph_replays"),
 )
+# Kinds counted but not in the span (start_ns, end_ns): the span is what origin_ns and every
+# Start column count from (queries/_first_event.sql), which OS runtime calls never moved.
+_NOT_IN_SPAN = frozenset({"osrt"})
 
 
 def graph_level_reason(replays: int) -> str:
@@ -209,7 +214,8 @@ class InfoMethods:
         """:attr:`info`, the figures of some kinds given (``given``: kind -> the columns of
         ``queries/_event_counts.sql``'s row of that kind: events, first_ns, last_ns, pids)
         by a caller that holds those events already: kernel, memcpy and memset always, the
-        runtime calls optionally; the other kinds read (``queries/_host_event_counts.sql``),
+        runtime calls optionally; the other kinds read (``queries/_host_event_counts.sql``;
+        the OS runtime calls ``queries/info_osrt_calls.sql``),
         so the kernel table (and the runtime table, when given) is not scanned again. Kept
         as :attr:`info`; when info is loaded already, that is returned as it is."""
         self._check_open()
@@ -223,6 +229,8 @@ class InfoMethods:
         """The info, with each kind's figures (``queries/_event_counts.sql``'s row of it)
         given and the rest read from the export's own tables."""
         table, meta = self._metadata()
+        if "osrt" not in by_kind:
+            by_kind = {**by_kind, "osrt": self._osrt_counts()}
         events = []
         for kind, view in _EVENT_KINDS:
             source = _schema.VIEWS[view][0]
@@ -237,8 +245,9 @@ class InfoMethods:
                     row["last_ns"],
                 )
             )
-        firsts = [e.first_ns for e in events if e.first_ns is not None]
-        lasts = [e.last_ns for e in events if e.last_ns is not None]
+        spanned = [e for e in events if e.kind not in _NOT_IN_SPAN]
+        firsts = [e.first_ns for e in spanned if e.first_ns is not None]
+        lasts = [e.last_ns for e in spanned if e.last_ns is not None]
         session_start = self.session_start_utc_ns()
         from ..inputs import input_bytes
 
@@ -258,6 +267,14 @@ class InfoMethods:
             tables=tuple(sorted(self.tables)),
             metadata=meta,
         )
+
+    def _osrt_counts(self) -> dict[str, Any]:
+        """info's osrt row (``queries/info_osrt_calls.sql``): the OS runtime calls. Without
+        an OSRT_API table (no -t osrt) nothing is queried."""
+        if _schema.VIEWS["osrt_calls"][0] not in self.tables:
+            return {"events": 0, "first_ns": None, "last_ns": None, "pids": None}
+        rows = self.query_rows("info_osrt_calls")
+        return dict(zip(rows.columns, rows.data[0], strict=True))
 
     # -- what the views leave out -------------------------------------------------------
     def graph_replays(self, where: EventFilter | None = None) -> tuple[int, int]:
