@@ -72,10 +72,7 @@ def header_rows(
             f"{event_count(info, 'kernel', 'kernels')} · {event_count(info, 'memcpy', 'memcpys')} · "
             f"{event_count(info, 'memset', 'memsets')}",
         ),
-        (
-            "CPU events",
-            f"{event_count(info, 'runtime', 'CUDA API calls')} · {event_count(info, 'nvtx', 'NVTX events')}",
-        ),
+        ("CPU events", cpu_events(info)),
         ("processes", shown),
         ("GPUs", "; ".join(gpu_kinds(trace)) or "—"),
     ]
@@ -83,6 +80,17 @@ def header_rows(
     if notes:
         rows.append(("not in this report", "; ".join(notes)))
     return rows
+
+
+def cpu_events(info: Any) -> str:
+    """'N CUDA API calls · N NVTX events', and the OS runtime calls where the export has
+    their table (as info's osrt line; without it, nothing is said: most exports of GPU
+    work do not trace them)."""
+    said = f"{event_count(info, 'runtime', 'CUDA API calls')} · {event_count(info, 'nvtx', 'NVTX events')}"
+    osrt = next((e for e in info.events if e.kind == "osrt"), None)
+    if osrt is not None and osrt.present:
+        said += f" · {event_count(info, 'osrt', 'OS runtime calls')}"
+    return said
 
 
 def event_count(info: Any, kind: str, label: str) -> str:

@@ -195,7 +195,8 @@ class AnalysisMethods:
     ) -> pl.DataFrame:
         """GPU time by kernel category (memcpys and memsets in ``memory``), one row per
         category then its subfamily rows: [by,] category, subfamily, time_pct, total_ns,
-        calls, avg_ns, top_kernel_ns, top_kernel. ``by``: device, stream or pid; ``rules``:
+        calls, avg_ns, top_kernel_ns, top_kernel (by stream: device, pid, stream, since a
+        stream id is one device's and process's). ``by``: device, stream or pid; ``rules``:
         extra category rules (TOML path or Rules); ``name``: how top_kernel is shown (and so
         which kernels it sums: short by default, as ``tracelens lineup``; categories are
         decided on the demangled name); ``top``: largest categories. Filters: see
