@@ -13,7 +13,8 @@ The document (``FORMAT``, version ``VERSION``; JSON Schema in ``fingerprint.sche
   times its steps (once with none), add up to ``launches``. A region is the NVTX path of the launching call,
   without the ranges that enclose the whole step; without NVTX it is the whole step.
 - ``notes`` (only when there is one): what the path leaves out, as every command says it:
-  kernel records that end before they start (a damaged export).
+  kernel records that end before they start (a damaged export), launches whose kernel name
+  the export's StringIds lacks.
 - ``graph_replays`` (only when there are some): CUDA graph replays traced at graph level;
   the kernels they ran are in no table, so the path is not recorded there.
 
@@ -367,6 +368,18 @@ def _paths(trace: Trace, block: int) -> list[dict[str, Any]]:
     return entries
 
 
+def _unnamed_note(unnamed: int) -> str | None:
+    """What the path leaves out when some launches' kernel names are not in the export's
+    StringIds (a damaged or truncated export): their variants cannot be named, so they are
+    in no entry; said, where a document of 0 launches read as a capture that ran none."""
+    if unnamed <= 0:
+        return None
+    return (
+        f"{unnamed:,} kernel launch{'' if unnamed == 1 else 'es'} name a string the export "
+        "does not hold (StringIds lacks their ids: a damaged export): left out of the path"
+    )
+
+
 def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     """The fingerprint document of ``trace`` (a JSON-able dict; see the module docstring).
     ``steps``: ``trace.steps()`` when the caller has already found them (the report: the
@@ -387,6 +400,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     launches, order = _launches_in_order(trace, ranges)
     # every kept kernel record: the count of damaged ones then needs no scan of its own
     trace.kept_whole({"kernel": launches.height})
+    kept_launches = launches.height
     # NVTX regions when some kernel was launched inside a range
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
@@ -418,9 +432,11 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     }
     # What the path leaves out (Trace.damage_note): a key only when there is something to
     # say, so a sound trace's document has the same bytes as before it existed.
-    damage = trace.damage_note(("kernel",))
-    if damage:
-        doc["notes"] = [damage]
+    notes = [
+        n for n in (trace.damage_note(("kernel",)), _unnamed_note(kept_launches - launches)) if n
+    ]
+    if notes:
+        doc["notes"] = notes
     # CUDA graph replays traced at graph level: their kernels are in no table, so the path
     # is not recorded there (a comparison says so instead of counting kernels removed).
     replays = trace.graph_replays()[0]
