@@ -41,11 +41,17 @@ def launch_structure(x: Context) -> list[Clue]:
             else (f"{short_name(now, 40)} added" if now else f"{short_name(was, 40)} left out")
         )
         more = len(al.step_changes) - 1
-        matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
-            f", {more}{'+' if more >= 9 else ''} more change{'s' if more != 1 else ''} per step)"
-            if more
-            else ")"
-        )
+        more_said = f"{more}{'+' if more >= 9 else ''} more change{'s' if more != 1 else ''}"
+        if _repeats_are_steps(x, al):
+            matched += f"; in every step, launch #{pos:,} changed: {change} ({steps:,} steps" + (
+                f", {more_said} per step)" if more else ")"
+            )
+        else:
+            matched += (
+                f"; in every repeat of its launch motif ({count(al.step_launches_a or 0)} "
+                f"launches, {steps:,} repeats), launch #{pos:,} changed: {change}"
+                + (f" ({more_said} per repeat)" if more else "")
+            )
     # Launches of kernels only one run has are the variant clue's time, extra or missing
     # calls of a kernel per step the calls-per-step clue's: the path clue counts the rest
     # (kernels both runs have, reordered), and says what the others explain.
@@ -69,6 +75,15 @@ def launch_structure(x: Context) -> list[Clue]:
         _unsure(c) if al.relation == "shifted" else _same_step(c, al)
         for c in _path_clue(x, al, where, matched, per_step, impact, note)
     ]
+
+
+def _repeats_are_steps(x: Context, al: SequenceAlignment) -> bool:
+    """Whether the repeats the alignment found in A's launches (its period) are A's steps
+    as the board counts them: a selection of one step (--step 2) repeats its 28 layers,
+    which the board's '1 step' must not read as '28 steps'. Without steps found, the period
+    is the only step there is."""
+    steps = x.sa.steps
+    return steps is None or not steps.count or steps.count == al.steps_a
 
 
 def _same_step(clue: Clue, al: SequenceAlignment) -> Clue:
