@@ -34,7 +34,7 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
-from .steps_open import left_open
+from .steps_open import left_open, quoted
 from .steps_outside import Outside
 from .steps_pacing import LevelShift, level_shift, shift_index
 
@@ -332,7 +332,8 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    detail = f"{plural(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
+    detail = f"{plural(frame['ranges'][0], 'NVTX range')} labelled {quoted(pattern)}"
+    detail += _processes(ranges)
     cut = left_open(trace, label_re, "regex", False)
     return _finish(
         "range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut,
@@ -354,7 +355,9 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
         if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
-            detail = f"{plural(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
+            detail = (
+                f"{plural(frame['ranges'][0], 'NVTX range')} {quoted(glob)}{_processes(ranges)}"
+            )
             cut = left_open(trace, label_re, "regex", False)
             return _finish(
                 "marker",
@@ -379,7 +382,7 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             continue
         processes = _processes(ranges)
         detail = (
-            f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r}{processes}"
+            f"{row['ranges']:,} top-level NVTX ranges like {quoted(row['example'])}{processes}"
             f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
         cut = left_open(trace, row["family"], "family", True)
