@@ -5,7 +5,8 @@ Found in this order, and never invented:
 1. ``range``: the NVTX ranges whose label matches a glob the user gives;
 2. ``marker``: well-known step markers (``ProfilerStep#N``), else a family of top-level
    NVTX ranges of the launching thread (labels equal up to digits: ``decode_step_3``) that
-   repeats and launched most of the GPU work (``data/steps.toml``);
+   repeats and launched most of the GPU work (``data/steps.toml``), unless another
+   program's launch loop did more of it (:mod:`tracelens.steps_family`);
 3. ``period``: the period of each device's kernel launch sequence: candidate periods come
    from the spacing of kernels that occur once per period, each is verified with one
    vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
@@ -34,6 +35,7 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
+from .steps_family import other_programs_loop
 from .steps_open import left_open, quoted
 from .steps_outside import Outside
 from .steps_pacing import LevelShift, level_shift, shift_index
@@ -297,7 +299,7 @@ def _search(
     params = {"selection": None, **EventFilter().params()}
     if range is not None:
         return _range_steps(trace, range, params, count_kernels)
-    found = _marker_steps(trace, params, count_kernels)
+    found = _marker_steps(trace, params, count_kernels, launches)
     if found is not None:
         return found
     from .steps_period import period_steps
@@ -341,7 +343,9 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
     )  # fmt: skip
 
 
-def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> Steps | None:
+def _marker_steps(
+    trace: Trace, params: dict[str, Any], count_kernels: bool, launches: pl.DataFrame | None
+) -> Steps | None:
     if not trace.has_table("NVTX_EVENTS"):
         return None
     trace.load_nvtx_text()
@@ -380,6 +384,10 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         )
         if frame["step"].n_unique() < 2:
             continue
+        # another program's loop that did more of the GPU's work is the steps instead
+        loop = other_programs_loop(trace, row, ranges, launched, params, launches)
+        if loop is not None:
+            return loop
         processes = _processes(ranges)
         detail = (
             f"{row['ranges']:,} top-level NVTX ranges like {quoted(row['example'])}{processes}"
