@@ -110,8 +110,9 @@ class Steps(Result):
     #: The launches in no step (before the first step, between steps, after the last) and
     #: the step ranges left out (other threads': :class:`tracelens.steps_outside.Outside`).
     outside: Outside = field(default_factory=Outside)
-    #: For period steps: per device another program launched on too, the loop's processes
-    #: (pids), whose work alone is its steps' (a device not listed: every process's).
+    #: For period steps: per device another program used too (launched, or only copied or
+    #: set memory, there), the loop's processes (pids), whose work alone is its steps' (a
+    #: device not listed: every process's).
     processes: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
@@ -120,7 +121,7 @@ class Steps(Result):
 
     def loop_pids(self) -> pl.Expr:
         """Per row's ``device``: the loop's processes (a list of pids) where another program
-        launched on that device too (:attr:`processes`), else null (every process's work is
+        used that device too (:attr:`processes`), else null (every process's work is
         the steps')."""
         import polars as pl
 
