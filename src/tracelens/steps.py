@@ -12,7 +12,9 @@ Found in this order, and never invented:
    vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
    idle gap of the motif (a shorter motif with optional launches when the host waits as
    long between its repeats; leading iterations that launch more are warm-up);
-   near-linear in the number of kernels;
+   near-linear in the number of kernels; devices whose loops are unrelated programs'
+   (no kernels nor processes in common) are not numbered alike: the loop with the most GPU
+   time is the steps, the others named (:mod:`tracelens.steps_loops`);
 4. ``none``: abstain, saying why.
 
 A step's GPU projection on a device is its GPU work there: from the first operation's start

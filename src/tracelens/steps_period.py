@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .steps_loops import busiest_loop
 from .steps_motif import Anchored, step_shapes
 from .steps_outside import Outside
 from .steps_period_table import _per_step
@@ -85,6 +86,7 @@ def period_steps(
                 launchers[device] = tuple(sorted(sequence.pids(offset, count)))
     if not found:
         return None
+    found, other_loops = busiest_loop(trace, found, launchers, params, conf["period"])
     # A step holds its device's copies and memsets too (its end and busy time count them).
     # On a device another program used too, the loop's processes' (f.pids) only: the other
     # program's launches are in no step, and neither are its copies.
@@ -112,7 +114,7 @@ def period_steps(
             if extra
             else "they launch the motif's kernels more often than a step does"
         )
-    detail = "the period of the kernel launch sequence (" + parts + ")"
+    detail = "the period of the kernel launch sequence (" + parts + ")" + other_loops
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
     before = sum(f.before for f in found.values())
