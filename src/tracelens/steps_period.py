@@ -28,8 +28,11 @@ alone would make each step a few microseconds long.
 4b. a shorter motif whose steps may launch a few other kernels too replaces the period
    when its steps wait for the host as long, and is searched when no exact period holds
    (an optional kernel every few iterations makes the exact period a multiple of the
-   iteration, or breaks it); the iterations before the first step that launch the motif
-   and more are warm-up steps (:mod:`tracelens.steps_motif`);
+   iteration, or breaks it), or when the exact steps leave a period's worth of launches
+   out (the iteration changed shape part-way: a, b, c, then a, b, c, d; a motif of at most
+   the period's length then holds them all: :func:`tracelens.steps_motif.changed_shape`); the iterations
+   before the first step that launch the motif and more are warm-up steps
+   (:mod:`tracelens.steps_motif`);
 5. a step's GPU work: its launches, and the device's copies and memsets from its first
    launch up to the next step's
    (:func:`tracelens.steps_period_table._copies_in_steps`), as ``--step`` selects it;
@@ -350,7 +353,7 @@ def device_period(
     iteration when the exact period is a multiple of it, the steps when the extra launches
     leave no exact period; then the warm-up iterations before the first step
     (:func:`tracelens.steps_motif.peel_warmup`)."""
-    from .steps_motif import anchored_steps, idle_before, peel_warmup
+    from .steps_motif import anchored_steps, changed_shape, idle_before, peel_warmup
     from .steps_phase import HostPauses, rephase
 
     n = ids.len()
@@ -389,6 +392,11 @@ def device_period(
         if anchored is not None:
             starts, end, motif = anchored.starts, anchored.end, anchored.motif
             by_host = anchored.by_host
+    if starts and anchored is None and n - (end - starts[0]) >= p:
+        anchored = changed_shape(ids, gaps, candidates, p, idle, step_idle, conf, starts, end)
+        if anchored is not None:
+            starts, end, motif = anchored.starts, anchored.end, anchored.motif
+            by_host = False
     if not starts:
         return None
     if start_at:
