@@ -56,7 +56,9 @@ def other_programs_loop(
         return None
     ops = launched.ops
     dur = pl.col("end") - pl.col("start")
-    unmarked = ops.filter(pl.col("thread").is_null()).select(dur.sum()).item() or 0
+    # lazily: the sum reads two columns of those rows, no copy of every column
+    unmarked = ops.lazy().filter(pl.col("thread").is_null()).select(dur.sum()).collect().item()
+    unmarked = unmarked or 0
     if unmarked <= over * row["gpu_ns"]:
         return None
     found = period_steps(trace, params, conf, launches)
@@ -88,8 +90,8 @@ def _family_devices(row: dict[str, Any], launched: Launched) -> set[int]:
         return set()
     tids = set(tops.filter(pl.col("family") == row["family"])["globalTid"].to_list())
     threads = [i + 1 for i, tid in enumerate(launched.tids) if tid in tids]
-    held = launched.ops.filter(pl.col("thread").is_in(threads))
-    return set(held["device"].unique().to_list())
+    held = launched.ops.lazy().filter(pl.col("thread").is_in(threads)).select("device")
+    return set(held.unique().collect()["device"].to_list())
 
 
 def _loop_is_another_programs(found: Steps, pids: set[int], devices: set[int]) -> bool:
