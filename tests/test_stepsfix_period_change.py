@@ -1,9 +1,11 @@
 """A loop whose iteration changes shape part-way through the capture: a, b, c six times,
 then a, b, c, d (a kernel added from some step on). The exact period (a, b, c) held the
 first seven 'steps', the seventh cut before its d, and the later iterations were left out
-as 'kernels outside complete periods'. They are steps of the motif with d too (a motif with
-optional launches, steps_motif.anchored_steps), searched when the exact steps leave a
-period's worth of launches after them."""
+as 'kernels outside complete periods' (with six of each, the exact period a, b, c, d left
+the first six out). They are steps of the motif with d as an optional launch
+(steps_motif.changed_shape), searched when the exact steps leave a period's worth of
+launches out, and taken when the longer steps are consecutive from some step on (or up to
+some step) and repeat."""
 
 from __future__ import annotations
 
@@ -46,11 +48,31 @@ def test_the_iterations_after_the_change_are_steps(tmp_path, later):
     assert steps.motif == {0: ("void a(float*)", "void b(float*)", "void c(float*)")}
 
 
-def test_an_unchanged_loop_keeps_its_exact_steps(tmp_path):
-    path = build(tmp_path / "t.sqlite", ["abc"] * 10 + ["ab"])
+@pytest.mark.parametrize(
+    ("shapes", "detail"),
+    [
+        (
+            ["abc"] * 10 + ["ab"],
+            "10 steps from the period of the kernel launch sequence "
+            "(device 0: a motif of 3 kernels (2 kernels outside complete periods))",
+        ),
+        # a new shape that does not repeat: no step of it
+        (
+            ["abc"] * 8 + ["abcde"] * 2,
+            "9 steps from the period of the kernel launch sequence "
+            "(device 0: a motif of 3 kernels (7 kernels outside complete periods))",
+        ),
+        # leading iterations that launch more are warm-up, not a shape the loop had
+        (
+            ["abcd"] * 3 + ["abc"] * 8,
+            "11 steps from the period of the kernel launch sequence "
+            "(device 0: a motif of 3 kernels); warm-up: steps 1, 2, 3 (they also launch kernels "
+            "outside the motif: void d(float*); set aside)",
+        ),
+    ],
+    ids=["cut short", "two of a new shape", "warm-up"],
+)
+def test_a_loop_that_keeps_its_shape_keeps_its_steps(tmp_path, shapes, detail):
+    path = build(tmp_path / "t.sqlite", shapes)
     with tracelens.open(path, cache=False) as trace:
-        steps = trace.steps()
-    assert steps.detail == (
-        "10 steps from the period of the kernel launch sequence (device 0: a motif of 3 "
-        "kernels (2 kernels outside complete periods))"
-    )
+        assert trace.steps().detail == detail
