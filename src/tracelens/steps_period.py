@@ -29,10 +29,10 @@ alone would make each step a few microseconds long.
    when its steps wait for the host as long, and is searched when no exact period holds
    (an optional kernel every few iterations makes the exact period a multiple of the
    iteration, or breaks it), or when the exact steps leave a period's worth of launches
-   out (the iteration changed shape part-way: a, b, c, then a, b, c, d; a motif of at most
-   the period's length then holds them all: :func:`tracelens.steps_motif.changed_shape`); the iterations
-   before the first step that launch the motif and more are warm-up steps
-   (:mod:`tracelens.steps_motif`);
+   out (the iteration changed shape from some step on: a, b, c, then a, b, c, d; a motif
+   of at most the period's length then holds them all:
+   :func:`tracelens.steps_motif.changed_shape`); the iterations before the first step
+   that launch the motif and more are warm-up steps (:mod:`tracelens.steps_motif`);
 5. a step's GPU work: its launches, and the device's copies and memsets from its first
    launch up to the next step's
    (:func:`tracelens.steps_period_table._copies_in_steps`), as ``--step`` selects it;
