@@ -5,13 +5,16 @@ Found in this order, and never invented:
 1. ``range``: the NVTX ranges whose label matches a glob the user gives;
 2. ``marker``: well-known step markers (``ProfilerStep#N``), else a family of top-level
    NVTX ranges of the launching thread (labels equal up to digits: ``decode_step_3``) that
-   repeats and launched most of the GPU work (``data/steps.toml``);
+   repeats and launched most of the GPU work (``data/steps.toml``), unless another
+   program's launch loop did more of it (:mod:`tracelens.steps_family`);
 3. ``period``: the period of each device's kernel launch sequence: candidate periods come
    from the spacing of kernels that occur once per period, each is verified with one
    vectorized comparison ``name[i] == name[i + p]``, and the steps start after the largest
    idle gap of the motif (a shorter motif with optional launches when the host waits as
    long between its repeats; leading iterations that launch more are warm-up);
-   near-linear in the number of kernels;
+   near-linear in the number of kernels; devices whose loops are unrelated programs'
+   (no kernels nor processes in common) are not numbered alike: the loop with the most GPU
+   time is the steps, the others named (:mod:`tracelens.steps_loops`);
 4. ``none``: abstain, saying why.
 
 A step's GPU projection on a device is its GPU work there: from the first operation's start
@@ -34,7 +37,8 @@ from ._resources import data_dir
 from .errors import UsageError
 from .filters import EventFilter, closest_labels, glob_regex
 from .results import Result
-from .steps_open import left_open
+from .steps_family import other_programs_loop
+from .steps_open import left_open, quoted
 from .steps_outside import Outside
 from .steps_pacing import LevelShift, level_shift, shift_index
 
@@ -108,8 +112,9 @@ class Steps(Result):
     #: The launches in no step (before the first step, between steps, after the last) and
     #: the step ranges left out (other threads': :class:`tracelens.steps_outside.Outside`).
     outside: Outside = field(default_factory=Outside)
-    #: For period steps: per device another program launched on too, the loop's processes
-    #: (pids), whose work alone is its steps' (a device not listed: every process's).
+    #: For period steps: per device another program used too (launched, or only copied or
+    #: set memory, there), the loop's processes (pids), whose work alone is its steps' (a
+    #: device not listed: every process's).
     processes: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
@@ -118,7 +123,7 @@ class Steps(Result):
 
     def loop_pids(self) -> pl.Expr:
         """Per row's ``device``: the loop's processes (a list of pids) where another program
-        launched on that device too (:attr:`processes`), else null (every process's work is
+        used that device too (:attr:`processes`), else null (every process's work is
         the steps')."""
         import polars as pl
 
@@ -297,7 +302,7 @@ def _search(
     params = {"selection": None, **EventFilter().params()}
     if range is not None:
         return _range_steps(trace, range, params, count_kernels)
-    found = _marker_steps(trace, params, count_kernels)
+    found = _marker_steps(trace, params, count_kernels, launches)
     if found is not None:
         return found
     from .steps_period import period_steps
@@ -332,7 +337,8 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
             f"{trace.path}: the NVTX ranges labelled {pattern!r} launched no GPU work that "
             "passes the filters"
         )
-    detail = f"{plural(frame['ranges'][0], 'NVTX range')} labelled {pattern!r}{_processes(ranges)}"
+    detail = f"{plural(frame['ranges'][0], 'NVTX range')} labelled {quoted(pattern)}"
+    detail += _processes(ranges)
     cut = left_open(trace, label_re, "regex", False)
     return _finish(
         "range", detail, frame, ranges=ranges, kernel_totals=kernel_totals, cut=cut,
@@ -340,7 +346,9 @@ def _range_steps(trace: Trace, pattern: str, params: dict[str, Any], count_kerne
     )  # fmt: skip
 
 
-def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> Steps | None:
+def _marker_steps(
+    trace: Trace, params: dict[str, Any], count_kernels: bool, launches: pl.DataFrame | None
+) -> Steps | None:
     if not trace.has_table("NVTX_EVENTS"):
         return None
     trace.load_nvtx_text()
@@ -354,7 +362,9 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
             trace, label_re, "regex", False, params, count_kernels=count_kernels
         )
         if frame["step"].n_unique() >= 2 or _one_step_holds_most(trace, frame, conf):
-            detail = f"{plural(frame['ranges'][0], 'NVTX range')} {glob!r}{_processes(ranges)}"
+            detail = (
+                f"{plural(frame['ranges'][0], 'NVTX range')} {quoted(glob)}{_processes(ranges)}"
+            )
             cut = left_open(trace, label_re, "regex", False)
             return _finish(
                 "marker",
@@ -377,9 +387,13 @@ def _marker_steps(trace: Trace, params: dict[str, Any], count_kernels: bool) -> 
         )
         if frame["step"].n_unique() < 2:
             continue
+        # another program's loop that did more of the GPU's work is the steps instead
+        loop = other_programs_loop(trace, row, ranges, launched, params, launches)
+        if loop is not None:
+            return loop
         processes = _processes(ranges)
         detail = (
-            f"{row['ranges']:,} top-level NVTX ranges like {row['example']!r}{processes}"
+            f"{row['ranges']:,} top-level NVTX ranges like {quoted(row['example'])}{processes}"
             f"{',' if processes else ''} that launched {share:.0%} of the GPU time"
         )
         cut = left_open(trace, row["family"], "family", True)

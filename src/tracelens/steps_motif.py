@@ -18,6 +18,8 @@ story (``[period]`` in ``data/steps.toml``):
 - :func:`peel_warmup`: the iterations before the first step that launch the motif and
   other kernels too (autotuning, compilation), split where the GPU idles as long as
   between steps: they become warm-up steps, the extra kernels named.
+- :func:`changed_shape`: the steps of a loop whose iteration changed shape part-way, which
+  the exact period held only in part.
 - :func:`step_shapes`: what each step launches besides the motif, which its time is judged
   by (:func:`tracelens.steps_judge.same_shape`).
 """
@@ -100,6 +102,46 @@ def anchored_steps(
             if found is not None:
                 return replace(found, by_host=by_host)
     return None
+
+
+def changed_shape(
+    ids: pl.Series,
+    gaps: pl.DataFrame,
+    candidates: list[int],
+    p: int,
+    idle: pl.Series,
+    step_idle: float | None,
+    conf: dict[str, Any],
+    starts: list[int],
+    end: int,
+) -> Anchored | None:
+    """The steps of a loop whose iteration changed shape part-way (a, b, c six times, then
+    a, b, c, d): a motif of at most ``p`` launches (of the ``candidates`` periods) with
+    optional launches (:func:`anchored_steps`) whose steps hold more launches than the exact
+    period's (``starts``, ``end``), which held one shape's iterations and left the others'
+    out, the last one cut. None when it holds no more; unless the steps that launch more than
+    the motif are at least ``min_repeats`` consecutive steps from the first or up to the
+    last (the shape changed there; an extra launch every tenth step is optional launches
+    of the exact period's steps, an evaluation after the loop in no step); or when one of
+    its steps before the exact ones launches more than the motif: iterations before the
+    loop that launch more are warm-up (:func:`peel_warmup`)."""
+    periods = sorted(q for q in candidates if q <= p)
+    found = anchored_steps(ids, gaps, periods, idle, step_idle, conf)
+    if found is None or found.end - found.starts[0] <= end - starts[0]:
+        return None
+    bounds = [*found.starts, found.end]
+    lengths = [b - a for a, b in zip(bounds, bounds[1:], strict=False)]
+    longer = [i for i, length in enumerate(lengths) if length > len(found.motif)]
+    # the new shape from some step on (or until some step), repeated: not an extra launch
+    # now and then (an optimizer step every tenth iteration), nor an evaluation after the loop
+    if (
+        len(longer) < conf["min_repeats"]
+        or longer != list(range(longer[0], longer[-1] + 1))
+        or (longer[0] != 0 and longer[-1] != len(lengths) - 1)
+    ):
+        return None
+    before = [length for a, length in zip(found.starts, lengths, strict=True) if a < starts[0]]
+    return None if any(length != len(found.motif) for length in before) else found
 
 
 def _anchors(

@@ -11,8 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .escape import printable
+
 if TYPE_CHECKING:
     from .trace import Trace
+
+
+def quoted(label: str) -> str:
+    """An NVTX label or a label glob in the steps' detail: in single quotes as the program
+    wrote it (or the user typed it), control characters shown as ``\\xNN`` as every other
+    output shows them (:func:`tracelens.escape.printable`); not a Python repr, which
+    doubles backslashes and switches quotes ('train\\nstep', "it's")."""
+    return f"'{printable(label)}'"
 
 
 def left_open(trace: Trace, pattern: str, match: str, top_level: bool) -> str:
@@ -29,7 +39,7 @@ def left_open(trace: Trace, pattern: str, match: str, top_level: bool) -> str:
     steps = sorted({step for step, *_ in rows})
     labels = sorted({label for _, label, *_ in rows if label is not None})
     processes = len({tid >> 24 for *_, tid in rows})
-    named = f" {labels[0]!r}" if len(labels) == 1 else ""
+    named = f" {quoted(labels[0])}" if len(labels) == 1 else ""
     where = f", in {processes:,} processes" if processes > 1 else ""
     numbers = f"step{'s' if len(steps) > 1 else ''} {step_list(steps)}{where}"
     if len(rows) == 1:

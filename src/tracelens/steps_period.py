@@ -28,11 +28,16 @@ alone would make each step a few microseconds long.
 4b. a shorter motif whose steps may launch a few other kernels too replaces the period
    when its steps wait for the host as long, and is searched when no exact period holds
    (an optional kernel every few iterations makes the exact period a multiple of the
-   iteration, or breaks it); the iterations before the first step that launch the motif
-   and more are warm-up steps (:mod:`tracelens.steps_motif`);
+   iteration, or breaks it), or when the exact steps leave a period's worth of launches
+   out (the iteration changed shape from some step on: a, b, c, then a, b, c, d; a motif
+   of at most the period's length then holds them all:
+   :func:`tracelens.steps_motif.changed_shape`); the iterations before the first step
+   that launch the motif and more are warm-up steps (:mod:`tracelens.steps_motif`);
 5. a step's GPU work: its launches, and the device's copies and memsets from its first
    launch up to the next step's
-   (:func:`tracelens.steps_period_table._copies_in_steps`), as ``--step`` selects it.
+   (:func:`tracelens.steps_period_table._copies_in_steps`), as ``--step`` selects it;
+   on a device another program used too (it launched there, or only copied or set memory:
+   :func:`_copying_programs`), the loop's processes' only.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .steps_loops import busiest_loop
 from .steps_motif import Anchored, step_shapes
 from .steps_outside import Outside
 from .steps_period_table import _per_step
@@ -74,17 +80,21 @@ def period_steps(
         sequence = LaunchSequence.given(launches)
     tokens = phase_tokens(trace, phase)
     host = HostGaps(trace, params)
-    found = {}
+    found, launchers = {}, {}
     for device, offset, count in sequence.devices():
         period = _process_period(sequence, device, offset, count, conf["period"], tokens, host)
         if period is not None:
             found[device] = period
+            if period.pids is None and "pid" in sequence.rows.columns:
+                launchers[device] = tuple(sorted(sequence.pids(offset, count)))
     if not found:
         return None
+    found, other_loops = busiest_loop(trace, found, launchers, params, conf["period"])
     # A step holds its device's copies and memsets too (its end and busy time count them).
     # On a device another program used too, the loop's processes' (f.pids) only: the other
     # program's launches are in no step, and neither are its copies.
     copies = trace.query("steps_period_copies", **params)
+    found = _copying_programs(found, launchers, copies)
     frames = [
         _per_step(
             f.steps,
@@ -107,7 +117,7 @@ def period_steps(
             if extra
             else "they launch the motif's kernels more often than a step does"
         )
-    detail = "the period of the kernel launch sequence (" + parts + ")"
+    detail = "the period of the kernel launch sequence (" + parts + ")" + other_loops
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
     before = sum(f.before for f in found.values())
@@ -168,6 +178,24 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     return replace(found, others=others, pids=tuple(sequence.pids(lo, hi - lo)))
 
 
+def _copying_programs(found: dict, launchers: dict, copies: pl.DataFrame) -> dict:
+    """``found`` (each device's :class:`DevicePeriod`) with the loop's processes set
+    (``pids``) on a device where processes that launched nothing there copied or set
+    memory (``copies``: ``steps_period_copies.sql``'s rows): a data loader or a checkpoint
+    writer is another program too, told apart from the loop by its copies, not by launches
+    (it has none). ``launchers``: per device whose loop is every launching process, those
+    processes (read where several processes may share a device; a device the export's
+    context table gives one process is not listed, and no other process copies there)."""
+    import polars as pl
+
+    for device, pids in launchers.items():
+        others = copies.filter(pl.col("device") == device, ~pl.col("pid").is_in(list(pids)))
+        if others.height:
+            count = others["pid"].n_unique()
+            found[device] = replace(found[device], pids=pids, other_copies=(others.height, count))
+    return found
+
+
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
     """How one device's steps were found and how regular they are."""
     motif, outside = found.motif, found.outside
@@ -177,6 +205,12 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
         text += (
             f" (the {launches:,} launches of {processes:,} other process"
             f"{'es' if processes > 1 else ''} on it, which run no such loop, in no step)"
+        )
+    if found.other_copies[0]:
+        copies, processes = found.other_copies
+        text += (
+            f" (the {copies:,} copies and memsets of {processes:,} other process"
+            f"{'es' if processes > 1 else ''} on it in no step)"
         )
     if found.host_phased:
         text += ", each step from the launch the host paused longest before (the GPU idled alike)"
@@ -319,7 +353,7 @@ def device_period(
     iteration when the exact period is a multiple of it, the steps when the extra launches
     leave no exact period; then the warm-up iterations before the first step
     (:func:`tracelens.steps_motif.peel_warmup`)."""
-    from .steps_motif import anchored_steps, idle_before, peel_warmup
+    from .steps_motif import anchored_steps, changed_shape, idle_before, peel_warmup
     from .steps_phase import HostPauses, rephase
 
     n = ids.len()
@@ -358,6 +392,11 @@ def device_period(
         if anchored is not None:
             starts, end, motif = anchored.starts, anchored.end, anchored.motif
             by_host = anchored.by_host
+    if starts and anchored is None and n - (end - starts[0]) >= p:
+        anchored = changed_shape(ids, gaps, candidates, p, idle, step_idle, conf, starts, end)
+        if anchored is not None:
+            starts, end, motif = anchored.starts, anchored.end, anchored.motif
+            by_host = False
     if not starts:
         return None
     if start_at:
@@ -395,8 +434,12 @@ class DevicePeriod:
     others: tuple[int, int] = (0, 0)
     #: of ``outside``, the launches before the first step (the others are after the last)
     before: int = 0
-    #: the loop's processes when ``others`` launched on the device too; None: every process
+    #: the loop's processes when ``others`` launched on the device too, or other processes
+    #: only copied or set memory there (``other_copies``); None: every process
     pids: tuple[int, ...] | None = None
+    #: (copies and memsets, processes) of the processes that launched nothing on the
+    #: device but copied there, in no step (:func:`_copying_programs`); (0, 0): none
+    other_copies: tuple[int, int] = (0, 0)
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:
