@@ -32,14 +32,19 @@ def test_a_second_process_on_the_gpu_is_other_work_not_a_longer_capture(neighbou
     assert "another process's work on the same GPU" in c.verdict
 
 
-def test_steps_that_overlap_in_time_name_no_kernel_for_their_shift(neighbour_pair):
-    """B's step search counts the other process's launches as 5 more steps after the
-    run's own (a 'shift' at step 41): their windows overlap the run's steps in time, so
-    no kernel is named as carrying it (the old parts by time named the run's own GEMM
-    '+631 us/step, other calls per step')."""
-    step = clue(neighbour_pair, "step_time")
-    assert "per call:" not in step.evidence
-    assert "which kernels carry it" not in step.verdict
+def test_the_other_process_launches_are_in_no_step(neighbour_pair):
+    """The diff handed B's step search its launches without their process, so it counted
+    the other process's launches as 5 more steps after the run's own (a 'shift' at step
+    41, a step-time clue), where `tracelens steps` B finds the run's 40 and says the other
+    process's 40 launches are in no step. The diff's steps are now those: no step-time
+    clue (and the shift's parts by time, which named the run's own GEMM '+631 us/step,
+    other calls per step', have nothing to name)."""
+    d = neighbour_pair
+    assert (d.steps_a, d.steps_b) == (40, 40)
+    assert d.sides[1].steps.detail.endswith(
+        "(the 40 launches of 1 other process on it, which run no such loop, in no step))"
+    )
+    assert ids(d) == ["other_work", "new_kernels"]
 
 
 def warm_then_steady(tmp_path, stem, steps, warm, renamed=None):

@@ -125,7 +125,8 @@ def collect(
     copies = {
         r["copy_kind"]: r for r in trace.query("copy_kinds", **window(where)).iter_rows(named=True)
     }
-    read.launches = read.launches.drop("pid", "correlation_id")
+    # (pid stays for the step search: the loop's processes on a device another uses)
+    read.launches = read.launches.drop("correlation_id")
     sequences, names = launch_sequences(kernels, name_kind, read.launches, read.order)
     graph = trace.graph_replays(where)
     # The names of the step search's launches (demangled name ids), for a level shift's kernels
@@ -395,8 +396,11 @@ def _step_launches(work, launches, order, graph) -> pl.DataFrame:
             "device", "start_ns", "end_ns", "correlation_id", "pid", "name_id", "graph_id"
         )
     # In host launch order, without correlation ids: the step search takes them as
-    # ordered instead of sorting them again (the same rows in the same order).
-    return launches.select("device", "start_ns", "end_ns", "name_id")[order]
+    # ordered instead of sorting them again (the same rows in the same order). With their
+    # processes: on a device two programs share, the loop's steps are its own processes'
+    # (Steps.processes), as `tracelens steps` finds them, whichever command searched first
+    # and kept the steps.
+    return launches.select("device", "start_ns", "end_ns", "name_id", "pid")[order]
 
 
 def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):

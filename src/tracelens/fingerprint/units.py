@@ -123,8 +123,15 @@ def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) ->
 
     if trace.graph_replays()[0]:
         return trace.steps()
-    columns = ("device", "start_ns", "end_ns", "name_id")
-    seq = launches.select(pl.col(c).gather(order) for c in columns)
+    from ..util_calls import pid_of
+
+    columns = [pl.col(c).gather(order) for c in ("device", "start_ns", "end_ns", "name_id")]
+    if "global_pid" in launches.columns:
+        # the launching process where several share a device (global_pid is kept then), as
+        # its operating-system pid: the loop's steps are its own processes', as `tracelens
+        # steps` finds them (copies and memsets are told apart by that pid)
+        columns.append(pid_of(pl.col("global_pid").gather(order)).alias("pid"))
+    seq = launches.select(columns)
     return find_steps(trace, launches=seq.with_columns(pl.col("device").cast(pl.Int64)))
 
 

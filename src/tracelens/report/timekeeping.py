@@ -188,7 +188,7 @@ def _read_once(
     # correlation_id: the step search reads the launches in the order the host made them
     # (steps_order.host_order), as `tracelens steps` and the diff do.
     launches = work.filter(pl.col("kind") == KERNEL).select(
-        "device", "start_ns", "end_ns", "name_id", "correlation_id"
+        "device", "start_ns", "end_ns", "name_id", "correlation_id", "pid"
     )
     # The step search counts graph replays as launches: on a trace that has them it reads
     # its own sequence (the kernels alone would make each step microseconds long).

@@ -80,10 +80,11 @@ def launch_structure(x: Context) -> list[Clue]:
 def _repeats_are_steps(x: Context, al: SequenceAlignment) -> bool:
     """Whether the repeats the alignment found in A's launches (its period) are A's steps
     as the board counts them: a selection of one step (--step 2) repeats its 28 layers,
-    which the board's '1 step' must not read as '28 steps'. Without steps found, the period
-    is the only step there is."""
+    which the board's '1 step' must not read as '28 steps'. A step more or less is the same
+    steps (the board's may be re-phased, a step cut at an end); twice as many repeats or
+    more are a motif inside the step. Without steps found, the period is the only step."""
     steps = x.sa.steps
-    return steps is None or not steps.count or steps.count == al.steps_a
+    return steps is None or not steps.count or (al.steps_a or 0) < 2 * steps.count
 
 
 def _same_step(clue: Clue, al: SequenceAlignment) -> Clue:
