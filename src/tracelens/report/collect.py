@@ -174,7 +174,7 @@ def _collect(
     else:
         census, kernels, danger = None, [], []
         kernels_total = kernel_time = 0
-        no_kernels, categories, util = _without_kernels(
+        no_kernels, categories, util, work = _without_kernels(
             trace, label, name_kind, palette, kept_omitted, notes, chosen.where
         )
         if no_kernels is not None:
@@ -243,17 +243,25 @@ def _collect(
 def _without_kernels(trace, label, name_kind, palette, omitted, notes, where=None):
     """What the page shows of a trace without kernels: with GPU memory work, why its kernel
     sections are empty (:func:`.kernelview.no_kernels_reason`), its line-up (copies and
-    memsets) and util of that work (:func:`.timekeeping.memory_util`), of ``where``'s work;
-    without any, a note appended to ``notes`` and nothing (None, [], None)."""
+    memsets), util of that work (:func:`.timekeeping.memory_util`) and, of a selection
+    (``where``), the work its timeline is drawn from (:func:`.sharedread.for_duckdb`; None
+    for the whole trace, whose timeline reads the trace, or where util is left out);
+    without any, a note appended to ``notes`` and nothing (None, [], None, None)."""
+    from .sharedread import for_duckdb, read_work
+
     reason = no_kernels_reason(trace)
     if reason is None:
         notes.append(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
-        return None, [], None
+        return None, [], None, None
     categories = category_rows(trace, palette, name_kind, where=where)
-    return reason, categories, memory_util(trace, label, omitted, where)
+    util = memory_util(trace, label, omitted, where)
+    work = None
+    if util is not None and where is not None and not where.is_whole():
+        work = for_duckdb(read_work(trace, short=name_kind == "short", where=where))
+    return reason, categories, util, work
 
 
 def _read_work(

@@ -50,6 +50,8 @@ class TimelineView:
     window_reason: str
     legend: list[tuple[str, str]]
     notes: list[str]
+    # what the overview spans, as its title says: a filtered page's is its selection's work
+    overview_title: str = "whole trace"
 
 
 def _shade(util: float) -> float:
@@ -348,7 +350,8 @@ def build_timeline(
         f"{OVERVIEW_BINS} bins per lane."
     )
     legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
-    return TimelineView(overview_svg, detail_svg, caption, (w0, w1), reason, legend, notes)
+    title = "the selected GPU work" if selected else "whole trace"  # the overview's
+    return TimelineView(overview_svg, detail_svg, caption, (w0, w1), reason, legend, notes, title)
 
 
 def _overview_spans(

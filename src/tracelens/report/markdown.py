@@ -56,8 +56,18 @@ def build_markdown(
             trace_a, trace_b, name=name, where_a=chosen[0].where, where_b=chosen[1].where,
             selected=said,
         )  # fmt: skip
+        # exit 3 for a side selecting no GPU work, as the page of the pair does
+        for t, c, read in zip((trace_a, trace_b), chosen, d.sides, strict=True):
+            c.require_work(t, _operations(read))
         return markdown(d, top=top)
     return _single(trace_a, top=top, name_kind=name, chosen=chosen[0])
+
+
+def _operations(read) -> int:
+    """The GPU operations the diff read of one side (:class:`tracelens.compare.collect.Side`
+    of its selection): kernels, copies, memsets and graph replays."""
+    kinds = ("kernel_launches", "memcpy_count", "memset_count")
+    return sum(read.totals[k] for k in kinds) + read.graph[0]
 
 
 def _pair_without_diff(

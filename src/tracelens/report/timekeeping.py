@@ -108,7 +108,7 @@ def timekeeping(
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
-    if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted):
+    if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted, where):
         busy = read.totals if read is not None else trace_totals(trace, where)
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(trace, read))
     if read is not None and read.util is not None and read.steps is not None:
@@ -124,23 +124,31 @@ def memory_util(
     the step search reads kernel launches); None above threshold.util_max_launches GPU
     operations, said in ``omitted`` as :func:`timekeeping` does."""
     info = trace.info
-    if _left_out(info.count("memcpy") + info.count("memset"), label, omitted):
+    if _left_out(info.count("memcpy") + info.count("memset"), label, omitted, where):
         return None
     return trace.util(where)
 
 
-def _left_out(ops: int, label: str, omitted: list[Omitted]) -> bool:
+def _left_out(
+    ops: int, label: str, omitted: list[Omitted], where: EventFilter | None = None
+) -> bool:
     """Whether steps and util are left out of the page for ``ops`` GPU operations (above
-    threshold.util_max_launches); if so, ``omitted`` says why."""
+    threshold.util_max_launches); if so, ``omitted`` says why. ``where``: the page's
+    selection, whose timeline is left out with them (:func:`.collect.collect_side`): the
+    note then names no detail window, and the commands with the page's filters."""
     limit = _max_operations()
     if ops <= limit:
         return False
+    if where is None or where.is_whole():
+        what = f"GPU operations ({ops:,} here"
+        see = "; the detail window is the busiest stretch instead of a step"
+    else:  # the limit is of the trace's operations, not the selection's
+        what, see = f"GPU operations in the trace ({ops:,} here", " with the same filters"
     omitted.append(
         Omitted(
             f"{label}: steps and utilization",
-            f"left out above {limit:,} GPU operations ({ops:,} here; they sort every "
-            "operation): run `tracelens steps` and `tracelens util`; "
-            "the detail window is the busiest stretch instead of a step",
+            f"left out above {limit:,} {what}; they sort every operation): run "
+            f"`tracelens steps` and `tracelens util`{see}",
         )
     )
     return True
