@@ -131,3 +131,36 @@ def test_pair_of_copies_only_traces_with_a_filter(tmp_path, capsys, fmt):
     text = out_file.read_text() if fmt == "html" else out
     assert "left out with steps and utilization" not in text
     assert "[CUDA memcpy HtoD]" not in text and "[CUDA memcpy DtoH]" in text
+
+
+def test_util_of_an_nvtx_selection_says_it_is_the_ranges_projection(tmp_path):
+    # util --nvtx counts span and idle inside the selected ranges' GPU projection: two
+    # decode ranges, each from its first kernel's start to its last's end (2.01 → 2.025 ms,
+    # 2.11 → 2.125 ms): 30 µs of the selection's 115 µs window; the page's 30 µs span and
+    # 10 µs idle must say so, as the command does, not read as the window's
+    from tracelens.report.collect import collect_side
+    from tracelens.report.svg import Palette
+
+    def narrowed(t, **filters):
+        omitted = []
+        page = collect_side(t, key="t", label="p", top=20, name_kind="demangled",
+                            palette=Palette(), omitted=omitted,
+                            where=t.filter(**filters))  # fmt: skip
+        return page, {o.where: o.what for o in omitted}
+
+    path = two_phases(tmp_path / "phases.sqlite")
+    with tracelens.open(path) as t:
+        decode, notes = narrowed(t, nvtx="decode")
+        window, window_notes = narrowed(t, start=2_000_000, end=2_200_000)
+    assert [(r["span_ns"], r["busy_ns"], r["idle_ns"]) for r in decode.util] == [
+        (30_000, 20_000, 10_000)
+    ]
+    assert notes["p: utilization"] == (
+        "span and idle counted inside the GPU projection of the selected NVTX ranges (per "
+        "device, from the first GPU operation launched in a range to the end of the last), "
+        "30.00 µs of the 115.0 µs window: the time between them is in neither, as "
+        "`tracelens util --nvtx` counts them"
+    )
+    # a window is no projection: its util says nothing of the kind
+    assert [r["span_ns"] for r in window.util] == [200_000]
+    assert "p: utilization" not in window_notes

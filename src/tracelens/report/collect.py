@@ -28,7 +28,14 @@ from .kernelview import (
 from .omitted import Omitted
 from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .stakeoutview import profiles as stakeout_profiles
-from .timekeeping import TimeKeeping, memory_util, step_rows, timekeeping, util_rows
+from .timekeeping import (
+    TimeKeeping,
+    memory_util,
+    projection_left_out,
+    step_rows,
+    timekeeping,
+    util_rows,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -189,6 +196,7 @@ def _collect(
     )
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
+    projection_left_out(util, label, kept_omitted)
     omitted += kept_omitted
     tree = _nvtx_tree(trace, label, omitted) if has_kernels or no_kernels else None
     if tree is not None and not chosen.whole:

@@ -52,6 +52,26 @@ def util_rows(util: Util | None) -> list[dict[str, Any]]:
     return rows
 
 
+def projection_left_out(util: Util | None, label: str, omitted: list[Omitted]) -> None:
+    """Say in ``omitted`` that util of an --nvtx selection counts span and idle inside the
+    selected ranges' GPU projection (:attr:`Util.covered_ns`), as `tracelens util --nvtx`
+    says: the page's span is not the window's, nor its idle the time between the ranges."""
+    from ..units import fmt_ns
+
+    if util is None or util.covered_ns is None or util.start_ns is None:
+        return
+    window = fmt_ns((util.end_ns or 0) - util.start_ns)
+    omitted.append(
+        Omitted(
+            f"{label}: utilization",
+            "span and idle counted inside the GPU projection of the selected NVTX ranges "
+            "(per device, from the first GPU operation launched in a range to the end of the "
+            f"last), {fmt_ns(util.covered_ns)} of the {window} window: the time between "
+            "them is in neither, as `tracelens util --nvtx` counts them",
+        )
+    )
+
+
 def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
     """The rows of the steps table (the first STEP_ROWS steps, and every outlier or warm-up
     step after them), the summary (:meth:`Steps.summary`, with ``level_shift``:
