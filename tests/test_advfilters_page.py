@@ -164,3 +164,50 @@ def test_util_of_an_nvtx_selection_says_it_is_the_ranges_projection(tmp_path):
     # a window is no projection: its util says nothing of the kind
     assert [r["span_ns"] for r in window.util] == [200_000]
     assert "p: utilization" not in window_notes
+
+
+def graph_replays(path):
+    """A 'dec' range (1.0 → 2.0 ms) launching one kernel (1.01 → 1.02 ms) and two CUDA graph
+    replays traced at graph level (1.2 → 1.3 ms, 1.4 → 1.5 ms), then GEMM at 3.01 ms."""
+    from fixtures.builder import add_graph_replays
+
+    from tracelens.synth import global_pid
+
+    b = TraceBuilder("3.23.3")
+    b.process(10, "python x.py")
+    b.gpu(0)
+    b.nvtx_range("dec", start=1_000_000, end=2_000_000, pid=10, tid=10)
+    cid = b.runtime("cudaLaunchKernel", start=1_001_000, end=1_002_000, pid=10, tid=10)
+    b.kernel(GEMM, start=1_010_000, end=1_020_000, pid=10, correlation_id=cid)
+    replays = []
+    for i in range(2):
+        cid = b.runtime("cudaGraphLaunch", start=1_100_000 + i * 1_000,
+                        end=1_100_500 + i * 1_000, pid=10, tid=10)  # fmt: skip
+        start = 1_200_000 + i * 200_000
+        replays.append((start, start + 100_000, 0, 1, None, 7, cid, global_pid(10), 3, 4))
+    cid = b.runtime("cudaLaunchKernel", start=3_001_000, end=3_002_000, pid=10, tid=10)
+    b.kernel(GEMM, start=3_010_000, end=3_060_000, pid=10, correlation_id=cid)
+    b.write(path)
+    add_graph_replays(path, replays)
+    return path
+
+
+def test_selection_of_a_graph_replay_alone_is_reported_in_both_formats(tmp_path, capsys):
+    # the window 1.25 → 1.35 ms holds the first replay (1.2 → 1.3 ms) and no kernel: GPU
+    # work, which the page shows (util: 50 µs of it in the window); the Markdown summary
+    # said 'the filters select no GPU work' and exited 3
+    path = graph_replays(tmp_path / "graphs.sqlite")
+    window = ["--start", "1250000", "--end", "1350000"]
+    page = tmp_path / "g.html"
+    assert run_cli(["report", path, *window, "-o", page], capsys)[:3:2] == (0, "")
+    assert "GPU busy 50.00 µs in the selection" in page.read_text()
+    code, out, err = run_cli(["report", path, *window, "-f", "markdown"], capsys)
+    assert (code, err) == (0, "")
+    assert (
+        "_Note: 1 CUDA graph replay (100.0 µs of GPU time) is not broken down by kernel and "
+        "is not in these numbers; profile with --cuda-graph-trace=node to see its kernels._"
+    ) in out
+    # a window holding nothing still exits 3, in both
+    empty = ["--start", "2500000", "--end", "2600000"]
+    assert run_cli(["report", path, *empty, "-f", "markdown"], capsys)[0] == 3
+    assert run_cli(["report", path, *empty, "-o", page], capsys)[0] == 3

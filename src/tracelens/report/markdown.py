@@ -173,9 +173,11 @@ def _single(trace: Trace, *, top: int, name_kind: str, chosen: Selection) -> str
     if trace.info.count("kernel") == 0:
         return "\n".join([*out, _NO_KERNELS, ""])
     census = trace.census(name=name_kind, where=chosen.where)
-    # categories include copies and memsets: a selection of those alone still has rows
+    # categories include copies and memsets: a selection of those alone still has rows;
+    # graph replays traced at graph level are in none, but are GPU work (as on the page)
     cats = category_rows(trace, palette, name_kind, subfamily=False, where=chosen.where)
-    chosen.require_work(trace, sum(c.calls for c in cats))
+    replays = trace.graph_replays(chosen.where)[0] if not chosen.whole else 0
+    chosen.require_work(trace, sum(c.calls for c in cats) + replays)
     total = int(census["total_ns"].sum())
     out += [f"Kernel time {fmt_ns(total)} in {census.height:,} distinct kernels.", ""]
     # The numbers of `tracelens lineup`: memcpy and memset time is in memory.
