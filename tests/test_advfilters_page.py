@@ -211,3 +211,39 @@ def test_selection_of_a_graph_replay_alone_is_reported_in_both_formats(tmp_path,
     empty = ["--start", "2500000", "--end", "2600000"]
     assert run_cli(["report", path, *empty, "-f", "markdown"], capsys)[0] == 3
     assert run_cli(["report", path, *empty, "-o", page], capsys)[0] == 3
+
+
+def two_processes(path):
+    """Processes 10 and 20 on GPU 0, each with one NVTX range (1.0 → 1.3 ms: 'rangeA' of
+    10, 'rangeB' of 20) launching K twice: 10's on stream 7 (1.01 and 1.11 ms, 40 µs),
+    20's on stream 9 (1.06 and 1.16 ms, 10 µs)."""
+    b = TraceBuilder("3.23.3")
+    b.process(10, "python a.py")
+    b.process(20, "python b.py")
+    b.gpu(0)
+    b.nvtx_range("rangeA", start=1_000_000, end=1_300_000, pid=10, tid=10)
+    b.nvtx_range("rangeB", start=1_000_000, end=1_300_000, pid=20, tid=20)
+    for i in range(2):
+        t0 = 1_000_000 + i * 100_000
+        cid = b.runtime("cudaLaunchKernel", start=t0, end=t0 + 500, pid=10, tid=10)
+        b.kernel(GEMM, start=t0 + 10_000, end=t0 + 50_000, pid=10, correlation_id=cid)
+        cid = b.runtime("cudaLaunchKernel", start=t0 + 20_000, end=t0 + 20_500, pid=20, tid=20)
+        b.kernel(GEMM, start=t0 + 60_000, end=t0 + 70_000, pid=20, correlation_id=cid,
+                 stream=9)  # fmt: skip
+    return b.write(path)
+
+
+def test_pid_page_timeline_draws_that_process_nvtx_alone(tmp_path, capsys):
+    # `tracelens timeline --pid 20` lists rangeB and 20's kernels, not 10's rangeA: the
+    # page's timeline, detail window and overview, draws the same
+    path = two_processes(tmp_path / "pids.sqlite")
+    code, out, _ = run_cli(["timeline", path, "--pid", "20", "-f", "csv"], capsys)
+    assert code == 0 and "rangeB" in out and "rangeA" not in out
+    with tracelens.open(path) as t:
+        html = build_report(t, where_a=t.filter(pid=20))
+        whole = build_report(t)
+    timeline = html.split('<section id="timeline"')[1].split("</section>")[0]
+    assert "rangeB" in timeline and "rangeA" not in timeline
+    assert "tid 20" in timeline and "tid 10" not in timeline
+    everything = whole.split('<section id="timeline"')[1].split("</section>")[0]
+    assert "rangeA" in everything and "rangeB" in everything
