@@ -247,3 +247,16 @@ def test_pid_page_timeline_draws_that_process_nvtx_alone(tmp_path, capsys):
     assert "tid 20" in timeline and "tid 10" not in timeline
     everything = whole.split('<section id="timeline"')[1].split("</section>")[0]
     assert "rangeA" in everything and "rangeB" in everything
+
+
+def test_empty_selection_names_the_window_asked_not_the_selections(tmp_path, capsys):
+    # --nvtx narrows the window to the selected work's span (2.01 → 2.125 ms) inside the
+    # one asked (from 5 ms): empty, at 5 ms. The reason must name the window asked, not
+    # '5.00 ms–5.00 ms', which nobody asked for
+    path = two_phases(tmp_path / "phases.sqlite")
+    said = "window from 5.00 ms is outside the trace's span 1.00 ms–3.04 ms from session start"
+    code, out, err = run_cli(["report", path, "--nvtx", "decode", "--start", "5ms"], capsys)
+    assert (code, out) == (3, "")
+    assert err == f"tracelens: {path}: nothing to report: the filters select no GPU work ({said})\n"
+    code, out, err = run_cli(["census", path, "--nvtx", "decode", "--start", "5ms"], capsys)
+    assert code == 0 and f"tracelens: {said}\n" in err
