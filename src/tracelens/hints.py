@@ -43,15 +43,18 @@ def why_empty(trace: Trace, where: EventFilter | None) -> str | None:
     # the span only when a window asks: reading it scans every GPU record of the export
     # (1.5 CPU s of a 5M-kernel one read directly), which an empty result without a
     # window (findings where no rule fired) must not pay
-    windowed = where.start_ns is not None or where.end_ns is not None
+    # the window asked, not the selected work's span an --nvtx or --step selection set
+    # inside it (filters.window_to_selection): a window nobody asked for is not named
+    start, end = where.asked_window or (where.start_ns, where.end_ns)
+    windowed = start is not None or end is not None
     info = trace.info if windowed else None
     if info is not None and info.start_ns is not None:
-        t0 = where.start_ns if where.start_ns is not None else info.start_ns
-        t1 = where.end_ns if where.end_ns is not None else info.end_ns
-        if not in_window(info.start_ns, info.end_ns, where.start_ns, where.end_ns):
-            if where.start_ns is None:
+        t0 = start if start is not None else info.start_ns
+        t1 = end if end is not None else info.end_ns
+        if not in_window(info.start_ns, info.end_ns, start, end):
+            if start is None:
                 window = f"window until {fmt_ns(t1)}"
-            elif where.end_ns is None:
+            elif end is None:
                 window = f"window from {fmt_ns(t0)}"
             else:
                 window = f"window {fmt_ns(t0)}–{fmt_ns(t1)}"

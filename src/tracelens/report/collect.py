@@ -28,7 +28,14 @@ from .kernelview import (
 from .omitted import Omitted
 from .stakeoutview import STAKEOUT_KERNELS, StakeoutRow, stakeout_rows
 from .stakeoutview import profiles as stakeout_profiles
-from .timekeeping import TimeKeeping, memory_util, step_rows, timekeeping, util_rows
+from .timekeeping import (
+    TimeKeeping,
+    memory_util,
+    projection_left_out,
+    step_rows,
+    timekeeping,
+    util_rows,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -174,7 +181,7 @@ def _collect(
     else:
         census, kernels, danger = None, [], []
         kernels_total = kernel_time = 0
-        no_kernels, categories, util = _without_kernels(
+        no_kernels, categories, util, work = _without_kernels(
             trace, label, name_kind, palette, kept_omitted, notes, chosen.where
         )
         if no_kernels is not None:
@@ -189,6 +196,7 @@ def _collect(
     )
     if kept is not None:
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
+    projection_left_out(util, label, kept_omitted)
     omitted += kept_omitted
     tree = _nvtx_tree(trace, label, omitted) if has_kernels or no_kernels else None
     if tree is not None and not chosen.whole:
@@ -243,17 +251,25 @@ def _collect(
 def _without_kernels(trace, label, name_kind, palette, omitted, notes, where=None):
     """What the page shows of a trace without kernels: with GPU memory work, why its kernel
     sections are empty (:func:`.kernelview.no_kernels_reason`), its line-up (copies and
-    memsets) and util of that work (:func:`.timekeeping.memory_util`), of ``where``'s work;
-    without any, a note appended to ``notes`` and nothing (None, [], None)."""
+    memsets), util of that work (:func:`.timekeeping.memory_util`) and, of a selection
+    (``where``), the work its timeline is drawn from (:func:`.sharedread.for_duckdb`; None
+    for the whole trace, whose timeline reads the trace, or where util is left out);
+    without any, a note appended to ``notes`` and nothing (None, [], None, None)."""
+    from .sharedread import for_duckdb, read_work
+
     reason = no_kernels_reason(trace)
     if reason is None:
         notes.append(
             "no CUDA kernels in this export (captured without -t cuda, or a CPU-only run): "
             "nothing to chart"
         )
-        return None, [], None
+        return None, [], None, None
     categories = category_rows(trace, palette, name_kind, where=where)
-    return reason, categories, memory_util(trace, label, omitted, where)
+    util = memory_util(trace, label, omitted, where)
+    work = None
+    if util is not None and where is not None and not where.is_whole():
+        work = for_duckdb(read_work(trace, short=name_kind == "short", where=where))
+    return reason, categories, util, work
 
 
 def _read_work(

@@ -17,6 +17,7 @@ from ..compare import COPY_KIND_LABELS
 from ..units import fmt_bytes, fmt_ns
 from ..views import plural
 from . import svg
+from .selection import nvtx_of_process
 from .text import pct, short
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class TimelineView:
     window_reason: str
     legend: list[tuple[str, str]]
     notes: list[str]
+    # what the overview spans, as its title says: a filtered page's is its selection's work
+    overview_title: str = "whole trace"
 
 
 def _shade(util: float) -> float:
@@ -321,7 +324,7 @@ def build_timeline(
             for d, s in keys
         ]
 
-    ov_nvtx_lanes, ov_spans = _overview_spans(trace, (g0, g1), ov, keys, palette)
+    ov_nvtx_lanes, ov_spans = _overview_spans(trace, (g0, g1), ov, keys, palette, where)
     if window is None:
         window, reason = choose_window(g0, g1, ov, steps, selected)
     else:
@@ -348,20 +351,28 @@ def build_timeline(
         f"{OVERVIEW_BINS} bins per lane."
     )
     legend = [(c, palette(c)) for c in ov["category"].unique().sort().to_list()]
-    return TimelineView(overview_svg, detail_svg, caption, (w0, w1), reason, legend, notes)
+    title = "the selected GPU work" if selected else "whole trace"  # the overview's
+    return TimelineView(overview_svg, detail_svg, caption, (w0, w1), reason, legend, notes, title)
 
 
 def _overview_spans(
-    trace: Trace, span: tuple[int, int], ov: pl.DataFrame, keys: list, palette: svg.Palette
+    trace: Trace,
+    span: tuple[int, int],
+    ov: pl.DataFrame,
+    keys: list,
+    palette: svg.Palette,
+    where: EventFilter | None = None,
 ) -> tuple[list[svg.Lane], list[svg.Span]]:
-    """The overview's top-level NVTX ranges long enough to see, then the binned GPU lanes."""
+    """The overview's top-level NVTX ranges long enough to see (of ``where``'s process:
+    :func:`.selection.nvtx_of_process`), then the binned GPU lanes."""
     g0, g1 = span
     span_ns = (g1 + 1 - g0) or 1
     # the overview's bins cover [g0, g1 + 1): a range that starts at the GPU's last end is in
     ov_nvtx = activity.nvtx_ranges(
         trace, g0, g1 + 1, min_ns=span_ns // OVERVIEW_BINS, limit=NVTX_MAX
     )
-    lanes, spans = nvtx_layout(ov_nvtx.frame, max_depth=1, max_threads=2, notes=[], compact=True)
+    shown = nvtx_of_process(ov_nvtx.frame, where)
+    lanes, spans = nvtx_layout(shown, max_depth=1, max_threads=2, notes=[], compact=True)
     off = len(lanes)
     spans += binned_spans(
         ov, {k: i + off for i, k in enumerate(keys)}, g0, g1 + 1, OVERVIEW_BINS, palette
@@ -393,8 +404,9 @@ def _detail(
     w0, w1 = window
     nvtx = activity.nvtx_ranges(trace, w0, w1, limit=NVTX_MAX)
     nvtx_lanes, nvtx_spans = nvtx_layout(
-        nvtx.frame, max_depth=NVTX_MAX_DEPTH, max_threads=NVTX_THREADS, notes=notes
-    )
+        nvtx_of_process(nvtx.frame, where), max_depth=NVTX_MAX_DEPTH,
+        max_threads=NVTX_THREADS, notes=notes,
+    )  # fmt: skip
     if nvtx.more:
         notes.append(f"only the first {NVTX_MAX:,} NVTX ranges of the detail window are drawn")
     lane_index = {k: i + len(nvtx_lanes) for i, k in enumerate(keys)}

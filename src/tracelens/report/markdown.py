@@ -56,8 +56,18 @@ def build_markdown(
             trace_a, trace_b, name=name, where_a=chosen[0].where, where_b=chosen[1].where,
             selected=said,
         )  # fmt: skip
+        # exit 3 for a side selecting no GPU work, as the page of the pair does
+        for t, c, read in zip((trace_a, trace_b), chosen, d.sides, strict=True):
+            c.require_work(t, _operations(read))
         return markdown(d, top=top)
     return _single(trace_a, top=top, name_kind=name, chosen=chosen[0])
+
+
+def _operations(read) -> int:
+    """The GPU operations the diff read of one side (:class:`tracelens.compare.collect.Side`
+    of its selection): kernels, copies, memsets and graph replays."""
+    kinds = ("kernel_launches", "memcpy_count", "memset_count")
+    return sum(read.totals[k] for k in kinds) + read.graph[0]
 
 
 def _pair_without_diff(
@@ -163,9 +173,11 @@ def _single(trace: Trace, *, top: int, name_kind: str, chosen: Selection) -> str
     if trace.info.count("kernel") == 0:
         return "\n".join([*out, _NO_KERNELS, ""])
     census = trace.census(name=name_kind, where=chosen.where)
-    # categories include copies and memsets: a selection of those alone still has rows
+    # categories include copies and memsets: a selection of those alone still has rows;
+    # graph replays traced at graph level are in none, but are GPU work (as on the page)
     cats = category_rows(trace, palette, name_kind, subfamily=False, where=chosen.where)
-    chosen.require_work(trace, sum(c.calls for c in cats))
+    replays = trace.graph_replays(chosen.where)[0] if not chosen.whole else 0
+    chosen.require_work(trace, sum(c.calls for c in cats) + replays)
     total = int(census["total_ns"].sum())
     out += [f"Kernel time {fmt_ns(total)} in {census.height:,} distinct kernels.", ""]
     # The numbers of `tracelens lineup`: memcpy and memset time is in memory.

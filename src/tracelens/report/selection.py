@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import MissingDataError
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ..filters import EventFilter
     from ..trace import Trace
 
@@ -90,3 +92,14 @@ def describe(where: EventFilter) -> str | None:
     elif end is not None:
         parts.append(f"starting before {end:,} ns")
     return " ".join(parts) or None
+
+
+def nvtx_of_process(ranges: pl.DataFrame, where: EventFilter | None) -> pl.DataFrame:
+    """The NVTX ranges (``tid``: their globalTid) a page narrowed to ``where``'s process
+    draws: that process's, as `tracelens timeline --pid` lists them; every range without
+    --pid (--device and --stream select GPU work, and the ranges stay, as there)."""
+    if where is None or where.pid is None:
+        return ranges
+    import polars as pl
+
+    return ranges.filter((pl.col("tid") // (1 << 24)) % (1 << 24) == where.pid)

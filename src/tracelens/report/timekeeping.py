@@ -52,6 +52,26 @@ def util_rows(util: Util | None) -> list[dict[str, Any]]:
     return rows
 
 
+def projection_left_out(util: Util | None, label: str, omitted: list[Omitted]) -> None:
+    """Say in ``omitted`` that util of an --nvtx selection counts span and idle inside the
+    selected ranges' GPU projection (:attr:`Util.covered_ns`), as `tracelens util --nvtx`
+    says: the page's span is not the window's, nor its idle the time between the ranges."""
+    from ..units import fmt_ns
+
+    if util is None or util.covered_ns is None or util.start_ns is None:
+        return
+    window = fmt_ns((util.end_ns or 0) - util.start_ns)
+    omitted.append(
+        Omitted(
+            f"{label}: utilization",
+            "span and idle counted inside the GPU projection of the selected NVTX ranges "
+            "(per device, from the first GPU operation launched in a range to the end of the "
+            f"last), {fmt_ns(util.covered_ns)} of the {window} window: the time between "
+            "them is in neither, as `tracelens util --nvtx` counts them",
+        )
+    )
+
+
 def step_rows(steps: Steps | None) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
     """The rows of the steps table (the first STEP_ROWS steps, and every outlier or warm-up
     step after them), the summary (:meth:`Steps.summary`, with ``level_shift``:
@@ -108,7 +128,7 @@ def timekeeping(
     if counts is None:
         info = trace.info
         counts = {kind: info.count(kind) for kind in ("kernel", "memcpy", "memset")}
-    if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted):
+    if _left_out(counts["kernel"] + counts["memcpy"] + counts["memset"], label, omitted, where):
         busy = read.totals if read is not None else trace_totals(trace, where)
         return TimeKeeping(busy["gpu_busy_ns"], None, None, _taken_work(trace, read))
     if read is not None and read.util is not None and read.steps is not None:
@@ -124,23 +144,31 @@ def memory_util(
     the step search reads kernel launches); None above threshold.util_max_launches GPU
     operations, said in ``omitted`` as :func:`timekeeping` does."""
     info = trace.info
-    if _left_out(info.count("memcpy") + info.count("memset"), label, omitted):
+    if _left_out(info.count("memcpy") + info.count("memset"), label, omitted, where):
         return None
     return trace.util(where)
 
 
-def _left_out(ops: int, label: str, omitted: list[Omitted]) -> bool:
+def _left_out(
+    ops: int, label: str, omitted: list[Omitted], where: EventFilter | None = None
+) -> bool:
     """Whether steps and util are left out of the page for ``ops`` GPU operations (above
-    threshold.util_max_launches); if so, ``omitted`` says why."""
+    threshold.util_max_launches); if so, ``omitted`` says why. ``where``: the page's
+    selection, whose timeline is left out with them (:func:`.collect.collect_side`): the
+    note then names no detail window, and the commands with the page's filters."""
     limit = _max_operations()
     if ops <= limit:
         return False
+    if where is None or where.is_whole():
+        what = f"GPU operations ({ops:,} here"
+        see = "; the detail window is the busiest stretch instead of a step"
+    else:  # the limit is of the trace's operations, not the selection's
+        what, see = f"GPU operations in the trace ({ops:,} here", " with the same filters"
     omitted.append(
         Omitted(
             f"{label}: steps and utilization",
-            f"left out above {limit:,} GPU operations ({ops:,} here; they sort every "
-            "operation): run `tracelens steps` and `tracelens util`; "
-            "the detail window is the busiest stretch instead of a step",
+            f"left out above {limit:,} {what}; they sort every operation): run "
+            f"`tracelens steps` and `tracelens util`{see}",
         )
     )
     return True
