@@ -142,5 +142,12 @@ def util_accounting(trace, where, work):
 
 
 def window(where: EventFilter) -> dict:
-    """The window and selection parameters of ``where``, as the per-trace queries take them."""
-    return {"start_ns": where.start_ns, "end_ns": where.end_ns, "selection": where.selection}
+    """The window and selection parameters of ``where``, as the per-trace queries take them.
+    With a selection (--nvtx, --step), the window as asked: the filter's own is the selected
+    GPU work's span (filters.window_to_selection), which the API calls that launched that
+    work precede (the board counted 2 CUDA API calls for 4 launches, 0 for a step's); the
+    selection already keeps only the selected work and the calls that launched it."""
+    start, end = where.start_ns, where.end_ns
+    if where.selection is not None and where.asked_window is not None:
+        start, end = where.asked_window
+    return {"start_ns": start, "end_ns": end, "selection": where.selection}
