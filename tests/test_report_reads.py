@@ -554,7 +554,7 @@ def test_window_counts_of_the_read_are_the_operations(trace_path):
     """Whether the detail window holds more operations than it draws, counted in the
     shared read, is what gpu_operations reads: windows that end at an operation's start,
     start at its end, lie inside it, and the whole span."""
-    from tracelens.report.layout import _more_than
+    from tracelens.report.worktable import more_than as _more_than
 
     t, work = _shared_reads(trace_path)
     with t:

@@ -159,8 +159,6 @@ def _collect(
     trace, key, label, top, name_kind, palette, omitted, stakeout, read, profile, aside, chosen
 ):
     """:func:`collect_side`, its SQLite aggregates on ``aside``, of ``chosen``'s work."""
-    from .layout import build_timeline
-
     notes: list[str] = []
     kept_omitted: list[Omitted] = []  # listed after the kernels' and danger's, as read
     # SQLite's aggregates of the top kernels' configurations read the whole export: a
@@ -205,14 +203,7 @@ def _collect(
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
     # before the stakeouts: SQLite's aggregate of their launch configurations runs meanwhile
-    timeline = None
-    if chosen.whole or work is not None:
-        timeline = build_timeline(
-            trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work,
-            where=chosen.where,
-        )  # fmt: skip
-    else:  # a selection's timeline is drawn from its work, not read (left out with util)
-        omitted.append(Omitted(f"{label}: timeline", chosen.TIMELINE_NOTE))
+    timeline = _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted)
     stake, profiles = [], None
     if has_kernels:
         stake, profiles = _stakeouts(trace, name_kind, palette, work_for_profiles, picks,
@@ -246,6 +237,21 @@ def _collect(
         nvtx=tree,
         profiles=profiles,
     )
+
+
+def _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted):
+    """The page's timeline (:func:`.layout.build_timeline`) of ``chosen``'s work; of a
+    selection whose work was not read (left out with util above its limit), none, and
+    ``omitted`` says so."""
+    from .layout import build_timeline
+
+    if chosen.whole or work is not None:
+        return build_timeline(
+            trace, key=key, palette=palette, name_kind=name_kind, steps=steps, work=work,
+            where=chosen.where,
+        )  # fmt: skip
+    omitted.append(Omitted(f"{label}: timeline", chosen.TIMELINE_NOTE))
+    return None
 
 
 def _without_kernels(trace, label, name_kind, palette, omitted, notes, where=None):

@@ -19,6 +19,7 @@ from ..views import plural
 from . import svg
 from .selection import nvtx_of_process
 from .text import pct, short
+from .worktable import kernel_ids, more_than, operation_count, read_bins, work_span
 
 if TYPE_CHECKING:
     import polars as pl
@@ -304,13 +305,13 @@ def build_timeline(
     the bins come from it instead of the trace. ``where``: the operations drawn (None: all),
     those of ``work``, which is then required: the overview spans them."""
     selected = where is not None and not where.is_whole()
-    span = _work_span(work) if selected else activity.gpu_span(trace)
+    span = work_span(work) if selected else activity.gpu_span(trace)
     if span is None:
         return None
     g0, g1 = span
     notes: list[str] = []
-    cats = activity.kernel_categories(trace, name=name_kind, work=_kernel_ids(work))
-    ov = _bins(trace, g0, g1 + 1, OVERVIEW_BINS, name_kind, cats, work)
+    cats = activity.kernel_categories(trace, name=name_kind, work=kernel_ids(work))
+    ov = read_bins(trace, g0, g1 + 1, OVERVIEW_BINS, name_kind, cats, work)
     keys, busy_by_lane = _lanes(ov, notes)
     span_ns = (g1 + 1 - g0) or 1
 
@@ -332,7 +333,7 @@ def build_timeline(
     w0, w1 = window
     w1 = max(w1, w0 + 1)
     detail = _detail(trace, (w0, w1), keys, cats, palette, name_kind, notes, work, where)
-    _undrawn_note(trace, detail.drawn, notes, _operations(work) if selected else None)
+    _undrawn_note(trace, detail.drawn, notes, operation_count(work) if selected else None)
     overview_svg = svg.timeline(
         svg.Timeline(g0, g1 + 1, ov_nvtx_lanes + gpu_lanes(True), ov_spans, highlight=(w0, w1)),
         width=WIDTH,
@@ -411,7 +412,7 @@ def _detail(
         notes.append(f"only the first {NVTX_MAX:,} NVTX ranges of the detail window are drawn")
     lane_index = {k: i + len(nvtx_lanes) for i, k in enumerate(keys)}
     ops = None
-    if not _more_than(work, w0, w1, DETAIL_MAX_EVENTS):
+    if not more_than(work, w0, w1, DETAIL_MAX_EVENTS):
         ops = activity.gpu_operations(
             trace, w0, w1, limit=DETAIL_MAX_EVENTS + 1, name=name_kind, where=where
         )
@@ -421,7 +422,7 @@ def _detail(
         return _Detail(
             nvtx_lanes, spans, f"{ops.height:,} GPU operations drawn one by one", ops.height
         )
-    db = _bins(trace, w0, w1, DETAIL_BINS, name_kind, cats, work)
+    db = read_bins(trace, w0, w1, DETAIL_BINS, name_kind, cats, work)
     spans = nvtx_spans + binned_spans(db, lane_index, w0, w1, DETAIL_BINS, palette)
     notes.append(
         f"the detail window holds more than {DETAIL_MAX_EVENTS:,} GPU operations: drawn as "
@@ -433,22 +434,6 @@ def _detail(
         f"{DETAIL_BINS:,} bins per lane"
     )
     return _Detail(nvtx_lanes, spans, how, 0)
-
-
-def _more_than(work: pa.Table | None, w0: int, w1: int, limit: int) -> bool:
-    """Whether ``work`` (None: not read) holds more than ``limit`` kernels, memcpys and
-    memsets in the window [w0, w1), as :func:`tracelens.activity.gpu_operations` selects
-    them: then the detail window is binned without reading its operations (on the 5M-kernel
-    trace, read directly: ~0.9 CPU s)."""
-    if work is None:
-        return False
-    import polars as pl
-
-    from ..filters import in_window
-
-    frame = pl.from_arrow(work, rechunk=False).lazy()
-    window = (pl.col("kind") <= 2) & in_window(pl.col("start_ns"), pl.col("end_ns"), w0, w1)
-    return frame.filter(window).select(pl.len()).collect().item() > limit
 
 
 def _undrawn_note(
@@ -466,53 +451,3 @@ def _undrawn_note(
             f"{total_ops - drawn:,} of the {total_ops:,} GPU operations are not drawn one by one: "
             f"the overview aggregates {what} into {OVERVIEW_BINS} time bins per lane"
         )
-
-
-def _bins(
-    trace: Trace,
-    t0: int,
-    t1: int,
-    bins: int,
-    name_kind: str,
-    cats: activity.KernelCategories,
-    work: pa.Table | None,
-) -> pl.DataFrame:
-    """:func:`tracelens.activity.activity_bins`: from the GPU work already read, in polars
-    (:func:`.bins.work_bins`, the same rows), else read from the trace."""
-    if work is None:
-        return activity.activity_bins(trace, t0, t1, bins, name=name_kind, categories=cats)
-    from .bins import work_bins
-
-    return work_bins(work, t0, t1, bins, cats, name_kind)
-
-
-def _work_span(work: pa.Table) -> tuple[int, int] | None:
-    """:func:`tracelens.activity.gpu_span` of the kernels, memcpys and memsets in ``work``
-    (a selection's): their first start and last end (at least 1 µs); None without any."""
-    import polars as pl
-
-    ops = pl.from_arrow(work, rechunk=False).lazy().filter(pl.col("kind") <= 2)
-    t0, t1 = ops.select(pl.col("start_ns").min(), pl.col("end_ns").max()).collect().row(0)
-    if t0 is None:
-        return None
-    return (t0, t1) if t1 > t0 else (t0, t0 + 1000)
-
-
-def _operations(work: pa.Table) -> int:
-    """The kernels, memcpys and memsets in ``work``."""
-    import polars as pl
-
-    ops = pl.from_arrow(work, rechunk=False).lazy().filter(pl.col("kind") <= 2)
-    return ops.select(pl.len()).collect().item()
-
-
-def _kernel_ids(work: pa.Table | None) -> pl.DataFrame | None:
-    """The distinct name ids of ``work``'s kernels (kind, name_id, short_id; a few hundred
-    rows), for :func:`tracelens.activity.kernel_categories`: its query then scans those,
-    not the millions of operations (5M: 0.2 -> 0.1 CPU s)."""
-    if work is None:
-        return None
-    import polars as pl
-
-    kernels = pl.from_arrow(work, rechunk=False).lazy().filter(pl.col("kind") == 0)
-    return kernels.select("kind", "name_id", "short_id").unique().collect()
