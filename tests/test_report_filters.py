@@ -228,3 +228,16 @@ def test_filtered_page_is_not_the_kept_whole_page(trace_path, cache_dir, tmp_pat
     again = tmp_path / "w2.html"
     assert run_cli(["report", trace_path, "-o", again], capsys)[0] == 0
     assert again.read_text() == whole.read_text()
+
+
+def test_a_selection_of_copies_only_says_so(trace_path):
+    # the 4 KB copy at 1.17 ms alone: no kernel in the selection, said instead of an empty
+    # kernel table (found by advfilters)
+    with tracelens.open(trace_path) as t:
+        where = t.filter(start=1_170_000, end=1_175_000)
+        html = build_report(t, where_a=where)
+        md = build_markdown(t, where_a=where)
+    said = "No kernel in the work shown: it is copies and memsets only"
+    assert f"{said} (in the lineup and memory sections)." in html
+    assert "Top 0 kernels" not in html
+    assert md.endswith(f"### Top kernels\n\n_{said} (memory, above)._\n")

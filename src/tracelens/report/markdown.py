@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TOP = 10  # rows per table
 _NO_KERNELS = "_No CUDA kernels in this export: nothing to summarize._"
+# A selection whose GPU work holds no kernel (the page's census says it too)
+NO_KERNEL_SHOWN = "No kernel in the work shown: it is copies and memsets only (memory, above)"
 
 
 def build_markdown(
@@ -193,6 +195,9 @@ def _single(trace: Trace, *, top: int, name_kind: str, chosen: Selection) -> str
         [[c.category, share_pct(c.time_pct), fmt_ns(c.total_ns), c.calls] for c in cats[:top]],
     )
     out += ["", "### Top kernels", ""]
+    if census.is_empty():  # a selection of copies and memsets only
+        out += [f"_{NO_KERNEL_SHOWN}._", ""]
+        return "\n".join(out)
     kernel_columns = [("kernel", "str"), ("category", "str"), ("calls", "int")]
     kernel_columns += [("Total", "num"), ("Avg", "num"), ("share_of_kernel_time", "num")]
     out += _table(
