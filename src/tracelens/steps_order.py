@@ -165,6 +165,23 @@ def one_process_devices(trace: Trace) -> frozenset[int] | None:
     return None
 
 
+def shares_devices(launches: pl.DataFrame, column: str = "pid") -> bool:
+    """Whether launches of several processes (``column``) share a device: only then does
+    the step search need each launch's process (:class:`.steps_sequence.LaunchSequence`;
+    a caller handing it launches keeps the column for that case alone: 40 MB per 5M)."""
+    import polars as pl
+
+    if column not in launches.columns or launches.height < 2:
+        return False
+    pid = pl.col(column)
+    lo, hi, nulls = launches.select(lo=pid.min(), hi=pid.max(), nulls=pid.null_count()).row(0)
+    if lo is None or (lo == hi and not nulls):
+        return False
+    one = (pid.min() == pid.max()) & (pid.null_count() == 0)
+    per_device = launches.lazy().group_by("device").agg(one=one | pid.is_null().all()).collect()
+    return not per_device["one"].fill_null(False).all()
+
+
 def process_ranks(launches: pl.DataFrame) -> pl.Series | None:
     """Each launch's process as its rank among the processes that launched on its device,
     from 0: in the order of their first launch there (start_ns), then of their id; None
@@ -183,15 +200,7 @@ def process_ranks(launches: pl.DataFrame) -> pl.Series | None:
     import polars as pl
 
     column = next((c for c in PROCESS_COLUMNS if c in launches.columns), None)
-    if column is None or launches.height < 2:
-        return None
-    pid = pl.col(column)
-    lo, hi, nulls = launches.select(lo=pid.min(), hi=pid.max(), nulls=pid.null_count()).row(0)
-    if lo is None or (lo == hi and not nulls):
-        return None
-    one = (pid.min() == pid.max()) & (pid.null_count() == 0)
-    per_device = launches.lazy().group_by("device").agg(one=one | pid.is_null().all()).collect()
-    if per_device["one"].fill_null(False).all():
+    if column is None or not shares_devices(launches, column):
         return None
     firsts = (
         launches.lazy()

@@ -103,6 +103,7 @@ def collect(
     entry keeps it, say so (:attr:`Side.work_in_entry`: :func:`kept_work` reads it back);
     ``per_device``: its kernels' figures per device and name id on
     :attr:`Side.kernel_ids_by_device`."""
+    from ..steps_order import shares_devices
     from .launchers import kernel_launchers, process_names
     from .model.devices import device_kernel_ids
 
@@ -125,8 +126,10 @@ def collect(
     copies = {
         r["copy_kind"]: r for r in trace.query("copy_kinds", **window(where)).iter_rows(named=True)
     }
-    # (pid stays for the step search: the loop's processes on a device another uses)
-    read.launches = read.launches.drop("correlation_id")
+    # pid stays for the step search where processes share a device (the loop's are told
+    # from another program's there), else it goes with the correlation ids (40 MB per 5M)
+    shared = shares_devices(read.launches)
+    read.launches = read.launches.drop("correlation_id", *(() if shared else ("pid",)))
     sequences, names = launch_sequences(kernels, name_kind, read.launches, read.order)
     graph = trace.graph_replays(where)
     # The names of the step search's launches (demangled name ids), for a level shift's kernels
@@ -400,7 +403,8 @@ def _step_launches(work, launches, order, graph) -> pl.DataFrame:
     # processes: on a device two programs share, the loop's steps are its own processes'
     # (Steps.processes), as `tracelens steps` finds them, whichever command searched first
     # and kept the steps.
-    return launches.select("device", "start_ns", "end_ns", "name_id", "pid")[order]
+    process = [c for c in ("pid",) if c in launches.columns]
+    return launches.select("device", "start_ns", "end_ns", "name_id", *process)[order]
 
 
 def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):

@@ -201,6 +201,7 @@ def _read_once(
     import polars as pl
 
     from ..steps import find_steps
+    from ..steps_order import shares_devices
     from ..util import accounting_and_calls
     from ..util_sweep import KERNEL
     from .sharedread import cached_read, read_work
@@ -218,6 +219,8 @@ def _read_once(
     launches = work.filter(pl.col("kind") == KERNEL).select(
         "device", "start_ns", "end_ns", "name_id", "correlation_id", "pid"
     )
+    if not shares_devices(launches):  # each device one process's: its order needs no pid
+        launches = launches.drop("pid")
     # The step search counts graph replays as launches: on a trace that has them it reads
     # its own sequence (the kernels alone would make each step microseconds long).
     replays = trace.graph_replays()[0]
