@@ -139,7 +139,7 @@ def test_step_messages_name_the_parameter_then_the_flag(lagging, capsys):
         assert str(exc.value) == "steps '3:2': need 1 <= A <= B"
         with pytest.raises(UsageError) as exc:
             trace.census(steps="9:9")
-        assert str(exc.value) == f"{path}: steps 9:9: the trace has steps 1 to 6"
+        assert str(exc.value) == f"{path}: step 9: the trace has steps 1 to 6"
     rc, out, err = run_cli(["census", str(path), "--step", "two"], capsys)
     assert (rc, out, err) == (
         2,
@@ -240,7 +240,7 @@ def test_every_command_takes_step(lagging, capsys, command):
         assert "step1_" not in out and "step4_" not in out and "other_kernel" not in out
     rc, out, err = run_cli([*args, "--step", "9"], capsys)
     assert (rc, out) == (2, "")
-    assert err.endswith("--steps 9:9: the trace has steps 1 to 6\n") and err.count("\n") == 1
+    assert err.endswith("--step 9: the trace has steps 1 to 6\n") and err.count("\n") == 1
 
 
 def test_cli_machine_formats_keep_stdout_data(lagging, capsys):

@@ -77,3 +77,20 @@ def test_the_selections_span_is_not_called_a_window(tmp_path, capsys):
     assert code == 0
     assert out.count("restricted to the selected GPU work and the window from 150.0 µs: each "
                      "step's GPU work there (step 1 holds none, left out)") == 1  # fmt: skip
+
+
+def test_no_step_holding_the_selection_is_counted_zero(tmp_path, capsys):
+    # the steps exist, and none holds attention work from 450 µs on (step 4's ends at
+    # 414 µs): a gate on their count is measured (0), a step time is not (found by
+    # advfilters: both said 'steps was not measured: no steps found')
+    path = nested_steps(tmp_path / "t.sqlite")
+    args = ["steps", path, "--nvtx", "attn", "--start", "450us", "--kernels", "0"]
+    code, out, err = run_cli([*args, "--fail-if", "steps<1"], capsys)
+    assert code == 1
+    assert err.endswith("tracelens: gate tripped: steps<1 (steps = 0)\n")
+    code, out, err = run_cli([*args, "--fail-if", "step_median_ms>1"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "tracelens: --fail-if: step_median_ms was not measured: no step holds the selected "
+        "GPU work\n"
+    )

@@ -197,6 +197,12 @@ class Steps(Result):
         shift_figures`, as the diff's); without steps, none (not measured)."""
         from .compare.gates import SHIFT_FIGURES, STEP_FIGURES, Figures, shift_figures
 
+        if not self.count and self.method != "none":
+            # the trace's steps, restricted to a selection none of them holds: counted (0),
+            # where a gate 'steps<1' read "not measured: no steps found"
+            counted = {"steps": 0.0, "outlier_steps": 0.0, "warmup_steps": 0.0}
+            timed = [f for f in (*STEP_FIGURES, *SHIFT_FIGURES) if f not in counted]
+            return Figures(counted, dict.fromkeys(timed, "no step holds the selected GPU work"))
         if not self.count:
             return Figures({}, dict.fromkeys((*STEP_FIGURES, *SHIFT_FIGURES), "no steps found"))
         s = self.summary()

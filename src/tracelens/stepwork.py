@@ -170,9 +170,10 @@ def select_steps(
     label = _steps_label(first, last)
     low, top = int(found.frame["step"].min()), int(found.frame["step"].max())
     if last > top:
+        # as asked: --step 9 (said '--steps 9:9'), or --steps 3:9
+        asked, param = (f"{first}", "step") if first == last else (f"{first}:{last}", "steps")
         raise UsageError(
-            f"{trace.path}: {{param}} {first}:{last}: the trace has steps {low} to {top}",
-            param="steps",
+            f"{trace.path}: {{param}} {asked}: the trace has steps {low} to {top}", param=param
         )
     chosen = found.frame.filter(pl.col("step").is_between(first, last))
     if where.device is not None:
