@@ -241,3 +241,35 @@ def test_a_selection_of_copies_only_says_so(trace_path):
     assert f"{said} (in the lineup and memory sections)." in html
     assert "Top 0 kernels" not in html
     assert md.endswith(f"### Top kernels\n\n_{said} (memory, above)._\n")
+
+
+def test_pair_takes_each_sides_own_selection(tmp_path, capsys):
+    # as `tracelens diff`: --a-nvtx / --b-nvtx and --a-start ... --b-end select in one side
+    # alone, over the options of both sides
+    a = two_phases(tmp_path / "a.sqlite", decode_us=5)
+    b = two_phases(tmp_path / "b.sqlite", decode_us=9)
+    code, out, err = run_cli(
+        ["report", a, b, "--a-nvtx", "prefill", "--b-nvtx", "decode", "-f", "markdown"], capsys
+    )
+    assert code == 0, err
+    assert "A: only the GPU work launched inside the 1 NVTX range matching 'prefill'" in out
+    assert "B: only the GPU work launched inside the 2 NVTX ranges matching 'decode'" in out
+    code, out, err = run_cli(
+        ["report", a, b, "--nvtx", "decode", "--b-start", "2.05ms", "-f", "markdown"], capsys
+    )
+    assert code == 0, err
+    assert "A: only the GPU work launched inside the 2 NVTX ranges matching 'decode'._" in out
+    # B's second decode range alone (from 2.1 ms): its window said with the selection
+    assert (
+        "B: only the GPU work launched inside the 2 NVTX ranges matching 'decode', ending at "
+        "or after 2,050,000 ns"
+    ) in out
+    code, out, err = run_cli(["report", a, b, "--a-start", "soon"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("tracelens: --a-start 'soon' is not a time")
+    code, out, err = run_cli(["report", a, "--b-nvtx", "decode"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "tracelens: --a-nvtx, --b-nvtx, --a-start, --a-end, --b-start and --b-end go with two "
+        "traces: use --nvtx, --start, --end for one\n"
+    )

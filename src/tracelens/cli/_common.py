@@ -30,6 +30,12 @@ from ._groups import (  # noqa: F401
     output_options,
 )
 from ._options import (  # noqa: F401
+    AEndOpt,
+    ANvtxOpt,
+    AStartOpt,
+    BEndOpt,
+    BNvtxOpt,
+    BStartOpt,
     DemoOpt,
     DeviceOpt,
     EndOpt,

@@ -102,3 +102,20 @@ FailIfOpt = Annotated[
         metavar="EXPR",
     ),
 ]
+
+
+# Per side of a pair (diff, report A B): a window and an NVTX selection of A or B alone.
+def _side_time(flag: str, help: str):  # noqa: A002
+    return Annotated[str | None, typer.Option(flag, help=help, metavar="TIME")]
+
+
+def _side_nvtx(flag: str, help: str):  # noqa: A002
+    return Annotated[str | None, typer.Option(flag, help=help, metavar="LABEL")]
+
+
+AStartOpt = _side_time("--a-start", "Window start in A (see census --start)")
+AEndOpt = _side_time("--a-end", "Window end in A")
+BStartOpt = _side_time("--b-start", "Window start in B")
+BEndOpt = _side_time("--b-end", "Window end in B")
+ANvtxOpt = _side_nvtx("--a-nvtx", "As --nvtx, in A only")
+BNvtxOpt = _side_nvtx("--b-nvtx", "As --nvtx, in B only")

@@ -27,18 +27,15 @@ NameOpt = Annotated[
 TopOpt = Annotated[int, c.top_option("kernel rows, danger-zone rows and NVTX regions")]
 
 
-def _time(flag: str, help: str):  # noqa: A002
-    return Annotated[str | None, typer.Option(flag, help=help, metavar="TIME")]
-
-
-def _nvtx(flag: str, help: str):  # noqa: A002
-    return Annotated[str | None, typer.Option(flag, help=help, metavar="LABEL")]
-
-
-NVTX_HELP = (
-    "Compare only the GPU work launched inside the NVTX ranges with this label in both "
-    "traces (glob allowed: 'decode_step_*')"
-)
+NvtxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx",
+        help="Compare only the GPU work launched inside the NVTX ranges with this label in "
+        "both traces (glob allowed: 'decode_step_*')",
+        metavar="LABEL",
+    ),
+]
 FailIfOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -59,13 +56,13 @@ def diff(
     demo: DemoOpt = False,
     name: NameOpt = "demangled",
     top: TopOpt = 15,
-    a_start: _time("--a-start", "Window start in A (see census --start)") = None,
-    a_end: _time("--a-end", "Window end in A") = None,
-    b_start: _time("--b-start", "Window start in B") = None,
-    b_end: _time("--b-end", "Window end in B") = None,
-    nvtx: _nvtx("--nvtx", NVTX_HELP) = None,
-    a_nvtx: _nvtx("--a-nvtx", "Same, in A only") = None,
-    b_nvtx: _nvtx("--b-nvtx", "Same, in B only") = None,
+    a_start: c.AStartOpt = None,
+    a_end: c.AEndOpt = None,
+    b_start: c.BStartOpt = None,
+    b_end: c.BEndOpt = None,
+    nvtx: NvtxOpt = None,
+    a_nvtx: c.ANvtxOpt = None,
+    b_nvtx: c.BNvtxOpt = None,
     step: c.StepOpt = None,
     fail_if: FailIfOpt = None,
     fmt: FormatOpt = "table",

@@ -60,6 +60,12 @@ def report(
     jobs: JobsOpt = None,
     strict: StrictOpt = False,
     filters: c.Filters = c.FILTERS,
+    a_nvtx: c.ANvtxOpt = None,
+    b_nvtx: c.BNvtxOpt = None,
+    a_start: c.AStartOpt = None,
+    a_end: c.AEndOpt = None,
+    b_start: c.BStartOpt = None,
+    b_end: c.BEndOpt = None,
     output: c.OutputOpt = None,
 ) -> None:
     """One self-contained HTML page (works offline): evidence board, census, lineup, stakeout,
@@ -70,12 +76,16 @@ def report(
 
     --nvtx, --step, --device, --pid, --stream, --start/--end: every section shows only the
     selected GPU work (the header says what was selected); with two traces, the same
-    --nvtx, --step or window in each (--device, --pid, --stream: one trace only)."""
+    --nvtx, --step or window in each, or per side as `tracelens diff` takes them (--a-nvtx,
+    --b-nvtx, --a-start/--a-end, --b-start/--b-end); --device, --pid, --stream: one trace
+    only."""
     from ..errors import UsageError
     from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report, require_gpu_work
 
-    filtered = filters != c.Filters()
+    sides = {"a": (a_nvtx, a_start, a_end), "b": (b_nvtx, b_start, b_end)}
+    per_side = any(v is not None for side in sides.values() for v in side)
+    filtered = filters != c.Filters() or per_side
     if filtered and (ranks or is_fingerprint_file(a) or is_fingerprint_file(b)):
         raise UsageError(
             "the filters (--nvtx, --step, --device, --pid, --stream, --start, --end) narrow a "
@@ -102,10 +112,17 @@ def report(
             # exit 3, as census, for a side without kernels, copies or memsets; a side with
             # copies or memsets alone gets the page that says there is no diff
             require_gpu_work(ta), require_gpu_work(tb)
-            (where_a, note_a), (where_b, note_b) = (_selection(t, filters) for t in (ta, tb))
+            (where_a, note_a), (where_b, note_b) = (
+                _selection(t, filters, k, sides[k]) for t, k in ((ta, "a"), (tb, "b"))
+            )
             text = render(ta, tb, top=top, name=name, where_a=where_a, where_b=where_b,
                           selected=(note_a, note_b))  # fmt: skip
     else:
+        if per_side:
+            raise UsageError(
+                "--a-nvtx, --b-nvtx, --a-start, --a-end, --b-start and --b-end go with two "
+                "traces: use --nvtx, --start, --end for one"
+            )
         with c.open_trace(a, None) as ta:
             require_gpu_work(ta)  # exit 3, as census, without kernels, copies or memsets
             where, note = _selection(ta, filters)
@@ -113,10 +130,20 @@ def report(
     c.emit(text, output)
 
 
-def _selection(trace, filters: c.Filters):
+def _selection(trace, filters: c.Filters, side: str | None = None, own=(None, None, None)):
     """The filter of ``filters`` on ``trace`` (--nvtx and --step select its own ranges and
-    steps) and the note that says what --nvtx and --step selected (None without them)."""
-    return c.nvtx_filter(trace, filters.nvtx, filters.event_filter(), filters.step)
+    steps) and the note that says what --nvtx and --step selected (None without them);
+    ``own``: the (nvtx, start, end) of ``side`` ('a' or 'b') alone (--a-nvtx, --a-start,
+    --a-end), which win over the options of both sides."""
+    nvtx, start, end = own
+    where = filters.event_filter()
+    if start is not None or end is not None:
+        where = c.event_filter(
+            filters.device, filters.pid, filters.stream,
+            filters.start if start is None else start, filters.end if end is None else end,
+            flags=(f"--{side}-start", f"--{side}-end"),
+        )  # fmt: skip
+    return c.nvtx_filter(trace, nvtx or filters.nvtx, where, filters.step)
 
 
 def _ranks_page(ranks: list[str], fmt: str, output: Path | None, **options: Any) -> None:
