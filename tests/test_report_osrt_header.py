@@ -32,3 +32,17 @@ def test_header_says_nothing_of_os_runtime_calls_not_traced(tmp_path):
     with tracelens.open(kernels_only(tmp_path / "k.sqlite")) as t:
         rows = header(build_report(t))
     assert rows["CPU events"] == "3 CUDA API calls · NVTX not captured"
+
+
+def test_header_busy_says_it_holds_graph_replays(tmp_path):
+    # the 'not in this report' row says graph-level replays are in no kernel or memory
+    # figure; the header's GPU busy (util's) holds them, and says so (found by advfilters)
+    from fixtures.graph_replay import MS, write_replay_trace
+
+    path = write_replay_trace(tmp_path / "g.sqlite", (1, 5), [(2 * MS, 4 * MS)])
+    with tracelens.open(path) as t:
+        rows = header(build_report(t))
+    assert rows["span"].endswith("(GPU busy 4.00 ms with its CUDA graph replays)")
+    assert rows["not in this report"].startswith(
+        "1 CUDA graph replay (2.00 ms of GPU time) is not broken down by kernel"
+    )

@@ -53,7 +53,10 @@ def header_rows(
         started = t.strftime("%Y-%m-%d %H:%M:%S UTC")
     span = fmt_ns(info.duration_ns)
     if busy_ns:
-        span += f" (GPU busy {fmt_ns(busy_ns)}{' in the selection' if selected else ''})"
+        # util's busy time holds graph-level CUDA graph replays, which the 'not in this
+        # report' row says no kernel or memory figure holds: said, so the two agree
+        replays = " with its CUDA graph replays" if trace.graph_replays(where)[0] else ""
+        span += f" (GPU busy {fmt_ns(busy_ns)}{' in the selection' if selected else ''}{replays})"
     procs = [f"{p.pid} {p.name or ''}".strip() for p in info.processes]
     shown = "; ".join(svg.clip_text(p, 90) for p in procs[:HEADER_PROCESSES]) or "—"
     if len(procs) > HEADER_PROCESSES:
