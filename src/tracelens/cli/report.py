@@ -134,14 +134,18 @@ def _selection(trace, filters: c.Filters, side: str | None = None, own=(None, No
     """The filter of ``filters`` on ``trace`` (--nvtx and --step select its own ranges and
     steps) and the note that says what --nvtx and --step selected (None without them);
     ``own``: the (nvtx, start, end) of ``side`` ('a' or 'b') alone (--a-nvtx, --a-start,
-    --a-end), which win over the options of both sides."""
+    --a-end), which win over the options of both sides; a message names the flag each end
+    of the window came from (--a-start with --end: '--end ... is before --a-start')."""
     nvtx, start, end = own
     where = filters.event_filter()
     if start is not None or end is not None:
         where = c.event_filter(
             filters.device, filters.pid, filters.stream,
             filters.start if start is None else start, filters.end if end is None else end,
-            flags=(f"--{side}-start", f"--{side}-end"),
+            flags=(
+                "--start" if start is None else f"--{side}-start",
+                "--end" if end is None else f"--{side}-end",
+            ),
         )  # fmt: skip
     return c.nvtx_filter(trace, nvtx or filters.nvtx, where, filters.step)
 
