@@ -45,3 +45,13 @@ def test_a_bad_side_window_names_its_flag(pair, capsys, command, args, said):
 def test_report_names_the_window_flag_of_both_sides_as_typed(pair, capsys, args, said):
     code, out, err = run_cli(["report", pair, pair, *args, "-f", "markdown"], capsys)
     assert (code, out, err) == (2, "", f"tracelens: {said}\n")
+
+
+@pytest.mark.parametrize("command", ["diff", "report"])
+@pytest.mark.parametrize("flag", ["--nvtx", "--a-nvtx", "--b-nvtx"])
+def test_an_empty_nvtx_label_is_refused_not_ignored(pair, capsys, command, flag):
+    # an empty label (a shell variable unset: --a-nvtx "$PHASE") compared the whole trace
+    # in silence; census --nvtx '' and report --nvtx '' say no range is labelled so
+    code, out, err = run_cli([command, pair, pair, flag, "", "-f", "markdown"], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"tracelens: {pair}: no NVTX range labelled ''; closest: 'decode', 'prefill'\n"

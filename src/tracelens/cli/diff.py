@@ -96,10 +96,12 @@ def diff(
             # the whole traces: the board an earlier run kept, or made and kept
             text, figures = _whole_board(ta, tb, name, view)
             return _show(text, figures, output=output, fail_if=fail_if or [])
-        if a_nvtx or nvtx:
-            where_a, ranges_a = select_nvtx(ta, a_nvtx or nvtx, where_a)
-        if b_nvtx or nvtx:
-            where_b, ranges_b = select_nvtx(tb, b_nvtx or nvtx, where_b)
+        # `is not None`: an empty label is a label no range has, not no --nvtx
+        label_a, label_b = (nvtx if own is None else own for own in (a_nvtx, b_nvtx))
+        if label_a is not None:
+            where_a, ranges_a = select_nvtx(ta, label_a, where_a)
+        if label_b is not None:
+            where_b, ranges_b = select_nvtx(tb, label_b, where_b)
         selected: tuple[str, ...] = ()
         if step is not None:
             (where_a, note_a), (where_b, note_b) = (

@@ -147,7 +147,8 @@ def _selection(trace, filters: c.Filters, side: str | None = None, own=(None, No
                 "--end" if end is None else f"--{side}-end",
             ),
         )  # fmt: skip
-    return c.nvtx_filter(trace, nvtx or filters.nvtx, where, filters.step)
+    # `is None`: an empty --a-nvtx is a label no range has, not no --a-nvtx
+    return c.nvtx_filter(trace, filters.nvtx if nvtx is None else nvtx, where, filters.step)
 
 
 def _ranks_page(ranks: list[str], fmt: str, output: Path | None, **options: Any) -> None:
