@@ -95,3 +95,13 @@ def test_a_run_that_is_not_one_is_refused(long_run, steps, said):
     with pytest.raises(UsageError) as exc:
         fp.loads(text, "base.json")
     assert str(exc.value) == f"base.json: not a valid fingerprint ({said.format(i=i)})"
+
+
+def test_one_region_is_said_in_the_singular(tmp_path, capsys):
+    # without NVTX a step is the one region: '(1 region)', not '(1 regions)'
+    path = build_run(tmp_path / "plain.sqlite", Run(steps=4, nvtx=False))
+    base = tmp_path / "base.json"
+    assert run_cli(["fingerprint", path, "-o", base], capsys)[0] == 0
+    code, out, err = run_cli(["fingerprint", path, "--check", base], capsys)
+    assert code == 0, err
+    assert out == "numerical path: plain.sqlite follows base.json exactly (1 region)\n"

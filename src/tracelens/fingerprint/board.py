@@ -200,7 +200,8 @@ def headline(diff: PathDiff, a: str, b: str) -> tuple[list[str], str]:
         if diff.moved:  # the same launches, some of them on another device
             verb = "runs the launches of"
             how = f"{how.removeprefix(' exactly')}, placed on other devices"
-        verdict = f"{head} {b} {verb} {a}{how} ({f['regions_compared']:,} regions)"
+        regions = f["regions_compared"]
+        verdict = f"{head} {b} {verb} {a}{how} ({regions:,} region{'' if regions == 1 else 's'})"
     else:
         verdict = (
             f"{head} {b} differs from {a} in {f['regions_changed']:,} of "
