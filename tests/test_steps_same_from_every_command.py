@@ -11,30 +11,7 @@ import json
 
 import pytest
 from conftest import run_cli
-from fixtures.builder import FILL, NCCL_SENDRECV, XMMA_GEMM
-from test_advutil_steps import LOOP, OTHER, STEP, launch
-
-from tracelens.synth import TraceBuilder
-
-
-def shared_gpu(path):
-    """A loop (8 iterations: a 5 µs GEMM, a 1 µs fill, its own 0.5 µs copy, every 10 µs) and
-    another program on the same device: 5 times a 3 µs SendRecv then a 6 µs copy, every
-    17 µs."""
-    b = TraceBuilder("3.0.0")
-    b.process(LOOP, "python train.py")
-    b.process(OTHER, "python other.py")
-    b.gpu(0, "NVIDIA H100 80GB HBM3")
-    for i in range(8):
-        t = 10_000 + i * STEP
-        launch(b, LOOP, t - 100, XMMA_GEMM, t, t + 5_000, 7)
-        launch(b, LOOP, t - 90, FILL, t + 5_000, t + 6_000, 7)
-        launch(b, LOOP, t - 80, "copy", t + 6_000, t + 6_500, 7)
-    for i in range(5):
-        t = 12_345 + i * 17_000
-        launch(b, OTHER, t - 100, NCCL_SENDRECV, t, t + 3_000, 9)
-        launch(b, OTHER, t - 90, "copy", t + 3_000, t + 9_000, 9)
-    return b.write(path)
+from test_advutil_steps import shared  # noqa: F401  (a fixture: the loop and a neighbour)
 
 
 def _steps(path, capsys, *cache):
@@ -53,8 +30,10 @@ def _steps(path, capsys, *cache):
     ],
     ids=["diff", "report", "fingerprint"],
 )
-def test_steps_after_any_command_are_the_steps_own(tmp_path, capsys, cache_dir, first):
-    path = shared_gpu(tmp_path / "t.sqlite")
+def test_steps_after_any_command_are_the_steps_own(shared, tmp_path, capsys, cache_dir, first):  # noqa: F811
+    # the loop (8 iterations, its own 0.5 µs copy each) and another program on its GPU
+    # (5 SendRecv and copies): each test its own cache directory (cache_dir)
+    path = shared
     direct = _steps(path, capsys, "--no-cache")
     assert direct[0] == (
         "8 steps from the period of the kernel launch sequence (device 0: a motif of 2 "
