@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -101,22 +102,9 @@ def report(
         raise UsageError("missing TRACE: pass one or two nsys SQLite exports, or --demo")
     if is_fingerprint_file(a) or is_fingerprint_file(b):
         return _path_page(a, b, fmt, output)
-    render = build_report if fmt == "html" else build_markdown
+    render = partial(build_report if fmt == "html" else build_markdown, top=top, name=name)
     if demo or b is not None:
-        with c.open_pair(a, b, demo) as (ta, tb):
-            if any(v is not None for v in (filters.device, filters.pid, filters.stream)):
-                raise UsageError(
-                    "--device, --pid and --stream narrow the page of one trace; two traces "
-                    "are compared whole or by --nvtx, --step or --start/--end"
-                )
-            # exit 3, as census, for a side without kernels, copies or memsets; a side with
-            # copies or memsets alone gets the page that says there is no diff
-            require_gpu_work(ta), require_gpu_work(tb)
-            (where_a, note_a), (where_b, note_b) = (
-                _selection(t, filters, k, sides[k]) for t, k in ((ta, "a"), (tb, "b"))
-            )
-            text = render(ta, tb, top=top, name=name, where_a=where_a, where_b=where_b,
-                          selected=(note_a, note_b))  # fmt: skip
+        text = _pair_page(a, b, demo, filters, sides, render)
     else:
         if per_side:
             raise UsageError(
@@ -126,8 +114,29 @@ def report(
         with c.open_trace(a, None) as ta:
             require_gpu_work(ta)  # exit 3, as census, without kernels, copies or memsets
             where, note = _selection(ta, filters)
-            text = render(ta, top=top, name=name, where_a=where, selected=(note, None))
+            text = render(ta, where_a=where, selected=(note, None))
     c.emit(text, output)
+
+
+def _pair_page(a, b, demo: bool, filters: c.Filters, sides: dict, render) -> str:
+    """The page of two traces (or the demo pair), each narrowed by ``filters`` and its own
+    ``sides`` options (--a-nvtx, ...), by ``render`` (build_report or build_markdown)."""
+    from ..errors import UsageError
+    from ..report import require_gpu_work
+
+    with c.open_pair(a, b, demo) as (ta, tb):
+        if any(v is not None for v in (filters.device, filters.pid, filters.stream)):
+            raise UsageError(
+                "--device, --pid and --stream narrow the page of one trace; two traces "
+                "are compared whole or by --nvtx, --step or --start/--end"
+            )
+        # exit 3, as census, for a side without kernels, copies or memsets; a side with
+        # copies or memsets alone gets the page that says there is no diff
+        require_gpu_work(ta), require_gpu_work(tb)
+        (where_a, note_a), (where_b, note_b) = (
+            _selection(t, filters, k, sides[k]) for t, k in ((ta, "a"), (tb, "b"))
+        )
+        return render(ta, tb, where_a=where_a, where_b=where_b, selected=(note_a, note_b))
 
 
 def _selection(trace, filters: c.Filters, side: str | None = None, own=(None, None, None)):
