@@ -28,11 +28,17 @@ class Selection:
     where: EventFilter | None
     note: str | None
 
-    # The NVTX tree is of every range (its GPU projection takes no filter): said, so that
-    # its times are not read as the selection's.
+    # The NVTX tree of a selection that names no ranges, process or window (a library
+    # caller's selected work) is of every range: said, so that its times are not read as
+    # the selection's.
     TREE_NOTE: ClassVar[str] = (
         "drawn for the whole capture, not only the selected work (the GPU projection of "
         "every range, as `tracelens nvtx --gpu --group path`)"
+    )
+    # A range's GPU projection spans the work it launched on every device and stream.
+    TREE_KINDS_NOTE: ClassVar[str] = (
+        "not narrowed to {kinds}: a range's GPU projection spans the work it launched on "
+        "every GPU and stream (as `tracelens nvtx --gpu --group path`)"
     )
 
     TIMELINE_NOTE: ClassVar[str] = (
@@ -55,6 +61,30 @@ class Selection:
     @property
     def whole(self) -> bool:
         return self.where is None
+
+    @property
+    def tree_where(self) -> EventFilter | None:
+        """The filter the NVTX tree is drawn with (:func:`.nvtxtree.selected_summary`):
+        None (every range) for work selected without --nvtx, a process or a window (a
+        library caller's selection), whose ranges cannot be told."""
+        where = self.where
+        if where is None or where.selection is None or where.nvtx_label_re is not None:
+            return where
+        if where.pid is None and where.start_ns is None and where.end_ns is None:
+            return None
+        return where
+
+    @property
+    def tree_note(self) -> str | None:
+        """What the NVTX tree is not narrowed to: all of the selection (:attr:`tree_where`
+        None), else its GPU and stream (None: the tree shows the selection's ranges)."""
+        if self.where is None:
+            return None
+        if self.tree_where is None:
+            return self.TREE_NOTE
+        kinds = [f"{words} {value}" for words, value in (("GPU", self.where.device),
+                 ("stream", self.where.stream)) if value is not None]  # fmt: skip
+        return self.TREE_KINDS_NOTE.format(kinds=" and ".join(kinds)) if kinds else None
 
     def require_work(self, trace: Trace, operations: int) -> None:
         """Raise MissingDataError when the selection holds no GPU operation (``operations``

@@ -1,0 +1,180 @@
+"""The report's NVTX tree under a selection, awkward range names, and the selection's words.
+
+1. `report --start/--end`, `--step`, `--nvtx GLOB`, `--pid` narrow the NVTX tree as every
+   other section: the ranges whose GPU projection overlaps the window (their GPU time cut to
+   it), the matched ranges and those nested in them, the process's ranges. --device and
+   --stream cannot narrow a range's projection: the page says so for them alone (it said
+   'drawn for the whole capture' for every selection).
+2. `tracelens nvtx` tables and Markdown show a range name with leading or trailing spaces
+   quoted, as stakeout quotes names ('a ' and 'a' looked alike); so does the report's tree.
+3. `diff` and the report of a pair say a selection in the same per-side sentences, window
+   included (diff said '2 ranges matched in A' and nothing of --a-start/--a-end)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+import tracelens
+from tracelens.report.collect import collect_side
+from tracelens.report.nvtxtree import WINDOW_NOTE
+from tracelens.report.svg import Palette
+from tracelens.synth import TraceBuilder
+
+GEMM = "void gemm_fwd(int)"
+GRAD = "void gemm_bwd(int)"
+OTHER = "void other_proc(int)"
+
+
+def _launch(b, name, *, call, start, end, pid, device=0):
+    cid = b.runtime("cudaLaunchKernel", start=call, end=call + 500, pid=pid, tid=pid)
+    b.kernel(name, start=start, end=end, pid=pid, device=device, correlation_id=cid)
+
+
+def steps_export(path, fwd="fwd", bwd="bwd"):
+    """Process 10: four 'step' ranges 1 ms apart, each holding a ``fwd`` range (a 20 µs
+    GEMM) and a ``bwd`` range (a 40 µs GRAD); step k's GPU work runs at k ms + 10..30 µs and
+    + 60..100 µs, so its projection is k ms + [10 µs, 100 µs). Process 20: an 'other' range
+    whose 10 µs kernel (GPU 1) runs at 1.3 ms."""
+    b = TraceBuilder("3.23.3")
+    b.process(10, "python train.py")
+    b.process(20, "python other.py")
+    b.gpu(0)
+    b.gpu(1)
+    for k in (1, 2, 3, 4):
+        t = k * 1_000_000
+        b.nvtx_range("step", start=t, end=t + 100_000, pid=10, tid=10)
+        b.nvtx_range(fwd, start=t + 1_000, end=t + 40_000, pid=10, tid=10)
+        _launch(b, GEMM, call=t + 2_000, start=t + 10_000, end=t + 30_000, pid=10)
+        b.nvtx_range(bwd, start=t + 50_000, end=t + 90_000, pid=10, tid=10)
+        _launch(b, GRAD, call=t + 51_000, start=t + 60_000, end=t + 100_000, pid=10)
+    b.nvtx_range("other", start=1_000_000, end=1_200_000, pid=20, tid=20)
+    _launch(b, OTHER, call=1_001_000, start=1_300_000, end=1_310_000, pid=20, device=1)
+    return b.write(path)
+
+
+@pytest.fixture
+def export(tmp_path):
+    return steps_export(tmp_path / "steps.sqlite")
+
+
+def tree_of(trace, **filters):
+    """The page's NVTX tree of ``trace`` narrowed by ``filters`` as (path, GPU ns, CPU ns,
+    instances, GPU ops) in drawing order, its note, and what the page says it left out."""
+    omitted = []
+    where = trace.filter(**filters) if filters else None
+    side = collect_side(trace, key="t", label="T", top=20, name_kind="demangled",
+                        palette=Palette(), omitted=omitted, where=where)  # fmt: skip
+    rows = []
+
+    def walk(nodes):
+        for n in nodes:
+            rows.append((n.path, n.gpu_ns, n.cpu_ns, n.instances, n.gpu_ops))
+            walk(n.children)
+
+    walk(side.nvtx.roots)
+    return rows, side.nvtx.note, [o.what for o in omitted if o.where == "T: NVTX tree"]
+
+
+def test_whole_tree(export):
+    with tracelens.open(export) as t:
+        rows, note, said = tree_of(t)
+    assert rows == [
+        ("step", 360_000, 400_000, 4, 8),
+        ("step / bwd", 160_000, 160_000, 4, 4),
+        ("step / fwd", 80_000, 156_000, 4, 4),
+        ("other", 10_000, 200_000, 1, 1),
+    ]
+    assert (note, said) == (None, [])
+
+
+def test_a_window_keeps_the_ranges_it_overlaps(export):
+    with tracelens.open(export) as t:
+        rows, note, said = tree_of(t, start=4_000_000)
+    assert rows == [
+        ("step", 90_000, 100_000, 1, 2),
+        ("step / bwd", 40_000, 40_000, 1, 1),
+        ("step / fwd", 20_000, 39_000, 1, 1),
+    ]
+    assert (note, said) == (WINDOW_NOTE, [])
+
+
+def test_a_window_counts_gpu_time_inside_it(export):
+    # step 1's projection [1.01, 1.1) ms cut to [1.02, 1.07): fwd's 10 µs, bwd's 10 µs
+    with tracelens.open(export) as t:
+        rows, note, _ = tree_of(t, start=1_020_000, end=1_070_000)
+    assert rows == [
+        ("step", 50_000, 100_000, 1, 2),
+        ("step / bwd", 10_000, 40_000, 1, 1),
+        ("step / fwd", 10_000, 39_000, 1, 1),
+    ]
+    assert note == WINDOW_NOTE
+
+
+def test_a_window_over_everything_draws_the_whole_tree(export):
+    with tracelens.open(export) as t:
+        whole = tree_of(t)
+        windowed = tree_of(t, start=0, end=10_000_000)
+    assert windowed == whole
+
+
+def test_steps_keep_the_ranges_of_their_window(export):
+    with tracelens.open(export) as t:
+        rows, _, said = tree_of(t, step=2)
+    assert rows == [
+        ("step", 90_000, 100_000, 1, 2),
+        ("step / bwd", 40_000, 40_000, 1, 1),
+        ("step / fwd", 20_000, 39_000, 1, 1),
+    ]
+    assert said == []
+
+
+def test_nvtx_keeps_the_matched_ranges_and_those_inside(export):
+    with tracelens.open(export) as t:
+        step = tree_of(t, nvtx="st*")
+        fwd = tree_of(t, nvtx="fwd")
+    assert step == (
+        [
+            ("step", 360_000, 400_000, 4, 8),
+            ("step / bwd", 160_000, 160_000, 4, 4),
+            ("step / fwd", 80_000, 156_000, 4, 4),
+        ],
+        None,
+        [],
+    )
+    # the enclosing 'step' is drawn as the path's parent, with no numbers of its own
+    assert fwd == (
+        [("step", None, None, None, None), ("step / fwd", 80_000, 156_000, 4, 4)],
+        None,
+        [],
+    )
+
+
+def test_pid_keeps_its_process_ranges(export):
+    with tracelens.open(export) as t:
+        assert tree_of(t, pid=20) == ([("other", 10_000, 200_000, 1, 1)], None, [])
+
+
+def test_device_and_stream_are_said_not_narrowed(export):
+    with tracelens.open(export) as t:
+        whole, _, _ = tree_of(t)
+        rows, note, said = tree_of(t, device=1, stream=7)
+        _, _, pid_and_gpu = tree_of(t, pid=20, device=1)
+    assert (rows, note) == (whole, None)
+    assert said == [
+        "not narrowed to GPU 1 and stream 7: a range's GPU projection spans the work it "
+        "launched on every GPU and stream (as `tracelens nvtx --gpu --group path`)"
+    ]
+    assert pid_and_gpu == [
+        "not narrowed to GPU 1: a range's GPU projection spans the work it launched on every "
+        "GPU and stream (as `tracelens nvtx --gpu --group path`)"
+    ]
+
+
+def test_the_page_says_the_window_note(export, tmp_path, capsys):
+    out = tmp_path / "page.html"
+    rc, _, err = run_cli(["report", str(export), "--start", "4ms", "-o", str(out)], capsys)
+    assert (rc, err) == (0, "")
+    page = out.read_text()
+    assert f'<p class="note">{WINDOW_NOTE}.</p>'.replace("'", "&#39;") in page
+    assert "drawn for the whole capture" not in page
