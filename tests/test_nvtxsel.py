@@ -178,3 +178,62 @@ def test_the_page_says_the_window_note(export, tmp_path, capsys):
     page = out.read_text()
     assert f'<p class="note">{WINDOW_NOTE}.</p>'.replace("'", "&#39;") in page
     assert "drawn for the whole capture" not in page
+
+
+# -- 2. names that differ only by spaces at their ends ----------------------------------
+
+
+@pytest.fixture
+def spaced(tmp_path):
+    """The steps export whose nested ranges are 'fwd' and 'fwd ' (a trailing space)."""
+    return steps_export(tmp_path / "spaced.sqlite", fwd="fwd", bwd="fwd ")
+
+
+def test_nvtx_table_quotes_a_name_with_a_trailing_space(spaced, capsys):
+    rc, out, err = run_cli(["nvtx", str(spaced)], capsys)
+    assert (rc, err) == (0, "")
+    assert [line.rstrip() for line in out.splitlines()[4:8]] == [
+        "      43.7      400,000           4   100,000.0   100,000.0    100,000    100,000"
+        "           0.0   PushPop   step",
+        "      21.8      200,000           1   200,000.0   200,000.0    200,000    200,000"
+        "           0.0   PushPop   other",
+        "      17.5      160,000           4    40,000.0    40,000.0     40,000     40,000"
+        "           0.0   PushPop   'fwd '",
+        "      17.0      156,000           4    39,000.0    39,000.0     39,000     39,000"
+        "           0.0   PushPop   fwd",
+    ]
+
+
+def test_nvtx_gpu_path_table_and_markdown_quote_it(spaced, capsys):
+    rc, out, _ = run_cli(["nvtx", str(spaced), "--gpu", "--group", "path"], capsys)
+    assert rc == 0
+    assert "'step / fwd '" in out and "step / fwd " not in out.replace("'step / fwd '", "")
+    rc, out, _ = run_cli(["nvtx", str(spaced), "--gpu", "--group", "path", "-f", "markdown"],
+                         capsys)  # fmt: skip
+    assert rc == 0
+    rows = [line for line in out.splitlines() if line.startswith("|") and "step /" in line]
+    assert [r.split("|")[-2].strip() for r in rows] == ["'step / fwd '", "step / fwd"]
+
+
+def test_nvtx_csv_keeps_the_name_exact(spaced, capsys):
+    rc, out, _ = run_cli(["nvtx", str(spaced), "-f", "csv"], capsys)
+    assert rc == 0
+    assert sorted(line.rsplit(",", 1)[-1] for line in out.splitlines()[1:]) == [
+        "fwd", "fwd ", "other", "step"
+    ]  # fmt: skip
+
+
+def test_a_leading_space_and_a_path_name_are_quoted_too():
+    from tracelens.nvtx import shown_name
+
+    assert [shown_name(n) for n in (" fwd", "fwd", "step  / fwd", "step / fwd", "a\tb ")] == [
+        "' fwd'", "fwd", "'step  / fwd'", "step / fwd", "'a\\x09b '"
+    ]  # fmt: skip
+
+
+def test_the_report_tree_quotes_it(spaced):
+    with tracelens.open(spaced) as t:
+        side = collect_side(t, key="t", label="T", top=20, name_kind="demangled",
+                            palette=Palette(), omitted=[])  # fmt: skip
+    step = side.nvtx.roots[0]
+    assert [(n.name, n.shown) for n in step.children] == [("fwd ", "'fwd '"), ("fwd", "fwd")]

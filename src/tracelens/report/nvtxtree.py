@@ -30,6 +30,14 @@ class NvtxNode:
     share: float = 0.0  # of the largest top-level range's GPU time (for the bar)
     children: list[NvtxNode] = field(default_factory=list)
 
+    @property
+    def shown(self) -> str:
+        """The name as the page shows it: quoted when it starts or ends with a space, which
+        HTML would collapse (:func:`tracelens.nvtx.shown_name`, as `tracelens nvtx`)."""
+        from ..nvtx import shown_name
+
+        return shown_name(self.name)
+
 
 @dataclass
 class NvtxTree:
