@@ -237,3 +237,52 @@ def test_the_report_tree_quotes_it(spaced):
                             palette=Palette(), omitted=[])  # fmt: skip
     step = side.nvtx.roots[0]
     assert [(n.name, n.shown) for n in step.children] == [("fwd ", "'fwd '"), ("fwd", "fwd")]
+
+
+# -- 3. the selection in the same words from diff and the report's page of a pair ---------
+
+STEP_NOTE = (
+    "only the GPU work of step 3 of 4 (steps from 4 top-level NVTX ranges like "
+    "'decode_step_1' that launched {}% of the GPU time)"
+)
+SELECTIONS = {
+    "nvtx on both": (
+        ["--nvtx", "decode_step_*"],
+        [
+            "A: only the GPU work launched inside the 4 NVTX ranges matching 'decode_step_*'",
+            "B: only the GPU work launched inside the 4 NVTX ranges matching 'decode_step_*'",
+        ],
+    ),
+    "a-nvtx only": (
+        ["--a-nvtx", "decode_step_3"],
+        ["A: only the GPU work launched inside the 1 NVTX range matching 'decode_step_3'"],
+    ),
+    "a window, b-nvtx": (
+        ["--a-start", "2.01s", "--a-end", "2.02s", "--b-nvtx", "decode_step_3"],
+        [
+            "A: only the GPU work in the window 2,010,000,000 ns → 2,020,000,000 ns",
+            "B: only the GPU work launched inside the 1 NVTX range matching 'decode_step_3'",
+        ],
+    ),
+    "step": (
+        ["--step", "3"],
+        ["A: " + STEP_NOTE.format(69), "B: " + STEP_NOTE.format(19)],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SELECTIONS))
+def test_diff_and_report_say_the_selection_alike(case, capsys):
+    import json
+
+    flags, sentences = SELECTIONS[case]
+    rc, out, _ = run_cli(["diff", "--demo", *flags, "-f", "json"], capsys)
+    assert rc == 0
+    notes = json.loads(out)["notes"]
+    assert notes[: len(sentences)] == sentences
+    # said once: not again as a count of ranges
+    assert not [n for n in notes if "matched in" in n]
+    rc, out, _ = run_cli(["report", "--demo", *flags, "-f", "markdown"], capsys)
+    assert rc == 0
+    said = [line for line in out.splitlines() if line.startswith(("_Note: A: ", "_Note: B: "))]
+    assert said == [f"_Note: {s}._" for s in sentences]

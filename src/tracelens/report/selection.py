@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import MissingDataError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from ..filters import EventFilter
@@ -65,14 +67,12 @@ class Selection:
     @property
     def tree_where(self) -> EventFilter | None:
         """The filter the NVTX tree is drawn with (:func:`.nvtxtree.selected_summary`):
-        None (every range) for work selected without --nvtx, a process or a window (a
-        library caller's selection), whose ranges cannot be told."""
+        None (every range) for work selected without --nvtx or a window (a library caller's
+        selection), whose ranges cannot be told."""
         where = self.where
         if where is None or where.selection is None or where.nvtx_label_re is not None:
             return where
-        if where.pid is None and where.start_ns is None and where.end_ns is None:
-            return None
-        return where
+        return None if where.start_ns is None and where.end_ns is None else where
 
     @property
     def tree_note(self) -> str | None:
@@ -98,6 +98,14 @@ class Selection:
         raise MissingDataError(
             trace.path, f"nothing to report: the filters select no GPU work ({why or self.note})"
         )
+
+
+def said(chosen: Sequence[Selection]) -> tuple[str, ...]:
+    """What the board says of the selections of A and B (``chosen``, in that order), one
+    sentence per narrowed side ('A: only the GPU work launched inside the 2 NVTX ranges
+    matching 'decode*', in the window 0 ns → 5,000 ns'): the report's page of the pair and
+    `tracelens diff` say it in these words."""
+    return tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
 
 
 def describe(where: EventFilter) -> str | None:
