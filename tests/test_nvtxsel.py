@@ -171,6 +171,22 @@ def test_device_and_stream_are_said_not_narrowed(export):
     ]
 
 
+def test_a_selection_of_work_alone_keeps_the_whole_tree_and_says_so(export):
+    # a library caller's selection (no --nvtx pattern, no window): its ranges are unknown
+    from dataclasses import replace
+
+    with tracelens.open(export) as t:
+        whole, _, _ = tree_of(t)
+        picked = replace(t.filter(nvtx="fwd"), nvtx_label_re=None, start_ns=None, end_ns=None)
+        side = collect_side(t, key="t", label="T", top=20, name_kind="demangled",
+                            palette=Palette(), omitted=(omitted := []), where=picked)  # fmt: skip
+    assert [n.path for n in side.nvtx.roots] == ["step", "other"]
+    assert [o.what for o in omitted if o.where == "T: NVTX tree"] == [
+        "drawn for the whole capture, not only the selected work (the GPU projection of "
+        "every range, as `tracelens nvtx --gpu --group path`)"
+    ]
+
+
 def test_the_page_says_the_window_note(export, tmp_path, capsys):
     out = tmp_path / "page.html"
     rc, _, err = run_cli(["report", str(export), "--start", "4ms", "-o", str(out)], capsys)
