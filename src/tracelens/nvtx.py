@@ -423,6 +423,40 @@ def replays_note(trace: Trace, *, gpu: bool = False, kernels: bool = False) -> s
     )
 
 
+# The columns of the reports that hold range (and kernel) names, and a path's separator.
+NAME_COLUMNS = ("range", "name")
+PATH_SEPARATOR = " / "
+
+
+def shown_name(text: str) -> str:
+    """A range name (or path) as a table or Markdown shows it: quoted as stakeout quotes
+    names (:func:`tracelens.stakeout.quoted`) when it, or a name of the path, starts or
+    ends with a space, where a table cell would lose the space and ``'a '`` look like
+    ``'a'``; else as it is."""
+    from .stakeout import quoted
+
+    if any(part != part.strip() for part in text.split(PATH_SEPARATOR)):
+        return quoted(text)
+    return text
+
+
+def _names_shown(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its names (:data:`NAME_COLUMNS`) as :func:`shown_name` shows them;
+    only the columns holding such a name are rewritten (a million rows are the norm)."""
+    import polars as pl
+
+    for column in NAME_COLUMNS:
+        if frame.schema.get(column) != pl.String:
+            continue
+        parts = pl.col(column).str.split(PATH_SEPARATOR)
+        edged = parts.list.eval(pl.element() != pl.element().str.strip_chars()).list.any()
+        if frame.select(edged.any()).item():
+            frame = frame.with_columns(
+                pl.col(column).map_elements(shown_name, return_dtype=pl.String)
+            )
+    return frame
+
+
 def render(
     report: NvtxReport,
     *,
@@ -441,6 +475,8 @@ def render(
     shown = df.head(top) if top else df
     if fmt == "table" and report.table_columns:
         shown = shown.select(report.table_columns)
+    if fmt in ("table", "markdown"):  # CSV and JSON keep the names exact
+        shown = _names_shown(shown)
     rows = df.height if report.rows is None else report.rows
     from .views import plural
 

@@ -40,9 +40,18 @@ def nvtx_filter(
 ):
     """``where`` narrowed by ``--nvtx`` then ``--step``, and the note that says how many
     ranges matched and which steps were kept (None without either)."""
+    where, note, _ranges = nvtx_selection(trace, pattern, where, step)
+    return where, note
+
+
+def nvtx_selection(
+    trace: Trace, pattern: str | None, where: EventFilter, step: tuple[int, int] | None = None
+):
+    """:func:`nvtx_filter`'s filter and note, and how many ranges ``pattern`` matched (None
+    without it: the diff's JSON says it per side)."""
     from ._notes import join_notes
 
-    note = None
+    note = ranges = None
     if pattern is not None:
         from ..filters import select_nvtx
 
@@ -57,4 +66,4 @@ def nvtx_filter(
 
         chosen = select_steps(trace, step, where)
         where, note = chosen.where, join_notes(note, chosen.note())
-    return where, note
+    return where, note, ranges

@@ -81,12 +81,11 @@ def diff(
         return path_diff_command(a, b, demo, fail_if, fmt, top, output)
     # -- end of the hook ------------------------------------------------------------------
     from ..compare import diff as compute
-    from ..filters import select_nvtx
+    from ..report.selection import Selection, said
 
     top = c.every(top)  # --top 0: every row
     where_a = c.event_filter(None, None, None, a_start, a_end, flags=("--a-start", "--a-end"))
     where_b = c.event_filter(None, None, None, b_start, b_end, flags=("--b-start", "--b-end"))
-    ranges_a = ranges_b = None
     view = {"format": fmt, "top": top, "name": name}
     if fmt not in ("json", "markdown"):
         view |= c.terminal(output)
@@ -98,19 +97,15 @@ def diff(
             return _show(text, figures, output=output, fail_if=fail_if or [])
         # `is not None`: an empty label is a label no range has, not no --nvtx
         label_a, label_b = (nvtx if own is None else own for own in (a_nvtx, b_nvtx))
-        if label_a is not None:
-            where_a, ranges_a = select_nvtx(ta, label_a, where_a)
-        if label_b is not None:
-            where_b, ranges_b = select_nvtx(tb, label_b, where_b)
-        selected: tuple[str, ...] = ()
-        if step is not None:
-            (where_a, note_a), (where_b, note_b) = (
-                c.nvtx_filter(tr, None, where, step) for tr, where in ((ta, where_a), (tb, where_b))
-            )
-            selected = (f"A: {note_a}", f"B: {note_b}")
+        (where_a, note_a, ranges_a), (where_b, note_b, ranges_b) = (
+            c.nvtx_selection(tr, label, where, step)
+            for tr, label, where in ((ta, label_a, where_a), (tb, label_b, where_b))
+        )
+        # each side's selection in the words of the report's page of the pair
+        chosen = (Selection.of(where_a, note_a), Selection.of(where_b, note_b))
         result = compute(
             ta, tb, name=name, where_a=where_a, where_b=where_b,
-            nvtx_ranges=(ranges_a, ranges_b), selected=selected,
+            nvtx_ranges=(ranges_a, ranges_b), selected=said(chosen),
         )  # fmt: skip
         hints = _windows_outside(("A", ta, where_a), ("B", tb, where_b))
     text, figures = _board(result, view)

@@ -84,10 +84,11 @@ def diff(
     """Compare trace ``a`` (the baseline) with ``b``: open traces, or paths (opened with
     :func:`tracelens.open` and closed again before this returns). Ratios are B / A. ``nvtx_ranges``:
     how many NVTX ranges selected the work of each side (``filters.select_nvtx``), stated
-    on the board; ``selected``: other sentences saying what narrowed the sides (the steps
-    of ``stepwork.select_steps``), stated on the board too. ``keep_work``: each side's GPU
-    work read stays on ``TraceDiff.sides`` (``Side.work``, for the report's sections; about
-    250 MB per 5M operations)."""
+    on the board unless ``selected`` says it; ``selected``: sentences saying what narrowed
+    the sides (:func:`tracelens.report.selection.said`, as `tracelens diff` and the report
+    word them), stated on the board. ``keep_work``: each side's GPU work read stays on
+    ``TraceDiff.sides`` (``Side.work``, for the report's sections; about 250 MB per 5M
+    operations)."""
     if isinstance(a, str | os.PathLike) or isinstance(b, str | os.PathLike):
         from contextlib import ExitStack
 
@@ -150,6 +151,8 @@ def _diff_traces(
     )  # fmt: skip
     clues = evidence_board(context)
     figures["clues"] = float(len(clues))
+    # ``selected`` says the ranges itself (the CLI's and the report's sentences)
+    counted = (None, None) if selected else nvtx_ranges
     whole = TraceDiff(
         label_a=label_a,
         label_b=label_b,
@@ -165,7 +168,7 @@ def _diff_traces(
         figures=figures,
         comparable=comparable,
         notes=tuple(selected)
-        + diff_notes(sa, sb, alignment, nvtx_ranges, util_limit, label_a if same_file else None)
+        + diff_notes(sa, sb, alignment, counted, util_limit, label_a if same_file else None)
         + _later_notes(phased, clues, alignment, (a, b), same_file),
         typical=typical,
         comparability=score,

@@ -196,9 +196,11 @@ def _collect(
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     projection_left_out(util, label, kept_omitted)
     omitted += kept_omitted
-    tree = _nvtx_tree(trace, label, omitted) if has_kernels or no_kernels else None
-    if tree is not None and not chosen.whole:
-        omitted.append(Omitted(f"{label}: NVTX tree", chosen.TREE_NOTE))
+    tree = (
+        _nvtx_tree(trace, label, omitted, chosen.tree_where) if has_kernels or no_kernels else None
+    )
+    if tree is not None and chosen.tree_note is not None:
+        omitted.append(Omitted(f"{label}: NVTX tree", chosen.tree_note))
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
@@ -444,9 +446,12 @@ def _lineup_activities(
     return None
 
 
-def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | None:
-    """The NVTX tree, unless the trace has more than threshold.nvtx_max_launches kernel
-    launches (data/clues.toml: the GPU projection's cost)."""
+def _nvtx_tree(
+    trace: Trace, label: str, omitted: list[Omitted], where: EventFilter | None = None
+) -> NvtxTree | None:
+    """The NVTX tree (of ``where``'s ranges: :func:`.nvtxtree.nvtx_tree`), unless the trace
+    has more than threshold.nvtx_max_launches kernel launches (data/clues.toml: the GPU
+    projection's cost)."""
     from ..compare.clues import threshold
     from .nvtxtree import TREE_NODES, nvtx_tree
 
@@ -462,7 +467,7 @@ def _nvtx_tree(trace: Trace, label: str, omitted: list[Omitted]) -> NvtxTree | N
                 )
             )
         return None
-    tree = nvtx_tree(trace)
+    tree = nvtx_tree(trace, where=where)
     if tree is not None and tree.left_out:
         omitted.append(
             Omitted(

@@ -40,7 +40,7 @@ def build_markdown(
     """A compact Markdown summary: the diff's (evidence board first) for two traces; header,
     time by category, top kernels and danger-zone kernels for one. ``where_a``,
     ``where_b``, ``selected``: as :func:`.page.build_report`'s."""
-    from .selection import Selection
+    from .selection import Selection, said
 
     top = check_top(top)
     chosen = [Selection.of(w, n) for w, n in zip((where_a, where_b), selected, strict=True)]
@@ -53,10 +53,9 @@ def build_markdown(
             return _pair_without_diff(
                 trace_a, trace_b, notes, top=top, name_kind=name, chosen=chosen
             )
-        said = tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
         d = compute(
             trace_a, trace_b, name=name, where_a=chosen[0].where, where_b=chosen[1].where,
-            selected=said,
+            selected=said(chosen),
         )  # fmt: skip
         # exit 3 for a side selecting no GPU work, as the page of the pair does
         for t, c, read in zip((trace_a, trace_b), chosen, d.sides, strict=True):

@@ -159,16 +159,15 @@ def _pair(
     from ..compare import diff as compute
     from .diffview import diff_view, stakeout_picks
     from .nodiff import pair_context, without_kernels
-    from .selection import Selection
+    from .selection import Selection, said
 
     chosen = [Selection.of(w, n) for w, n in zip(wheres, selected, strict=True)]
     if notes := without_kernels(trace_a, trace_b):
         per_side = [{"where": c.where, "selected": c.note} for c in chosen]
         return pair_context(trace_a, trace_b, notes, title, side_args, per_side)
-    said = tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
     d = compute(
         trace_a, trace_b, name=name, keep_work=True, where_a=chosen[0].where,
-        where_b=chosen[1].where, selected=said,
+        where_b=chosen[1].where, selected=said(chosen),
     )  # fmt: skip
     read_a, read_b = d.sides
     same = read_b is read_a  # a trace with itself, read once: each side takes that read

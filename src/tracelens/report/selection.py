@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import MissingDataError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import polars as pl
 
     from ..filters import EventFilter
@@ -28,11 +30,17 @@ class Selection:
     where: EventFilter | None
     note: str | None
 
-    # The NVTX tree is of every range (its GPU projection takes no filter): said, so that
-    # its times are not read as the selection's.
+    # The NVTX tree of a selection that names no ranges, process or window (a library
+    # caller's selected work) is of every range: said, so that its times are not read as
+    # the selection's.
     TREE_NOTE: ClassVar[str] = (
         "drawn for the whole capture, not only the selected work (the GPU projection of "
         "every range, as `tracelens nvtx --gpu --group path`)"
+    )
+    # A range's GPU projection spans the work it launched on every device and stream.
+    TREE_KINDS_NOTE: ClassVar[str] = (
+        "not narrowed to {kinds}: a range's GPU projection spans the work it launched on "
+        "every GPU and stream (as `tracelens nvtx --gpu --group path`)"
     )
 
     TIMELINE_NOTE: ClassVar[str] = (
@@ -56,6 +64,28 @@ class Selection:
     def whole(self) -> bool:
         return self.where is None
 
+    @property
+    def tree_where(self) -> EventFilter | None:
+        """The filter the NVTX tree is drawn with (:func:`.nvtxtree.selected_summary`):
+        None (every range) for work selected without --nvtx or a window (a library caller's
+        selection), whose ranges cannot be told."""
+        where = self.where
+        if where is None or where.selection is None or where.nvtx_label_re is not None:
+            return where
+        return None if where.start_ns is None and where.end_ns is None else where
+
+    @property
+    def tree_note(self) -> str | None:
+        """What the NVTX tree is not narrowed to: all of the selection (:attr:`tree_where`
+        None), else its GPU and stream (None: the tree shows the selection's ranges)."""
+        if self.where is None:
+            return None
+        if self.tree_where is None:
+            return self.TREE_NOTE
+        kinds = [f"{words} {value}" for words, value in (("GPU", self.where.device),
+                 ("stream", self.where.stream)) if value is not None]  # fmt: skip
+        return self.TREE_KINDS_NOTE.format(kinds=" and ".join(kinds)) if kinds else None
+
     def require_work(self, trace: Trace, operations: int) -> None:
         """Raise MissingDataError when the selection holds no GPU operation (``operations``
         of it were read): a page of empty sections would say nothing; why, when the filters
@@ -68,6 +98,14 @@ class Selection:
         raise MissingDataError(
             trace.path, f"nothing to report: the filters select no GPU work ({why or self.note})"
         )
+
+
+def said(chosen: Sequence[Selection]) -> tuple[str, ...]:
+    """What the board says of the selections of A and B (``chosen``, in that order), one
+    sentence per narrowed side ('A: only the GPU work launched inside the 2 NVTX ranges
+    matching 'decode*', in the window 0 ns → 5,000 ns'): the report's page of the pair and
+    `tracelens diff` say it in these words."""
+    return tuple(f"{k}: {c.note}" for k, c in zip("AB", chosen, strict=True) if c.note)
 
 
 def describe(where: EventFilter) -> str | None:
