@@ -1,4 +1,4 @@
-"""#13 "Stable: the same trace gives byte-identical output": a defect found against it.
+"""#13 "Stable: the same trace gives byte-identical output": two defects found against it.
 
 1. Host threads that make as many CUDA API calls as each other were ranked by thread id, the
    OS's choice: two runs of one program whose two threads got their ids the other way round
@@ -6,16 +6,25 @@
    document and a failed ``--check``. They are ranked by their own launch sequence now, on
    both ways of reading the calls (SQLite's sample on an export read directly, the query on
    a parquetdir export or a cache entry).
+2. fingerprint.schema.json let a version 11 document hold version 12's step runs, which
+   tracelens refuses.
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import re
+
+import jsonschema
 import pytest
 from conftest import run_cli
+from fixtures.fingerprint_runs import Run, build_run
 from test_inputs import write_parquetdir
 
 import tracelens
 import tracelens.fingerprint as fp
+from tracelens.errors import UsageError
 from tracelens.fingerprint import threads
 from tracelens.synth import TraceBuilder
 
@@ -148,3 +157,42 @@ def test_tie_groups_are_numbered_over_the_trace_the_same_both_ways(tmp_path):
         for pid, cid, thread, tie in query.iter_rows()
     }
     assert ranks == {11: (1, 1), 12: (2, 1), 13: (3, 2), 14: (4, 2), 21: (1, 3), 22: (2, 3)}
+
+
+# -- the shipped schema says what the reader accepts, per version -------------------------
+@pytest.fixture(scope="module")
+def with_runs(tmp_path_factory):
+    """A version 12 document of 5 steps: its step entries written as one run each."""
+    path = build_run(tmp_path_factory.mktemp("runs") / "t.sqlite", Run(steps=5))
+    with tracelens.open(path, cache=False) as trace:
+        return json.loads(fp.dumps(fp.build(trace)))
+
+
+def _schema():
+    return json.loads(fp.SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def test_a_version_11_document_with_step_runs_fails_the_schema_as_tracelens_refuses_it(
+    with_runs,
+):
+    assert with_runs["version"] == 12 and [[1, 5]] in [e["steps"] for e in with_runs["paths"]]
+    v11 = {**copy.deepcopy(with_runs), "version": 11}
+    at = next(i for i, e in enumerate(v11["paths"]) if e["steps"])
+    message = f"not a valid fingerprint (paths[{at}].steps[0] is [1, 5], not an integer)"
+    with pytest.raises(UsageError, match=re.escape(message)):
+        fp.validate(copy.deepcopy(v11))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(v11, _schema())
+    v10 = {**copy.deepcopy(with_runs), "version": 10}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(v10, _schema())
+
+
+def test_each_version_as_tracelens_reads_it_passes_the_schema(with_runs):
+    """Version 12 with runs; versions 10 and 11 listing every step (as they were written)."""
+    jsonschema.validate(with_runs, _schema())
+    listed = fp.validate(copy.deepcopy(with_runs))  # runs read back as every step
+    for version in (10, 11):
+        doc = {**copy.deepcopy(listed), "version": version}
+        jsonschema.validate(doc, _schema())
+        assert fp.validate(copy.deepcopy(doc)) == doc
