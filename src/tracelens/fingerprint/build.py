@@ -43,7 +43,7 @@ from .ends import mark_entries
 from .names import name_code, normalized_name
 from .nvtxpaths import create_paths
 from .order import launch_order, start_ties
-from .threads import thread_calls
+from .threads import thread_calls, untie
 from .unitrows import capture_index
 from .units import read_launches, with_steps, with_variants
 
@@ -405,6 +405,7 @@ def build(trace: Trace, *, steps: Steps | None = None) -> dict[str, Any]:
     nvtx = ranges and bool(launches["path_id"].is_not_null().any())
     norm_ids = {name_id: norm_id for name_id, norm_id, _ in names.rows}
     variants, launches = with_variants(launches, norm_ids, names.codes)
+    launches = untie(launches)  # threads that tie on calls, by their variants (fp.threads)
     launches = launches.with_columns(capture=capture_index(launches, order))
     facts = _facts_meanwhile(names, variants)
     described, step_rows, host = _steps_rows(trace, launches, order, found)

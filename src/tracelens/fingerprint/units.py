@@ -48,7 +48,8 @@ def read_launches(
     5M-kernel bench trace's 4 ranks, ranks every launch 0: 0.3 CPU s and 200 MB for that).
     ``calls``: the calls made beside each process's busiest thread
     (:func:`tracelens.fingerprint.threads.thread_calls`): each launch's ``thread`` rank is
-    added (found by its process and correlation id, before global_pid is dropped).
+    added (found by its process and correlation id, before global_pid is dropped), and its
+    ``tie`` group where threads tie (:func:`tracelens.fingerprint.threads.untie`).
     ``streams`` False: no stream column (DuckDB leaves streamId out of the scan); it orders
     only launches that tie on device, process, correlation id and start
     (:func:`.order.start_ties`), and the caller reads them again with it then. Without
@@ -72,7 +73,7 @@ def read_launches(
     if not streams:
         launches = launches.drop("stream")
     if calls is not None:
-        launches = launches.with_columns(thread=launch_threads(launches, calls))
+        launches = launches.with_columns(launch_threads(launches, calls))
     if paths:
         return launches
     pid = pl.col("global_pid")
