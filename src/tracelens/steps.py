@@ -14,7 +14,9 @@ Found in this order, and never invented:
    long between its repeats; leading iterations that launch more are warm-up);
    near-linear in the number of kernels; devices whose loops are unrelated programs'
    (no kernels nor processes in common) are not numbered alike: the loop with the most GPU
-   time is the steps, the others named (:mod:`tracelens.steps_loops`);
+   time is the steps, the others named; of the processes that launched on one device, the
+   loop is the one whose steps hold the most launches unless another's steps hold more GPU
+   time (a monitor's tiny polls), the other's loop named (:mod:`tracelens.steps_loops`);
 4. ``none``: abstain, saying why.
 
 A step's GPU projection on a device is its GPU work there: from the first operation's start

@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .steps_loops import busiest_loop
+from .steps_loops import busiest_loop, busiest_process, passed_over
 from .steps_motif import Anchored, step_shapes
 from .steps_outside import Outside
 from .steps_period_table import _per_step
@@ -117,7 +117,11 @@ def period_steps(
             if extra
             else "they launch the motif's kernels more often than a step does"
         )
-    detail = "the period of the kernel launch sequence (" + parts + ")" + other_loops
+    # the loops passed over: other processes' on the steps' devices, then other devices'
+    said = [text for d, f in found.items() for text in passed_over(d, f, conf["period"])]
+    said += other_loops
+    others = "; not in the steps: " + "; ".join(said) if said else ""
+    detail = "the period of the kernel launch sequence (" + parts + ")" + others
     frame = pl.concat(frames, how="diagonal_relaxed")
     shapes = step_shapes(found, lambda token: _token_name(token, names))
     before = sum(f.before for f in found.values())
@@ -141,11 +145,12 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     """The period steps of one device's launches [offset, offset + count). When several
     processes launched there (each one's launches come one after another in launch order:
     :meth:`LaunchSequence.blocks`), only those that run the loop count: the processes whose
-    own steps repeat the same kernels as the process whose steps hold the most launches
-    (two workers of one job: both, as one sequence, as before). Why: another program on the
-    same GPU (a second job, a monitor) is no part of this loop, and taken as one sequence
-    with it its launches were cut into more 'steps' of the motif's length ('step time
-    changed at step 41' where the other program's 40 launches began)."""
+    own steps repeat the same kernels as the loop's process
+    (:func:`tracelens.steps_loops.busiest_process`; two workers of one job: both, as one
+    sequence, as before). Why: another program on the same GPU (a second job, a monitor) is
+    no part of this loop, and taken as one sequence with it its launches were cut into more
+    'steps' of the motif's length ('step time changed at step 41' where the other program's
+    40 launches began). The other processes' own loops are kept as passed over."""
 
     def search(o, c):
         return device_period(
@@ -160,22 +165,29 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     if len(blocks) == 1:
         return search(offset, count)
     own = [search(o, c) for o, c in blocks]
-    held = [0 if f is None else f.steps.height for f in own]
-    if not any(held):
+    if not any(f is not None and f.steps.height for f in own):
         return search(offset, count)  # no process alone has a period: as one sequence
-    best = own[held.index(max(held))]
+    chosen = busiest_process(own, conf)
+    best = own[chosen]
     kernels = sorted(best.motif)
     loop = [i for i, f in enumerate(own) if f is not None and sorted(f.motif) == kernels]
     if len(loop) == len(blocks):
         return search(offset, count)
     if loop != list(range(loop[0], loop[-1] + 1)):
-        loop = [held.index(max(held))]  # the loop's processes are not one stretch: the best
+        loop = [chosen]  # the loop's processes are not one stretch: the chosen one's
+    # the other processes' loops of other kernels, named as passed over
+    passed = tuple(
+        (sequence.pids(*blocks[i])[0], f)
+        for i, f in enumerate(own)
+        if f is not None and i not in loop and sorted(f.motif) != kernels
+    )
     lo, hi = blocks[loop[0]][0], blocks[loop[-1]][0] + blocks[loop[-1]][1]
     found = search(lo, hi - lo) if len(loop) > 1 else best
     if found is None:
         return None
     others = (count - (hi - lo), len(blocks) - len(loop))
-    return replace(found, others=others, pids=tuple(sequence.pids(lo, hi - lo)))
+    pids = tuple(sequence.pids(lo, hi - lo))
+    return replace(found, others=others, pids=pids, passed_over=passed)
 
 
 def _copying_programs(found: dict, launchers: dict, copies: pl.DataFrame) -> dict:
@@ -202,9 +214,11 @@ def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
     text = f"device {device}: a motif of {_launch_count(motif)}"
     if found.others[0]:
         launches, processes = found.others
+        # a process that runs a loop of its own is named as passed over (steps_loops)
+        which = "" if found.passed_over else ", which run no such loop,"
         text += (
             f" (the {launches:,} launches of {processes:,} other process"
-            f"{'es' if processes > 1 else ''} on it, which run no such loop, in no step)"
+            f"{'es' if processes > 1 else ''} on it{which} in no step)"
         )
     if found.other_copies[0]:
         copies, processes = found.other_copies
@@ -440,6 +454,9 @@ class DevicePeriod:
     #: (copies and memsets, processes) of the processes that launched nothing on the
     #: device but copied there, in no step (:func:`_copying_programs`); (0, 0): none
     other_copies: tuple[int, int] = (0, 0)
+    #: (pid, its own period steps) of each other process on the device whose launches
+    #: repeat other kernels, a loop passed over (:func:`_process_period`)
+    passed_over: tuple[tuple[int, DevicePeriod], ...] = ()
 
     @classmethod
     def build(cls, seq, n, starts, end, motif, anchored, warm, warm_extra) -> DevicePeriod:
