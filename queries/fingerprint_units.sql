@@ -30,9 +30,10 @@
 --   at                 BIGINT[]   where its launches are in the capture: at each stretch
 --                                 of launches consecutive in both orders, its offset in the
 --                                 unit and its place (in its step on the device, or in the
---                                 device's capture outside the steps), both from 0, one
---                                 pair after another; NULL past AT_RUNS stretches
---                                 (tracelens.fingerprint.units)
+--                                 device's capture outside the steps; one process's and
+--                                 host thread's launches after another's), both from 0,
+--                                 one pair after another; NULL past AT_RUNS stretches
+--                                 (tracelens.fingerprint.unitrows)
 --   entry              BIGINT     the document entry (fingerprint_paths): step units of
 --                                 one device and region with the same launches, head and,
 --                                 past $block launches, the same blocks share it; a unit

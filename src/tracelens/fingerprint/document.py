@@ -331,7 +331,9 @@ def _check_path(entry: Any, what: str) -> None:
                 raise _Invalid(f"{what}.counts[{i}] is {_shown(pair)}, not [variant, launches]")
     if "at" in entry:
         _integers(entry["at"], f"{what}.at", 0)
-        if len(entry["at"]) % 2 or entry["at"][:1] not in ([0], []):
+        # [] too, as the schema (minItems 2): an entry has a launch, so its places a pair
+        # at least; tracelens leaves ``at`` out where it has none to say
+        if len(entry["at"]) % 2 or entry["at"][:1] != [0]:
             raise _Invalid(f"{what}.at is not offset, place pairs from offset 0")
     _check_ends(entry, what)
 

@@ -1,8 +1,9 @@
 """The orders of a fingerprint's kernel launches, each from one sort of a packed key:
 host launch order (:func:`launch_order`: the step search's launch sequence, the blocks of
 period steps and, where the units follow it, their order), GPU start order
-(:func:`start_order`: GPU windows) and the units' order (:func:`unit_order`: by unit, then
-launch order).
+(:func:`start_order`: GPU windows), the units' order (:func:`unit_order`: by unit, then
+launch order) and host launch order one thread after another (:func:`thread_order`: where
+the units' launches are in the capture).
 
 Polars sorts the 5M launches of the bench trace on one Int64 key in ~0.15 CPU s; on the
 three or four columns it stands for, ~1.3 s (and DuckDB's window over them cost seconds).
@@ -148,6 +149,40 @@ def launch_order(launches: pl.DataFrame) -> pl.Series:
     by_launch = [("device", True), ("process", True), ("correlation_id", True)]
     keys = launches.select("device", "correlation_id", *ties, process=process)
     return sort_order(keys, by_launch, ties)
+
+
+def thread_order(launches: pl.DataFrame, order: pl.Series) -> pl.Series:
+    """``order`` (the launches' rows in host launch order, :func:`launch_order`) with each
+    process's launches on a device taken one host thread after another (by rank,
+    ``thread``: :mod:`tracelens.fingerprint.threads`), each thread's in the order it had:
+    a unit's order (:func:`unit_order`) over the whole device. ``order`` itself where no
+    process launched from several threads (no ``thread`` column).
+
+    Why: CUPTI's correlation ids interleave two threads' calls as the host scheduler ran
+    them, so a launch's place in ``order`` changes from run to run of one program, where
+    its place in its own thread's sequence does not (``at``, fingerprint.places)."""
+    import polars as pl
+
+    if "thread" not in launches.columns or order.len() < 2:
+        return order
+    # A process's launches on a device are one stretch of ``order`` (it sorts by device,
+    # then process): each stretch is numbered, and the rows sorted by stretch, thread and
+    # place in ``order``, no process rank needed. Without global_pid one process launched
+    # every kernel of each device (units.read_launches): a stretch per device.
+    columns = [c for c in ("device", "global_pid") if c in launches.columns]
+    ordered = launches.select(pl.col(*columns, "thread").gather(order))
+    new = pl.lit(False)
+    for name in columns:
+        new = new | ~pl.col(name).eq_missing(pl.col(name).shift(1))
+    keys = ordered.select(
+        stretch=new.fill_null(True).cum_sum().cast(pl.Int64),
+        thread=pl.col("thread"),
+        at=pl.int_range(pl.len(), dtype=pl.Int64),
+    )
+    # ``at`` in the key, not a tie: nearly every row ties on stretch and thread, and
+    # sort_order sorts its tied rows a second time
+    packed = [("stretch", False), ("thread", False), ("at", False)]
+    return order.gather(sort_order(keys, packed, ()))
 
 
 def unit_order(

@@ -5,8 +5,10 @@ them), so its launch #4 may be the capture's #340 while another region's #2 is i
 
 A document's entry says where its (first unit's) launches are (``at``, format version 11:
 the offset in the unit and the place of each stretch of launches consecutive in the
-capture, from 0, as one flat list of pairs; a place counts from the first launch of the step on the device, outside the steps from
-the device's first launch). A change is then keyed (device, phase, step, place): launches
+capture, from 0, as one flat list of pairs; a place counts among the launches of the step
+on the device, outside the steps among the device's launches, in launch order as a unit
+takes it: one process's after another's, one host thread's after another's, so that how
+two threads' calls interleaved, which the host scheduler decides, changes no place). A change is then keyed (device, phase, step, place): launches
 before the first step, the steps in order, launches between steps (placed after the steps:
 the document does not say which steps they fall between), then those after the last step.
 Without ``at`` (a version 10 document, a unit of more than unitrows.AT_RUNS stretches, or

@@ -7,14 +7,15 @@ each unit is a contiguous run, so positions are row numbers minus the run's star
 digests are differences of running sums at block boundaries, and heads, digests and
 per-variant counts become list columns by offsets (pyarrow), handed to DuckDB as
 ``fp_unit_rows`` (``fingerprint_units``); where a unit's launches were in the capture
-(``at``) from each launch's place among its device's (:func:`capture_index`).
+(``at``) from each launch's place among its device's (:func:`capture_index`), one host
+thread's after another's as in the unit, so that how the threads interleaved does not show.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import unit_order
+from .order import thread_order, unit_order
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,17 +37,20 @@ def _offsets(lengths: pl.Series) -> pa.Array:
 
 
 # A unit's launches in at most this many stretches of consecutive launches of its device
-# keep where they are in the capture (an entry's ``at``); more (launches of several host
-# threads taken one thread after another), and the entry keeps none: its size stays that of
-# its sequence.
+# keep where they are in the capture (an entry's ``at``); more (a region whose launches
+# alternate with other regions' many times over), and the entry keeps none: its size stays
+# that of its sequence.
 AT_RUNS = 64
 
 
 def capture_index(launches: pl.DataFrame, order: pl.Series) -> pl.Series:
     """Each launch's place (from 0) among its device's launches in host launch order
-    (``order``: :func:`.order.launch_order`, by device first): where it is in the capture."""
+    (``order``: :func:`.order.launch_order`, by device first), one host thread of a
+    process after another (:func:`.order.thread_order`, as a unit's launches are taken):
+    where it is in the capture, whichever way the host scheduler interleaved the threads."""
     import polars as pl
 
+    order = thread_order(launches, order)
     n = launches.height
     device = launches["device"].gather(order)
     new = (device != device.shift(1)).fill_null(True)
@@ -56,15 +60,33 @@ def capture_index(launches: pl.DataFrame, order: pl.Series) -> pl.Series:
     return pl.repeat(0, n, dtype=pl.Int32, eager=True).scatter(order, in_order)
 
 
-def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, units):
+def launch_groups(frame: pl.DataFrame, order: pl.Series) -> pl.Series | None:
+    """Each launch's process and thread (``frame``'s ranks, :func:`.units.with_steps`) as
+    one Int64 in their order, the rows in ``order``; None when there are neither (one
+    process on each device, one thread in each process)."""
+    import polars as pl
+
+    from .order import _packed_key
+
+    columns = [c for c in ("process", "thread") if c in frame.columns]
+    if not columns:
+        return None
+    key = _packed_key(frame, [(c, False) for c in columns])
+    if key is None:  # ranks beyond 63 bits together: ranked instead (same order)
+        key = pl.struct(columns).rank("dense")
+    return frame.select(key.cast(pl.Int64)).to_series().gather(order)
+
+
+def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, units, groups=None):
     """Per unit (in unit order; ``starts``: each unit's first row, ``row_unit``: each row's
     unit; ``units``: each unit's device and step), where its launches are: [offset in the
     unit, place] at each stretch of launches consecutive in the capture (the order of
-    :func:`capture_index`, and the unit's order, agree inside one). A place counts from
-    the first launch of the unit's step on its device (the step's launches in host launch
-    order), or, outside the steps, from the device's first launch; the pairs one after
-    another in one flat list (offset, place, offset, place, ...). NULL past
-    :data:`AT_RUNS` stretches (or on a trace read without it: ``capture`` None)."""
+    :func:`capture_index`, and the unit's order, agree inside one). A place counts among
+    the launches of the unit's step on its device, one process's and thread's after
+    another's (``groups``: :func:`launch_groups`, each row's; None: one of each), or,
+    outside the steps, among the device's launches; the pairs one after another in one
+    flat list (offset, place, offset, place, ...). NULL past :data:`AT_RUNS` stretches (or
+    on a trace read without it: ``capture`` None)."""
     import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -73,40 +95,91 @@ def _at_runs(capture, pos: pl.Series, starts: pl.Series, row_unit: pl.Series, un
     if capture is None:
         return pa.nulls(starts.len(), pa.list_(pa.int64()))
     cap = capture.cast(pl.Int64)
-    stretch = ((pos == 0) | (cap != cap.shift(1) + 1)).fill_null(True)
-    running = pl.concat([pl.Series([0], dtype=pl.Int64), stretch.cast(pl.Int64).cum_sum()])
-    ends = pl.concat([starts.slice(1), pl.Series([n], dtype=pl.Int64)])
-    runs = running.gather(ends) - running.gather(starts)
-    at = stretch.arg_true()
+    stretch = (pos == 0) | (cap != cap.shift(1) + 1)
+    if groups is not None:  # a stretch in one process and thread: each is placed apart
+        stretch = stretch | (groups != groups.shift(1))
+    at = stretch.fill_null(True).arg_true()
     unit = row_unit.gather(at)
     found = pl.DataFrame(
         {
             "unit": unit,
             "device": units["device"].gather(unit),
             "step": units["step"].gather(unit),
+            "g": pl.repeat(0, at.len(), dtype=pl.Int64, eager=True)
+            if groups is None
+            else groups.gather(at),
             "c": cap.gather(at),
-            "keep": (runs <= AT_RUNS).gather(unit),
+            "o": pos.gather(at),
+            "len": pl.concat([at.slice(1), pl.Series([n], dtype=at.dtype)]) - at,
         }
     )
-    # a stretch's first launch is its lowest place: a step starts at its stretches' lowest
-    begins = found.lazy().group_by("device", "step").agg(begin=pl.col("c").min())
-    kept = (
+    spans = _spans(found)
+    placed = _places(found.filter(_may_keep(unit, found["g"]).gather(unit)), spans)
+    # stretches of two threads (processes) a unit takes one after the other are one where
+    # the second's places follow the first's
+    follows = pl.col("place") == pl.col("place").shift(1) + pl.col("len").shift(1)
+    begins = (pl.col("unit") != pl.col("unit").shift(1)) | ~follows
+    kept = placed.filter(begins.fill_null(True))
+    runs = pl.repeat(AT_RUNS + 1, starts.len(), dtype=pl.Int64, eager=True)
+    counted = kept.group_by("unit").len()
+    runs = runs.scatter(counted["unit"], counted["len"].cast(pl.Int64))
+    keep = runs <= AT_RUNS
+    kept = kept.filter(keep.gather(kept["unit"]))
+    flat = kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow()
+    lists = pa.ListArray.from_arrays(_offsets(2 * runs * keep.cast(pl.Int64)), flat)
+    return pc.if_else(keep.to_arrow(), lists, pa.nulls(len(lists), lists.type))
+
+
+def _may_keep(unit: pl.Series, groups: pl.Series) -> pl.Series:
+    """Per unit (``unit``: each stretch's, in unit order; ``groups``: each stretch's process
+    and thread), whether its stretches may be :data:`AT_RUNS` at most once placed: those
+    where the unit goes on with another thread (or process) may join the stretch before
+    them (its places then follow), no other; so only those units are placed (on 5M
+    launches, most stretches are of units of thousands that keep no places)."""
+    import polars as pl
+
+    firsts = (unit != unit.shift(1)).fill_null(True).arg_true()
+    lasts = pl.concat([firsts.slice(1), pl.Series([unit.len()], dtype=firsts.dtype)])
+    switch = (groups != groups.shift(1)).fill_null(False) & (unit == unit.shift(1))
+    running = pl.concat([pl.Series([0], dtype=pl.Int64), switch.cast(pl.Int64).cum_sum()])
+    switches = running.gather(lasts) - running.gather(firsts)
+    return (lasts - firsts).cast(pl.Int64) - switches <= AT_RUNS
+
+
+def _spans(found: pl.DataFrame) -> pl.LazyFrame:
+    """Per (device, step, group ``g``) of ``found`` (a row per stretch: its unit, device,
+    step, group, first place in the capture ``c`` and ``len``) in the steps: its first
+    place ``lo`` and ``base``, the launches of the groups before it in that step on the
+    device. A group's launches in a step are one span, its first to its last (a step is
+    a stretch of each thread's sequence), so ``base`` adds up the spans before it."""
+    import polars as pl
+
+    span = pl.col("hi") - pl.col("lo")
+    return (
         found.lazy()
-        .with_columns(o=pos.gather(at))
-        .filter("keep")
-        .join(begins, on=["device", "step"], how="left", nulls_equal=True, maintain_order="left")
+        .filter(pl.col("step").is_not_null())
+        .group_by("device", "step", "g")
+        .agg(lo=pl.col("c").min(), hi=(pl.col("c") + pl.col("len")).max())
+        .sort("device", "step", "g")
+        .select("device", "step", "g", "lo", base=span.cum_sum().over("device", "step") - span)
+    )
+
+
+def _places(found: pl.DataFrame, spans: pl.LazyFrame) -> pl.DataFrame:
+    """``found``'s unit, ``o`` and ``len`` with the place of each stretch's first launch:
+    in a step, among the step's launches on the device, each group's (process, thread)
+    after the groups before it (``spans``: :func:`_spans`); outside the steps, ``c``."""
+    import polars as pl
+
+    in_step = pl.col("base") + pl.col("c") - pl.col("lo")
+    return (
+        found.lazy()
+        .join(spans, on=["device", "step", "g"], how="left", maintain_order="left")
         .select(
-            "o",
-            place=pl.when(pl.col("step").is_null())
-            .then(pl.col("c"))
-            .otherwise(pl.col("c") - pl.col("begin")),
+            "unit", "o", "len", place=pl.when(pl.col("step").is_null()).then("c").otherwise(in_step)
         )
         .collect()
     )
-    flat = kept.select(pl.concat_list("o", "place").explode()).to_series().to_arrow()
-    keep = runs <= AT_RUNS
-    lists = pa.ListArray.from_arrays(_offsets(2 * runs * keep.cast(pl.Int64)), flat)
-    return pc.if_else(keep.to_arrow(), lists, pa.nulls(len(lists), lists.type))
 
 
 def _block_digests(code: pl.Series, pos: pl.Series, block: int) -> pa.Array:
@@ -161,7 +234,8 @@ def unit_rows(
     columns = ("device", "step", "region_id", "process", "thread", "correlation_id")
     first = frame.select(pl.col(c).gather(at) for c in columns if c in frame.columns)
     capture = frame["capture"].gather(order) if "capture" in frame.columns else None
-    in_capture = _at_runs(capture, pos, starts, run, first)
+    groups = None if capture is None else launch_groups(frame, order)
+    in_capture = _at_runs(capture, pos, starts, run, first, groups)
     count_lengths = per_variant.lazy().group_by("run").len().sort("run").collect()["len"]
     head = vid.filter(pos < block).to_arrow()
     table = pa.table(
