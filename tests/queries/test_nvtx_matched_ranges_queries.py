@@ -84,3 +84,23 @@ def test_label_matches(trace_path):
     assert_golden(
         trace_path, "_nvtx_matched_ranges", "label_matches", tracelens.Trace.load_nvtx_text
     )
+
+
+def test_matched_range_ids(trace_path):
+    # queries/nvtx_matched_range_ids.sql (the report's NVTX tree of an --nvtx selection):
+    # the RangeIds (NVTX_EVENTS rowids, in insertion order: 1-9 as listed above, then the
+    # domain's registration row 10 and the mark 11) of every range labelled 'sel' that
+    # nvtx_ranges() holds: 1, 2, 3 and 5 on thread 7000; 7, 8 and the open 9 on thread 7001.
+    # Not 'other' (4), 'layer' (6), the domain row or the mark.
+    assert_golden(
+        trace_path, "nvtx_matched_range_ids", "sel", tracelens.Trace.load_nvtx_text,
+        label_re=glob_regex("sel"),
+    )  # fmt: skip
+
+
+def test_matched_range_ids_by_domain_name(trace_path):
+    # 'dom:lay*' names range 6 by its domain-qualified name; no other range.
+    assert_golden(
+        trace_path, "nvtx_matched_range_ids", "domain", tracelens.Trace.load_nvtx_text,
+        label_re=glob_regex("dom:lay*"),
+    )  # fmt: skip
