@@ -269,7 +269,7 @@ def _create_units(trace: Trace, frame, variants, step_rows: list[tuple], nvtx: b
         )
         frame = frame.with_columns(region_id=pl.lit(None, pl.Int64))
     unitrows.create_units(trace, frame, variants, settings().block_launches, launched)
-    return outside_counts(frame)
+    return outside_counts(trace, frame, step_rows)
 
 
 @contextmanager

@@ -77,32 +77,118 @@ def _one_side(of_a: int, of_b: int) -> str | None:
     return "A" if of_a else "B"
 
 
-def outside_counts(frame: pl.DataFrame) -> pl.DataFrame:
+def outside_counts(
+    trace: Trace, frame: pl.DataFrame, step_rows: list[tuple] | None = None
+) -> pl.DataFrame:
     """Per (device, region_id) with launches outside the steps: ``before`` and ``after``,
-    those launched before the first and after the last launch in a step of their device
-    (and process, with several on a device), by correlation id (a process's CUDA calls in
-    call order). Empty when no launch is in a step (a capture without steps is outside
-    them throughout: neither before nor after)."""
+    those launched before the first and after the last launch in a step of their device,
+    process (with several on a device) and host thread (with several in a process): by
+    correlation id, a thread's CUDA calls in its own order. Empty when no launch is in a
+    step (a capture without steps is outside them throughout: neither before nor after).
+
+    Why per thread: CUPTI numbers the calls of all of a process's threads in one sequence,
+    as the host scheduler ran them, so a communication thread's launch just before or just
+    after the compute thread's first launch of the first step was counted before the steps
+    in one run and between them in the next (other bytes, read as a capture that started
+    earlier). A thread that launched nothing in the steps of its process (one beside NVTX
+    step ranges opened on another thread) has no sequence of its own to place them by: its
+    launches are before the steps when their calls were made before the device's first
+    step began, after them when made after its last one ended (``step_rows``: the steps'
+    device, step, start_ns, end_ns, cpu_start_ns, cpu_end_ns; :func:`_call_starts`), a
+    collective called inside a step being neither whichever thread called first; steps
+    without a CPU span (period steps: each thread launches in them as a rule) leave them
+    to correlation ids. A process with no launch in a step is outside them throughout, as
+    before."""
     import polars as pl
 
-    by = ["device", "process"] if "process" in frame.columns else ["device"]
+    process = [c for c in ("device", "process") if c in frame.columns]
+    by = process + (["thread"] if "thread" in frame.columns else [])
     region = pl.col("region_id") if "region_id" in frame.columns else pl.lit(None, pl.Int64)
     stepped = pl.col("step").is_not_null()
     corr = pl.col("correlation_id")
-    bounds = frame.lazy().filter(stepped).group_by(by).agg(first=corr.min(), last=corr.max())
+    lazy = frame.lazy()
+    bounds = lazy.filter(stepped).group_by(by).agg(first=corr.min(), last=corr.max())
+    spans = lazy.filter(stepped).group_by(process).agg(p_first=corr.min(), p_last=corr.max())
+    pid = pl.col("global_pid") if "global_pid" in frame.columns else pl.lit(None, pl.Int64)
+    outside = (
+        lazy.filter(~stepped)
+        .select(pl.col("device").cast(pl.Int64), *by[1:], corr, region_id=region, global_pid=pid)
+        .join(spans.with_columns(pl.col("device").cast(pl.Int64)), on=process, how="inner")
+        .join(bounds.with_columns(pl.col("device").cast(pl.Int64)), on=by, how="left")
+        .join(_cpu_spans(step_rows), on="device", how="left")
+        .collect()
+    )
+    # A thread's launch made after a call of its process in the first step and before one
+    # in the last is inside the steps' span (CUPTI numbers a process's calls as they are
+    # made): only those outside it need the time of their call. Steps without a CPU span
+    # (period steps) place them by correlation id, as before.
+    own = pl.col("first").is_not_null()
+    timed = pl.col("lo").is_not_null()
+    loose = ~own & timed & ((corr < pl.col("p_first")) | (corr > pl.col("p_last")))
+    if outside.select(loose.any()).item():
+        outside = _call_starts(trace, outside, loose)
+    else:
+        outside = outside.with_columns(call_ns=pl.lit(None, pl.Int64))
+    call = pl.col("call_ns")
+    before = (
+        pl.when(own)
+        .then(corr < pl.col("first"))
+        .when(timed)
+        .then(call < pl.col("lo"))
+        .otherwise(corr < pl.col("p_first"))
+    )
+    after = (
+        pl.when(own)
+        .then(corr > pl.col("last"))
+        .when(timed)
+        .then(call > pl.col("hi"))
+        .otherwise(corr > pl.col("p_last"))
+    )
     return (
-        frame.lazy()
-        .filter(~stepped)
-        .select(*by, corr, region_id=region)
-        .join(bounds, on=by, how="inner")
+        outside.lazy()
         .group_by("device", "region_id")
         .agg(
-            before=(corr < pl.col("first")).sum().cast(pl.Int64),
-            after=(corr > pl.col("last")).sum().cast(pl.Int64),
+            before=before.fill_null(False).sum().cast(pl.Int64),
+            after=after.fill_null(False).sum().cast(pl.Int64),
         )
         .filter((pl.col("before") > 0) | (pl.col("after") > 0))
         .collect()
     )
+
+
+def _cpu_spans(step_rows: list[tuple] | None) -> pl.LazyFrame:
+    """Per device: its first step's CPU start (``lo``) and its last one's CPU end
+    (``hi``), from the steps' rows (device, step, start_ns, end_ns, cpu_start_ns,
+    cpu_end_ns); NULL where the steps have none (period steps)."""
+    import polars as pl
+
+    rows = [(row[0], row[4], row[5]) for row in step_rows or ()]
+    schema = {"device": pl.Int64, "cpu_start_ns": pl.Int64, "cpu_end_ns": pl.Int64}
+    return (
+        pl.DataFrame(rows, schema=schema, orient="row")
+        .lazy()
+        .group_by("device")
+        .agg(lo=pl.col("cpu_start_ns").min(), hi=pl.col("cpu_end_ns").max())
+    )
+
+
+def _call_starts(trace: Trace, outside: pl.DataFrame, loose: pl.Expr) -> pl.DataFrame:
+    """``outside`` (launches outside the steps) with ``call_ns``, the start of the call of
+    each ``loose`` launch (of a thread without launches in the steps, outside its process's
+    span of them: ``queries/fingerprint_call_starts.sql``)."""
+    import polars as pl
+
+    on = ["device", "global_pid", "correlation_id"]
+    outside = outside.with_columns(pl.col("global_pid").cast(pl.Int64))
+    keys = outside.lazy().filter(loose).select(on).unique().collect()
+    con = trace.db
+    con.register("fp_call_keys", keys.to_arrow())
+    try:
+        pids = not keys["global_pid"].has_nulls()
+        calls = trace.query("fingerprint_call_starts", pids=pids)
+    finally:
+        con.unregister("fp_call_keys")
+    return outside.join(calls, on=on, how="left", nulls_equal=True)
 
 
 def mark_entries(trace: Trace, entries: list[dict[str, Any]], counts: pl.DataFrame) -> None:

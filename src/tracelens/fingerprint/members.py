@@ -9,7 +9,10 @@ what the steps frame keeps, and windows of consecutive steps overlap when one st
 behind another: a collective launched last in step 3 that starts after step 4's first
 kernel lies in step 4's window. Assigned by GPU window, it moved from step 3 to step 4 and
 two runs of one program read as a path change (kernel removed from step 3, added to step 4)
-when only their timing differed.
+when only their timing differed. Where a process launches from several host threads, the
+blocks of host order are split again one thread at a time, by each launch's place in its own
+thread's sequence (:mod:`.threadsteps`): host order interleaves the threads' calls as the
+scheduler ran them.
 
 The steps frame does not say where the steps start in the launch sequence; the block of
 step 1 is found as the ``p`` consecutive launches whose first start and kernel time are
@@ -42,9 +45,12 @@ def host_order_steps(
     """(the step of each row of ``launches`` (NULL: none), whether that step was found in
     host launch order) for the devices whose period steps are found as blocks of the
     launch sequence; None when no device's are (not period steps, or none found).
-    ``launches``: device, start_ns, end_ns; ``rows``: their row numbers in host launch
-    order (:func:`tracelens.fingerprint.order.launch_order`)."""
+    ``launches``: device, start_ns, end_ns (and thread, global_pid where they are:
+    :func:`.threadsteps.launch_groups`); ``rows``: their row numbers in host launch order
+    (:func:`tracelens.fingerprint.order.launch_order`)."""
     import polars as pl
+
+    from .threadsteps import launch_groups, thread_blocks
 
     if steps.method != "period" or not steps.motif or steps.frame.is_empty():
         return None
@@ -62,7 +68,11 @@ def host_order_steps(
             first = _first_block(device_seq, len(motif), frame)
             if first is not None:
                 at = rows.slice(offset, count)
-                in_host_order = _block_steps(count, first, len(motif), frame["step"])
+                block = _blocks(count, first, len(motif), frame.height)
+                groups = launch_groups(launches, at)
+                if groups is not None:  # each thread's launches by its own sequence
+                    block = thread_blocks(groups, block, frame.height)
+                in_host_order = frame["step"].cast(pl.Int64).gather(block)
                 step = step.scatter(at, in_host_order)
                 found = found.scatter(at, True)
         offset += count
@@ -145,14 +155,13 @@ def _step_by_key(keys: pl.Series, call_keys: pl.Series, call_steps: pl.Series) -
     return table.gather(slot).alias("step")
 
 
-def _block_steps(count: int, first: int, p: int, numbers: pl.Series) -> pl.Series:
-    """The step of each of a device's ``count`` launches in host order: launches
-    [first + k p, first + (k + 1) p) are step ``numbers[k]``, the others none."""
+def _blocks(count: int, first: int, p: int, blocks: int) -> pl.Series:
+    """The block (from 0; NULL: none) of each of a device's ``count`` launches in host
+    order: launches [first + k p, first + (k + 1) p) are block k of ``blocks``."""
     import polars as pl
 
-    blocks = numbers.len()
     before = pl.repeat(None, first, dtype=pl.Int64, eager=True)
-    inside = numbers.cast(pl.Int64).gather(pl.int_range(0, blocks * p, eager=True) // p)
+    inside = pl.int_range(0, blocks * p, dtype=pl.Int64, eager=True) // p
     after = pl.repeat(None, count - first - blocks * p, dtype=pl.Int64, eager=True)
     return pl.concat([before, inside, after])
 

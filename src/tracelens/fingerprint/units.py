@@ -158,6 +158,9 @@ def with_steps(
     columns = ("device", "path_id", "vid", "thread", "correlation_id", "start_ns", "capture")
     # path_id: only with NVTX ranges; thread: only where a process launched from several
     keep = [c for c in columns if c in launches.columns]
+    if "thread" in keep and "global_pid" in launches.columns:
+        # the process of a thread's launches, to find their calls (fingerprint.ends)
+        keep.append("global_pid")
     process = process_ranks(launches)
     if process is not None:
         keep.append(process.alias("process"))
