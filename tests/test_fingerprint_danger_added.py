@@ -32,7 +32,7 @@ def test_a_split_k_gemm_replacing_another_brings_its_risk(tmp_path):
     assert change.kind == "variant" and change.a.danger == change.b.danger == ("gemm_split_k",)
     assert change.danger_new == ("gemm_split_k",)
     assert diff.figures["danger_added"] == 1
-    assert "1 bring a new danger rule" in fp.board.text(diff, "a", "b")
+    assert "1 brings a new danger rule" in fp.board.text(diff, "a", "b")
 
 
 def test_an_info_rule_alone_is_no_new_danger(tmp_path):

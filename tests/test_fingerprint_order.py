@@ -53,7 +53,7 @@ def test_a_reversed_region_is_one_order_change_not_kernels_added_and_removed():
     text = board.text(d, "a.json", "b.json")
     assert "launch #3 of region layer.0: kern_5 where A had kern_2 (the same kernels as" in text
     assert "    order    #3    kern_5 where A had kern_2" in text
-    assert "1 launch orders changed" in text
+    assert "1 launch order changed" in text
     assert "added" not in text.replace("0 launches added", "")
     doc = json.loads(board.to_json(d, "a.json", "b.json"))
     assert doc["figures"]["order_changed"] == 1

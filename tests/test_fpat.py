@@ -108,7 +108,7 @@ def test_a_launch_moved_on_one_thread_is_still_a_path_change(tmp_path, capsys):
         "first divergence: (the whole step), step 6, device 0, launch #2 of step 6: c where A "
         "had b (the same kernels as often, in another order)",
         "changes: 0 kernel-variant changes, 0 launch-configuration-only changes, 0 launches "
-        "added, 0 removed, 1 launch orders changed (the same kernels as often); 0 bring a new "
+        "added, 0 removed, 1 launch order changed (the same kernels as often); 0 bring a new "
         "danger rule",
         "",
         "changed regions:",

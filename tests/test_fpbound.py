@@ -127,7 +127,7 @@ def test_a_collective_replaced_on_the_second_thread_is_still_reported(tmp_path, 
         "numerical path: RUN differs from base.json in 1 of 1 regions",
         f"first divergence: (the whole step), step 6, device 0, launch #4 of step 6: {BROADCAST}"
         f" replaced {ALLREDUCE}",
-        "changes: 1 kernel-variant changes, 0 launch-configuration-only changes, 0 launches "
+        "changes: 1 kernel-variant change, 0 launch-configuration-only changes, 0 launches "
         "added, 0 removed; 0 bring a new danger rule",
         "",
         "changed regions:",
@@ -146,7 +146,7 @@ def test_a_launch_moved_on_the_main_thread_is_still_reported(tmp_path, capsys):
         "first divergence: (the whole step), step 16, device 0, launch #2 of step 16: c where A "
         "had b (the same kernels as often, in another order)",
         "changes: 0 kernel-variant changes, 0 launch-configuration-only changes, 0 launches "
-        "added, 0 removed, 1 launch orders changed (the same kernels as often); 0 bring a new "
+        "added, 0 removed, 1 launch order changed (the same kernels as often); 0 bring a new "
         "danger rule",
         "",
         "changed regions:",

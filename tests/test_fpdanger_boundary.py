@@ -57,7 +57,7 @@ def test_an_insertion_early_in_the_list_is_one_launch_added(pair):
     (c,) = back.regions[0].changes
     assert (c.kind, c.position) == ("removed", 5)
     text = fp.board.text(diff, "a", "b")
-    assert "1 launches added, 0 removed" in text and "past the listed launches" not in text
+    assert "1 launch added, 0 removed" in text and "past the listed launches" not in text
 
 
 def test_an_insertion_at_the_last_listed_slot_is_no_variant_change(pair):

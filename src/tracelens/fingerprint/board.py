@@ -160,12 +160,16 @@ def _steps_held(ends: CaptureEnds, side: str | None) -> str:
 
 
 def _summary(diff: PathDiff) -> str:
+    from ..views import plural
+
     f = diff.figures
+    danger = f["danger_added"]
     return (
-        f"{f['variant_changed']:,} kernel-variant changes, {f['config_changed']:,} "
-        f"launch-configuration-only changes, {f['launches_added']:,} launches added, "
-        f"{f['launches_removed']:,} removed{_reorders(f)}; {f['danger_added']:,} bring a new "
-        "danger rule"
+        f"{plural(f['variant_changed'], 'kernel-variant change')}, "
+        f"{plural(f['config_changed'], 'launch-configuration-only change')}, "
+        f"{plural(f['launches_added'], 'launch', 'launches')} added, "
+        f"{f['launches_removed']:,} removed{_reorders(f)}; {danger:,} "
+        f"{'brings' if danger == 1 else 'bring'} a new danger rule"
     )
 
 
@@ -185,7 +189,8 @@ def _reorders(f: dict[str, int]) -> str:
     """The summary's launch-order changes, only when there are some (the boards without
     them read as they always have)."""
     n = f.get("order_changed", 0)
-    return f", {n:,} launch orders changed (the same kernels as often)" if n else ""
+    orders = "launch order" if n == 1 else "launch orders"
+    return f", {n:,} {orders} changed (the same kernels as often)" if n else ""
 
 
 def headline(diff: PathDiff, a: str, b: str) -> tuple[list[str], str]:
