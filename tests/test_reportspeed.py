@@ -1,6 +1,7 @@
-"""util's sort of the GPU work (tracelens.util_order): columns NULL throughout (short_id and
-graph_id of most reads) are made anew rather than gathered, and come out as a gather would
-give them."""
+"""The report's cuts of CPU time (#14): util's sort of the GPU work (tracelens.util_order)
+makes columns NULL throughout (short_id and graph_id of most reads) anew rather than
+gathering them, and they come out as a gather would give them; the stakeout read directly
+scans only its kernels' launches."""
 
 from __future__ import annotations
 
@@ -59,3 +60,30 @@ def test_the_taken_sort_makes_null_columns_anew_too():
     assert work.select(ORDER[:2]).equals(read.sort("device", "start_ns").select(ORDER[:2]))
     assert work["graph_id"].null_count() == work.height
     assert work["name_id"].null_count() == read["name_id"].null_count()
+
+
+@pytest.mark.parametrize("kind", ["demangled", "short"])
+def test_stakeout_durations_scan_only_the_named_launches(kind, monkeypatch):
+    """The stakeout's spreads and histograms read directly (report_stakeout_durations.sql)
+    scan the launches of the named kernels only, picked out of the page's read first: as
+    many rows as the census counts of those names; a name not launched adds none."""
+    import tracelens
+    from tracelens.demo import demo_path
+    from tracelens.report import sharedread, stakeoutread
+
+    scanned = []
+    durations = stakeoutread._durations
+
+    def spied(trace, names, name_kind, work, per_octave):
+        scanned.append(work.num_rows)
+        return durations(trace, names, name_kind, work, per_octave)
+
+    monkeypatch.setattr(stakeoutread, "_durations", spied)
+    with tracelens.open(demo_path("bs16"), cache=False) as t:
+        table = sharedread.for_duckdb(sharedread.read_work(t, short=kind == "short"))
+        census = t.census(name=kind)
+        names = census["name"].head(3).to_list() + ["not launched"]
+        got = stakeoutread.direct_profiles(t, names, kind, table, 4)
+    assert got is not None and got.spread.height == 3
+    assert scanned == [int(census["instances"].head(3).sum())]
+    assert 0 < scanned[0] < table.num_rows
