@@ -8,7 +8,9 @@
 -- Parameters:
 --   $work        VARCHAR    name of the registered relation with work_in_order.sql's columns
 --                           (kind, device, stream, start_ns, end_ns, name_id, short_id; kind
---                           0 are kernels)
+--                           0 are kernels): the report hands over only the launches of
+--                           $names (tracelens.report.stakeoutread picks them out first); any
+--                           other rows are left out here
 --   $names       VARCHAR    kernel names (of $name_kind), as one JSON list
 --                           (tracelens.trace.list_param)
 --   $name_kind   VARCHAR    'demangled' | 'short'
