@@ -16,11 +16,14 @@ GPU time, and :func:`passed_over` names the other processes' loops."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .units import fmt_ns
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .steps_period import DevicePeriod
     from .trace import Trace
 
@@ -162,3 +165,21 @@ def _other_loop(
 
 def _and(items: list[int]) -> str:
     return ", ".join(str(i) for i in items[:-1]) + f" and {items[-1]}"
+
+
+def copying_programs(found: dict, launchers: dict, copies: pl.DataFrame) -> dict:
+    """``found`` (each device's :class:`DevicePeriod`) with the loop's processes set
+    (``pids``) on a device where processes that launched nothing there copied or set
+    memory (``copies``: ``steps_period_copies.sql``'s rows): a data loader or a checkpoint
+    writer is another program too, told apart from the loop by its copies, not by launches
+    (it has none). ``launchers``: per device whose loop is every launching process, those
+    processes (read where several processes may share a device; a device the export's
+    context table gives one process is not listed, and no other process copies there)."""
+    import polars as pl
+
+    for device, pids in launchers.items():
+        others = copies.filter(pl.col("device") == device, ~pl.col("pid").is_in(list(pids)))
+        if others.height:
+            count = others["pid"].n_unique()
+            found[device] = replace(found[device], pids=pids, other_copies=(others.height, count))
+    return found

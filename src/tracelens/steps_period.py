@@ -4,7 +4,9 @@ Per device, on the kernel name ids in launch order (vectorized in polars, no loo
 kernel): the order the host launched them, by correlation id, each launching process's
 launches in its own order and the processes that share a device one after another, by
 their first launch there (:func:`tracelens.steps_order.process_ranks`: CUPTI numbers correlation ids per process,
-so they say nothing of the order between two processes). A CUDA graph replay traced at graph level is a launch too, its token the replayed
+so they say nothing of the order between two processes; where a process's host threads
+interleaved so that no steps or steps off their motif came out, each thread's launches by
+their own order: :mod:`tracelens.steps_threads`). A CUDA graph replay traced at graph level is a launch too, its token the replayed
 graph (:func:`tracelens.steps_order.launch_tokens`): with torch.compile or vLLM's CUDA graphs a step is a few
 kernels and one replay that holds nearly all its GPU time, and a period of the kernels
 alone would make each step a few microseconds long.
@@ -37,7 +39,7 @@ alone would make each step a few microseconds long.
    launch up to the next step's
    (:func:`tracelens.steps_period_table._copies_in_steps`), as ``--step`` selects it;
    on a device another program used too (it launched there, or only copied or set memory:
-   :func:`_copying_programs`), the loop's processes' only.
+   :func:`tracelens.steps_loops.copying_programs`), the loop's processes' only.
 """
 
 from __future__ import annotations
@@ -45,12 +47,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .steps_loops import busiest_loop, busiest_process, passed_over
+from .steps_loops import busiest_loop, busiest_process, copying_programs, passed_over
 from .steps_motif import Anchored, step_shapes
 from .steps_outside import Outside
 from .steps_period_table import _per_step
 from .steps_phase import HostGaps, period_phase, phase_tokens
 from .steps_sequence import LaunchSequence
+from .steps_threads import LaunchThreads, threaded_period
 
 if TYPE_CHECKING:
     import polars as pl
@@ -79,10 +82,12 @@ def period_steps(
     else:
         sequence = LaunchSequence.given(launches)
     tokens = phase_tokens(trace, phase)
-    host = HostGaps(trace, params)
+    host, threads = HostGaps(trace, params), LaunchThreads(trace, params, sequence)
     found, launchers = {}, {}
     for device, offset, count in sequence.devices():
-        period = _process_period(sequence, device, offset, count, conf["period"], tokens, host)
+        period = _process_period(
+            sequence, device, offset, count, conf["period"], tokens, host, threads
+        )
         if period is not None:
             found[device] = period
             if period.pids is None and "pid" in sequence.rows.columns:
@@ -94,7 +99,7 @@ def period_steps(
     # On a device another program used too, the loop's processes' (f.pids) only: the other
     # program's launches are in no step, and neither are its copies.
     copies = trace.query("steps_period_copies", **params)
-    found = _copying_programs(found, launchers, copies)
+    found = copying_programs(found, launchers, copies)
     frames = [
         _per_step(
             f.steps,
@@ -141,7 +146,9 @@ def period_steps(
     )  # fmt: skip
 
 
-def _process_period(sequence, device, offset, count, conf, tokens, host) -> DevicePeriod | None:
+def _process_period(
+    sequence, device, offset, count, conf, tokens, host, threads
+) -> DevicePeriod | None:
     """The period steps of one device's launches [offset, offset + count). When several
     processes launched there (each one's launches come one after another in launch order:
     :meth:`LaunchSequence.blocks`), only those that run the loop count: the processes whose
@@ -152,14 +159,18 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     'steps' of the motif's length ('step time changed at step 41' where the other program's
     40 launches began). The other processes' own loops are kept as passed over."""
 
-    def search(o, c):
+    def run(launches, o, c, seen):
         return device_period(
-            sequence.tokens(o, c),
-            lambda: sequence.times(o, c),
+            launches.tokens(o, c),
+            lambda: launches.times(o, c),
             conf,
             tokens,
             lambda seq, lo, hi: host.calls(device, seq, lo, hi),
+            seen,
         )
+
+    def search(o, c):  # by each host thread's own order where the threads' mix broke it
+        return threaded_period(sequence, threads, o, c, run)
 
     blocks = sequence.blocks(offset, count)
     if len(blocks) == 1:
@@ -188,24 +199,6 @@ def _process_period(sequence, device, offset, count, conf, tokens, host) -> Devi
     others = (count - (hi - lo), len(blocks) - len(loop))
     pids = tuple(sequence.pids(lo, hi - lo))
     return replace(found, others=others, pids=pids, passed_over=passed)
-
-
-def _copying_programs(found: dict, launchers: dict, copies: pl.DataFrame) -> dict:
-    """``found`` (each device's :class:`DevicePeriod`) with the loop's processes set
-    (``pids``) on a device where processes that launched nothing there copied or set
-    memory (``copies``: ``steps_period_copies.sql``'s rows): a data loader or a checkpoint
-    writer is another program too, told apart from the loop by its copies, not by launches
-    (it has none). ``launchers``: per device whose loop is every launching process, those
-    processes (read where several processes may share a device; a device the export's
-    context table gives one process is not listed, and no other process copies there)."""
-    import polars as pl
-
-    for device, pids in launchers.items():
-        others = copies.filter(pl.col("device") == device, ~pl.col("pid").is_in(list(pids)))
-        if others.height:
-            count = others["pid"].n_unique()
-            found[device] = replace(found[device], pids=pids, other_copies=(others.height, count))
-    return found
 
 
 def _describe(device: int, found: DevicePeriod, names: dict[int, str]) -> str:
@@ -351,6 +344,7 @@ def device_period(
     conf: dict[str, Any],
     start_at: frozenset[int] = frozenset(),
     host_gaps=lambda seq, lo, hi: None,
+    seen: dict[str, int] | None = None,
 ) -> DevicePeriod | None:
     """The steps of one device's launch tokens ``ids`` in launch order, or None;
     ``launches()``: the same launches' start_ns, end_ns and token, asked for when the
@@ -360,7 +354,8 @@ def device_period(
     hi)``: the host's time before the launch calls of ``launches()``'s [lo, hi), or None
     (:meth:`tracelens.steps_phase.HostGaps.calls`), asked for when the GPU's idle time does
     not phase the steps (:func:`tracelens.steps_phase.period_phase`), once per device for
-    every window asked (:class:`tracelens.steps_phase.HostPauses`).
+    every window asked (:class:`tracelens.steps_phase.HostPauses`); ``seen``: given, it
+    gets the count of candidate periods (``candidates``).
 
     The exact period first (:func:`_exact_period`); then a shorter motif whose steps may
     launch a few other kernels too (:func:`tracelens.steps_motif.anchored_steps`): the
@@ -375,6 +370,8 @@ def device_period(
         return None
     gaps = _gap_table(ids)
     candidates = _candidates(gaps, n, conf)
+    if seen is not None:
+        seen["candidates"] = len(candidates)
     shares = {p: _match_share(ids, p) for p in candidates}
     if not shares:
         return None
@@ -452,7 +449,8 @@ class DevicePeriod:
     #: only copied or set memory there (``other_copies``); None: every process
     pids: tuple[int, ...] | None = None
     #: (copies and memsets, processes) of the processes that launched nothing on the
-    #: device but copied there, in no step (:func:`_copying_programs`); (0, 0): none
+    #: device but copied there, in no step (:func:`.steps_loops.copying_programs`); (0, 0):
+    #: none
     other_copies: tuple[int, int] = (0, 0)
     #: (pid, its own period steps) of each other process on the device whose launches
     #: repeat other kernels, a loop passed over (:func:`_process_period`)

@@ -40,16 +40,16 @@ class LaunchSequence:
         self._tokens = rows["token"] if order is None else rows["token"].gather(order)
 
     @classmethod
-    def read(cls, trace: Trace, params: dict[str, Any]) -> LaunchSequence:
+    def read(cls, trace: Trace, params: dict[str, Any], pids: bool = False) -> LaunchSequence:
         """The launches of ``params`` (``queries/steps_launch_rows.sql``), ordered. Read
         without their streams, which order only launches that tie on device, process,
         correlation id and start; read again with them when some do
         (:func:`tracelens.steps_order.launch_order`). Without their processes too when the
         filter names one, or when the export's context table lists one process on each
         device read (:func:`tracelens.steps_order.one_process_devices`; a device it does not
-        list: read again with them)."""
-        single = None if params["pid"] is not None else one_process_devices(trace)
-        pids = params["pid"] is None and single is None
+        list: read again with them). ``pids``: read them in any case."""
+        single = None if params["pid"] is not None or pids else one_process_devices(trace)
+        pids = pids or (params["pid"] is None and single is None)
         rows = trace.query("steps_launch_rows", any_order=True, **params, streams=False, pids=pids)
         if single is not None and not rows["device"].unique().is_in(list(single)).all():
             pids = True
@@ -69,6 +69,25 @@ class LaunchSequence:
             order = launch_order(rows)
         # the process orders them, and parts a device's launches by program (blocks)
         return cls(rows if pids else rows.drop("pid"), order)
+
+    def column(self, name: str, offset: int, count: int) -> pl.Series:
+        """Column ``name`` of launches [offset, offset + count), in order."""
+        column = self.rows[name]
+        if self.order is None:
+            return column.slice(offset, count)
+        return column.gather(self.order.slice(offset, count))
+
+    def reordered(self, offset: int, count: int, positions: pl.Series) -> LaunchSequence:
+        """This sequence with launches [offset, offset + count) replaced by those at
+        ``positions`` (from 0 there), in that order: a device's launches in another order,
+        or some of them (then the devices after it are no longer at their offsets)."""
+        import polars as pl
+
+        n = self.rows.height
+        order = pl.int_range(n, dtype=pl.UInt32, eager=True) if self.order is None else self.order
+        chosen = order.slice(offset, count).gather(positions)
+        order = pl.concat([order.head(offset), chosen, order.slice(offset + count)])
+        return LaunchSequence(self.rows, order)
 
     @classmethod
     def given(cls, launches: pl.DataFrame) -> LaunchSequence:
