@@ -34,7 +34,7 @@ BROADCAST = "ncclDevKernel_Broadcast_RING_LL"
 
 def _period(path, late=(), iterations: int = 24, comm=None, moved=None, init: int = 0):
     """Process 10 on GPU 0, ``iterations`` (steps from the launch period, no NVTX; the step
-    search finds none where two iterations of 12 are off its motif, so 24): thread
+    search needs no more since tracelens.steps_threads; 24 keeps the cases as written): thread
     11 launches a, b, c on stream 7 (a, c, b in iteration ``moved``), thread 12 a collective
     on stream 9 (AllReduce, or ``comm[iteration]``) after c; in the iterations of ``late``
     that call is made after the compute thread's a of the next iteration, as the host

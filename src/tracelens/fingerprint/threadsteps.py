@@ -21,11 +21,13 @@ host order put them in does not launch steadily with the steps (a logger, a chec
 thread): its launches keep that block, as a process launching from one thread does (its
 own sequence is then the block sequence, and nothing changes).
 
-What stays the interleaving's: the steps themselves. Where a thread's call slips past a
-step boundary, the block there is off the motif, which the step search tolerates in a long
-capture (24 iterations, one or two such) but not always (12 iterations with two: no steps;
-a collective called past the first launch after the last step: one step fewer), and the
-fingerprint keeps what it found, as ``tracelens steps`` says it. And a thread's first
+The steps themselves: where a thread's call slips past a step boundary, the block there is
+off the motif; the step search then takes each thread in its own order
+(:mod:`tracelens.steps_threads`, which shares the other threads' launches out with
+:func:`thread_blocks`), so 12 iterations with one or two such calls keep their steps. At
+the capture's edge it can still differ (a collective called past the first launch after
+the last step: one step fewer), and the fingerprint keeps what the search found, as
+``tracelens steps`` says it. And a thread's first
 launch in the steps is the first its blocks hold: a collective of the iteration before the
 first step called after the first step's first launch is in step 1 where the other run has
 it before the steps, the two being the same kernel (a sequence cannot tell which of its
