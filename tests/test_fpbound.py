@@ -30,26 +30,16 @@ from tracelens.synth import TraceBuilder
 US = 1_000
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 BROADCAST = "ncclDevKernel_Broadcast_RING_LL"
-# How long a's kernel waits on the GPU in the runs compared (its input, say): the GPU idles
-# longest before a, and the step search phases every run's steps there (24 steps from a).
-# Without it the GPU idles alike before every launch, and ``tracelens steps`` phases the
-# on-time run at the host's longest pause, the collective thread's (a whole iteration
-# between its calls: 23 steps from the collective), and the late runs at a (24); the
-# fingerprint numbers the steps the search finds (test_fpsteps), so they would differ.
-WAIT = 400 * US
 
 
-def _period(
-    path, late=(), iterations: int = 24, comm=None, moved=None, init: int = 0, wait: int = 0
-):
+def _period(path, late=(), iterations: int = 24, comm=None, moved=None, init: int = 0):
     """Process 10 on GPU 0, ``iterations`` (steps from the launch period, no NVTX; the step
     search needs no more since tracelens.steps_threads; 24 keeps the cases as written): thread
     11 launches a, b, c on stream 7 (a, c, b in iteration ``moved``), thread 12 a collective
     on stream 9 (AllReduce, or ``comm[iteration]``) after c; in the iterations of ``late``
     that call is made after the compute thread's a of the next iteration, as the host
     scheduler ran the two threads. ``init``: launches of a thread 13 before the first
-    iteration, its only ones. ``wait``: ns each a's kernel waits on the GPU past its
-    stream's free time (an input's copy, say)."""
+    iteration, its only ones."""
     b = TraceBuilder("3.24.18")
     b.process(10, "python train.py")
     b.gpu(0)
@@ -70,7 +60,7 @@ def _period(
     for i, (name, tid, stream) in enumerate(calls):
         tc = 1_000 * US + i * 250 * US
         cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=10, tid=tid)
-        start = max(free[stream], tc + 10 * US) + (wait if name == "a" else 0)
+        start = max(free[stream], tc + 10 * US)
         b.kernel(f"void {name}(float*)", start=start, end=start + 100 * US, pid=10,
                  stream=stream, correlation_id=cid)  # fmt: skip
         free[stream] = start + 110 * US
@@ -96,11 +86,8 @@ def test_a_collective_called_past_the_next_steps_first_launch_keeps_its_step(tmp
     after the next iteration's a: the step search finds the same 24 steps, and the old code
     read step 6 as a, b, c, a and step 7 as b, c, AllReduce, AllReduce (``--check`` exit 1).
     Now the same bytes as the run where every collective was called before the next a."""
-    base = _period(tmp_path / "base.sqlite", wait=WAIT)
-    runs = [
-        _period(tmp_path / "late.sqlite", late={5}, wait=WAIT),
-        _period(tmp_path / "two.sqlite", {5, 15}, wait=WAIT),
-    ]
+    base = _period(tmp_path / "base.sqlite")
+    runs = [_period(tmp_path / "late.sqlite", late={5}), _period(tmp_path / "two.sqlite", {5, 15})]
     text = _text(base)
     assert [_text(run) for run in runs] == [text, text]
     assert fp.loads(text)["steps"] == {"method": "period", "count": 24}
@@ -126,7 +113,7 @@ def test_a_thread_that_launched_only_before_the_period_steps_is_before_them(tmp_
 
 
 def _board(tmp_path, capsys, run) -> list[str]:
-    (tmp_path / "base.json").write_text(_text(_period(tmp_path / "base.sqlite", wait=WAIT)))
+    (tmp_path / "base.json").write_text(_text(_period(tmp_path / "base.sqlite")))
     rc, out, _ = run_cli(["fingerprint", run, "--check", tmp_path / "base.json"], capsys)
     assert rc == 1, out
     return out.replace(run.name, "RUN").splitlines()
@@ -135,7 +122,7 @@ def _board(tmp_path, capsys, run) -> list[str]:
 def test_a_collective_replaced_on_the_second_thread_is_still_reported(tmp_path, capsys):
     """Guard: the collective of iteration 6 a Broadcast, called after the next a: a change
     in step 6 (its launch #4, after the compute thread's three), said exactly."""
-    run = _period(tmp_path / "run.sqlite", late={5}, comm={5: BROADCAST}, wait=WAIT)
+    run = _period(tmp_path / "run.sqlite", late={5}, comm={5: BROADCAST})
     assert _board(tmp_path, capsys, run) == [
         "numerical path: RUN differs from base.json in 1 of 1 regions",
         f"first divergence: (the whole step), step 6, device 0, launch #4 of step 6: {BROADCAST}"
@@ -153,7 +140,7 @@ def test_a_launch_moved_on_the_main_thread_is_still_reported(tmp_path, capsys):
     """Guard: the compute thread's b and c swapped in iteration 16, in a run whose
     collective of iteration 6 was called late: a launch-order change of step 16, said
     exactly."""
-    run = _period(tmp_path / "run.sqlite", late={5}, moved=15, wait=WAIT)
+    run = _period(tmp_path / "run.sqlite", late={5}, moved=15)
     assert _board(tmp_path, capsys, run) == [
         "numerical path: RUN differs from base.json in 1 of 1 regions",
         "first divergence: (the whole step), step 16, device 0, launch #2 of step 16: c where A "
