@@ -18,6 +18,9 @@
 --   correlation_id  BIGINT  CUPTI correlation id of the launching call (unique per process:
 --                           the caller gives up when two processes launched on the device)
 --   pid             BIGINT  operating-system pid of the launching process
+--   tid             BIGINT  operating-system tid of the launching host thread (the caller
+--                           keeps the busiest thread's pauses: a side thread's are not the
+--                           loop's)
 --   start_ns        BIGINT  the call's start, ns from session start
 --   gap_ns          BIGINT  the call's start minus the end of its thread's previous launch
 --                           call here, ns (clipped at 0: a call inside the previous one);
@@ -41,11 +44,11 @@ calls AS (
     SEMI JOIN launches AS l ON launched_by(l.globalPid, l.correlationId, r.globalTid, r.correlationId)
     WHERE $end_ns IS NULL OR r.start < $end_ns
 )
-SELECT correlation_id, pid, start_ns,
+SELECT correlation_id, pid, tid, start_ns,
        -- greatest() would turn a thread's first call's NULL into 0: no pause is known there
        CASE WHEN gap_ns < 0 THEN 0 ELSE gap_ns END AS gap_ns
 FROM (
-    SELECT correlation_id, pid, start_ns,
+    SELECT correlation_id, pid, tid_of(global_tid) AS tid, start_ns,
            start_ns - lag(end_ns) OVER (PARTITION BY global_tid ORDER BY start_ns, end_ns DESC) AS gap_ns
     FROM calls
 )

@@ -275,7 +275,9 @@ def test_demo_pair_first_divergence_and_the_cascade_merge(demo_docs):
 
 def test_the_launches_are_read_once(tmp_path, monkeypatch):
     """One query reads the launches (fingerprint_launches); the step search takes its
-    sequence from it (no steps_launches), and every other result is per name, unit or entry."""
+    sequence from it (no steps_launches), and every other result is per name, unit or entry
+    but the host's pause before each call of the period's first 50 steps (steps_host_gaps,
+    as ``tracelens steps`` phases its steps: test_fpsteps), here every call."""
     path = build_run(tmp_path / "r.sqlite", Run(steps=30, layers=4, nvtx=False))
     heights = []
     for method in ("query", "query_rows"):
@@ -293,8 +295,9 @@ def test_the_launches_are_read_once(tmp_path, monkeypatch):
     names = [n for n, _h in heights]
     assert set(names) >= {"fingerprint_names", "fingerprint_launches", "fingerprint_paths"}
     assert "steps_launches" not in names
-    assert [n for n, h in heights if h >= doc["launches"]] == ["fingerprint_launches"]
-    assert max(h for n, h in heights if n != "fingerprint_launches") <= 30  # strings, units
+    big = [n for n, h in heights if h >= doc["launches"]]
+    assert big == ["fingerprint_launches", "steps_host_gaps"]
+    assert max(h for n, h in heights if n not in big) <= 30  # strings, units
 
 
 def test_many_strings_take_the_extra_scan_and_give_the_same_document(tmp_path, monkeypatch):

@@ -115,9 +115,9 @@ def _device_pids(trace: Trace) -> dict[int, int] | None:
 def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) -> Steps:
     """``trace.steps()``, with the launch sequence handed over from ``launches`` (read
     once) in ``order``, the order the host launched them (:func:`.order.launch_order`, as
-    ``tracelens steps`` reads them); on a trace with CUDA graph replays traced at graph
-    level the step search reads its own (a replay is a launch there, and the fingerprint
-    does not read replays)."""
+    ``tracelens steps`` reads them, with their correlation ids); on a trace with CUDA graph
+    replays traced at graph level the step search reads its own (a replay is a launch
+    there, and the fingerprint does not read replays)."""
     import polars as pl
 
     from ..steps import find_steps
@@ -126,7 +126,16 @@ def find_launch_steps(trace: Trace, launches: pl.DataFrame, order: pl.Series) ->
         return trace.steps()
     from ..util_calls import pid_of
 
-    columns = [pl.col(c).gather(order) for c in ("device", "start_ns", "end_ns", "name_id")]
+    # With each launch's correlation id, as `tracelens steps` reads the sequence
+    # (steps_launch_rows.sql): the search finds each launch's call by it, and the host's
+    # pause before it (steps_phase.HostGaps), which phases the period steps where the GPU
+    # idles alike before every launch. Without it the search phased them by the GPU alone
+    # and numbered other steps than `tracelens steps` (test_fpsteps: 24 steps from a
+    # where it found 23 from the collective its thread paused before). The launches were
+    # read with it, so no second read; LaunchSequence.given sorts them by it again, an
+    # order they are already in (the bench trace's fingerprint: no CPU time measurable).
+    names = ("device", "start_ns", "end_ns", "name_id", "correlation_id")
+    columns = [pl.col(c).gather(order) for c in names]
     if "global_pid" in launches.columns:
         # the launching process where several share a device (global_pid is kept then), as
         # its operating-system pid: the loop's steps are its own processes', as `tracelens
