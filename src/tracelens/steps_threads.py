@@ -24,8 +24,8 @@ adds none) and more of them are exactly the motif. Where no launch moves, nothin
 Only then are the calls' threads read (:func:`tracelens.fingerprint.threads.thread_calls`,
 0.47 CPU s of the bench trace's 5M calls), and, where some process made calls from two
 threads, the launches' processes and correlation ids when the sequence lacks them (read
-without the process, or handed over in order without either, as the fingerprint does:
-read again, and used where their tokens are the sequence's). A device whose launches
+without the process, or handed over in order without either: read again, and used where
+their tokens are the sequence's; the fingerprint hands over its correlation ids). A device whose launches
 repeat no kernel at a steady spacing (no candidate period: the bench trace's) or whose
 steps are each the motif asks nothing.
 """
@@ -140,8 +140,8 @@ class LaunchThreads:
 
     def _keyed_sequence(self, offset: int, count: int) -> LaunchSequence | None:
         """The sequence with each launch's process and correlation id: this one, or (read
-        without the process, one per device, or handed over without either, as the
-        fingerprint does) the trace's launches read again with both, used where they are
+        without the process, one per device, or handed over without either) the trace's
+        launches read again with both, used where they are
         the same launches in the same order (their tokens are)."""
         from .steps_sequence import LaunchSequence
 
