@@ -7,14 +7,12 @@ from __future__ import annotations
 import importlib
 
 from conftest import run_cli
+from fixtures.thread_launches import ALLREDUCE, US, iteration_calls, launch
 
 import tracelens
 from tracelens import fingerprint as fp
 from tracelens.fingerprint import threads
 from tracelens.synth import TraceBuilder
-
-US = 1_000
-ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 
 
 def _two_threads(path, comm_after: int, compute=("a", "b", "c")):
@@ -28,14 +26,7 @@ def _two_threads(path, comm_after: int, compute=("a", "b", "c")):
         t0 = 1_000 * US + s * 1_000 * US
         calls = [(name, 11, 7) for name in compute]
         calls.insert(comm_after, (ALLREDUCE, 12, 9))
-        free = {7: t0 + 100 * US, 9: t0 + 100 * US}
-        for i, (name, tid, stream) in enumerate(calls):
-            tc = t0 + 10 * US + i * 20 * US
-            cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=10, tid=tid)
-            start = max(free[stream], tc + 10 * US)
-            b.kernel(f"void {name}(float*)", start=start, end=start + 100 * US, pid=10,
-                     stream=stream, correlation_id=cid)  # fmt: skip
-            free[stream] = start + 110 * US
+        launch(b, iteration_calls(t0, calls), {7: t0 + 100 * US, 9: t0 + 100 * US})
     return b.write(path)
 
 

@@ -22,15 +22,12 @@ import re
 import jsonschema
 import pytest
 from conftest import run_cli
+from fixtures.thread_launches import ALLREDUCE, BROADCAST, US, iteration_calls, launch
+from fixtures.thread_launches import fingerprint_text as _text
 
-import tracelens
 import tracelens.fingerprint as fp
 from tracelens.errors import UsageError
 from tracelens.synth import TraceBuilder
-
-US = 1_000
-ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
-BROADCAST = "ncclDevKernel_Broadcast_RING_LL"
 
 
 def _two_threads(path, comm_after, moved=None, comm=None, iterations: int = 12):
@@ -49,20 +46,8 @@ def _two_threads(path, comm_after, moved=None, comm=None, iterations: int = 12):
         calls = [(name, 11, 7) for name in compute]
         collective = (comm or {}).get(s, ALLREDUCE)
         calls.insert(comm_after[s % len(comm_after)], (collective, 12, 9))
-        free = {7: t0 + 100 * US, 9: t0 + 100 * US}
-        for i, (name, tid, stream) in enumerate(calls):
-            tc = t0 + 10 * US + i * 20 * US
-            cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=10, tid=tid)
-            start = max(free[stream], tc + 10 * US)
-            b.kernel(f"void {name}(float*)", start=start, end=start + 100 * US, pid=10,
-                     stream=stream, correlation_id=cid)  # fmt: skip
-            free[stream] = start + 110 * US
+        launch(b, iteration_calls(t0, calls), {7: t0 + 100 * US, 9: t0 + 100 * US})
     return b.write(path)
-
-
-def _text(path) -> str:
-    with tracelens.open(path, cache=False) as trace:
-        return fp.dumps(tracelens.fingerprint(trace))
 
 
 @pytest.mark.parametrize("iterations", [12, 1], ids=["in-steps", "no-steps"])

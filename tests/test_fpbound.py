@@ -22,14 +22,11 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from conftest import run_cli
+from fixtures.thread_launches import ALLREDUCE, BROADCAST, US, launch
+from fixtures.thread_launches import fingerprint_text as _text
 
-import tracelens
 import tracelens.fingerprint as fp
 from tracelens.synth import TraceBuilder
-
-US = 1_000
-ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
-BROADCAST = "ncclDevKernel_Broadcast_RING_LL"
 
 
 def _period(path, late=(), iterations: int = 24, comm=None, moved=None, init: int = 0):
@@ -56,20 +53,12 @@ def _period(path, late=(), iterations: int = 24, comm=None, moved=None, init: in
             pending = collective
         else:
             calls.append(collective)
-    free = {7: 0, 9: 0}
-    for i, (name, tid, stream) in enumerate(calls):
-        tc = 1_000 * US + i * 250 * US
-        cid = b.runtime("cudaLaunchKernel_v7000", start=tc, end=tc + 5 * US, pid=10, tid=tid)
-        start = max(free[stream], tc + 10 * US)
-        b.kernel(f"void {name}(float*)", start=start, end=start + 100 * US, pid=10,
-                 stream=stream, correlation_id=cid)  # fmt: skip
-        free[stream] = start + 110 * US
+    timed = [
+        (name, tid, stream, 1_000 * US + i * 250 * US)
+        for i, (name, tid, stream) in enumerate(calls)
+    ]
+    launch(b, timed, {})
     return b.write(path)
-
-
-def _text(path) -> str:
-    with tracelens.open(path, cache=False) as trace:
-        return fp.dumps(tracelens.fingerprint(trace))
 
 
 def _entries(text: str) -> list[tuple]:
