@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .aside import Aside
     from .layout import TimelineView
     from .nvtxtree import NvtxTree
+    from .selection import Selection
 
 
 @dataclass
@@ -196,11 +197,7 @@ def _collect(
         busy_ns, util, steps = kept.busy_ns, kept.util, kept.steps
     projection_left_out(util, label, kept_omitted)
     omitted += kept_omitted
-    tree = (
-        _nvtx_tree(trace, label, omitted, chosen.tree_where) if has_kernels or no_kernels else None
-    )
-    if tree is not None and chosen.tree_note is not None:
-        omitted.append(Omitted(f"{label}: NVTX tree", chosen.tree_note))
+    tree = _nvtx_tree(trace, label, omitted, chosen) if has_kernels or no_kernels else None
     steps_shown, steps_summary, steps_left = step_rows(steps)
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
@@ -447,11 +444,12 @@ def _lineup_activities(
 
 
 def _nvtx_tree(
-    trace: Trace, label: str, omitted: list[Omitted], where: EventFilter | None = None
+    trace: Trace, label: str, omitted: list[Omitted], chosen: Selection
 ) -> NvtxTree | None:
-    """The NVTX tree (of ``where``'s ranges: :func:`.nvtxtree.nvtx_tree`), unless the trace
-    has more than threshold.nvtx_max_launches kernel launches (data/clues.toml: the GPU
-    projection's cost)."""
+    """The NVTX tree (of ``chosen``'s ranges: :func:`.nvtxtree.nvtx_tree`, and what it is
+    not narrowed to said in ``omitted``), unless the trace has more than
+    threshold.nvtx_max_launches kernel launches (data/clues.toml: the GPU projection's
+    cost)."""
     from ..compare.clues import threshold
     from .nvtxtree import TREE_NODES, nvtx_tree
 
@@ -467,7 +465,7 @@ def _nvtx_tree(
                 )
             )
         return None
-    tree = nvtx_tree(trace, where=where)
+    tree = nvtx_tree(trace, where=chosen.tree_where)
     if tree is not None and tree.left_out:
         omitted.append(
             Omitted(
@@ -477,4 +475,6 @@ def _nvtx_tree(
                 "path` lists them all",
             )
         )
+    if tree is not None and chosen.tree_note is not None:
+        omitted.append(Omitted(f"{label}: NVTX tree", chosen.tree_note))
     return tree
