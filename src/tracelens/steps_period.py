@@ -95,21 +95,9 @@ def period_steps(
     if not found:
         return None
     found, other_loops = busiest_loop(trace, found, launchers, params, conf["period"])
-    # A step holds its device's copies and memsets too (its end and busy time count them).
-    # On a device another program used too, the loop's processes' (f.pids) only: the other
-    # program's launches are in no step, and neither are its copies.
     copies = trace.query("steps_period_copies", **params)
     found = copying_programs(found, launchers, copies)
-    frames = [
-        _per_step(
-            f.steps,
-            copies.filter(
-                pl.col("device") == device, True if f.pids is None else pl.col("pid").is_in(f.pids)
-            ),
-            f.bound,
-        ).with_columns(device=pl.lit(device, dtype=pl.Int64))
-        for device, f in found.items()
-    ]
+    frames = _step_frames(found, copies)
     names = dict(trace.query_rows("util_kernel_names").data)
     motif_names = {d: tuple(_token_name(i, names) for i in f.motif) for d, f in found.items()}
     parts = "; ".join(_describe(device, f, names) for device, f in found.items())
@@ -144,6 +132,20 @@ def period_steps(
         "period", detail, frame, motif_names, set_aside=aside, shapes=shapes, outside=outside,
         source=source, processes={d: f.pids for d, f in found.items() if f.pids is not None},
     )  # fmt: skip
+
+
+def _step_frames(found: dict[int, DevicePeriod], copies: pl.DataFrame) -> list[pl.DataFrame]:
+    """Each device's steps (:func:`_per_step`) with its copies and memsets, which count in
+    a step's end and busy time: on a device another program used too, the loop's processes'
+    (``pids``) only (the other program's launches are in no step, nor its copies)."""
+    import polars as pl
+
+    frames = []
+    for device, f in found.items():
+        mine = True if f.pids is None else pl.col("pid").is_in(f.pids)
+        steps = _per_step(f.steps, copies.filter(pl.col("device") == device, mine), f.bound)
+        frames.append(steps.with_columns(device=pl.lit(device, dtype=pl.Int64)))
+    return frames
 
 
 def _process_period(
