@@ -78,7 +78,7 @@ from ._params import (  # noqa: F401
     time_option,
     top_option,
 )
-from ._selection import event_filter, nvtx_filter, nvtx_selection  # noqa: F401
+from ._selection import event_filter, nvtx_filter, nvtx_selection, side_window  # noqa: F401
 
 if TYPE_CHECKING:
     from ..trace import Trace

@@ -11,6 +11,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..filters import EventFilter
     from ..trace import Trace
+    from ._groups import Filters
 
 
 def event_filter(
@@ -33,6 +34,25 @@ def event_filter(
     if start is not None and end is not None and end < start:
         raise UsageError(f"{flags[1]} ({end} ns) is before {flags[0]} ({start} ns)")
     return EventFilter(device=device, pid=pid, stream=stream, start_ns=start, end_ns=end)
+
+
+def side_window(
+    filters: Filters, side: str | None, start: int | str | None, end: int | str | None
+) -> EventFilter:
+    """The filter of ``filters`` with the window of one side of a pair: ``start``/``end``
+    (--a-start/--a-end or --b-start/--b-end, ``side`` 'a' or 'b'; None: the options of
+    both sides) win over ``filters``' own --start/--end; a message names the flag each end
+    came from (--a-start with --end: '--end ... is before --a-start')."""
+    if start is None and end is None:
+        return filters.event_filter()
+    return event_filter(
+        filters.device, filters.pid, filters.stream,
+        filters.start if start is None else start, filters.end if end is None else end,
+        flags=(
+            "--start" if start is None else f"--{side}-start",
+            "--end" if end is None else f"--{side}-end",
+        ),
+    )  # fmt: skip
 
 
 def nvtx_filter(

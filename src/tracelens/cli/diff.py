@@ -84,8 +84,8 @@ def diff(
     from ..report.selection import Selection, said
 
     top = c.every(top)  # --top 0: every row
-    where_a = c.event_filter(None, None, None, a_start, a_end, flags=("--a-start", "--a-end"))
-    where_b = c.event_filter(None, None, None, b_start, b_end, flags=("--b-start", "--b-end"))
+    where_a = c.side_window(c.Filters(), "a", a_start, a_end)
+    where_b = c.side_window(c.Filters(), "b", b_start, b_end)
     view = {"format": fmt, "top": top, "name": name}
     if fmt not in ("json", "markdown"):
         view |= c.terminal(output)

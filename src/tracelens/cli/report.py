@@ -143,19 +143,9 @@ def _selection(trace, filters: c.Filters, side: str | None = None, own=(None, No
     """The filter of ``filters`` on ``trace`` (--nvtx and --step select its own ranges and
     steps) and the note that says what --nvtx and --step selected (None without them);
     ``own``: the (nvtx, start, end) of ``side`` ('a' or 'b') alone (--a-nvtx, --a-start,
-    --a-end), which win over the options of both sides; a message names the flag each end
-    of the window came from (--a-start with --end: '--end ... is before --a-start')."""
+    --a-end), which win over the options of both sides (:func:`.c.side_window`)."""
     nvtx, start, end = own
-    where = filters.event_filter()
-    if start is not None or end is not None:
-        where = c.event_filter(
-            filters.device, filters.pid, filters.stream,
-            filters.start if start is None else start, filters.end if end is None else end,
-            flags=(
-                "--start" if start is None else f"--{side}-start",
-                "--end" if end is None else f"--{side}-end",
-            ),
-        )  # fmt: skip
+    where = c.side_window(filters, side, start, end)
     # `is None`: an empty --a-nvtx is a label no range has, not no --a-nvtx
     return c.nvtx_filter(trace, filters.nvtx if nvtx is None else nvtx, where, filters.step)
 
