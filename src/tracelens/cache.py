@@ -367,7 +367,12 @@ DERIVED = "derived"
 
 
 def derived_path(entry: Path, name: str, version: str) -> Path | None:
-    """``entry``'s derived file ``name`` when its manifest lists it at ``version``."""
+    """``entry``'s derived file ``name`` when its manifest lists it at ``version``, once
+    the files this process handed to the writing thread are written (:mod:`.keep_writer`):
+    none is looked for while it is being written."""
+    from .keep_writer import settle
+
+    settle()
     listed = (_read_manifest(entry) or {}).get(DERIVED)
     if isinstance(listed, dict) and listed.get(name) == version and (entry / name).is_file():
         return entry / name

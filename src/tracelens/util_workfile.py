@@ -89,19 +89,31 @@ def write_kept(trace: Trace, name: str, version: str, frame: pl.DataFrame) -> No
     def write(path: Path) -> None:
         frame.write_parquet(path, compression="snappy", statistics=False)
 
-    keep_file(trace, name, version, write)
+    # on the writing thread: the frame is not changed after this (polars frames are not)
+    keep_file(trace, name, version, write, later=True)
 
 
-def keep_file(trace: Trace, name: str, version: str, write: Callable[[Path], None]) -> None:
+def keep_file(
+    trace: Trace, name: str, version: str, write: Callable[[Path], None], *, later: bool = False
+) -> None:
     """:func:`write_kept` of a file ``write(path)`` writes, in any format (census keeps
-    JSON: :mod:`tracelens.census_kept`)."""
+    JSON: :mod:`tracelens.census_kept`). ``later``: on the writing thread
+    (:mod:`tracelens.keep_writer`), for a ``write`` that reads nothing that may change."""
+    from . import keep_writer
     from .cache import add_derived
 
     if _entry(trace) is None:
         return
-    lazy = trace._lazy
-    with contextlib.suppress(OSError):
-        add_derived(lazy.settings, lazy.ident, trace._source_file, name, version, write)
+    lazy, source = trace._lazy, trace._source_file
+
+    def add() -> None:
+        with contextlib.suppress(OSError):
+            add_derived(lazy.settings, lazy.ident, source, name, version, write)
+
+    if later:
+        keep_writer.submit(add)
+    else:
+        add()
 
 
 # -- the whole trace's accounting -----------------------------------------------------------

@@ -125,7 +125,17 @@ class Trace(InputMethods, ViewMethods, TextMethods, InfoMethods, AnalysisMethods
         return explained
 
     def close(self) -> None:
-        """Release the connections; any later use of this Trace raises TraceError."""
+        """Release the connections, once the files it keeps in its cache entry are written
+        (:mod:`tracelens.keep_writer`); any later use of this Trace raises TraceError."""
+        try:
+            if getattr(self, "_lazy", None) is not None:
+                from ..keep_writer import settle
+
+                settle()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
         self._closed = True
         for name in ("_sqlite", "_duck", "_raw"):
             con = getattr(self, name, None)
