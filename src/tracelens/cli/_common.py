@@ -22,9 +22,11 @@ from ._gates import check_gates, fail_if_tripped  # noqa: F401
 from ._groups import (  # noqa: F401
     FILTERS,
     OUTPUT,
+    SIDES,
     WINDOW_FILTERS,
     Filters,
     Output,
+    Sides,
     filter_options,
     grouped,
     output_options,

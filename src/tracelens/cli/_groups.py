@@ -1,6 +1,6 @@
-"""Option groups: the filter options (:class:`Filters`) and the output options
-(:class:`Output`), each declared once and taken by a command as one parameter
-(:func:`grouped`)."""
+"""Option groups: the filter options (:class:`Filters`), the output options
+(:class:`Output`) and the options of one side of a pair (:class:`Sides`), each declared
+once and taken by a command as one parameter (:func:`grouped`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ._options import (
+    AEndOpt,
+    ANvtxOpt,
+    AStartOpt,
+    BEndOpt,
+    BNvtxOpt,
+    BStartOpt,
     DeviceOpt,
     EndOpt,
     FormatOpt,
@@ -49,6 +55,27 @@ class Filters:
 
     def event_filter(self) -> EventFilter:
         return event_filter(self.device, self.pid, self.stream, self.start, self.end)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The options of one side of a pair (diff, report A B): --a-start/--a-end,
+    --b-start/--b-end and --a-nvtx/--b-nvtx, each None when not given."""
+
+    a_start: str | None = None
+    a_end: str | None = None
+    b_start: str | None = None
+    b_end: str | None = None
+    a_nvtx: str | None = None
+    b_nvtx: str | None = None
+
+    def given(self) -> bool:
+        """Whether any of them was given."""
+        return any(v is not None for v in vars(self).values())
+
+    def of(self, side: str) -> tuple[str | None, str | None, str | None]:
+        """(nvtx, start, end) of ``side``, 'a' or 'b'."""
+        return tuple(getattr(self, f"{side}_{o}") for o in ("nvtx", "start", "end"))
 
 
 @dataclass(frozen=True)
@@ -114,6 +141,16 @@ def output_options(formats: tuple[str, ...] = FORMATS) -> Any:
     )
 
 
+SIDES = _Group(
+    Sides,
+    tuple(
+        (name, kind, None)
+        for name, kind in (
+            ("a_start", AStartOpt), ("a_end", AEndOpt), ("b_start", BStartOpt),
+            ("b_end", BEndOpt), ("a_nvtx", ANvtxOpt), ("b_nvtx", BNvtxOpt),
+        )
+    ),
+)  # fmt: skip
 FILTERS = filter_options()
 WINDOW_FILTERS = filter_options(nvtx=False, step=False)  # device, pid, stream, start, end
 OUTPUT = output_options()
@@ -122,7 +159,7 @@ OUTPUT = output_options()
 def grouped(command: Callable[..., Any]) -> Callable[..., Any]:
     """``command`` with each parameter whose default is an option group replaced, on the
     command line, by the group's options in its place; the command gets the group's
-    object (:class:`Filters`, :class:`Output`) under that parameter's name."""
+    object (:class:`Filters`, :class:`Output`, :class:`Sides`) under that parameter's name."""
     import functools
     import inspect
 

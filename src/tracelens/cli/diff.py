@@ -50,19 +50,15 @@ FormatOpt = Annotated[str, c.format_option(c.BOARD_FORMATS)]
 
 
 @app.command()
+@c.grouped
 def diff(
     a: TraceA = None,
     b: TraceB = None,
     demo: DemoOpt = False,
     name: NameOpt = "demangled",
     top: TopOpt = 15,
-    a_start: c.AStartOpt = None,
-    a_end: c.AEndOpt = None,
-    b_start: c.BStartOpt = None,
-    b_end: c.BEndOpt = None,
+    sides: c.Sides = c.SIDES,
     nvtx: NvtxOpt = None,
-    a_nvtx: c.ANvtxOpt = None,
-    b_nvtx: c.BNvtxOpt = None,
     step: c.StepOpt = None,
     fail_if: FailIfOpt = None,
     fmt: FormatOpt = "table",
@@ -84,19 +80,18 @@ def diff(
     from ..report.selection import Selection, said
 
     top = c.every(top)  # --top 0: every row
-    where_a = c.side_window(c.Filters(), "a", a_start, a_end)
-    where_b = c.side_window(c.Filters(), "b", b_start, b_end)
+    where_a = c.side_window(c.Filters(), "a", sides.a_start, sides.a_end)
+    where_b = c.side_window(c.Filters(), "b", sides.b_start, sides.b_end)
     view = {"format": fmt, "top": top, "name": name}
     if fmt not in ("json", "markdown"):
         view |= c.terminal(output)
-    selections = (a_start, a_end, b_start, b_end, nvtx, a_nvtx, b_nvtx, step)
     with c.open_pair(a, b, demo) as (ta, tb):
-        if all(s is None for s in selections):
+        if not sides.given() and nvtx is None and step is None:
             # the whole traces: the board an earlier run kept, or made and kept
             text, figures = _whole_board(ta, tb, name, view)
             return _show(text, figures, output=output, fail_if=fail_if or [])
         # `is not None`: an empty label is a label no range has, not no --nvtx
-        label_a, label_b = (nvtx if own is None else own for own in (a_nvtx, b_nvtx))
+        label_a, label_b = (nvtx if own is None else own for own in (sides.a_nvtx, sides.b_nvtx))
         (where_a, note_a, ranges_a), (where_b, note_b, ranges_b) = (
             c.nvtx_selection(tr, label, where, step)
             for tr, label, where in ((ta, label_a, where_a), (tb, label_b, where_b))

@@ -12,61 +12,62 @@ from . import _common as c
 from ._app import app
 from .ranks import JobsOpt, RankRegexOpt, StrictOpt
 
+ReportA = Annotated[
+    Path | None,
+    typer.Argument(
+        help="nsys SQLite export (the baseline A when B is given)",
+        show_default=False,
+        click_type=c.TracePath(),
+    ),
+]
+ReportB = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Second export: compare it with A (the diff view)",
+        show_default=False,
+        click_type=c.TracePath(),
+    ),
+]
+DemoOpt = Annotated[
+    bool, typer.Option("--demo", help="Report on the bundled demo pair: A = bs1, B = bs16")
+]
+TopOpt = Annotated[int, c.top_option("rows per table (kernels, categories, danger zone)")]
+NameOpt = Annotated[
+    str,
+    c.choice(
+        "--name", values=("demangled", "short"), help="Group kernels by {values} name",
+        metavar="KIND",
+    ),
+]  # fmt: skip
+FormatOpt = Annotated[
+    str, c.choice("--format", "-f", values=("html", "markdown"), metavar="FORMAT")
+]
+RanksOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--ranks",
+        help="Per-rank exports of one run instead of A/B (files, globs, directories; "
+        "repeatable): the rank x step heat map and the stragglers, as `tracelens ranks`",
+        metavar="TRACES",
+    ),
+]
+
 
 @app.command()
 @c.grouped
 def report(
-    a: Annotated[
-        Path | None,
-        typer.Argument(
-            help="nsys SQLite export (the baseline A when B is given)",
-            show_default=False,
-            click_type=c.TracePath(),
-        ),
-    ] = None,
-    b: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Second export: compare it with A (the diff view)",
-            show_default=False,
-            click_type=c.TracePath(),
-        ),
-    ] = None,
-    demo: Annotated[
-        bool, typer.Option("--demo", help="Report on the bundled demo pair: A = bs1, B = bs16")
-    ] = False,
-    top: Annotated[int, c.top_option("rows per table (kernels, categories, danger zone)")] = 20,
-    name: Annotated[
-        str,
-        c.choice(
-            "--name",
-            values=("demangled", "short"),
-            help="Group kernels by {values} name",
-            metavar="KIND",
-        ),
-    ] = "demangled",
-    fmt: Annotated[
-        str, c.choice("--format", "-f", values=("html", "markdown"), metavar="FORMAT")
-    ] = "html",
-    ranks: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--ranks",
-            help="Per-rank exports of one run instead of A/B (files, globs, directories; "
-            "repeatable): the rank x step heat map and the stragglers, as `tracelens ranks`",
-            metavar="TRACES",
-        ),
-    ] = None,
+    a: ReportA = None,
+    b: ReportB = None,
+    demo: DemoOpt = False,
+    top: TopOpt = 20,
+    name: NameOpt = "demangled",
+    fmt: FormatOpt = "html",
+    ranks: RanksOpt = None,
     rank_regex: RankRegexOpt = None,
     jobs: JobsOpt = None,
     strict: StrictOpt = False,
     filters: c.Filters = c.FILTERS,
-    a_nvtx: c.ANvtxOpt = None,
-    b_nvtx: c.BNvtxOpt = None,
-    a_start: c.AStartOpt = None,
-    a_end: c.AEndOpt = None,
-    b_start: c.BStartOpt = None,
-    b_end: c.BEndOpt = None,
+    sides: c.Sides = c.SIDES,
     output: c.OutputOpt = None,
 ) -> None:
     """One self-contained HTML page (works offline): evidence board, census, lineup, stakeout,
@@ -84,8 +85,7 @@ def report(
     from ..fingerprint.sources import is_fingerprint_file
     from ..report import build_markdown, build_report, require_gpu_work
 
-    sides = {"a": (a_nvtx, a_start, a_end), "b": (b_nvtx, b_start, b_end)}
-    per_side = any(v is not None for side in sides.values() for v in side)
+    per_side = sides.given()
     filtered = filters != c.Filters() or per_side
     if filtered and (ranks or is_fingerprint_file(a) or is_fingerprint_file(b)):
         raise UsageError(
@@ -118,7 +118,7 @@ def report(
     c.emit(text, output)
 
 
-def _pair_page(a, b, demo: bool, filters: c.Filters, sides: dict, render) -> str:
+def _pair_page(a, b, demo: bool, filters: c.Filters, sides: c.Sides, render) -> str:
     """The page of two traces (or the demo pair), each narrowed by ``filters`` and its own
     ``sides`` options (--a-nvtx, ...), by ``render`` (build_report or build_markdown)."""
     from ..errors import UsageError
@@ -134,7 +134,7 @@ def _pair_page(a, b, demo: bool, filters: c.Filters, sides: dict, render) -> str
         # copies or memsets alone gets the page that says there is no diff
         require_gpu_work(ta), require_gpu_work(tb)
         (where_a, note_a), (where_b, note_b) = (
-            _selection(t, filters, k, sides[k]) for t, k in ((ta, "a"), (tb, "b"))
+            _selection(t, filters, k, sides.of(k)) for t, k in ((ta, "a"), (tb, "b"))
         )
         return render(ta, tb, where_a=where_a, where_b=where_b, selected=(note_a, note_b))
 
