@@ -1,0 +1,48 @@
+"""The first cached report's cuts of CPU time (#14): util's sort of the GPU work unpacks
+device and start from its sorted key instead of gathering them (tracelens.util_order)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tracelens.util_order import ORDER, _bounds, _keyed_order, _sort_keys, in_order
+
+
+def _read(span: int) -> pl.DataFrame:
+    """A read in two chunks: devices -1 to 1 (Int32, as a narrower read may type them),
+    starts over ``span`` ns, many rows starting together on a device."""
+    rows = 40
+    part = pl.DataFrame(
+        {
+            "device": [i % 3 - 1 for i in range(rows)],
+            "start_ns": [(i * 7) % 5 * (span // 4) for i in range(rows)],
+            "end_ns": [(i * 7) % 5 * (span // 4) + i % 4 for i in range(rows)],
+            "stream": [i % 2 for i in range(rows)],
+            "kind": [i % 3 for i in range(rows)],
+            "name_id": [100 + i for i in range(rows)],
+        },
+        schema_overrides={"device": pl.Int32, "kind": pl.Int8},
+    )
+    return pl.concat([part, part.with_columns(pl.col("name_id") + 1000)], rechunk=False)
+
+
+def test_the_sorted_key_gives_device_and_start_in_order():
+    read = _read(1_000)
+    order, lead = _keyed_order(read, _bounds(read))
+    assert lead.schema == read.select("device", "start_ns").schema
+    assert lead.equals(read[order].select("device", "start_ns"))
+    assert lead.equals(read.sort("device", "start_ns").select("device", "start_ns"))
+
+
+@pytest.mark.parametrize("span", [1_000, 2**58])
+def test_in_order_is_the_full_sort_with_the_key_or_without(span):
+    """Starts over 2**58 ns leave no room for the row number in the key: the order is
+    sorted on the key's values and gathered (None from _keyed_order); both give the full
+    sort's rows and types."""
+    read = _read(span)
+    assert (_keyed_order(read, _bounds(read)) is None) == (span > 1_000)
+    got = in_order(read.clone(), drop=("name_id",))
+    assert got.schema == read.drop("name_id").schema
+    assert got.equals(read.sort(_sort_keys(read)).drop("name_id"))
+    assert got.select(ORDER).equals(read.sort(ORDER).select(ORDER))
