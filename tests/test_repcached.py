@@ -46,3 +46,28 @@ def test_in_order_is_the_full_sort_with_the_key_or_without(span):
     assert got.schema == read.drop("name_id").schema
     assert got.equals(read.sort(_sort_keys(read)).drop("name_id"))
     assert got.select(ORDER).equals(read.sort(ORDER).select(ORDER))
+
+
+def test_a_trace_without_nvtx_has_no_ranges_and_loads_no_nvtx_table(demo, cache_dir):
+    """activity.nvtx_ranges of a trace without an NVTX table: no rows, the query's columns
+    and types, and the NVTX table is not loaded (on a cached trace, loading it read the
+    export through SQLite)."""
+    import sqlite3
+
+    import tracelens
+    from tracelens.activity import nvtx_ranges
+
+    with sqlite3.connect(demo) as con:
+        con.execute("DROP TABLE NVTX_EVENTS")
+    with tracelens.open(demo) as trace:
+        got = nvtx_ranges(trace, 0, 2**62, min_ns=1_000, limit=10)
+        tables = {
+            r[0] for r in trace.db.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+        assert "nvtx_text" not in tables
+        trace.load_nvtx_text()
+        queried = trace.query("activity_nvtx_ranges", t0=0, t1=2**62, min_ns=1_000, limit=11)
+    assert got.more is False
+    assert got.frame.schema == queried.schema
+    assert got.frame.equals(queried)
+    assert queried.height == 0
