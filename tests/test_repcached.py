@@ -71,3 +71,36 @@ def test_a_trace_without_nvtx_has_no_ranges_and_loads_no_nvtx_table(demo, cache_
     assert got.frame.schema == queried.schema
     assert got.frame.equals(queried)
     assert queried.height == 0
+
+
+def test_gpu_operation_counts_of_a_cached_trace_come_from_its_entry(demo, cache_dir, monkeypatch):
+    """The header's GPU operation counts of a cached trace: the rows of the entry's copy of
+    each table (SQLite's count is not asked), SQLite's for a table the entry lacks, and
+    the same as SQLite's counts."""
+    import sqlite3
+
+    import tracelens
+    from tracelens.report.infoshare import gpu_operation_counts
+
+    with sqlite3.connect(demo) as con:
+        expected = {
+            kind: con.execute(
+                f"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_{kind.upper()}"
+            ).fetchone()[0]
+            for kind in ("kernel", "memcpy", "memset")
+        }
+    with tracelens.open(demo) as trace:
+        trace.census()  # caches the kernels (and the strings), not the copies or memsets
+    asked: list[str] = []
+    counts = tracelens.Trace.table_rows
+
+    def counted(self, table: str) -> int:
+        asked.append(table)
+        return counts(self, table)
+
+    monkeypatch.setattr(tracelens.Trace, "table_rows", counted)
+    with tracelens.open(demo) as trace:
+        got = gpu_operation_counts(trace)
+    assert got == expected
+    assert expected["kernel"] and expected["memcpy"]
+    assert asked == ["CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"]
