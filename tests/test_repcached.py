@@ -104,3 +104,24 @@ def test_gpu_operation_counts_of_a_cached_trace_come_from_its_entry(demo, cache_
     assert got == expected
     assert expected["kernel"] and expected["memcpy"]
     assert asked == ["CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"]
+
+
+@pytest.mark.parametrize("name_kind", ["demangled", "short"])
+def test_the_timeline_takes_its_kernel_names_from_the_census(demo, name_kind):
+    """The timeline's kernel categories from the census's name ids (the page computed them
+    from the same work) are those from a scan of the work, by either name kind."""
+    import tracelens
+    from tracelens.activity import kernel_categories
+    from tracelens.report.sharedread import census_and_kernels, for_duckdb, read_work
+    from tracelens.report.worktable import kernel_ids
+
+    with tracelens.open(demo) as trace:
+        work = for_duckdb(read_work(trace, short=name_kind == "short"))
+        _census, kernels = census_and_kernels(trace, work, name_kind)
+        given = kernel_ids(work, kernels)
+        scanned = kernel_ids(work)
+        from_census = kernel_categories(trace, name=name_kind, work=given)
+        from_work = kernel_categories(trace, name=name_kind, work=scanned)
+    assert given.schema == scanned.schema
+    assert from_census == from_work
+    assert len(from_census.name_ids) == kernels.height > 1
