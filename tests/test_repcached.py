@@ -125,3 +125,36 @@ def test_the_timeline_takes_its_kernel_names_from_the_census(demo, name_kind):
     assert given.schema == scanned.schema
     assert from_census == from_work
     assert len(from_census.name_ids) == kernels.height > 1
+
+
+@pytest.mark.parametrize("threads", ["two_processes", "none"])
+def test_the_runtime_processes_are_those_of_the_calls_distinct_threads(demo, threads):
+    """queries/report_runtime_pids.sql (the calls' distinct threads, then their processes):
+    every process of a call with a thread, once; NULL when no call has a thread."""
+    import sqlite3
+
+    import tracelens
+    from tracelens.report.infoshare import pid_of
+
+    with sqlite3.connect(demo) as con:
+        if threads == "none":
+            con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL")
+        else:  # every third call of another process (pid 77), some of no thread
+            con.execute(
+                "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = (77 << 24) + 5 "
+                "WHERE rowid % 3 = 0"
+            )
+            con.execute(
+                "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL WHERE rowid % 7 = 0"
+            )
+        tids = [
+            t for (t,) in con.execute("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+        ]
+    expected = sorted({pid_of(t) for t in tids if t is not None})
+    with tracelens.open(demo, cache=False) as trace:
+        pids = trace.query_rows("report_runtime_pids").data[0][0]
+    if threads == "none":
+        assert pids is None
+    else:
+        assert sorted(pids) == expected
+        assert len(pids) == len(expected) == 2
