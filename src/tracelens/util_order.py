@@ -35,8 +35,14 @@ def in_order(work: pl.DataFrame, drop: tuple[str, ...] = ()) -> pl.DataFrame:
     nulls = work.select(pl.col("device").null_count() + pl.col("start_ns").null_count()).item()
     if nulls:
         return work.sort(_sort_keys(work)).drop(drop)
-    order = _break_ties(work, _device_start_order(work))
-    return _gathered([work.drop(drop)], order)
+    bounds = _bounds(work)
+    keyed = _keyed_order(work, bounds)
+    if keyed is None:
+        order = _break_ties(work, _unkeyed_order(work, bounds))
+        return _gathered([work.drop(drop)], order)
+    order, lead = keyed
+    order = _break_ties(work, order, lead)
+    return _gathered([work.drop(drop)], order, lead)
 
 
 def _sort_keys(work: pl.DataFrame) -> list[str]:
@@ -46,7 +52,9 @@ def _sort_keys(work: pl.DataFrame) -> list[str]:
     return [*ORDER, *(c for c in _IDENTITY if c in work.columns)]
 
 
-def _gathered(held: list[pl.DataFrame], order: pl.Series) -> pl.DataFrame:
+def _gathered(
+    held: list[pl.DataFrame], order: pl.Series, given: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The rows in ``order`` of the one frame ``held`` holds, taken out of it, gathered one
     column at a time, each dropped once copied: when nothing else holds the frame (a list
     is passed, not the frame, so that neither the caller's call nor this function's
@@ -55,14 +63,17 @@ def _gathered(held: list[pl.DataFrame], order: pl.Series) -> pl.DataFrame:
     chunks, and gathering from one chunk is cheaper than across them (8 columns of the
     5M-kernel benchmark's read: ~0.13 CPU s with the copies, against ~0.22). A column that
     is NULL throughout (short_id and graph_id of most reads) is made anew, not gathered
-    (~0.01-0.02 CPU s per 5M rows each)."""
+    (~0.01-0.02 CPU s per 5M rows each). ``given``: columns already in ``order`` (device
+    and start, from the sorted key: :func:`_keyed_order`), taken as they are."""
     import polars as pl
 
     work = held.pop()
     columns = []
     for name in work.columns:
         column = work.get_column(name)
-        if column.len() and column.null_count() == column.len():
+        if given is not None and name in given.columns:
+            columns.append(given.get_column(name))
+        elif column.len() and column.null_count() == column.len():
             nulls = pl.repeat(None, order.len(), dtype=column.dtype, eager=True)
             columns.append(nulls.alias(name))
         else:
@@ -72,13 +83,17 @@ def _gathered(held: list[pl.DataFrame], order: pl.Series) -> pl.DataFrame:
     return pl.DataFrame(columns)
 
 
-def _break_ties(work: pl.DataFrame, order: pl.Series) -> pl.Series:
+def _break_ties(
+    work: pl.DataFrame, order: pl.Series, lead: pl.DataFrame | None = None
+) -> pl.Series:
     """``order`` (``work``'s rows by device and start, those that start together in any
     order) with the rows that start together in :data:`ORDER`: only those are sorted again
-    (few operations of a device start at the same nanosecond)."""
+    (few operations of a device start at the same nanosecond). ``lead``: ``work``'s device
+    and start in ``order`` (None: gathered here)."""
     import polars as pl
 
-    lead = work.select(pl.col("device", "start_ns").gather(order))
+    if lead is None:
+        lead = work.select(pl.col("device", "start_ns").gather(order))
     same = (pl.col("device") == pl.col("device").shift(1)) & (
         pl.col("start_ns") == pl.col("start_ns").shift(1)
     )
@@ -99,6 +114,23 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     on it in ~0.3 CPU s, on the two columns in ~1.0 s. When the row number fits in the key
     too, the key's values are sorted and the order read from their low bits: no (row,
     value) pairs to sort (5M rows: ~0.15 CPU s and ~100 MB of page faults less)."""
+    bounds = _bounds(work)
+    keyed = _keyed_order(work, bounds)
+    return keyed[0] if keyed is not None else _unkeyed_order(work, bounds)
+
+
+def _unkeyed_order(work: pl.DataFrame, bounds: tuple[int, int, int, int] | None) -> pl.Series:
+    """:func:`_device_start_order` where the row number does not fit in the key."""
+    import polars as pl
+
+    if bounds is None:
+        return work.select(pl.arg_sort_by("device", "start_ns")).to_series()
+    return work.select(_packed(*bounds).arg_sort()).to_series()
+
+
+def _bounds(work: pl.DataFrame) -> tuple[int, int, int, int] | None:
+    """(least device, devices, least start, starts: the span of start values) of ``work``
+    when device and start pack into one Int64 key (:func:`_packed`), else None."""
     import polars as pl
 
     device, start = pl.col("device"), pl.col("start_ns")
@@ -107,14 +139,44 @@ def _device_start_order(work: pl.DataFrame) -> pl.Series:
     )
     d0, d1, s0, s1 = bounds.row(0)
     if d0 is None or s0 is None or (d1 - d0 + 1) * (s1 - s0 + 1) >= 2**63:
-        return work.select(pl.arg_sort_by("device", "start_ns")).to_series()
-    key = (device.cast(pl.Int64) - d0) * (s1 - s0 + 1) + (start - s0)
+        return None
+    return d0, d1 - d0 + 1, s0, s1 - s0 + 1
+
+
+def _packed(d0: int, devices: int, s0: int, starts: int) -> pl.Expr:
+    """Device and start packed into one Int64 that sorts as the two (:func:`_bounds`)."""
+    import polars as pl
+
+    return (pl.col("device").cast(pl.Int64) - d0) * starts + (pl.col("start_ns") - s0)
+
+
+def _keyed_order(
+    work: pl.DataFrame, bounds: tuple[int, int, int, int] | None
+) -> tuple[pl.Series, pl.DataFrame] | None:
+    """:func:`_device_start_order` where the row number fits in the packed key beside
+    device and start, and ``work``'s device and start in that order, unpacked from the
+    sorted key: arithmetic on it in order, where gathering the two columns read them at
+    random twice (once to find the rows that start together, once for the sorted work;
+    5M rows: ~0.08 CPU s). ``bounds``: :func:`_bounds`'s. None where they do not fit."""
+    import polars as pl
+
+    if bounds is None:
+        return None
+    d0, devices, s0, starts = bounds
     row_bits = max(1, (work.height - 1).bit_length())
-    if (d1 - d0 + 1) * (s1 - s0 + 1) << row_bits >= 2**63:
-        return work.select(key.arg_sort()).to_series()
+    if devices * starts << row_bits >= 2**63:
+        return None
     rows = 1 << row_bits
-    with_row = key * rows + pl.int_range(pl.len(), dtype=pl.Int64)
-    return work.select((with_row.sort() % rows).cast(pl.get_index_type())).to_series()
+    with_row = _packed(*bounds) * rows + pl.int_range(pl.len(), dtype=pl.Int64)
+    key = work.select(with_row.sort().alias("key")).to_series()
+    packed = pl.col("key") // rows
+    types = work.schema
+    lead = pl.DataFrame(key).select(
+        (packed // starts + d0).cast(types["device"]).alias("device"),
+        (packed % starts + s0).cast(types["start_ns"]).alias("start_ns"),
+        (pl.col("key") % rows).cast(pl.get_index_type()).alias("order"),
+    )
+    return lead.get_column("order"), lead.drop("order")
 
 
 def taken_by_device_start(held: list[pl.DataFrame]) -> pl.DataFrame:

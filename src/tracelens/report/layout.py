@@ -302,20 +302,23 @@ def build_timeline(
     steps: Steps | None = None,
     work: pa.Table | None = None,
     where: EventFilter | None = None,
+    name_ids: pl.DataFrame | None = None,
 ) -> TimelineView | None:
     """The overview (whole GPU span, binned) and a detail window (events one by one when
     there are few enough, else finer bins), with NVTX ranges. The default window is the
     first steady step of ``steps``, else the busiest stretch. ``work``: the trace's GPU
     operations, already read (:func:`.sharedread.for_duckdb`): the kernel categories and
     the bins come from it instead of the trace. ``where``: the operations drawn (None: all),
-    those of ``work``, which is then required: the overview spans them."""
+    those of ``work``, which is then required: the overview spans them. ``name_ids``: the
+    distinct name ids (of ``name_kind``) of ``work``'s kernels in its ``name_id`` column, when
+    known (:func:`.worktable.kernel_ids`)."""
     selected = where is not None and not where.is_whole()
     span = work_span(work) if selected else activity.gpu_span(trace)
     if span is None:
         return None
     g0, g1 = span
     notes: list[str] = []
-    cats = activity.kernel_categories(trace, name=name_kind, work=kernel_ids(work))
+    cats = activity.kernel_categories(trace, name=name_kind, work=kernel_ids(work, name_ids))
     ov = read_bins(trace, g0, g1 + 1, OVERVIEW_BINS, name_kind, cats, work)
     keys, busy_by_lane = _lanes(ov, notes)
     span_ns = (g1 + 1 - g0) or 1
