@@ -2,6 +2,7 @@
 
     python bench/make_trace.py /tmp/bench/llm_5m.sqlite [--kernels 5000000] [--names 300]
                                [--seed 1] [--devices 4] [--schema 3.0.0]
+                               [--loop K [--switch-step S]]
 
 The tables are created with the real ``CREATE`` statements nsys writes (from
 ``../shared/schema/ddl/nsys_export_schema_<schema>.sql``, or ``src/tracelens/ddl/`` when the
@@ -17,7 +18,15 @@ What is in the file (an LLM job on ``--devices`` GPUs, one process per GPU):
   a shortName and a mangledName StringId, one to three launch configurations (grid, block,
   registers, shared memory), a Zipf-like launch frequency and a category-dependent duration.
   Every device has a compute stream, a side stream and an NCCL stream; kernels never overlap
-  on a stream.
+  on a stream. By default the launches are random picks by weight (after a warm-up that
+  launches every name once), with a millisecond host pause every 4,096 launches: no step
+  structure (``tracelens steps`` finds none). ``--loop K`` makes a periodic job instead:
+  every device repeats one loop of K launches (K picks by weight, the same loop on every
+  device; no warm-up, so only the loop's names launch), each step ending with all the
+  device's streams drained and a 2-5 ms host pause; durations keep their jitter (±15%,
+  0.5% stragglers at 2-5x). ``--switch-step S``: from step S on, one kernel of the loop
+  (the rarest attention kernel in it, else the rarest kernel) is replaced everywhere in the
+  loop by a kernel outside it, as a serving engine switching to cascade attention does.
 - ``CUPTI_ACTIVITY_KIND_RUNTIME``: one launch call per kernel, memcpy and memset, linked by
   ``correlationId`` (unique per process), a few microseconds before the GPU work starts.
 - ``CUPTI_ACTIVITY_KIND_MEMCPY`` (1 per 250 kernels) and ``CUPTI_ACTIVITY_KIND_MEMSET``
@@ -26,7 +35,8 @@ What is in the file (an LLM job on ``--devices`` GPUs, one process per GPU):
   PROCESSES, ThreadNames, StringIds and the metadata table (EXPORT_META_DATA for schema <= 3.0,
   META_DATA_EXPORT after) with EXPORT_SCHEMA_VERSION.
 
-The output is deterministic for a given seed, arguments and names file (byte-identical).
+The output is deterministic for a given seed, arguments and names file (byte-identical);
+without ``--loop`` it is the same file as before the option existed.
 Writing uses ``journal_mode=OFF`` and ``synchronous=OFF``: the file is ours and is either
 complete or deleted.
 """
@@ -501,6 +511,34 @@ def kernel_specs(rng: random.Random, names: list[str], strings: Strings) -> list
     return specs
 
 
+def loop_programs(
+    rng: random.Random, specs: list[dict], cum: list[float], k: int, switch_step: int | None
+) -> tuple[list[int], list[int]]:
+    """The loop of ``k`` spec indices every device repeats, and the loop from ``switch_step``.
+
+    The loop is ``k`` picks by launch weight. With ``switch_step``, one kernel of the loop (the
+    rarest attention kernel in it, else the rarest kernel) is replaced at all its places by a
+    kernel that is not in the loop (an attention kernel when there is one), as a serving
+    engine switching attention backends mid-run does; else both loops are the same.
+    """
+    loop = rng.choices(range(len(specs)), cum_weights=cum, k=k)
+    if switch_step is None:
+        return loop, loop
+    counts: dict[int, int] = {}
+    for i in loop:
+        counts[i] = counts.get(i, 0) + 1
+    out = [i for i in range(len(specs)) if i not in counts]
+    if not out:
+        sys.exit("make_trace: --switch-step needs a kernel name outside the loop: raise --names")
+
+    def attention_first(ids):
+        return sorted(ids, key=lambda i: specs[i]["cat"] != "attention")
+
+    old = min(attention_first(counts), key=lambda i: (specs[i]["cat"] != "attention", counts[i]))
+    new = attention_first(out)[0]
+    return loop, [new if i == old else i for i in loop]
+
+
 def generate(
     out: Path,
     kernels: int,
@@ -510,6 +548,8 @@ def generate(
     schema: str,
     names_file: Path | None,
     write_to: Path | None = None,
+    loop: int = 0,
+    switch_step: int | None = None,
 ) -> dict:
     """Write the trace to ``write_to`` (default ``out``); ``out`` is the name recorded inside."""
     rng = random.Random(seed)
@@ -540,6 +580,9 @@ def generate(
     for s in specs:
         total += s["weight"]
         cum.append(total)
+    if loop:
+        # Drawn only in loop mode, so the default trace's random stream is untouched.
+        program, switched = loop_programs(rng, specs, cum, loop, switch_step)
 
     # One process per GPU (tensor-parallel ranks); globalPid = VM id 1 | pid << 24.
     procs = []
@@ -560,6 +603,7 @@ def generate(
                 "corr": 0,
                 "grid": 0,
                 "lmt": 72_548_352 + 1_048_576 * d,
+                "pos": 0,  # loop mode: launches so far on this device
             }
         )
         for sid in procs[-1]["streams"]:
@@ -590,28 +634,42 @@ def generate(
             # Every kernel name runs at least once (a warm-up: device 0 first, then the next
             # device or batch while names are left), then by weight. With at most one
             # batch's share of names, only device 0's first batch warms up.
-            w = min(n_specs - warmed, n)
-            picks = list(range(warmed, warmed + w))
-            picks += rng.choices(range(n_specs), cum_weights=cum, k=n - w)
-            warmed += w
+            base = p["pos"]
+            if loop:
+                # No warm-up: a training/serving loop from its first step (``steps`` counts
+                # them all); only the loop's names launch.
+                picks = [
+                    (program if (base + i) // loop < (switch_step or 1 << 62) else switched)[
+                        (base + i) % loop
+                    ]
+                    for i in range(n)
+                ]
+                p["pos"] = base + n
+            else:
+                base = 0
+                w = min(n_specs - warmed, n)
+                picks = list(range(warmed, warmed + w))
+                picks += rng.choices(range(n_specs), cum_weights=cum, k=n - w)
+                warmed += w
             dev, ctx, gpid, gtid = p["dev"], p["ctx"], p["gpid"], p["gtid"]
             s_compute, s_side, s_nccl = p["streams"]
             cursor = p["cursor"]
             corr, grid_id, lmt = p["corr"], p["grid"], p["lmt"]
-            for j, k in enumerate(picks):
+            for j, k in enumerate(picks, base):
                 spec = specs[k]
+                at = j % loop if loop else j  # place in the loop: the same every step
                 cat = spec["cat"]
                 if cat == "nccl":
                     sid, tid = s_nccl, p["nccl_tid"]
                     # Collectives wait for the compute stream to reach them.
                     t = max(cursor[s_nccl], cursor[s_compute]) + 2_000 + randrange(3_000)
-                elif cat == "elementwise" and j % 7 == 0:
+                elif cat == "elementwise" and at % 7 == 0:
                     sid, tid = s_side, gtid
                     t = cursor[s_side] + 1_000 + randrange(20_000)
                 else:
                     sid, tid = s_compute, gtid
                     t = cursor[s_compute] + 800 + randrange(2_500)
-                    if j % 4096 == 4095:
+                    if not loop and j % 4096 == 4095:
                         t += 1_000_000 + randrange(4_000_000)  # step boundary: host sync
                 r = rand()
                 dur = int(spec["mean"] * (0.85 + 0.3 * r))
@@ -634,9 +692,9 @@ def generate(
                 rrows.append(
                     (launch, launch + 2_500 + randrange(5_000), 0, tid, corr, api_launch, 0, None)
                 )
-                if has_copy and j % 250 == 125:
+                if has_copy and at % 250 == 125:
                     corr += 1
-                    kind = (1, 2, 8)[j % 3]  # HtoD, DtoH, DtoD
+                    kind = (1, 2, 8)[at % 3]  # HtoD, DtoH, DtoD
                     nbytes = (4096, 262_144, 16_777_216, 134_217_728)[randrange(4)]
                     src, dst = {1: (1, 2), 2: (2, 1), 8: (2, 2)}[kind]
                     t = cursor[s_side] + 1_500 + randrange(5_000)
@@ -672,7 +730,7 @@ def generate(
                             None,
                         )
                     )
-                if has_set and j % 500 == 333:
+                if has_set and at % 500 == 333:
                     corr += 1
                     nbytes = (512, 65_536, 8_388_608)[randrange(3)]
                     t = cursor[s_compute] + 1_000 + randrange(2_000)
@@ -692,6 +750,12 @@ def generate(
                             None,
                         )
                     )
+                if loop and at == loop - 1:
+                    # Step boundary: the host waits for the device (all streams drained),
+                    # then a few ms of host work before the next step's first launch.
+                    resume = max(cursor.values()) + 2_000_000 + randrange(3_000_000)
+                    for sid in cursor:
+                        cursor[sid] = resume
             p["corr"], p["grid"] = corr, grid_id
         ktab.insert(krows)
         rtab.insert(rrows)
@@ -721,6 +785,7 @@ def generate(
         "memset": stab.count if stab else 0,
         "names": len(specs),
         "strings": len(strings.ids),
+        "per_device": [p["pos"] for p in procs],
     }
 
 
@@ -943,9 +1008,29 @@ def main(argv: list[str] | None = None) -> None:
         default=NAMES_FILE if NAMES_FILE.is_file() else None,
         help="TSV of real kernel names (source<TAB>name); default: ../shared/kernel_names/real_kernel_names.tsv",
     )
+    ap.add_argument(
+        "--loop",
+        type=int,
+        default=0,
+        metavar="K",
+        help="periodic job: every device repeats one loop of K launches, steps separated by a "
+        "2-5 ms host pause (default 0: random launches, no steps)",
+    )
+    ap.add_argument(
+        "--switch-step",
+        type=int,
+        default=None,
+        metavar="S",
+        help="with --loop: from step S (0-based) on, one kernel of the loop is replaced by a "
+        "kernel outside it (an attention kernel when there is one)",
+    )
     args = ap.parse_args(argv)
     if args.kernels < 1 or args.names < 1 or args.devices < 1:
         ap.error("--kernels, --names and --devices must be at least 1")
+    if args.loop < 0:
+        ap.error("--loop must be at least 0")
+    if args.switch_step is not None and (not args.loop or args.switch_step < 0):
+        ap.error("--switch-step needs --loop and must be at least 0")
     t0 = time.perf_counter()
     tmp = args.out.with_name(args.out.name + ".partial")
     try:
@@ -958,6 +1043,8 @@ def main(argv: list[str] | None = None) -> None:
             args.schema,
             args.names_file,
             write_to=tmp,
+            loop=args.loop,
+            switch_step=args.switch_step,
         )
         os.replace(tmp, args.out)
     finally:
@@ -969,6 +1056,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{stats['runtime']:,} runtime, {stats['memcpy']:,} memcpy, {stats['memset']:,} memset rows, "
         f"{stats['strings']:,} strings; DDL {stats['ddl']}; {time.perf_counter() - t0:.1f} s"
     )
+    if args.loop:
+        steps = [-(-n // args.loop) for n in stats["per_device"]]
+        print(f"loop of {args.loop} launches: steps per device {steps} (the last may be partial)")
 
 
 if __name__ == "__main__":
