@@ -153,3 +153,42 @@ def test_steps_of_handed_over_launches_are_kept_and_read_back(tmp_path, cache_di
         ran = _recorded(again, monkeypatch)
         assert _whole(find_steps(again, launches=sequence.head(0))) == expected
         assert ran == []  # read back: the (here empty) launches handed over are not searched
+
+
+def test_top_kernels_of_the_whole_trace_steps_are_kept(tmp_path, cache_dir, monkeypatch):
+    """`tracelens steps` ranks each step's top kernels with a pass over every operation of
+    the steps (1.3 of a repeat's 2.0 s on a 2.5M-launch loop): kept by the first run, per
+    count of kernels, and read back with the direct run's rows (a device's too: its rows of
+    them); another count, or a process's, ranks them again."""
+    from tracelens.stepwork import step_report
+
+    path = build(tmp_path / "run.sqlite", nvtx=False)
+    with tracelens.open(path, cache=False) as direct:
+        expected = step_report(direct, top_kernels=3).top_kernels
+        two = step_report(direct, top_kernels=2).top_kernels
+        device0 = step_report(direct, where=EventFilter(device=0), top_kernels=3).top_kernels
+        process = step_report(direct, where=EventFilter(pid=100), top_kernels=3).top_kernels
+    assert expected.height and not expected.equals(two)
+    with tracelens.open(path) as first:
+        assert step_report(first, top_kernels=3).top_kernels.equals(expected)
+    with tracelens.open(path) as again:
+        ran = _recorded(again, monkeypatch)
+        assert step_report(again, top_kernels=3).top_kernels.equals(expected)
+        assert ran == []  # the steps and their top kernels read back
+        assert step_report(again, top_kernels=2).top_kernels.equals(two)
+        assert ran == ["steps_top_kernels"]  # another count: ranked, then kept
+        ran.clear()
+        # a device's are its rows of the whole trace's (steps_within): read back too
+        assert step_report(again, where=EventFilter(device=0), top_kernels=3).top_kernels.equals(
+            device0
+        )
+        assert ran == []
+        # a process's are ranked over its own work
+        assert step_report(again, where=EventFilter(pid=100), top_kernels=3).top_kernels.equals(
+            process
+        )
+        assert ran
+    with tracelens.open(path) as third:
+        ran = _recorded(third, monkeypatch)
+        assert step_report(third, top_kernels=2).top_kernels.equals(two)
+        assert ran == []

@@ -391,7 +391,7 @@ def step_report(
     as :func:`select_steps` selects it; 0: none). With a filter, the trace's steps
     restricted to it, and the top kernels of their work that passes
     (:func:`tracelens.steps_within.steps_within`)."""
-    from . import _resources
+    from .steps_kept import keep_top_kernels, kept_top_kernels
     from .steps_ranges import ranked_kernels
 
     where = where or EventFilter()
@@ -402,25 +402,37 @@ def step_report(
     found = find_steps(trace, range=range, count_kernels=top_kernels > 0)
     if not found.count or top_kernels < 1:
         return found
-    query, bounds, params = _step_work(
-        found, int(found.frame["step"].min()), int(found.frame["step"].max())
-    )
     if found.kernel_totals is not None:
         top = ranked_kernels(trace, found.kernel_totals, top_kernels)
         return replace(found, top_kernels=top)
+    kept = kept_top_kernels(trace, top_kernels) if range is None else None
+    if kept is not None:
+        return replace(found, top_kernels=kept)
+    top = _top_kernels(trace, found, top_kernels, where)
+    if range is None:  # the whole trace's steps: kept for a later run (steps_kept)
+        keep_top_kernels(trace, top_kernels, top)
+    return replace(found, top_kernels=top)
+
+
+def _top_kernels(trace: Trace, found: Steps, top_kernels: int, where: EventFilter) -> pl.DataFrame:
+    """:func:`step_report`'s top kernels of ``found``'s steps, ranked by a query over the
+    steps' work (:func:`_step_work`)."""
+    from . import _resources
+
+    query, bounds, params = _step_work(
+        found, int(found.frame["step"].min()), int(found.frame["step"].max())
+    )
     if found.ranges is not None:
         # One query, no step_work table of every operation (5.6 CPU s on 5M kernels).
         with _registered(trace, bounds):
-            top = trace.query("steps_range_top_kernels", top=top_kernels, **where.params())
-        return replace(found, top_kernels=top)
+            return trace.query("steps_range_top_kernels", top=top_kernels, **where.params())
     con = trace.db
     with _registered(trace, bounds):
         con.execute("CREATE OR REPLACE TEMP TABLE step_work AS " + _resources.query(query), params)
     try:
-        top = trace.query("steps_top_kernels", top=top_kernels, **where.params())
+        return trace.query("steps_top_kernels", top=top_kernels, **where.params())
     finally:
         con.execute("DROP TABLE IF EXISTS step_work")
-    return replace(found, top_kernels=top)
 
 
 #: Sparkline levels, lowest first.
