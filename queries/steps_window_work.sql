@@ -24,6 +24,11 @@
 --                           the window from their work in it, and reads only that work
 --                           (tracelens.steps_within); --step N leaves them NULL
 --
+-- One row per (operation's correlation id, step): the kernels of a CUDA graph launch traced
+-- node by node share their launch's correlation id, and a row per kernel had every query
+-- that joins the GPU work with these rows by that id count each kernel once per kernel of
+-- the graph (a step's kernels and kernel time 4x for a graph of 4 kernels).
+--
 -- Columns (ordered by globalPid, correlationId):
 --   globalPid      BIGINT  the GPU operation's globalPid
 --   correlationId  BIGINT  its correlationId
@@ -33,7 +38,7 @@ WITH windows AS (
            "end"::BIGINT AS "end", pids::BIGINT[] AS pids
     FROM step_bounds
 )
-SELECT op.globalPid, op.correlationId, w.step
+SELECT DISTINCT op.globalPid, op.correlationId, w.step
 FROM gpu_operations() AS op
 ASOF JOIN windows AS w ON op.device = w.device AND op.start >= w.start
 WHERE op.start < w."end" AND (w.pids IS NULL OR list_contains(w.pids, pid_of(op.globalPid)))

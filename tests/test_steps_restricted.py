@@ -173,6 +173,8 @@ def test_restricted_top_kernels_are_the_querys(period, tmp_path, kind, where):
     """restrict ranks the top kernels from the rows it recounts the steps from
     (steps_passing_work); they are the rows steps_top_kernels gives over the same step
     work, which read every kernel again."""
+    from fixtures.step_work_top import top_kernels_over_step_work
+
     from tracelens import _resources
     from tracelens.filters import EventFilter
     from tracelens.steps_within import _candidates, restrict
@@ -187,6 +189,6 @@ def test_restricted_top_kernels_are_the_querys(period, tmp_path, kind, where):
         query, bounds, params = _step_work(found, steps[0], steps[-1], filters, window=True)
         with _registered(trace, bounds.filter(bounds["step"].is_in(steps))):
             trace.db.execute("CREATE TEMP TABLE step_work AS " + _resources.query(query), params)
-        expected = trace.query("steps_top_kernels", top=2, **filters.params())
+        expected = top_kernels_over_step_work(trace, 2, **filters.params())
     assert top is not None and top.height
     assert top.rows() == expected.rows()

@@ -160,12 +160,12 @@ def test_steps_top_kernels(trace_path):
     # Step 1: A's GEMM (300) and B's FILL (50, another process on the same GPU); step 2:
     # REDUCE (60) over FILL (40).
     params = dict(top=2, **NO_FILTER)
-    assert_golden(trace_path, "steps_top_kernels", "two_steps", prepare=_step_work, **params)
+    assert_golden(trace_path, "steps_top_kernels", "two_steps", prepare=_bounds(WINDOWS), **params)
 
 
 def test_steps_top_kernels_of_one_process(trace_path):
     params = dict(top=1, **(NO_FILTER | {"pid": A}))
-    assert_golden(trace_path, "steps_top_kernels", "pid_a", prepare=_step_work, **params)
+    assert_golden(trace_path, "steps_top_kernels", "pid_a", prepare=_bounds(WINDOWS), **params)
 
 
 def test_step_top_kernels_ranks_ties_by_name_and_shares_over_every_kernel(trace_path):
@@ -186,11 +186,15 @@ def _range_step_work(trace):
 def test_steps_range_top_kernels_is_top_kernels_of_the_range_work(trace_path, filters):
     # Step 1: A's GEMM (300; B's FILL has A's correlation id but another process); step 2:
     # A's FILL (40); step 3 (nested in step 2): REDUCE (60). Device 1's kernel is in none.
+    from fixtures.step_work_top import top_kernels_over_step_work
+
     from queries.golden import query_csv
 
     params = dict(top=2, **(NO_FILTER | filters))
     one = query_csv(trace_path, "steps_range_top_kernels", _bounds(RANGES), **params)
-    two = query_csv(trace_path, "steps_top_kernels", _range_step_work, **params)
+    with tracelens.open(trace_path) as trace:
+        _range_step_work(trace)
+        two = top_kernels_over_step_work(trace, **params).write_csv()
     assert one == two
     if not filters:
         assert_golden(
