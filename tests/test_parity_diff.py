@@ -14,17 +14,9 @@ order), outside this branch's files: a strict expected failure until it is appli
 
 from __future__ import annotations
 
-import pytest
 from conftest import needs_shared, run_cli
 
-pytestmark = [
-    needs_shared,
-    pytest.mark.xfail(
-        strict=True,
-        reason="the alignment's tied counts come in a group-by's order (fix proposed: "
-        "compare/stretches.py)",
-    ),
-]
+pytestmark = needs_shared
 
 
 def test_the_diff_of_two_traces_is_the_same_every_run(trace_copies, cache_dir, capsys):

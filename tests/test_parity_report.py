@@ -15,15 +15,8 @@ Each test has its own cache directory (conftest); ``cache_dir`` caches the small
 
 from __future__ import annotations
 
-import pytest
 from conftest import run_cli
 from test_damaged_records import GEMM, _build
-
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    reason="stakeout_profiles.sql and report_stakeout_configs_export.sql keep the damaged "
-    "launches (fix proposed: the two queries)",
-)
 
 
 def _page(args, capsys, page) -> str:

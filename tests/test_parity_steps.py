@@ -20,14 +20,8 @@ remove the marker)."""
 
 from __future__ import annotations
 
-import pytest
 from conftest import run_cli
 from test_fpsteps import _gpu_bound
-
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    reason="the diff hands its step search no correlation ids (fix proposed: compare/collect.py)",
-)
 
 
 def _run(args, capsys) -> tuple[int, str, str]:

@@ -127,9 +127,10 @@ def collect(
         r["copy_kind"]: r for r in trace.query("copy_kinds", **window(where)).iter_rows(named=True)
     }
     # pid stays for the step search where processes share a device (the loop's are told
-    # from another program's there), else it goes with the correlation ids (40 MB per 5M)
-    shared = shares_devices(read.launches)
-    read.launches = read.launches.drop("correlation_id", *(() if shared else ("pid",)))
+    # from another program's there), else it goes (~40 MB per 5M); the correlation ids
+    # stay for the step search too (_step_launches)
+    if not shares_devices(read.launches):
+        read.launches = read.launches.drop("pid")
     sequences, names = launch_sequences(kernels, name_kind, read.launches, read.order)
     graph = trace.graph_replays(where)
     # The names of the step search's launches (demangled name ids), for a level shift's kernels
@@ -398,13 +399,18 @@ def _step_launches(work, launches, order, graph) -> pl.DataFrame:
         return work.filter(pl.col("kind").is_in((KERNEL, GRAPH))).select(
             "device", "start_ns", "end_ns", "correlation_id", "pid", "name_id", "graph_id"
         )
-    # In host launch order, without correlation ids: the step search takes them as
-    # ordered instead of sorting them again (the same rows in the same order). With their
-    # processes: on a device two programs share, the loop's steps are its own processes'
-    # (Steps.processes), as `tracelens steps` finds them, whichever command searched first
-    # and kept the steps.
+    # In host launch order, with their correlation ids, as `tracelens steps` reads them:
+    # the search finds each launch's call by its id, and the host's pause before it
+    # (steps_phase.HostGaps), which phases period steps where the GPU idles alike before
+    # every launch. Handed over without them, the diff's steps were phased by the GPU
+    # alone and kept as the trace's: a later `tracelens steps`, report or --step N of the
+    # cached trace took other steps than a direct read finds (test_parity_steps). With
+    # their processes: on a device two programs share, the loop's steps are its own
+    # processes' (Steps.processes), as `tracelens steps` finds them, whichever command
+    # searched first and kept the steps.
     process = [c for c in ("pid",) if c in launches.columns]
-    return launches.select("device", "start_ns", "end_ns", "name_id", *process)[order]
+    columns = ("device", "start_ns", "end_ns", "name_id", "correlation_id", *process)
+    return launches.select(columns)[order]
 
 
 def _steps_and_regions(trace, where, step_launches, kernels: int, nvtx_limit: int):

@@ -194,9 +194,16 @@ def windows_by_counts(a: pl.Series, b: pl.Series, n: int, first: int, tally: Tal
         .fill_null(0)
     )
     tally.matched += int(counts.select(pl.min_horizontal("n", "n_b").sum()).item() or 0)
-    extra = counts.group_by(token=pl.col("key") % vocabulary).agg(
-        only_a=(pl.col("n") - pl.col("n_b")).clip(lower_bound=0).sum(),
-        only_b=(pl.col("n_b") - pl.col("n")).clip(lower_bound=0).sum(),
+    # by token: the tallies list kernels of equal counts in the order they were counted
+    # (Counter.most_common), and a group-by's order varies from run to run (the diff of two
+    # shared traces listed its tied kernels in 5 orders in 5 runs: test_parity_diff)
+    extra = (
+        counts.group_by(token=pl.col("key") % vocabulary)
+        .agg(
+            only_a=(pl.col("n") - pl.col("n_b")).clip(lower_bound=0).sum(),
+            only_b=(pl.col("n_b") - pl.col("n")).clip(lower_bound=0).sum(),
+        )
+        .sort("token")
     )
     for token, only_a, only_b in extra.iter_rows():
         if only_a:
