@@ -168,7 +168,7 @@ def _collect(
     has_kernels, kept, work = _read_work(
         trace, label, name_kind, kept_omitted, read, aside, early, chosen.where
     )
-    busy_ns, util, steps, no_kernels, line_up = None, None, None, None, None
+    busy_ns, util, steps, no_kernels = None, None, None, None
     if has_kernels:
         census = _census(trace, name_kind, read, work, kept, chosen.where)
         chosen.require_work(trace, census.height if work is None else work.num_rows)
@@ -202,8 +202,7 @@ def _collect(
     if steps_left:
         omitted.append(Omitted(f"{label}: steps", steps_left))
     # before the stakeouts: SQLite's aggregate of their launch configurations runs meanwhile
-    timeline = _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted,
-                         line_up)  # fmt: skip
+    timeline = _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted, early)
     stake, profiles = [], None
     if has_kernels:
         stake, profiles = _stakeouts(trace, name_kind, palette, work_for_profiles, picks,
@@ -239,13 +238,15 @@ def _collect(
     )
 
 
-def _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted, line_up=None):
+def _timeline(trace, key, label, palette, name_kind, steps, work, chosen, omitted, early=None):
     """The page's timeline (:func:`.layout.build_timeline`) of ``chosen``'s work; of a
     selection whose work was not read (left out with util above its limit), none, and
-    ``omitted`` says so. ``line_up``: the census's kernels by name id, computed from
-    ``work`` (:class:`EarlyStakeout`'s; None: not computed), whose ids the timeline's
-    kernel categories take instead of scanning the work for them."""
+    ``omitted`` says so. ``early``: the :class:`EarlyStakeout` whose census's kernels by
+    name id, computed from ``work`` (None: not computed), the timeline's kernel categories
+    take instead of scanning the work for them."""
     from .layout import build_timeline
+
+    line_up = early.kernels if early is not None else None
 
     if chosen.whole or work is not None:
         return build_timeline(
