@@ -74,9 +74,9 @@ def test_a_trace_without_nvtx_has_no_ranges_and_loads_no_nvtx_table(demo, cache_
 
 
 def test_gpu_operation_counts_of_a_cached_trace_come_from_its_entry(demo, cache_dir, monkeypatch):
-    """The header's GPU operation counts of a cached trace: the rows of the entry's copy of
-    each table (SQLite's count is not asked), SQLite's for a table the entry lacks, and
-    the same as SQLite's counts."""
+    """The header's GPU operation counts of a cached trace (Trace.table_rows): the rows of
+    the entry's copy of each table (SQLite's count is not asked), SQLite's for a table the
+    entry lacks, and the same as SQLite's counts."""
     import sqlite3
 
     import tracelens
@@ -92,18 +92,22 @@ def test_gpu_operation_counts_of_a_cached_trace_come_from_its_entry(demo, cache_
     with tracelens.open(demo) as trace:
         trace.census()  # caches the kernels (and the strings), not the copies or memsets
     asked: list[str] = []
-    counts = tracelens.Trace.table_rows
+    rows = tracelens.Trace._sqlite_rows
 
-    def counted(self, table: str) -> int:
-        asked.append(table)
-        return counts(self, table)
+    def counted(self, sql: str, *args):
+        asked.append(sql)
+        return rows(self, sql, *args)
 
-    monkeypatch.setattr(tracelens.Trace, "table_rows", counted)
     with tracelens.open(demo) as trace:
+        trace.db  # noqa: B018  (open, as the page's reads have it by then)
+        monkeypatch.setattr(tracelens.Trace, "_sqlite_rows", counted)
         got = gpu_operation_counts(trace)
     assert got == expected
     assert expected["kernel"] and expected["memcpy"]
-    assert asked == ["CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"]
+    assert asked == [
+        'SELECT count(*) FROM "CUPTI_ACTIVITY_KIND_MEMCPY"',
+        'SELECT count(*) FROM "CUPTI_ACTIVITY_KIND_MEMSET"',
+    ]
 
 
 @pytest.mark.parametrize("name_kind", ["demangled", "short"])

@@ -29,35 +29,11 @@ GPU_KINDS = {0: ("kernel", "kernels"), 1: ("memcpy", "memcpys"), 2: ("memset", "
 def gpu_operation_counts(trace: Trace) -> dict[str, int]:
     """Rows of each GPU work table (kernel, memcpy, memset; 0 when absent): info's counts
     (each view is its table's rows, unfiltered), from SQLite's count of the table, which
-    reads no column (~0.1 CPU s for 5M kernels, against ~1.3 for info's scan), or on a
-    cached trace from its cache entry's copy of the table (:func:`cached_rows`)."""
+    reads no column (~0.1 CPU s for 5M kernels, against ~1.3 for info's scan), or from a
+    cache entry's copy of it (:meth:`~tracelens.Trace.table_rows`)."""
     from .. import _schema
 
-    counts = {}
-    for kind, view in GPU_KINDS.values():
-        table = _schema.VIEWS[view][0]
-        rows = cached_rows(trace, table) if table in trace.tables else None
-        counts[kind] = trace.table_rows(table) if rows is None else rows
-    return counts
-
-
-def cached_rows(trace: Trace, table: str) -> int | None:
-    """The rows of ``table`` (its nsys name) in the Parquet file of it that the trace's
-    cache entry holds: the table's rows, every one (the entry copies each view, its
-    table's rows unfiltered, whatever columns it holds), from the file's footer (5M
-    kernels: ~0.001 s, where SQLite counts them in ~0.08 CPU s). None where the trace is
-    not read through an entry holding it (the count is then SQLite's)."""
-    import polars as pl
-
-    _ = trace.db  # opening the connection decides whether a cache entry serves the trace
-    lazy = trace._lazy
-    if lazy is None or lazy.off or lazy.entry is None or table not in lazy.columns:
-        return None
-    try:
-        rows = pl.scan_parquet(lazy.entry / f"{table}.parquet").select(pl.len()).collect()
-    except (OSError, pl.exceptions.PolarsError):  # removed meanwhile: SQLite counts
-        return None
-    return rows.item()
+    return {kind: trace.table_rows(_schema.VIEWS[view][0]) for kind, view in GPU_KINDS.values()}
 
 
 def gpu_figures(work: pl.DataFrame, counts: dict[str, int]) -> dict[str, dict[str, Any]] | None:

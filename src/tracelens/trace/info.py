@@ -336,9 +336,15 @@ class InfoMethods:
     def table_rows(self, table: str) -> int:
         """How many rows the export's table ``table`` (its nsys name) has; 0 when absent.
         Through SQLite's count, which reads no column: on a 5M-kernel export ~0.1 CPU s,
-        where :attr:`info`'s scan of the kernel table costs about a census."""
+        where :attr:`info`'s scan of the kernel table costs about a census; or, once the
+        trace's connection reads a cache entry holding a copy of the table, from that copy
+        (:meth:`~tracelens.trace.lazy.LazyCache.table_rows`: the connection is not opened
+        for it)."""
         if table not in self.tables:
             return 0
+        cached = self._lazy.table_rows(table) if self._lazy is not None else None
+        if cached is not None:
+            return cached
         return self._sqlite_rows(f'SELECT count(*) FROM "{table}"')[0][0]
 
     def gpus(self) -> tuple[GpuInfo, ...]:

@@ -120,6 +120,24 @@ class LazyCache:
         for table in self.wanted:
             self._show(con, table, "parquet" if self._complete(table) else "probe")
 
+    def table_rows(self, table: str) -> int | None:
+        """The rows of ``table`` (its nsys name) when the entry holds a copy of it: every row
+        of the table, whatever columns it holds (each view is its table unfiltered), read
+        from the Parquet footer (5M kernels: ~0.001 s, where SQLite counts them in ~0.08 CPU
+        s); None when the export must count them (no entry, the cache off, the table not
+        cached, its file gone)."""
+        import duckdb
+
+        if self.off or self.entry is None or self.con is None or table not in self.columns:
+            return None
+        path = str(self.entry / f"{table}.parquet")
+        try:
+            return self.con.execute(
+                "SELECT count(*) FROM read_parquet($f)", {"f": path}
+            ).fetchone()[0]
+        except duckdb.Error:  # removed meanwhile: the export counts them
+            return None
+
     def _complete(self, table: str, needed=None) -> bool:
         needed = self.wanted[table] if needed is None else needed
         return table in self.columns and set(needed) <= set(self.columns[table])
