@@ -53,6 +53,7 @@ from ._options import (  # noqa: F401
     TimeUnitOpt,
     TopOpt,
     TraceArg,
+    trace_argument,
 )
 from ._output import (  # noqa: F401
     _INPUTS,

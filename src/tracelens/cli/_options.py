@@ -14,16 +14,16 @@ import typer
 from .. import choices
 from ._params import TIME_UNITS, StepSpec, TracePath, choice, format_option, time_option, top_option
 
-# Path arguments are not checked by click (readable=False): check_file says what is wrong
-# with a trace, in tracelens's words.
-TraceArg = Annotated[
-    Path | None,
-    typer.Argument(
-        help="nsys SQLite export (nsys export --type sqlite); omit with --demo",
-        show_default=False,
-        click_type=TracePath(),
-    ),
-]
+
+def trace_argument(help: str):  # noqa: A002 - typer's name
+    """A trace path argument (None when omitted). Path arguments are not checked by click
+    (readable=False): check_file says what is wrong with a trace, in tracelens's words."""
+    return Annotated[
+        Path | None, typer.Argument(help=help, show_default=False, click_type=TracePath())
+    ]
+
+
+TraceArg = trace_argument("nsys SQLite export (nsys export --type sqlite); omit with --demo")
 DemoOpt = Annotated[
     str | None,
     typer.Option("--demo", help="Use a bundled demo trace instead: bs1 or bs16", metavar="NAME"),

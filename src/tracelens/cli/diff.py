@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -10,14 +9,8 @@ import typer
 from . import _common as c
 from ._app import app
 
-TraceA = Annotated[
-    Path | None,
-    typer.Argument(help="Baseline export (A)", show_default=False, click_type=c.TracePath()),
-]
-TraceB = Annotated[
-    Path | None,
-    typer.Argument(help="Export to compare (B)", show_default=False, click_type=c.TracePath()),
-]
+TraceA = c.trace_argument("Baseline export (A)")
+TraceB = c.trace_argument("Export to compare (B)")
 DemoOpt = Annotated[
     bool, typer.Option("--demo", help="Compare the bundled demo pair: A = bs1, B = bs16")
 ]

@@ -12,22 +12,8 @@ from . import _common as c
 from ._app import app
 from .ranks import JobsOpt, RankRegexOpt, StrictOpt
 
-ReportA = Annotated[
-    Path | None,
-    typer.Argument(
-        help="nsys SQLite export (the baseline A when B is given)",
-        show_default=False,
-        click_type=c.TracePath(),
-    ),
-]
-ReportB = Annotated[
-    Path | None,
-    typer.Argument(
-        help="Second export: compare it with A (the diff view)",
-        show_default=False,
-        click_type=c.TracePath(),
-    ),
-]
+ReportA = c.trace_argument("nsys SQLite export (the baseline A when B is given)")
+ReportB = c.trace_argument("Second export: compare it with A (the diff view)")
 DemoOpt = Annotated[
     bool, typer.Option("--demo", help="Report on the bundled demo pair: A = bs1, B = bs16")
 ]
